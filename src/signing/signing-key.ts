@@ -1,0 +1,58 @@
+import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, KeyObject } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { ConfigError } from '../config/config.error';
+
+export interface SigningKey {
+  privateKey: KeyObject;
+  publicKeyPem: string;
+  /** First 16 hex chars of SHA-256 over the DER SubjectPublicKeyInfo (CONTRACT 4). */
+  keyId: string;
+}
+
+/** Loads the PKCS#8 RSA-2048 key at `path`, generating it there when the file does not exist. */
+export function loadOrCreateSigningKey(path: string): SigningKey & { generated: boolean } {
+  let generated = false;
+  if (!existsSync(path)) {
+    const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    try {
+      mkdirSync(dirname(path), { recursive: true });
+      writeFileSync(path, privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600, flag: 'wx' });
+      generated = true;
+    } catch (err) {
+      // Another instance may have created it at the same moment; read whatever is there now.
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') {
+        throw new ConfigError(`SIGNING_KEY_FILE: cannot write ${path}: ${(err as Error).message}`);
+      }
+    }
+  }
+  let pem: string;
+  try {
+    pem = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new ConfigError(`SIGNING_KEY_FILE: cannot read ${path}: ${(err as Error).message}`);
+  }
+  return { ...parseSigningKey(pem, path), generated };
+}
+
+export function parseSigningKey(pem: string, source = 'key'): SigningKey {
+  let privateKey: KeyObject;
+  try {
+    privateKey = createPrivateKey(pem);
+  } catch (err) {
+    throw new ConfigError(`SIGNING_KEY_FILE: ${source} is not a PEM private key (${(err as Error).message})`);
+  }
+  const details = privateKey.asymmetricKeyDetails;
+  if (privateKey.asymmetricKeyType !== 'rsa' || details?.modulusLength !== 2048) {
+    throw new ConfigError(
+      `SIGNING_KEY_FILE: ${source} must be an RSA-2048 private key, found ${privateKey.asymmetricKeyType} ${details?.modulusLength ?? ''}`.trim(),
+    );
+  }
+  const publicKey = createPublicKey(privateKey);
+  const der = publicKey.export({ type: 'spki', format: 'der' });
+  return {
+    privateKey,
+    publicKeyPem: publicKey.export({ type: 'spki', format: 'pem' }).toString(),
+    keyId: createHash('sha256').update(der).digest('hex').slice(0, 16),
+  };
+}

@@ -1,0 +1,100 @@
+import 'reflect-metadata';
+import { INestApplication } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { getDataSourceToken } from '@nestjs/typeorm';
+import request from 'supertest';
+import { DataSource } from 'typeorm';
+import { AppModule } from '../../src/app.module';
+import { configureApp } from '../../src/app.setup';
+import { AppConfig } from '../../src/config/app-config';
+import {
+  createDatabaseFromTemplate,
+  cutDatabase,
+  dropDatabase,
+  ENV_ADMIN_URL,
+  ENV_SIGNING_KEY,
+  ENV_TEMPLATE,
+  newDatabaseName,
+  restoreDatabase,
+} from './test-database';
+
+export const TEST_API_KEY = 'test-admin-key-0123456789abcdef';
+
+export interface TestApp {
+  app: INestApplication;
+  config: AppConfig;
+  dataSource: DataSource;
+  databaseName: string;
+  /** supertest against the app's HTTP server */
+  http: () => ReturnType<typeof request>;
+  /** supertest helpers that send the admin API key */
+  admin: {
+    get: (url: string) => request.Test;
+    post: (url: string) => request.Test;
+    put: (url: string) => request.Test;
+  };
+  /** raw SQL against this test file's database */
+  sql: <T = any>(query: string, params?: unknown[]) => Promise<T[]>;
+  cutDatabase: () => Promise<void>;
+  restoreDatabase: () => Promise<void>;
+  close: () => Promise<void>;
+}
+
+export function testConfig(databaseUrl: string, overrides: Partial<AppConfig> = {}): AppConfig {
+  return {
+    port: 0,
+    dataDir: '/nonexistent-test-data-dir',
+    databaseUrl,
+    apiKeys: [TEST_API_KEY],
+    adminUsername: 'admin',
+    adminPassword: 'test-password-123',
+    sessionSecret: 'test-session-secret-0123456789abcdef0123456789',
+    signingKeyFile: process.env[ENV_SIGNING_KEY] as string,
+    redisUrl: undefined,
+    trustProxy: undefined,
+    // Generous by default so unrelated tests never trip them; the rate-limit tests set their own.
+    rateLimits: { activate: 10_000, deactivate: 10_000, validate: 10_000, admin: 10_000, login: 10_000 },
+    lastSeenIntervalSeconds: 60,
+    logLevel: 'silent',
+    dbPoolSize: 10,
+    metricsToken: undefined,
+    ...overrides,
+  };
+}
+
+/** Builds the real app (configureApp, as main.ts does) on a fresh clone of the migrated template database. */
+export async function createTestApp(overrides: Partial<AppConfig> = {}): Promise<TestApp> {
+  const adminUrl = process.env[ENV_ADMIN_URL] as string;
+  const template = process.env[ENV_TEMPLATE] as string;
+  if (!adminUrl || !template) throw new Error('e2e tests need the Jest global setup (run them through `npm test`)');
+  const databaseName = newDatabaseName('e2e');
+  const databaseUrl = await createDatabaseFromTemplate(adminUrl, template, databaseName);
+  const config = testConfig(databaseUrl, overrides);
+  const moduleRef = await Test.createTestingModule({ imports: [AppModule.forRoot(config)] }).compile();
+  const app = moduleRef.createNestApplication({ bodyParser: false, logger: false });
+  configureApp(app, config);
+  await app.init();
+  const dataSource = app.get<DataSource>(getDataSourceToken());
+  const server = app.getHttpServer();
+  const http = () => request(server);
+  const withKey = (t: request.Test) => t.set('X-API-Key', TEST_API_KEY);
+  return {
+    app,
+    config,
+    dataSource,
+    databaseName,
+    http,
+    admin: {
+      get: (url) => withKey(http().get(url)),
+      post: (url) => withKey(http().post(url)),
+      put: (url) => withKey(http().put(url)),
+    },
+    sql: (query, params) => dataSource.query(query, params as unknown[]),
+    cutDatabase: () => cutDatabase(adminUrl, databaseName),
+    restoreDatabase: () => restoreDatabase(adminUrl, databaseName),
+    close: async () => {
+      await app.close();
+      await dropDatabase(adminUrl, databaseName);
+    },
+  };
+}
