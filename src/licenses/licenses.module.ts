@@ -1,4 +1,15 @@
 import { Module } from '@nestjs/common';
+import { AuditModule } from '../audit/audit.module';
+import { ProductsModule } from '../products/products.module';
+import { LicensesRepository } from './licenses.repository';
+import { LicensesService } from './licenses.service';
+import { SeatsRepository } from './seats.repository';
+import { SeatsService } from './seats.service';
 
-@Module({})
+/** The licence aggregate: licences and their seats. Exports services only, never repositories. */
+@Module({
+  imports: [AuditModule, ProductsModule],
+  providers: [LicensesRepository, SeatsRepository, LicensesService, SeatsService],
+  exports: [LicensesService, SeatsService],
+})
 export class LicensesModule {}

@@ -1,0 +1,33 @@
+import { ApiProperty } from '@nestjs/swagger';
+import { RELEASE_REASONS, type Activation, type ReleaseReason } from '../activation.entity';
+
+/** An activation record ("seat"), CONTRACT 3. */
+export class ActivationDto {
+  @ApiProperty({ example: 12 }) id: number;
+  @ApiProperty({ example: 'sha256:' + 'a'.repeat(64) }) machine_fingerprint: string;
+  @ApiProperty({ nullable: true, type: String, example: 'till-01' }) hostname: string | null;
+  @ApiProperty({ nullable: true, type: String, example: 'Windows 11' }) os: string | null;
+  @ApiProperty({ nullable: true, type: String, example: '4.2.0' }) app_version: string | null;
+  @ApiProperty({ nullable: true, type: String, example: '203.0.113.7' }) ip: string | null;
+  @ApiProperty({ example: '2026-01-01T00:00:00.000Z' }) activated_at: string;
+  @ApiProperty({ example: '2026-01-01T00:00:00.000Z' }) last_seen_at: string;
+  @ApiProperty({ nullable: true, type: String, example: null }) released_at: string | null;
+  @ApiProperty({ nullable: true, enum: RELEASE_REASONS, example: null }) release_reason: ReleaseReason | null;
+  @ApiProperty({ description: 'true while the seat is bound (released_at is null)' }) active: boolean;
+
+  static from(a: Activation): ActivationDto {
+    return {
+      id: Number(a.id),
+      machine_fingerprint: a.machineFingerprint,
+      hostname: a.hostname,
+      os: a.os,
+      app_version: a.appVersion,
+      ip: a.ip,
+      activated_at: a.activatedAt.toISOString(),
+      last_seen_at: a.lastSeenAt.toISOString(),
+      released_at: a.releasedAt ? a.releasedAt.toISOString() : null,
+      release_reason: a.releaseReason,
+      active: a.releasedAt === null,
+    };
+  }
+}
