@@ -1,0 +1,31 @@
+import { createTestApp, TEST_API_KEY, TestApp } from './support/test-app';
+
+describe('GET /metrics', () => {
+  let t: TestApp;
+  beforeAll(async () => (t = await createTestApp({ metricsToken: 'metrics-token-0123456789' })));
+  afterAll(() => t.close());
+
+  it('is refused without credentials', async () => {
+    const res = await t.http().get('/metrics').expect(401);
+    expect(res.body.error.code).toBe('UNAUTHORIZED');
+    await t.http().get('/metrics').set('Authorization', 'Bearer wrong-token').expect(401);
+  });
+
+  it('serves Prometheus text with the METRICS_TOKEN or the API key', async () => {
+    await t.http().get('/metrics').set('Authorization', 'Bearer metrics-token-0123456789').expect(200).expect('Content-Type', /text\/plain/);
+    await t.http().get('/metrics').set('X-API-Key', TEST_API_KEY).expect(200);
+  });
+
+  it('counts requests per route template and status, and reports the database pool', async () => {
+    await t.admin.get('/api/v1/admin/products/1').expect(200);
+    await t.admin.get('/api/v1/admin/products/999999').expect(404);
+    await t.http().get('/no/such/route').expect(404);
+    const res = await t.http().get('/metrics').set('X-API-Key', TEST_API_KEY).expect(200);
+    expect(res.text).toMatch(/http_requests_total\{method="GET",route="\/api\/v1\/admin\/products\/:id",status="200"\} 1/);
+    expect(res.text).toMatch(/http_requests_total\{method="GET",route="\/api\/v1\/admin\/products\/:id",status="404"\} 1/);
+    expect(res.text).toMatch(/http_requests_total\{method="GET",route="unmatched",status="404"\} 1/);
+    expect(res.text).toMatch(/http_request_duration_seconds_bucket\{le="0.005",method="GET",route="\/api\/v1\/admin\/products\/:id"\}/);
+    expect(res.text).toMatch(/db_pool_connections_total \d+/);
+    expect(res.text).toMatch(/db_pool_connections_max 10/);
+  });
+});
