@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigError } from './config.error';
 
@@ -21,11 +21,30 @@ export function loadOrCreateSecret(dataDir: string, fileName: string, generate: 
   const value = generate();
   try {
     mkdirSync(dataDir, { recursive: true });
-    writeFileSync(path, value + '\n', { mode: 0o600 });
+    if (!writeFileExclusive(path, value + '\n')) return loadOrCreateSecret(dataDir, fileName, generate);
   } catch (err) {
     throw new ConfigError(`DATA_DIR: cannot write ${path}: ${(err as Error).message}`);
   }
   return { value, generated: true };
+}
+
+/**
+ * Creates `path` with `content` (mode 0600) atomically: written to a temporary file, then hard-linked
+ * into place, so instances sharing DATA_DIR never read a half-written file and never overwrite each other.
+ * Returns false when the file already existed (another instance won).
+ */
+export function writeFileExclusive(path: string, content: string | Buffer): boolean {
+  const tmp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  writeFileSync(tmp, content, { mode: 0o600 });
+  try {
+    linkSync(tmp, path);
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw err;
+  } finally {
+    unlinkSync(tmp);
+  }
 }
 
 export const generateApiKey = () => 'lsk_' + randomBytes(32).toString('base64url');

@@ -1,5 +1,6 @@
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, KeyObject } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { writeFileExclusive } from '../config/secrets';
 import { dirname } from 'node:path';
 import { ConfigError } from '../config/config.error';
 
@@ -17,13 +18,10 @@ export function loadOrCreateSigningKey(path: string): SigningKey & { generated: 
     const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
     try {
       mkdirSync(dirname(path), { recursive: true });
-      writeFileSync(path, privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600, flag: 'wx' });
-      generated = true;
+      // Another instance may create it at the same moment: then its key wins and is read below.
+      generated = writeFileExclusive(path, privateKey.export({ type: 'pkcs8', format: 'pem' }));
     } catch (err) {
-      // Another instance may have created it at the same moment; read whatever is there now.
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') {
-        throw new ConfigError(`SIGNING_KEY_FILE: cannot write ${path}: ${(err as Error).message}`);
-      }
+      throw new ConfigError(`SIGNING_KEY_FILE: cannot write ${path}: ${(err as Error).message}`);
     }
   }
   let pem: string;
