@@ -4,8 +4,10 @@ import type { Response } from 'express';
 import { HealthService } from './health.service';
 
 export class HealthDto {
-  @ApiProperty({ example: 'ok', enum: ['ok', 'error'] }) status: 'ok' | 'error';
+  @ApiProperty({ example: 'ok', enum: ['ok', 'degraded', 'error'], description: 'degraded: Redis is down but requests are served (200)' })
+  status: 'ok' | 'degraded' | 'error';
   @ApiProperty({ example: 'up', enum: ['up', 'down'] }) database: 'up' | 'down';
+  @ApiProperty({ required: false, enum: ['up', 'down'], description: 'only when REDIS_URL is set' }) redis?: 'up' | 'down';
 }
 
 @ApiTags('health')
@@ -19,7 +21,7 @@ export class HealthController {
   @ApiServiceUnavailableResponse({ type: HealthDto, description: 'A dependency is down' })
   async check(@Res({ passthrough: true }) res: Response): Promise<HealthDto> {
     const report = await this.health.check();
-    if (report.status !== 'ok') res.status(503);
+    if (report.status === 'error') res.status(503);
     return report;
   }
 
