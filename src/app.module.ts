@@ -3,12 +3,14 @@ import { LoggerModule } from 'nestjs-pino';
 import { ActivationModule } from './activation/activation.module';
 import { AuditModule } from './audit/audit.module';
 import { loggerParams } from './common/http/logging';
+import { RateLimitModule } from './common/http/throttling';
 import { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
 import { DashboardModule } from './dashboard/dashboard.module';
 import { DatabaseModule } from './database/database.module';
 import { HealthModule } from './health/health.module';
 import { MetricsModule } from './metrics/metrics.module';
+import { RedisModule } from './common/redis/redis.module';
 import { LicensesModule } from './licenses/licenses.module';
 import { ProductsModule } from './products/products.module';
 import { SigningModule } from './signing/signing.module';
@@ -23,6 +25,8 @@ export class AppModule {
         ConfigModule.forRoot(config),
         LoggerModule.forRoot(loggerParams(config)),
         DatabaseModule,
+        RateLimitModule,
+        RedisModule,
         MetricsModule,
         HealthModule,
         AuditModule,
