@@ -1,0 +1,139 @@
+import { applyDecorators, ExecutionContext, Injectable, SetMetadata, UseGuards } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import { ApiTooManyRequestsResponse } from '@nestjs/swagger';
+import {
+  normalizeIp,
+  ThrottlerGuard,
+  ThrottlerModule,
+  ThrottlerModuleOptions,
+  ThrottlerRequest,
+  ThrottlerStorage,
+} from '@nestjs/throttler';
+import { APP_CONFIG, AppConfig } from '../../config/app-config';
+import { AppError } from '../errors/app-error';
+import { ErrorCode } from '../errors/error-codes';
+import { ErrorResponseDto } from '../errors/error-response.dto';
+
+/** The named per-IP limits (CONTRACT 4): one bucket per name and client IP, so each client endpoint counts on its own. */
+export type RateLimitName = keyof AppConfig['rateLimits'];
+export const RATE_LIMIT_NAMES: readonly RateLimitName[] = ['activate', 'deactivate', 'validate', 'admin', 'login'];
+
+/** Fixed 60-second window (CONTRACT 4). */
+export const RATE_LIMIT_WINDOW_MS = 60_000;
+
+type ThrottlerStorageRecord = Awaited<ReturnType<ThrottlerStorage['increment']>>;
+
+const RATE_LIMIT_KEY = 'licence-server:rate-limit';
+const reflector = new Reflector();
+
+/** The named limit a route opted into with @RateLimit, if any (method overrides class). */
+export function routeRateLimit(context: ExecutionContext): RateLimitName | undefined {
+  return reflector.getAllAndOverride<RateLimitName | undefined>(RATE_LIMIT_KEY, [context.getHandler(), context.getClass()]);
+}
+
+/**
+ * In-memory fixed-window counters: a window starts with a key's first hit and resets after `ttl`.
+ * (The throttler's own in-memory storage keeps per-hit expiries, i.e. a sliding window.)
+ * One process only: with REDIS_URL, a Redis storage shares counters between instances.
+ */
+export class FixedWindowMemoryStorage implements ThrottlerStorage {
+  private readonly windows = new Map<string, { hits: number; resetAt: number }>();
+  private nextSweepAt = 0;
+
+  constructor(private readonly now: () => number = Date.now) {}
+
+  async increment(key: string, ttl: number, limit: number): Promise<ThrottlerStorageRecord> {
+    const now = this.now();
+    this.sweep(now);
+    let window = this.windows.get(key);
+    if (!window || window.resetAt <= now) {
+      window = { hits: 0, resetAt: now + ttl };
+      this.windows.set(key, window);
+    }
+    window.hits++;
+    const timeToExpire = Math.max(1, Math.ceil((window.resetAt - now) / 1000));
+    const isBlocked = window.hits > limit;
+    return { totalHits: window.hits, timeToExpire, isBlocked, timeToBlockExpire: isBlocked ? timeToExpire : 0 };
+  }
+
+  get size(): number {
+    return this.windows.size;
+  }
+
+  /** Drops ended windows at most once per window length, so memory follows the active clients. */
+  private sweep(now: number): void {
+    if (now < this.nextSweepAt) return;
+    for (const [key, window] of this.windows) if (window.resetAt <= now) this.windows.delete(key);
+    this.nextSweepAt = now + RATE_LIMIT_WINDOW_MS;
+  }
+}
+
+/** Where counters live. Issue 6 (REDIS_URL) plugs a shared Redis storage in here. */
+export function createRateLimitStorage(_config: AppConfig): ThrottlerStorage {
+  return new FixedWindowMemoryStorage();
+}
+
+/** One throttler per name; each applies only to routes that chose it with @RateLimit(name). */
+export function rateLimitOptions(config: AppConfig, storage: ThrottlerStorage = createRateLimitStorage(config)): ThrottlerModuleOptions {
+  return {
+    storage,
+    throttlers: RATE_LIMIT_NAMES.map((name) => ({
+      name,
+      limit: config.rateLimits[name],
+      ttl: RATE_LIMIT_WINDOW_MS,
+      // No block beyond the window: the counter itself stays over the limit until the window resets.
+      blockDuration: 1,
+      skipIf: (context: ExecutionContext) => routeRateLimit(context) !== name,
+    })),
+  };
+}
+
+export const RateLimitModule = ThrottlerModule.forRootAsync({ inject: [APP_CONFIG], useFactory: (config: AppConfig) => rateLimitOptions(config) });
+
+/** The client IP as Express resolved it: honours TRUST_PROXY, so without it X-Forwarded-For is ignored. IPv6 grouped by /64. */
+export function clientIp(req: { ip?: string; socket?: { remoteAddress?: string } }): string {
+  return normalizeIp(req.ip ?? req.socket?.remoteAddress ?? 'unknown');
+}
+
+export function rateLimitedError(retryAfterSeconds: number): AppError {
+  return new AppError(ErrorCode.RATE_LIMITED, 429, `Too many requests; retry in ${retryAfterSeconds} s`, {
+    retry_after_seconds: retryAfterSeconds,
+  });
+}
+
+/**
+ * Counts the request against the route's named limit and sets plain `X-RateLimit-Limit/Remaining/Reset`
+ * (seconds until the window resets) on every response, plus `Retry-After` on a 429 with CONTRACT 2's body.
+ * A guard runs before validation pipes, so a rejected (400) request still counts.
+ */
+@Injectable()
+export class RateLimitGuard extends ThrottlerGuard {
+  protected override async handleRequest({ context, limit, ttl, throttler, blockDuration }: ThrottlerRequest): Promise<boolean> {
+    const { req, res } = this.getRequestResponse(context);
+    const key = `rate-limit:${throttler.name}:${clientIp(req)}`;
+    const { totalHits, timeToExpire, isBlocked } = await this.storageService.increment(key, ttl, limit, blockDuration, throttler.name as string);
+    this.setResponseHeader(res, 'X-RateLimit-Limit', limit);
+    this.setResponseHeader(res, 'X-RateLimit-Remaining', Math.max(0, limit - totalHits));
+    this.setResponseHeader(res, 'X-RateLimit-Reset', timeToExpire);
+    if (isBlocked) {
+      this.setResponseHeader(res, 'Retry-After', timeToExpire);
+      throw rateLimitedError(timeToExpire);
+    }
+    return true;
+  }
+}
+
+/**
+ * Limits a route (or every route of a controller) to the named per-IP limit from config.rateLimits,
+ * e.g. `@RateLimit('activate')`; routes without it are not limited. The dashboard uses `@RateLimit('login')`.
+ */
+export function RateLimit(name: RateLimitName) {
+  return applyDecorators(
+    SetMetadata(RATE_LIMIT_KEY, name),
+    UseGuards(RateLimitGuard),
+    ApiTooManyRequestsResponse({
+      description: 'RATE_LIMITED: per-IP limit hit; `Retry-After` header and `details.retry_after_seconds`',
+      type: ErrorResponseDto,
+    }),
+  );
+}
