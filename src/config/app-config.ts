@@ -11,6 +11,8 @@ export interface AppConfig {
   sessionSecret: string;
   signingKeyFile: string;
   redisUrl?: string;
+  /** Namespace of every Redis key (rate-limit counters, sessions), so deployments can share one Redis. */
+  redisKeyPrefix?: string;
   trustProxy?: string;
   rateLimits: { activate: number; deactivate: number; validate: number; admin: number; login: number };
   lastSeenIntervalSeconds: number;

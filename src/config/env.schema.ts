@@ -9,7 +9,7 @@ const emptyToUndefined = ({ value }: { value: unknown }) =>
 
 export const ENV_NAMES = [
   'PORT', 'DATABASE_URL', 'DATA_DIR', 'API_KEY', 'ADMIN_USERNAME', 'ADMIN_PASSWORD', 'SESSION_SECRET', 'SIGNING_KEY_FILE',
-  'REDIS_URL', 'TRUST_PROXY', 'RATE_LIMIT_ACTIVATE', 'RATE_LIMIT_DEACTIVATE', 'RATE_LIMIT_VALIDATE', 'RATE_LIMIT_ADMIN',
+  'REDIS_URL', 'REDIS_KEY_PREFIX', 'TRUST_PROXY', 'RATE_LIMIT_ACTIVATE', 'RATE_LIMIT_DEACTIVATE', 'RATE_LIMIT_VALIDATE', 'RATE_LIMIT_ADMIN',
   'RATE_LIMIT_LOGIN', 'LAST_SEEN_INTERVAL', 'LOG_LEVEL', 'DB_POOL_SIZE', 'METRICS_TOKEN',
 ] as const;
 
@@ -46,6 +46,9 @@ export class EnvironmentVariables {
 
   @Transform(emptyToUndefined) @IsOptional() @Matches(/^rediss?:\/\/\S+$/, { message: 'REDIS_URL must be a redis:// or rediss:// URL' })
   REDIS_URL?: string;
+
+  @Matches(/^[A-Za-z0-9:_.-]{0,64}$/, { message: 'REDIS_KEY_PREFIX must be up to 64 characters of A-Z a-z 0-9 : _ . -' })
+  REDIS_KEY_PREFIX = 'licence:';
 
   @Transform(emptyToUndefined) @IsOptional()
   @Matches(/^(true|false|\d{1,2}|(loopback|linklocal|uniquelocal|[0-9a-fA-F.:/]+)(\s*,\s*(loopback|linklocal|uniquelocal|[0-9a-fA-F.:/]+))*)$/, {

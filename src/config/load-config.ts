@@ -39,6 +39,7 @@ export function buildConfig(env: EnvironmentVariables, databaseUrl: string): { c
     sessionSecret,
     signingKeyFile: resolve(env.SIGNING_KEY_FILE ?? resolve(dataDir, 'signing-key.pem')),
     redisUrl: env.REDIS_URL,
+    redisKeyPrefix: env.REDIS_KEY_PREFIX,
     trustProxy: env.TRUST_PROXY,
     rateLimits: {
       activate: env.RATE_LIMIT_ACTIVATE,

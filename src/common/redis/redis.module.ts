@@ -11,9 +11,10 @@ const LOG_EVERY_MS = 10_000;
  * One shared ioredis connection when REDIS_URL is set (null otherwise). Commands fail fast
  * while Redis is unreachable (no offline queue), so callers can fail open instead of hanging.
  */
-export function createRedisClient(url: string, logger = new Logger('Redis')): Redis {
+export function createRedisClient(url: string, keyPrefix = '', logger = new Logger('Redis')): Redis {
   let lastLogged = 0;
   const client = new Redis(url, {
+    keyPrefix,
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
     connectTimeout: 2000,
@@ -38,7 +39,7 @@ export function createRedisClient(url: string, logger = new Logger('Redis')): Re
     {
       provide: REDIS_CLIENT,
       inject: [APP_CONFIG],
-      useFactory: (config: AppConfig) => (config.redisUrl ? createRedisClient(config.redisUrl) : null),
+      useFactory: (config: AppConfig) => (config.redisUrl ? createRedisClient(config.redisUrl, config.redisKeyPrefix ?? 'licence:') : null),
     },
   ],
   exports: [REDIS_CLIENT],
