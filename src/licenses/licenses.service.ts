@@ -1,5 +1,314 @@
 import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { AuditService } from '../audit/audit.service';
+import type { Actor } from '../common/auth/actor';
+import { AppError } from '../common/errors/app-error';
+import { uniqueViolation } from '../common/errors/database-errors';
+import { ErrorCode } from '../common/errors/error-codes';
+import { DEFAULT_PAGE_LIMIT, Page } from '../common/http/page-query.dto';
+import { parseIsoTimestamp } from '../common/validation/iso-timestamp';
+import type { Product } from '../products/product.entity';
+import { ProductsService } from '../products/products.service';
+import { Activation } from './activation.entity';
+import { ActivationDto } from './dto/activation.dto';
+import { CreateLicenseDto, DEFAULT_GRACE_DAYS, UpdateLicenseDto } from './dto/create-license.dto';
+import { ReleaseResultDto } from './dto/license-actions.dto';
+import { LicenseDetailsDto, LicenseListItemDto } from './dto/license.dto';
+import { ListLicensesQueryDto } from './dto/list-licenses.query';
+import { License } from './license.entity';
+import { computeExpiresAt } from './license-expiry';
+import { generateLicenseKey } from './license-key';
+import { mergeLimits } from './license-limits';
+import { deriveLicenseStatus, graceEndsAt } from './license-status';
+import type { LicenseType } from './license-type';
+import { LicensesRepository } from './licenses.repository';
+import { SeatsRepository } from './seats.repository';
 
-/** Licence use cases of the admin API and dashboard (create, list, get, update, revoke, release). */
+/** 100 random bits make a collision astronomically rare; a few retries make it harmless. */
+const KEY_ATTEMPTS = 5;
+const LICENSE_KEY_INDEX = 'licenses_license_key_key';
+
+export type LicenseListQuery = Partial<ListLicensesQueryDto>;
+export interface ReleaseSeatsInput {
+  machine_fingerprint?: string;
+  reason?: string | null;
+}
+
+/** The fields PUT may change, as stored on the entity, with their JSON names for the audit entry. */
+const UPDATABLE = [
+  ['customer_name', 'customerName'],
+  ['customer_email', 'customerEmail'],
+  ['customer_pib', 'customerPib'],
+  ['limits', 'limits'],
+  ['features', 'features'],
+  ['grace_days', 'graceDays'],
+  ['notes', 'notes'],
+  ['expires_at', 'expiresAt'],
+  ['license_type', 'licenseType'],
+  ['active', 'active'],
+] as const;
+
+/**
+ * Licence use cases of the admin API and the dashboard. Inputs are the validated DTOs (the dashboard
+ * can validate its forms with the same classes); every change and its audit entry commit in one transaction.
+ */
 @Injectable()
-export class LicensesService {}
+export class LicensesService {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly licenses: LicensesRepository,
+    private readonly seats: SeatsRepository,
+    private readonly products: ProductsService,
+    private readonly audit: AuditService,
+  ) {}
+
+  /**
+   * Issues a licence with a fresh key. Throws 400 VALIDATION_ERROR for an unknown or inactive product,
+   * features outside the product's, an expires_at not in the future, or an expires_at on a PERPETUAL licence.
+   */
+  async createLicense(input: CreateLicenseDto, actor: Actor): Promise<License> {
+    const product = await this.products.getActiveProductByCode(input.product_code);
+    const features = input.features === undefined ? [...product.availableFeatures] : checkFeatures(input.features, product);
+    const now = new Date();
+    const expiresAt = initialExpiry(input.license_type, input.expires_at, now);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.dataSource.transaction(async (manager) => {
+          const license = await this.licenses.insert(
+            {
+              productId: product.id,
+              licenseKey: this.newLicenseKey(product.keyPrefix),
+              licenseType: input.license_type,
+              customerName: input.customer_name,
+              customerEmail: input.customer_email ?? null,
+              customerPib: input.customer_pib ?? null,
+              limits: input.limits ?? {},
+              features,
+              graceDays: input.grace_days ?? DEFAULT_GRACE_DAYS,
+              notes: input.notes ?? null,
+              expiresAt,
+              createdAt: now,
+              updatedAt: now,
+            },
+            manager,
+          );
+          license.product = product;
+          await this.audit.record(
+            {
+              action: 'license.created',
+              actor,
+              licenseId: license.id,
+              productCode: product.code,
+              details: {
+                license_type: license.licenseType,
+                customer_name: license.customerName,
+                expires_at: license.expiresAt?.toISOString() ?? null,
+                grace_days: license.graceDays,
+                limits: license.limits,
+                features: license.features,
+              },
+            },
+            manager,
+          );
+          return license;
+        });
+      } catch (err) {
+        if (attempt < KEY_ATTEMPTS && uniqueViolation(err) === LICENSE_KEY_INDEX) continue;
+        throw err;
+      }
+    }
+  }
+
+  /** A page of licences matching the filters (product code, status, type, search text), newest first, with the total. */
+  async listLicenses(query: LicenseListQuery): Promise<Page<LicenseListItemDto>> {
+    const filter = { productCode: query.product, status: query.status, licenseType: query.license_type, search: query.q };
+    // One snapshot for the page and its count.
+    const { rows, total } = await this.dataSource.transaction('REPEATABLE READ', (manager) =>
+      this.licenses.listPage(filter, query.limit ?? DEFAULT_PAGE_LIMIT, query.offset ?? 0, manager),
+    );
+    return { items: rows.map(LicenseListItemDto.from), total };
+  }
+
+  /** One licence with status, product, merged limits and current seats; 404 NOT_FOUND when unknown. */
+  async getLicense(id: number): Promise<LicenseDetailsDto> {
+    return this.dataSource.transaction('REPEATABLE READ', async (manager) => {
+      const license = await this.licenses.getById(id, manager);
+      if (!license) throw AppError.notFound('License');
+      return this.details(license, manager);
+    });
+  }
+
+  /**
+   * Partial update (CONTRACT 5): `limits` replace the licence's own overrides, `active` false suspends and
+   * true reinstates (409 CONFLICT for a revoked licence), `expires_at` may be in the past. Changing
+   * license_type to or from PERPETUAL without an expires_at clears it or computes it from now.
+   * Writes `license.updated` with each changed field's old and new value; nothing when nothing changed.
+   */
+  async updateLicense(id: number, input: UpdateLicenseDto, actor: Actor): Promise<LicenseDetailsDto> {
+    if (!Object.values(input).some((v) => v !== undefined)) throw AppError.field('body', 'Give at least one field to change');
+    return this.dataSource.transaction(async (manager) => {
+      const license = await this.lockLicense(id, manager);
+      if (input.active === true && license.revoked) {
+        throw AppError.conflict('A revoked licence cannot be made active again', { field: 'active' });
+      }
+      const next = updatedFields(license, input, new Date());
+      const changes: Record<string, { from: unknown; to: unknown }> = {};
+      for (const [json, prop] of UPDATABLE) {
+        const from = auditValue(license[prop]);
+        const to = auditValue(next[prop]);
+        if (JSON.stringify(from) !== JSON.stringify(to)) changes[json] = { from, to };
+      }
+      if (Object.keys(changes).length === 0) return this.details(license, manager);
+      Object.assign(license, next);
+      const saved = await this.licenses.save(license, manager);
+      await this.audit.record({ action: 'license.updated', actor, licenseId: id, productCode: license.product?.code, details: { changes } }, manager);
+      return this.details(saved, manager);
+    });
+  }
+
+  /** Revokes for good, keeping the reason; seats stay bound (CONTRACT 5). 409 ALREADY_REVOKED when it already is. */
+  async revokeLicense(id: number, reason: string, actor: Actor): Promise<LicenseDetailsDto> {
+    return this.dataSource.transaction(async (manager) => {
+      const license = await this.lockLicense(id, manager);
+      if (license.revoked) {
+        throw AppError.conflict('The licence is already revoked', { revoked_at: license.revokedAt?.toISOString() ?? null }, ErrorCode.ALREADY_REVOKED);
+      }
+      license.revoked = true;
+      license.revokedAt = new Date();
+      license.revokeReason = reason;
+      const saved = await this.licenses.save(license, manager);
+      await this.audit.record({ action: 'license.revoked', actor, licenseId: id, productCode: license.product?.code, details: { reason } }, manager);
+      return this.details(saved, manager);
+    });
+  }
+
+  /**
+   * Force-releases the seat of one machine, or every seat, for a machine that cannot deactivate itself.
+   * 409 NOT_ACTIVATED when nothing (or not that machine) is bound.
+   */
+  async releaseSeats(id: number, input: ReleaseSeatsInput, actor: Actor): Promise<ReleaseResultDto> {
+    return this.dataSource.transaction(async (manager) => {
+      // The licence row lock serialises this with activations of the same licence.
+      const license = await this.lockLicense(id, manager);
+      const released = await this.seats.release(id, input.machine_fingerprint, 'force_released', manager);
+      if (released.length === 0) {
+        const message = input.machine_fingerprint ? 'That machine holds no seat of this licence' : 'The licence is not activated on any machine';
+        throw AppError.conflict(message, undefined, ErrorCode.NOT_ACTIVATED);
+      }
+      await this.audit.record(
+        {
+          action: 'license.released',
+          actor,
+          licenseId: id,
+          productCode: license.product?.code,
+          details: { machine_fingerprints: released.map((s) => s.machineFingerprint), released: released.length, reason: input.reason ?? null },
+        },
+        manager,
+      );
+      return { message: `${released.length} seat${released.length === 1 ? '' : 's'} released`, released: released.length };
+    });
+  }
+
+  /** Every activation record of the licence, current and past, newest first; 404 NOT_FOUND when unknown. */
+  async listActivations(id: number): Promise<ActivationDto[]> {
+    return this.dataSource.transaction('REPEATABLE READ', async (manager) => {
+      if (!(await this.licenses.getById(id, manager))) throw AppError.notFound('License');
+      return (await this.seats.listHistory(id, manager)).map(ActivationDto.from);
+    });
+  }
+
+  /** Kept separate so a test can force a key collision. */
+  protected newLicenseKey(prefix: string): string {
+    return generateLicenseKey(prefix);
+  }
+
+  private async lockLicense(id: number, manager: EntityManager): Promise<License> {
+    const license = await this.licenses.lockById(id, manager);
+    if (!license) throw AppError.notFound('License');
+    return license;
+  }
+
+  private async details(license: License, manager: EntityManager): Promise<LicenseDetailsDto> {
+    const seats = await this.seats.listCurrent(license.id, manager);
+    return toLicenseDetails(license, seats, new Date());
+  }
+}
+
+/** The details view of a licence (CONTRACT 5). `license.product` must be loaded. */
+export function toLicenseDetails(license: License, currentSeats: Activation[], now: Date): LicenseDetailsDto {
+  const product = license.product as Product;
+  const iso = (d: Date | null) => (d ? d.toISOString() : null);
+  return {
+    id: license.id,
+    product: { code: product.code, name: product.name },
+    product_code: product.code,
+    license_key: license.licenseKey,
+    license_type: license.licenseType,
+    customer_name: license.customerName,
+    customer_email: license.customerEmail,
+    customer_pib: license.customerPib,
+    limits: mergeLimits(product.defaultLimits, license.limits),
+    limit_overrides: license.limits,
+    features: license.features,
+    grace_days: license.graceDays,
+    notes: license.notes,
+    expires_at: iso(license.expiresAt),
+    grace_ends_at: iso(graceEndsAt(license)),
+    active: license.active,
+    revoked: license.revoked,
+    revoked_at: iso(license.revokedAt),
+    revoke_reason: license.revokeReason,
+    status: deriveLicenseStatus(license, now),
+    created_at: license.createdAt.toISOString(),
+    updated_at: license.updatedAt.toISOString(),
+    activations: currentSeats.map(ActivationDto.from),
+  };
+}
+
+function checkFeatures(features: string[], product: Product): string[] {
+  const unknown = features.filter((f) => !product.availableFeatures.includes(f));
+  if (unknown.length > 0) {
+    throw AppError.field('features', `features not offered by ${product.code}: ${unknown.join(', ')} (available: ${product.availableFeatures.join(', ') || 'none'})`);
+  }
+  return features;
+}
+
+/** PERPETUAL never expires; every other type has an expiry, explicit (in the future) or computed from now. */
+function initialExpiry(type: LicenseType, given: string | undefined, now: Date): Date | null {
+  if (given === undefined) return computeExpiresAt(type, now);
+  if (type === 'PERPETUAL') throw AppError.field('expires_at', 'A PERPETUAL licence never expires: omit expires_at');
+  const expiresAt = parseIsoTimestamp(given) as Date;
+  if (expiresAt.getTime() <= now.getTime()) throw AppError.field('expires_at', 'expires_at must be in the future');
+  return expiresAt;
+}
+
+/** The licence's fields after applying `input`, checked against the product and the PERPETUAL rule. */
+function updatedFields(license: License, input: UpdateLicenseDto, now: Date): Pick<License, (typeof UPDATABLE)[number][1]> {
+  const licenseType = input.license_type ?? license.licenseType;
+  let expiresAt = license.expiresAt;
+  if (input.expires_at !== undefined) expiresAt = input.expires_at === null ? null : (parseIsoTimestamp(input.expires_at) as Date);
+  else if (licenseType !== license.licenseType) expiresAt = licenseType === 'PERPETUAL' ? null : (license.expiresAt ?? computeExpiresAt(licenseType, now));
+  if (licenseType === 'PERPETUAL' && expiresAt !== null) throw AppError.field('expires_at', 'A PERPETUAL licence never expires: expires_at must be null');
+  if (licenseType !== 'PERPETUAL' && expiresAt === null) throw AppError.field('expires_at', `A ${licenseType} licence needs an expires_at`);
+  const pick = <T>(given: T | undefined, current: T): T => (given === undefined ? current : given);
+  return {
+    customerName: pick(input.customer_name, license.customerName),
+    customerEmail: pick(input.customer_email, license.customerEmail),
+    customerPib: pick(input.customer_pib, license.customerPib),
+    limits: pick(input.limits, license.limits),
+    features: input.features === undefined ? license.features : checkFeatures(input.features, license.product as Product),
+    graceDays: pick(input.grace_days, license.graceDays),
+    notes: pick(input.notes, license.notes),
+    expiresAt,
+    licenseType,
+    active: pick(input.active, license.active),
+  };
+}
+
+/** JSON form of a field for the audit entry and for change detection (limits compared regardless of key order). */
+function auditValue(value: unknown): unknown {
+  if (value instanceof Date) return value.toISOString();
+  if (value && typeof value === 'object' && !Array.isArray(value)) return Object.fromEntries(Object.entries(value).sort(([a], [b]) => (a < b ? -1 : 1)));
+  return value ?? null;
+}

@@ -1,0 +1,35 @@
+import { ApiPropertyOptional } from '@nestjs/swagger';
+import { Transform } from 'class-transformer';
+import { IsInt, Max, Min } from 'class-validator';
+
+export const DEFAULT_PAGE_LIMIT = 100;
+export const MAX_PAGE_LIMIT = 1000;
+
+/** Query strings are text: turn plain digit strings into numbers and leave anything else for @IsInt to reject. */
+export const toQueryInteger = ({ value }: { value: unknown }) => (typeof value === 'string' && /^\d{1,10}$/.test(value) ? Number(value) : value);
+
+/** `limit` / `offset` of every admin list (CONTRACT 5). Extend it with the list's own filters. */
+export class PageQueryDto {
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: MAX_PAGE_LIMIT, default: DEFAULT_PAGE_LIMIT })
+  @Transform(toQueryInteger) @IsInt() @Min(1) @Max(MAX_PAGE_LIMIT)
+  limit: number = DEFAULT_PAGE_LIMIT;
+
+  @ApiPropertyOptional({ type: 'integer', minimum: 0, default: 0 })
+  @Transform(toQueryInteger) @IsInt() @Min(0) @Max(2_147_483_647)
+  offset: number = 0;
+}
+
+export interface Page<T> {
+  items: T[];
+  /** Matching rows without limit/offset; sent as X-Total-Count. */
+  total: number;
+}
+
+export const TOTAL_COUNT_HEADER = 'X-Total-Count';
+
+/** Sends a page's total as X-Total-Count (exposed to browsers) and returns its items as the body. */
+export function setTotalCount<T>(res: { setHeader(name: string, value: string): unknown }, page: Page<T>): T[] {
+  res.setHeader(TOTAL_COUNT_HEADER, String(page.total));
+  res.setHeader('Access-Control-Expose-Headers', TOTAL_COUNT_HEADER);
+  return page.items;
+}

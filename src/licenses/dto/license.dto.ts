@@ -1,0 +1,91 @@
+import { ApiProperty } from '@nestjs/swagger';
+import { LICENSE_STATUSES, type LicenseStatus } from '../license-status';
+import { LICENSE_TYPES, type LicenseType } from '../license-type';
+import { ActivationDto } from './activation.dto';
+
+const iso = (d: Date | null) => (d ? d.toISOString() : null);
+
+/** What a list row is built from: a licence's columns, its product code and the status computed in SQL. */
+export interface LicenseListRow {
+  id: number;
+  productCode: string;
+  licenseKey: string;
+  licenseType: LicenseType;
+  customerName: string;
+  customerEmail: string | null;
+  expiresAt: Date | null;
+  active: boolean;
+  revoked: boolean;
+  status: LicenseStatus;
+  createdAt: Date;
+}
+
+/** A licence in lists (SPEC 2.2) plus its derived status, customer e-mail and creation time. */
+export class LicenseListItemDto {
+  @ApiProperty({ example: 42 }) id: number;
+  @ApiProperty({ example: 'POS_RETAIL' }) product_code: string;
+  @ApiProperty({ example: 'POS-7K3QM-X9D2R-TB4WN-H8C5Z' }) license_key: string;
+  @ApiProperty({ enum: LICENSE_TYPES, example: 'MONTHLY' }) license_type: LicenseType;
+  @ApiProperty({ example: 'Prodavnica Kod Mike d.o.o.' }) customer_name: string;
+  @ApiProperty({ nullable: true, type: String, example: 'office@example.rs' }) customer_email: string | null;
+  @ApiProperty({ nullable: true, type: String, example: '2026-02-28T10:00:00.000Z', description: 'null: never expires' }) expires_at: string | null;
+  @ApiProperty({ example: true, description: 'false: suspended' }) active: boolean;
+  @ApiProperty({ example: false }) revoked: boolean;
+  @ApiProperty({ enum: LICENSE_STATUSES, example: 'active' }) status: LicenseStatus;
+  @ApiProperty({ example: '2026-01-31T10:00:00.000Z' }) created_at: string;
+
+  static from(row: LicenseListRow): LicenseListItemDto {
+    return {
+      id: row.id,
+      product_code: row.productCode,
+      license_key: row.licenseKey,
+      license_type: row.licenseType,
+      customer_name: row.customerName,
+      customer_email: row.customerEmail,
+      expires_at: iso(row.expiresAt),
+      active: row.active,
+      revoked: row.revoked,
+      status: row.status,
+      created_at: row.createdAt.toISOString(),
+    };
+  }
+}
+
+export class LicenseProductDto {
+  @ApiProperty({ example: 'POS_RETAIL' }) code: string;
+  @ApiProperty({ example: 'Retail Point of Sale' }) name: string;
+}
+
+/** One licence with everything stored, its status, merged limits and current seats (CONTRACT 5). */
+export class LicenseDetailsDto {
+  @ApiProperty({ example: 42 }) id: number;
+  @ApiProperty({ type: LicenseProductDto }) product: LicenseProductDto;
+  @ApiProperty({ example: 'POS_RETAIL' }) product_code: string;
+  @ApiProperty({ example: 'POS-7K3QM-X9D2R-TB4WN-H8C5Z' }) license_key: string;
+  @ApiProperty({ enum: LICENSE_TYPES, example: 'MONTHLY' }) license_type: LicenseType;
+  @ApiProperty({ example: 'Prodavnica Kod Mike d.o.o.' }) customer_name: string;
+  @ApiProperty({ nullable: true, type: String, example: 'office@example.rs' }) customer_email: string | null;
+  @ApiProperty({ nullable: true, type: String, example: '101134702' }) customer_pib: string | null;
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: { type: 'integer' },
+    example: { max_installations: 1, max_operators: 10 },
+    description: "effective limits: the licence's own over the product's defaults",
+  })
+  limits: Record<string, number>;
+  @ApiProperty({ type: 'object', additionalProperties: { type: 'integer' }, example: { max_operators: 10 }, description: "the licence's own limits as stored" })
+  limit_overrides: Record<string, number>;
+  @ApiProperty({ type: [String], example: ['FISCAL_PRINTING', 'REPORTS'] }) features: string[];
+  @ApiProperty({ example: 7 }) grace_days: number;
+  @ApiProperty({ nullable: true, type: String, example: 'Ordered by phone' }) notes: string | null;
+  @ApiProperty({ nullable: true, type: String, example: '2026-02-28T10:00:00.000Z' }) expires_at: string | null;
+  @ApiProperty({ nullable: true, type: String, example: '2026-03-07T10:00:00.000Z', description: 'expires_at + grace_days' }) grace_ends_at: string | null;
+  @ApiProperty({ example: true }) active: boolean;
+  @ApiProperty({ example: false }) revoked: boolean;
+  @ApiProperty({ nullable: true, type: String, example: null }) revoked_at: string | null;
+  @ApiProperty({ nullable: true, type: String, example: null }) revoke_reason: string | null;
+  @ApiProperty({ enum: LICENSE_STATUSES, example: 'active' }) status: LicenseStatus;
+  @ApiProperty({ example: '2026-01-31T10:00:00.000Z' }) created_at: string;
+  @ApiProperty({ example: '2026-01-31T10:00:00.000Z' }) updated_at: string;
+  @ApiProperty({ type: [ActivationDto], description: 'current seats, most recent first' }) activations: ActivationDto[];
+}
