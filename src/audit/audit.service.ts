@@ -1,8 +1,13 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import type { Actor } from '../common/auth/actor';
+import { AppError } from '../common/errors/app-error';
+import { DEFAULT_PAGE_LIMIT, Page } from '../common/http/page-query.dto';
+import { parseIsoTimestamp } from '../common/validation/iso-timestamp';
 import type { AuditAction } from './audit-entry.entity';
 import { AuditRepository } from './audit.repository';
+import { AuditEntryDto } from './dto/audit-entry.dto';
+import type { AuditQueryDto } from './dto/audit-query.dto';
 
 export interface AuditEvent {
   action: AuditAction;
@@ -30,5 +35,15 @@ export class AuditService {
       },
       manager,
     );
+  }
+
+  /** A page of entries matching the filters (licence, action, actor type, time range), newest first, with the total. */
+  async listEntries(query: Partial<AuditQueryDto>): Promise<Page<AuditEntryDto>> {
+    const from = parseIsoTimestamp(query.from);
+    const to = parseIsoTimestamp(query.to);
+    if (from && to && from.getTime() > to.getTime()) throw AppError.field('from', 'from must not be after to');
+    const filter = { licenseId: query.license_id, action: query.action, actorType: query.actor_type, from: query.from, to: query.to };
+    const { entries, total } = await this.audit.listPage(filter, query.limit ?? DEFAULT_PAGE_LIMIT, query.offset ?? 0);
+    return { items: entries.map(AuditEntryDto.from), total };
   }
 }

@@ -1,4 +1,12 @@
 import { Module } from '@nestjs/common';
+import { StatsController } from './stats.controller';
+import { StatsRepository } from './stats.repository';
+import { StatsService } from './stats.service';
 
-@Module({})
+/** Statistics: reads only. */
+@Module({
+  controllers: [StatsController],
+  providers: [StatsRepository, StatsService],
+  exports: [StatsService],
+})
 export class StatsModule {}

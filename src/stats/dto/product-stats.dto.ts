@@ -1,0 +1,30 @@
+import { ApiProperty } from '@nestjs/swagger';
+
+export class LicenseCountsDto {
+  @ApiProperty({ example: 12 }) total: number;
+  @ApiProperty({ example: 8 }) active: number;
+  @ApiProperty({ example: 1 }) grace: number;
+  @ApiProperty({ example: 1 }) expired: number;
+  @ApiProperty({ example: 1 }) revoked: number;
+  @ApiProperty({ example: 1 }) suspended: number;
+}
+
+export class ActivationCountsDto {
+  @ApiProperty({ example: 9, description: 'seats bound now' }) current: number;
+  @ApiProperty({ example: 4, description: 'bindings made in the last 30 days (released or not)' }) last_30_days: number;
+}
+
+/** Statistics of one product (CONTRACT 5), correct at the moment of the request. */
+export class ProductStatsDto {
+  @ApiProperty({ example: 'POS_RETAIL' }) product_code: string;
+  @ApiProperty({ example: 'Retail Point of Sale' }) product_name: string;
+  @ApiProperty({ type: LicenseCountsDto, description: 'by derived status; total is their sum' }) licenses: LicenseCountsDto;
+  @ApiProperty({ type: ActivationCountsDto }) activations: ActivationCountsDto;
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: { type: 'integer' },
+    example: { TRIAL: 2, MONTHLY: 6, QUARTERLY: 0, YEARLY: 3, PERPETUAL: 1 },
+    description: 'licences per license_type, every type listed',
+  })
+  by_type: Record<string, number>;
+}
