@@ -42,6 +42,18 @@ export class SeatsRepository {
     return (result.raw as Record<string, unknown>[]).map((row) => this.repo(manager).create(rowToActivation(row)));
   }
 
+  /** A machine activating again: refreshes last_seen_at and what it reports about itself; activated_at stays. */
+  async refresh(seatId: string, reported: Pick<Activation, 'hostname' | 'os' | 'appVersion' | 'ip'>, manager: EntityManager): Promise<Activation> {
+    const result = await manager
+      .createQueryBuilder()
+      .update(Activation)
+      .set({ lastSeenAt: () => 'now()', hostname: reported.hostname, os: reported.os, appVersion: reported.appVersion, ip: reported.ip })
+      .where('id = :seatId', { seatId })
+      .returning('*')
+      .execute();
+    return this.repo(manager).create(rowToActivation((result.raw as Record<string, unknown>[])[0]));
+  }
+
   /** Refreshes last_seen_at only when older than `minIntervalSeconds`, so frequent validations do not write every time. */
   async touchLastSeen(seatId: string, minIntervalSeconds: number, manager?: EntityManager): Promise<void> {
     await (manager ?? this.dataSource.manager).query(

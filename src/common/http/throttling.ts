@@ -42,7 +42,8 @@ export class FixedWindowMemoryStorage implements ThrottlerStorage {
 
   constructor(private readonly now: () => number = Date.now) {}
 
-  async increment(key: string, ttl: number, limit: number): Promise<ThrottlerStorageRecord> {
+  // blockDuration is not used: a fixed window blocks until it resets, whatever the block length.
+  async increment(key: string, ttl: number, limit: number, _blockDuration?: number, _throttlerName?: string): Promise<ThrottlerStorageRecord> {
     const now = this.now();
     this.sweep(now);
     let window = this.windows.get(key);

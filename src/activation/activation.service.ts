@@ -1,0 +1,65 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { Actor } from '../common/auth/actor';
+import { APP_CONFIG, AppConfig } from '../config/app-config';
+import type { License } from '../licenses/license.entity';
+import { SeatsService } from '../licenses/seats.service';
+import type { Product } from '../products/product.entity';
+import { SigningService } from '../signing/signing.service';
+import { ActivateRequestDto, SeatRequestDto } from './dto/client-requests.dto';
+import { DeactivateResponseDto, ValidateResponseDto } from './dto/client-responses.dto';
+import { buildLicensePayload, LicensePayload, PayloadBinding, SignedLicense } from './license-payload';
+
+/** The client use cases (CONTRACT 4) on top of the licence aggregate's seats and the signing key. */
+@Injectable()
+export class ActivationService {
+  constructor(
+    private readonly seats: SeatsService,
+    private readonly signing: SigningService,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  /** Binds the machine and returns the signed licence; signing happens after the seat's transaction has committed. */
+  async activate(input: ActivateRequestDto, actor: Actor): Promise<SignedLicense> {
+    const { license, seat } = await this.seats.activateSeat(
+      {
+        licenseKey: input.license_key,
+        machineFingerprint: input.machine_fingerprint,
+        hostname: input.hostname,
+        os: input.os || null,
+        appVersion: input.app_version || null,
+        product: input.product,
+      },
+      actor,
+    );
+    const payload = this.licensePayload(license, license.product as Product, seat);
+    return { license: payload, signature: await this.signing.sign(payload) };
+  }
+
+  async deactivate(input: SeatRequestDto, actor: Actor): Promise<DeactivateResponseDto> {
+    const { canReactivate } = await this.seats.deactivateSeat(
+      { licenseKey: input.license_key, machineFingerprint: input.machine_fingerprint },
+      actor,
+    );
+    return { message: 'Licence deactivated on this machine', can_reactivate: canReactivate };
+  }
+
+  async validate(input: SeatRequestDto): Promise<ValidateResponseDto> {
+    const check = await this.seats.checkSeat(
+      { licenseKey: input.license_key, machineFingerprint: input.machine_fingerprint },
+      this.config.lastSeenIntervalSeconds,
+    );
+    return {
+      valid: check.valid,
+      status: check.status,
+      expires_at: check.license.expiresAt ? check.license.expiresAt.toISOString() : null,
+      revoked: check.license.revoked,
+      grace_ends_at: check.graceEndsAt ? check.graceEndsAt.toISOString() : null,
+      code: check.code,
+    };
+  }
+
+  /** The `license` object this server would sign for the binding (also the dashboard's payload preview). */
+  licensePayload(license: License, product: Product, binding: PayloadBinding): LicensePayload {
+    return buildLicensePayload(license, product, binding, this.signing.keyId);
+  }
+}

@@ -1,0 +1,43 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Transform } from 'class-transformer';
+import { IsOptional, IsString, Matches, MaxLength, MinLength } from 'class-validator';
+import { IsStorableText } from '../../common/validation/validators';
+import { MACHINE_FINGERPRINT_PATTERN, normalizeFingerprint } from '../../licenses/dto/license-fields';
+import { normalizeLicenseKey } from '../../licenses/license-key';
+
+// Only strings are normalised: any other JSON type reaches the validators unchanged and fails there.
+const normalizedKey = ({ value }: { value: unknown }) => (typeof value === 'string' ? normalizeLicenseKey(value) : value);
+const upperCasedTrimmed = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim().toUpperCase() : value);
+
+/** `{license_key, machine_fingerprint}`: the body of deactivate and validate. Unknown fields are ignored. */
+export class SeatRequestDto {
+  @ApiProperty({ example: 'POS-7K2QF-9XWMB-R4TZN-H8CVD', description: 'Case-insensitive; surrounding whitespace ignored', maxLength: 64 })
+  @Transform(normalizedKey)
+  @IsString() @MinLength(1) @MaxLength(64)
+  license_key: string;
+
+  @ApiProperty({ example: 'sha256:' + 'a'.repeat(64), pattern: MACHINE_FINGERPRINT_PATTERN.source, description: 'Upper-case hex is accepted and lower-cased' })
+  @Transform(normalizeFingerprint)
+  @IsString() @Matches(MACHINE_FINGERPRINT_PATTERN, { message: 'machine_fingerprint must be "sha256:" followed by 64 hex digits' })
+  machine_fingerprint: string;
+}
+
+/** SPEC 2.5 plus the optional `product` code (CONTRACT 4). */
+export class ActivateRequestDto extends SeatRequestDto {
+  @ApiProperty({ example: 'till-01', minLength: 1, maxLength: 255 })
+  @IsString() @MinLength(1) @MaxLength(255) @IsStorableText()
+  hostname: string;
+
+  @ApiPropertyOptional({ example: 'Windows 11', maxLength: 100 })
+  @IsOptional() @IsString() @MaxLength(100) @IsStorableText()
+  os?: string | null;
+
+  @ApiPropertyOptional({ example: '4.2.0', maxLength: 50 })
+  @IsOptional() @IsString() @MaxLength(50) @IsStorableText()
+  app_version?: string | null;
+
+  @ApiPropertyOptional({ example: 'POS_RETAIL', maxLength: 32, description: 'Product code of the client application; PRODUCT_MISMATCH when the licence is for another product' })
+  @Transform(upperCasedTrimmed)
+  @IsOptional() @IsString() @MinLength(1) @MaxLength(32)
+  product?: string | null;
+}

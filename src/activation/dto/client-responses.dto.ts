@@ -1,0 +1,48 @@
+import { ApiProperty } from '@nestjs/swagger';
+import { LICENSE_STATUSES, LicenseStatus } from '../../licenses/license-status';
+
+export class LicenseCustomerDto {
+  @ApiProperty({ example: 'Acme d.o.o.' }) name: string;
+  @ApiProperty({ type: String, nullable: true, example: 'it@acme.example' }) email: string | null;
+}
+
+/** The signed `license` object (SPEC 2.4); key_id names the signing key. */
+export class LicensePayloadDto {
+  @ApiProperty({ example: 'POS-7K2QF-9XWMB-R4TZN-H8CVD' }) license_key: string;
+  @ApiProperty({ example: 'POS_RETAIL', description: 'product code' }) product: string;
+  @ApiProperty({ example: 'YEARLY' }) license_type: string;
+  @ApiProperty({ example: '2026-01-01T00:00:00.000Z', description: 'creation time of the licence' }) issued_at: string;
+  @ApiProperty({ type: String, nullable: true, example: '2027-01-01T00:00:00.000Z', description: 'null: never expires' }) expires_at: string | null;
+  @ApiProperty({ example: '2026-01-02T09:30:00.000Z' }) activated_at: string;
+  @ApiProperty({ example: 'sha256:' + 'a'.repeat(64) }) machine_fingerprint: string;
+  @ApiProperty({ example: 7 }) grace_days: number;
+  @ApiProperty({ type: 'object', additionalProperties: { type: 'integer' }, example: { max_installations: 1, max_operators: 5 } })
+  limits: Record<string, number>;
+  @ApiProperty({ type: [String], example: ['FISCAL_PRINTING', 'REPORTS'] }) features: string[];
+  @ApiProperty({ type: LicenseCustomerDto }) customer: LicenseCustomerDto;
+  @ApiProperty({ example: '3f9a1c0b7d2e4f65', description: 'GET /api/v1/public-key key_id of the signing key' }) key_id: string;
+}
+
+export class SignedLicenseDto {
+  @ApiProperty({ type: LicensePayloadDto }) license: LicensePayloadDto;
+  @ApiProperty({
+    example: 'RSA-SHA256:MIIB...',
+    description: 'RSASSA-PKCS1-v1_5 / SHA-256 over the UTF-8 bytes of the RFC 8785 canonical JSON of `license`, base64, prefixed `RSA-SHA256:`',
+  })
+  signature: string;
+}
+
+export class DeactivateResponseDto {
+  @ApiProperty({ example: 'Licence deactivated on this machine' }) message: string;
+  @ApiProperty({ description: 'The licence could be activated again now (not revoked, suspended or expired)' }) can_reactivate: boolean;
+}
+
+export class ValidateResponseDto {
+  @ApiProperty({ description: 'status is active or grace and this machine holds a seat' }) valid: boolean;
+  @ApiProperty({ enum: LICENSE_STATUSES, example: 'active' }) status: LicenseStatus;
+  @ApiProperty({ type: String, nullable: true, example: '2027-01-01T00:00:00.000Z' }) expires_at: string | null;
+  @ApiProperty() revoked: boolean;
+  @ApiProperty({ type: String, nullable: true, example: '2027-01-08T00:00:00.000Z', description: 'expires_at + grace_days' }) grace_ends_at: string | null;
+  @ApiProperty({ type: String, nullable: true, enum: ['NOT_ACTIVATED', 'KEY_REVOKED', 'KEY_SUSPENDED', 'KEY_EXPIRED'], example: null, description: 'null when valid' })
+  code: string | null;
+}

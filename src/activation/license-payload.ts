@@ -1,0 +1,57 @@
+import type { License } from '../licenses/license.entity';
+import { mergeLimits } from '../licenses/license-limits';
+import type { Product } from '../products/product.entity';
+
+/** The signed `license` object (SPEC 2.4 + CONTRACT 4). Every member is inside the signed bytes. */
+export interface LicensePayload {
+  license_key: string;
+  product: string;
+  license_type: string;
+  issued_at: string;
+  expires_at: string | null;
+  activated_at: string;
+  machine_fingerprint: string;
+  grace_days: number;
+  limits: Record<string, number>;
+  features: string[];
+  customer: { name: string; email: string | null };
+  key_id: string;
+}
+
+/** What activation returns: the licence data and the signature over its canonical bytes. */
+export interface SignedLicense {
+  license: LicensePayload;
+  signature: string;
+}
+
+/** The machine a payload is issued to. */
+export interface PayloadBinding {
+  machineFingerprint: string;
+  activatedAt: Date;
+}
+
+/**
+ * Builds the `license` object of a signed payload. Pure, so the dashboard can preview a payload:
+ * limits are merged over the product's defaults, issued_at is the licence's creation time.
+ */
+export function buildLicensePayload(
+  license: Pick<License, 'licenseKey' | 'licenseType' | 'createdAt' | 'expiresAt' | 'graceDays' | 'limits' | 'features' | 'customerName' | 'customerEmail'>,
+  product: Pick<Product, 'code' | 'defaultLimits'>,
+  binding: PayloadBinding,
+  keyId: string,
+): LicensePayload {
+  return {
+    license_key: license.licenseKey,
+    product: product.code,
+    license_type: license.licenseType,
+    issued_at: license.createdAt.toISOString(),
+    expires_at: license.expiresAt ? license.expiresAt.toISOString() : null,
+    activated_at: binding.activatedAt.toISOString(),
+    machine_fingerprint: binding.machineFingerprint,
+    grace_days: license.graceDays,
+    limits: mergeLimits(product.defaultLimits, license.limits),
+    features: [...license.features],
+    customer: { name: license.customerName, email: license.customerEmail ?? null },
+    key_id: keyId,
+  };
+}
