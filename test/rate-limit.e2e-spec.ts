@@ -1,6 +1,9 @@
+import { fingerprint } from './support/factories';
 import { createTestApp, TestApp } from './support/test-app';
 
 const LIMITS = { activate: 10, deactivate: 10, validate: 60, admin: 3, login: 5 };
+const UNKNOWN_KEY = 'POS-00000-00000-00000-00000';
+const seatBody = (extra: Record<string, unknown> = {}) => ({ license_key: UNKNOWN_KEY, machine_fingerprint: fingerprint(), hostname: 'h', ...extra });
 
 function expectRateLimited(res: { status: number; body: any; headers: Record<string, string> }, limit: number) {
   expect(res.status).toBe(429);
@@ -57,5 +60,70 @@ describe('per-IP rate limits behind a trusted proxy (TRUST_PROXY=loopback)', () 
     expectRateLimited(await as('203.0.113.1'), 3);
     const other = await as('203.0.113.2').expect(200);
     expect(other.headers['x-ratelimit-remaining']).toBe('2');
+  });
+});
+
+describe('per-IP rate limits, client API (SPEC 8: 10 / 10 / 60 per minute)', () => {
+  let t: TestApp;
+  beforeAll(async () => (t = await createTestApp({ rateLimits: LIMITS })));
+  afterAll(() => t.close());
+
+  const post = (path: string, body: Record<string, unknown>, ip?: string) => {
+    const req = t.http().post(path).send(body);
+    return ip ? req.set('X-Forwarded-For', ip) : req;
+  };
+
+  it('the 11th activation within a minute is 429; rejected (400) requests count too, as guards run before validation', async () => {
+    for (let i = 0; i < 7; i++) {
+      const res = await post('/api/v1/activate', seatBody()).expect(400);
+      expect(res.body.error.code).toBe('INVALID_KEY');
+      expect(res.headers['x-ratelimit-remaining']).toBe(String(10 - i - 1));
+    }
+    for (let i = 0; i < 3; i++) expect((await post('/api/v1/activate', { nonsense: true }).expect(400)).body.error.code).toBe('VALIDATION_ERROR');
+    const audits = await t.sql('SELECT count(*)::int AS n FROM audit_entries');
+    expectRateLimited(await post('/api/v1/activate', seatBody()), 10);
+    // A limited request never reaches the service: nothing is audited.
+    expect(await t.sql('SELECT count(*)::int AS n FROM audit_entries')).toEqual(audits);
+  });
+
+  it('a spoofed X-Forwarded-For does not open a new bucket without TRUST_PROXY', async () => {
+    expectRateLimited(await post('/api/v1/activate', seatBody(), '198.51.100.23'), 10);
+  });
+
+  it('counts each endpoint in its own bucket: deactivate and validate still answer', async () => {
+    expect((await post('/api/v1/deactivate', seatBody()).expect(400)).body.error.code).toBe('INVALID_KEY');
+    const res = await post('/api/v1/validate', seatBody()).expect(400);
+    expect(res.headers['x-ratelimit-limit']).toBe('60');
+  });
+
+  it('deactivate allows 10 per minute', async () => {
+    for (let i = 0; i < 9; i++) await post('/api/v1/deactivate', seatBody()).expect(400);
+    expectRateLimited(await post('/api/v1/deactivate', seatBody()), 10);
+  });
+
+  it('validate allows 60 per minute', async () => {
+    for (let i = 0; i < 59; i++) await post('/api/v1/validate', seatBody()).expect(400);
+    expectRateLimited(await post('/api/v1/validate', seatBody()), 60);
+  });
+});
+
+describe('per-IP rate limits, client API behind a trusted proxy', () => {
+  let t: TestApp;
+  beforeAll(async () => (t = await createTestApp({ rateLimits: LIMITS, trustProxy: '1' })));
+  afterAll(() => t.close());
+
+  const activateAs = (ip: string) => t.http().post('/api/v1/activate').set('X-Forwarded-For', ip).send(seatBody());
+
+  it('another client IP is unaffected when one is limited', async () => {
+    for (let i = 0; i < 10; i++) await activateAs('203.0.113.10').expect(400);
+    expectRateLimited(await activateAs('203.0.113.10'), 10);
+    const other = await activateAs('203.0.113.11').expect(400);
+    expect(other.body.error.code).toBe('INVALID_KEY');
+    expect(other.headers['x-ratelimit-remaining']).toBe('9');
+  });
+
+  it('with one trusted hop, only the address the proxy saw counts: a client-sent X-Forwarded-For entry cannot pick a bucket', async () => {
+    // The proxy appends the real client (203.0.113.10, already limited) after whatever the client sent.
+    expectRateLimited(await activateAs('10.9.9.9, 203.0.113.10'), 10);
   });
 });
