@@ -29,7 +29,7 @@ export function IsPib(options?: ValidationOptions): PropertyDecorator {
 
 /** Upper-case hex digests are accepted and lower-cased (CONTRACT 4); anything else is left for the pattern to reject. */
 export const normalizeFingerprint = ({ value }: { value: unknown }) =>
-  typeof value === 'string' && /^sha256:[0-9a-f]{64}$/i.test(value) ? 'sha256:' + value.slice(7).toLowerCase() : value;
+  typeof value === 'string' && /^sha256:[0-9a-fA-F]{64}$/.test(value) ? 'sha256:' + value.slice(7).toLowerCase() : value;
 
 /** Optional, but never null: for fields whose column cannot be emptied. */
 export const IsOptionalNotNull = () => ValidateIf((_object, value) => value !== undefined);
