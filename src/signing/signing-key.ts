@@ -1,8 +1,9 @@
-import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, KeyObject } from 'node:crypto';
+import { createPrivateKey, createPublicKey, generateKeyPairSync, KeyObject } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { writeFileExclusive } from '../config/secrets';
 import { dirname } from 'node:path';
 import { ConfigError } from '../config/config.error';
+import { keyIdOf } from './license-signature';
 
 export interface SigningKey {
   privateKey: KeyObject;
@@ -47,10 +48,5 @@ export function parseSigningKey(pem: string, source = 'key'): SigningKey {
     );
   }
   const publicKey = createPublicKey(privateKey);
-  const der = publicKey.export({ type: 'spki', format: 'der' });
-  return {
-    privateKey,
-    publicKeyPem: publicKey.export({ type: 'spki', format: 'pem' }).toString(),
-    keyId: createHash('sha256').update(der).digest('hex').slice(0, 16),
-  };
+  return { privateKey, publicKeyPem: publicKey.export({ type: 'spki', format: 'pem' }).toString(), keyId: keyIdOf(publicKey) };
 }

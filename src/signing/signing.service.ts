@@ -1,17 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
-import canonicalize from 'canonicalize';
-import { sign, verify } from 'node:crypto';
+import { sign } from 'node:crypto';
+import { canonicalBytes, SIGNATURE_PREFIX, verifySignature } from './license-signature';
 import type { SigningKey } from './signing-key';
 
-export const SIGNING_KEY = Symbol('SIGNING_KEY');
-export const SIGNATURE_PREFIX = 'RSA-SHA256:';
+export { canonicalBytes, SIGNATURE_PREFIX } from './license-signature';
 
-/** RFC 8785 (JCS) canonical JSON of a value, as UTF-8 bytes: the exact bytes that are signed. */
-export function canonicalBytes(value: unknown): Buffer {
-  const json = canonicalize(value);
-  if (json === undefined) throw new TypeError('value cannot be canonicalized');
-  return Buffer.from(json, 'utf8');
-}
+export const SIGNING_KEY = Symbol('SIGNING_KEY');
 
 /**
  * Signs licence payloads with RSASSA-PKCS1-v1_5 / SHA-256 (CONTRACT 4). The key is parsed once;
@@ -40,8 +34,6 @@ export class SigningService {
 
   /** Checks a signature made by this server's key (used by tests and the dashboard preview). */
   verify(payload: unknown, signature: string): boolean {
-    if (!signature.startsWith(SIGNATURE_PREFIX)) return false;
-    const raw = Buffer.from(signature.slice(SIGNATURE_PREFIX.length), 'base64');
-    return verify('sha256', canonicalBytes(payload), this.key.publicKeyPem, raw);
+    return verifySignature(payload, signature, this.key.publicKeyPem);
   }
 }

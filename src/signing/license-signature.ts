@@ -1,0 +1,49 @@
+import canonicalize from 'canonicalize';
+import { createHash, createPublicKey, KeyObject, verify } from 'node:crypto';
+
+/**
+ * The signature format (CONTRACT 4), free of Nest and of any database, so that
+ * scripts/verify-license.ts and client code can use exactly what the server uses.
+ */
+export const SIGNATURE_PREFIX = 'RSA-SHA256:';
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
+/** RFC 8785 (JCS) canonical JSON of a value, as UTF-8 bytes: the exact bytes that are signed. */
+export function canonicalBytes(value: unknown): Buffer {
+  const json = canonicalize(value);
+  if (json === undefined) throw new TypeError('value cannot be canonicalized');
+  return Buffer.from(json, 'utf8');
+}
+
+/** First 16 hex chars of SHA-256 over the DER SubjectPublicKeyInfo (CONTRACT 4). */
+export function keyIdOf(publicKey: KeyObject | string): string {
+  const der = (typeof publicKey === 'string' ? createPublicKey(publicKey) : publicKey).export({ type: 'spki', format: 'der' });
+  return createHash('sha256').update(der).digest('hex').slice(0, 16);
+}
+
+/** Checks an `RSA-SHA256:<base64>` signature over the canonical bytes of `payload`. */
+export function verifySignature(payload: unknown, signature: string, publicKey: KeyObject | string): boolean {
+  if (typeof signature !== 'string' || !signature.startsWith(SIGNATURE_PREFIX)) return false;
+  const base64 = signature.slice(SIGNATURE_PREFIX.length);
+  if (!BASE64.test(base64)) return false;
+  try {
+    return verify('sha256', canonicalBytes(payload), publicKey, Buffer.from(base64, 'base64'));
+  } catch {
+    return false;
+  }
+}
+
+export type LicenseVerification = { valid: true } | { valid: false; reason: string };
+
+/** Verifies a saved activation response `{license, signature}` against a public key (PEM). */
+export function verifySignedLicense(document: unknown, publicKeyPem: string): LicenseVerification {
+  const { license, signature } = (document ?? {}) as { license?: unknown; signature?: unknown };
+  if (typeof license !== 'object' || license === null || Array.isArray(license)) return { valid: false, reason: 'no "license" object' };
+  if (typeof signature !== 'string') return { valid: false, reason: 'no "signature" string' };
+  const publicKey = createPublicKey(publicKeyPem);
+  const keyId = (license as { key_id?: unknown }).key_id;
+  if (keyId !== undefined && keyId !== keyIdOf(publicKey)) {
+    return { valid: false, reason: `signed with key ${String(keyId)}, but this public key is ${keyIdOf(publicKey)}` };
+  }
+  return verifySignature(license, signature, publicKey) ? { valid: true } : { valid: false, reason: 'the signature does not match the licence data' };
+}
