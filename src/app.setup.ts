@@ -9,6 +9,8 @@ import { ApiExceptionFilter, toErrorResponse } from './common/errors/api-excepti
 import { ErrorResponseDto } from './common/errors/error-response.dto';
 import { projectRoot } from './common/paths';
 import { AppConfig } from './config/app-config';
+import { configureDashboard } from './dashboard/dashboard.setup';
+import { securityHeaders } from './dashboard/security-headers';
 
 export const BODY_LIMIT = '64kb';
 
@@ -30,6 +32,7 @@ export function configureApp(nestApp: INestApplication, config: AppConfig): Nest
   app.set('trust proxy', trustProxyValue(config.trustProxy));
   app.disable('x-powered-by');
   app.set('etag', false);
+  app.use(securityHeaders());
 
   app.use(express.json({ limit: BODY_LIMIT, strict: true }));
   app.use(express.urlencoded({ limit: BODY_LIMIT, extended: false, parameterLimit: 200 }));
@@ -45,6 +48,7 @@ export function configureApp(nestApp: INestApplication, config: AppConfig): Nest
   const root = projectRoot();
   app.setBaseViewsDir(join(root, 'views'));
   app.setViewEngine('hbs');
+  configureDashboard(app, config, root);
 
   setupSwagger(app);
   return app;

@@ -1,4 +1,24 @@
 import { Module } from '@nestjs/common';
+import { AuditModule } from '../audit/audit.module';
+import { LicensesModule } from '../licenses/licenses.module';
+import { ProductsModule } from '../products/products.module';
+import { SigningModule } from '../signing/signing.module';
+import { StatsModule } from '../stats/stats.module';
+import { AuthController } from './auth/auth.controller';
+import { DashboardPassport } from './auth/dashboard-passport';
+import { FirstUserInitializer } from './first-user';
+import { AuditPageController } from './pages/audit.controller';
+import { LicensesPagesController } from './pages/licenses.controller';
+import { OverviewController } from './pages/overview.controller';
+import { DashboardSessionStore } from './session-store';
+import { UsersRepository } from './users.repository';
+import { UsersService } from './users.service';
 
-@Module({})
+/** The staff dashboard: server-rendered pages on top of the same services as the admin API (never its own SQL for licences). */
+@Module({
+  imports: [AuditModule, LicensesModule, ProductsModule, SigningModule, StatsModule],
+  controllers: [AuthController, OverviewController, LicensesPagesController, AuditPageController],
+  providers: [UsersRepository, UsersService, DashboardPassport, DashboardSessionStore, FirstUserInitializer],
+  exports: [UsersService],
+})
 export class DashboardModule {}

@@ -1,0 +1,61 @@
+import { Get, Post, Req, Res } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { AuditService } from '../../audit/audit.service';
+import { RateLimit } from '../../common/http/throttling';
+import { DashboardController } from '../http/dashboard-controller.decorator';
+import { asFormBody, formText } from '../http/forms';
+import { AllowAnonymous, dashboardActor } from '../http/session.guard';
+import { SESSION_COOKIE } from '../dashboard.setup';
+import { PASSWORD_MAX_LENGTH, UsersService } from '../users.service';
+import { DashboardPassport } from './dashboard-passport';
+
+export const LOGIN_FAILED_MESSAGE = 'Invalid username or password.';
+
+@DashboardController()
+export class AuthController {
+  constructor(
+    private readonly passport: DashboardPassport,
+    private readonly users: UsersService,
+    private readonly audit: AuditService,
+  ) {}
+
+  @Get()
+  home(@Res() res: Response): void {
+    res.redirect(302, '/dashboard');
+  }
+
+  @Get('login')
+  @AllowAnonymous()
+  loginPage(@Req() req: Request, @Res() res: Response): void {
+    if (req.user) return res.redirect(302, '/dashboard');
+    res.render('login', { title: 'Log in' });
+  }
+
+  /** One generic message for every failure, so the form does not reveal which user names exist. */
+  @Post('login')
+  @AllowAnonymous()
+  @RateLimit('login')
+  async login(@Req() req: Request, @Res() res: Response): Promise<void> {
+    const body = asFormBody(req.body);
+    const username = formText(body, 'username').slice(0, 64);
+    // passport-local reads the body itself: hand it only single, bounded strings.
+    req.body = { username, password: formText(body, 'password').slice(0, PASSWORD_MAX_LENGTH + 1) };
+    const user = await this.passport.authenticate(req, res);
+    if (!user) {
+      await this.audit.record({ action: 'auth.login_failed', actor: dashboardActor(req, username || null) });
+      return res.status(401).render('login', { title: 'Log in', error: LOGIN_FAILED_MESSAGE, username });
+    }
+    await this.passport.logIn(req, user);
+    await this.users.recordLogin(user.id);
+    await this.audit.record({ action: 'auth.login', actor: dashboardActor(req, user.username) });
+    res.redirect(303, '/dashboard');
+  }
+
+  @Post('logout')
+  async logout(@Req() req: Request, @Res() res: Response): Promise<void> {
+    await this.audit.record({ action: 'auth.logout', actor: dashboardActor(req, req.user?.username ?? null) });
+    await this.passport.logOut(req);
+    res.clearCookie(SESSION_COOKIE, { path: '/' });
+    res.redirect(303, '/login');
+  }
+}

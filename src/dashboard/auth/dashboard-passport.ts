@@ -1,0 +1,63 @@
+import { Injectable } from '@nestjs/common';
+import type { NextFunction, Request, Response } from 'express';
+import { Authenticator } from 'passport';
+import { Strategy as LocalStrategy } from 'passport-local';
+import { SessionUser, UsersService } from '../users.service';
+
+export const SESSION_MAX_AGE_MS = 8 * 60 * 60 * 1000;
+
+/** What passport keeps in the session: the user plus the login time, for an absolute 8 h lifetime. */
+interface SerializedUser extends SessionUser {
+  loggedInAt: number;
+}
+
+/**
+ * A passport instance owned by this app (not the global singleton), so several apps in one
+ * process (tests) never share strategies or serializers.
+ */
+@Injectable()
+export class DashboardPassport {
+  readonly passport = new Authenticator();
+
+  constructor(private readonly users: UsersService) {
+    this.passport.use(
+      'local',
+      new LocalStrategy((username, password, done) => {
+        this.users.verifyCredentials(username, password).then((user) => done(null, user ?? false), done);
+      }),
+    );
+    this.passport.serializeUser((user, done) => {
+      const { id, username } = user as SessionUser;
+      done(null, { id, username, loggedInAt: Date.now() } satisfies SerializedUser);
+    });
+    this.passport.deserializeUser((stored: SerializedUser, done) => {
+      if (typeof stored?.id !== 'number' || !(Date.now() - stored.loggedInAt < SESSION_MAX_AGE_MS)) return done(null, false);
+      // A user deleted or renamed since login loses the session.
+      this.users.findSessionUser(stored.id).then((user) => done(null, user && user.username === stored.username ? user : false), done);
+    });
+  }
+
+  /** Checks the form's username/password; the user or null. Never throws for bad credentials. */
+  authenticate(req: Request, res: Response): Promise<SessionUser | null> {
+    return new Promise((resolve, reject) => {
+      const next: NextFunction = (err?: unknown) => (err ? reject(err) : resolve(null));
+      this.passport.authenticate('local', { session: false }, (err: unknown, user: SessionUser | false) =>
+        err ? reject(err) : resolve(user || null),
+      )(req, res, next);
+    });
+  }
+
+  /** Starts the logged-in session; passport 0.7 regenerates the session id first (no fixation). */
+  logIn(req: Request, user: SessionUser): Promise<void> {
+    return new Promise((resolve, reject) => req.logIn(user, (err) => (err ? reject(err) : resolve())));
+  }
+
+  /**
+   * Ends it: passport clears the user and regenerates (destroying the old session in the store); the
+   * fresh empty session is destroyed too, so nothing of this visitor stays in the store.
+   */
+  async logOut(req: Request): Promise<void> {
+    await new Promise<void>((resolve, reject) => req.logOut((err) => (err ? reject(err) : resolve())));
+    await new Promise<void>((resolve, reject) => req.session.destroy((err) => (err ? reject(err) : resolve())));
+  }
+}

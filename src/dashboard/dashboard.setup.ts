@@ -1,0 +1,56 @@
+import { Logger } from '@nestjs/common';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import session from 'express-session';
+import { join } from 'node:path';
+import type { AppConfig } from '../config/app-config';
+import { DashboardPassport, SESSION_MAX_AGE_MS } from './auth/dashboard-passport';
+import { renderDashboardError } from './http/dashboard-exception.filter';
+import { DashboardSessionStore } from './session-store';
+import { createViewEngine } from './views/view-engine';
+
+export const SESSION_COOKIE = 'licence_session';
+export const ASSETS_PREFIX = '/assets/';
+
+// Sessions exist only where the dashboard lives: the JSON API and static files never touch the session store.
+const DASHBOARD_ROOTS = ['/login', '/logout', '/dashboard', '/licenses', '/audit'];
+
+export function isDashboardPath(path: string): boolean {
+  return path === '/' || DASHBOARD_ROOTS.some((root) => path === root || path.startsWith(`${root}/`));
+}
+
+const onDashboardPaths = (handler: RequestHandler): RequestHandler => (req, res, next) =>
+  isDashboardPath(req.path) ? handler(req, res, next) : next();
+
+/**
+ * The dashboard's HTTP plumbing, called by configureApp (main.ts and tests alike): Handlebars with
+ * the layout, the stylesheet under /assets/, and sessions + passport on dashboard paths only.
+ */
+export function configureDashboard(app: NestExpressApplication, config: AppConfig, root: string): void {
+  app.engine('hbs', createViewEngine(join(root, 'views')).__express);
+  app.set('view options', { layout: 'layouts/main' });
+  app.useStaticAssets(join(root, 'public'), { prefix: ASSETS_PREFIX, index: false, maxAge: '1h', dotfiles: 'ignore' });
+
+  app.use(
+    onDashboardPaths(
+      session({
+        name: SESSION_COOKIE,
+        secret: config.sessionSecret,
+        store: app.get(DashboardSessionStore).store,
+        resave: false,
+        saveUninitialized: false,
+        // Secure whenever the request came over HTTPS (directly or, with TRUST_PROXY, via the proxy).
+        cookie: { httpOnly: true, sameSite: 'lax', secure: 'auto', maxAge: SESSION_MAX_AGE_MS, path: '/' },
+      }),
+    ),
+  );
+  const { passport } = app.get(DashboardPassport);
+  app.use(onDashboardPaths(passport.initialize()));
+  app.use(onDashboardPaths(passport.session()));
+
+  // Failures before Nest's router (session store down, a session that cannot be read) as an HTML page.
+  const logger = new Logger('Dashboard');
+  app.use((err: unknown, req: Request, res: Response, next: NextFunction) =>
+    isDashboardPath(req.path) ? renderDashboardError(err, req, res, logger) : next(err),
+  );
+}

@@ -1,0 +1,53 @@
+import { ArgumentsHost, Catch, ExceptionFilter, Logger } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { logUnexpected, toErrorResponse } from '../../common/errors/api-exception.filter';
+import { LoginRequired } from './session.guard';
+import { viewLocals } from './view-locals';
+
+const TITLES: Record<number, string> = {
+  400: 'Invalid request',
+  403: 'Forbidden',
+  404: 'Not found',
+  409: 'Conflict',
+  413: 'Request too large',
+  429: 'Too many requests',
+  500: 'Something went wrong',
+  503: 'Service unavailable',
+};
+
+export const LOGIN_THROTTLED_MESSAGE = 'Too many login attempts from your address. Wait a minute and try again.';
+
+/**
+ * Renders any error of a dashboard request as an HTML page (the JSON API keeps its own filter):
+ * no session means a redirect to /login; a throttled login re-renders the login form.
+ */
+export function renderDashboardError(exception: unknown, req: Request, res: Response, logger: Logger): void {
+  if (res.headersSent) return;
+  if (exception instanceof LoginRequired) return res.redirect(req.method === 'GET' || req.method === 'HEAD' ? 302 : 303, '/login');
+  const { status, body, unexpected } = toErrorResponse(exception);
+  if (unexpected) logUnexpected(logger, exception, req);
+  const locals = { ...safeViewLocals(req), status, title: TITLES[status] ?? 'Error' };
+  res.status(status).setHeader('Cache-Control', 'no-store');
+  if (status === 429 && req.path === '/login') return res.render('login', { ...locals, title: 'Log in', error: LOGIN_THROTTLED_MESSAGE });
+  const message = status >= 500 && status !== 503 ? `The error was logged with request id ${String((req as { id?: unknown }).id ?? '-')}.` : body.error.message;
+  res.render('error', { ...locals, message }, (err, html) => (err ? res.type('text/plain').send(`${status} ${locals.title}`) : res.send(html)));
+}
+
+/** The session itself may be what failed (store down): render without its locals then. */
+function safeViewLocals(req: Request): Record<string, unknown> {
+  try {
+    return viewLocals(req);
+  } catch {
+    return {};
+  }
+}
+
+@Catch()
+export class DashboardExceptionFilter implements ExceptionFilter {
+  private readonly logger = new Logger('Dashboard');
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const ctx = host.switchToHttp();
+    renderDashboardError(exception, ctx.getRequest<Request>(), ctx.getResponse<Response>(), this.logger);
+  }
+}

@@ -1,0 +1,37 @@
+import { CanActivate, ExecutionContext, Injectable, SetMetadata } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import type { Request } from 'express';
+import type { RequestWithActor } from '../../common/auth/actor';
+
+const ANONYMOUS_KEY = 'dashboard:anonymous';
+
+/** A dashboard route reachable without a session (the login page only). */
+export const AllowAnonymous = () => SetMetadata(ANONYMOUS_KEY, true);
+
+/** Thrown when a dashboard route needs a session: the dashboard filter turns it into a redirect to /login. */
+export class LoginRequired extends Error {
+  constructor() {
+    super('login required');
+  }
+}
+
+/** Audit actor of a dashboard request: the logged-in user, or the name typed into the login form. */
+export function dashboardActor(req: Request, name: string | null) {
+  return { type: 'dashboard' as const, name, ip: req.ip ?? null };
+}
+
+/** Every dashboard route but /login needs a logged-in user; the user becomes the audit actor. */
+@Injectable()
+export class SessionGuard implements CanActivate {
+  constructor(private readonly reflector: Reflector) {}
+
+  canActivate(context: ExecutionContext): boolean {
+    const req = context.switchToHttp().getRequest<RequestWithActor>();
+    if (req.user) {
+      req.actor = dashboardActor(req, req.user.username);
+      return true;
+    }
+    if (this.reflector.getAllAndOverride<boolean>(ANONYMOUS_KEY, [context.getHandler(), context.getClass()])) return true;
+    throw new LoginRequired();
+  }
+}

@@ -1,0 +1,146 @@
+import type { FieldError } from '../../common/errors/app-error';
+import { LICENSE_TYPES } from '../../licenses/license-type';
+import type { Product } from '../../products/product.entity';
+import { FormBody, formList, formText } from '../http/forms';
+
+/** The new-licence form as typed, kept verbatim so a rejected form comes back as the user left it. */
+export interface LicenseFormValues {
+  product_code: string;
+  license_type: string;
+  customer_name: string;
+  customer_email: string;
+  customer_pib: string;
+  grace_days: string;
+  expires_on: string;
+  notes: string;
+  extra_limits: string;
+  /** Checked features and typed limit values of the chosen product. */
+  features: string[];
+  limits: Record<string, string>;
+}
+
+export const DEFAULT_LICENSE_TYPE = 'YEARLY';
+const DATE = /^\d{4}-\d{2}-\d{2}$/;
+const WHOLE_NUMBER = /^\d{1,10}$/;
+// Feature checkboxes and limit inputs are named per product, so all products' groups can share one form.
+const featureField = (productCode: string) => `features.${productCode}`;
+const limitField = (productCode: string, limit: string) => `limit.${productCode}.${limit}`;
+
+export function emptyLicenseForm(product: Product | undefined): LicenseFormValues {
+  return {
+    product_code: product?.code ?? '',
+    license_type: DEFAULT_LICENSE_TYPE,
+    customer_name: '',
+    customer_email: '',
+    customer_pib: '',
+    grace_days: '7',
+    expires_on: '',
+    notes: '',
+    extra_limits: '',
+    features: product ? [...product.availableFeatures] : [],
+    limits: {},
+  };
+}
+
+export function readLicenseForm(body: FormBody, products: Product[]): LicenseFormValues {
+  const productCode = formText(body, 'product_code');
+  const product = products.find((p) => p.code === productCode);
+  const limits: Record<string, string> = {};
+  for (const name of Object.keys(product?.defaultLimits ?? {})) limits[name] = formText(body, limitField(productCode, name));
+  return {
+    product_code: productCode,
+    license_type: formText(body, 'license_type'),
+    customer_name: formText(body, 'customer_name'),
+    customer_email: formText(body, 'customer_email'),
+    customer_pib: formText(body, 'customer_pib'),
+    grace_days: formText(body, 'grace_days'),
+    expires_on: formText(body, 'expires_on'),
+    notes: formText(body, 'notes'),
+    extra_limits: formText(body, 'extra_limits'),
+    features: product ? formList(body, featureField(productCode)) : [],
+    limits,
+  };
+}
+
+/**
+ * The form as the admin API's creation input: empty optional fields are left out, numbers parsed,
+ * the date taken as the end of that day (UTC). Errors are for what cannot even be converted.
+ */
+export function toCreateLicenseInput(form: LicenseFormValues): { input: Record<string, unknown>; errors: FieldError[] } {
+  const errors: FieldError[] = [];
+  const input: Record<string, unknown> = {
+    product_code: form.product_code,
+    license_type: form.license_type,
+    customer_name: form.customer_name,
+    features: form.features,
+  };
+  for (const field of ['customer_email', 'customer_pib', 'notes'] as const) if (form[field]) input[field] = form[field];
+  if (form.grace_days) {
+    if (WHOLE_NUMBER.test(form.grace_days)) input.grace_days = Number(form.grace_days);
+    else errors.push({ field: 'grace_days', message: 'grace days must be a whole number from 0 to 365' });
+  }
+  if (form.expires_on) {
+    if (DATE.test(form.expires_on)) input.expires_at = `${form.expires_on}T23:59:59Z`;
+    else errors.push({ field: 'expires_at', message: 'the expiry date must look like 2027-01-31' });
+  }
+  const limits: Record<string, number> = {};
+  for (const [name, value] of Object.entries(form.limits)) {
+    if (!value) continue;
+    if (WHOLE_NUMBER.test(value)) limits[name] = Number(value);
+    else errors.push({ field: 'limits', message: `${name} must be a whole number` });
+  }
+  form.extra_limits.split(/\r?\n/).forEach((line, i) => {
+    if (!line.trim()) return;
+    const match = /^\s*([^\s=:]+)\s*[=:]\s*(\S+)\s*$/.exec(line);
+    if (match && WHOLE_NUMBER.test(match[2])) limits[match[1]] = Number(match[2]);
+    else errors.push({ field: 'limits', message: `other limits, line ${i + 1}: write name = whole number` });
+  });
+  if (Object.keys(limits).length) input.limits = limits;
+  return { input, errors };
+}
+
+const FIELD_LABELS: Record<string, string> = {
+  product_code: 'Product',
+  license_type: 'Licence type',
+  customer_name: 'Customer name',
+  customer_email: 'Customer e-mail',
+  customer_pib: 'Customer PIB',
+  grace_days: 'Grace days',
+  expires_at: 'The expiry date',
+  notes: 'Notes',
+  limits: 'Limits',
+  features: 'Features',
+};
+
+/** The API's messages name JSON fields ("customer_email must be ..."); the form names its labels instead. */
+export function withFormLabels(errors: FieldError[]): FieldError[] {
+  return errors.map(({ field, message }) => {
+    const top = field.split('.')[0];
+    const label = FIELD_LABELS[top];
+    return { field, message: label && message.startsWith(`${top} `) ? `${label}${message.slice(top.length)}` : message };
+  });
+}
+
+/** What the template needs: every active product's group of features and limits, the chosen one marked. */
+export function licenseFormView(products: Product[], form: LicenseFormValues) {
+  return {
+    form,
+    types: LICENSE_TYPES.map((type) => ({ type, selected: type === form.license_type })),
+    products: products.map((product) => {
+      const chosen = product.code === form.product_code;
+      return {
+        code: product.code,
+        name: product.name,
+        chosen,
+        featureField: featureField(product.code),
+        features: product.availableFeatures.map((name) => ({ name, checked: chosen ? form.features.includes(name) : true })),
+        limits: Object.entries(product.defaultLimits).map(([name, productDefault]) => ({
+          name,
+          field: limitField(product.code, name),
+          productDefault,
+          value: chosen ? (form.limits[name] ?? '') : '',
+        })),
+      };
+    }),
+  };
+}

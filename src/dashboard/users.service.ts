@@ -1,0 +1,75 @@
+import { Injectable } from '@nestjs/common';
+import { Algorithm, hash, verify } from '@node-rs/argon2';
+import { UsersRepository } from './users.repository';
+
+/** What the session holds about the logged-in user. */
+export interface SessionUser {
+  id: number;
+  username: string;
+}
+
+export const USERNAME_PATTERN = /^[A-Za-z0-9_.@-]{1,64}$/;
+export const PASSWORD_MIN_LENGTH = 8;
+// Bounds the work an anonymous login form can ask of Argon2.
+export const PASSWORD_MAX_LENGTH = 256;
+
+// OWASP's Argon2id baseline (19 MiB, 2 passes, 1 lane), stated so a library default change cannot weaken it.
+const ARGON2_OPTIONS = { algorithm: Algorithm.Argon2id, memoryCost: 19_456, timeCost: 2, parallelism: 1 };
+
+export function passwordProblem(password: string): string | undefined {
+  if (password.length < PASSWORD_MIN_LENGTH) return `the password must have at least ${PASSWORD_MIN_LENGTH} characters`;
+  if (password.length > PASSWORD_MAX_LENGTH) return `the password must have at most ${PASSWORD_MAX_LENGTH} characters`;
+  return undefined;
+}
+
+export function usernameProblem(username: string): string | undefined {
+  return USERNAME_PATTERN.test(username) ? undefined : 'the username must be 1-64 letters, digits or _.@-';
+}
+
+/** Dashboard users: passwords are stored only as Argon2id hashes. */
+@Injectable()
+export class UsersService {
+  private dummyHash?: Promise<string>;
+
+  constructor(private readonly users: UsersRepository) {}
+
+  hashPassword(password: string): Promise<string> {
+    return hash(password, ARGON2_OPTIONS);
+  }
+
+  /** The user when the credentials match, else null; an unknown name costs the same hash as a wrong password. */
+  async verifyCredentials(username: string, password: string): Promise<SessionUser | null> {
+    const plausible = !usernameProblem(username) && password.length > 0 && password.length <= PASSWORD_MAX_LENGTH;
+    const user = plausible ? await this.users.getByUsername(username) : null;
+    this.dummyHash ??= this.hashPassword('no such user: equalises login timing');
+    const stored = user?.passwordHash ?? (await this.dummyHash);
+    const matches = await verify(stored, password.slice(0, PASSWORD_MAX_LENGTH)).catch(() => false);
+    return user && matches ? { id: user.id, username: user.username } : null;
+  }
+
+  async findSessionUser(id: number): Promise<SessionUser | null> {
+    const user = await this.users.getById(id);
+    return user ? { id: user.id, username: user.username } : null;
+  }
+
+  recordLogin(id: number): Promise<void> {
+    return this.users.touchLastLogin(id);
+  }
+
+  /** Creates the user or resets its password; true when created. Throws on an invalid name or password. */
+  async setPassword(username: string, password: string): Promise<boolean> {
+    const problem = usernameProblem(username) ?? passwordProblem(password);
+    if (problem) throw new Error(problem);
+    return this.users.upsertPassword(username, await this.hashPassword(password));
+  }
+
+  hasUsers(): Promise<boolean> {
+    return this.users.exists();
+  }
+
+  /** Creates the first user unless any user exists; true when this call created it. */
+  async createFirstUser(username: string, password: string): Promise<boolean> {
+    if (await this.users.exists()) return false;
+    return this.users.insertFirst(username, await this.hashPassword(password));
+  }
+}

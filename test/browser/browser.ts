@@ -1,0 +1,42 @@
+import { existsSync, mkdirSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { Browser, chromium, Page } from 'playwright-core';
+import { createTestApp, TestApp } from '../support/test-app';
+
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+export const SCREENSHOTS = join(__dirname, '..', '..', 'test-results', 'screenshots');
+
+/** The real app listening on a free port, and Debian's Chromium (never a downloaded browser). */
+export async function startDashboard(): Promise<{ t: TestApp; baseUrl: string; browser: Browser }> {
+  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} not found: apt-get install -y chromium (or set CHROMIUM_PATH)`);
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  const t = await createTestApp();
+  await t.app.listen(0, '127.0.0.1');
+  const { port } = t.app.getHttpServer().address() as AddressInfo;
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  return { t, baseUrl: `http://127.0.0.1:${port}`, browser };
+}
+
+/**
+ * What went wrong in a page besides its own HTTP status (a 401 login page is intended): CSP
+ * violations and script errors from the console, and sub-resources (styles, scripts, images) that failed.
+ */
+export function collectConsoleErrors(page: Page): string[] {
+  const errors: string[] = [];
+  page.on('console', (msg) => {
+    if (msg.type() === 'error' && !msg.text().startsWith('Failed to load resource')) errors.push(msg.text());
+  });
+  page.on('pageerror', (err) => errors.push(err.message));
+  page.on('response', (res) => {
+    if (res.status() >= 400 && res.request().resourceType() !== 'document') errors.push(`${res.status()} ${res.url()}`);
+  });
+  return errors;
+}
+
+export async function screenshot(page: Page, name: string): Promise<void> {
+  await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
+}

@@ -1,0 +1,27 @@
+import request from 'supertest';
+import type { TestApp } from './support/test-app';
+
+export const ADMIN = { username: 'admin', password: 'test-password-123' };
+
+/** The CSRF token of the first form on a page. */
+export function csrfFrom(html: string): string {
+  const match = /name="_csrf" value="([^"]+)"/.exec(html);
+  if (!match) throw new Error('no CSRF token on the page');
+  return match[1];
+}
+
+export type Agent = ReturnType<typeof request.agent>;
+
+/** A cookie-keeping client that has logged in through the form; `token()` reads a fresh CSRF token. */
+export async function loggedInAgent(t: TestApp, credentials = ADMIN): Promise<{ agent: Agent; token: (page?: string) => Promise<string> }> {
+  const agent = request.agent(t.app.getHttpServer());
+  const loginPage = await agent.get('/login').expect(200);
+  await agent.post('/login').type('form').send({ ...credentials, _csrf: csrfFrom(loginPage.text) }).expect(303).expect('Location', '/dashboard');
+  const token = async (page = '/licenses/new') => csrfFrom((await agent.get(page).expect(200)).text);
+  return { agent, token };
+}
+
+/** Submits a dashboard form with the session's CSRF token. */
+export async function postForm(agent: Agent, token: string, url: string, fields: Record<string, string | string[]> = {}) {
+  return agent.post(url).type('form').send({ ...fields, _csrf: token });
+}
