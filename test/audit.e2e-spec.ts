@@ -1,8 +1,8 @@
 import { createLicense, insertSeat } from './support/factories';
+import { fieldsOf } from './support/api-errors';
 import { createTestApp, TestApp } from './support/test-app';
 
 const AUDIT = '/api/v1/admin/audit';
-const fieldsOf = (body: { error: { details?: { fields?: { field: string }[] } } }) => body.error.details?.fields?.map((f) => f.field) ?? [];
 
 describe('admin audit API', () => {
   let t: TestApp;

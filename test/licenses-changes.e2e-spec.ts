@@ -1,9 +1,9 @@
 import { createLicense, fingerprint, insertSeat, setLicenseExpiry } from './support/factories';
+import { fieldsOf } from './support/api-errors';
 import { createTestApp, TestApp } from './support/test-app';
 
 const LICENSES = '/api/v1/admin/licenses';
 const DAY_MS = 86_400_000;
-const fieldsOf = (body: { error: { details?: { fields?: { field: string }[] } } }) => body.error.details?.fields?.map((f) => f.field) ?? [];
 
 describe('admin licences API: update, suspend, reinstate, revoke, release', () => {
   let t: TestApp;

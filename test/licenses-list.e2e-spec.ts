@@ -1,9 +1,9 @@
 import { createLicense, setLicenseExpiry } from './support/factories';
+import { fieldsOf } from './support/api-errors';
 import { createTestApp, TestApp } from './support/test-app';
 
 const LICENSES = '/api/v1/admin/licenses';
 const DAY_MS = 86_400_000;
-const fieldsOf = (body: { error: { details?: { fields?: { field: string }[] } } }) => body.error.details?.fields?.map((f) => f.field) ?? [];
 const ids = (body: { id: number }[]) => body.map((l) => l.id);
 
 describe('admin licences API: list, filters and paging', () => {

@@ -2,11 +2,11 @@ import { LICENSE_KEY_PATTERN } from '../src/licenses/license-key';
 import { addUtcMonths } from '../src/licenses/license-expiry';
 import { LicensesService } from '../src/licenses/licenses.service';
 import { createLicense, fingerprint, insertSeat, licenseInput } from './support/factories';
+import { fieldsOf } from './support/api-errors';
 import { createTestApp, TestApp } from './support/test-app';
 
 const LICENSES = '/api/v1/admin/licenses';
 const DAY_MS = 86_400_000;
-const fieldsOf = (body: { error: { details?: { fields?: { field: string }[] } } }) => body.error.details?.fields?.map((f) => f.field) ?? [];
 const future = (days: number) => new Date(Date.now() + days * DAY_MS).toISOString();
 
 describe('admin licences API: create and read', () => {
