@@ -1,3 +1,4 @@
+import { createPublicKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { verifySignedLicense } from '../src/signing/license-signature';
 
@@ -41,17 +42,38 @@ function parseArgs(argv: string[]): Options {
 
 async function fetchPublicKey(server: string): Promise<string> {
   const url = new URL('/api/v1/public-key', server);
-  const res = await fetch(url, { signal: AbortSignal.timeout(10_000) });
+  const res = await fetch(url, { signal: AbortSignal.timeout(10_000) }).catch((err: Error & { cause?: Error }) => {
+    throw new Error(`cannot reach ${url}: ${err.cause?.message ?? err.message}`);
+  });
   if (!res.ok) throw new Error(`GET ${url} answered ${res.status}`);
   const body = (await res.json()) as { public_key_pem?: unknown };
   if (typeof body.public_key_pem !== 'string') throw new Error(`GET ${url} returned no public_key_pem`);
   return body.public_key_pem;
 }
 
+function readPayload(file: string): unknown {
+  const text = readFileSync(file, 'utf8');
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new Error(`${file} is not JSON: ${(err as Error).message}`);
+  }
+}
+
+function readPublicKey(file: string): string {
+  const pem = readFileSync(file, 'utf8');
+  try {
+    createPublicKey(pem);
+  } catch {
+    throw new Error(`${file} is not a PEM public key`);
+  }
+  return pem;
+}
+
 async function main(argv: string[]): Promise<number> {
   const options = parseArgs(argv);
-  const document: unknown = JSON.parse(readFileSync(options.payloadFile, 'utf8'));
-  const publicKeyPem = options.publicKeyFile ? readFileSync(options.publicKeyFile, 'utf8') : await fetchPublicKey(options.server);
+  const document = readPayload(options.payloadFile);
+  const publicKeyPem = options.publicKeyFile ? readPublicKey(options.publicKeyFile) : await fetchPublicKey(options.server);
   const result = verifySignedLicense(document, publicKeyPem);
   if (result.valid) {
     console.log('valid');
