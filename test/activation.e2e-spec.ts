@@ -5,6 +5,15 @@ import { createTestApp, TestApp } from './support/test-app';
 
 const DAY = 86_400_000;
 
+/** A new licence activated on one machine through the client API, with its admin details. */
+async function activatedLicense(t: TestApp, overrides: Partial<LicenseInput> = {}) {
+  const lic = await createLicense(t, overrides);
+  const fp = fingerprint();
+  await t.http().post('/api/v1/activate').send({ license_key: lic.license_key, machine_fingerprint: fp, hostname: 'h' }).expect(200);
+  const details = (await t.admin.get(`/api/v1/admin/licenses/${lic.id}`).expect(200)).body;
+  return { ...lic, fp, details };
+}
+
 describe('client API: POST /api/v1/activate', () => {
   let t: TestApp;
   beforeAll(async () => (t = await createTestApp()));
@@ -284,12 +293,7 @@ describe('client API: POST /api/v1/deactivate', () => {
   afterAll(() => t.close());
 
   const deactivate = (license_key: unknown, machine_fingerprint: unknown) => t.http().post('/api/v1/deactivate').send({ license_key, machine_fingerprint });
-  const bound = async (overrides: Partial<LicenseInput> = {}) => {
-    const lic = await createLicense(t, overrides);
-    const fp = fingerprint();
-    await t.http().post('/api/v1/activate').send({ license_key: lic.license_key, machine_fingerprint: fp, hostname: 'h' }).expect(200);
-    return { ...lic, fp };
-  };
+  const bound = (overrides: Partial<LicenseInput> = {}) => activatedLicense(t, overrides);
 
   it('releases the seat: 200 {message, can_reactivate: true}, release_reason deactivated, audited', async () => {
     const lic = await bound();
@@ -347,13 +351,7 @@ describe('client API: POST /api/v1/validate', () => {
   afterAll(() => t.close());
 
   const validate = (license_key: string, machine_fingerprint: string) => t.http().post('/api/v1/validate').send({ license_key, machine_fingerprint });
-  const bound = async (overrides: Partial<LicenseInput> = {}) => {
-    const lic = await createLicense(t, overrides);
-    const fp = fingerprint();
-    await t.http().post('/api/v1/activate').send({ license_key: lic.license_key, machine_fingerprint: fp, hostname: 'h' }).expect(200);
-    const details = (await t.admin.get(`/api/v1/admin/licenses/${lic.id}`).expect(200)).body;
-    return { ...lic, fp, details };
-  };
+  const bound = (overrides: Partial<LicenseInput> = {}) => activatedLicense(t, overrides);
   const lastSeen = async (id: number) => (await t.sql('SELECT last_seen_at FROM activations WHERE license_id = $1 AND released_at IS NULL', [id]))[0].last_seen_at as Date;
 
   it('200 valid for a bound machine of an active licence', async () => {
