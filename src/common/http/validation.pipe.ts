@@ -37,13 +37,14 @@ export class DtoValidationPipe implements PipeTransform {
 
   async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
     const isDto = typeof metadata.metatype === 'function' && ![String, Number, Boolean, Array, Object].includes(metadata.metatype as never);
-    if (isDto && (metadata.type === 'body' || metadata.type === 'query')) {
-      if (metadata.type === 'body' && !isPlainObject(value)) {
-        throw AppError.field('body', 'Request body must be a JSON object (Content-Type: application/json)');
-      }
-      if (value && Object.prototype.hasOwnProperty.call(value, '__proto__')) {
-        throw AppError.field('__proto__', 'property __proto__ should not exist');
-      }
+    // Only DTO bodies and queries are ours: path params (`id: number`) must reach their own pipe
+    // untouched, or ValidationPipe would coerce "1e3" or " 1" into numbers first.
+    if (!isDto || (metadata.type !== 'body' && metadata.type !== 'query')) return value;
+    if (metadata.type === 'body' && !isPlainObject(value)) {
+      throw AppError.field('body', 'Request body must be a JSON object (Content-Type: application/json)');
+    }
+    if (value && Object.prototype.hasOwnProperty.call(value, '__proto__')) {
+      throw AppError.field('__proto__', 'property __proto__ should not exist');
     }
     return this.inner.transform(value, metadata);
   }
