@@ -1,8 +1,10 @@
+import { createLicense, fingerprint } from './support/factories';
 import { createTestApp, TEST_API_KEY, TestApp } from './support/test-app';
 
 describe('GET /metrics', () => {
   let t: TestApp;
-  beforeAll(async () => (t = await createTestApp({ metricsToken: 'metrics-token-0123456789' })));
+  beforeAll(async () =>
+    (t = await createTestApp({ metricsToken: 'metrics-token-0123456789', rateLimits: { activate: 3, deactivate: 10, validate: 60, admin: 600, login: 5 } })));
   afterAll(() => t.close());
 
   it('is refused without credentials', async () => {
@@ -27,5 +29,19 @@ describe('GET /metrics', () => {
     expect(res.text).toMatch(/http_request_duration_seconds_bucket\{le="0.005",method="GET",route="\/api\/v1\/admin\/products\/:id"\}/);
     expect(res.text).toMatch(/db_pool_connections_total \d+/);
     expect(res.text).toMatch(/db_pool_connections_max 10/);
+  });
+
+  it('counts activations by result code and rate-limit rejections by throttler', async () => {
+    const license = await createLicense(t);
+    const fp = fingerprint('metrics');
+    await t.http().post('/api/v1/activate').send({ license_key: license.license_key, machine_fingerprint: fp, hostname: 'm' }).expect(200);
+    await t.http().post('/api/v1/activate').send({ license_key: 'POS-00000-00000-00000-00000', machine_fingerprint: fp, hostname: 'm' }).expect(400);
+    await t.http().post('/api/v1/activate').send({ license_key: license.license_key, machine_fingerprint: fingerprint('other'), hostname: 'o' }).expect(400);
+    await t.http().post('/api/v1/activate').send({ license_key: license.license_key, machine_fingerprint: fp, hostname: 'm' }).expect(429);
+    const res = await t.http().get('/metrics').set('X-API-Key', TEST_API_KEY).expect(200);
+    expect(res.text).toMatch(/licence_activations_total\{result="OK"\} 1/);
+    expect(res.text).toMatch(/licence_activations_total\{result="INVALID_KEY"\} 1/);
+    expect(res.text).toMatch(/licence_activations_total\{result="ALREADY_ACTIVATED"\} 1/);
+    expect(res.text).toMatch(/rate_limit_rejections_total\{throttler="activate"\} 1/);
   });
 });

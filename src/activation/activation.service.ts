@@ -1,6 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Actor } from '../common/auth/actor';
+import { AppError } from '../common/errors/app-error';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
+import { MetricsService } from '../metrics/metrics.service';
 import type { License } from '../licenses/license.entity';
 import { SeatsService } from '../licenses/seats.service';
 import type { Product } from '../products/product.entity';
@@ -16,10 +18,22 @@ export class ActivationService {
     private readonly seats: SeatsService,
     private readonly signing: SigningService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly metrics: MetricsService,
   ) {}
 
   /** Binds the machine and returns the signed licence; signing happens after the seat's transaction has committed. */
   async activate(input: ActivateRequestDto, actor: Actor): Promise<SignedLicense> {
+    try {
+      const signed = await this.bindAndSign(input, actor);
+      this.metrics.activationResult('OK');
+      return signed;
+    } catch (err) {
+      this.metrics.activationResult(err instanceof AppError ? err.code : 'ERROR');
+      throw err;
+    }
+  }
+
+  private async bindAndSign(input: ActivateRequestDto, actor: Actor): Promise<SignedLicense> {
     const { license, seat } = await this.seats.activateSeat(
       {
         licenseKey: input.license_key,

@@ -1,5 +1,5 @@
 import { ThrottlerStorageRedisService } from '@nest-lab/throttler-storage-redis';
-import { applyDecorators, ExecutionContext, Injectable, Logger, SetMetadata, UseGuards } from '@nestjs/common';
+import { applyDecorators, ExecutionContext, Inject, Injectable, Logger, SetMetadata, UseGuards } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { ApiTooManyRequestsResponse } from '@nestjs/swagger';
 import {
@@ -12,6 +12,7 @@ import {
 } from '@nestjs/throttler';
 import type Redis from 'ioredis';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
+import { MetricsService } from '../../metrics/metrics.service';
 import { REDIS_CLIENT } from '../redis/redis.module';
 import { AppError } from '../errors/app-error';
 import { ErrorCode } from '../errors/error-codes';
@@ -141,6 +142,9 @@ export function rateLimitedError(retryAfterSeconds: number): AppError {
  */
 @Injectable()
 export class RateLimitGuard extends ThrottlerGuard {
+  // Property injection keeps ThrottlerGuard's own constructor untouched.
+  @Inject(MetricsService) private readonly metrics!: MetricsService;
+
   protected override async handleRequest({ context, limit, ttl, throttler, blockDuration }: ThrottlerRequest): Promise<boolean> {
     const { req, res } = this.getRequestResponse(context);
     const key = `rate-limit:${throttler.name}:${clientIp(req)}`;
@@ -149,6 +153,7 @@ export class RateLimitGuard extends ThrottlerGuard {
     this.setResponseHeader(res, 'X-RateLimit-Remaining', Math.max(0, limit - totalHits));
     this.setResponseHeader(res, 'X-RateLimit-Reset', timeToExpire);
     if (isBlocked) {
+      this.metrics.rateLimitRejected(String(throttler.name));
       this.setResponseHeader(res, 'Retry-After', timeToExpire);
       throw rateLimitedError(timeToExpire);
     }
