@@ -22,6 +22,6 @@ export async function loggedInAgent(t: TestApp, credentials = ADMIN): Promise<{ 
 }
 
 /** Submits a dashboard form with the session's CSRF token. */
-export async function postForm(agent: Agent, token: string, url: string, fields: Record<string, string | string[]> = {}) {
+export function postForm(agent: Agent, token: string, url: string, fields: Record<string, string | string[]> = {}) {
   return agent.post(url).type('form').send({ ...fields, _csrf: token });
 }

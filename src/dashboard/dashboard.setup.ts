@@ -1,4 +1,4 @@
-import { Logger } from '@nestjs/common';
+import { Logger, ServiceUnavailableException } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import session from 'express-session';
@@ -31,16 +31,22 @@ export function configureDashboard(app: NestExpressApplication, config: AppConfi
   app.set('view options', { layout: 'layouts/main' });
   app.useStaticAssets(join(root, 'public'), { prefix: ASSETS_PREFIX, index: false, maxAge: '1h', dotfiles: 'ignore' });
 
+  const sessions = session({
+    name: SESSION_COOKIE,
+    secret: config.sessionSecret,
+    store: app.get(DashboardSessionStore).store,
+    resave: false,
+    saveUninitialized: false,
+    // Secure whenever the request came over HTTPS (directly or, with TRUST_PROXY, via the proxy).
+    cookie: { httpOnly: true, sameSite: 'lax', secure: 'auto', maxAge: SESSION_MAX_AGE_MS, path: '/' },
+  });
+  const logger = new Logger('Dashboard');
+  // The store (PostgreSQL or Redis) being unreachable is an outage, not a bug: a 503 page.
   app.use(
-    onDashboardPaths(
-      session({
-        name: SESSION_COOKIE,
-        secret: config.sessionSecret,
-        store: app.get(DashboardSessionStore).store,
-        resave: false,
-        saveUninitialized: false,
-        // Secure whenever the request came over HTTPS (directly or, with TRUST_PROXY, via the proxy).
-        cookie: { httpOnly: true, sameSite: 'lax', secure: 'auto', maxAge: SESSION_MAX_AGE_MS, path: '/' },
+    onDashboardPaths((req, res, next) =>
+      sessions(req, res, (err?: unknown) => {
+        if (err) logger.warn(`session store unavailable: ${(err as Error)?.message ?? String(err)}`);
+        next(err ? new ServiceUnavailableException('Sessions cannot be read right now; try again shortly.') : undefined);
       }),
     ),
   );
@@ -49,7 +55,6 @@ export function configureDashboard(app: NestExpressApplication, config: AppConfi
   app.use(onDashboardPaths(passport.session()));
 
   // Failures before Nest's router (session store down, a session that cannot be read) as an HTML page.
-  const logger = new Logger('Dashboard');
   app.use((err: unknown, req: Request, res: Response, next: NextFunction) =>
     isDashboardPath(req.path) ? renderDashboardError(err, req, res, logger) : next(err),
   );

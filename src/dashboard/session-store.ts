@@ -25,7 +25,9 @@ export class DashboardSessionStore implements OnApplicationShutdown {
       client.connect().catch(warn);
       this.store = new RedisStore({ client, prefix: `${config.redisKeyPrefix ?? 'licence:'}sess:` });
       this.close = async () => {
-        if (client.isOpen) await client.close().catch(() => client.destroy());
+        // A client still reconnecting has nothing to flush: drop it, or its retry timer keeps the process alive.
+        if (client.isReady) await client.close().catch(() => client.destroy());
+        else if (client.isOpen) client.destroy();
       };
     } else {
       const pool = new Pool({ connectionString: config.databaseUrl, max: 4, connectionTimeoutMillis: 3000, idleTimeoutMillis: 10_000 });

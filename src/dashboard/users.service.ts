@@ -1,12 +1,23 @@
 import { Injectable } from '@nestjs/common';
 import { Algorithm, hash, verify } from '@node-rs/argon2';
+import { createHash } from 'node:crypto';
+import type { User } from './user.entity';
 import { UsersRepository } from './users.repository';
 
-/** What the session holds about the logged-in user. */
+/** Who is logged in (req.user). */
 export interface SessionUser {
   id: number;
   username: string;
 }
+
+/** A user as checked at login and on every request: `credentialTag` changes whenever the password does. */
+export interface AuthenticatedUser extends SessionUser {
+  credentialTag: string;
+}
+
+/** A short digest of the stored hash, kept in the session: resetting a password ends that user's sessions. */
+const credentialTag = (passwordHash: string) => createHash('sha256').update(passwordHash).digest('base64url').slice(0, 16);
+const authenticated = (user: User): AuthenticatedUser => ({ id: user.id, username: user.username, credentialTag: credentialTag(user.passwordHash) });
 
 export const USERNAME_PATTERN = /^[A-Za-z0-9_.@-]{1,64}$/;
 export const PASSWORD_MIN_LENGTH = 8;
@@ -38,18 +49,18 @@ export class UsersService {
   }
 
   /** The user when the credentials match, else null; an unknown name costs the same hash as a wrong password. */
-  async verifyCredentials(username: string, password: string): Promise<SessionUser | null> {
+  async verifyCredentials(username: string, password: string): Promise<AuthenticatedUser | null> {
     const plausible = !usernameProblem(username) && password.length > 0 && password.length <= PASSWORD_MAX_LENGTH;
     const user = plausible ? await this.users.getByUsername(username) : null;
     this.dummyHash ??= this.hashPassword('no such user: equalises login timing');
     const stored = user?.passwordHash ?? (await this.dummyHash);
     const matches = await verify(stored, password.slice(0, PASSWORD_MAX_LENGTH)).catch(() => false);
-    return user && matches ? { id: user.id, username: user.username } : null;
+    return user && matches ? authenticated(user) : null;
   }
 
-  async findSessionUser(id: number): Promise<SessionUser | null> {
+  async findSessionUser(id: number): Promise<AuthenticatedUser | null> {
     const user = await this.users.getById(id);
-    return user ? { id: user.id, username: user.username } : null;
+    return user ? authenticated(user) : null;
   }
 
   recordLogin(id: number): Promise<void> {

@@ -2,12 +2,12 @@ import { Injectable } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
 import { Authenticator } from 'passport';
 import { Strategy as LocalStrategy } from 'passport-local';
-import { SessionUser, UsersService } from '../users.service';
+import { AuthenticatedUser, UsersService } from '../users.service';
 
 export const SESSION_MAX_AGE_MS = 8 * 60 * 60 * 1000;
 
-/** What passport keeps in the session: the user plus the login time, for an absolute 8 h lifetime. */
-interface SerializedUser extends SessionUser {
+/** What passport keeps in the session: the user, its credential tag, and the login time for an absolute 8 h lifetime. */
+interface SerializedUser extends AuthenticatedUser {
   loggedInAt: number;
 }
 
@@ -27,28 +27,31 @@ export class DashboardPassport {
       }),
     );
     this.passport.serializeUser((user, done) => {
-      const { id, username } = user as SessionUser;
-      done(null, { id, username, loggedInAt: Date.now() } satisfies SerializedUser);
+      const { id, username, credentialTag } = user as AuthenticatedUser;
+      done(null, { id, username, credentialTag, loggedInAt: Date.now() } satisfies SerializedUser);
     });
     this.passport.deserializeUser((stored: SerializedUser, done) => {
       if (typeof stored?.id !== 'number' || !(Date.now() - stored.loggedInAt < SESSION_MAX_AGE_MS)) return done(null, false);
-      // A user deleted or renamed since login loses the session.
-      this.users.findSessionUser(stored.id).then((user) => done(null, user && user.username === stored.username ? user : false), done);
+      // A user deleted, renamed or given a new password since login loses the session.
+      this.users.findSessionUser(stored.id).then((user) => {
+        const same = user && user.username === stored.username && user.credentialTag === stored.credentialTag;
+        done(null, same ? { id: user.id, username: user.username } : false);
+      }, done);
     });
   }
 
   /** Checks the form's username/password; the user or null. Never throws for bad credentials. */
-  authenticate(req: Request, res: Response): Promise<SessionUser | null> {
+  authenticate(req: Request, res: Response): Promise<AuthenticatedUser | null> {
     return new Promise((resolve, reject) => {
       const next: NextFunction = (err?: unknown) => (err ? reject(err) : resolve(null));
-      this.passport.authenticate('local', { session: false }, (err: unknown, user: SessionUser | false) =>
+      this.passport.authenticate('local', { session: false }, (err: unknown, user: AuthenticatedUser | false) =>
         err ? reject(err) : resolve(user || null),
       )(req, res, next);
     });
   }
 
   /** Starts the logged-in session; passport 0.7 regenerates the session id first (no fixation). */
-  logIn(req: Request, user: SessionUser): Promise<void> {
+  logIn(req: Request, user: AuthenticatedUser): Promise<void> {
     return new Promise((resolve, reject) => req.logIn(user, (err) => (err ? reject(err) : resolve())));
   }
 
