@@ -2,7 +2,7 @@ import request from 'supertest';
 import { createTestApp, TestApp } from './support/test-app';
 import { ADMIN, csrfFrom, loggedInAgent } from './dashboard-helpers';
 
-const PAGES = ['/', '/dashboard', '/licenses', '/licenses/new', '/licenses/1', '/licenses/999999', '/licenses/abc', '/audit'];
+const PAGES = ['/', '/dashboard', '/licenses', '/licenses/new', '/licenses/1', '/licenses/999999', '/licenses/abc', '/audit', '/licenses/1/unknown', '/audit/x'];
 const ACTIONS = ['/logout', '/licenses', '/licenses/1/revoke', '/licenses/1/release', '/licenses/1/suspend', '/licenses/1/reinstate'];
 
 describe('dashboard: login, sessions, CSRF, headers', () => {

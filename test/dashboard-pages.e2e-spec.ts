@@ -181,7 +181,9 @@ describe('dashboard pages and actions', () => {
         expect(res.headers['content-type']).toMatch(/text\/html/);
         expect(res.text).toContain('404 · Not found');
       }
+      for (const path of ['/licenses/1/nothing', '/dashboard/x', '/audit/1']) expect((await agent.get(path).expect(404)).text).toContain('404 · Not found');
       await postForm(agent, token, '/licenses/999999/revoke', { reason: 'x' }).expect(404);
+      await postForm(agent, token, '/licenses/1/delete').expect(404);
       await postForm(agent, token, '/licenses/abc/release').expect(404);
     });
 

@@ -9,6 +9,7 @@ import { DashboardPassport } from './auth/dashboard-passport';
 import { FirstUserInitializer } from './first-user';
 import { AuditPageController } from './pages/audit.controller';
 import { LicensesPagesController } from './pages/licenses.controller';
+import { DashboardNotFoundController } from './pages/not-found.controller';
 import { OverviewController } from './pages/overview.controller';
 import { DashboardSessionStore } from './session-store';
 import { UsersRepository } from './users.repository';
@@ -17,7 +18,8 @@ import { UsersService } from './users.service';
 /** The staff dashboard: server-rendered pages on top of the same services as the admin API (never its own SQL for licences). */
 @Module({
   imports: [AuditModule, LicensesModule, ProductsModule, SigningModule, StatsModule],
-  controllers: [AuthController, OverviewController, LicensesPagesController, AuditPageController],
+  // DashboardNotFoundController last: it catches only what no page matched.
+  controllers: [AuthController, OverviewController, LicensesPagesController, AuditPageController, DashboardNotFoundController],
   providers: [UsersRepository, UsersService, DashboardPassport, DashboardSessionStore, FirstUserInitializer],
   exports: [UsersService],
 })
