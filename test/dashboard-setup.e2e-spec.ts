@@ -123,6 +123,14 @@ describe('dashboard set-up: first user, login rate limit, session lifetime, sess
       expect(hashes[0].password_hash).toMatch(/^\$argon2id\$/);
     });
 
+    it('keeps spaces in passwords as typed', async () => {
+      await createOrResetUser(t.config.databaseUrl, 'spacey', '  two spaces  ');
+      await loggedInAgent(t, { username: 'spacey', password: '  two spaces  ' });
+      const agent = request.agent(t.app.getHttpServer());
+      const token = csrfFrom((await agent.get('/login')).text);
+      await agent.post('/login').type('form').send({ username: 'spacey', password: 'two spaces', _csrf: token }).expect(401);
+    });
+
     it.each([
       ['bad name!', 'long-enough-password', /username/],
       ['operator', 'short', /at least 8/],

@@ -3,7 +3,7 @@ import type { Request, Response } from 'express';
 import { AuditService } from '../../audit/audit.service';
 import { RateLimit } from '../../common/http/throttling';
 import { DashboardController } from '../http/dashboard-controller.decorator';
-import { asFormBody, formText } from '../http/forms';
+import { asFormBody, formRaw, formText } from '../http/forms';
 import { AllowAnonymous, dashboardActor } from '../http/session.guard';
 import { SESSION_COOKIE } from '../dashboard.setup';
 import { PASSWORD_MAX_LENGTH, UsersService } from '../users.service';
@@ -39,7 +39,7 @@ export class AuthController {
     const body = asFormBody(req.body);
     const username = formText(body, 'username').slice(0, 64);
     // passport-local reads the body itself: hand it only single, bounded strings.
-    req.body = { username, password: formText(body, 'password').slice(0, PASSWORD_MAX_LENGTH + 1) };
+    req.body = { username, password: formRaw(body, 'password').slice(0, PASSWORD_MAX_LENGTH + 1) };
     const user = await this.passport.authenticate(req, res);
     if (!user) {
       await this.audit.record({ action: 'auth.login_failed', actor: dashboardActor(req, username || null) });

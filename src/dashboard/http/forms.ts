@@ -5,11 +5,16 @@ export function asFormBody(body: unknown): FormBody {
   return body && typeof body === 'object' && !Array.isArray(body) ? (body as FormBody) : {};
 }
 
-/** One text field, trimmed; a repeated field counts as its first value, a missing one as ''. */
-export function formText(body: FormBody, name: string): string {
+/** One field exactly as typed (passwords); a repeated field counts as its first value, a missing one as ''. */
+export function formRaw(body: FormBody, name: string): string {
   const value = Object.prototype.hasOwnProperty.call(body, name) ? body[name] : undefined;
   const first = Array.isArray(value) ? value[0] : value;
-  return typeof first === 'string' ? first.trim() : '';
+  return typeof first === 'string' ? first : '';
+}
+
+/** One text field, trimmed. */
+export function formText(body: FormBody, name: string): string {
+  return formRaw(body, name).trim();
 }
 
 /** Every value of a repeatable field (checkbox groups). */
