@@ -45,7 +45,11 @@ export class UsersRepository {
     return rows.length === 1;
   }
 
-  async touchLastLogin(id: number): Promise<void> {
-    await this.repo().update({ id }, { lastLoginAt: () => 'now()' });
+  async touchLastLogin(id: number, manager?: EntityManager): Promise<void> {
+    await this.repo(manager).update({ id }, { lastLoginAt: () => 'now()' });
+  }
+
+  transaction<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
+    return this.dataSource.transaction(work);
   }
 }

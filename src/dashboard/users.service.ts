@@ -1,6 +1,8 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Optional } from '@nestjs/common';
 import { Algorithm, hash, verify } from '@node-rs/argon2';
 import { createHash } from 'node:crypto';
+import { AuditService } from '../audit/audit.service';
+import type { Actor } from '../common/auth/actor';
 import type { User } from './user.entity';
 import { UsersRepository } from './users.repository';
 
@@ -42,7 +44,11 @@ export function usernameProblem(username: string): string | undefined {
 export class UsersService {
   private dummyHash?: Promise<string>;
 
-  constructor(private readonly users: UsersRepository) {}
+  // Optional so the user:create command can build the service without the app's audit log.
+  constructor(
+    private readonly users: UsersRepository,
+    @Optional() private readonly audit?: AuditService,
+  ) {}
 
   hashPassword(password: string): Promise<string> {
     return hash(password, ARGON2_OPTIONS);
@@ -63,8 +69,12 @@ export class UsersService {
     return user ? authenticated(user) : null;
   }
 
-  recordLogin(id: number): Promise<void> {
-    return this.users.touchLastLogin(id);
+  /** last_login_at and the auth.login audit entry, in one transaction. */
+  recordLogin(user: SessionUser, actor: Actor): Promise<void> {
+    return this.users.transaction(async (manager) => {
+      await this.users.touchLastLogin(user.id, manager);
+      await this.audit?.record({ action: 'auth.login', actor }, manager);
+    });
   }
 
   /** Creates the user or resets its password; true when created. Throws on an invalid name or password. */

@@ -46,8 +46,7 @@ export class AuthController {
       return res.status(401).render('login', { title: 'Log in', error: LOGIN_FAILED_MESSAGE, username });
     }
     await this.passport.logIn(req, user);
-    await this.users.recordLogin(user.id);
-    await this.audit.record({ action: 'auth.login', actor: dashboardActor(req, user.username) });
+    await this.users.recordLogin(user, dashboardActor(req, user.username));
     res.redirect(303, '/dashboard');
   }
 
