@@ -1,6 +1,7 @@
 import type { Browser, Page } from 'playwright-core';
 import type { TestApp } from '../support/test-app';
 import { ADMIN } from '../dashboard-helpers';
+import { insertSeat } from '../support/factories';
 import { collectConsoleErrors, screenshot, startDashboard } from './browser';
 
 describe('dashboard in Chromium', () => {
@@ -69,6 +70,20 @@ describe('dashboard in Chromium', () => {
     expect(preview.license.features).toEqual(featureNames.slice(1));
     expect(preview.license.product).toBe(product);
     await screenshot(page, '05-license-details');
+  });
+
+  it('shows a bound machine with its signed payload and force-releases it', async () => {
+    const id = Number(new URL(page.url()).pathname.split('/').pop());
+    await insertSeat(t, id, { hostname: 'till-01', os: 'Windows 11', app_version: '4.2.0', ip: '203.0.113.7' });
+    await page.reload();
+    expect(await page.locator('[data-testid=seat-row]').count()).toBe(1);
+    const preview = JSON.parse((await page.textContent('[data-testid=payload-preview]')) as string);
+    expect(preview.signature).toMatch(/^RSA-SHA256:/);
+    await screenshot(page, '05b-license-with-seat');
+    await page.click('[data-testid=seat-row] button:has-text("Release")');
+    await page.waitForSelector('.flash-success');
+    expect(await page.textContent('.flash-success')).toContain('1 seat released.');
+    expect(await page.locator('[data-testid=seat-row]').count()).toBe(0);
   });
 
   it('revokes the licence with a reason and finds it in the list and the audit log', async () => {

@@ -16,6 +16,8 @@ const HELPERS: Record<string, (...args: any[]) => unknown> = {
   or: (...args: unknown[]) => args.slice(0, -1).some(Boolean),
   includes: (list: unknown, value: unknown) => Array.isArray(list) && list.includes(value),
   date: (value: unknown) => formatTimestamp(value),
+  /** sha256:4f2a9c…d81e07: enough to tell machines apart; the full value goes in a title attribute. */
+  shortFingerprint: (value: unknown) => (typeof value === 'string' && value.length > 26 ? `${value.slice(0, 13)}…${value.slice(-6)}` : value),
   /** An audit entry's details as name/value lines; nested values as compact JSON. */
   fields: (value: unknown) =>
     value && typeof value === 'object'
