@@ -7,12 +7,14 @@ import { join } from 'node:path';
 import { API_KEY_SCHEME } from './common/auth/admin-api.decorator';
 import { ApiExceptionFilter, toErrorResponse } from './common/errors/api-exception.filter';
 import { ErrorResponseDto } from './common/errors/error-response.dto';
+import { hardenHttpServer, refuseDeclaredOversize, requireHostHeader } from './common/http/http-hardening';
 import { projectRoot } from './common/paths';
 import { AppConfig } from './config/app-config';
 import { configureDashboard } from './dashboard/dashboard.setup';
 import { securityHeaders } from './dashboard/security-headers';
 
 export const BODY_LIMIT = '64kb';
+const BODY_LIMIT_BYTES = 64 * 1024;
 
 /** Express `trust proxy` from TRUST_PROXY: booleans and hop counts as such, anything else as given. */
 export function trustProxyValue(value: string | undefined): boolean | number | string {
@@ -33,7 +35,9 @@ export function configureApp(nestApp: INestApplication, config: AppConfig): Nest
   app.disable('x-powered-by');
   app.set('etag', false);
   app.use(securityHeaders());
+  hardenHttpServer(app.getHttpServer());
 
+  app.use(requireHostHeader, refuseDeclaredOversize(BODY_LIMIT_BYTES));
   app.use(express.json({ limit: BODY_LIMIT, strict: true }));
   app.use(express.urlencoded({ limit: BODY_LIMIT, extended: false, parameterLimit: 200 }));
   // Body-parser failures (bad JSON, too large, bad charset) never reach Nest's filters: render them here.

@@ -59,6 +59,8 @@ export class ProductsService {
   }
 
   async updateProduct(id: number, input: UpdateProductDto, actor: Actor): Promise<Product> {
+    // An empty body used to save nothing yet write a product.updated entry (as licences do, refuse it).
+    if (!Object.values(input).some((v) => v !== undefined)) throw AppError.field('body', 'Give at least one field to change');
     return this.withUniqueCodes(() =>
       this.dataSource.transaction(async (manager) => {
         const product = await this.products.lockById(id, manager);

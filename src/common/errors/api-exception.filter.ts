@@ -9,9 +9,11 @@ const STATUS_CODES: Record<number, ErrorCode> = {
   401: ErrorCode.UNAUTHORIZED,
   403: ErrorCode.FORBIDDEN,
   404: ErrorCode.NOT_FOUND,
+  408: ErrorCode.REQUEST_TIMEOUT,
   409: ErrorCode.CONFLICT,
   413: ErrorCode.PAYLOAD_TOO_LARGE,
   415: ErrorCode.UNSUPPORTED_MEDIA_TYPE,
+  431: ErrorCode.HEADERS_TOO_LARGE,
   429: ErrorCode.RATE_LIMITED,
   503: ErrorCode.SERVICE_UNAVAILABLE,
 };
@@ -33,6 +35,7 @@ export function toErrorResponse(exception: unknown): { status: number; body: Err
     const message =
       bodyParserStatus === 413 ? 'Request body is larger than 64 KiB'
       : bodyParserStatus === 415 ? 'Unsupported content encoding or charset'
+      : isZlibError(exception) ? 'Request body could not be decompressed'
       : 'Request body is not valid JSON';
     const details = bodyParserStatus === 400 ? { fields: [{ field: 'body', message }] } : undefined;
     return { status: bodyParserStatus, body: errorBody(STATUS_CODES[bodyParserStatus], message, details), unexpected: false };
@@ -58,10 +61,16 @@ function httpMessage(exception: HttpException): string {
   return typeof message === 'string' ? message : exception.message;
 }
 
-/** Errors raised by Express's body parser carry `type` and `status`. */
+// zlib (Z_DATA_ERROR, Z_BUF_ERROR) and brotli (ERR__ERROR_FORMAT_*) failures on a corrupt compressed body.
+const isZlibError = (exception: unknown) => /^(Z_|ERR__)/.test(String((exception as { code?: unknown })?.code ?? ''));
+
+/**
+ * Errors raised by Express's body parser carry `type` and `status`; a body that fails to decompress
+ * arrives as zlib's own error with only a `status` (it used to fall through to a 500).
+ */
 function bodyParserErrorStatus(exception: unknown): number | undefined {
   const e = exception as { type?: unknown; status?: unknown };
-  if (!e || typeof e.type !== 'string' || typeof e.status !== 'number') return undefined;
+  if (!e || (typeof e.type !== 'string' && !isZlibError(e)) || typeof e.status !== 'number') return undefined;
   if (e.type === 'entity.too.large') return 413;
   if (e.type === 'encoding.unsupported' || e.type === 'charset.unsupported') return 415;
   if (e.status >= 400 && e.status < 500) return 400;

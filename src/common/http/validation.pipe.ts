@@ -15,6 +15,46 @@ export function flattenValidationErrors(errors: ValidationError[], parent = ''):
 const isPlainObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v) && Object.getPrototypeOf(v) === Object.prototype;
 
+/** Deeper input makes class-transformer recurse until the stack overflows (a 500); no DTO nests this far. */
+export const MAX_INPUT_DEPTH = 32;
+// class-transformer silently drops these keys (or turns them into a prototype), so a strict DTO would never see them.
+const PROTOTYPE_KEYS = ['__proto__', 'constructor', 'prototype'];
+
+const childPath = (parent: string, key: string, inArray: boolean) => (inArray ? `${parent}[${key}]` : parent ? `${parent}.${key}` : key);
+
+/** Walks raw input without recursion: too deep, or a key class-transformer would hide (`__proto__` always; all three when strict). */
+function structureProblem(input: unknown, strict: boolean): FieldError | undefined {
+  const stack: { value: unknown; path: string; depth: number }[] = [{ value: input, path: '', depth: 0 }];
+  for (let item = stack.pop(); item; item = stack.pop()) {
+    const { value, path, depth } = item;
+    if (typeof value !== 'object' || value === null) continue;
+    if (depth >= MAX_INPUT_DEPTH) return { field: path || 'body', message: `${path || 'body'} is nested deeper than ${MAX_INPUT_DEPTH} levels` };
+    for (const [key, child] of Object.entries(value)) {
+      const field = childPath(path, key, Array.isArray(value));
+      if (key === '__proto__' || (strict && PROTOTYPE_KEYS.includes(key))) return { field, message: `property ${field} should not exist` };
+      stack.push({ value: child, path: field, depth: depth + 1 });
+    }
+  }
+  return undefined;
+}
+
+/** PostgreSQL text cannot hold NUL, and lone surrogates would be stored as U+FFFD: refuse both in every validated string. */
+function unstorableText(dto: unknown): FieldError | undefined {
+  const stack: { value: unknown; path: string }[] = [{ value: dto, path: '' }];
+  const bad = (s: string) => s.includes('\u0000') || !s.isWellFormed();
+  for (let item = stack.pop(); item; item = stack.pop()) {
+    const { value, path } = item;
+    if (typeof value === 'string' && bad(value)) return { field: path, message: `${path} must not contain NUL characters or unpaired surrogates` };
+    if (typeof value !== 'object' || value === null) continue;
+    for (const [key, child] of Object.entries(value)) {
+      const field = childPath(path, key, Array.isArray(value));
+      if (bad(key)) return { field: path || 'body', message: `${path || 'body'} has a property name with NUL characters or unpaired surrogates` };
+      stack.push({ value: child, path: field });
+    }
+  }
+  return undefined;
+}
+
 /**
  * Validates bodies and queries against their DTO class. Never coerces JSON types.
  * `strict`: unknown fields are an error (admin API); otherwise they are dropped (client API, CONTRACT 4).
@@ -43,10 +83,13 @@ export class DtoValidationPipe implements PipeTransform {
     if (metadata.type === 'body' && !isPlainObject(value)) {
       throw AppError.field('body', 'Request body must be a JSON object (Content-Type: application/json)');
     }
-    if (value && Object.prototype.hasOwnProperty.call(value, '__proto__')) {
-      throw AppError.field('__proto__', 'property __proto__ should not exist');
-    }
-    return this.inner.transform(value, metadata);
+    const structure = structureProblem(value, this.strict);
+    if (structure) throw AppError.validation([structure]);
+    const dto: unknown = await this.inner.transform(value, metadata);
+    // After the whitelist: unknown fields the client API ignores are not checked.
+    const text = unstorableText(dto);
+    if (text) throw AppError.validation([text]);
+    return dto;
   }
 }
 

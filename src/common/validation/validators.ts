@@ -1,4 +1,4 @@
-import { registerDecorator, ValidationOptions } from 'class-validator';
+import { registerDecorator, ValidateIf, ValidationOptions } from 'class-validator';
 
 export const LIMIT_NAME = /^[a-z][a-z0-9_]{0,63}$/;
 export const FEATURE_NAME = /^[A-Z][A-Z0-9_]{0,63}$/;
@@ -48,3 +48,6 @@ export function IsStorableText(options?: ValidationOptions): PropertyDecorator {
       },
     });
 }
+
+/** Optional, but never null: for fields whose column cannot be emptied. */
+export const IsOptionalNotNull = () => ValidateIf((_object, value) => value !== undefined);

@@ -1,4 +1,4 @@
-import { registerDecorator, ValidateIf, ValidationOptions } from 'class-validator';
+import { registerDecorator, ValidationOptions } from 'class-validator';
 
 // stdnum ships CommonJS with its own types under a namespace object.
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -31,8 +31,7 @@ export function IsPib(options?: ValidationOptions): PropertyDecorator {
 export const normalizeFingerprint = ({ value }: { value: unknown }) =>
   typeof value === 'string' && /^sha256:[0-9a-fA-F]{64}$/.test(value) ? 'sha256:' + value.slice(7).toLowerCase() : value;
 
-/** Optional, but never null: for fields whose column cannot be emptied. */
-export const IsOptionalNotNull = () => ValidateIf((_object, value) => value !== undefined);
+export { IsOptionalNotNull } from '../../common/validation/validators';
 
 /** Rejects text that is empty after trimming. */
 export const NOT_BLANK = /\S/;

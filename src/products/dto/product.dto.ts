@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional, PartialType } from '@nestjs/swagger';
-import { ArrayMaxSize, ArrayUnique, IsArray, IsBoolean, IsOptional, IsString, Matches, MaxLength, MinLength } from 'class-validator';
-import { FEATURE_NAME, IsLimitsMap, IsStorableText } from '../../common/validation/validators';
+import { ArrayMaxSize, ArrayUnique, IsArray, IsBoolean, IsString, Matches, MaxLength, MinLength } from 'class-validator';
+import { FEATURE_NAME, IsLimitsMap, IsOptionalNotNull, IsStorableText } from '../../common/validation/validators';
 import type { Product } from '../product.entity';
 
 export class CreateProductDto {
@@ -17,20 +17,21 @@ export class CreateProductDto {
   key_prefix: string;
 
   @ApiPropertyOptional({ type: 'object', additionalProperties: { type: 'integer' }, example: { max_installations: 1 } })
-  @IsOptional() @IsLimitsMap()
+  @IsOptionalNotNull() @IsLimitsMap()
   default_limits?: Record<string, number>;
 
   @ApiPropertyOptional({ type: [String], example: ['REPORTS', 'MULTI_OPERATOR'] })
-  @IsOptional() @IsArray() @ArrayMaxSize(64) @ArrayUnique()
+  @IsOptionalNotNull() @IsArray() @ArrayMaxSize(64) @ArrayUnique()
   @IsString({ each: true }) @Matches(FEATURE_NAME, { each: true, message: 'each feature must be UPPER_SNAKE_CASE' })
   available_features?: string[];
 
   @ApiPropertyOptional({ default: true })
-  @IsOptional() @IsBoolean()
+  @IsOptionalNotNull() @IsBoolean()
   active?: boolean;
 }
 
-export class UpdateProductDto extends PartialType(CreateProductDto) {}
+// Every product column is NOT NULL: null is refused, not skipped (it used to reach the database as a 500).
+export class UpdateProductDto extends PartialType(CreateProductDto, { skipNullProperties: false }) {}
 
 export class ProductDto {
   @ApiProperty({ example: 1 }) id: number;
