@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Actor } from '../common/auth/actor';
+import { KeyedQueue } from '../common/concurrency/keyed-queue';
 import { AppError } from '../common/errors/app-error';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { MetricsService } from '../metrics/metrics.service';
@@ -14,6 +15,9 @@ import { buildLicensePayload, LicensePayload, PayloadBinding, SignedLicense } fr
 /** The client use cases (CONTRACT 4) on top of the licence aggregate's seats and the signing key. */
 @Injectable()
 export class ActivationService {
+  // Seat changes of one licence wait here, not in pool connections blocked on its row lock (the stress test starved the pool).
+  private readonly perLicence = new KeyedQueue();
+
   constructor(
     private readonly seats: SeatsService,
     private readonly signing: SigningService,
@@ -34,25 +38,22 @@ export class ActivationService {
   }
 
   private async bindAndSign(input: ActivateRequestDto, actor: Actor): Promise<SignedLicense> {
-    const { license, seat } = await this.seats.activateSeat(
-      {
-        licenseKey: input.license_key,
-        machineFingerprint: input.machine_fingerprint,
-        hostname: input.hostname,
-        os: input.os || null,
-        appVersion: input.app_version || null,
-        product: input.product,
-      },
-      actor,
-    );
+    const request = {
+      licenseKey: input.license_key,
+      machineFingerprint: input.machine_fingerprint,
+      hostname: input.hostname,
+      os: input.os || null,
+      appVersion: input.app_version || null,
+      product: input.product,
+    };
+    const { license, seat } = await this.perLicence.run(input.license_key, () => this.seats.activateSeat(request, actor));
     const payload = this.licensePayload(license, license.product as Product, seat);
     return { license: payload, signature: await this.signing.sign(payload) };
   }
 
   async deactivate(input: SeatRequestDto, actor: Actor): Promise<DeactivateResponseDto> {
-    const { canReactivate } = await this.seats.deactivateSeat(
-      { licenseKey: input.license_key, machineFingerprint: input.machine_fingerprint },
-      actor,
+    const { canReactivate } = await this.perLicence.run(input.license_key, () =>
+      this.seats.deactivateSeat({ licenseKey: input.license_key, machineFingerprint: input.machine_fingerprint }, actor),
     );
     return { message: 'Licence deactivated on this machine', can_reactivate: canReactivate };
   }
