@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { Actor } from '../common/auth/actor';
 import { KeyedQueue } from '../common/concurrency/keyed-queue';
 import { AppError } from '../common/errors/app-error';
+import { ErrorCode } from '../common/errors/error-codes';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { MetricsService } from '../metrics/metrics.service';
 import type { License } from '../licenses/license.entity';
@@ -12,11 +13,17 @@ import { ActivateRequestDto, SeatRequestDto } from './dto/client-requests.dto';
 import { DeactivateResponseDto, ValidateResponseDto } from './dto/client-responses.dto';
 import { buildLicensePayload, LicensePayload, PayloadBinding, SignedLicense } from './license-payload';
 
+const LICENCE_QUEUE_MAX_WAIT_MS = 10_000;
+
 /** The client use cases (CONTRACT 4) on top of the licence aggregate's seats and the signing key. */
 @Injectable()
 export class ActivationService {
-  // Seat changes of one licence wait here, not in pool connections blocked on its row lock (the stress test starved the pool).
-  private readonly perLicence = new KeyedQueue();
+  // Seat changes of one licence wait here, not in pool connections blocked on its row lock (the stress test starved
+  // the pool); at most 10 s, so a stalled database cannot make the line behind it wait without end.
+  private readonly perLicence = new KeyedQueue(
+    LICENCE_QUEUE_MAX_WAIT_MS,
+    () => new AppError(ErrorCode.SERVICE_UNAVAILABLE, 503, 'Too many changes of this licence at once; try again shortly'),
+  );
 
   constructor(
     private readonly seats: SeatsService,

@@ -1,4 +1,5 @@
 import type { DataSourceOptions } from 'typeorm';
+import { clientWithDeadline } from './deadline-client';
 import { AuditEntry } from '../audit/audit-entry.entity';
 import { User } from '../dashboard/user.entity';
 import { Activation } from '../licenses/activation.entity';
@@ -6,6 +7,8 @@ import { License } from '../licenses/license.entity';
 import { Product } from '../products/product.entity';
 import { InitialSchema1763780000000 } from './migrations/1763780000000-initial-schema';
 import { SeedProducts1763780000001 } from './migrations/1763780000001-seed-products';
+
+const STATEMENT_TIMEOUT_MS = 15_000;
 
 export const ENTITIES = [Product, License, Activation, AuditEntry, User];
 export const MIGRATIONS = [InitialSchema1763780000000, SeedProducts1763780000001];
@@ -25,7 +28,9 @@ export function dataSourceOptions(url: string, poolSize = 20): DataSourceOptions
       max: poolSize,
       // Fail fast instead of hanging when the database is unreachable (CONTRACT 2: 503).
       connectionTimeoutMillis: 3000,
-      statement_timeout: 15000,
+      statement_timeout: STATEMENT_TIMEOUT_MS,
+      // ... or reachable but not answering (frozen, partitioned): a few seconds after statement_timeout.
+      Client: clientWithDeadline(STATEMENT_TIMEOUT_MS + 5000),
       idle_in_transaction_session_timeout: 30000,
       keepAlive: true,
     },

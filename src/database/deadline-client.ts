@@ -1,0 +1,41 @@
+import { Client } from 'pg';
+
+/**
+ * A pg Client whose queries have a deadline. A database that stops answering without closing the
+ * connection (a frozen server, a network partition) otherwise holds a request forever: TCP keeps the
+ * socket open, and statement_timeout is enforced by the very server that is not answering. At the
+ * deadline the connection is destroyed, so the query fails as a connection error (503), the pool
+ * discards the client, and the server rolls back whatever transaction that connection had open.
+ * (pg's own query_timeout leaves the connection in use, so a later request could inherit its open transaction.)
+ */
+export function clientWithDeadline(deadlineMs: number): typeof Client {
+  class DeadlineClient extends Client {
+    override query(...args: unknown[]): any {
+      const timeout = () => {
+        (this as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
+        return Object.assign(new Error(`The database did not answer within ${deadlineMs} ms`), { code: 'ETIMEDOUT' });
+      };
+      const run = (a: unknown[]): unknown => (Client.prototype.query as (...x: unknown[]) => unknown).apply(this, a);
+      const callback = args[args.length - 1];
+      if (typeof callback === 'function') {
+        // Callback form (pg-pool's Pool.query): answer once, whichever comes first.
+        let answered = false;
+        const timer = setTimeout(() => {
+          if (!answered) (answered = true), callback(timeout());
+        }, deadlineMs);
+        return run([...args.slice(0, -1), (err: unknown, res: unknown) => {
+          clearTimeout(timer);
+          if (!answered) (answered = true), callback(err, res);
+        }]);
+      }
+      const pending = run(args);
+      if (!(pending instanceof Promise)) return pending; // a Submittable (cursor, stream): not used here
+      let timer: NodeJS.Timeout | undefined;
+      const deadline = new Promise<never>((_resolve, reject) => (timer = setTimeout(() => reject(timeout()), deadlineMs)));
+      // The destroyed connection also fails the query itself; that rejection is expected and ignored.
+      pending.catch(() => undefined);
+      return Promise.race([pending, deadline]).finally(() => clearTimeout(timer));
+    }
+  }
+  return DeadlineClient;
+}

