@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { API_KEY_SCHEME } from './common/auth/admin-api.decorator';
 import { ApiExceptionFilter, toErrorResponse } from './common/errors/api-exception.filter';
 import { ErrorResponseDto } from './common/errors/error-response.dto';
-import { hardenHttpServer, refuseDeclaredOversize, requireHostHeader } from './common/http/http-hardening';
+import { hardenHttpServer, noStore, refuseDeclaredOversize, requireHostHeader } from './common/http/http-hardening';
 import { projectRoot } from './common/paths';
 import { AppConfig } from './config/app-config';
 import { configureDashboard } from './dashboard/dashboard.setup';
@@ -37,6 +37,7 @@ export function configureApp(nestApp: INestApplication, config: AppConfig): Nest
   app.use(securityHeaders());
   hardenHttpServer(app.getHttpServer());
 
+  app.use('/api/v1', noStore);
   app.use(requireHostHeader, refuseDeclaredOversize(BODY_LIMIT_BYTES));
   app.use(express.json({ limit: BODY_LIMIT, strict: true }));
   app.use(express.urlencoded({ limit: BODY_LIMIT, extended: false, parameterLimit: 200 }));

@@ -32,6 +32,12 @@ const PARSER_ERRORS: Record<string, { status: number; code: ErrorCode; message: 
 };
 const MALFORMED = { status: 400, code: ErrorCode.VALIDATION_ERROR, message: 'Malformed HTTP request' };
 
+/** API answers carry customer data, keys and signed licences: never kept by a browser or a proxy cache. */
+export function noStore(_req: Request, res: Response, next: NextFunction): void {
+  res.setHeader('Cache-Control', 'no-store');
+  next();
+}
+
 /** HTTP/1.1 requires Host; Node's own check answers with an empty 400, so it is made here (see hardenHttpServer). */
 export function requireHostHeader(req: Request, _res: Response, next: NextFunction): void {
   if (req.httpVersion === '1.1' && !req.headers.host) return next(AppError.field('host', 'HTTP/1.1 requests need a Host header'));
