@@ -50,6 +50,19 @@ export function configureDashboard(app: NestExpressApplication, config: AppConfi
       }),
     ),
   );
+  // express-session sends a redirect's headers before its store write finishes, so a fast browser can
+  // follow the redirect and read the old session (a lost flash message). Save first, then redirect.
+  app.use(
+    onDashboardPaths((req, res, next) => {
+      const redirect = res.redirect.bind(res) as (...args: unknown[]) => void;
+      res.redirect = ((...args: unknown[]) => {
+        // An empty session (e.g. just after logout) is not worth storing.
+        if (!req.session || Object.keys(req.session).every((k) => k === 'cookie')) return redirect(...args);
+        req.session.save(() => redirect(...args));
+      }) as Response['redirect'];
+      next();
+    }),
+  );
   const { passport } = app.get(DashboardPassport);
   app.use(onDashboardPaths(passport.initialize()));
   app.use(onDashboardPaths(passport.session()));
