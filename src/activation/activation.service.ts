@@ -19,10 +19,10 @@ const LICENCE_QUEUE_MAX_WAIT_MS = 10_000;
 @Injectable()
 export class ActivationService {
   // Seat changes of one licence wait here, not in pool connections blocked on its row lock (the stress test starved
-  // the pool); at most 10 s, so a stalled database cannot make the line behind it wait without end.
+  // the pool); at most 10 s, so a stalled database or a flood on one licence cannot make the line wait without end.
   private readonly perLicence = new KeyedQueue(
     LICENCE_QUEUE_MAX_WAIT_MS,
-    () => new AppError(ErrorCode.SERVICE_UNAVAILABLE, 503, 'Too many changes of this licence at once; try again shortly'),
+    () => new AppError(ErrorCode.RATE_LIMITED, 429, 'Too many changes of this licence at once; retry in 1 s', { retry_after_seconds: 1 }),
   );
 
   constructor(

@@ -10,7 +10,8 @@ import { report, tally } from './support/report';
 /** 30 s by default (issue 7); HOSTILE_STRESS_SECONDS shortens it while iterating. */
 const DURATION_MS = Number(process.env.HOSTILE_STRESS_SECONDS ?? 30) * 1000;
 const CONCURRENCY = 200;
-const REQUEST_TIMEOUT_MS = 10_000;
+/** No answer within this is a hang: the server bounds every request well inside it (10 s licence queue, 20 s database deadline). */
+const REQUEST_TIMEOUT_MS = 35_000;
 const SEED = 7_031_977;
 
 type Op = 'activate' | 'deactivate' | 'validate' | 'release' | 'release-all';
@@ -37,10 +38,14 @@ function prng(seed: number): () => number {
   };
 }
 
-/** The answers each operation may give under contention; anything else is a defect. */
+/**
+ * The answers each operation may give under contention; anything else is a defect. A seat change may be shed
+ * with 429 when more of them queue for one licence than it can serve within 10 s (load shedding, never a 5xx).
+ */
+const SHED = `429 ${ErrorCode.RATE_LIMITED}`;
 const ALLOWED: Record<Op, Set<string>> = {
-  activate: new Set(['200', `400 ${ErrorCode.ALREADY_ACTIVATED}`]),
-  deactivate: new Set(['200', `400 ${ErrorCode.NOT_ACTIVATED}`]),
+  activate: new Set(['200', `400 ${ErrorCode.ALREADY_ACTIVATED}`, SHED]),
+  deactivate: new Set(['200', `400 ${ErrorCode.NOT_ACTIVATED}`, SHED]),
   validate: new Set(['200']),
   release: new Set(['200', `409 ${ErrorCode.NOT_ACTIVATED}`]),
   'release-all': new Set(['200', `409 ${ErrorCode.NOT_ACTIVATED}`]),
@@ -200,16 +205,20 @@ describe('concurrency stress: 200 clients, mixed seat operations on a handful of
     );
     const seen = (op: Op, status: number, code?: string) => outcomes.filter((o) => o.op === op && o.status === status && (code === undefined || o.code === code)).length;
     const releasedSeen = outcomes.filter((o) => o.op.startsWith('release') && o.status === 200).reduce((n, o) => n + (o.body as { released: number }).released, 0);
-    const agree: [string, number, number][] = [
-      ['200 activations vs license.activated', activated.length, audit.activated],
-      ['ALREADY_ACTIVATED answers vs license.activation_denied', seen('activate', 400, ErrorCode.ALREADY_ACTIVATED), audit.denied],
-      ['200 deactivations vs license.deactivated', seen('deactivate', 200), audit.deactivated],
-      ['200 deactivations vs seats released as deactivated', seen('deactivate', 200), rows.deactivated],
-      ['200 releases vs license.released entries', seen('release', 200) + seen('release-all', 200), audit.release_entries],
-      ['seats released by 200 releases vs license.released counts', releasedSeen, audit.released],
-      ['seats released by 200 releases vs seats released as force_released', releasedSeen, rows.force_released],
+    // A request without an answer (already a violation above) may or may not have happened: it widens the count by one.
+    const unanswered = (...ops: Op[]) => outcomes.filter((o) => ops.includes(o.op) && typeof o.status !== 'number').length;
+    const agree: [string, number, number, number][] = [
+      ['200 activations vs license.activated', activated.length, audit.activated, unanswered('activate')],
+      ['ALREADY_ACTIVATED answers vs license.activation_denied', seen('activate', 400, ErrorCode.ALREADY_ACTIVATED), audit.denied, unanswered('activate')],
+      ['200 deactivations vs license.deactivated', seen('deactivate', 200), audit.deactivated, unanswered('deactivate')],
+      ['200 deactivations vs seats released as deactivated', seen('deactivate', 200), rows.deactivated, unanswered('deactivate')],
+      ['200 releases vs license.released entries', seen('release', 200) + seen('release-all', 200), audit.release_entries, unanswered('release', 'release-all')],
+      ['seats released by 200 releases vs license.released counts', releasedSeen, audit.released, unanswered('release', 'release-all') ? Infinity : 0],
+      ['seats released by 200 releases vs seats released as force_released', releasedSeen, rows.force_released, unanswered('release', 'release-all') ? Infinity : 0],
     ];
-    for (const [what, clients, database] of agree) if (clients !== database) violations.push(`${what}: clients saw ${clients}, database has ${database}`);
+    for (const [what, clients, database, slack] of agree) {
+      if (database < clients || database > clients + slack) violations.push(`${what}: clients saw ${clients}, database has ${database}`);
+    }
 
     report('concurrency-stress', {
       seed: SEED,
@@ -221,6 +230,7 @@ describe('concurrency stress: 200 clients, mixed seat operations on a handful of
       answers: tally(outcomes, (o) => `${o.op} ${answer(o)}`),
       status_5xx: outcomes.filter((o) => typeof o.status === 'number' && o.status >= 500).length,
       timeouts: outcomes.filter((o) => o.status === 'timeout').length,
+      shed_with_429: outcomes.filter((o) => o.status === 429).length,
       latency_ms: latencies(outcomes),
       signed_licences_verified: activated.length,
       seat_records: seatAudit.length,

@@ -95,6 +95,9 @@ export class ApiExceptionFilter implements ExceptionFilter {
     if (unexpected) logUnexpected(this.logger, exception, req);
     else if (status === 503) this.logger.warn(`Database unavailable on ${req.method} ${req.path}: ${(exception as Error)?.message}`);
     if (res.headersSent) return;
+    // A 429 raised outside the rate-limit guard (the per-licence queue) gets the same Retry-After header.
+    const retryAfter = body.error.details?.retry_after_seconds;
+    if (status === 429 && typeof retryAfter === 'number' && !res.getHeader('Retry-After')) res.setHeader('Retry-After', String(retryAfter));
     res.status(status).json(body);
   }
 }
