@@ -65,7 +65,7 @@ describe('hostile input sweep (every JSON route)', () => {
     const statuses: number[] = [];
     let slowest = { ms: 0, name: '' };
     let current = await snapshot(t.sql);
-    const rowsBefore = current.rows;
+    const { rows: rowsBefore, denied: deniedBefore } = current;
     for (const c of cases) {
       let res: RawResponse;
       try {
@@ -91,8 +91,8 @@ describe('hostile input sweep (every JSON route)', () => {
       slowest_ms: slowest.ms,
       slowest_case: slowest.name,
       database_checks: cases.length,
-      activation_denials_written: current.denied,
-      other_rows_written: current.rows - rowsBefore - current.denied,
+      activation_denials_written: current.denied - deniedBefore,
+      other_rows_written: current.rows - rowsBefore - (current.denied - deniedBefore),
       violations: failures.length,
     });
     expect(cases.length).toBeGreaterThanOrEqual(500);
