@@ -1,0 +1,86 @@
+import canonicalize from 'canonicalize';
+import { createPrivateKey, createPublicKey, createHash, sign } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { createServer, IncomingMessage, ServerResponse } from 'node:http';
+import { Pool } from 'pg';
+
+/**
+ * The benchmark's baseline: a bare node:http server (no framework) doing the minimum of the
+ * licence server's work, run as its own process like the real server.
+ *   POST /validate  parse the body, one indexed SELECT by key through a pg pool, answer JSON
+ *   POST /activate  parse the body, sign the canonical licence payload with a cached KeyObject (async)
+ * Environment: PORT, DATABASE_URL, SIGNING_KEY_FILE, DB_POOL_SIZE.
+ */
+const pool = new Pool({ connectionString: process.env.DATABASE_URL, max: Number(process.env.DB_POOL_SIZE ?? 20) });
+const privateKey = createPrivateKey(readFileSync(process.env.SIGNING_KEY_FILE as string, 'utf8'));
+const keyId = createHash('sha256').update(createPublicKey(privateKey).export({ type: 'spki', format: 'der' })).digest('hex').slice(0, 16);
+const issuedAt = new Date().toISOString();
+
+function readJson(req: IncomingMessage): Promise<Record<string, string>> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      try {
+        resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+      } catch (err) {
+        reject(err);
+      }
+    });
+    req.on('error', reject);
+  });
+}
+
+function send(res: ServerResponse, status: number, body: unknown): void {
+  const json = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(json) });
+  res.end(json);
+}
+
+async function validate(body: Record<string, string>): Promise<[number, unknown]> {
+  const { rows } = await pool.query('SELECT id, expires_at, revoked, active, grace_days FROM licenses WHERE license_key = $1', [body.license_key]);
+  if (rows.length === 0) return [400, { error: { code: 'INVALID_KEY', message: 'The licence key does not exist' } }];
+  const l = rows[0];
+  return [200, { valid: l.active && !l.revoked, status: 'active', expires_at: l.expires_at, revoked: l.revoked, grace_ends_at: null, code: null }];
+}
+
+async function activate(body: Record<string, string>): Promise<[number, unknown]> {
+  // The same members as the real payload (SPEC 2.4), so the same number of bytes is canonicalised and signed.
+  const license = {
+    license_key: body.license_key,
+    product: 'POS_RETAIL',
+    license_type: 'PERPETUAL',
+    issued_at: issuedAt,
+    expires_at: null,
+    activated_at: new Date().toISOString(),
+    machine_fingerprint: body.machine_fingerprint,
+    grace_days: 7,
+    limits: { max_installations: 1, max_operators: 5 },
+    features: ['FISCAL_PRINTING', 'MULTI_OPERATOR', 'INVENTORY', 'REPORTS'],
+    customer: { name: 'Customer 1 d.o.o.', email: 'office1@customer.example' },
+    key_id: keyId,
+  };
+  const data = Buffer.from(canonicalize(license) as string, 'utf8');
+  const signature = await new Promise<Buffer>((resolve, reject) => sign('sha256', data, privateKey, (err, sig) => (err ? reject(err) : resolve(sig))));
+  return [200, { license, signature: `RSA-SHA256:${signature.toString('base64')}` }];
+}
+
+const routes: Record<string, (body: Record<string, string>) => Promise<[number, unknown]>> = { '/validate': validate, '/activate': activate };
+
+const server = createServer((req, res) => {
+  if (req.method === 'GET' && req.url === '/health') return send(res, 200, { status: 'ok' });
+  const route = req.method === 'POST' ? routes[req.url ?? ''] : undefined;
+  if (!route) return send(res, 404, { error: { code: 'NOT_FOUND', message: 'Not found' } });
+  readJson(req)
+    .then(route)
+    .then(([status, body]) => send(res, status, body))
+    .catch(() => send(res, 500, { error: { code: 'INTERNAL_ERROR', message: 'Internal error' } }));
+});
+
+server.listen(Number(process.env.PORT), '127.0.0.1');
+const stop = () => {
+  server.close(() => void pool.end().finally(() => process.exit(0)));
+  server.closeAllConnections();
+};
+process.on('SIGTERM', stop);
+process.on('SIGINT', stop);

@@ -1,0 +1,103 @@
+import { readFileSync } from 'node:fs';
+import type { Measurement } from './load';
+import type { DatasetSize } from './seed';
+
+export interface ScenarioResult {
+  label: string;
+  target: Measurement;
+  baseline?: Measurement & { label: string };
+  /** target req/s ÷ baseline req/s (medians). */
+  ratio?: number;
+  warning?: string;
+}
+
+export interface ScaleResult {
+  name: string;
+  dataset: DatasetSize;
+  seedSeconds: number;
+  scenarios: Record<string, ScenarioResult>;
+}
+
+export interface BenchReport {
+  date: string;
+  commit: string;
+  mode: 'full' | 'smoke';
+  machine: { cpus: number; cpuModel: string; memoryGiB: number; os: string; node: string; loadBefore: number[]; loadAfter: number[] };
+  database: string;
+  options: { connections: number; warmupSeconds: number; durationSeconds: number; runs: number };
+  startup: { firstHealthyMs: number };
+  scales: ScaleResult[];
+}
+
+const num = (x: number | undefined, digits = 0) =>
+  x === undefined || Number.isNaN(x) ? '-' : x.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+
+const scaleTitle = (s: ScaleResult) => `${s.name}: ${num(s.dataset.licenses)} licences, ${num(s.dataset.audit)} audit entries`;
+
+/** Rows of the side-by-side table: one per scenario, the scales as column groups. */
+function rows(report: BenchReport): { header: string[]; body: string[][] } {
+  const header = ['endpoint'];
+  for (const s of report.scales) header.push(`${s.name} req/s`, 'p50 ms', 'p99 ms', 'baseline req/s', 'ratio');
+  if (report.scales.length > 1) header.push('p50 large/small');
+  const names = [...new Set(report.scales.flatMap((s) => Object.keys(s.scenarios)))];
+  const body = names.map((name) => {
+    const first = report.scales.find((s) => s.scenarios[name])?.scenarios[name] as ScenarioResult;
+    const row = [first.label];
+    for (const s of report.scales) {
+      const r = s.scenarios[name];
+      row.push(num(r?.target.median.rps), num(r?.target.median.p50, 2), num(r?.target.median.p99, 2), num(r?.baseline?.median.rps), r?.ratio === undefined ? '-' : num(r.ratio, 2));
+    }
+    if (report.scales.length > 1) {
+      const [small, large] = [report.scales[0].scenarios[name], report.scales[report.scales.length - 1].scenarios[name]];
+      row.push(small && large ? `${num(large.target.median.p50 / small.target.median.p50, 2)}x` : '-');
+    }
+    return row;
+  });
+  return { header, body };
+}
+
+function preamble(report: BenchReport): string[] {
+  const m = report.machine;
+  return [
+    `${report.date}, commit ${report.commit}, ${report.mode} mode`,
+    `machine: ${m.cpus} x ${m.cpuModel}, ${m.memoryGiB} GiB, ${m.os}, Node ${m.node}; load average ${m.loadBefore.map((l) => l.toFixed(2)).join(' ')} before, ${m.loadAfter.map((l) => l.toFixed(2)).join(' ')} after`,
+    `database: ${report.database}; ${report.options.connections} connections, ${report.options.warmupSeconds} s warm-up, median of ${report.options.runs} x ${report.options.durationSeconds} s`,
+    `start-up to first 200 of GET /api/v1/health (embedded PostgreSQL, fresh DATA_DIR): ${num(report.startup.firstHealthyMs)} ms`,
+    ...report.scales.map((s) => `${scaleTitle(s)}, ${num(s.dataset.seats)} bound seats (seeded in ${num(s.seedSeconds, 1)} s)`),
+  ];
+}
+
+const warnings = (report: BenchReport) =>
+  report.scales.flatMap((s) => Object.values(s.scenarios).filter((r) => r.warning).map((r) => `WARNING ${s.name} ${r.label}: ${r.warning}`));
+
+/** Plain-text table for the terminal. */
+export function renderText(report: BenchReport): string {
+  const { header, body } = rows(report);
+  const widths = header.map((h, i) => Math.max(h.length, ...body.map((r) => r[i].length)));
+  const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
+  return [...preamble(report), '', line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...body.map(line), ...warnings(report)].join('\n');
+}
+
+/** The same as a Markdown table, for docs/performance.md. */
+export function renderMarkdown(report: BenchReport): string {
+  const { header, body } = rows(report);
+  const line = (cells: string[]) => `| ${cells.join(' | ')} |`;
+  return [
+    ...preamble(report).map((l) => `- ${l}`),
+    '',
+    line(header),
+    line(header.map((_, i) => (i === 0 ? '---' : '---:'))),
+    ...body.map(line),
+    ...warnings(report).map((w) => `\n${w}`),
+  ].join('\n');
+}
+
+// `node dist/bench/report.js bench/results/<date>.json` prints the Markdown table of a saved run.
+if (require.main === module) {
+  const file = process.argv[2];
+  if (!file) {
+    process.stderr.write('usage: node dist/bench/report.js <results.json>\n');
+    process.exit(2);
+  }
+  process.stdout.write(`${renderMarkdown(JSON.parse(readFileSync(file, 'utf8')) as BenchReport)}\n`);
+}

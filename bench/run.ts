@@ -1,0 +1,357 @@
+import { execSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, release, tmpdir, totalmem, type } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { Pool } from 'pg';
+import { projectRoot } from '../src/common/paths';
+import { loadOrCreateSigningKey } from '../src/signing/signing-key';
+import { freshDatabase } from './database';
+import { fingerprintOf, licenseKeyOf, SEAT_EVERY } from './dataset';
+import { LoadOptions, measurePair, RunResult, Scenario } from './load';
+import { spawnNode } from './processes';
+import { BenchReport, renderText, ScaleResult, ScenarioResult } from './report';
+import { datasetSize, freshPoolStart, loadProducts, productOf, SeedProduct, seedAudit, seedLicenses, vacuumAnalyze } from './seed';
+
+// The built layout is <out>/bench and <out>/src; the project root holds package.json and views/.
+const ROOT = projectRoot(__dirname);
+const MAIN_SCRIPT = join(__dirname, '..', 'src', 'main.js');
+const USAGE = `npm run bench [-- options]
+  --duration <s>       seconds per measured run (default 10)
+  --runs <n>           measured runs per endpoint, median reported (default 3)
+  --warmup <s>         warm-up seconds before the runs (default 5)
+  --connections <n>    concurrent connections (default 50)
+  --licenses <n>       also measure at this many licences (the large scale), e.g. 1000000
+  --audit <n>          ... and this many audit entries, e.g. 5000000
+  --small-licenses <n> licences of the small scale (default 10000)
+  --small-audit <n>    audit entries of the small scale (default 50000)
+  --only <names>       comma-separated subset of: ${'stats,licenses,audit,validate,reactivate,activate'}
+  --profile <dir>      run the server with node --cpu-prof, writing the profile to <dir>
+  --out <file>         results JSON (default bench/results/<date>.json; smoke: a temporary file)
+  --smoke              CI mode: small data, 2 s per endpoint, one run, no warm-up
+Environment: BENCH_DATABASE_URL=postgres://... to use that server (a dedicated database is created and dropped).`;
+
+interface Options extends LoadOptions {
+  smallLicenses: number;
+  smallAudit: number;
+  largeLicenses?: number;
+  largeAudit?: number;
+  only?: Set<string>;
+  profileDir?: string;
+  out?: string;
+  smoke: boolean;
+}
+
+function parseOptions(argv: string[]): Options {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      duration: { type: 'string' },
+      runs: { type: 'string' },
+      warmup: { type: 'string' },
+      connections: { type: 'string' },
+      licenses: { type: 'string' },
+      audit: { type: 'string' },
+      'small-licenses': { type: 'string' },
+      'small-audit': { type: 'string' },
+      only: { type: 'string' },
+      profile: { type: 'string' },
+      out: { type: 'string' },
+      smoke: { type: 'boolean', default: false },
+      help: { type: 'boolean', default: false },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(`${USAGE}\n`);
+    process.exit(0);
+  }
+  const int = (name: string, value: string | undefined, fallback: number | undefined, min: number): number | undefined => {
+    if (value === undefined) return fallback;
+    const parsed = Number(value.replace(/_/g, ''));
+    if (!Number.isFinite(parsed) || parsed < min) throw new Error(`--${name} must be a number >= ${min}`);
+    return parsed;
+  };
+  const smoke = values.smoke as boolean;
+  const options: Options = {
+    smoke,
+    durationSeconds: int('duration', values.duration, smoke ? 2 : 10, 0.5) as number,
+    runs: int('runs', values.runs, smoke ? 1 : 3, 1) as number,
+    warmupSeconds: int('warmup', values.warmup, smoke ? 0 : 5, 0) as number,
+    connections: int('connections', values.connections, 50, 1) as number,
+    smallLicenses: int('small-licenses', values['small-licenses'], smoke ? 200 : 10_000, SEAT_EVERY) as number,
+    smallAudit: int('small-audit', values['small-audit'], smoke ? 1_000 : 50_000, 0) as number,
+    largeLicenses: int('licenses', values.licenses, undefined, SEAT_EVERY),
+    largeAudit: int('audit', values.audit, undefined, 0),
+    only: values.only ? new Set(values.only.split(',').map((s) => s.trim())) : undefined,
+    profileDir: values.profile ? resolve(values.profile) : undefined,
+    out: values.out ? resolve(values.out) : undefined,
+  };
+  return options;
+}
+
+const log = (line: string) => process.stderr.write(`${line}\n`);
+
+/** A progress line that rewrites itself on a terminal and prints every ~10 % otherwise. */
+function progressBar(label: string) {
+  const started = Date.now();
+  let lastTenth = -1;
+  return (done: number, total: number) => {
+    const fraction = total === 0 ? 1 : done / total;
+    const seconds = ((Date.now() - started) / 1000).toFixed(1);
+    const text = `  ${label} ${done.toLocaleString('en-US')}/${total.toLocaleString('en-US')} (${Math.round(fraction * 100)} %) ${seconds} s`;
+    if (process.stderr.isTTY) {
+      const width = 30;
+      const filled = Math.round(fraction * width);
+      process.stderr.write(`\r[${'#'.repeat(filled)}${'.'.repeat(width - filled)}]${text}${done >= total ? '\n' : ''}`);
+    } else if (Math.floor(fraction * 10) > lastTenth || done >= total) {
+      lastTenth = Math.floor(fraction * 10);
+      log(text);
+    }
+  };
+}
+
+function gitCommit(): string {
+  try {
+    const commit = execSync('git rev-parse --short HEAD', { cwd: ROOT, stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim();
+    const dirty = execSync('git status --porcelain -- src bench', { cwd: ROOT, stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim();
+    return dirty ? `${commit}+uncommitted` : commit;
+  } catch {
+    return 'unknown';
+  }
+}
+
+/** Picks `count` distinct-ish random items by index; the list of seats can be large. */
+function sample<T>(size: number, count: number, make: (i: number) => T): T[] {
+  if (size <= count) return Array.from({ length: size }, (_, i) => make(i));
+  return Array.from({ length: count }, () => make(Math.floor(Math.random() * size)));
+}
+
+interface Servers {
+  app: string;
+  baseline: string;
+  apiKey: string;
+}
+
+/** Sends one request of the scenario and checks the answer, so a misconfigured run fails before measuring. */
+async function preflight(url: string, scenario: Scenario, check: (status: number, body: any) => boolean, label: string): Promise<void> {
+  const res = await fetch(url + scenario.path, {
+    method: scenario.method,
+    headers: { 'content-type': 'application/json', ...scenario.headers },
+    body: scenario.body?.(),
+  });
+  const text = await res.text();
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    body = text;
+  }
+  if (!check(res.status, body)) throw new Error(`${label}: unexpected answer ${res.status} ${text.slice(0, 500)}`);
+}
+
+async function measureScale(
+  index: number,
+  name: string,
+  target: { licenses: number; audit: number },
+  state: { seededLicenses: number; seededAudit: number },
+  pool: Pool,
+  products: SeedProduct[],
+  servers: Servers,
+  options: Options,
+): Promise<ScaleResult> {
+  log(`\n== ${name} scale: ${target.licenses.toLocaleString('en-US')} licences, ${target.audit.toLocaleString('en-US')} audit entries`);
+  const seedStarted = Date.now();
+  if (target.licenses > state.seededLicenses) {
+    await seedLicenses(pool, products, state.seededLicenses + 1, target.licenses, false, progressBar('licences'));
+    state.seededLicenses = target.licenses;
+  }
+  if (target.audit > state.seededAudit) {
+    await seedAudit(pool, products, state.seededAudit + 1, target.audit, target.audit, progressBar('audit entries'));
+    state.seededAudit = target.audit;
+  }
+  log('  VACUUM ANALYZE');
+  await vacuumAnalyze(pool);
+  const seedSeconds = (Date.now() - seedStarted) / 1000;
+  const dataset = await datasetSize(pool);
+
+  const admin = { 'x-api-key': servers.apiKey };
+  const seatCount = Math.floor(state.seededLicenses / SEAT_EVERY);
+  const seatBodies = sample(seatCount, 50_000, (i) => {
+    const n = (i + 1) * SEAT_EVERY;
+    return { n, key: licenseKeyOf(productOf(products, n).keyPrefix, n), fingerprint: fingerprintOf(n) };
+  });
+  const randomSeat = () => seatBodies[Math.floor(Math.random() * seatBodies.length)];
+  const validateBody = () => {
+    const s = randomSeat();
+    return JSON.stringify({ license_key: s.key, machine_fingerprint: s.fingerprint });
+  };
+  const activateBody = () => {
+    const s = randomSeat();
+    return JSON.stringify({ license_key: s.key, machine_fingerprint: s.fingerprint, hostname: `host-${s.n}`, os: 'Linux', app_version: '1.0.0' });
+  };
+
+  const scenarios: Record<string, ScenarioResult> = {};
+  const onRun = (label: string) => (who: 'target' | 'baseline', i: number, r: RunResult) =>
+    log(`  ${label} ${who === 'baseline' ? '(baseline)' : ''} run ${i + 1}: ${r.rps} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms${r.failures ? `, ${r.failures} FAILED ${JSON.stringify(r.statuses)}` : ''}`);
+  const failureWarning = (target: { runs: RunResult[] }) => {
+    const failed = target.runs.reduce((sum, r) => sum + r.failures, 0);
+    return failed ? `${failed} requests failed (${JSON.stringify(target.runs.map((r) => r.statuses))})` : undefined;
+  };
+  const wanted = (key: string) => !options.only || options.only.has(key);
+
+  const reads: [string, string, string][] = [
+    ['stats', 'GET /api/v1/admin/stats', '/api/v1/admin/stats'],
+    ['licenses', 'GET /api/v1/admin/licenses?limit=100', '/api/v1/admin/licenses?limit=100'],
+    ['audit', 'GET /api/v1/admin/audit?limit=100', '/api/v1/admin/audit?limit=100'],
+  ];
+  for (const [key, label, path] of reads) {
+    if (!wanted(key)) continue;
+    const scenario: Scenario = { method: 'GET', path, headers: admin };
+    await preflight(servers.app, scenario, (status, body) => status === 200 && Array.isArray(body), label);
+    log(`  ${label}`);
+    const { target: m } = await measurePair({ url: servers.app, scenario }, undefined, options, onRun(label));
+    scenarios[key] = { label, target: m, warning: failureWarning(m) };
+  }
+
+  const paired = async (key: string, label: string, scenario: Scenario, baselineLabel: string, baseline: Scenario, check: (status: number, body: any) => boolean) => {
+    await preflight(servers.app, scenario, check, label);
+    await preflight(servers.baseline, baseline, (status) => status === 200, baselineLabel);
+    log(`  ${label} vs ${baselineLabel}`);
+    const m = await measurePair({ url: servers.app, scenario }, { url: servers.baseline, scenario: baseline }, options, onRun(label));
+    const result: ScenarioResult = {
+      label,
+      target: m.target,
+      baseline: { label: baselineLabel, ...(m.baseline as NonNullable<typeof m.baseline>) },
+      ratio: Math.round((m.target.median.rps / (m.baseline?.median.rps ?? NaN)) * 100) / 100,
+      warning: failureWarning(m.target),
+    };
+    scenarios[key] = result;
+    return result;
+  };
+
+  const baselineValidate: Scenario = { method: 'POST', path: '/validate', body: validateBody };
+  const baselineActivate: Scenario = { method: 'POST', path: '/activate', body: activateBody };
+  if (wanted('validate')) {
+    await paired('validate', 'POST /api/v1/validate', { method: 'POST', path: '/api/v1/validate', body: validateBody }, 'bare node:http + pg SELECT', baselineValidate,
+      (status, body) => status === 200 && body.valid === true);
+  }
+  let signingRps: number | undefined;
+  if (wanted('reactivate')) {
+    const r = await paired('reactivate', 'POST /api/v1/activate (re-activation)', { method: 'POST', path: '/api/v1/activate', body: activateBody }, 'bare node:http + RSA sign', baselineActivate,
+      (status, body) => status === 200 && String(body.signature).startsWith('RSA-SHA256:'));
+    signingRps = r.baseline?.median.rps;
+  }
+  if (wanted('activate')) {
+    // Each request binds a licence never activated before: size the pool from the signing ceiling.
+    const ceiling = signingRps ?? 8_000;
+    const poolSize = Math.ceil((options.warmupSeconds + options.runs * options.durationSeconds) * ceiling * 1.5) + 1_000;
+    const start = freshPoolStart(index);
+    await seedLicenses(pool, products, start, start + poolSize - 1, true, progressBar('fresh-activation licences'));
+    await pool.query('ANALYZE licenses');
+    let next = 0;
+    let exhausted = false;
+    const freshBody = () => {
+      if (next >= poolSize) exhausted = true;
+      const n = start + (next++ % poolSize);
+      return JSON.stringify({ license_key: licenseKeyOf(productOf(products, n).keyPrefix, n), machine_fingerprint: fingerprintOf(n), hostname: `host-${n}`, os: 'Linux', app_version: '1.0.0' });
+    };
+    const r = await paired('activate', 'POST /api/v1/activate (fresh licence)', { method: 'POST', path: '/api/v1/activate', body: freshBody }, 'bare node:http + RSA sign', baselineActivate,
+      (status, body) => status === 200 && String(body.signature).startsWith('RSA-SHA256:'));
+    if (exhausted) r.warning = [r.warning, `the pool of ${poolSize} fresh licences ran out: later requests were re-activations`].filter(Boolean).join('; ');
+  }
+  return { name, dataset, seedSeconds, scenarios };
+}
+
+async function main(): Promise<void> {
+  const options = parseOptions(process.argv.slice(2));
+  const mainScript = MAIN_SCRIPT;
+  if (!existsSync(mainScript)) throw new Error(`${mainScript} is missing: run npm run build first (npm run bench does)`);
+  const loadBefore = loadavg();
+  const date = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+  const workDir = mkdtempSync(join(tmpdir(), 'licence-bench-'));
+  // Traversable (not readable) by others: as root, the embedded PostgreSQL runs as the postgres OS user.
+  chmodSync(workDir, 0o711);
+  const cleanups: (() => Promise<unknown>)[] = [];
+  const cleanup = async () => {
+    while (cleanups.length) await (cleanups.pop() as () => Promise<unknown>)().catch((err) => log(`cleanup: ${(err as Error).message}`));
+    rmSync(workDir, { recursive: true, force: true });
+  };
+  process.once('SIGINT', () => void cleanup().finally(() => process.exit(130)));
+  try {
+    // Start-up on its own, before anything else runs: a fresh DATA_DIR means initdb, migrations and key generation.
+    log('start-up: server with the embedded PostgreSQL and a fresh DATA_DIR');
+    const cold = await spawnNode({ script: mainScript, cwd: ROOT, readyPath: '/api/v1/health', env: { DATA_DIR: join(workDir, 'startup'), LOG_LEVEL: 'warn', ADMIN_PASSWORD: 'bench-password-1' } });
+    await cold.stop();
+    log(`  first 200 after ${Math.round(cold.readyMs)} ms`);
+
+    const db = await freshDatabase(workDir);
+    cleanups.push(db.close);
+    const signingKeyFile = join(workDir, 'signing-key.pem');
+    loadOrCreateSigningKey(signingKeyFile);
+    const apiKey = randomBytes(24).toString('hex');
+    const limits = Object.fromEntries(['ACTIVATE', 'DEACTIVATE', 'VALIDATE', 'ADMIN', 'LOGIN'].map((n) => [`RATE_LIMIT_${n}`, '1000000000']));
+    const app = await spawnNode({
+      script: mainScript,
+      cwd: ROOT,
+      readyPath: '/api/v1/health',
+      nodeArgs: options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.profileDir}`] : [],
+      env: {
+        DATABASE_URL: db.url,
+        DATA_DIR: join(workDir, 'app'),
+        SIGNING_KEY_FILE: signingKeyFile,
+        API_KEY: apiKey,
+        ADMIN_PASSWORD: 'bench-password-1',
+        LOG_LEVEL: 'warn',
+        ...limits,
+      },
+    });
+    cleanups.push(app.stop);
+    const baseline = await spawnNode({ script: join(__dirname, 'baseline-server.js'), cwd: ROOT, readyPath: '/health', env: { DATABASE_URL: db.url, SIGNING_KEY_FILE: signingKeyFile } });
+    cleanups.push(baseline.stop);
+    const pool = new Pool({ connectionString: db.url, max: 2 });
+    cleanups.push(() => pool.end());
+    const products = await loadProducts(pool);
+    const servers = { app: app.url, baseline: baseline.url, apiKey };
+
+    const state = { seededLicenses: 0, seededAudit: 0 };
+    const scales: ScaleResult[] = [await measureScale(0, 'small', { licenses: options.smallLicenses, audit: options.smallAudit }, state, pool, products, servers, options)];
+    if (options.largeLicenses !== undefined || options.largeAudit !== undefined) {
+      const large = { licenses: options.largeLicenses ?? options.smallLicenses, audit: options.largeAudit ?? options.smallAudit };
+      scales.push(await measureScale(1, 'large', large, state, pool, products, servers, options));
+    }
+    await cleanup();
+
+    const cpu = cpus();
+    const report: BenchReport = {
+      date,
+      commit: gitCommit(),
+      mode: options.smoke ? 'smoke' : 'full',
+      machine: {
+        cpus: cpu.length,
+        cpuModel: cpu[0]?.model.trim() ?? 'unknown',
+        memoryGiB: Math.round(totalmem() / 2 ** 30),
+        os: `${type()} ${release()}`,
+        node: process.version,
+        loadBefore,
+        loadAfter: loadavg(),
+      },
+      database: `${db.kind === 'embedded' ? 'embedded PostgreSQL (fresh cluster, default settings)' : 'BENCH_DATABASE_URL (dedicated database)'}`,
+      options: { connections: options.connections, warmupSeconds: options.warmupSeconds, durationSeconds: options.durationSeconds, runs: options.runs },
+      startup: { firstHealthyMs: Math.round(cold.readyMs) },
+      scales,
+    };
+    const out = options.out ?? (options.smoke ? join(tmpdir(), `licence-bench-smoke-${process.pid}.json`) : join(ROOT, 'bench', 'results', `${date.replace(/:/g, '-')}.json`));
+    mkdirSync(dirname(out), { recursive: true });
+    writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`);
+    process.stdout.write(`\n${renderText(report)}\n\nresults: ${out}\n`);
+  } catch (err) {
+    await cleanup();
+    throw err;
+  }
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`bench failed: ${(err as Error)?.stack ?? String(err)}\n`);
+  process.exit(1);
+});
