@@ -1,7 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager, IsNull } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { preparedQuery } from '../database/prepared-query';
 import { Activation, ReleaseReason } from './activation.entity';
+import type { License } from './license.entity';
 
 /** Activation records ("seats"). A seat is current while released_at is null. */
 @Injectable()
@@ -13,12 +15,47 @@ export class SeatsRepository {
   }
 
   /** Current seats, most recent binding first. */
-  listCurrent(licenseId: number, manager?: EntityManager): Promise<Activation[]> {
-    return this.repo(manager).find({ where: { licenseId, releasedAt: IsNull() }, order: { activatedAt: 'DESC', id: 'DESC' } });
+  async listCurrent(licenseId: number, manager?: EntityManager): Promise<Activation[]> {
+    const { rows } = await preparedQuery(
+      manager ?? this.dataSource.manager,
+      'seats-current',
+      `SELECT ${SEAT_COLUMNS} FROM activations WHERE license_id = $1 AND released_at IS NULL ORDER BY activated_at DESC, id DESC`,
+      [licenseId],
+    );
+    return rows.map(toActivation);
   }
 
-  findCurrent(licenseId: number, machineFingerprint: string, manager?: EntityManager): Promise<Activation | null> {
-    return this.repo(manager).findOne({ where: { licenseId, machineFingerprint, releasedAt: IsNull() } });
+  async findCurrent(licenseId: number, machineFingerprint: string, manager?: EntityManager): Promise<Activation | null> {
+    const { rows } = await preparedQuery(
+      manager ?? this.dataSource.manager,
+      'seat-current-of-machine',
+      `SELECT ${SEAT_COLUMNS} FROM activations WHERE license_id = $1 AND machine_fingerprint = $2 AND released_at IS NULL`,
+      [licenseId, machineFingerprint],
+    );
+    return rows.length ? toActivation(rows[0]) : null;
+  }
+
+  /**
+   * What validation needs in one round trip: the licence's status fields and this machine's current seat,
+   * with `stale` telling (by the database clock) whether its last_seen_at is older than `minIntervalSeconds`.
+   */
+  async findForCheck(licenseKey: string, machineFingerprint: string, minIntervalSeconds: number): Promise<SeatCheckRow | null> {
+    const { rows } = await preparedQuery(
+      this.dataSource.manager,
+      'seat-check',
+      `SELECT l.id, l.expires_at, l.grace_days, l.active, l.revoked, s.id AS seat_id,
+              s.last_seen_at < now() - make_interval(secs => $3) AS stale
+       FROM licenses l
+       LEFT JOIN activations s ON s.license_id = l.id AND s.machine_fingerprint = $2 AND s.released_at IS NULL
+       WHERE l.license_key = $1`,
+      [licenseKey, machineFingerprint, minIntervalSeconds],
+    );
+    if (rows.length === 0) return null;
+    const r = rows[0];
+    return {
+      license: { id: r.id, expiresAt: r.expires_at, graceDays: r.grace_days, active: r.active, revoked: r.revoked },
+      seat: r.seat_id === null ? null : { id: String(r.seat_id), stale: r.stale === true },
+    };
   }
 
   /** Every record, current and past, newest first. */
@@ -26,8 +63,15 @@ export class SeatsRepository {
     return this.repo(manager).find({ where: { licenseId }, order: { activatedAt: 'DESC', id: 'DESC' } });
   }
 
-  insert(seat: Partial<Activation>, manager: EntityManager): Promise<Activation> {
-    return this.repo(manager).save(this.repo(manager).create(seat));
+  async insert(seat: Pick<Activation, 'licenseId' | 'machineFingerprint' | 'hostname' | 'os' | 'appVersion' | 'ip' | 'activatedAt' | 'lastSeenAt'>, manager: EntityManager): Promise<Activation> {
+    const { rows } = await preparedQuery(
+      manager,
+      'seat-insert',
+      `INSERT INTO activations (license_id, machine_fingerprint, hostname, os, app_version, ip, activated_at, last_seen_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING ${SEAT_COLUMNS}`,
+      [seat.licenseId, seat.machineFingerprint, seat.hostname, seat.os, seat.appVersion, seat.ip, seat.activatedAt, seat.lastSeenAt],
+    );
+    return toActivation(rows[0]);
   }
 
   /** Releases the current seat of one fingerprint, or all current seats; returns the released records. */
@@ -39,32 +83,41 @@ export class SeatsRepository {
       .where('license_id = :licenseId AND released_at IS NULL', { licenseId });
     if (machineFingerprint !== undefined) qb.andWhere('machine_fingerprint = :machineFingerprint', { machineFingerprint });
     const result = await qb.returning('*').execute();
-    return (result.raw as Record<string, unknown>[]).map((row) => this.repo(manager).create(rowToActivation(row)));
+    return (result.raw as Record<string, unknown>[]).map(toActivation);
   }
 
   /** A machine activating again: refreshes last_seen_at and what it reports about itself; activated_at stays. */
   async refresh(seatId: string, reported: Pick<Activation, 'hostname' | 'os' | 'appVersion' | 'ip'>, manager: EntityManager): Promise<Activation> {
-    const result = await manager
-      .createQueryBuilder()
-      .update(Activation)
-      .set({ lastSeenAt: () => 'now()', hostname: reported.hostname, os: reported.os, appVersion: reported.appVersion, ip: reported.ip })
-      .where('id = :seatId', { seatId })
-      .returning('*')
-      .execute();
-    return this.repo(manager).create(rowToActivation((result.raw as Record<string, unknown>[])[0]));
+    const { rows } = await preparedQuery(
+      manager,
+      'seat-refresh',
+      `UPDATE activations SET last_seen_at = now(), hostname = $2, os = $3, app_version = $4, ip = $5 WHERE id = $1 RETURNING ${SEAT_COLUMNS}`,
+      [seatId, reported.hostname, reported.os, reported.appVersion, reported.ip],
+    );
+    return toActivation(rows[0]);
   }
 
   /** Refreshes last_seen_at only when older than `minIntervalSeconds`, so frequent validations do not write every time. */
   async touchLastSeen(seatId: string, minIntervalSeconds: number, manager?: EntityManager): Promise<void> {
-    await (manager ?? this.dataSource.manager).query(
+    await preparedQuery(
+      manager ?? this.dataSource.manager,
+      'seat-touch',
       `UPDATE activations SET last_seen_at = now() WHERE id = $1 AND last_seen_at < now() - make_interval(secs => $2)`,
       [seatId, minIntervalSeconds],
     );
   }
 }
 
-function rowToActivation(row: Record<string, unknown>): Partial<Activation> {
-  return {
+const SEAT_COLUMNS = 'id, license_id, machine_fingerprint, hostname, os, app_version, ip, activated_at, last_seen_at, released_at, release_reason';
+
+/** The licence fields that decide its status, and the checked machine's current seat (if any). */
+export interface SeatCheckRow {
+  license: Pick<License, 'id' | 'expiresAt' | 'graceDays' | 'active' | 'revoked'>;
+  seat: { id: string; stale: boolean } | null;
+}
+
+function toActivation(row: Record<string, unknown>): Activation {
+  return Object.assign(new Activation(), {
     id: String(row.id),
     licenseId: row.license_id as number,
     machineFingerprint: row.machine_fingerprint as string,
@@ -76,5 +129,5 @@ function rowToActivation(row: Record<string, unknown>): Partial<Activation> {
     lastSeenAt: row.last_seen_at as Date,
     releasedAt: row.released_at as Date | null,
     releaseReason: row.release_reason as ReleaseReason | null,
-  };
+  });
 }

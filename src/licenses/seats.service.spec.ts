@@ -19,8 +19,8 @@ describe('SeatsService.activateSeat on a unique violation', () => {
     const dataSource = { transaction: (work: (m: EntityManager) => Promise<unknown>) => work(manager) } as unknown as DataSource;
     let attempts = 0;
     const seats = {
-      listCurrent: jest.fn(async () => (attempts > 1 ? [seat] : [])),
-      findCurrent: jest.fn(async () => (attempts++ > 0 ? seat : null)),
+      // The first attempt sees no seat; the retry sees the one the other request inserted.
+      listCurrent: jest.fn(async () => (attempts++ > 0 ? [seat] : [])),
       insert,
       refresh: jest.fn(async () => seat),
     };

@@ -11,7 +11,7 @@ import type { License } from './license.entity';
 import { mergeLimits, seatLimit } from './license-limits';
 import { deriveLicenseStatus, graceEndsAt, LicenseStatus, USABLE_STATUSES } from './license-status';
 import { LicensesRepository } from './licenses.repository';
-import { SeatsRepository } from './seats.repository';
+import { SeatCheckRow, SeatsRepository } from './seats.repository';
 
 export interface SeatRequest {
   /** Already normalised (trimmed, upper-cased). */
@@ -43,7 +43,7 @@ export interface ReleasedSeat {
 }
 
 export interface SeatCheck {
-  license: License;
+  license: SeatCheckRow['license'];
   status: LicenseStatus;
   graceEndsAt: Date | null;
   valid: boolean;
@@ -91,7 +91,12 @@ export class SeatsService {
   private async activateOnce(request: ActivationRequest, actor: Actor): Promise<BoundSeat> {
     const outcome = await this.dataSource.transaction(async (manager): Promise<BoundSeat | AppError> => {
       const license = await this.licenses.lockByKey(request.licenseKey, manager);
-      const denial = license ? this.activationDenial(license, request) ?? (await this.seatsFull(license, request, manager)) : invalidKey();
+      let current: Activation[] = [];
+      let denial = license ? this.activationDenial(license, request) : invalidKey();
+      if (!denial) {
+        current = await this.seats.listCurrent((license as License).id, manager);
+        denial = this.seatsFull(license as License, request, current);
+      }
       if (denial) {
         await this.audit.record(
           {
@@ -105,7 +110,7 @@ export class SeatsService {
         );
         return denial;
       }
-      return this.bind(license as License, request, actor, manager);
+      return this.bind(license as License, request, current, actor, manager);
     });
     if (outcome instanceof AppError) throw outcome;
     return outcome;
@@ -125,8 +130,7 @@ export class SeatsService {
   }
 
   /** ALREADY_ACTIVATED when every seat is held by other machines; the machine's own seat never counts against it. */
-  private async seatsFull(license: License, request: ActivationRequest, manager: EntityManager): Promise<AppError | undefined> {
-    const current = await this.seats.listCurrent(license.id, manager);
+  private seatsFull(license: License, request: ActivationRequest, current: Activation[]): AppError | undefined {
     if (current.some((s) => s.machineFingerprint === request.machineFingerprint)) return undefined;
     const limit = seatLimit(mergeLimits(license.product?.defaultLimits ?? {}, license.limits));
     if (current.length < limit) return undefined;
@@ -138,9 +142,10 @@ export class SeatsService {
     });
   }
 
-  private async bind(license: License, request: ActivationRequest, actor: Actor, manager: EntityManager): Promise<BoundSeat> {
+  /** `current`: the licence's current seats, read under its lock. */
+  private async bind(license: License, request: ActivationRequest, current: Activation[], actor: Actor, manager: EntityManager): Promise<BoundSeat> {
     const reported = { hostname: request.hostname, os: request.os ?? null, appVersion: request.appVersion ?? null, ip: actor.ip };
-    const existing = await this.seats.findCurrent(license.id, request.machineFingerprint, manager);
+    const existing = current.find((s) => s.machineFingerprint === request.machineFingerprint);
     const now = new Date();
     const seat = existing
       ? await this.seats.refresh(existing.id, reported, manager)
@@ -196,13 +201,14 @@ export class SeatsService {
    * A valid check refreshes the seat's last_seen_at, at most once per `lastSeenIntervalSeconds`.
    */
   async checkSeat(request: SeatRequest, lastSeenIntervalSeconds: number): Promise<SeatCheck> {
-    const license = await this.licenses.getByKey(request.licenseKey);
-    if (!license) throw invalidKey();
+    const found = await this.seats.findForCheck(request.licenseKey, request.machineFingerprint, lastSeenIntervalSeconds);
+    if (!found) throw invalidKey();
+    const { license, seat } = found;
     const now = new Date();
     const status = deriveLicenseStatus(license, now);
-    const seat = await this.seats.findCurrent(license.id, request.machineFingerprint);
     const code = STATUS_DENIALS[status]?.code ?? (seat ? null : ErrorCode.NOT_ACTIVATED);
-    if (code === null && seat) await this.seats.touchLastSeen(seat.id, lastSeenIntervalSeconds);
+    // Only a stale seat costs the write (and its round trip); the UPDATE checks staleness again.
+    if (code === null && seat?.stale) await this.seats.touchLastSeen(seat.id, lastSeenIntervalSeconds);
     return { license, status, graceEndsAt: graceEndsAt(license), valid: code === null, code };
   }
 }

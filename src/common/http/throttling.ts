@@ -145,6 +145,27 @@ export class RateLimitGuard extends ThrottlerGuard {
   // Property injection keeps ThrottlerGuard's own constructor untouched.
   @Inject(MetricsService) private readonly metrics!: MetricsService;
 
+  /**
+   * Only the route's own named limit applies (every other throttler skips it), so go straight to it: the
+   * base guard resolves half a dozen metadata values for every configured throttler on every request.
+   */
+  override async canActivate(context: ExecutionContext): Promise<boolean> {
+    const name = routeRateLimit(context);
+    const throttler = name === undefined ? undefined : this.throttlers.find((t) => t.name === name);
+    if (!throttler) return true;
+    const ttl = throttler.ttl as number;
+    const { getTracker, generateKey } = this.commonOptions;
+    return this.handleRequest({
+      context,
+      throttler,
+      limit: throttler.limit as number,
+      ttl,
+      blockDuration: (throttler.blockDuration as number | undefined) ?? ttl,
+      getTracker: getTracker as NonNullable<typeof getTracker>,
+      generateKey: generateKey as NonNullable<typeof generateKey>,
+    });
+  }
+
   protected override async handleRequest({ context, limit, ttl, throttler, blockDuration }: ThrottlerRequest): Promise<boolean> {
     const { req, res } = this.getRequestResponse(context);
     const key = `rate-limit:${throttler.name}:${clientIp(req)}`;
