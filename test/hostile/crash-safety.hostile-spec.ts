@@ -1,8 +1,7 @@
-import { execFileSync } from 'node:child_process';
 import { isProcessRunning } from '../../src/database/processes';
 import { verifySignature } from '../../src/signing/license-signature';
 import { fingerprint } from '../support/factories';
-import { EmbeddedServer, embeddedServer, waitForExit, withDatabase } from './support/embedded-server';
+import { clusterProcesses, EmbeddedServer, embeddedServer, waitForReaped, withDatabase } from './support/embedded-server';
 import { jsonRequest, send } from './support/raw-http';
 import { report, tally } from './support/report';
 
@@ -132,16 +131,17 @@ describe('crash safety: kill -9 in the middle of an activation load', () => {
     // Round 2: the whole machine dies: server and every PostgreSQL process at once; the restart runs crash recovery.
     const round2 = await loadAndKill(2, async () => {
       const { pid } = s.postmaster();
-      const backends = execFileSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' }).trim().split('\n').filter(Boolean).map(Number);
-      for (const p of [s.server.pid, pid, ...backends]) {
+      const victims = [s.server.pid, ...clusterProcesses(pid)];
+      for (const p of victims) {
         try {
           process.kill(p, 'SIGKILL');
         } catch {
           // already gone
         }
       }
-      await waitForExit(pid);
       await s.server.exited;
+      // As after a reboot: nothing of the old cluster is left, not even an unreaped zombie holding its PID.
+      for (const p of victims) await waitForReaped(p);
     });
     await s.start();
     const check2 = await violationsIn([...round1, ...round2]);

