@@ -1,4 +1,5 @@
 import { createHash, createPublicKey } from 'node:crypto';
+import { MIGRATIONS } from '../src/database/data-source-options';
 import { createTestApp, TestApp } from './support/test-app';
 
 const expectError = (body: unknown, code: string) =>
@@ -115,7 +116,7 @@ describe('foundation: health, errors, public key, Swagger', () => {
   describe('schema', () => {
     it('was created by migrations with the seed products', async () => {
       const migrations = await t.sql('SELECT name FROM migrations ORDER BY id');
-      expect(migrations.map((m) => m.name)).toEqual(['InitialSchema1763780000000', 'SeedProducts1763780000001']);
+      expect(migrations.map((m) => m.name)).toEqual(MIGRATIONS.map((m) => m.name));
       const tables = await t.sql("SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY 1");
       expect(tables.map((r) => r.table_name)).toEqual(expect.arrayContaining(['activations', 'audit_entries', 'licenses', 'products', 'session', 'users']));
     });

@@ -2,7 +2,7 @@ import { Controller, Get, Query, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { AdminApi } from '../common/auth/admin-api.decorator';
-import { setTotalCount, TOTAL_COUNT_HEADER } from '../common/http/page-query.dto';
+import { setTotalCount, TOTAL_COUNT_HEADERS } from '../common/http/page-query.dto';
 import { AuditService } from './audit.service';
 import { AuditEntryDto } from './dto/audit-entry.dto';
 import { AuditQueryDto } from './dto/audit-query.dto';
@@ -15,7 +15,7 @@ export class AuditController {
 
   @Get()
   @ApiOperation({ summary: 'Read the audit log', description: 'Every state change and sign-in, newest first; filters combine with AND.' })
-  @ApiOkResponse({ type: [AuditEntryDto], headers: { [TOTAL_COUNT_HEADER]: { description: 'matches without limit/offset', schema: { type: 'integer' } } } })
+  @ApiOkResponse({ type: [AuditEntryDto], headers: TOTAL_COUNT_HEADERS })
   async list(@Query() query: AuditQueryDto, @Res({ passthrough: true }) res: Response): Promise<AuditEntryDto[]> {
     return setTotalCount(res, await this.audit.listEntries(query));
   }

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
+import { cappedCountSql, matchCount, MatchCount } from '../database/match-count';
 import { preparedQuery } from '../database/prepared-query';
 import { ActorType, AuditAction, AuditEntry } from './audit-entry.entity';
 
@@ -29,16 +30,42 @@ export class AuditRepository {
     );
   }
 
-  /** One page of matching entries, newest first, and the count of all matches. */
-  async listPage(filter: AuditFilter, limit: number, offset: number, manager: EntityManager = this.dataSource.manager): Promise<{ entries: AuditEntry[]; total: number }> {
-    const qb = manager.getRepository(AuditEntry).createQueryBuilder('a');
-    if (filter.licenseId !== undefined) qb.andWhere('a.license_id = :licenseId', { licenseId: filter.licenseId });
-    if (filter.action !== undefined) qb.andWhere('a.action = :action', { action: filter.action });
-    if (filter.actorType !== undefined) qb.andWhere('a.actor_type = :actorType', { actorType: filter.actorType });
-    if (filter.from !== undefined) qb.andWhere('a.created_at >= :from', { from: filter.from });
-    if (filter.to !== undefined) qb.andWhere('a.created_at <= :to', { to: filter.to });
-    const total = await qb.getCount();
-    const entries = await qb.orderBy('a.created_at', 'DESC').addOrderBy('a.id', 'DESC').limit(limit).offset(offset).getMany();
-    return { entries, total };
+  /** One page of matching entries, newest first, and the number of matches (exact up to EXACT_COUNT_LIMIT, else estimated), from one snapshot. */
+  async listPage(filter: AuditFilter, limit: number, offset: number, manager: EntityManager = this.dataSource.manager): Promise<{ entries: AuditEntry[] } & MatchCount> {
+    const params: unknown[] = [];
+    const param = (value: unknown) => `$${params.push(value)}`;
+    const where: string[] = [];
+    if (filter.licenseId !== undefined) where.push(`a.license_id = ${param(filter.licenseId)}`);
+    if (filter.action !== undefined) where.push(`a.action = ${param(filter.action)}`);
+    if (filter.actorType !== undefined) where.push(`a.actor_type = ${param(filter.actorType)}`);
+    if (filter.from !== undefined) where.push(`a.created_at >= ${param(filter.from)}::timestamptz`);
+    if (filter.to !== undefined) where.push(`a.created_at <= ${param(filter.to)}::timestamptz`);
+    const from = `FROM audit_entries a ${where.length ? `WHERE ${where.join(' AND ')}` : ''}`;
+    const filterParams = [...params];
+    const raw: Record<string, any>[] = await manager.query(
+      `WITH counted AS (${cappedCountSql(from)})
+       SELECT counted.n AS capped_total, page.* FROM counted LEFT JOIN (
+         SELECT a.id, a.created_at, a.action, a.actor_type, a.actor, a.ip, a.license_id, a.product_code, a.details
+         ${from} ORDER BY a.created_at DESC, a.id DESC LIMIT ${param(limit)} OFFSET ${param(offset)}
+       ) page ON true
+       ORDER BY page.created_at DESC, page.id DESC`,
+      params,
+    );
+    const entries = raw
+      .filter((r) => r.id !== null)
+      .map((r) =>
+        Object.assign(new AuditEntry(), {
+          id: String(r.id),
+          createdAt: r.created_at,
+          action: r.action,
+          actorType: r.actor_type,
+          actor: r.actor,
+          ip: r.ip,
+          licenseId: r.license_id,
+          productCode: r.product_code,
+          details: r.details,
+        }),
+      );
+    return { entries, ...(await matchCount(manager, raw[0].capped_total, from, filterParams)) };
   }
 }

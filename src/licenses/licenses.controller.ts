@@ -5,7 +5,7 @@ import { AdminApi } from '../common/auth/admin-api.decorator';
 import { Actor, CurrentActor } from '../common/auth/actor';
 import { ErrorResponseDto } from '../common/errors/error-response.dto';
 import { IdParamPipe } from '../common/http/id-param.pipe';
-import { setTotalCount, TOTAL_COUNT_HEADER } from '../common/http/page-query.dto';
+import { setTotalCount, TOTAL_COUNT_HEADERS } from '../common/http/page-query.dto';
 import { ActivationDto } from './dto/activation.dto';
 import { CreateLicenseDto, UpdateLicenseDto } from './dto/create-license.dto';
 import { CreatedLicenseDto, ReleaseResultDto, ReleaseSeatsDto, RevokeLicenseDto } from './dto/license-actions.dto';
@@ -32,7 +32,7 @@ export class LicensesController {
 
   @Get()
   @ApiOperation({ summary: 'List licences', description: 'Newest first. Filters combine with AND; q is a literal case-insensitive substring of customer name, e-mail or key.' })
-  @ApiOkResponse({ type: [LicenseListItemDto], headers: { [TOTAL_COUNT_HEADER]: { description: 'matches without limit/offset', schema: { type: 'integer' } } } })
+  @ApiOkResponse({ type: [LicenseListItemDto], headers: TOTAL_COUNT_HEADERS })
   async list(@Query() query: ListLicensesQueryDto, @Res({ passthrough: true }) res: Response): Promise<LicenseListItemDto[]> {
     return setTotalCount(res, await this.licenses.listLicenses(query));
   }

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
+import { cappedCountSql, matchCount, MatchCount } from '../database/match-count';
 import { preparedQuery } from '../database/prepared-query';
 import type { LicenseListRow } from './dto/license.dto';
 import { Product } from '../products/product.entity';
@@ -54,8 +55,12 @@ export class LicensesRepository {
     return this.repo(manager).save(license);
   }
 
-  /** One page of matching licences, newest first, with the status computed in SQL, and the count of all matches. */
-  async listPage(filter: LicenseListFilter, limit: number, offset: number, manager?: EntityManager): Promise<{ rows: LicenseListRow[]; total: number }> {
+  /**
+   * One page of matching licences, newest first, with the status computed in SQL, and the number of
+   * matches (exact up to EXACT_COUNT_LIMIT, else estimated). Page and count come from one statement,
+   * so they see one snapshot.
+   */
+  async listPage(filter: LicenseListFilter, limit: number, offset: number, manager = this.dataSource.manager): Promise<{ rows: LicenseListRow[] } & MatchCount> {
     const params: unknown[] = [];
     const param = (value: unknown) => `$${params.push(value)}`;
     const where: string[] = [];
@@ -65,28 +70,33 @@ export class LicensesRepository {
     // search_text is lower(name || email || key), trigram-indexed; lower() the needle the same way.
     if (filter.search !== undefined) where.push(`l.search_text LIKE '%' || lower(${param(escapeLike(filter.search))}) || '%'`);
     const from = `FROM licenses l JOIN products p ON p.id = l.product_id ${where.length ? `WHERE ${where.join(' AND ')}` : ''}`;
-    const db = manager ?? this.dataSource.manager;
-    const [{ total }] = await db.query(`SELECT count(*)::int AS total ${from}`, [...params]);
-    const raw: Record<string, any>[] = await db.query(
-      `SELECT l.id, p.code AS product_code, l.license_key, l.license_type, l.customer_name, l.customer_email, l.expires_at,
-              l.active, l.revoked, l.created_at, ${licenseStatusSql('l')} AS status
-       ${from} ORDER BY l.created_at DESC, l.id DESC LIMIT ${param(limit)} OFFSET ${param(offset)}`,
+    const filterParams = [...params];
+    const raw: Record<string, any>[] = await manager.query(
+      `WITH counted AS (${cappedCountSql(from)})
+       SELECT counted.n AS capped_total, page.* FROM counted LEFT JOIN (
+         SELECT l.id, p.code AS product_code, l.license_key, l.license_type, l.customer_name, l.customer_email, l.expires_at,
+                l.active, l.revoked, l.created_at, ${licenseStatusSql('l')} AS status
+         ${from} ORDER BY l.created_at DESC, l.id DESC LIMIT ${param(limit)} OFFSET ${param(offset)}
+       ) page ON true
+       ORDER BY page.created_at DESC, page.id DESC`,
       params,
     );
-    const rows = raw.map((r) => ({
-      id: r.id,
-      productCode: r.product_code,
-      licenseKey: r.license_key,
-      licenseType: r.license_type,
-      customerName: r.customer_name,
-      customerEmail: r.customer_email,
-      expiresAt: r.expires_at,
-      active: r.active,
-      revoked: r.revoked,
-      status: r.status,
-      createdAt: r.created_at,
-    }));
-    return { rows, total };
+    const rows = raw
+      .filter((r) => r.id !== null)
+      .map((r) => ({
+        id: r.id,
+        productCode: r.product_code,
+        licenseKey: r.license_key,
+        licenseType: r.license_type,
+        customerName: r.customer_name,
+        customerEmail: r.customer_email,
+        expiresAt: r.expires_at,
+        active: r.active,
+        revoked: r.revoked,
+        status: r.status,
+        createdAt: r.created_at,
+      }));
+    return { rows, ...(await matchCount(manager, raw[0].capped_total, from, filterParams)) };
   }
 
   /**

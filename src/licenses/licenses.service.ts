@@ -120,14 +120,11 @@ export class LicensesService {
     }
   }
 
-  /** A page of licences matching the filters (product code, status, type, search text), newest first, with the total. */
+  /** A page of licences matching the filters (product code, status, type, search text), newest first, with the total (estimated beyond 1000). */
   async listLicenses(query: LicenseListQuery): Promise<Page<LicenseListItemDto>> {
     const filter = { productCode: query.product, status: query.status, licenseType: query.license_type, search: query.q };
-    // One snapshot for the page and its count.
-    const { rows, total } = await this.dataSource.transaction('REPEATABLE READ', (manager) =>
-      this.licenses.listPage(filter, query.limit ?? DEFAULT_PAGE_LIMIT, query.offset ?? 0, manager),
-    );
-    return { items: rows.map(LicenseListItemDto.from), total };
+    const { rows, total, estimated } = await this.licenses.listPage(filter, query.limit ?? DEFAULT_PAGE_LIMIT, query.offset ?? 0);
+    return { items: rows.map(LicenseListItemDto.from), total, estimated };
   }
 
   /** One licence with status, product, merged limits and current seats; 404 NOT_FOUND when unknown. */

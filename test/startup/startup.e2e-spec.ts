@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { prepareRuntime } from '../../src/bootstrap';
+import { MIGRATIONS } from '../../src/database/data-source-options';
 import { ConfigError } from '../../src/config/config.error';
 import { EmbeddedDatabase, findFreePort, isProcessRunning } from '../../src/database/embedded-database';
 
@@ -29,7 +30,7 @@ describe('start-up', () => {
       expect(first.generated.signingKey).toBe(true);
       expect(first.config.apiKeys).toEqual([first.generated.apiKey]);
       expect(statSync(join(dataDir, 'api-key')).mode & 0o777).toBe(0o600);
-      expect(first.migrations).toHaveLength(2);
+      expect(first.migrations).toHaveLength(MIGRATIONS.length);
       const client = new Client({ connectionString: first.config.databaseUrl });
       await client.connect();
       const { rows } = await client.query('SELECT code FROM products ORDER BY id');

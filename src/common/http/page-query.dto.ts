@@ -23,13 +23,23 @@ export interface Page<T> {
   items: T[];
   /** Matching rows without limit/offset; sent as X-Total-Count. */
   total: number;
+  /** The total is the database's estimate (more than EXACT_COUNT_LIMIT matches); sent as X-Total-Count-Estimated. */
+  estimated?: boolean;
 }
 
 export const TOTAL_COUNT_HEADER = 'X-Total-Count';
+export const TOTAL_COUNT_ESTIMATED_HEADER = 'X-Total-Count-Estimated';
 
-/** Sends a page's total as X-Total-Count (exposed to browsers) and returns its items as the body. */
+/** Swagger description of both headers, for every list route. */
+export const TOTAL_COUNT_HEADERS = {
+  [TOTAL_COUNT_HEADER]: { description: 'matches without limit/offset: exact up to 1000, beyond that an estimate', schema: { type: 'integer' } },
+  [TOTAL_COUNT_ESTIMATED_HEADER]: { description: '`true` when X-Total-Count is the database\'s estimate (over 1000 matches)', schema: { type: 'boolean' } },
+};
+
+/** Sends a page's total as X-Total-Count (plus X-Total-Count-Estimated: true for an estimate) and returns its items as the body. */
 export function setTotalCount<T>(res: { setHeader(name: string, value: string): unknown }, page: Page<T>): T[] {
   res.setHeader(TOTAL_COUNT_HEADER, String(page.total));
-  res.setHeader('Access-Control-Expose-Headers', TOTAL_COUNT_HEADER);
+  if (page.estimated) res.setHeader(TOTAL_COUNT_ESTIMATED_HEADER, 'true');
+  res.setHeader('Access-Control-Expose-Headers', `${TOTAL_COUNT_HEADER}, ${TOTAL_COUNT_ESTIMATED_HEADER}`);
   return page.items;
 }

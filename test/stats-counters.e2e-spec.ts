@@ -1,0 +1,172 @@
+import { StatsService } from '../src/stats/stats.service';
+import { createLicense, fingerprint } from './support/factories';
+import { createTestApp, TestApp } from './support/test-app';
+
+/**
+ * The statistics come from counters kept by triggers (migration StatsCounters). Whatever writes the
+ * tables (the API, plain SQL, bulk statements, deletes, truncation) and whenever the counters are
+ * folded, they must equal a full scan with the status rule of CONTRACT 3 at the same moment.
+ */
+jest.setTimeout(60_000);
+
+const TYPES = ['TRIAL', 'MONTHLY', 'QUARTERLY', 'YEARLY', 'PERPETUAL'];
+
+// The status rule of deriveLicenseStatus (days of 24 h), over every row: what the counters must reproduce.
+const REFERENCE = `
+  WITH lic AS (
+    SELECT l.product_id, l.license_type, CASE
+      WHEN l.revoked THEN 'revoked' WHEN NOT l.active THEN 'suspended'
+      WHEN l.expires_at IS NOT NULL AND now() > l.expires_at + make_interval(hours => 24 * l.grace_days) THEN 'expired'
+      WHEN l.expires_at IS NOT NULL AND now() > l.expires_at THEN 'grace' ELSE 'active' END AS status
+    FROM licenses l
+  )
+  SELECT p.code AS product_code, p.name AS product_name,
+    (SELECT count(*) FROM lic WHERE lic.product_id = p.id)::int AS total,
+    (SELECT count(*) FROM lic WHERE lic.product_id = p.id AND status = 'active')::int AS active,
+    (SELECT count(*) FROM lic WHERE lic.product_id = p.id AND status = 'grace')::int AS grace,
+    (SELECT count(*) FROM lic WHERE lic.product_id = p.id AND status = 'expired')::int AS expired,
+    (SELECT count(*) FROM lic WHERE lic.product_id = p.id AND status = 'revoked')::int AS revoked,
+    (SELECT count(*) FROM lic WHERE lic.product_id = p.id AND status = 'suspended')::int AS suspended,
+    (SELECT coalesce(jsonb_object_agg(t.license_type, t.n), '{}') FROM (SELECT license_type, count(*)::int AS n FROM lic WHERE lic.product_id = p.id GROUP BY 1) t) AS by_type,
+    (SELECT count(*) FROM activations a JOIN licenses l ON l.id = a.license_id WHERE l.product_id = p.id AND a.released_at IS NULL)::int AS current,
+    (SELECT count(*) FROM activations a JOIN licenses l ON l.id = a.license_id WHERE l.product_id = p.id AND a.activated_at > now() - interval '30 days')::int AS last_30_days
+  FROM products p ORDER BY p.id`;
+
+/** A small deterministic PRNG, so a failure can be replayed. */
+function prng(seed: number) {
+  let s = seed >>> 0;
+  const next = () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32);
+  return { next, int: (n: number) => Math.floor(next() * n), pick: <T>(items: T[]) => items[Math.floor(next() * items.length)] };
+}
+
+describe('statistics counters', () => {
+  let t: TestApp;
+  beforeAll(async () => (t = await createTestApp()));
+  afterAll(() => t.close());
+
+  const reference = async () =>
+    (await t.sql(REFERENCE)).map((r) => ({
+      product_code: r.product_code,
+      product_name: r.product_name,
+      licenses: { total: r.total, active: r.active, grace: r.grace, expired: r.expired, revoked: r.revoked, suspended: r.suspended },
+      activations: { current: r.current, last_30_days: r.last_30_days },
+      by_type: Object.fromEntries(TYPES.map((type) => [type, r.by_type[type] ?? 0])),
+    }));
+  const expectCountersToMatch = async () => expect((await t.admin.get('/api/v1/admin/stats').expect(200)).body).toEqual(await reference());
+
+  // Instants at least 10 minutes from now (the two reads are milliseconds apart), some of them today and
+  // 30 days back, where the counters switch from day buckets to counting rows.
+  const HOUR = 3_600_000;
+  const instant = (r: ReturnType<typeof prng>) => {
+    const near = [-20, -12, -3, 3, 12, 20].map((m) => m * 60_000);
+    const base = r.pick([0, 0, -30 * 24 * HOUR, -7 * 24 * HOUR, -365 * 24 * HOUR]);
+    const offset = r.next() < 0.5 ? r.pick(near) : (r.int(2 * 400 * 24) - 400 * 24) * HOUR + r.pick(near);
+    return new Date(Date.now() + base + offset);
+  };
+
+  async function randomChanges(r: ReturnType<typeof prng>, steps: number): Promise<void> {
+    const ids = async (table: string, where = 'true') => (await t.sql(`SELECT id FROM ${table} WHERE ${where} ORDER BY id`)).map((row) => row.id);
+    for (let i = 0; i < steps; i++) {
+      const licences = await ids('licenses');
+      const licence = r.pick(licences);
+      const seats = await ids('activations');
+      switch (r.int(11)) {
+        case 0: {
+          // A bulk statement of several licences (one trigger call for all of them).
+          const n = 1 + r.int(20);
+          const rows = Array.from({ length: n }, () => [r.int(3) + 1, r.pick(TYPES), r.next() < 0.15, r.next() > 0.15, r.next() < 0.2 ? null : instant(r), r.int(31)]);
+          await t.sql(
+            `INSERT INTO licenses (product_id, license_key, license_type, customer_name, revoked, active, expires_at, grace_days)
+             SELECT (v->>0)::int, 'CNT-' || md5(random()::text), v->>1, 'Counter test', (v->>2)::boolean, (v->>3)::boolean, (v->>4)::timestamptz, (v->>5)::int
+             FROM jsonb_array_elements($1::jsonb) v`,
+            [JSON.stringify(rows)],
+          );
+          break;
+        }
+        case 1:
+          await t.sql('UPDATE licenses SET expires_at = $2 WHERE id = $1', [licence, r.next() < 0.2 ? null : instant(r)]);
+          break;
+        case 2:
+          await t.sql('UPDATE licenses SET grace_days = $2, customer_name = $3 WHERE id = $1', [licence, r.int(31), `renamed ${i}`]);
+          break;
+        case 3:
+          await t.sql('UPDATE licenses SET revoked = NOT revoked, active = $2 WHERE id = $1', [licence, r.next() < 0.7]);
+          break;
+        case 4:
+          await t.sql('UPDATE licenses SET license_type = $2, product_id = $3 WHERE id = $1', [licence, r.pick(TYPES), r.int(3) + 1]);
+          break;
+        case 5:
+          await t.sql('DELETE FROM licenses WHERE id = $1', [licence]); // its seats go with it
+          break;
+        case 6:
+          for (let k = 0, n = 1 + r.int(4); k < n; k++) {
+            const activated = instant(r);
+            const released = r.next() < 0.3 ? new Date(activated.getTime() + HOUR) : null;
+            await t.sql(
+              `INSERT INTO activations (license_id, machine_fingerprint, activated_at, last_seen_at, released_at, release_reason)
+               VALUES ($1, $2, $3, $3, $4, $5)`,
+              [r.pick(licences), fingerprint(), activated, released, released ? 'deactivated' : null],
+            );
+          }
+          break;
+        case 7:
+          if (seats.length) await t.sql(`UPDATE activations SET released_at = now(), release_reason = 'force_released' WHERE id = $1 AND released_at IS NULL`, [r.pick(seats)]);
+          break;
+        case 8:
+          if (seats.length) await t.sql('UPDATE activations SET activated_at = $2, last_seen_at = now() WHERE id = $1', [r.pick(seats), instant(r)]);
+          break;
+        case 9:
+          if (seats.length) await t.sql('UPDATE activations SET license_id = $2 WHERE id = $1', [r.pick(seats), r.pick(licences)]);
+          break;
+        case 10:
+          if (seats.length) await t.sql('DELETE FROM activations WHERE id = ANY($1)', [[r.pick(seats), r.pick(seats)]]);
+          break;
+      }
+    }
+  }
+
+  it('match a full scan after API changes, plain SQL, bulk statements and deletes, folded or not', async () => {
+    const r = prng(20261122);
+    for (let i = 0; i < 6; i++) {
+      const type = r.pick(TYPES);
+      const { id } = await createLicense(t, { product_code: r.pick(['POS_RETAIL', 'ERP_SUITE', 'FISCAL_BRIDGE']), license_type: type });
+      if (r.next() < 0.5) await t.admin.post(`/api/v1/admin/licenses/${id}/revoke`).send({ reason: 'counters' }).expect(200);
+      else await t.admin.put(`/api/v1/admin/licenses/${id}`).send({ active: r.next() < 0.5, grace_days: r.int(30) }).expect(200);
+    }
+    await expectCountersToMatch();
+    const stats = t.app.get(StatsService);
+    for (let round = 0; round < 8; round++) {
+      await randomChanges(r, 15);
+      await expectCountersToMatch();
+      if (round % 2 === 1) {
+        await stats.fold();
+        await expectCountersToMatch();
+      }
+    }
+    // Folding keeps one row per product, metric and day, and drops what sums to zero.
+    await stats.fold();
+    const [{ duplicates }] = await t.sql(`SELECT count(*)::int - count(DISTINCT (product_id, metric, day))::int AS duplicates FROM stats_deltas`);
+    expect(duplicates).toBe(0);
+    expect(await t.sql('SELECT 1 FROM stats_deltas WHERE n = 0')).toEqual([]);
+    await expectCountersToMatch();
+  });
+
+  it('follow activations and releases through the client API', async () => {
+    const { license_key, id } = await createLicense(t, { product_code: 'ERP_SUITE', limits: { max_installations: 3 } });
+    const machine = fingerprint('counters-client');
+    await t.http().post('/api/v1/activate').send({ license_key, machine_fingerprint: machine, hostname: 'till' }).expect(200);
+    await t.http().post('/api/v1/activate').send({ license_key, machine_fingerprint: machine, hostname: 'till' }).expect(200); // re-activation: no change
+    await t.http().post('/api/v1/activate').send({ license_key, machine_fingerprint: fingerprint('counters-2'), hostname: 'till-2' }).expect(200);
+    await expectCountersToMatch();
+    await t.http().post('/api/v1/deactivate').send({ license_key, machine_fingerprint: machine }).expect(200);
+    await t.admin.post(`/api/v1/admin/licenses/${id}/release`).send({}).expect(200);
+    await expectCountersToMatch();
+  });
+
+  it('start from zero after TRUNCATE', async () => {
+    await t.sql('TRUNCATE licenses CASCADE');
+    await expectCountersToMatch();
+    const body = (await t.admin.get('/api/v1/admin/stats').expect(200)).body;
+    expect(body.every((s: { licenses: { total: number }; activations: { current: number } }) => s.licenses.total === 0 && s.activations.current === 0)).toBe(true);
+  });
+});
