@@ -8,6 +8,7 @@ import { API_KEY_SCHEME } from './common/auth/admin-api.decorator';
 import { ApiExceptionFilter, toErrorResponse } from './common/errors/api-exception.filter';
 import { ErrorResponseDto } from './common/errors/error-response.dto';
 import { hardenHttpServer, noStore, refuseDeclaredOversize, requireHostHeader } from './common/http/http-hardening';
+import { requestLogger } from './common/http/logging';
 import { projectRoot } from './common/paths';
 import { AppConfig } from './config/app-config';
 import { configureDashboard } from './dashboard/dashboard.setup';
@@ -34,6 +35,8 @@ export function configureApp(nestApp: INestApplication, config: AppConfig): Nest
   app.set('trust proxy', trustProxyValue(config.trustProxy));
   app.disable('x-powered-by');
   app.set('etag', false);
+  // First, so every response (body-parser errors included) gets its request id and log line.
+  app.use(requestLogger(config));
   app.use(securityHeaders());
   hardenHttpServer(app.getHttpServer());
 
