@@ -1,5 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { sign } from 'node:crypto';
+import { availableParallelism } from 'node:os';
+import { ConcurrencyLimit } from '../common/concurrency/concurrency-limit';
 import { canonicalBytes, SIGNATURE_PREFIX, verifySignature } from './license-signature';
 import type { SigningKey } from './signing-key';
 
@@ -13,6 +15,10 @@ export const SIGNING_KEY = Symbol('SIGNING_KEY');
  */
 @Injectable()
 export class SigningService {
+  // Signatures in the thread pool at once: all but one core. With every core signing, the event loop (which
+  // every request needs, and which runs the activation's transaction) got a fraction of one and throughput fell.
+  private readonly signing = new ConcurrencyLimit(Math.max(1, availableParallelism() - 1));
+
   constructor(@Inject(SIGNING_KEY) private readonly key: SigningKey) {}
 
   get keyId(): string {
@@ -25,10 +31,13 @@ export class SigningService {
 
   sign(payload: unknown): Promise<string> {
     const data = canonicalBytes(payload);
-    return new Promise((resolve, reject) =>
-      sign('sha256', data, this.key.privateKey, (err, signature) =>
-        err ? reject(err) : resolve(SIGNATURE_PREFIX + signature.toString('base64')),
-      ),
+    return this.signing.run(
+      () =>
+        new Promise((resolve, reject) =>
+          sign('sha256', data, this.key.privateKey, (err, signature) =>
+            err ? reject(err) : resolve(SIGNATURE_PREFIX + signature.toString('base64')),
+          ),
+        ),
     );
   }
 
