@@ -4,6 +4,8 @@ import { EmbeddedDatabase } from '../src/database/embedded-database';
 
 export interface BenchDatabase {
   url: string;
+  /** The database's name (its backends' command lines show it). */
+  name: string;
   /** For the report: where the database runs. */
   kind: 'embedded' | 'BENCH_DATABASE_URL';
   close: () => Promise<void>;
@@ -20,7 +22,7 @@ export async function freshDatabase(workDir: string, serverUrl = process.env.BEN
   if (!serverUrl) {
     const embedded = await EmbeddedDatabase.start({ dir: join(workDir, 'postgres'), secretsDir: workDir });
     const url = await embedded.ensureDatabase('licence_bench');
-    return { url, kind: 'embedded', close: () => embedded.stop() };
+    return { url, name: 'licence_bench', kind: 'embedded', close: () => embedded.stop() };
   }
   const name = `licence_bench_${Date.now()}_${process.pid}`;
   const admin = new Client({ connectionString: serverUrl });
@@ -34,6 +36,7 @@ export async function freshDatabase(workDir: string, serverUrl = process.env.BEN
   url.pathname = `/${name}`;
   return {
     url: url.toString(),
+    name,
     kind: 'BENCH_DATABASE_URL',
     close: async () => {
       const client = new Client({ connectionString: serverUrl });

@@ -1,4 +1,5 @@
 import autocannon from 'autocannon';
+import { CpuMeters, CpuPerRequest, startCpu } from './cpu';
 
 /** One kind of request to measure; `body` is called for every request (fresh keys, random seats). */
 export interface Scenario {
@@ -16,11 +17,13 @@ export interface RunResult {
   /** Responses other than 2xx and socket errors: a correct run has none. */
   failures: number;
   statuses: Record<string, number>;
+  /** CPU time per successful request: server process, its PostgreSQL backends, the load generator. */
+  cpu: CpuPerRequest;
 }
 
 export interface Measurement {
   runs: RunResult[];
-  median: { rps: number; p50: number; p99: number };
+  median: { rps: number; p50: number; p99: number; serverUs?: number; databaseUs?: number };
 }
 
 export interface LoadOptions {
@@ -47,13 +50,14 @@ function percentile(sorted: Float64Array, p: number): number {
  * One load run with autocannon at `connections` for `seconds`. Latencies are collected from every
  * 2xx response at sub-millisecond resolution (autocannon's own histogram rounds to whole ms).
  */
-export async function runLoad(baseUrl: string, scenario: Scenario, connections: number, seconds: number): Promise<RunResult> {
+export async function runLoad(baseUrl: string, scenario: Scenario, connections: number, seconds: number, meters?: CpuMeters): Promise<RunResult> {
   const latencies: number[] = [];
   const statuses: Record<string, number> = {};
   let ok = 0;
   let failures = 0;
   const headers = { 'content-type': 'application/json', ...scenario.headers };
   let finished!: Promise<void>;
+  const cpu = startCpu(meters);
   const started = process.hrtime.bigint();
   const instance = (() => {
     let done!: (err: unknown) => void;
@@ -85,13 +89,23 @@ export async function runLoad(baseUrl: string, scenario: Scenario, connections: 
   await finished;
   const elapsed = Number(process.hrtime.bigint() - started) / 1e9;
   const sorted = Float64Array.from(latencies).sort();
-  return { rps: round(ok / elapsed, 0), p50: round(percentile(sorted, 50)), p99: round(percentile(sorted, 99)), requests: ok, failures, statuses };
+  return { rps: round(ok / elapsed, 0), p50: round(percentile(sorted, 50)), p99: round(percentile(sorted, 99)), requests: ok, failures, statuses, cpu: cpu(ok) };
 }
 
 export function summarize(runs: RunResult[]): Measurement {
+  const cpu = (key: keyof CpuPerRequest) => {
+    const values = runs.map((r) => r.cpu[key]).filter((v): v is number => v !== undefined);
+    return values.length ? median(values) : undefined;
+  };
   return {
     runs,
-    median: { rps: median(runs.map((r) => r.rps)), p50: median(runs.map((r) => r.p50)), p99: median(runs.map((r) => r.p99)) },
+    median: {
+      rps: median(runs.map((r) => r.rps)),
+      p50: median(runs.map((r) => r.p50)),
+      p99: median(runs.map((r) => r.p99)),
+      serverUs: cpu('serverUs'),
+      databaseUs: cpu('databaseUs'),
+    },
   };
 }
 
@@ -100,8 +114,8 @@ export function summarize(runs: RunResult[]): Measurement {
  * both first), so drift on a noisy machine hits both the same way.
  */
 export async function measurePair(
-  target: { url: string; scenario: Scenario },
-  baseline: { url: string; scenario: Scenario } | undefined,
+  target: { url: string; scenario: Scenario; meters?: CpuMeters },
+  baseline: { url: string; scenario: Scenario; meters?: CpuMeters } | undefined,
   options: LoadOptions,
   onRun?: (who: 'target' | 'baseline', index: number, run: RunResult) => void,
 ): Promise<{ target: Measurement; baseline?: Measurement }> {
@@ -113,11 +127,11 @@ export async function measurePair(
   const baselineRuns: RunResult[] = [];
   for (let i = 0; i < options.runs; i++) {
     if (baseline) {
-      const run = await runLoad(baseline.url, baseline.scenario, options.connections, options.durationSeconds);
+      const run = await runLoad(baseline.url, baseline.scenario, options.connections, options.durationSeconds, baseline.meters);
       baselineRuns.push(run);
       onRun?.('baseline', i, run);
     }
-    const run = await runLoad(target.url, target.scenario, options.connections, options.durationSeconds);
+    const run = await runLoad(target.url, target.scenario, options.connections, options.durationSeconds, target.meters);
     targetRuns.push(run);
     onRun?.('target', i, run);
   }

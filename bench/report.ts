@@ -32,12 +32,16 @@ export interface BenchReport {
 const num = (x: number | undefined, digits = 0) =>
   x === undefined || Number.isNaN(x) ? '-' : x.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 
+/** "server+database" CPU µs per request, e.g. `812+134`. */
+const cpuCell = (m?: Measurement) =>
+  m?.median.serverUs === undefined ? '-' : `${num(m.median.serverUs)}+${m.median.databaseUs === undefined ? '?' : num(m.median.databaseUs)}`;
+
 const scaleTitle = (s: ScaleResult) => `${s.name}: ${num(s.dataset.licenses)} licences, ${num(s.dataset.audit)} audit entries`;
 
 /** Rows of the side-by-side table: one per scenario, the scales as column groups. */
 function rows(report: BenchReport): { header: string[]; body: string[][] } {
   const header = ['endpoint'];
-  for (const s of report.scales) header.push(`${s.name} req/s`, 'p50 ms', 'p99 ms', 'baseline req/s', 'ratio');
+  for (const s of report.scales) header.push(`${s.name} req/s`, 'p50 ms', 'p99 ms', 'CPU µs/req', 'baseline req/s', 'ratio');
   if (report.scales.length > 1) header.push('p50 large/small');
   const names = [...new Set(report.scales.flatMap((s) => Object.keys(s.scenarios)))];
   const body = names.map((name) => {
@@ -45,7 +49,7 @@ function rows(report: BenchReport): { header: string[]; body: string[][] } {
     const row = [first.label];
     for (const s of report.scales) {
       const r = s.scenarios[name];
-      row.push(num(r?.target.median.rps), num(r?.target.median.p50, 2), num(r?.target.median.p99, 2), num(r?.baseline?.median.rps), r?.ratio === undefined ? '-' : num(r.ratio, 2));
+      row.push(num(r?.target.median.rps), num(r?.target.median.p50, 2), num(r?.target.median.p99, 2), cpuCell(r?.target), num(r?.baseline?.median.rps), r?.ratio === undefined ? '-' : num(r.ratio, 2));
     }
     if (report.scales.length > 1) {
       const [small, large] = [report.scales[0].scenarios[name], report.scales[report.scales.length - 1].scenarios[name]];
@@ -61,7 +65,7 @@ function preamble(report: BenchReport): string[] {
   return [
     `${report.date}, commit ${report.commit}, ${report.mode} mode`,
     `machine: ${m.cpus} x ${m.cpuModel}, ${m.memoryGiB} GiB, ${m.os}, Node ${m.node}; load average ${m.loadBefore.map((l) => l.toFixed(2)).join(' ')} before, ${m.loadAfter.map((l) => l.toFixed(2)).join(' ')} after`,
-    `database: ${report.database}; ${report.options.connections} connections, ${report.options.warmupSeconds} s warm-up, median of ${report.options.runs} x ${report.options.durationSeconds} s`,
+    `database: ${report.database}; CPU µs/req = server process + its PostgreSQL backends; ${report.options.connections} connections, ${report.options.warmupSeconds} s warm-up, median of ${report.options.runs} x ${report.options.durationSeconds} s`,
     `start-up to first 200 of GET /api/v1/health (embedded PostgreSQL, fresh DATA_DIR): ${num(report.startup.firstHealthyMs)} ms`,
     ...report.scales.map((s) => `${scaleTitle(s)}, ${num(s.dataset.seats)} bound seats (seeded in ${num(s.seedSeconds, 1)} s)`),
   ];

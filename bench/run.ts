@@ -7,6 +7,7 @@ import { parseArgs } from 'node:util';
 import { Pool } from 'pg';
 import { projectRoot } from '../src/common/paths';
 import { loadOrCreateSigningKey } from '../src/signing/signing-key';
+import { CpuMeters, postgresCpu, processCpu } from './cpu';
 import { freshDatabase } from './database';
 import { fingerprintOf, licenseKeyOf, SEAT_EVERY } from './dataset';
 import { LoadOptions, measurePair, RunResult, Scenario } from './load';
@@ -131,6 +132,8 @@ interface Servers {
   app: string;
   baseline: string;
   apiKey: string;
+  appCpu: CpuMeters;
+  baselineCpu: CpuMeters;
 }
 
 /** Sends one request of the scenario and checks the answer, so a misconfigured run fails before measuring. */
@@ -193,7 +196,11 @@ async function measureScale(
 
   const scenarios: Record<string, ScenarioResult> = {};
   const onRun = (label: string) => (who: 'target' | 'baseline', i: number, r: RunResult) =>
-    log(`  ${label} ${who === 'baseline' ? '(baseline)' : ''} run ${i + 1}: ${r.rps} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms${r.failures ? `, ${r.failures} FAILED ${JSON.stringify(r.statuses)}` : ''}`);
+    log(
+      `  ${label} ${who === 'baseline' ? '(baseline)' : ''} run ${i + 1}: ${r.rps} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms, ` +
+        `CPU per request: server ${r.cpu.serverUs ?? '?'} µs, PostgreSQL ${r.cpu.databaseUs ?? '?'} µs, load generator ${r.cpu.loadGeneratorUs ?? '?'} µs` +
+        (r.failures ? `, ${r.failures} FAILED ${JSON.stringify(r.statuses)}` : ''),
+    );
   const failureWarning = (target: { runs: RunResult[] }) => {
     const failed = target.runs.reduce((sum, r) => sum + r.failures, 0);
     return failed ? `${failed} requests failed (${JSON.stringify(target.runs.map((r) => r.statuses))})` : undefined;
@@ -210,7 +217,7 @@ async function measureScale(
     const scenario: Scenario = { method: 'GET', path, headers: admin };
     await preflight(servers.app, scenario, (status, body) => status === 200 && Array.isArray(body), label);
     log(`  ${label}`);
-    const { target: m } = await measurePair({ url: servers.app, scenario }, undefined, options, onRun(label));
+    const { target: m } = await measurePair({ url: servers.app, scenario, meters: servers.appCpu }, undefined, options, onRun(label));
     scenarios[key] = { label, target: m, warning: failureWarning(m) };
   }
 
@@ -218,7 +225,12 @@ async function measureScale(
     await preflight(servers.app, scenario, check, label);
     await preflight(servers.baseline, baseline, (status) => status === 200, baselineLabel);
     log(`  ${label} vs ${baselineLabel}`);
-    const m = await measurePair({ url: servers.app, scenario }, { url: servers.baseline, scenario: baseline }, options, onRun(label));
+    const m = await measurePair(
+      { url: servers.app, scenario, meters: servers.appCpu },
+      { url: servers.baseline, scenario: baseline, meters: servers.baselineCpu },
+      options,
+      onRun(label),
+    );
     const result: ScenarioResult = {
       label,
       target: m.target,
@@ -312,7 +324,14 @@ async function main(): Promise<void> {
     const pool = new Pool({ connectionString: db.url, max: 2 });
     cleanups.push(() => pool.end());
     const products = await loadProducts(pool);
-    const servers = { app: app.url, baseline: baseline.url, apiKey };
+    const databaseCpu = postgresCpu(db.name);
+    const servers: Servers = {
+      app: app.url,
+      baseline: baseline.url,
+      apiKey,
+      appCpu: { server: processCpu(app.pid), database: databaseCpu },
+      baselineCpu: { server: processCpu(baseline.pid), database: databaseCpu },
+    };
 
     const state = { seededLicenses: 0, seededAudit: 0 };
     const scales: ScaleResult[] = [await measureScale(0, 'small', { licenses: options.smallLicenses, audit: options.smallAudit }, state, pool, products, servers, options)];

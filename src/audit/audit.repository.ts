@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { cappedCountSql, matchCount, MatchCount } from '../database/match-count';
-import { preparedQuery } from '../database/prepared-query';
+import { preparedQuery, statementName } from '../database/prepared-query';
 import { ActorType, AuditAction, AuditEntry } from './audit-entry.entity';
 
 /** Filters of the audit list, combined with AND; `from` and `to` are inclusive ISO timestamps (PostgreSQL keeps their microseconds). */
@@ -42,15 +42,13 @@ export class AuditRepository {
     if (filter.to !== undefined) where.push(`a.created_at <= ${param(filter.to)}::timestamptz`);
     const from = `FROM audit_entries a ${where.length ? `WHERE ${where.join(' AND ')}` : ''}`;
     const filterParams = [...params];
-    const raw: Record<string, any>[] = await manager.query(
-      `WITH counted AS (${cappedCountSql(from)})
+    const text = `WITH counted AS (${cappedCountSql(from)})
        SELECT counted.n AS capped_total, page.* FROM counted LEFT JOIN (
          SELECT a.id, a.created_at, a.action, a.actor_type, a.actor, a.ip, a.license_id, a.product_code, a.details
          ${from} ORDER BY a.created_at DESC, a.id DESC LIMIT ${param(limit)} OFFSET ${param(offset)}
        ) page ON true
-       ORDER BY page.created_at DESC, page.id DESC`,
-      params,
-    );
+       ORDER BY page.created_at DESC, page.id DESC`;
+    const { rows: raw } = await preparedQuery(manager, statementName(text), text, params);
     const entries = raw
       .filter((r) => r.id !== null)
       .map((r) =>

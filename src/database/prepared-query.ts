@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Pool, PoolClient } from 'pg';
 import { EntityManager, QueryFailedError } from 'typeorm';
 
@@ -24,3 +25,9 @@ export async function preparedQuery<T extends Record<string, any> = Record<strin
     throw new QueryFailedError(text, values, err as Error);
   }
 }
+
+/**
+ * A statement name derived from the text, for queries assembled from filters: each combination is
+ * planned once per connection (there are a few dozen at most), and equal texts share a name.
+ */
+export const statementName = (text: string) => `q${createHash('sha1').update(text).digest('hex').slice(0, 24)}`;

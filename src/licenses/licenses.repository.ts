@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { cappedCountSql, matchCount, MatchCount } from '../database/match-count';
-import { preparedQuery } from '../database/prepared-query';
+import { preparedQuery, statementName } from '../database/prepared-query';
 import type { LicenseListRow } from './dto/license.dto';
 import { Product } from '../products/product.entity';
 import { License } from './license.entity';
@@ -71,16 +71,14 @@ export class LicensesRepository {
     if (filter.search !== undefined) where.push(`l.search_text LIKE '%' || lower(${param(escapeLike(filter.search))}) || '%'`);
     const from = `FROM licenses l JOIN products p ON p.id = l.product_id ${where.length ? `WHERE ${where.join(' AND ')}` : ''}`;
     const filterParams = [...params];
-    const raw: Record<string, any>[] = await manager.query(
-      `WITH counted AS (${cappedCountSql(from)})
+    const text = `WITH counted AS (${cappedCountSql(from)})
        SELECT counted.n AS capped_total, page.* FROM counted LEFT JOIN (
          SELECT l.id, p.code AS product_code, l.license_key, l.license_type, l.customer_name, l.customer_email, l.expires_at,
                 l.active, l.revoked, l.created_at, ${licenseStatusSql('l')} AS status
          ${from} ORDER BY l.created_at DESC, l.id DESC LIMIT ${param(limit)} OFFSET ${param(offset)}
        ) page ON true
-       ORDER BY page.created_at DESC, page.id DESC`,
-      params,
-    );
+       ORDER BY page.created_at DESC, page.id DESC`;
+    const { rows: raw } = await preparedQuery(manager, statementName(text), text, params);
     const rows = raw
       .filter((r) => r.id !== null)
       .map((r) => ({

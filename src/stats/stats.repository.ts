@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import { preparedQuery } from '../database/prepared-query';
 
 /** Per product: the summed counters (see the StatsCounters migration) by metric, e.g. `type:TRIAL`, `usable`, `expires`, `seats`. */
 export interface ProductCountersRow {
@@ -27,7 +28,7 @@ export class StatsRepository {
 
   /** One row per product (every product, in id order), and how many delta rows were summed. */
   async productCounters(): Promise<{ rows: ProductCountersRow[]; deltaRows: number }> {
-    const rows: (ProductCountersRow & { delta_rows: string })[] = await this.dataSource.query(`
+    const { rows } = await preparedQuery<ProductCountersRow & { delta_rows: string }>(this.dataSource.manager, 'product-stats', `
       WITH summed AS (
         SELECT d.product_id, d.metric, sum(d.n) AS n, count(*) AS delta_rows FROM stats_deltas d
         WHERE d.day IS NULL
@@ -53,7 +54,7 @@ export class StatsRepository {
                SELECT s.metric, sum(s.n)::bigint AS n FROM summed s WHERE s.product_id = p.id GROUP BY s.metric
              ) m), '{}'::jsonb) AS counts,
              (SELECT coalesce(sum(delta_rows), 0) FROM summed) AS delta_rows
-      FROM products p ORDER BY p.id`);
+      FROM products p ORDER BY p.id`, []);
     return { rows: rows.map(({ delta_rows: _, ...row }) => row), deltaRows: Number(rows[0]?.delta_rows ?? 0) };
   }
 
