@@ -12,23 +12,23 @@ function ticksOf(pid: number): number {
   return Number(fields[11]) + Number(fields[12]);
 }
 
-/** CPU microseconds used so far by the processes that `select` picks (re-listed each time: backends come and go). */
-export type CpuMeter = () => number | undefined;
+/** CPU microseconds used so far, per process id, by the processes a meter watches. */
+export type CpuMeter = () => Map<number, number> | undefined;
 
 export function processCpu(pid: number): CpuMeter {
   return () => {
     try {
-      return ticksOf(pid) * TICK_US;
+      return new Map([[pid, ticksOf(pid) * TICK_US]]);
     } catch {
       return undefined;
     }
   };
 }
 
-/** Every PostgreSQL backend serving `database` (their command line names it). */
+/** Every PostgreSQL backend serving `database` (their command line names it); they come and go with the pool. */
 export function postgresCpu(database: string): CpuMeter {
   return () => {
-    let total = 0;
+    const used = new Map<number, number>();
     let dirs: string[];
     try {
       dirs = readdirSync('/proc').filter((d) => /^\d+$/.test(d));
@@ -38,19 +38,27 @@ export function postgresCpu(database: string): CpuMeter {
     for (const pid of dirs) {
       try {
         const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-        if (cmdline.startsWith('postgres: ') && cmdline.includes(` ${database} `)) total += ticksOf(Number(pid)) * TICK_US;
+        if (cmdline.startsWith('postgres: ') && cmdline.includes(` ${database} `)) used.set(Number(pid), ticksOf(Number(pid)) * TICK_US);
       } catch {
         // gone meanwhile
       }
     }
-    return total;
+    return used;
   };
 }
 
+/** CPU used between two readings: processes that started meanwhile count from zero, those that ended are lost. */
+function usedBetween(before: Map<number, number> | undefined, after: Map<number, number> | undefined): number | undefined {
+  if (!before || !after) return undefined;
+  let total = 0;
+  for (const [pid, us] of after) total += us - (before.get(pid) ?? 0);
+  return total;
+}
+
 /** This process (autocannon runs here). */
-export const loadGeneratorCpu: CpuMeter = () => {
+const loadGeneratorCpu: CpuMeter = () => {
   const usage = process.cpuUsage();
-  return usage.user + usage.system;
+  return new Map([[process.pid, usage.user + usage.system]]);
 };
 
 export interface CpuMeters {
@@ -70,7 +78,10 @@ export function startCpu(meters: CpuMeters | undefined): (requests: number) => C
   const before = read();
   return (requests) => {
     const after = read();
-    const per = (a?: number, b?: number) => (a === undefined || b === undefined || requests === 0 ? undefined : Math.round((b - a) / requests));
+    const per = (a?: Map<number, number>, b?: Map<number, number>) => {
+      const used = usedBetween(a, b);
+      return used === undefined || requests === 0 ? undefined : Math.round(used / requests);
+    };
     return { serverUs: per(before.server, after.server), databaseUs: per(before.database, after.database), loadGeneratorUs: per(before.load, after.load) };
   };
 }

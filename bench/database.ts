@@ -21,8 +21,10 @@ const quoteIdent = (name: string) => `"${name.replace(/"/g, '""')}"`;
 export async function freshDatabase(workDir: string, serverUrl = process.env.BENCH_DATABASE_URL): Promise<BenchDatabase> {
   if (!serverUrl) {
     const embedded = await EmbeddedDatabase.start({ dir: join(workDir, 'postgres'), secretsDir: workDir });
-    const url = await embedded.ensureDatabase('licence_bench');
-    return { url, name: 'licence_bench', kind: 'embedded', close: () => embedded.stop() };
+    // Named after this process, so the CPU meter cannot count another benchmark's backends.
+    const name = `licence_bench_${process.pid}`;
+    const url = await embedded.ensureDatabase(name);
+    return { url, name, kind: 'embedded', close: () => embedded.stop() };
   }
   const name = `licence_bench_${Date.now()}_${process.pid}`;
   const admin = new Client({ connectionString: serverUrl });
