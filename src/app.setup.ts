@@ -36,7 +36,7 @@ export function configureApp(nestApp: INestApplication, config: AppConfig): Nest
   app.disable('x-powered-by');
   app.set('etag', false);
   // First, so every response (body-parser errors included) gets its request id and log line.
-  app.use(requestLogger(config));
+  app.use(requestLogger());
   app.use(securityHeaders());
   hardenHttpServer(app.getHttpServer());
 
