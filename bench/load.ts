@@ -7,6 +7,8 @@ export interface Scenario {
   path: string;
   headers?: Record<string, string>;
   body?: () => string;
+  /** Requests per second over all connections (autocannon overallRate); unset: as fast as the server answers. */
+  rate?: number;
 }
 
 export interface RunResult {
@@ -69,6 +71,7 @@ export async function runLoad(baseUrl: string, scenario: Scenario, connections: 
         connections,
         duration: seconds,
         headers,
+        ...(scenario.rate ? { overallRate: scenario.rate } : {}),
         requests: scenario.body
           ? [{ method: scenario.method, path: scenario.path, headers, setupRequest: (req: any) => ({ ...req, body: (scenario.body as () => string)() }) }]
           : undefined,

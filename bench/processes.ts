@@ -7,6 +7,7 @@ export interface NodeProcess {
   /** Milliseconds from spawn to the first 200 of the ready URL. */
   readyMs: number;
   output: () => string;
+  exited: () => boolean;
   stop: () => Promise<void>;
 }
 
@@ -57,6 +58,7 @@ export async function spawnNode(options: SpawnOptions): Promise<NodeProcess> {
     pid: child.pid as number,
     readyMs,
     output: () => output,
+    exited: () => exited,
     stop: async () => {
       if (exited) return;
       child.kill('SIGTERM');

@@ -11,12 +11,14 @@ import { CpuMeters, postgresCpu, processCpu } from './cpu';
 import { freshDatabase } from './database';
 import { fingerprintOf, licenseKeyOf, SEAT_EVERY } from './dataset';
 import { LoadOptions, measurePair, RunResult, Scenario } from './load';
-import { spawnNode } from './processes';
+import { NodeProcess, spawnNode } from './processes';
 import { BenchReport, renderText, ScaleResult, ScenarioResult } from './report';
 import { datasetSize, freshPoolStart, loadProducts, productOf, SeedProduct, seedAudit, seedLicenses, vacuumAnalyze } from './seed';
 
 // The built layout is <out>/bench and <out>/src; the project root holds package.json and views/.
 const ROOT = projectRoot(__dirname);
+/** The fixed request rate at which validate's latency is also measured (50 connections, not saturated). */
+const VALIDATE_RATE = 1000;
 const MAIN_SCRIPT = join(__dirname, '..', 'src', 'main.js');
 const USAGE = `npm run bench [-- options]
   --duration <s>       seconds per measured run (default 10)
@@ -27,7 +29,7 @@ const USAGE = `npm run bench [-- options]
   --audit <n>          ... and this many audit entries, e.g. 5000000
   --small-licenses <n> licences of the small scale (default 10000)
   --small-audit <n>    audit entries of the small scale (default 50000)
-  --only <names>       comma-separated subset of: ${'stats,licenses,audit,validate,reactivate,activate'}
+  --only <names>       comma-separated subset of: ${'stats,licenses,audit,validate,validate-rate,reactivate,activate'}
   --profile <dir>      run the server with node --cpu-prof, writing the profile to <dir>
   --out <file>         results JSON (default bench/results/<date>.json; smoke: a temporary file)
   --smoke              CI mode: small data, 2 s per endpoint, one run, no warm-up
@@ -131,18 +133,35 @@ function sample<T>(size: number, count: number, make: (i: number) => T): T[] {
 interface Servers {
   app: string;
   baseline: string;
+  appProcess: NodeProcess;
+  baselineProcess: NodeProcess;
   apiKey: string;
   appCpu: CpuMeters;
   baselineCpu: CpuMeters;
 }
 
-/** Sends one request of the scenario and checks the answer, so a misconfigured run fails before measuring. */
-async function preflight(url: string, scenario: Scenario, check: (status: number, body: any) => boolean, label: string): Promise<void> {
-  const res = await fetch(url + scenario.path, {
-    method: scenario.method,
-    headers: { 'content-type': 'application/json', ...scenario.headers },
-    body: scenario.body?.(),
-  });
+/**
+ * Sends one request of the scenario and checks the answer, so a misconfigured run fails before measuring.
+ * A network error is retried: fetch keeps idle connections, and one the server closes at its keep-alive
+ * timeout just as it is reused fails the request ("fetch failed"). A server that died is reported with its output.
+ */
+async function preflight(url: string, scenario: Scenario, check: (status: number, body: any) => boolean, label: string, server?: NodeProcess): Promise<void> {
+  let res: Response | undefined;
+  for (let attempt = 1; !res; attempt++) {
+    try {
+      res = await fetch(url + scenario.path, {
+        method: scenario.method,
+        headers: { 'content-type': 'application/json', ...scenario.headers },
+        body: scenario.body?.(),
+      });
+    } catch (err) {
+      if (attempt >= 3 || server?.exited()) {
+        const output = server ? `\n--- last output of the server ---\n${server.output().slice(-5000)}` : '';
+        throw new Error(`${label}: ${(err as Error).message} (${String((err as Error).cause ?? '')})${output}`);
+      }
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
   const text = await res.text();
   let body: unknown;
   try {
@@ -215,15 +234,15 @@ async function measureScale(
   for (const [key, label, path] of reads) {
     if (!wanted(key)) continue;
     const scenario: Scenario = { method: 'GET', path, headers: admin };
-    await preflight(servers.app, scenario, (status, body) => status === 200 && Array.isArray(body), label);
+    await preflight(servers.app, scenario, (status, body) => status === 200 && Array.isArray(body), label, servers.appProcess);
     log(`  ${label}`);
     const { target: m } = await measurePair({ url: servers.app, scenario, meters: servers.appCpu }, undefined, options, onRun(label));
     scenarios[key] = { label, target: m, warning: failureWarning(m) };
   }
 
   const paired = async (key: string, label: string, scenario: Scenario, baselineLabel: string, baseline: Scenario, check: (status: number, body: any) => boolean) => {
-    await preflight(servers.app, scenario, check, label);
-    await preflight(servers.baseline, baseline, (status) => status === 200, baselineLabel);
+    await preflight(servers.app, scenario, check, label, servers.appProcess);
+    await preflight(servers.baseline, baseline, (status) => status === 200, baselineLabel, servers.baselineProcess);
     log(`  ${label} vs ${baselineLabel}`);
     const m = await measurePair(
       { url: servers.app, scenario, meters: servers.appCpu },
@@ -247,6 +266,14 @@ async function measureScale(
   if (wanted('validate')) {
     await paired('validate', 'POST /api/v1/validate', { method: 'POST', path: '/api/v1/validate', body: validateBody }, 'bare node:http + pg SELECT', baselineValidate,
       (status, body) => status === 200 && body.valid === true);
+  }
+  if (wanted('validate-rate')) {
+    // Saturated, 50 connections queue by Little's law (p50 = 50 / req/s); at a fixed rate the latency is the server's own.
+    const label = `POST /api/v1/validate at ${VALIDATE_RATE.toLocaleString('en-US')} req/s`;
+    const scenario: Scenario = { method: 'POST', path: '/api/v1/validate', body: validateBody, rate: VALIDATE_RATE };
+    log(`  ${label}`);
+    const { target: m } = await measurePair({ url: servers.app, scenario, meters: servers.appCpu }, undefined, options, onRun(label));
+    scenarios['validate-rate'] = { label, target: m, warning: failureWarning(m) };
   }
   let signingRps: number | undefined;
   if (wanted('reactivate')) {
@@ -328,6 +355,8 @@ async function main(): Promise<void> {
     const servers: Servers = {
       app: app.url,
       baseline: baseline.url,
+      appProcess: app,
+      baselineProcess: baseline,
       apiKey,
       appCpu: { server: processCpu(app.pid), database: databaseCpu },
       baselineCpu: { server: processCpu(baseline.pid), database: databaseCpu },
