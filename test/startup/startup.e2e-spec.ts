@@ -7,6 +7,7 @@ import { prepareRuntime } from '../../src/bootstrap';
 import { MIGRATIONS } from '../../src/database/data-source-options';
 import { ConfigError } from '../../src/config/config.error';
 import { EmbeddedDatabase, findFreePort, isProcessRunning } from '../../src/database/embedded-database';
+import { embeddedSharedBuffersMb } from '../../src/database/embedded-settings';
 
 /** The zero-configuration path of `npm start`: embedded PostgreSQL, generated secrets, migrations. */
 jest.setTimeout(60_000);
@@ -34,8 +35,10 @@ describe('start-up', () => {
       const client = new Client({ connectionString: first.config.databaseUrl });
       await client.connect();
       const { rows } = await client.query('SELECT code FROM products ORDER BY id');
+      const buffers = await client.query(`SELECT setting::int * 8 / 1024 AS mb FROM pg_settings WHERE name = 'shared_buffers'`);
       await client.end();
       expect(rows).toHaveLength(3);
+      expect(buffers.rows[0].mb).toBe(embeddedSharedBuffersMb());
     } finally {
       await first.embedded?.stop();
     }
