@@ -1,4 +1,5 @@
 import autocannon from 'autocannon';
+import { Agent, request } from 'node:http';
 import { CpuMeters, CpuPerRequest, startCpu } from './cpu';
 
 /** One kind of request to measure; `body` is called for every request (fresh keys, random seats). */
@@ -7,7 +8,7 @@ export interface Scenario {
   path: string;
   headers?: Record<string, string>;
   body?: () => string;
-  /** Requests per second over all connections (autocannon overallRate); unset: as fast as the server answers. */
+  /** Requests per second, evenly spaced over at most `connections` sockets (runPaced); unset: as fast as the server answers. */
   rate?: number;
 }
 
@@ -52,7 +53,7 @@ function percentile(sorted: Float64Array, p: number): number {
  * One load run with autocannon at `connections` for `seconds`. Latencies are collected from every
  * 2xx response at sub-millisecond resolution (autocannon's own histogram rounds to whole ms).
  */
-export async function runLoad(baseUrl: string, scenario: Scenario, connections: number, seconds: number, meters?: CpuMeters): Promise<RunResult> {
+export async function runAutocannon(baseUrl: string, scenario: Scenario, connections: number, seconds: number, meters?: CpuMeters): Promise<RunResult> {
   const latencies: number[] = [];
   const statuses: Record<string, number> = {};
   let ok = 0;
@@ -71,7 +72,6 @@ export async function runLoad(baseUrl: string, scenario: Scenario, connections: 
         connections,
         duration: seconds,
         headers,
-        ...(scenario.rate ? { overallRate: scenario.rate } : {}),
         requests: scenario.body
           ? [{ method: scenario.method, path: scenario.path, headers, setupRequest: (req: any) => ({ ...req, body: (scenario.body as () => string)() }) }]
           : undefined,
@@ -91,6 +91,57 @@ export async function runLoad(baseUrl: string, scenario: Scenario, connections: 
   instance.on('reqError', () => failures++);
   await finished;
   const elapsed = Number(process.hrtime.bigint() - started) / 1e9;
+  const sorted = Float64Array.from(latencies).sort();
+  return { rps: round(ok / elapsed, 0), p50: round(percentile(sorted, 50)), p99: round(percentile(sorted, 99)), requests: ok, failures, statuses, cpu: cpu(ok) };
+}
+
+/**
+ * An open-loop run at `scenario.rate` requests per second, evenly spaced (autocannon's rate option sends each
+ * connection's whole second of requests in one burst, which measures its own queue). Latency is counted from
+ * the moment a request was due, not sent, so a server that falls behind is not flattered (coordinated omission).
+ */
+export async function runPaced(baseUrl: string, scenario: Scenario, connections: number, seconds: number, meters?: CpuMeters): Promise<RunResult> {
+  const rate = scenario.rate as number;
+  const agent = new Agent({ keepAlive: true, maxSockets: connections });
+  const latencies: number[] = [];
+  const statuses: Record<string, number> = {};
+  let ok = 0;
+  let failures = 0;
+  let inFlight = 0;
+  const url = new URL(baseUrl + scenario.path);
+  const cpu = startCpu(meters);
+  const started = performance.now();
+  const send = (due: number) => {
+    inFlight++;
+    const body = scenario.body?.();
+    const req = request(
+      { agent, host: url.hostname, port: url.port, path: url.pathname + url.search, method: scenario.method, headers: { 'content-type': 'application/json', ...scenario.headers } },
+      (res) => {
+        res.resume();
+        res.on('end', () => {
+          inFlight--;
+          const status = res.statusCode ?? 0;
+          statuses[status] = (statuses[status] ?? 0) + 1;
+          if (status >= 200 && status < 300) (ok++, latencies.push(performance.now() - due));
+          else failures++;
+        });
+      },
+    );
+    req.on('error', () => (inFlight--, failures++));
+    req.end(body);
+  };
+  let sent = 0;
+  await new Promise<void>((resolve) => {
+    const timer = setInterval(() => {
+      const elapsed = (performance.now() - started) / 1000;
+      const due = Math.min(Math.floor(elapsed * rate), Math.floor(seconds * rate));
+      for (; sent < due; sent++) send(started + (sent / rate) * 1000);
+      if (elapsed >= seconds) (clearInterval(timer), resolve());
+    }, 1);
+  });
+  while (inFlight > 0) await new Promise((r) => setTimeout(r, 5));
+  agent.destroy();
+  const elapsed = (performance.now() - started) / 1000;
   const sorted = Float64Array.from(latencies).sort();
   return { rps: round(ok / elapsed, 0), p50: round(percentile(sorted, 50)), p99: round(percentile(sorted, 99)), requests: ok, failures, statuses, cpu: cpu(ok) };
 }
@@ -122,6 +173,8 @@ export async function measurePair(
   options: LoadOptions,
   onRun?: (who: 'target' | 'baseline', index: number, run: RunResult) => void,
 ): Promise<{ target: Measurement; baseline?: Measurement }> {
+  const runLoad = (url: string, scenario: Scenario, connections: number, seconds: number, meters?: CpuMeters) =>
+    (scenario.rate ? runPaced : runAutocannon)(url, scenario, connections, seconds, meters);
   if (options.warmupSeconds > 0) {
     if (baseline) await runLoad(baseline.url, baseline.scenario, options.connections, options.warmupSeconds);
     await runLoad(target.url, target.scenario, options.connections, options.warmupSeconds);

@@ -192,7 +192,7 @@ async function measureScale(
     await seedAudit(pool, products, state.seededAudit + 1, target.audit, target.audit, progressBar('audit entries'));
     state.seededAudit = target.audit;
   }
-  log('  VACUUM ANALYZE');
+  log('  VACUUM ANALYZE, CHECKPOINT');
   await vacuumAnalyze(pool);
   const seedSeconds = (Date.now() - seedStarted) / 1000;
   const dataset = await datasetSize(pool);
@@ -334,7 +334,7 @@ async function main(): Promise<void> {
       script: mainScript,
       cwd: ROOT,
       readyPath: '/api/v1/health',
-      nodeArgs: options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.profileDir}`] : [],
+      nodeArgs: [...(options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.profileDir}`] : []), ...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean)],
       env: {
         DATABASE_URL: db.url,
         DATA_DIR: join(workDir, 'app'),
@@ -351,6 +351,7 @@ async function main(): Promise<void> {
     const pool = new Pool({ connectionString: db.url, max: 2 });
     cleanups.push(() => pool.end());
     const products = await loadProducts(pool);
+    const sharedBuffers = String((await pool.query('SHOW shared_buffers')).rows[0].shared_buffers);
     const databaseCpu = postgresCpu(db.name);
     const servers: Servers = {
       app: app.url,
@@ -384,7 +385,7 @@ async function main(): Promise<void> {
         loadBefore,
         loadAfter: loadavg(),
       },
-      database: `${db.kind === 'embedded' ? 'embedded PostgreSQL (fresh cluster, default settings)' : 'BENCH_DATABASE_URL (dedicated database)'}`,
+      database: `${db.kind === 'embedded' ? 'embedded PostgreSQL (fresh cluster, as npm start runs it)' : 'BENCH_DATABASE_URL (dedicated database)'}, shared_buffers ${sharedBuffers}`,
       options: { connections: options.connections, warmupSeconds: options.warmupSeconds, durationSeconds: options.durationSeconds, runs: options.runs },
       startup: { firstHealthyMs: Math.round(cold.readyMs) },
       scales,
