@@ -1,3 +1,4 @@
+import { PRODUCT_COUNTERS_SQL } from '../src/stats/stats.repository';
 import { StatsService } from '../src/stats/stats.service';
 import { createLicense, fingerprint } from './support/factories';
 import { createTestApp, TestApp } from './support/test-app';
@@ -148,6 +149,43 @@ describe('statistics counters', () => {
     const [{ duplicates }] = await t.sql(`SELECT count(*)::int - count(DISTINCT (product_id, metric, day))::int AS duplicates FROM stats_deltas`);
     expect(duplicates).toBe(0);
     expect(await t.sql('SELECT 1 FROM stats_deltas WHERE n = 0')).toEqual([]);
+    await expectCountersToMatch();
+  });
+
+  it('are read from a few pages of the delta table, not all of them, once folding has left it mostly empty pages', async () => {
+    // 60,000 delta rows of every kind the read sums (undated, past days, the 30-day window) that cancel out:
+    // the fold deletes them all, leaving pages that VACUUM empties but cannot give back.
+    await t.sql(`
+      INSERT INTO stats_deltas (product_id, metric, day, n)
+      SELECT p.id, m.metric, m.day, s
+      FROM products p, generate_series(1, 5000), (VALUES (1), (-1)) AS sign(s),
+           (VALUES ('usable', NULL::date), ('expires', current_date - 400), ('activated', current_date - 3)) AS m(metric, day)`);
+    // What the fold keeps, written after the dead rows: as on a real server, a row per product and future
+    // expiry day (here 3,000 licences expiring over the next two years).
+    await t.sql(`
+      INSERT INTO licenses (product_id, license_key, license_type, customer_name, expires_at, grace_days)
+      SELECT 1 + n % 3, 'CNT-FUTURE-' || n, 'YEARLY', 'Counter test', now() + n * interval '6 hours', 7
+      FROM generate_series(1, 3000) n`);
+    await t.app.get(StatsService).fold();
+    await t.sql('VACUUM ANALYZE stats_deltas');
+    const [{ pages }] = await t.sql(`SELECT relpages AS pages FROM pg_class WHERE relname = 'stats_deltas'`);
+    expect(pages).toBeGreaterThan(100);
+
+    // The pages the read touches in stats_deltas and its indexes (a scan node's buffers include its children's).
+    const [{ 'QUERY PLAN': plan }] = await t.sql(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${PRODUCT_COUNTERS_SQL}`);
+    type PlanNode = { 'Relation Name'?: string; 'Shared Hit Blocks': number; 'Shared Read Blocks': number; Plans?: PlanNode[] };
+    let touched = 0;
+    let scans = 0;
+    const walk = (node: PlanNode) => {
+      if (node['Relation Name'] === 'stats_deltas') {
+        scans++;
+        touched += node['Shared Hit Blocks'] + node['Shared Read Blocks'];
+      }
+      (node.Plans ?? []).forEach(walk);
+    };
+    walk(plan[0].Plan);
+    expect(scans).toBeGreaterThan(0);
+    expect(touched).toBeLessThan(pages / 10);
     await expectCountersToMatch();
   });
 
