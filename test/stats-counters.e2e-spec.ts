@@ -1,4 +1,4 @@
-import { PRODUCT_COUNTERS_SQL } from '../src/stats/stats.repository';
+import { productCountersSql, WindowEdge } from '../src/stats/stats.repository';
 import { StatsService } from '../src/stats/stats.service';
 import { createLicense, fingerprint } from './support/factories';
 import { createTestApp, TestApp } from './support/test-app';
@@ -172,7 +172,7 @@ describe('statistics counters', () => {
     expect(pages).toBeGreaterThan(100);
 
     // The pages the read touches in stats_deltas and its indexes (a scan node's buffers include its children's).
-    const [{ 'QUERY PLAN': plan }] = await t.sql(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${PRODUCT_COUNTERS_SQL}`);
+    const [{ 'QUERY PLAN': plan }] = await t.sql(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${productCountersSql()}`);
     type PlanNode = { 'Relation Name'?: string; 'Shared Hit Blocks': number; 'Shared Read Blocks': number; Plans?: PlanNode[] };
     let touched = 0;
     let scans = 0;
@@ -186,6 +186,31 @@ describe('statistics counters', () => {
     walk(plan[0].Plan);
     expect(scans).toBeGreaterThan(0);
     expect(touched).toBeLessThan(pages / 10);
+    await expectCountersToMatch();
+  });
+
+  it('count the seats of the 30-day window exactly with either way of counting its older edge', async () => {
+    // Seats every hour from a day before the window's start to a day after it (10 minutes off the hour,
+    // so none is within a read's duration of the boundary), on all three products.
+    const licences = await Promise.all(['POS_RETAIL', 'ERP_SUITE', 'FISCAL_BRIDGE'].map((product_code) => createLicense(t, { product_code })));
+    for (let hours = -26; hours <= 26; hours++) {
+      const activated = new Date(Date.now() - 30 * 24 * HOUR + hours * HOUR - 10 * 60_000);
+      await t.sql(`INSERT INTO activations (license_id, machine_fingerprint, activated_at, last_seen_at) VALUES ($1, $2, $3, $3)`, [
+        licences[(hours + 26) % 3].id,
+        fingerprint(),
+        activated,
+      ]);
+    }
+    const expectEdgesToMatch = async () => {
+      const expected = (await reference()).map((p) => ({ product_code: p.product_code, activated: p.activations.last_30_days }));
+      for (const edge of ['add', 'subtract', 'auto'] as WindowEdge[]) {
+        const rows = await t.sql(productCountersSql(edge));
+        expect({ edge, rows: rows.map((p) => ({ product_code: p.product_code, activated: Number(p.counts.activated ?? 0) })) }).toEqual({ edge, rows: expected });
+      }
+    };
+    await expectEdgesToMatch();
+    await t.app.get(StatsService).fold();
+    await expectEdgesToMatch();
     await expectCountersToMatch();
   });
 
