@@ -8,6 +8,8 @@ export interface BenchDatabase {
   name: string;
   /** For the report: where the database runs. */
   kind: 'embedded' | 'BENCH_DATABASE_URL';
+  /** Another empty database on the same server (the large scale's), named `<name>_<suffix>`; close() removes it too. */
+  sibling: (suffix: string) => Promise<{ url: string; name: string }>;
   close: () => Promise<void>;
 }
 
@@ -24,30 +26,35 @@ export async function freshDatabase(workDir: string, serverUrl = process.env.BEN
     // Named after this process, so the CPU meter cannot count another benchmark's backends.
     const name = `licence_bench_${process.pid}`;
     const url = await embedded.ensureDatabase(name);
-    return { url, name, kind: 'embedded', close: () => embedded.stop() };
+    const sibling = async (suffix: string) => ({ url: await embedded.ensureDatabase(`${name}_${suffix}`), name: `${name}_${suffix}` });
+    return { url, name, kind: 'embedded', sibling, close: () => embedded.stop() };
   }
   const name = `licence_bench_${Date.now()}_${process.pid}`;
-  const admin = new Client({ connectionString: serverUrl });
-  await admin.connect();
-  try {
-    await admin.query(`CREATE DATABASE ${quoteIdent(name)}`);
-  } finally {
-    await admin.end();
-  }
-  const url = new URL(serverUrl);
-  url.pathname = `/${name}`;
+  const created: string[] = [];
+  const onServer = async (sql: string) => {
+    const client = new Client({ connectionString: serverUrl });
+    await client.connect();
+    try {
+      await client.query(sql);
+    } finally {
+      await client.end();
+    }
+  };
+  const create = async (db: string) => {
+    await onServer(`CREATE DATABASE ${quoteIdent(db)}`);
+    created.push(db);
+    const url = new URL(serverUrl);
+    url.pathname = `/${db}`;
+    return { url: url.toString(), name: db };
+  };
+  const { url } = await create(name);
   return {
-    url: url.toString(),
+    url,
     name,
     kind: 'BENCH_DATABASE_URL',
+    sibling: (suffix) => create(`${name}_${suffix}`),
     close: async () => {
-      const client = new Client({ connectionString: serverUrl });
-      await client.connect();
-      try {
-        await client.query(`DROP DATABASE IF EXISTS ${quoteIdent(name)} WITH (FORCE)`);
-      } finally {
-        await client.end();
-      }
+      while (created.length) await onServer(`DROP DATABASE IF EXISTS ${quoteIdent(created.pop() as string)} WITH (FORCE)`);
     },
   };
 }

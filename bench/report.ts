@@ -27,6 +27,8 @@ export interface BenchReport {
   options: { connections: number; warmupSeconds: number; durationSeconds: number; runs: number };
   startup: { firstHealthyMs: number };
   scales: ScaleResult[];
+  /** With a large scale: endpoints measured again at both scales run by run in turn; p50Ratio = large ÷ small p50 (medians). */
+  scaleCheck?: Record<string, { label: string; small: Measurement; large: Measurement; p50Ratio: number; warning?: string }>;
 }
 
 const num = (x: number | undefined, digits = 0) =>
@@ -42,7 +44,7 @@ const scaleTitle = (s: ScaleResult) => `${s.name}: ${num(s.dataset.licenses)} li
 function rows(report: BenchReport): { header: string[]; body: string[][] } {
   const header = ['endpoint'];
   for (const s of report.scales) header.push(`${s.name} req/s`, 'p50 ms', 'p99 ms', 'CPU µs/req', 'baseline req/s', 'baseline p99', 'ratio');
-  if (report.scales.length > 1) header.push('p50 large/small');
+  if (report.scales.length > 1) header.push('large/small p50, halves', 'large/small p50, in turn');
   const names = [...new Set(report.scales.flatMap((s) => Object.keys(s.scenarios)))];
   const body = names.map((name) => {
     const first = report.scales.find((s) => s.scenarios[name])?.scenarios[name] as ScenarioResult;
@@ -54,6 +56,8 @@ function rows(report: BenchReport): { header: string[]; body: string[][] } {
     if (report.scales.length > 1) {
       const [small, large] = [report.scales[0].scenarios[name], report.scales[report.scales.length - 1].scenarios[name]];
       row.push(small && large ? `${num(large.target.median.p50 / small.target.median.p50, 2)}x` : '-');
+      const inTurn = report.scaleCheck?.[name];
+      row.push(inTurn ? `${num(inTurn.p50Ratio, 2)}x` : '-');
     }
     return row;
   });
@@ -69,11 +73,16 @@ function preamble(report: BenchReport): string[] {
     `start-up to first 200 of GET /api/v1/health (embedded PostgreSQL, fresh DATA_DIR): ${num(report.startup.firstHealthyMs)} ms`,
     ...report.scales.map((s) => `${scaleTitle(s)}, ${num(s.dataset.seats)} bound seats (seeded in ${num(s.seedSeconds, 1)} s)`),
     'validate: random seats of a 50,000-seat sample, refreshed just before (the read path; the last_seen_at write is part of activate)',
+    ...(report.scaleCheck
+      ? ['large/small p50: "halves" compares the two halves of the run above; "in turn" measures both scales again at the end, alternating run by run on their own databases, so drift of the machine between the halves cancels out']
+      : []),
   ];
 }
 
-const warnings = (report: BenchReport) =>
-  report.scales.flatMap((s) => Object.values(s.scenarios).filter((r) => r.warning).map((r) => `WARNING ${s.name} ${r.label}: ${r.warning}`));
+const warnings = (report: BenchReport) => [
+  ...report.scales.flatMap((s) => Object.values(s.scenarios).filter((r) => r.warning).map((r) => `WARNING ${s.name} ${r.label}: ${r.warning}`)),
+  ...Object.values(report.scaleCheck ?? {}).filter((r) => r.warning).map((r) => `WARNING both scales in turn, ${r.label}: ${r.warning}`),
+];
 
 /** Plain-text table for the terminal. */
 export function renderText(report: BenchReport): string {

@@ -172,6 +172,22 @@ async function preflight(url: string, scenario: Scenario, check: (status: number
   if (!check(res.status, body)) throw new Error(`${label}: unexpected answer ${res.status} ${text.slice(0, 500)}`);
 }
 
+/**
+ * The steady state of a client that checks in more than once per LAST_SEEN_INTERVAL: its seat is fresh, so
+ * validate is the read path. Without this, the seeded seats are all stale and the first check of each of the
+ * 50,000 sampled seats also writes (an UPDATE and a WAL flush): 1,000 seats at small scale but 50,000 at large
+ * would compare different workloads, not different table sizes. The refresh write is measured by activate.
+ */
+async function refreshSeats(pool: Pool): Promise<void> {
+  await pool.query('UPDATE activations SET last_seen_at = now() WHERE released_at IS NULL');
+  await pool.query('VACUUM (ANALYZE) activations');
+}
+
+interface MeasuredScale {
+  result: ScaleResult;
+  requests: Record<string, Scenario>;
+}
+
 async function measureScale(
   index: number,
   name: string,
@@ -181,7 +197,7 @@ async function measureScale(
   products: SeedProduct[],
   servers: Servers,
   options: Options,
-): Promise<ScaleResult> {
+): Promise<MeasuredScale> {
   log(`\n== ${name} scale: ${target.licenses.toLocaleString('en-US')} licences, ${target.audit.toLocaleString('en-US')} audit entries`);
   const seedStarted = Date.now();
   if (target.licenses > state.seededLicenses) {
@@ -214,6 +230,8 @@ async function measureScale(
   };
 
   const scenarios: Record<string, ScenarioResult> = {};
+  /** What each scenario sent, to measure it again against the other scale (compareScales). */
+  const requests: Record<string, Scenario> = {};
   const onRun = (label: string) => (who: 'target' | 'baseline', i: number, r: RunResult) =>
     log(
       `  ${label} ${who === 'baseline' ? '(baseline)' : ''} run ${i + 1}: ${r.rps} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms, ` +
@@ -238,6 +256,7 @@ async function measureScale(
     log(`  ${label}`);
     const { target: m } = await measurePair({ url: servers.app, scenario, meters: servers.appCpu }, undefined, options, onRun(label));
     scenarios[key] = { label, target: m, warning: failureWarning(m) };
+    requests[key] = scenario;
   }
 
   /** The endpoint and its baseline, run alternately; `withRatio` false when both run at a fixed rate (the ratio is 1 by design). */
@@ -259,17 +278,11 @@ async function measureScale(
       warning: failureWarning(m.target),
     };
     scenarios[key] = result;
+    requests[key] = scenario;
     return result;
   };
 
-  if (wanted('validate') || wanted('validate-rate')) {
-    // The steady state of a client that checks in more than once per LAST_SEEN_INTERVAL: its seat is fresh, so
-    // validate is the read path. Without this, the seeded seats are all stale and the first check of each of the
-    // 50,000 sampled seats also writes (an UPDATE and a WAL flush): 1,000 seats at small scale but 50,000 at large
-    // would compare different workloads, not different table sizes. The refresh write is measured by activate.
-    await pool.query('UPDATE activations SET last_seen_at = now() WHERE released_at IS NULL');
-    await pool.query('VACUUM (ANALYZE) activations');
-  }
+  if (wanted('validate') || wanted('validate-rate')) await refreshSeats(pool);
   const baselineValidate: Scenario = { method: 'POST', path: '/validate', body: validateBody };
   const baselineActivate: Scenario = { method: 'POST', path: '/activate', body: activateBody };
   if (wanted('floor')) {
@@ -314,7 +327,93 @@ async function measureScale(
       (status, body) => status === 200 && String(body.signature).startsWith('RSA-SHA256:'));
     if (exhausted) r.warning = [r.warning, `the pool of ${poolSize} fresh licences ran out: later requests were re-activations`].filter(Boolean).join('; ');
   }
-  return { name, dataset, seedSeconds, scenarios };
+  return { result: { name, dataset, seedSeconds, scenarios }, requests };
+}
+
+interface Setup {
+  workDir: string;
+  signingKeyFile: string;
+  apiKey: string;
+  options: Options;
+  cleanups: (() => Promise<unknown>)[];
+}
+
+interface ScaleServers {
+  servers: Servers;
+  pool: Pool;
+  products: SeedProduct[];
+}
+
+/** The server under test and its baseline, both on database `dbName`, and a pool for seeding it. */
+async function startScale(setup: Setup, name: string, dbUrl: string, dbName: string): Promise<ScaleServers> {
+  const { options, cleanups } = setup;
+  const limits = Object.fromEntries(['ACTIVATE', 'DEACTIVATE', 'VALIDATE', 'ADMIN', 'LOGIN'].map((n) => [`RATE_LIMIT_${n}`, '1000000000']));
+  const app = await spawnNode({
+    script: MAIN_SCRIPT,
+    cwd: ROOT,
+    readyPath: '/api/v1/health',
+    nodeArgs: [...(options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${join(options.profileDir, name)}`] : []), ...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean)],
+    env: {
+      DATABASE_URL: dbUrl,
+      DATA_DIR: join(setup.workDir, `app-${name}`),
+      SIGNING_KEY_FILE: setup.signingKeyFile,
+      API_KEY: setup.apiKey,
+      ADMIN_PASSWORD: 'bench-password-1',
+      LOG_LEVEL: 'warn',
+      // The validate rows run for over a minute after their seats are refreshed: keep them fresh throughout.
+      LAST_SEEN_INTERVAL: '3600',
+      ...limits,
+    },
+  });
+  cleanups.push(app.stop);
+  const baseline = await spawnNode({ script: join(__dirname, 'baseline-server.js'), cwd: ROOT, readyPath: '/health', env: { DATABASE_URL: dbUrl, SIGNING_KEY_FILE: setup.signingKeyFile } });
+  cleanups.push(baseline.stop);
+  const pool = new Pool({ connectionString: dbUrl, max: 2 });
+  cleanups.push(() => pool.end());
+  const databaseCpu = postgresCpu(dbName);
+  const servers: Servers = {
+    app: app.url,
+    baseline: baseline.url,
+    appProcess: app,
+    baselineProcess: baseline,
+    apiKey: setup.apiKey,
+    appCpu: { server: processCpu(app.pid), database: databaseCpu },
+    baselineCpu: { server: processCpu(baseline.pid), database: databaseCpu },
+  };
+  return { servers, pool, products: await loadProducts(pool) };
+}
+
+/** The endpoints whose large/small latency is measured again with the two scales in turn. */
+const COMPARED = ['stats', 'licenses', 'audit', 'validate', 'reactivate'];
+
+/**
+ * Each endpoint once more at both scales, run by run in turn (large, small, large, ...), so a machine whose
+ * speed drifts during the long seeding between the two scales cannot make the large scale look faster or slower.
+ */
+async function compareScales(small: ScaleServers & MeasuredScale, large: ScaleServers & MeasuredScale, options: Options): Promise<NonNullable<BenchReport['scaleCheck']>> {
+  log('\n== both scales in turn');
+  const out: NonNullable<BenchReport['scaleCheck']> = {};
+  for (const key of COMPARED.filter((k) => small.requests[k] && large.requests[k])) {
+    if (key === 'validate') await Promise.all([refreshSeats(small.pool), refreshSeats(large.pool)]);
+    const label = small.result.scenarios[key].label;
+    log(`  ${label}`);
+    const m = await measurePair(
+      { url: large.servers.app, scenario: large.requests[key], meters: large.servers.appCpu },
+      { url: small.servers.app, scenario: small.requests[key], meters: small.servers.appCpu },
+      options,
+      (who, i, r) => log(`  ${label} ${who === 'baseline' ? 'small' : 'large'} run ${i + 1}: ${r.rps} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms` + (r.failures ? `, ${r.failures} FAILED` : '')),
+    );
+    const smallRuns = m.baseline as NonNullable<typeof m.baseline>;
+    const failed = [...m.target.runs, ...smallRuns.runs].reduce((sum, r) => sum + r.failures, 0);
+    out[key] = {
+      label,
+      small: smallRuns,
+      large: m.target,
+      p50Ratio: Math.round((m.target.median.p50 / smallRuns.median.p50) * 100) / 100,
+      warning: failed ? `${failed} requests failed` : undefined,
+    };
+  }
+  return out;
 }
 
 async function main(): Promise<void> {
@@ -344,47 +443,20 @@ async function main(): Promise<void> {
     const signingKeyFile = join(workDir, 'signing-key.pem');
     loadOrCreateSigningKey(signingKeyFile);
     const apiKey = randomBytes(24).toString('hex');
-    const limits = Object.fromEntries(['ACTIVATE', 'DEACTIVATE', 'VALIDATE', 'ADMIN', 'LOGIN'].map((n) => [`RATE_LIMIT_${n}`, '1000000000']));
-    const app = await spawnNode({
-      script: mainScript,
-      cwd: ROOT,
-      readyPath: '/api/v1/health',
-      nodeArgs: [...(options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.profileDir}`] : []), ...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean)],
-      env: {
-        DATABASE_URL: db.url,
-        DATA_DIR: join(workDir, 'app'),
-        SIGNING_KEY_FILE: signingKeyFile,
-        API_KEY: apiKey,
-        ADMIN_PASSWORD: 'bench-password-1',
-        LOG_LEVEL: 'warn',
-        // The validate rows run for over a minute after their seats are refreshed: keep them fresh throughout.
-        LAST_SEEN_INTERVAL: '3600',
-        ...limits,
-      },
-    });
-    cleanups.push(app.stop);
-    const baseline = await spawnNode({ script: join(__dirname, 'baseline-server.js'), cwd: ROOT, readyPath: '/health', env: { DATABASE_URL: db.url, SIGNING_KEY_FILE: signingKeyFile } });
-    cleanups.push(baseline.stop);
-    const pool = new Pool({ connectionString: db.url, max: 2 });
-    cleanups.push(() => pool.end());
-    const products = await loadProducts(pool);
-    const sharedBuffers = String((await pool.query('SHOW shared_buffers')).rows[0].shared_buffers);
-    const databaseCpu = postgresCpu(db.name);
-    const servers: Servers = {
-      app: app.url,
-      baseline: baseline.url,
-      appProcess: app,
-      baselineProcess: baseline,
-      apiKey,
-      appCpu: { server: processCpu(app.pid), database: databaseCpu },
-      baselineCpu: { server: processCpu(baseline.pid), database: databaseCpu },
-    };
-
-    const state = { seededLicenses: 0, seededAudit: 0 };
-    const scales: ScaleResult[] = [await measureScale(0, 'small', { licenses: options.smallLicenses, audit: options.smallAudit }, state, pool, products, servers, options)];
+    const setup = { workDir, signingKeyFile, apiKey, options, cleanups };
+    const small = await startScale(setup, 'small', db.url, db.name);
+    const sharedBuffers = String((await small.pool.query('SHOW shared_buffers')).rows[0].shared_buffers);
+    const smallMeasured = await measureScale(0, 'small', { licenses: options.smallLicenses, audit: options.smallAudit }, { seededLicenses: 0, seededAudit: 0 }, small.pool, small.products, small.servers, options);
+    const scales: ScaleResult[] = [smallMeasured.result];
+    let scaleCheck: BenchReport['scaleCheck'];
     if (options.largeLicenses !== undefined || options.largeAudit !== undefined) {
-      const large = { licenses: options.largeLicenses ?? options.smallLicenses, audit: options.largeAudit ?? options.smallAudit };
-      scales.push(await measureScale(1, 'large', large, state, pool, products, servers, options));
+      // Its own database and servers, so both scales stay available and can be measured in turn at the end.
+      const largeDb = await db.sibling('large');
+      const large = await startScale(setup, 'large', largeDb.url, largeDb.name);
+      const target = { licenses: options.largeLicenses ?? options.smallLicenses, audit: options.largeAudit ?? options.smallAudit };
+      const largeMeasured = await measureScale(1, 'large', target, { seededLicenses: 0, seededAudit: 0 }, large.pool, large.products, large.servers, options);
+      scales.push(largeMeasured.result);
+      scaleCheck = await compareScales({ ...small, ...smallMeasured }, { ...large, ...largeMeasured }, options);
     }
     await cleanup();
 
@@ -406,6 +478,7 @@ async function main(): Promise<void> {
       options: { connections: options.connections, warmupSeconds: options.warmupSeconds, durationSeconds: options.durationSeconds, runs: options.runs },
       startup: { firstHealthyMs: Math.round(cold.readyMs) },
       scales,
+      scaleCheck,
     };
     const out = options.out ?? (options.smoke ? join(tmpdir(), `licence-bench-smoke-${process.pid}.json`) : join(ROOT, 'bench', 'results', `${date.replace(/:/g, '-')}.json`));
     mkdirSync(dirname(out), { recursive: true });
