@@ -25,12 +25,12 @@ const USAGE = `npm run bench [-- options]
   --runs <n>           measured runs per endpoint, median reported (default 3)
   --warmup <s>         warm-up seconds before the runs (default 5)
   --connections <n>    concurrent connections (default 50)
-  --licenses <n>       also measure at this many licences (the large scale), e.g. 1000000
+  --licenses <n>       also measure at this many licences (the large scale, its own database), e.g. 1000000
   --audit <n>          ... and this many audit entries, e.g. 5000000
   --small-licenses <n> licences of the small scale (default 10000)
   --small-audit <n>    audit entries of the small scale (default 50000)
   --only <names>       comma-separated subset of: ${'stats,licenses,audit,floor,validate,validate-rate,reactivate,activate'}
-  --profile <dir>      run the server with node --cpu-prof, writing the profile to <dir>
+  --profile <dir>      run the servers with node --cpu-prof, writing to <dir>/small and <dir>/large
   --out <file>         results JSON (default bench/results/<date>.json; smoke: a temporary file)
   --smoke              CI mode: small data, 2 s per endpoint, one run, no warm-up
 Environment: BENCH_DATABASE_URL=postgres://... to use that server (a dedicated database is created and dropped).`;
