@@ -117,7 +117,7 @@ function progressBar(label: string) {
 function gitCommit(): string {
   try {
     const commit = execSync('git rev-parse --short HEAD', { cwd: ROOT, stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim();
-    const dirty = execSync('git status --porcelain -- src bench', { cwd: ROOT, stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim();
+    const dirty = execSync("git status --porcelain -- src bench ':!bench/results'", { cwd: ROOT, stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim();
     return dirty ? `${commit}+uncommitted` : commit;
   } catch {
     return 'unknown';
