@@ -192,29 +192,21 @@ async function measureScale(
   index: number,
   name: string,
   target: { licenses: number; audit: number },
-  state: { seededLicenses: number; seededAudit: number },
-  pool: Pool,
-  products: SeedProduct[],
-  servers: Servers,
+  { pool, products, servers }: ScaleServers,
   options: Options,
 ): Promise<MeasuredScale> {
   log(`\n== ${name} scale: ${target.licenses.toLocaleString('en-US')} licences, ${target.audit.toLocaleString('en-US')} audit entries`);
   const seedStarted = Date.now();
-  if (target.licenses > state.seededLicenses) {
-    await seedLicenses(pool, products, state.seededLicenses + 1, target.licenses, false, progressBar('licences'));
-    state.seededLicenses = target.licenses;
-  }
-  if (target.audit > state.seededAudit) {
-    await seedAudit(pool, products, state.seededAudit + 1, target.audit, target.audit, progressBar('audit entries'));
-    state.seededAudit = target.audit;
-  }
+  // Each scale has its own database, seeded from empty.
+  await seedLicenses(pool, products, 1, target.licenses, false, progressBar('licences'));
+  if (target.audit > 0) await seedAudit(pool, products, 1, target.audit, target.audit, progressBar('audit entries'));
   log('  VACUUM ANALYZE, CHECKPOINT');
   await vacuumAnalyze(pool);
   const seedSeconds = (Date.now() - seedStarted) / 1000;
   const dataset = await datasetSize(pool);
 
   const admin = { 'x-api-key': servers.apiKey };
-  const seatCount = Math.floor(state.seededLicenses / SEAT_EVERY);
+  const seatCount = Math.floor(target.licenses / SEAT_EVERY);
   const seatBodies = sample(seatCount, 50_000, (i) => {
     const n = (i + 1) * SEAT_EVERY;
     return { n, key: licenseKeyOf(productOf(products, n).keyPrefix, n), fingerprint: fingerprintOf(n) };
@@ -418,8 +410,7 @@ async function compareScales(small: ScaleServers & MeasuredScale, large: ScaleSe
 
 async function main(): Promise<void> {
   const options = parseOptions(process.argv.slice(2));
-  const mainScript = MAIN_SCRIPT;
-  if (!existsSync(mainScript)) throw new Error(`${mainScript} is missing: run npm run build first (npm run bench does)`);
+  if (!existsSync(MAIN_SCRIPT)) throw new Error(`${MAIN_SCRIPT} is missing: run npm run build first (npm run bench does)`);
   const loadBefore = loadavg();
   const date = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
   const workDir = mkdtempSync(join(tmpdir(), 'licence-bench-'));
@@ -434,7 +425,7 @@ async function main(): Promise<void> {
   try {
     // Start-up on its own, before anything else runs: a fresh DATA_DIR means initdb, migrations and key generation.
     log('start-up: server with the embedded PostgreSQL and a fresh DATA_DIR');
-    const cold = await spawnNode({ script: mainScript, cwd: ROOT, readyPath: '/api/v1/health', env: { DATA_DIR: join(workDir, 'startup'), LOG_LEVEL: 'warn', ADMIN_PASSWORD: 'bench-password-1' } });
+    const cold = await spawnNode({ script: MAIN_SCRIPT, cwd: ROOT, readyPath: '/api/v1/health', env: { DATA_DIR: join(workDir, 'startup'), LOG_LEVEL: 'warn', ADMIN_PASSWORD: 'bench-password-1' } });
     await cold.stop();
     log(`  first 200 after ${Math.round(cold.readyMs)} ms`);
 
@@ -446,7 +437,7 @@ async function main(): Promise<void> {
     const setup = { workDir, signingKeyFile, apiKey, options, cleanups };
     const small = await startScale(setup, 'small', db.url, db.name);
     const sharedBuffers = String((await small.pool.query('SHOW shared_buffers')).rows[0].shared_buffers);
-    const smallMeasured = await measureScale(0, 'small', { licenses: options.smallLicenses, audit: options.smallAudit }, { seededLicenses: 0, seededAudit: 0 }, small.pool, small.products, small.servers, options);
+    const smallMeasured = await measureScale(0, 'small', { licenses: options.smallLicenses, audit: options.smallAudit }, small, options);
     const scales: ScaleResult[] = [smallMeasured.result];
     let scaleCheck: BenchReport['scaleCheck'];
     if (options.largeLicenses !== undefined || options.largeAudit !== undefined) {
@@ -454,7 +445,7 @@ async function main(): Promise<void> {
       const largeDb = await db.sibling('large');
       const large = await startScale(setup, 'large', largeDb.url, largeDb.name);
       const target = { licenses: options.largeLicenses ?? options.smallLicenses, audit: options.largeAudit ?? options.smallAudit };
-      const largeMeasured = await measureScale(1, 'large', target, { seededLicenses: 0, seededAudit: 0 }, large.pool, large.products, large.servers, options);
+      const largeMeasured = await measureScale(1, 'large', target, large, options);
       scales.push(largeMeasured.result);
       scaleCheck = await compareScales({ ...small, ...smallMeasured }, { ...large, ...largeMeasured }, options);
     }
