@@ -3,7 +3,12 @@ const transform = { '^.+\\.(t|j)sx?$': '@swc/jest' };
 // Nest 12 and canonicalize ship ES modules, which Jest's module runtime cannot require on Node 20: SWC turns them into CommonJS.
 const esmPackages = ['@nestjs', 'canonicalize'];
 const ignoreExcept = (pkgs) => [`/node_modules/(?!(${pkgs.join('|')})/)`];
-const common = { transform, transformIgnorePatterns: ignoreExcept(esmPackages), testEnvironment: 'node', moduleFileExtensions: ['ts', 'js', 'json'] };
+const common = {
+  transform,
+  transformIgnorePatterns: ignoreExcept(esmPackages),
+  testEnvironment: 'node',
+  moduleFileExtensions: ['ts', 'js', 'json'],
+};
 
 module.exports = {
   maxWorkers: 2,

@@ -13,7 +13,10 @@ import { Pool } from 'pg';
  */
 const pool = new Pool({ connectionString: process.env.DATABASE_URL, max: Number(process.env.DB_POOL_SIZE ?? 20) });
 const privateKey = createPrivateKey(readFileSync(process.env.SIGNING_KEY_FILE as string, 'utf8'));
-const keyId = createHash('sha256').update(createPublicKey(privateKey).export({ type: 'spki', format: 'der' })).digest('hex').slice(0, 16);
+const keyId = createHash('sha256')
+  .update(createPublicKey(privateKey).export({ type: 'spki', format: 'der' }))
+  .digest('hex')
+  .slice(0, 16);
 const issuedAt = new Date().toISOString();
 
 function readJson(req: IncomingMessage): Promise<Record<string, string>> {
@@ -38,10 +41,15 @@ function send(res: ServerResponse, status: number, body: unknown): void {
 }
 
 async function validate(body: Record<string, string>): Promise<[number, unknown]> {
-  const { rows } = await pool.query('SELECT id, expires_at, revoked, active, grace_days FROM licenses WHERE license_key = $1', [body.license_key]);
+  const { rows } = await pool.query('SELECT id, expires_at, revoked, active, grace_days FROM licenses WHERE license_key = $1', [
+    body.license_key,
+  ]);
   if (rows.length === 0) return [400, { error: { code: 'INVALID_KEY', message: 'The licence key does not exist' } }];
   const l = rows[0];
-  return [200, { valid: l.active && !l.revoked, status: 'active', expires_at: l.expires_at, revoked: l.revoked, grace_ends_at: null, code: null }];
+  return [
+    200,
+    { valid: l.active && !l.revoked, status: 'active', expires_at: l.expires_at, revoked: l.revoked, grace_ends_at: null, code: null },
+  ];
 }
 
 async function activate(body: Record<string, string>): Promise<[number, unknown]> {
@@ -61,11 +69,16 @@ async function activate(body: Record<string, string>): Promise<[number, unknown]
     key_id: keyId,
   };
   const data = Buffer.from(canonicalize(license) as string, 'utf8');
-  const signature = await new Promise<Buffer>((resolve, reject) => sign('sha256', data, privateKey, (err, sig) => (err ? reject(err) : resolve(sig))));
+  const signature = await new Promise<Buffer>((resolve, reject) =>
+    sign('sha256', data, privateKey, (err, sig) => (err ? reject(err) : resolve(sig))),
+  );
   return [200, { license, signature: `RSA-SHA256:${signature.toString('base64')}` }];
 }
 
-const routes: Record<string, (body: Record<string, string>) => Promise<[number, unknown]>> = { '/validate': validate, '/activate': activate };
+const routes: Record<string, (body: Record<string, string>) => Promise<[number, unknown]>> = {
+  '/validate': validate,
+  '/activate': activate,
+};
 
 const server = createServer((req, res) => {
   if (req.method === 'GET' && req.url === '/health') return send(res, 200, { status: 'ok' });

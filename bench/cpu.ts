@@ -82,6 +82,10 @@ export function startCpu(meters: CpuMeters | undefined): (requests: number) => C
       const used = usedBetween(a, b);
       return used === undefined || requests === 0 ? undefined : Math.round(used / requests);
     };
-    return { serverUs: per(before.server, after.server), databaseUs: per(before.database, after.database), loadGeneratorUs: per(before.load, after.load) };
+    return {
+      serverUs: per(before.server, after.server),
+      databaseUs: per(before.database, after.database),
+      loadGeneratorUs: per(before.load, after.load),
+    };
   };
 }

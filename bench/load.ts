@@ -53,7 +53,13 @@ function percentile(sorted: Float64Array, p: number): number {
  * One load run with autocannon at `connections` for `seconds`. Latencies are collected from every
  * 2xx response at sub-millisecond resolution (autocannon's own histogram rounds to whole ms).
  */
-export async function runAutocannon(baseUrl: string, scenario: Scenario, connections: number, seconds: number, meters?: CpuMeters): Promise<RunResult> {
+export async function runAutocannon(
+  baseUrl: string,
+  scenario: Scenario,
+  connections: number,
+  seconds: number,
+  meters?: CpuMeters,
+): Promise<RunResult> {
   const latencies: number[] = [];
   const statuses: Record<string, number> = {};
   let ok = 0;
@@ -73,7 +79,14 @@ export async function runAutocannon(baseUrl: string, scenario: Scenario, connect
         duration: seconds,
         headers,
         requests: scenario.body
-          ? [{ method: scenario.method, path: scenario.path, headers, setupRequest: (req: any) => ({ ...req, body: (scenario.body as () => string)() }) }]
+          ? [
+              {
+                method: scenario.method,
+                path: scenario.path,
+                headers,
+                setupRequest: (req: any) => ({ ...req, body: (scenario.body as () => string)() }),
+              },
+            ]
           : undefined,
       },
       (err) => done(err),
@@ -92,7 +105,15 @@ export async function runAutocannon(baseUrl: string, scenario: Scenario, connect
   await finished;
   const elapsed = Number(process.hrtime.bigint() - started) / 1e9;
   const sorted = Float64Array.from(latencies).sort();
-  return { rps: round(ok / elapsed, 0), p50: round(percentile(sorted, 50)), p99: round(percentile(sorted, 99)), requests: ok, failures, statuses, cpu: cpu(ok) };
+  return {
+    rps: round(ok / elapsed, 0),
+    p50: round(percentile(sorted, 50)),
+    p99: round(percentile(sorted, 99)),
+    requests: ok,
+    failures,
+    statuses,
+    cpu: cpu(ok),
+  };
 }
 
 /**
@@ -100,7 +121,13 @@ export async function runAutocannon(baseUrl: string, scenario: Scenario, connect
  * connection's whole second of requests in one burst, which measures its own queue). Latency is counted from
  * the moment a request was due, not sent, so a server that falls behind is not flattered (coordinated omission).
  */
-export async function runPaced(baseUrl: string, scenario: Scenario, connections: number, seconds: number, meters?: CpuMeters): Promise<RunResult> {
+export async function runPaced(
+  baseUrl: string,
+  scenario: Scenario,
+  connections: number,
+  seconds: number,
+  meters?: CpuMeters,
+): Promise<RunResult> {
   const rate = scenario.rate as number;
   const agent = new Agent({ keepAlive: true, maxSockets: connections });
   const latencies: number[] = [];
@@ -115,7 +142,14 @@ export async function runPaced(baseUrl: string, scenario: Scenario, connections:
     inFlight++;
     const body = scenario.body?.();
     const req = request(
-      { agent, host: url.hostname, port: url.port, path: url.pathname + url.search, method: scenario.method, headers: { 'content-type': 'application/json', ...scenario.headers } },
+      {
+        agent,
+        host: url.hostname,
+        port: url.port,
+        path: url.pathname + url.search,
+        method: scenario.method,
+        headers: { 'content-type': 'application/json', ...scenario.headers },
+      },
       (res) => {
         res.resume();
         res.on('end', () => {
@@ -143,7 +177,15 @@ export async function runPaced(baseUrl: string, scenario: Scenario, connections:
   agent.destroy();
   const elapsed = (performance.now() - started) / 1000;
   const sorted = Float64Array.from(latencies).sort();
-  return { rps: round(ok / elapsed, 0), p50: round(percentile(sorted, 50)), p99: round(percentile(sorted, 99)), requests: ok, failures, statuses, cpu: cpu(ok) };
+  return {
+    rps: round(ok / elapsed, 0),
+    p50: round(percentile(sorted, 50)),
+    p99: round(percentile(sorted, 99)),
+    requests: ok,
+    failures,
+    statuses,
+    cpu: cpu(ok),
+  };
 }
 
 export function summarize(runs: RunResult[]): Measurement {

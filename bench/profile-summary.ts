@@ -54,7 +54,9 @@ export function summarize(profile: CpuProfile, top = 25): string {
   };
   const special = (n: ProfileNode) => (idle.has(n.callFrame.functionName) ? n.callFrame.functionName : undefined);
   const packages = selfBy((n) => special(n) ?? packageOf(n.callFrame.url));
-  const functions = selfBy((n) => special(n) ?? `${n.callFrame.functionName || '(anonymous)'} ${packageOf(n.callFrame.url)}:${n.callFrame.lineNumber + 1}`);
+  const functions = selfBy(
+    (n) => special(n) ?? `${n.callFrame.functionName || '(anonymous)'} ${packageOf(n.callFrame.url)}:${n.callFrame.lineNumber + 1}`,
+  );
 
   // Inclusive time of project functions: samples whose stack contains the function (counted once per stack).
   const parent = new Map<number, number>();
@@ -67,7 +69,7 @@ export function summarize(profile: CpuProfile, top = 25): string {
       const where = packageOf(f.url);
       if (!where.startsWith('project ')) continue;
       const key = `${f.functionName || '(anonymous)'} ${where}:${f.lineNumber + 1}`;
-      if (!seen.has(key)) inclusive.set(key, (inclusive.get(key) ?? 0) + h), seen.add(key);
+      if (!seen.has(key)) (inclusive.set(key, (inclusive.get(key) ?? 0) + h), seen.add(key));
     }
   }
   const seconds = (profile.endTime - profile.startTime) / 1e6;
@@ -81,7 +83,10 @@ export function summarize(profile: CpuProfile, top = 25): string {
     ...functions.slice(0, top).map(([k, n]) => `${pct(n)}  ${k}`),
     '',
     'total time of project functions:',
-    ...[...inclusive].sort((a, b) => b[1] - a[1]).slice(0, top).map(([k, n]) => `${pct(n)}  ${k}`),
+    ...[...inclusive]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, top)
+      .map(([k, n]) => `${pct(n)}  ${k}`),
   ].join('\n');
 }
 

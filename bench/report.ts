@@ -36,14 +36,17 @@ const num = (x: number | undefined, digits = 0) =>
 
 /** "server+database" CPU µs per request, e.g. `812+134`. */
 const cpuCell = (m?: Measurement) =>
-  m?.median.serverUs === undefined ? '-' : `${num(m.median.serverUs)}+${m.median.databaseUs === undefined ? '?' : num(m.median.databaseUs)}`;
+  m?.median.serverUs === undefined
+    ? '-'
+    : `${num(m.median.serverUs)}+${m.median.databaseUs === undefined ? '?' : num(m.median.databaseUs)}`;
 
 const scaleTitle = (s: ScaleResult) => `${s.name}: ${num(s.dataset.licenses)} licences, ${num(s.dataset.audit)} audit entries`;
 
 /** Rows of the side-by-side table: one per scenario, the scales as column groups. */
 function rows(report: BenchReport): { header: string[]; body: string[][] } {
   const header = ['endpoint'];
-  for (const s of report.scales) header.push(`${s.name} req/s`, 'p50 ms', 'p99 ms', 'CPU µs/req', 'baseline req/s', 'baseline p99', 'ratio');
+  for (const s of report.scales)
+    header.push(`${s.name} req/s`, 'p50 ms', 'p99 ms', 'CPU µs/req', 'baseline req/s', 'baseline p99', 'ratio');
   if (report.scales.length > 1) header.push('large/small p50, halves', 'large/small p50, in turn');
   const names = [...new Set(report.scales.flatMap((s) => Object.keys(s.scenarios)))];
   const body = names.map((name) => {
@@ -51,7 +54,15 @@ function rows(report: BenchReport): { header: string[]; body: string[][] } {
     const row = [first.label];
     for (const s of report.scales) {
       const r = s.scenarios[name];
-      row.push(num(r?.target.median.rps), num(r?.target.median.p50, 2), num(r?.target.median.p99, 2), cpuCell(r?.target), num(r?.baseline?.median.rps), num(r?.baseline?.median.p99, 2), r?.ratio === undefined ? '-' : num(r.ratio, 2));
+      row.push(
+        num(r?.target.median.rps),
+        num(r?.target.median.p50, 2),
+        num(r?.target.median.p99, 2),
+        cpuCell(r?.target),
+        num(r?.baseline?.median.rps),
+        num(r?.baseline?.median.p99, 2),
+        r?.ratio === undefined ? '-' : num(r.ratio, 2),
+      );
     }
     if (report.scales.length > 1) {
       const [small, large] = [report.scales[0].scenarios[name], report.scales[report.scales.length - 1].scenarios[name]];
@@ -74,14 +85,22 @@ function preamble(report: BenchReport): string[] {
     ...report.scales.map((s) => `${scaleTitle(s)}, ${num(s.dataset.seats)} bound seats (seeded in ${num(s.seedSeconds, 1)} s)`),
     'validate: random seats of a 50,000-seat sample, refreshed just before (the read path; the last_seen_at write is part of activate)',
     ...(report.scaleCheck
-      ? ['large/small p50: "halves" compares the two halves of the run above; "in turn" measures both scales again at the end, alternating run by run on their own databases, so drift of the machine between the halves cancels out']
+      ? [
+          'large/small p50: "halves" compares the two halves of the run above; "in turn" measures both scales again at the end, alternating run by run on their own databases, so drift of the machine between the halves cancels out',
+        ]
       : []),
   ];
 }
 
 const warnings = (report: BenchReport) => [
-  ...report.scales.flatMap((s) => Object.values(s.scenarios).filter((r) => r.warning).map((r) => `WARNING ${s.name} ${r.label}: ${r.warning}`)),
-  ...Object.values(report.scaleCheck ?? {}).filter((r) => r.warning).map((r) => `WARNING both scales in turn, ${r.label}: ${r.warning}`),
+  ...report.scales.flatMap((s) =>
+    Object.values(s.scenarios)
+      .filter((r) => r.warning)
+      .map((r) => `WARNING ${s.name} ${r.label}: ${r.warning}`),
+  ),
+  ...Object.values(report.scaleCheck ?? {})
+    .filter((r) => r.warning)
+    .map((r) => `WARNING both scales in turn, ${r.label}: ${r.warning}`),
 ];
 
 /** Plain-text table for the terminal. */
@@ -89,7 +108,9 @@ export function renderText(report: BenchReport): string {
   const { header, body } = rows(report);
   const widths = header.map((h, i) => Math.max(h.length, ...body.map((r) => r[i].length)));
   const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
-  return [...preamble(report), '', line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...body.map(line), ...warnings(report)].join('\n');
+  return [...preamble(report), '', line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...body.map(line), ...warnings(report)].join(
+    '\n',
+  );
 }
 
 /** The same as a Markdown table, for docs/performance.md. */

@@ -116,8 +116,12 @@ function progressBar(label: string) {
 
 function gitCommit(): string {
   try {
-    const commit = execSync('git rev-parse --short HEAD', { cwd: ROOT, stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim();
-    const dirty = execSync("git status --porcelain -- src bench ':!bench/results'", { cwd: ROOT, stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim();
+    const commit = execSync('git rev-parse --short HEAD', { cwd: ROOT, stdio: ['ignore', 'pipe', 'ignore'] })
+      .toString()
+      .trim();
+    const dirty = execSync("git status --porcelain -- src bench ':!bench/results'", { cwd: ROOT, stdio: ['ignore', 'pipe', 'ignore'] })
+      .toString()
+      .trim();
     return dirty ? `${commit}+uncommitted` : commit;
   } catch {
     return 'unknown';
@@ -145,7 +149,13 @@ interface Servers {
  * A network error is retried: fetch keeps idle connections, and one the server closes at its keep-alive
  * timeout just as it is reused fails the request ("fetch failed"). A server that died is reported with its output.
  */
-async function preflight(url: string, scenario: Scenario, check: (status: number, body: any) => boolean, label: string, server?: NodeProcess): Promise<void> {
+async function preflight(
+  url: string,
+  scenario: Scenario,
+  check: (status: number, body: any) => boolean,
+  label: string,
+  server?: NodeProcess,
+): Promise<void> {
   let res: Response | undefined;
   for (let attempt = 1; !res; attempt++) {
     try {
@@ -218,7 +228,13 @@ async function measureScale(
   };
   const activateBody = () => {
     const s = randomSeat();
-    return JSON.stringify({ license_key: s.key, machine_fingerprint: s.fingerprint, hostname: `host-${s.n}`, os: 'Linux', app_version: '1.0.0' });
+    return JSON.stringify({
+      license_key: s.key,
+      machine_fingerprint: s.fingerprint,
+      hostname: `host-${s.n}`,
+      os: 'Linux',
+      app_version: '1.0.0',
+    });
   };
 
   const scenarios: Record<string, ScenarioResult> = {};
@@ -252,7 +268,15 @@ async function measureScale(
   }
 
   /** The endpoint and its baseline, run alternately; `withRatio` false when both run at a fixed rate (the ratio is 1 by design). */
-  const paired = async (key: string, label: string, scenario: Scenario, baselineLabel: string, baseline: Scenario, check: (status: number, body: any) => boolean, withRatio = true) => {
+  const paired = async (
+    key: string,
+    label: string,
+    scenario: Scenario,
+    baselineLabel: string,
+    baseline: Scenario,
+    check: (status: number, body: any) => boolean,
+    withRatio = true,
+  ) => {
     await preflight(servers.app, scenario, check, label, servers.appProcess);
     await preflight(servers.baseline, baseline, (status) => status === 200, baselineLabel, servers.baselineProcess);
     log(`  ${label} vs ${baselineLabel}`);
@@ -280,25 +304,50 @@ async function measureScale(
   if (wanted('floor')) {
     // What the stack costs before any work: every middleware, the Nest pipeline and a JSON answer, no database.
     // Its ratio bounds what validate can reach against a baseline that does its SELECT in less.
-    await paired('floor', 'GET /api/v1/health/live (framework floor)', { method: 'GET', path: '/api/v1/health/live' }, 'bare node:http answering JSON', { method: 'GET', path: '/health' },
-      (status, body) => status === 200 && body.status === 'ok');
+    await paired(
+      'floor',
+      'GET /api/v1/health/live (framework floor)',
+      { method: 'GET', path: '/api/v1/health/live' },
+      'bare node:http answering JSON',
+      { method: 'GET', path: '/health' },
+      (status, body) => status === 200 && body.status === 'ok',
+    );
   }
   if (wanted('validate')) {
-    await paired('validate', 'POST /api/v1/validate', { method: 'POST', path: '/api/v1/validate', body: validateBody }, 'bare node:http + pg SELECT', baselineValidate,
-      (status, body) => status === 200 && body.valid === true);
+    await paired(
+      'validate',
+      'POST /api/v1/validate',
+      { method: 'POST', path: '/api/v1/validate', body: validateBody },
+      'bare node:http + pg SELECT',
+      baselineValidate,
+      (status, body) => status === 200 && body.valid === true,
+    );
   }
   if (wanted('validate-rate')) {
     // Saturated, 50 connections queue by Little's law (p50 = 50 / req/s); at a fixed rate the latency is the server's own.
     const label = `POST /api/v1/validate at ${VALIDATE_RATE.toLocaleString('en-US')} req/s`;
     const scenario: Scenario = { method: 'POST', path: '/api/v1/validate', body: validateBody, rate: VALIDATE_RATE };
     // The baseline at the same rate tells the machine's own tail (scheduling, the load generator) from the server's.
-    await paired('validate-rate', label, scenario, `bare node:http + pg SELECT at ${VALIDATE_RATE.toLocaleString('en-US')} req/s`, { ...baselineValidate, rate: VALIDATE_RATE },
-      (status, body) => status === 200 && body.valid === true, false);
+    await paired(
+      'validate-rate',
+      label,
+      scenario,
+      `bare node:http + pg SELECT at ${VALIDATE_RATE.toLocaleString('en-US')} req/s`,
+      { ...baselineValidate, rate: VALIDATE_RATE },
+      (status, body) => status === 200 && body.valid === true,
+      false,
+    );
   }
   let signingRps: number | undefined;
   if (wanted('reactivate')) {
-    const r = await paired('reactivate', 'POST /api/v1/activate (re-activation)', { method: 'POST', path: '/api/v1/activate', body: activateBody }, 'bare node:http + RSA sign', baselineActivate,
-      (status, body) => status === 200 && String(body.signature).startsWith('RSA-SHA256:'));
+    const r = await paired(
+      'reactivate',
+      'POST /api/v1/activate (re-activation)',
+      { method: 'POST', path: '/api/v1/activate', body: activateBody },
+      'bare node:http + RSA sign',
+      baselineActivate,
+      (status, body) => status === 200 && String(body.signature).startsWith('RSA-SHA256:'),
+    );
     signingRps = r.baseline?.median.rps;
   }
   if (wanted('activate')) {
@@ -313,11 +362,26 @@ async function measureScale(
     const freshBody = () => {
       if (next >= poolSize) exhausted = true;
       const n = start + (next++ % poolSize);
-      return JSON.stringify({ license_key: licenseKeyOf(productOf(products, n).keyPrefix, n), machine_fingerprint: fingerprintOf(n), hostname: `host-${n}`, os: 'Linux', app_version: '1.0.0' });
+      return JSON.stringify({
+        license_key: licenseKeyOf(productOf(products, n).keyPrefix, n),
+        machine_fingerprint: fingerprintOf(n),
+        hostname: `host-${n}`,
+        os: 'Linux',
+        app_version: '1.0.0',
+      });
     };
-    const r = await paired('activate', 'POST /api/v1/activate (fresh licence)', { method: 'POST', path: '/api/v1/activate', body: freshBody }, 'bare node:http + RSA sign', baselineActivate,
-      (status, body) => status === 200 && String(body.signature).startsWith('RSA-SHA256:'));
-    if (exhausted) r.warning = [r.warning, `the pool of ${poolSize} fresh licences ran out: later requests were re-activations`].filter(Boolean).join('; ');
+    const r = await paired(
+      'activate',
+      'POST /api/v1/activate (fresh licence)',
+      { method: 'POST', path: '/api/v1/activate', body: freshBody },
+      'bare node:http + RSA sign',
+      baselineActivate,
+      (status, body) => status === 200 && String(body.signature).startsWith('RSA-SHA256:'),
+    );
+    if (exhausted)
+      r.warning = [r.warning, `the pool of ${poolSize} fresh licences ran out: later requests were re-activations`]
+        .filter(Boolean)
+        .join('; ');
   }
   return { result: { name, dataset, seedSeconds, scenarios }, requests };
 }
@@ -344,7 +408,10 @@ async function startScale(setup: Setup, name: string, dbUrl: string, dbName: str
     script: MAIN_SCRIPT,
     cwd: ROOT,
     readyPath: '/api/v1/health',
-    nodeArgs: [...(options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${join(options.profileDir, name)}`] : []), ...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean)],
+    nodeArgs: [
+      ...(options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${join(options.profileDir, name)}`] : []),
+      ...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean),
+    ],
     env: {
       DATABASE_URL: dbUrl,
       DATA_DIR: join(setup.workDir, `app-${name}`),
@@ -358,7 +425,12 @@ async function startScale(setup: Setup, name: string, dbUrl: string, dbName: str
     },
   });
   cleanups.push(app.stop);
-  const baseline = await spawnNode({ script: join(__dirname, 'baseline-server.js'), cwd: ROOT, readyPath: '/health', env: { DATABASE_URL: dbUrl, SIGNING_KEY_FILE: setup.signingKeyFile } });
+  const baseline = await spawnNode({
+    script: join(__dirname, 'baseline-server.js'),
+    cwd: ROOT,
+    readyPath: '/health',
+    env: { DATABASE_URL: dbUrl, SIGNING_KEY_FILE: setup.signingKeyFile },
+  });
   cleanups.push(baseline.stop);
   const pool = new Pool({ connectionString: dbUrl, max: 2 });
   cleanups.push(() => pool.end());
@@ -382,7 +454,11 @@ const COMPARED = ['stats', 'licenses', 'audit', 'validate', 'reactivate'];
  * Each endpoint once more at both scales, run by run in turn (large, small, large, ...), so a machine whose
  * speed drifts during the long seeding between the two scales cannot make the large scale look faster or slower.
  */
-async function compareScales(small: ScaleServers & MeasuredScale, large: ScaleServers & MeasuredScale, options: Options): Promise<NonNullable<BenchReport['scaleCheck']>> {
+async function compareScales(
+  small: ScaleServers & MeasuredScale,
+  large: ScaleServers & MeasuredScale,
+  options: Options,
+): Promise<NonNullable<BenchReport['scaleCheck']>> {
   log('\n== both scales in turn');
   const out: NonNullable<BenchReport['scaleCheck']> = {};
   for (const key of COMPARED.filter((k) => small.requests[k] && large.requests[k])) {
@@ -393,7 +469,11 @@ async function compareScales(small: ScaleServers & MeasuredScale, large: ScaleSe
       { url: large.servers.app, scenario: large.requests[key], meters: large.servers.appCpu },
       { url: small.servers.app, scenario: small.requests[key], meters: small.servers.appCpu },
       options,
-      (who, i, r) => log(`  ${label} ${who === 'baseline' ? 'small' : 'large'} run ${i + 1}: ${r.rps} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms` + (r.failures ? `, ${r.failures} FAILED` : '')),
+      (who, i, r) =>
+        log(
+          `  ${label} ${who === 'baseline' ? 'small' : 'large'} run ${i + 1}: ${r.rps} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms` +
+            (r.failures ? `, ${r.failures} FAILED` : ''),
+        ),
     );
     const smallRuns = m.baseline as NonNullable<typeof m.baseline>;
     const failed = [...m.target.runs, ...smallRuns.runs].reduce((sum, r) => sum + r.failures, 0);
@@ -425,7 +505,12 @@ async function main(): Promise<void> {
   try {
     // Start-up on its own, before anything else runs: a fresh DATA_DIR means initdb, migrations and key generation.
     log('start-up: server with the embedded PostgreSQL and a fresh DATA_DIR');
-    const cold = await spawnNode({ script: MAIN_SCRIPT, cwd: ROOT, readyPath: '/api/v1/health', env: { DATA_DIR: join(workDir, 'startup'), LOG_LEVEL: 'warn', ADMIN_PASSWORD: 'bench-password-1' } });
+    const cold = await spawnNode({
+      script: MAIN_SCRIPT,
+      cwd: ROOT,
+      readyPath: '/api/v1/health',
+      env: { DATA_DIR: join(workDir, 'startup'), LOG_LEVEL: 'warn', ADMIN_PASSWORD: 'bench-password-1' },
+    });
     await cold.stop();
     log(`  first 200 after ${Math.round(cold.readyMs)} ms`);
 
@@ -466,12 +551,21 @@ async function main(): Promise<void> {
         loadAfter: loadavg(),
       },
       database: `${db.kind === 'embedded' ? 'embedded PostgreSQL (fresh cluster, as npm start runs it)' : 'BENCH_DATABASE_URL (dedicated database)'}, shared_buffers ${sharedBuffers}`,
-      options: { connections: options.connections, warmupSeconds: options.warmupSeconds, durationSeconds: options.durationSeconds, runs: options.runs },
+      options: {
+        connections: options.connections,
+        warmupSeconds: options.warmupSeconds,
+        durationSeconds: options.durationSeconds,
+        runs: options.runs,
+      },
       startup: { firstHealthyMs: Math.round(cold.readyMs) },
       scales,
       scaleCheck,
     };
-    const out = options.out ?? (options.smoke ? join(tmpdir(), `licence-bench-smoke-${process.pid}.json`) : join(ROOT, 'bench', 'results', `${date.replace(/:/g, '-')}.json`));
+    const out =
+      options.out ??
+      (options.smoke
+        ? join(tmpdir(), `licence-bench-smoke-${process.pid}.json`)
+        : join(ROOT, 'bench', 'results', `${date.replace(/:/g, '-')}.json`));
     mkdirSync(dirname(out), { recursive: true });
     writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`);
     process.stdout.write(`\n${renderText(report)}\n\nresults: ${out}\n`);

@@ -27,7 +27,14 @@ export const productOf = (products: SeedProduct[], n: number) => products[n % pr
  * generate_series), each 10th one with a bound seat. `fresh` licences are all PERPETUAL, active and
  * created now: the pool for fresh activations. Otherwise types, statuses and creation times vary.
  */
-export async function seedLicenses(pool: Pool, products: SeedProduct[], from: number, to: number, fresh: boolean, progress?: Progress): Promise<void> {
+export async function seedLicenses(
+  pool: Pool,
+  products: SeedProduct[],
+  from: number,
+  to: number,
+  fresh: boolean,
+  progress?: Progress,
+): Promise<void> {
   const params = (a: number, b: number) => [
     a,
     b,
@@ -77,15 +84,30 @@ export async function seedLicenses(pool: Pool, products: SeedProduct[], from: nu
 export const freshPoolStart = (scale: number) => FRESH_POOL_BASE * (scale + 1);
 
 const SEED_ACTIONS = [
-  'license.activated', 'license.activated', 'license.activated', 'license.activated', 'license.activated',
-  'license.created', 'license.created', 'license.updated', 'license.deactivated', 'license.activation_denied',
+  'license.activated',
+  'license.activated',
+  'license.activated',
+  'license.activated',
+  'license.activated',
+  'license.created',
+  'license.created',
+  'license.updated',
+  'license.deactivated',
+  'license.activation_denied',
 ];
 
 /**
  * Appends audit entries n = from..to of `total`, oldest first, spread over the last two years,
  * with the mix of actions a busy server would have.
  */
-export async function seedAudit(pool: Pool, products: SeedProduct[], from: number, to: number, total: number, progress?: Progress): Promise<void> {
+export async function seedAudit(
+  pool: Pool,
+  products: SeedProduct[],
+  from: number,
+  to: number,
+  total: number,
+  progress?: Progress,
+): Promise<void> {
   const sql = `
     INSERT INTO audit_entries (created_at, action, actor_type, actor, ip, license_id, product_code, details)
     SELECT now() - ${TWO_YEARS} + ${TWO_YEARS} * (n::float8 / $3), a,

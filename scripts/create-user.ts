@@ -13,7 +13,8 @@ import { passwordProblem, usernameProblem } from '../src/dashboard/users.service
  */
 async function main(): Promise<void> {
   const username = process.argv[2];
-  if (!username || process.argv.length > 3) throw new Error('usage: npm run user:create -- NAME   (password from USER_PASSWORD, the terminal or stdin)');
+  if (!username || process.argv.length > 3)
+    throw new Error('usage: npm run user:create -- NAME   (password from USER_PASSWORD, the terminal or stdin)');
   const nameProblem = usernameProblem(username);
   if (nameProblem) throw new Error(nameProblem);
   const password = process.env.USER_PASSWORD ?? (await readPassword());
@@ -23,7 +24,9 @@ async function main(): Promise<void> {
   const database = await commandDatabase(process.env, (line) => console.log(line));
   try {
     const created = await createOrResetUser(database.url, username, password);
-    console.log(created ? `Dashboard user "${username}" created.` : `Password of dashboard user "${username}" reset; their open sessions have ended.`);
+    console.log(
+      created ? `Dashboard user "${username}" created.` : `Password of dashboard user "${username}" reset; their open sessions have ended.`,
+    );
   } finally {
     await database.release();
   }

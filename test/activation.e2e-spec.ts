@@ -39,7 +39,12 @@ describe('client API: POST /api/v1/activate', () => {
 
   describe('success', () => {
     it('binds the machine and returns the signed payload of SPEC 2.4 with key_id, merged limits and customer', async () => {
-      const lic = await newLicense({ customer_email: 'it@acme.example', limits: { max_operators: 8 }, features: ['REPORTS', 'INVENTORY'], grace_days: 3 });
+      const lic = await newLicense({
+        customer_email: 'it@acme.example',
+        limits: { max_operators: 8 },
+        features: ['REPORTS', 'INVENTORY'],
+        grace_days: 3,
+      });
       const fp = fingerprint('payload');
       const res = await activation(lic.license_key, fp, { os: 'Windows 11', app_version: '4.2.0' }).expect(200);
       const { public_key_pem, key_id } = (await t.http().get('/api/v1/public-key').expect(200)).body;
@@ -66,7 +71,13 @@ describe('client API: POST /api/v1/activate', () => {
       const bytes = Buffer.from(canonicalize(res.body.license) as string, 'utf8');
       expect(verify('sha256', bytes, createPublicKey(public_key_pem), signature)).toBe(true);
 
-      expect(seat).toMatchObject({ machine_fingerprint: fp, hostname: 'till-01', os: 'Windows 11', app_version: '4.2.0', ip: expect.any(String) });
+      expect(seat).toMatchObject({
+        machine_fingerprint: fp,
+        hostname: 'till-01',
+        os: 'Windows 11',
+        app_version: '4.2.0',
+        ip: expect.any(String),
+      });
       const [audit] = await auditOf(lic.id, 'license.activated');
       expect(audit).toMatchObject({ actor_type: 'client', product_code: 'POS_RETAIL', ip: expect.any(String) });
       expect(audit.details).toMatchObject({ machine_fingerprint: fp, hostname: 'till-01', reactivation: false });
@@ -175,7 +186,11 @@ describe('client API: POST /api/v1/activate', () => {
       const [recent] = await t.sql(`SELECT activated_at FROM activations WHERE license_id = $1 AND hostname = 'recent-host'`, [lic.id]);
       const res = await activation(lic.license_key, fingerprint('third'));
       expectError(res, 'ALREADY_ACTIVATED');
-      expect(res.body.error.details).toEqual({ activated_on: 'recent-host', activated_at: recent.activated_at.toISOString(), max_installations: 2 });
+      expect(res.body.error.details).toEqual({
+        activated_on: 'recent-host',
+        activated_at: recent.activated_at.toISOString(),
+        max_installations: 2,
+      });
     });
 
     it('a denial writes only its audit entry (code, fingerprint, IP) and no seat', async () => {
@@ -200,7 +215,14 @@ describe('client API: POST /api/v1/activate', () => {
       await t.sql('UPDATE licenses SET revoked = true, revoked_at = now() WHERE id = $1', [lic.id]);
       expectError(await activation(lic.license_key, fingerprint()), 'KEY_REVOKED');
       expectError(await activation(lic.license_key, fingerprint(), { product: 'FISCAL_BRIDGE' }), 'PRODUCT_MISMATCH');
-      expectError(await activation(lic.license_key.replace(/.$/, (c) => (c === '0' ? '1' : '0')), fingerprint(), { product: 'FISCAL_BRIDGE' }), 'INVALID_KEY');
+      expectError(
+        await activation(
+          lic.license_key.replace(/.$/, (c) => (c === '0' ? '1' : '0')),
+          fingerprint(),
+          { product: 'FISCAL_BRIDGE' },
+        ),
+        'INVALID_KEY',
+      );
     });
   });
 
@@ -209,7 +231,11 @@ describe('client API: POST /api/v1/activate', () => {
       const lic = await newLicense();
       await activation(lic.license_key, fingerprint('A')).expect(200);
       expectError(await activation(lic.license_key, fingerprint('B')), 'ALREADY_ACTIVATED');
-      await t.http().post('/api/v1/deactivate').send({ license_key: lic.license_key, machine_fingerprint: fingerprint('A') }).expect(200);
+      await t
+        .http()
+        .post('/api/v1/deactivate')
+        .send({ license_key: lic.license_key, machine_fingerprint: fingerprint('A') })
+        .expect(200);
       const res = await activation(lic.license_key, fingerprint('B')).expect(200);
       expect(res.body.license.machine_fingerprint).toBe(fingerprint('B'));
     });
@@ -229,7 +255,9 @@ describe('client API: POST /api/v1/activate', () => {
       await t.sql(`UPDATE activations SET activated_at = activated_at - interval '1 day' WHERE license_id = $1`, [lic.id]);
       await t.http().post('/api/v1/deactivate').send({ license_key: lic.license_key, machine_fingerprint: fp }).expect(200);
       const second = await activation(lic.license_key, fp).expect(200);
-      expect(new Date(second.body.license.activated_at).getTime()).toBeGreaterThanOrEqual(new Date(first.body.license.activated_at).getTime());
+      expect(new Date(second.body.license.activated_at).getTime()).toBeGreaterThanOrEqual(
+        new Date(first.body.license.activated_at).getTime(),
+      );
       const history = await t.sql('SELECT * FROM activations WHERE license_id = $1 ORDER BY id', [lic.id]);
       expect(history.map((s) => s.release_reason)).toEqual(['deactivated', null]);
     });
@@ -281,7 +309,11 @@ describe('client API: POST /api/v1/activate', () => {
     });
 
     it('rejects __proto__ smuggling', async () => {
-      const res = await t.http().post('/api/v1/activate').set('Content-Type', 'application/json').send(`{"__proto__":{"x":1},"license_key":"${key}"}`);
+      const res = await t
+        .http()
+        .post('/api/v1/activate')
+        .set('Content-Type', 'application/json')
+        .send(`{"__proto__":{"x":1},"license_key":"${key}"}`);
       expect(res.status).toBe(400);
     });
   });
@@ -292,7 +324,8 @@ describe('client API: POST /api/v1/deactivate', () => {
   beforeAll(async () => (t = await createTestApp()));
   afterAll(() => t.close());
 
-  const deactivate = (license_key: unknown, machine_fingerprint: unknown) => t.http().post('/api/v1/deactivate').send({ license_key, machine_fingerprint });
+  const deactivate = (license_key: unknown, machine_fingerprint: unknown) =>
+    t.http().post('/api/v1/deactivate').send({ license_key, machine_fingerprint });
   const bound = (overrides: Partial<LicenseInput> = {}) => activatedLicense(t, overrides);
 
   it('releases the seat: 200 {message, can_reactivate: true}, release_reason deactivated, audited', async () => {
@@ -350,9 +383,11 @@ describe('client API: POST /api/v1/validate', () => {
   beforeAll(async () => (t = await createTestApp()));
   afterAll(() => t.close());
 
-  const validate = (license_key: string, machine_fingerprint: string) => t.http().post('/api/v1/validate').send({ license_key, machine_fingerprint });
+  const validate = (license_key: string, machine_fingerprint: string) =>
+    t.http().post('/api/v1/validate').send({ license_key, machine_fingerprint });
   const bound = (overrides: Partial<LicenseInput> = {}) => activatedLicense(t, overrides);
-  const lastSeen = async (id: number) => (await t.sql('SELECT last_seen_at FROM activations WHERE license_id = $1 AND released_at IS NULL', [id]))[0].last_seen_at as Date;
+  const lastSeen = async (id: number) =>
+    (await t.sql('SELECT last_seen_at FROM activations WHERE license_id = $1 AND released_at IS NULL', [id]))[0].last_seen_at as Date;
 
   it('200 valid for a bound machine of an active licence', async () => {
     const lic = await bound({ grace_days: 5 });
@@ -369,12 +404,20 @@ describe('client API: POST /api/v1/validate', () => {
 
   it('a PERPETUAL licence has expires_at and grace_ends_at null', async () => {
     const lic = await bound({ license_type: 'PERPETUAL' });
-    expect((await validate(lic.license_key, lic.fp).expect(200)).body).toMatchObject({ valid: true, expires_at: null, grace_ends_at: null });
+    expect((await validate(lic.license_key, lic.fp).expect(200)).body).toMatchObject({
+      valid: true,
+      expires_at: null,
+      grace_ends_at: null,
+    });
   });
 
   it('NOT_ACTIVATED for a machine without a seat', async () => {
     const lic = await bound();
-    expect((await validate(lic.license_key, fingerprint()).expect(200)).body).toMatchObject({ valid: false, status: 'active', code: 'NOT_ACTIVATED' });
+    expect((await validate(lic.license_key, fingerprint()).expect(200)).body).toMatchObject({
+      valid: false,
+      status: 'active',
+      code: 'NOT_ACTIVATED',
+    });
   });
 
   it('valid in grace', async () => {
@@ -386,17 +429,30 @@ describe('client API: POST /api/v1/validate', () => {
   it('KEY_REVOKED for a bound machine after revocation (seats stay bound)', async () => {
     const lic = await bound();
     await t.admin.post(`/api/v1/admin/licenses/${lic.id}/revoke`).send({ reason: 'fraud' }).expect(200);
-    expect((await validate(lic.license_key, lic.fp).expect(200)).body).toMatchObject({ valid: false, status: 'revoked', revoked: true, code: 'KEY_REVOKED' });
+    expect((await validate(lic.license_key, lic.fp).expect(200)).body).toMatchObject({
+      valid: false,
+      status: 'revoked',
+      revoked: true,
+      code: 'KEY_REVOKED',
+    });
     expect((await validate(lic.license_key, fingerprint()).expect(200)).body.code).toBe('KEY_REVOKED');
   });
 
   it('KEY_SUSPENDED and KEY_EXPIRED', async () => {
     const suspended = await bound();
     await t.admin.put(`/api/v1/admin/licenses/${suspended.id}`).send({ active: false }).expect(200);
-    expect((await validate(suspended.license_key, suspended.fp).expect(200)).body).toMatchObject({ valid: false, status: 'suspended', code: 'KEY_SUSPENDED' });
+    expect((await validate(suspended.license_key, suspended.fp).expect(200)).body).toMatchObject({
+      valid: false,
+      status: 'suspended',
+      code: 'KEY_SUSPENDED',
+    });
     const expired = await bound();
     await setLicenseExpiry(t, expired.id, new Date(Date.now() - 30 * DAY), 7);
-    expect((await validate(expired.license_key, expired.fp).expect(200)).body).toMatchObject({ valid: false, status: 'expired', code: 'KEY_EXPIRED' });
+    expect((await validate(expired.license_key, expired.fp).expect(200)).body).toMatchObject({
+      valid: false,
+      status: 'expired',
+      code: 'KEY_EXPIRED',
+    });
   });
 
   it('400 INVALID_KEY for an unknown key', async () => {

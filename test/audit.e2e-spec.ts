@@ -38,7 +38,13 @@ describe('admin audit API', () => {
     await t.admin.post(`/api/v1/admin/licenses/${id}/revoke`).send({ reason: 'done' }).expect(200);
     const { items, total } = await audit(`license_id=${id}`);
     expect(total).toBe(5);
-    expect(items.map((e) => e.action)).toEqual(['license.revoked', 'license.released', 'license.updated', 'license.updated', 'license.created']);
+    expect(items.map((e) => e.action)).toEqual([
+      'license.revoked',
+      'license.released',
+      'license.updated',
+      'license.updated',
+      'license.created',
+    ]);
     expect(items[0]).toEqual({
       id: expect.any(Number),
       created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),

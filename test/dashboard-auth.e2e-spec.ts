@@ -2,7 +2,18 @@ import request from 'supertest';
 import { createTestApp, TestApp } from './support/test-app';
 import { ADMIN, csrfFrom, loggedInAgent } from './dashboard-helpers';
 
-const PAGES = ['/', '/dashboard', '/licenses', '/licenses/new', '/licenses/1', '/licenses/999999', '/licenses/abc', '/audit', '/licenses/1/unknown', '/audit/x'];
+const PAGES = [
+  '/',
+  '/dashboard',
+  '/licenses',
+  '/licenses/new',
+  '/licenses/1',
+  '/licenses/999999',
+  '/licenses/abc',
+  '/audit',
+  '/licenses/1/unknown',
+  '/audit/x',
+];
 const ACTIONS = ['/logout', '/licenses', '/licenses/1/revoke', '/licenses/1/release', '/licenses/1/suspend', '/licenses/1/reinstate'];
 
 describe('dashboard: login, sessions, CSRF, headers', () => {
@@ -13,7 +24,10 @@ describe('dashboard: login, sessions, CSRF, headers', () => {
   afterAll(() => t.close());
 
   const auditActions = async (action: string) =>
-    t.sql<{ actor: string; actor_type: string; ip: string }>(`SELECT actor, actor_type, ip FROM audit_entries WHERE action = $1 ORDER BY id`, [action]);
+    t.sql<{ actor: string; actor_type: string; ip: string }>(
+      `SELECT actor, actor_type, ip FROM audit_entries WHERE action = $1 ORDER BY id`,
+      [action],
+    );
 
   it('creates the first user from ADMIN_USERNAME / ADMIN_PASSWORD with an Argon2id hash', async () => {
     const users = await t.sql<{ username: string; password_hash: string }>('SELECT username, password_hash FROM users');
@@ -37,7 +51,11 @@ describe('dashboard: login, sessions, CSRF, headers', () => {
   });
 
   it('serves the login page to anyone, with a CSRF token and no-store caching', async () => {
-    const res = await t.http().get('/login').expect(200).expect('Content-Type', /text\/html/);
+    const res = await t
+      .http()
+      .get('/login')
+      .expect(200)
+      .expect('Content-Type', /text\/html/);
     expect(res.headers['cache-control']).toBe('no-store');
     expect(csrfFrom(res.text)).toMatch(/^[0-9a-f]{64,}$/);
     expect(res.text).toContain('name="username"');
@@ -47,7 +65,11 @@ describe('dashboard: login, sessions, CSRF, headers', () => {
     const agent = request.agent(t.app.getHttpServer());
     const token = csrfFrom((await agent.get('/login')).text);
     const wrong = await agent.post('/login').type('form').send({ username: 'admin', password: 'wrong-password', _csrf: token }).expect(401);
-    const unknown = await agent.post('/login').type('form').send({ username: 'nobody', password: 'wrong-password', _csrf: token }).expect(401);
+    const unknown = await agent
+      .post('/login')
+      .type('form')
+      .send({ username: 'nobody', password: 'wrong-password', _csrf: token })
+      .expect(401);
     const empty = await agent.post('/login').type('form').send({ _csrf: token }).expect(401);
     for (const res of [wrong, unknown, empty]) expect(res.text).toContain('Invalid username or password.');
     expect(unknown.text).toContain('value="nobody"'); // the typed name is kept, the password never
@@ -63,7 +85,11 @@ describe('dashboard: login, sessions, CSRF, headers', () => {
     const agent = request.agent(t.app.getHttpServer());
     const token = csrfFrom((await agent.get('/login')).text);
     await agent.post('/login').type('form').send(`username=admin&username=admin&password=x&_csrf=${token}`).expect(401);
-    await agent.post('/login').type('form').send({ username: 'a'.repeat(5000), password: 'p'.repeat(10_000), _csrf: token }).expect(401);
+    await agent
+      .post('/login')
+      .type('form')
+      .send({ username: 'a'.repeat(5000), password: 'p'.repeat(10_000), _csrf: token })
+      .expect(401);
   });
 
   it('logs in: a new session id, cookie flags, a user in the nav bar and an audit entry', async () => {
@@ -71,7 +97,12 @@ describe('dashboard: login, sessions, CSRF, headers', () => {
     const page = await agent.get('/login');
     const anonymousCookie = page.headers['set-cookie'][0];
     expect(anonymousCookie).toMatch(/^licence_session=/);
-    const res = await agent.post('/login').type('form').send({ ...ADMIN, _csrf: csrfFrom(page.text) }).expect(303).expect('Location', '/dashboard');
+    const res = await agent
+      .post('/login')
+      .type('form')
+      .send({ ...ADMIN, _csrf: csrfFrom(page.text) })
+      .expect(303)
+      .expect('Location', '/dashboard');
     const cookie: string = res.headers['set-cookie'][0];
     expect(cookie.split(';')[0]).not.toBe(anonymousCookie.split(';')[0]); // session id regenerated at login
     expect(cookie).toMatch(/HttpOnly/i);
@@ -126,7 +157,11 @@ describe('dashboard: login, sessions, CSRF, headers', () => {
     const csrf = await token('/dashboard');
     const missing = await agent.post('/logout').type('form').send({}).expect(403);
     expect(missing.text).toContain('Reload the page');
-    await agent.post('/logout').type('form').send({ _csrf: 'f'.repeat(csrf.length) }).expect(403);
+    await agent
+      .post('/logout')
+      .type('form')
+      .send({ _csrf: 'f'.repeat(csrf.length) })
+      .expect(403);
     await agent.post('/logout').type('form').send(`_csrf=${csrf}x`).expect(403);
     await agent.get('/dashboard').expect(200); // still logged in
     // A token from another session is no good either.
@@ -158,8 +193,16 @@ describe('dashboard: login, sessions, CSRF, headers', () => {
   });
 
   it('serves the stylesheet and script from /assets/', async () => {
-    await t.http().get('/assets/dashboard.css').expect(200).expect('Content-Type', /text\/css/);
-    await t.http().get('/assets/dashboard.js').expect(200).expect('Content-Type', /javascript/);
+    await t
+      .http()
+      .get('/assets/dashboard.css')
+      .expect(200)
+      .expect('Content-Type', /text\/css/);
+    await t
+      .http()
+      .get('/assets/dashboard.js')
+      .expect(200)
+      .expect('Content-Type', /javascript/);
     await t.http().get('/assets/../package.json').expect(404);
   });
 });

@@ -16,12 +16,20 @@ export type Agent = ReturnType<typeof request.agent>;
 export async function loggedInAgent(t: TestApp, credentials = ADMIN): Promise<{ agent: Agent; token: (page?: string) => Promise<string> }> {
   const agent = request.agent(t.app.getHttpServer());
   const loginPage = await agent.get('/login').expect(200);
-  await agent.post('/login').type('form').send({ ...credentials, _csrf: csrfFrom(loginPage.text) }).expect(303).expect('Location', '/dashboard');
+  await agent
+    .post('/login')
+    .type('form')
+    .send({ ...credentials, _csrf: csrfFrom(loginPage.text) })
+    .expect(303)
+    .expect('Location', '/dashboard');
   const token = async (page = '/licenses/new') => csrfFrom((await agent.get(page).expect(200)).text);
   return { agent, token };
 }
 
 /** Submits a dashboard form with the session's CSRF token. */
 export function postForm(agent: Agent, token: string, url: string, fields: Record<string, string | string[]> = {}) {
-  return agent.post(url).type('form').send({ ...fields, _csrf: token });
+  return agent
+    .post(url)
+    .type('form')
+    .send({ ...fields, _csrf: token });
 }

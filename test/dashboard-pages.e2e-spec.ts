@@ -6,7 +6,12 @@ import { createTestApp, TestApp } from './support/test-app';
 const XSS = '<script>alert(1)</script>';
 const ESCAPED_XSS = '&lt;script&gt;alert(1)&lt;/script&gt;';
 /** Attribute values as a browser reads them (Handlebars also escapes `=` and quotes). */
-const unescape = (html: string) => html.replace(/&#x3D;/g, '=').replace(/&quot;/g, '"').replace(/&#x27;/g, "'").replace(/&amp;/g, '&');
+const unescape = (html: string) =>
+  html
+    .replace(/&#x3D;/g, '=')
+    .replace(/&quot;/g, '"')
+    .replace(/&#x27;/g, "'")
+    .replace(/&amp;/g, '&');
 
 describe('dashboard pages and actions', () => {
   let t: TestApp;
@@ -25,7 +30,8 @@ describe('dashboard pages and actions', () => {
   const license = async (id: number) => (await t.sql('SELECT * FROM licenses WHERE id = $1', [id]))[0];
   const lastAudit = async (action: string) =>
     (await t.sql('SELECT * FROM audit_entries WHERE action = $1 ORDER BY id DESC LIMIT 1', [action]))[0];
-  const flashOf = async (url: string) => /class="flash flash-(\w+)" role="status">([^<]*)</.exec((await agent.get(url).expect(200)).text)?.slice(1);
+  const flashOf = async (url: string) =>
+    /class="flash flash-(\w+)" role="status">([^<]*)</.exec((await agent.get(url).expect(200)).text)?.slice(1);
 
   const validForm = {
     product_code: 'ERP_SUITE',
@@ -130,7 +136,11 @@ describe('dashboard pages and actions', () => {
     it('refuses the form without the CSRF token: 403 and no licence', async () => {
       const before = await count('licenses');
       await agent.post('/licenses').type('form').send(validForm).expect(403);
-      await agent.post('/licenses').type('form').send({ ...validForm, _csrf: 'forged' }).expect(403);
+      await agent
+        .post('/licenses')
+        .type('form')
+        .send({ ...validForm, _csrf: 'forged' })
+        .expect(403);
       expect(await count('licenses')).toBe(before);
     });
   });
@@ -181,24 +191,42 @@ describe('dashboard pages and actions', () => {
         expect(res.headers['content-type']).toMatch(/text\/html/);
         expect(res.text).toContain('404 · Not found');
       }
-      for (const path of ['/licenses/1/nothing', '/dashboard/x', '/audit/1']) expect((await agent.get(path).expect(404)).text).toContain('404 · Not found');
+      for (const path of ['/licenses/1/nothing', '/dashboard/x', '/audit/1'])
+        expect((await agent.get(path).expect(404)).text).toContain('404 · Not found');
       await postForm(agent, token, '/licenses/999999/revoke', { reason: 'x' }).expect(404);
       await postForm(agent, token, '/licenses/1/delete').expect(404);
       await postForm(agent, token, '/licenses/abc/release').expect(404);
     });
 
     it('shows every field, the seats, history, the licence audit entries and a signed payload preview', async () => {
-      const created = await createLicense(t, { product_code: 'POS_RETAIL', customer_email: 'a@example.rs', notes: 'Some notes', limits: { max_installations: 2 } });
+      const created = await createLicense(t, {
+        product_code: 'POS_RETAIL',
+        customer_email: 'a@example.rs',
+        notes: 'Some notes',
+        limits: { max_installations: 2 },
+      });
       const seat = await insertSeat(t, created.id, { hostname: 'till-01', os: 'Windows 11', app_version: '4.2.0', ip: '203.0.113.7' });
       await insertSeat(t, created.id, { hostname: 'old-till', released_at: new Date(), release_reason: 'deactivated' });
       const res = await agent.get(`/licenses/${created.id}`).expect(200);
-      for (const text of [created.license_key, 'a@example.rs', 'Some notes', 'till-01', 'old-till', seat.machine_fingerprint, 'Windows 11', 'license.created', 'Machines bound now (1 of 2)']) {
+      for (const text of [
+        created.license_key,
+        'a@example.rs',
+        'Some notes',
+        'till-01',
+        'old-till',
+        seat.machine_fingerprint,
+        'Windows 11',
+        'license.created',
+        'Machines bound now (1 of 2)',
+      ]) {
         expect(res.text).toContain(text);
       }
-      const preview = JSON.parse(
-        unescape(/<pre data-testid="payload-preview">([\s\S]*?)<\/pre>/.exec(res.text)![1]),
-      );
-      expect(preview.license).toMatchObject({ license_key: created.license_key, machine_fingerprint: seat.machine_fingerprint, product: 'POS_RETAIL' });
+      const preview = JSON.parse(unescape(/<pre data-testid="payload-preview">([\s\S]*?)<\/pre>/.exec(res.text)![1]));
+      expect(preview.license).toMatchObject({
+        license_key: created.license_key,
+        machine_fingerprint: seat.machine_fingerprint,
+        product: 'POS_RETAIL',
+      });
       expect(t.app.get(SigningService).verify(preview.license, preview.signature)).toBe(true);
     });
   });
@@ -212,7 +240,12 @@ describe('dashboard pages and actions', () => {
 
       await postForm(agent, token, `/licenses/${id}/revoke`, { reason: 'Customer stopped paying' }).expect(303);
       expect(await license(id)).toMatchObject({ revoked: true, revoke_reason: 'Customer stopped paying' });
-      expect(await lastAudit('license.revoked')).toMatchObject({ license_id: id, actor_type: 'dashboard', actor: 'admin', details: { reason: 'Customer stopped paying' } });
+      expect(await lastAudit('license.revoked')).toMatchObject({
+        license_id: id,
+        actor_type: 'dashboard',
+        actor: 'admin',
+        details: { reason: 'Customer stopped paying' },
+      });
       expect(await flashOf(`/licenses/${id}`)).toEqual(['success', 'Licence revoked.']);
 
       await postForm(agent, token, `/licenses/${id}/revoke`, { reason: 'again' }).expect(303);
@@ -233,10 +266,13 @@ describe('dashboard pages and actions', () => {
       await insertSeat(t, id, { hostname: 'pc-1' });
       const two = await insertSeat(t, id, { hostname: 'pc-2' });
       await insertSeat(t, id, { hostname: 'pc-3' });
-      const seats = async () => t.sql('SELECT machine_fingerprint, released_at, release_reason FROM activations WHERE license_id = $1 ORDER BY id', [id]);
+      const seats = async () =>
+        t.sql('SELECT machine_fingerprint, released_at, release_reason FROM activations WHERE license_id = $1 ORDER BY id', [id]);
 
       // Upper-case hex is accepted, as in the API.
-      await postForm(agent, token, `/licenses/${id}/release`, { machine_fingerprint: two.machine_fingerprint.toUpperCase().replace('SHA256', 'sha256') }).expect(303);
+      await postForm(agent, token, `/licenses/${id}/release`, {
+        machine_fingerprint: two.machine_fingerprint.toUpperCase().replace('SHA256', 'sha256'),
+      }).expect(303);
       expect((await seats()).map((s) => s.release_reason)).toEqual([null, 'force_released', null]);
       expect(await lastAudit('license.released')).toMatchObject({ license_id: id, actor_type: 'dashboard', actor: 'admin' });
       expect(await flashOf(`/licenses/${id}`)).toEqual(['success', '1 seat released.']);
@@ -268,7 +304,11 @@ describe('dashboard pages and actions', () => {
       await postForm(agent, token, `/licenses/${id}/suspend`).expect(303);
       expect((await license(id)).active).toBe(false);
       expect((await agent.get(`/licenses/${id}`)).text).toContain('badge-suspended');
-      expect(await lastAudit('license.updated')).toMatchObject({ license_id: id, actor_type: 'dashboard', details: { changes: { active: { from: true, to: false } } } });
+      expect(await lastAudit('license.updated')).toMatchObject({
+        license_id: id,
+        actor_type: 'dashboard',
+        details: { changes: { active: { from: true, to: false } } },
+      });
       await postForm(agent, token, `/licenses/${id}/reinstate`).expect(303);
       expect((await license(id)).active).toBe(true);
       await t.admin.post(`/api/v1/admin/licenses/${id}/revoke`).send({ reason: 'gone' }).expect(200);
@@ -281,7 +321,11 @@ describe('dashboard pages and actions', () => {
 
   describe('HTML escaping', () => {
     it('escapes a customer name with a script tag on the list, the details and the audit pages', async () => {
-      const { id } = await createLicense(t, { customer_name: XSS, notes: `"><img src=x onerror=alert(1)>`, customer_email: 'xss@example.rs' });
+      const { id } = await createLicense(t, {
+        customer_name: XSS,
+        notes: `"><img src=x onerror=alert(1)>`,
+        customer_email: 'xss@example.rs',
+      });
       for (const path of ['/licenses?q=script', `/licenses/${id}`, `/audit?license_id=${id}`, '/dashboard']) {
         const res = await agent.get(path).expect(200);
         expect(res.text).not.toContain(XSS);

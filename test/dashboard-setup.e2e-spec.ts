@@ -93,12 +93,16 @@ describe('dashboard set-up: first user, login rate limit, session lifetime, sess
     it('ends a session 8 hours after login even while it is in use', async () => {
       const { agent } = await loggedInAgent(t);
       await agent.get('/dashboard').expect(200);
-      await t.sql(`UPDATE session SET sess = jsonb_set(sess::jsonb, '{passport,user,loggedInAt}', to_jsonb($1::bigint))::json`, [Date.now() - 8 * 3600_000 - 1000]);
+      await t.sql(`UPDATE session SET sess = jsonb_set(sess::jsonb, '{passport,user,loggedInAt}', to_jsonb($1::bigint))::json`, [
+        Date.now() - 8 * 3600_000 - 1000,
+      ]);
       await agent.get('/dashboard').expect(302).expect('Location', '/login');
     });
 
     it('ends the session of a user who was deleted', async () => {
-      await t.sql("INSERT INTO users (username, password_hash) VALUES ('temp', (SELECT password_hash FROM users WHERE username = 'admin'))");
+      await t.sql(
+        "INSERT INTO users (username, password_hash) VALUES ('temp', (SELECT password_hash FROM users WHERE username = 'admin'))",
+      );
       const { agent } = await loggedInAgent(t, { username: 'temp', password: ADMIN.password });
       await t.sql("DELETE FROM users WHERE username = 'temp'");
       await agent.get('/dashboard').expect(302).expect('Location', '/login');
@@ -148,7 +152,10 @@ describe('dashboard set-up: first user, login rate limit, session lifetime, sess
     it('keeps sessions in Redis only: logging in answers a 503 page at once instead of hanging; the API keeps working', async () => {
       const agent = request.agent(t.app.getHttpServer());
       const page = await agent.get('/login').expect(200); // the session cannot be stored...
-      const res = await agent.post('/login').type('form').send({ ...ADMIN, _csrf: csrfFrom(page.text) });
+      const res = await agent
+        .post('/login')
+        .type('form')
+        .send({ ...ADMIN, _csrf: csrfFrom(page.text) });
       expect(res.status).toBe(503); // ...nor read back
       expect(res.headers['content-type']).toMatch(/text\/html/);
       expect(res.text).toContain('Service unavailable');

@@ -51,17 +51,28 @@ describe('foundation: health, errors, public key, Swagger', () => {
     });
 
     it('413 PAYLOAD_TOO_LARGE for a JSON body over 64 KiB', async () => {
-      const res = await t.admin.post('/api/v1/admin/products').set('Content-Type', 'application/json').send(JSON.stringify({ name: 'x'.repeat(70 * 1024) })).expect(413);
+      const res = await t.admin
+        .post('/api/v1/admin/products')
+        .set('Content-Type', 'application/json')
+        .send(JSON.stringify({ name: 'x'.repeat(70 * 1024) }))
+        .expect(413);
       expectError(res.body, 'PAYLOAD_TOO_LARGE');
     });
 
     it('accepts a body just under 64 KiB far enough to validate it', async () => {
-      const res = await t.admin.post('/api/v1/admin/products').send({ code: 'BIG', name: 'x'.repeat(60 * 1024), key_prefix: 'BG' }).expect(400);
+      const res = await t.admin
+        .post('/api/v1/admin/products')
+        .send({ code: 'BIG', name: 'x'.repeat(60 * 1024), key_prefix: 'BG' })
+        .expect(400);
       expect(res.body.error.details.fields.map((f: { field: string }) => f.field)).toContain('name');
     });
 
     it('415 for an unsupported charset', async () => {
-      const res = await t.admin.post('/api/v1/admin/products').set('Content-Type', 'application/json; charset=ebcdic').send('{}').expect(415);
+      const res = await t.admin
+        .post('/api/v1/admin/products')
+        .set('Content-Type', 'application/json; charset=ebcdic')
+        .send('{}')
+        .expect(415);
       expectError(res.body, 'UNSUPPORTED_MEDIA_TYPE');
     });
 
@@ -107,7 +118,9 @@ describe('foundation: health, errors, public key, Swagger', () => {
     it('serves the UI and the JSON document with the X-API-Key scheme and the error schema', async () => {
       await t.http().get('/api/docs').expect(200).expect('Content-Type', /html/);
       const res = await t.http().get('/api/docs-json').expect(200);
-      expect(res.body.components.securitySchemes['api-key']).toEqual(expect.objectContaining({ type: 'apiKey', in: 'header', name: 'X-API-Key' }));
+      expect(res.body.components.securitySchemes['api-key']).toEqual(
+        expect.objectContaining({ type: 'apiKey', in: 'header', name: 'X-API-Key' }),
+      );
       expect(res.body.components.schemas.ErrorResponseDto).toBeDefined();
       expect(res.body.paths['/api/v1/admin/products'].get.security).toEqual([{ 'api-key': [] }]);
     });
@@ -118,7 +131,9 @@ describe('foundation: health, errors, public key, Swagger', () => {
       const migrations = await t.sql('SELECT name FROM migrations ORDER BY id');
       expect(migrations.map((m) => m.name)).toEqual(MIGRATIONS.map((m) => m.name));
       const tables = await t.sql("SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY 1");
-      expect(tables.map((r) => r.table_name)).toEqual(expect.arrayContaining(['activations', 'audit_entries', 'licenses', 'products', 'session', 'users']));
+      expect(tables.map((r) => r.table_name)).toEqual(
+        expect.arrayContaining(['activations', 'audit_entries', 'licenses', 'products', 'session', 'users']),
+      );
     });
 
     it('keeps the audit log append-only', async () => {

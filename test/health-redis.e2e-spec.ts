@@ -15,12 +15,21 @@ describe('GET /api/v1/health with Redis configured but unreachable', () => {
 
 describe('rate limits with Redis configured but unreachable', () => {
   let t: TestApp;
-  beforeAll(async () => (t = await createTestApp({ redisUrl: 'redis://127.0.0.1:1', rateLimits: { activate: 2, deactivate: 2, validate: 2, admin: 600, login: 5 } })));
+  beforeAll(
+    async () =>
+      (t = await createTestApp({
+        redisUrl: 'redis://127.0.0.1:1',
+        rateLimits: { activate: 2, deactivate: 2, validate: 2, admin: 600, login: 5 },
+      })),
+  );
   afterAll(() => t.close());
 
   it('fail open: client endpoints keep answering normally instead of 429 or 5xx', async () => {
     for (let i = 0; i < 5; i++) {
-      const res = await t.http().post('/api/v1/validate').send({ license_key: 'POS-00000-00000-00000-00000', machine_fingerprint: 'sha256:' + '0'.repeat(64) });
+      const res = await t
+        .http()
+        .post('/api/v1/validate')
+        .send({ license_key: 'POS-00000-00000-00000-00000', machine_fingerprint: 'sha256:' + '0'.repeat(64) });
       expect(res.status).toBe(400);
       expect(res.body.error.code).toBe('INVALID_KEY');
     }

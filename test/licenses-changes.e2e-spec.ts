@@ -40,7 +40,10 @@ describe('admin licences API: update, suspend, reinstate, revoke, release', () =
       ['customer_name', 'N'.repeat(200)],
     ])('accepts %s = %j', async (field, value) => {
       const { id } = await createLicense(t);
-      const res = await t.admin.put(`${LICENSES}/${id}`).send({ [field]: value }).expect(200);
+      const res = await t.admin
+        .put(`${LICENSES}/${id}`)
+        .send({ [field]: value })
+        .expect(200);
       expect(res.body[field]).toEqual(value);
     });
 
@@ -52,7 +55,10 @@ describe('admin licences API: update, suspend, reinstate, revoke, release', () =
 
     it('limits replace the own overrides; product defaults still apply beneath', async () => {
       const { id } = await createLicense(t, { limits: { max_installations: 3, custom: 1 } });
-      const res = await t.admin.put(`${LICENSES}/${id}`).send({ limits: { max_operators: 20 } }).expect(200);
+      const res = await t.admin
+        .put(`${LICENSES}/${id}`)
+        .send({ limits: { max_operators: 20 } })
+        .expect(200);
       expect(res.body.limit_overrides).toEqual({ max_operators: 20 });
       expect(res.body.limits).toEqual({ max_installations: 1, max_operators: 20 });
       const cleared = await t.admin.put(`${LICENSES}/${id}`).send({ limits: {} }).expect(200);
@@ -61,7 +67,10 @@ describe('admin licences API: update, suspend, reinstate, revoke, release', () =
 
     it('expires_at may be set in the past, ending the licence early (grace still applies)', async () => {
       const { id } = await createLicense(t);
-      const inGrace = await t.admin.put(`${LICENSES}/${id}`).send({ expires_at: new Date(Date.now() - DAY_MS).toISOString() }).expect(200);
+      const inGrace = await t.admin
+        .put(`${LICENSES}/${id}`)
+        .send({ expires_at: new Date(Date.now() - DAY_MS).toISOString() })
+        .expect(200);
       expect(inGrace.body.status).toBe('grace');
       const ended = await t.admin.put(`${LICENSES}/${id}`).send({ expires_at: '2020-01-01T00:00:00Z' }).expect(200);
       expect(ended.body).toMatchObject({ status: 'expired', expires_at: '2020-01-01T00:00:00.000Z' });
@@ -72,11 +81,20 @@ describe('admin licences API: update, suspend, reinstate, revoke, release', () =
     it('license_type: between dated types keeps expires_at; to PERPETUAL clears it; from PERPETUAL computes it from now', async () => {
       const { id } = await createLicense(t, { license_type: 'MONTHLY' });
       const before = (await get(id)).expires_at;
-      expect((await t.admin.put(`${LICENSES}/${id}`).send({ license_type: 'YEARLY' }).expect(200)).body).toMatchObject({ license_type: 'YEARLY', expires_at: before });
-      expect((await t.admin.put(`${LICENSES}/${id}`).send({ license_type: 'PERPETUAL' }).expect(200)).body).toMatchObject({ expires_at: null, grace_ends_at: null });
+      expect((await t.admin.put(`${LICENSES}/${id}`).send({ license_type: 'YEARLY' }).expect(200)).body).toMatchObject({
+        license_type: 'YEARLY',
+        expires_at: before,
+      });
+      expect((await t.admin.put(`${LICENSES}/${id}`).send({ license_type: 'PERPETUAL' }).expect(200)).body).toMatchObject({
+        expires_at: null,
+        grace_ends_at: null,
+      });
       const trial = (await t.admin.put(`${LICENSES}/${id}`).send({ license_type: 'TRIAL' }).expect(200)).body;
       expect(Math.abs(Date.parse(trial.expires_at) - (Date.now() + 14 * DAY_MS))).toBeLessThan(60_000);
-      const explicit = await t.admin.put(`${LICENSES}/${id}`).send({ license_type: 'YEARLY', expires_at: '2030-05-05T00:00:00Z' }).expect(200);
+      const explicit = await t.admin
+        .put(`${LICENSES}/${id}`)
+        .send({ license_type: 'YEARLY', expires_at: '2030-05-05T00:00:00Z' })
+        .expect(200);
       expect(explicit.body).toMatchObject({ license_type: 'YEARLY', expires_at: '2030-05-05T00:00:00.000Z' });
       const perpetual = await t.admin.put(`${LICENSES}/${id}`).send({ license_type: 'PERPETUAL', expires_at: null }).expect(200);
       expect(perpetual.body.expires_at).toBeNull();
@@ -84,8 +102,14 @@ describe('admin licences API: update, suspend, reinstate, revoke, release', () =
 
     it('active false suspends and true reinstates, each audited', async () => {
       const { id } = await createLicense(t);
-      expect((await t.admin.put(`${LICENSES}/${id}`).send({ active: false }).expect(200)).body).toMatchObject({ active: false, status: 'suspended' });
-      expect((await t.admin.put(`${LICENSES}/${id}`).send({ active: true }).expect(200)).body).toMatchObject({ active: true, status: 'active' });
+      expect((await t.admin.put(`${LICENSES}/${id}`).send({ active: false }).expect(200)).body).toMatchObject({
+        active: false,
+        status: 'suspended',
+      });
+      expect((await t.admin.put(`${LICENSES}/${id}`).send({ active: true }).expect(200)).body).toMatchObject({
+        active: true,
+        status: 'active',
+      });
       expect((await auditOf(id, 'license.updated')).map((e) => e.details.changes)).toEqual([
         { active: { from: true, to: false } },
         { active: { from: false, to: true } },
@@ -95,7 +119,10 @@ describe('admin licences API: update, suspend, reinstate, revoke, release', () =
     it('a PUT that changes nothing answers 200 and writes no audit entry', async () => {
       const { id } = await createLicense(t, { customer_name: 'Same', limits: { a: 1, b: 2 } });
       const before = await licenseRow(id);
-      await t.admin.put(`${LICENSES}/${id}`).send({ customer_name: 'Same', active: true, limits: { b: 2, a: 1 } }).expect(200);
+      await t.admin
+        .put(`${LICENSES}/${id}`)
+        .send({ customer_name: 'Same', active: true, limits: { b: 2, a: 1 } })
+        .expect(200);
       expect(await auditOf(id, 'license.updated')).toEqual([]);
       expect((await licenseRow(id)).updated_at).toEqual(before.updated_at);
     });
@@ -109,7 +136,10 @@ describe('admin licences API: update, suspend, reinstate, revoke, release', () =
       expect(res.body.error.code).toBe('CONFLICT');
       expect(await auditOf(id)).toHaveLength(auditBefore);
       expect((await licenseRow(id)).notes).toBeNull();
-      expect((await t.admin.put(`${LICENSES}/${id}`).send({ notes: 'fraud case 12' }).expect(200)).body).toMatchObject({ status: 'revoked', notes: 'fraud case 12' });
+      expect((await t.admin.put(`${LICENSES}/${id}`).send({ notes: 'fraud case 12' }).expect(200)).body).toMatchObject({
+        status: 'revoked',
+        notes: 'fraud case 12',
+      });
     });
 
     describe('rejects invalid changes with 400 VALIDATION_ERROR, leaving the licence and the audit log untouched', () => {
@@ -173,7 +203,12 @@ describe('admin licences API: update, suspend, reinstate, revoke, release', () =
       const seat = await insertSeat(t, id);
       const res = await t.admin.post(`${LICENSES}/${id}/revoke`).send({ reason: 'Customer stopped paying' }).expect(200);
       expect(res.body).toEqual(await get(id));
-      expect(res.body).toMatchObject({ revoked: true, status: 'revoked', revoke_reason: 'Customer stopped paying', revoked_at: expect.stringMatching(/Z$/) });
+      expect(res.body).toMatchObject({
+        revoked: true,
+        status: 'revoked',
+        revoke_reason: 'Customer stopped paying',
+        revoked_at: expect.stringMatching(/Z$/),
+      });
       expect(Math.abs(Date.parse(res.body.revoked_at) - Date.now())).toBeLessThan(60_000);
       expect(res.body.activations.map((a: { id: number }) => a.id)).toEqual([seat.id]);
       const entries = await auditOf(id, 'license.revoked');
@@ -200,7 +235,14 @@ describe('admin licences API: update, suspend, reinstate, revoke, release', () =
 
     it('accepts a 500-character reason', async () => {
       const { id } = await createLicense(t);
-      expect((await t.admin.post(`${LICENSES}/${id}/revoke`).send({ reason: 'r'.repeat(500) }).expect(200)).body.revoke_reason).toHaveLength(500);
+      expect(
+        (
+          await t.admin
+            .post(`${LICENSES}/${id}/revoke`)
+            .send({ reason: 'r'.repeat(500) })
+            .expect(200)
+        ).body.revoke_reason,
+      ).toHaveLength(500);
     });
 
     it.each([
@@ -235,7 +277,11 @@ describe('admin licences API: update, suspend, reinstate, revoke, release', () =
       expect(res.body).toEqual({ message: expect.any(String), released: 1 });
       expect((await get(id)).activations.map((s: { id: number }) => s.id)).toEqual([b.id]);
       const history = (await t.admin.get(`${LICENSES}/${id}/activations`).expect(200)).body;
-      expect(history.find((s: { id: number }) => s.id === a.id)).toMatchObject({ active: false, release_reason: 'force_released', released_at: expect.stringMatching(/Z$/) });
+      expect(history.find((s: { id: number }) => s.id === a.id)).toMatchObject({
+        active: false,
+        release_reason: 'force_released',
+        released_at: expect.stringMatching(/Z$/),
+      });
       const [entry] = await auditOf(id, 'license.released');
       expect(entry.details).toEqual({ machine_fingerprints: [a.machine_fingerprint], released: 1, reason: 'stolen laptop' });
     });
@@ -257,7 +303,10 @@ describe('admin licences API: update, suspend, reinstate, revoke, release', () =
       const { id } = await createLicense(t);
       expect((await t.admin.post(`${LICENSES}/${id}/release`).send({}).expect(409)).body.error.code).toBe('NOT_ACTIVATED');
       await insertSeat(t, id, { machine_fingerprint: fingerprint('bound') });
-      const other = await t.admin.post(`${LICENSES}/${id}/release`).send({ machine_fingerprint: fingerprint('other') }).expect(409);
+      const other = await t.admin
+        .post(`${LICENSES}/${id}/release`)
+        .send({ machine_fingerprint: fingerprint('other') })
+        .expect(409);
       expect(other.body.error.code).toBe('NOT_ACTIVATED');
       expect(await auditOf(id, 'license.released')).toEqual([]);
       expect((await get(id)).activations).toHaveLength(1);

@@ -11,8 +11,17 @@ describe('admin licences API: list, filters and paging', () => {
   beforeAll(async () => {
     t = await createTestApp();
     // Products of their own, so each test's counts do not depend on the others.
-    for (const [code, prefix] of [['LIST_A', 'LA'], ['LIST_B', 'LB'], ['STATUSES', 'ST'], ['SEARCH', 'SR'], ['BULK', 'BK']]) {
-      await t.admin.post('/api/v1/admin/products').send({ code, name: `Product ${code}`, key_prefix: prefix, available_features: ['F_ONE'] }).expect(201);
+    for (const [code, prefix] of [
+      ['LIST_A', 'LA'],
+      ['LIST_B', 'LB'],
+      ['STATUSES', 'ST'],
+      ['SEARCH', 'SR'],
+      ['BULK', 'BK'],
+    ]) {
+      await t.admin
+        .post('/api/v1/admin/products')
+        .send({ code, name: `Product ${code}`, key_prefix: prefix, available_features: ['F_ONE'] })
+        .expect(201);
     }
   });
   afterAll(() => t.close());
@@ -23,7 +32,12 @@ describe('admin licences API: list, filters and paging', () => {
   };
 
   it('returns SPEC 2.2 list items with status, newest first, and X-Total-Count (exposed to browsers)', async () => {
-    const first = await createLicense(t, { product_code: 'LIST_A', license_type: 'MONTHLY', customer_name: 'First', customer_email: 'first@example.rs' });
+    const first = await createLicense(t, {
+      product_code: 'LIST_A',
+      license_type: 'MONTHLY',
+      customer_name: 'First',
+      customer_email: 'first@example.rs',
+    });
     const second = await createLicense(t, { product_code: 'LIST_A', license_type: 'PERPETUAL', customer_name: 'Second' });
     const third = await createLicense(t, { product_code: 'LIST_A', license_type: 'TRIAL', customer_name: 'Third' });
     const { items, total, res } = await list('product=LIST_A');
@@ -73,7 +87,13 @@ describe('admin licences API: list, filters and paging', () => {
     const byStatus: Record<string, number> = {};
     beforeAll(async () => {
       for (const status of ['active', 'grace', 'expired', 'suspended', 'revoked', 'perpetual']) {
-        byStatus[status] = (await createLicense(t, { product_code: 'STATUSES', license_type: status === 'perpetual' ? 'PERPETUAL' : 'YEARLY', customer_name: `Status ${status}` })).id;
+        byStatus[status] = (
+          await createLicense(t, {
+            product_code: 'STATUSES',
+            license_type: status === 'perpetual' ? 'PERPETUAL' : 'YEARLY',
+            customer_name: `Status ${status}`,
+          })
+        ).id;
       }
       await setLicenseExpiry(t, byStatus.grace, new Date(Date.now() - DAY_MS), 7);
       await setLicenseExpiry(t, byStatus.expired, new Date(Date.now() - 10 * DAY_MS), 7);

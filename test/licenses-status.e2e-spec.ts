@@ -24,7 +24,8 @@ describe('licence status: SQL and TypeScript agree', () => {
     for (const revoked of [false, true])
       for (const active of [true, false])
         for (const graceDays of [0, 1, 7, 365])
-          for (const offset of offsets(graceDays)) cases.push({ revoked, active, graceDays, expiresAt: offset === null ? null : new Date(now.getTime() + offset) });
+          for (const offset of offsets(graceDays))
+            cases.push({ revoked, active, graceDays, expiresAt: offset === null ? null : new Date(now.getTime() + offset) });
 
     const [{ id: productId }] = await t.sql<{ id: number }>(`SELECT id FROM products WHERE code = 'POS_RETAIL'`);
     const rows = await t.sql<{ id: number }>(
@@ -32,7 +33,18 @@ describe('licence status: SQL and TypeScript agree', () => {
        SELECT $1, 'MX-' || lpad(i::text, 5, '0') || '-AAAAA-AAAAA-AAAAA', 'YEARLY', 'Matrix ' || i, c.revoked, c.active, c.grace_days, c.expires_at
        FROM jsonb_to_recordset($2::jsonb) AS c(revoked boolean, active boolean, grace_days int, expires_at timestamptz, i int)
        RETURNING id`,
-      [productId, JSON.stringify(cases.map((c, i) => ({ i, revoked: c.revoked, active: c.active, grace_days: c.graceDays, expires_at: c.expiresAt?.toISOString() ?? null })))],
+      [
+        productId,
+        JSON.stringify(
+          cases.map((c, i) => ({
+            i,
+            revoked: c.revoked,
+            active: c.active,
+            grace_days: c.graceDays,
+            expires_at: c.expiresAt?.toISOString() ?? null,
+          })),
+        ),
+      ],
     );
     expect(rows).toHaveLength(cases.length);
 
@@ -44,7 +56,10 @@ describe('licence status: SQL and TypeScript agree', () => {
     );
     expect(computed).toHaveLength(cases.length);
     for (const row of computed) {
-      const expected = deriveLicenseStatus({ revoked: row.revoked, active: row.active, graceDays: row.grace_days, expiresAt: row.expires_at }, now);
+      const expected = deriveLicenseStatus(
+        { revoked: row.revoked, active: row.active, graceDays: row.grace_days, expiresAt: row.expires_at },
+        now,
+      );
       const label = JSON.stringify({ ...row, expected });
       expect([label, row.status]).toEqual([label, expected]);
       // Exactly one status condition holds, and it is the derived one.

@@ -34,12 +34,20 @@ describe('admin licences API: create and read', () => {
   describe('POST /licenses', () => {
     it('creates a licence: 201 {id, license_key, message}, key with the product prefix, one license.created audit entry', async () => {
       const before = await auditCount();
-      const res = await t.admin.post(LICENSES).send({ product_code: 'POS_RETAIL', license_type: 'MONTHLY', customer_name: 'Kod Mike' }).expect(201);
+      const res = await t.admin
+        .post(LICENSES)
+        .send({ product_code: 'POS_RETAIL', license_type: 'MONTHLY', customer_name: 'Kod Mike' })
+        .expect(201);
       expect(res.body).toEqual({ id: expect.any(Number), license_key: expect.stringMatching(/^POS-/), message: expect.any(String) });
       expect(res.body.license_key).toMatch(LICENSE_KEY_PATTERN);
       expect(await auditCount()).toBe(before + 1);
       const [entry] = await t.sql('SELECT * FROM audit_entries WHERE license_id = $1', [res.body.id]);
-      expect(entry).toMatchObject({ action: 'license.created', actor_type: 'admin_api', actor: expect.stringMatching(/^key:[0-9a-f]{8}$/), product_code: 'POS_RETAIL' });
+      expect(entry).toMatchObject({
+        action: 'license.created',
+        actor_type: 'admin_api',
+        actor: expect.stringMatching(/^key:[0-9a-f]{8}$/),
+        product_code: 'POS_RETAIL',
+      });
       expect(entry.details).toMatchObject({ license_type: 'MONTHLY', customer_name: 'Kod Mike', grace_days: 7 });
       expect(JSON.stringify(entry.details)).not.toContain(res.body.license_key);
     });
@@ -76,7 +84,9 @@ describe('admin licences API: create and read', () => {
       const { id } = await createLicense(t, { license_type: type });
       const res = await t.admin.get(`${LICENSES}/${id}`).expect(200);
       expect(res.body.expires_at).toBe(expected(new Date(res.body.created_at))?.toISOString() ?? null);
-      expect(res.body.grace_ends_at).toBe(res.body.expires_at ? new Date(Date.parse(res.body.expires_at) + 7 * DAY_MS).toISOString() : null);
+      expect(res.body.grace_ends_at).toBe(
+        res.body.expires_at ? new Date(Date.parse(res.body.expires_at) + 7 * DAY_MS).toISOString() : null,
+      );
     });
 
     it('stores only the licence own limits and merges them over the product defaults on read', async () => {
@@ -91,12 +101,16 @@ describe('admin licences API: create and read', () => {
     it('retries with a new key when the generated one is already taken', async () => {
       const existing = await createLicense(t);
       const service = t.app.get(LicensesService);
-      const spy = jest.spyOn(service as unknown as { newLicenseKey: (p: string) => string }, 'newLicenseKey').mockReturnValueOnce(existing.license_key);
+      const spy = jest
+        .spyOn(service as unknown as { newLicenseKey: (p: string) => string }, 'newLicenseKey')
+        .mockReturnValueOnce(existing.license_key);
       try {
         const created = await createLicense(t);
         expect(created.license_key).not.toBe(existing.license_key);
         expect(spy).toHaveBeenCalledTimes(2);
-        expect(await t.sql("SELECT id FROM audit_entries WHERE action = 'license.created' AND license_id = $1", [created.id])).toHaveLength(1);
+        expect(await t.sql("SELECT id FROM audit_entries WHERE action = 'license.created' AND license_id = $1", [created.id])).toHaveLength(
+          1,
+        );
       } finally {
         spy.mockRestore();
       }
@@ -123,7 +137,10 @@ describe('admin licences API: create and read', () => {
         ['expires_at in the future', { expires_at: future(3) }],
         ['expires_at with a zone offset', { expires_at: '2099-06-01T12:00:00+02:00' }],
       ] as [string, Record<string, unknown>][])('%s', async (_label, overrides) => {
-        const res = await t.admin.post(LICENSES).send(licenseInput(overrides as never)).expect(201);
+        const res = await t.admin
+          .post(LICENSES)
+          .send(licenseInput(overrides as never))
+          .expect(201);
         const details = (await t.admin.get(`${LICENSES}/${res.body.id}`).expect(200)).body;
         for (const [field, value] of Object.entries(overrides)) {
           if (field === 'limits') expect(details.limit_overrides).toEqual(value);
@@ -190,7 +207,10 @@ describe('admin licences API: create and read', () => {
       ] as [string, Record<string, unknown>, string][])('%s', async (_label, overrides, field) => {
         const before = await auditCount();
         const licencesBefore = await t.sql('SELECT count(*)::int AS n FROM licenses');
-        const res = await t.admin.post(LICENSES).send({ ...licenseInput(), ...overrides }).expect(400);
+        const res = await t.admin
+          .post(LICENSES)
+          .send({ ...licenseInput(), ...overrides })
+          .expect(400);
         expect(res.body.error.code).toBe('VALIDATION_ERROR');
         expect(fieldsOf(res.body)).toContain(field);
         expect(await auditCount()).toBe(before);
@@ -198,8 +218,14 @@ describe('admin licences API: create and read', () => {
       });
 
       it('an inactive product', async () => {
-        await t.admin.post('/api/v1/admin/products').send({ code: 'RETIRED', name: 'Retired', key_prefix: 'RT', active: false }).expect(201);
-        const res = await t.admin.post(LICENSES).send(licenseInput({ product_code: 'RETIRED' })).expect(400);
+        await t.admin
+          .post('/api/v1/admin/products')
+          .send({ code: 'RETIRED', name: 'Retired', key_prefix: 'RT', active: false })
+          .expect(201);
+        const res = await t.admin
+          .post(LICENSES)
+          .send(licenseInput({ product_code: 'RETIRED' }))
+          .expect(400);
         expect(fieldsOf(res.body)).toEqual(['product_code']);
       });
 
@@ -227,7 +253,10 @@ describe('admin licences API: create and read', () => {
         notes: 'VIP',
       });
       const { id, license_key } = (await t.admin.post(LICENSES).send(input).expect(201)).body;
-      const old = await insertSeat(t, id, { activated_at: new Date(Date.now() - 5 * DAY_MS), released_at: new Date(Date.now() - 4 * DAY_MS) });
+      const old = await insertSeat(t, id, {
+        activated_at: new Date(Date.now() - 5 * DAY_MS),
+        released_at: new Date(Date.now() - 4 * DAY_MS),
+      });
       const current = await insertSeat(t, id, { hostname: 'till-01', os: 'Windows 11', app_version: '4.2.0', ip: '203.0.113.7' });
       const res = await t.admin.get(`${LICENSES}/${id}`).expect(200);
       expect(res.body).toEqual({
@@ -296,8 +325,16 @@ describe('admin licences API: create and read', () => {
   describe('GET /licenses/{id}/activations', () => {
     it('lists every record, current and released, newest first', async () => {
       const { id } = await createLicense(t, { limits: { max_installations: 3 } });
-      const oldest = await insertSeat(t, id, { activated_at: new Date(Date.now() - 3 * DAY_MS), released_at: new Date(Date.now() - 2 * DAY_MS), release_reason: 'deactivated' });
-      const middle = await insertSeat(t, id, { activated_at: new Date(Date.now() - 2 * DAY_MS), released_at: new Date(Date.now() - DAY_MS), release_reason: 'force_released' });
+      const oldest = await insertSeat(t, id, {
+        activated_at: new Date(Date.now() - 3 * DAY_MS),
+        released_at: new Date(Date.now() - 2 * DAY_MS),
+        release_reason: 'deactivated',
+      });
+      const middle = await insertSeat(t, id, {
+        activated_at: new Date(Date.now() - 2 * DAY_MS),
+        released_at: new Date(Date.now() - DAY_MS),
+        release_reason: 'force_released',
+      });
       const newest = await insertSeat(t, id, { machine_fingerprint: fingerprint('newest') });
       const res = await t.admin.get(`${LICENSES}/${id}/activations`).expect(200);
       expect(res.body.map((a: { id: number }) => a.id)).toEqual([newest.id, middle.id, oldest.id]);
@@ -333,7 +370,15 @@ describe('admin licences API: create and read', () => {
       expect(success.$ref ?? success.items?.$ref).toMatch(/^#\/components\/schemas\//);
     }
     expect(doc.paths['/api/v1/admin/licenses'].get.responses['200'].headers['X-Total-Count']).toBeDefined();
-    expect(doc.paths['/api/v1/admin/audit'].get.parameters.map((p: { name: string }) => p.name).sort()).toEqual(['action', 'actor_type', 'from', 'license_id', 'limit', 'offset', 'to']);
+    expect(doc.paths['/api/v1/admin/audit'].get.parameters.map((p: { name: string }) => p.name).sort()).toEqual([
+      'action',
+      'actor_type',
+      'from',
+      'license_id',
+      'limit',
+      'offset',
+      'to',
+    ]);
     expect(doc.components.schemas.CreateLicenseDto.required.sort()).toEqual(['customer_name', 'license_type', 'product_code']);
   });
 });

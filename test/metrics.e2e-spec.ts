@@ -3,8 +3,13 @@ import { createTestApp, TEST_API_KEY, TestApp } from './support/test-app';
 
 describe('GET /metrics', () => {
   let t: TestApp;
-  beforeAll(async () =>
-    (t = await createTestApp({ metricsToken: 'metrics-token-0123456789', rateLimits: { activate: 3, deactivate: 10, validate: 60, admin: 600, login: 5 } })));
+  beforeAll(
+    async () =>
+      (t = await createTestApp({
+        metricsToken: 'metrics-token-0123456789',
+        rateLimits: { activate: 3, deactivate: 10, validate: 60, admin: 600, login: 5 },
+      })),
+  );
   afterAll(() => t.close());
 
   it('is refused without credentials', async () => {
@@ -14,7 +19,12 @@ describe('GET /metrics', () => {
   });
 
   it('serves Prometheus text with the METRICS_TOKEN or the API key', async () => {
-    await t.http().get('/metrics').set('Authorization', 'Bearer metrics-token-0123456789').expect(200).expect('Content-Type', /text\/plain/);
+    await t
+      .http()
+      .get('/metrics')
+      .set('Authorization', 'Bearer metrics-token-0123456789')
+      .expect(200)
+      .expect('Content-Type', /text\/plain/);
     await t.http().get('/metrics').set('X-API-Key', TEST_API_KEY).expect(200);
   });
 
@@ -35,8 +45,16 @@ describe('GET /metrics', () => {
     const license = await createLicense(t);
     const fp = fingerprint('metrics');
     await t.http().post('/api/v1/activate').send({ license_key: license.license_key, machine_fingerprint: fp, hostname: 'm' }).expect(200);
-    await t.http().post('/api/v1/activate').send({ license_key: 'POS-00000-00000-00000-00000', machine_fingerprint: fp, hostname: 'm' }).expect(400);
-    await t.http().post('/api/v1/activate').send({ license_key: license.license_key, machine_fingerprint: fingerprint('other'), hostname: 'o' }).expect(400);
+    await t
+      .http()
+      .post('/api/v1/activate')
+      .send({ license_key: 'POS-00000-00000-00000-00000', machine_fingerprint: fp, hostname: 'm' })
+      .expect(400);
+    await t
+      .http()
+      .post('/api/v1/activate')
+      .send({ license_key: license.license_key, machine_fingerprint: fingerprint('other'), hostname: 'o' })
+      .expect(400);
     await t.http().post('/api/v1/activate').send({ license_key: license.license_key, machine_fingerprint: fp, hostname: 'm' }).expect(429);
     const res = await t.http().get('/metrics').set('X-API-Key', TEST_API_KEY).expect(200);
     expect(res.text).toMatch(/licence_activations_total\{result="OK"\} 1/);

@@ -5,7 +5,8 @@ describe('admin products API', () => {
   beforeAll(async () => (t = await createTestApp()));
   afterAll(() => t.close());
 
-  const fieldsOf = (body: { error: { details?: { fields?: { field: string }[] } } }) => body.error.details?.fields?.map((f) => f.field) ?? [];
+  const fieldsOf = (body: { error: { details?: { fields?: { field: string }[] } } }) =>
+    body.error.details?.fields?.map((f) => f.field) ?? [];
 
   describe('X-API-Key', () => {
     it('401 UNAUTHORIZED without the header', async () => {
@@ -27,7 +28,15 @@ describe('admin products API', () => {
     const res = await t.admin.get('/api/v1/admin/products').expect(200);
     expect(res.body).toHaveLength(3);
     for (const p of res.body) {
-      expect(p).toEqual(expect.objectContaining({ id: expect.any(Number), code: expect.any(String), name: expect.any(String), key_prefix: expect.any(String), active: true }));
+      expect(p).toEqual(
+        expect.objectContaining({
+          id: expect.any(Number),
+          code: expect.any(String),
+          name: expect.any(String),
+          key_prefix: expect.any(String),
+          active: true,
+        }),
+      );
       expect(p.default_limits.max_installations).toBe(1);
       expect(p.available_features.length).toBeGreaterThan(1);
       for (const f of p.available_features) expect(f).toMatch(/^[A-Z][A-Z0-9_]*$/);
@@ -37,9 +46,21 @@ describe('admin products API', () => {
   it('creates a product (201), gets it, and writes a product.created audit entry', async () => {
     const res = await t.admin
       .post('/api/v1/admin/products')
-      .send({ code: 'CAD_PRO', name: 'CAD Pro', key_prefix: 'CAD', default_limits: { max_installations: 3 }, available_features: ['EXPORT_DWG'] })
+      .send({
+        code: 'CAD_PRO',
+        name: 'CAD Pro',
+        key_prefix: 'CAD',
+        default_limits: { max_installations: 3 },
+        available_features: ['EXPORT_DWG'],
+      })
       .expect(201);
-    expect(res.body).toMatchObject({ code: 'CAD_PRO', key_prefix: 'CAD', default_limits: { max_installations: 3 }, available_features: ['EXPORT_DWG'], active: true });
+    expect(res.body).toMatchObject({
+      code: 'CAD_PRO',
+      key_prefix: 'CAD',
+      default_limits: { max_installations: 3 },
+      available_features: ['EXPORT_DWG'],
+      active: true,
+    });
     await t.admin.get(`/api/v1/admin/products/${res.body.id}`).expect(200);
     const audit = await t.sql("SELECT * FROM audit_entries WHERE action = 'product.created' AND product_code = 'CAD_PRO'");
     expect(audit).toHaveLength(1);
@@ -63,7 +84,10 @@ describe('admin products API', () => {
 
   it('two concurrent creates of the same code: one 201, one 409', async () => {
     const body = { code: 'RACE_ME', name: 'Race', key_prefix: 'RC' };
-    const results = await Promise.all([t.admin.post('/api/v1/admin/products').send(body), t.admin.post('/api/v1/admin/products').send(body)]);
+    const results = await Promise.all([
+      t.admin.post('/api/v1/admin/products').send(body),
+      t.admin.post('/api/v1/admin/products').send(body),
+    ]);
     expect(results.map((r) => r.status).sort()).toEqual([201, 409]);
   });
 

@@ -3,7 +3,12 @@ import { createTestApp, TestApp } from './support/test-app';
 
 const LIMITS = { activate: 10, deactivate: 10, validate: 60, admin: 3, login: 5 };
 const UNKNOWN_KEY = 'POS-00000-00000-00000-00000';
-const seatBody = (extra: Record<string, unknown> = {}) => ({ license_key: UNKNOWN_KEY, machine_fingerprint: fingerprint(), hostname: 'h', ...extra });
+const seatBody = (extra: Record<string, unknown> = {}) => ({
+  license_key: UNKNOWN_KEY,
+  machine_fingerprint: fingerprint(),
+  hostname: 'h',
+  ...extra,
+});
 
 function expectRateLimited(res: { status: number; body: any; headers: Record<string, string> }, limit: number) {
   expect(res.status).toBe(429);
@@ -79,7 +84,8 @@ describe('per-IP rate limits, client API (SPEC 8: 10 / 10 / 60 per minute)', () 
       expect(res.body.error.code).toBe('INVALID_KEY');
       expect(res.headers['x-ratelimit-remaining']).toBe(String(10 - i - 1));
     }
-    for (let i = 0; i < 3; i++) expect((await post('/api/v1/activate', { nonsense: true }).expect(400)).body.error.code).toBe('VALIDATION_ERROR');
+    for (let i = 0; i < 3; i++)
+      expect((await post('/api/v1/activate', { nonsense: true }).expect(400)).body.error.code).toBe('VALIDATION_ERROR');
     const audits = await t.sql('SELECT count(*)::int AS n FROM audit_entries');
     expectRateLimited(await post('/api/v1/activate', seatBody()), 10);
     // A limited request never reaches the service: nothing is audited.

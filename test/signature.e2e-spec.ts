@@ -19,8 +19,16 @@ describe('licence signatures, verified independently with openssl', () => {
     dir = mkdtempSync(join(tmpdir(), 'sig-'));
     publicKey = (await t.http().get('/api/v1/public-key').expect(200)).body;
     writeFileSync(join(dir, 'public.pem'), publicKey.public_key_pem);
-    const lic = await createLicense(t, { customer_name: 'Šumadija Trgovina d.o.o. – "Ćevap" ✓', customer_email: 'it@example.rs', limits: { max_operators: 3 } });
-    const res = await t.http().post('/api/v1/activate').send({ license_key: lic.license_key, machine_fingerprint: fingerprint('openssl'), hostname: 'h' }).expect(200);
+    const lic = await createLicense(t, {
+      customer_name: 'Šumadija Trgovina d.o.o. – "Ćevap" ✓',
+      customer_email: 'it@example.rs',
+      limits: { max_operators: 3 },
+    });
+    const res = await t
+      .http()
+      .post('/api/v1/activate')
+      .send({ license_key: lic.license_key, machine_fingerprint: fingerprint('openssl'), hostname: 'h' })
+      .expect(200);
     signed = res.body;
   });
   afterAll(async () => {
@@ -32,7 +40,10 @@ describe('licence signatures, verified independently with openssl', () => {
   function opensslVerify(license: unknown, signature: string): { ok: boolean; output: string } {
     writeFileSync(join(dir, 'license.json'), canonicalize(license) as string, 'utf8');
     writeFileSync(join(dir, 'sig.bin'), Buffer.from(signature.replace(/^RSA-SHA256:/, ''), 'base64'));
-    const run = spawnSync('openssl', ['dgst', '-sha256', '-verify', 'public.pem', '-signature', 'sig.bin', 'license.json'], { cwd: dir, encoding: 'utf8' });
+    const run = spawnSync('openssl', ['dgst', '-sha256', '-verify', 'public.pem', '-signature', 'sig.bin', 'license.json'], {
+      cwd: dir,
+      encoding: 'utf8',
+    });
     return { ok: run.status === 0, output: `${run.stdout}${run.stderr}` };
   }
 
@@ -54,7 +65,10 @@ describe('licence signatures, verified independently with openssl', () => {
   });
 
   it.each([
-    ['changing one character of the key', (l: any) => ({ ...l, license_key: l.license_key.replace(/.$/, (c: string) => (c === 'A' ? 'B' : 'A')) })],
+    [
+      'changing one character of the key',
+      (l: any) => ({ ...l, license_key: l.license_key.replace(/.$/, (c: string) => (c === 'A' ? 'B' : 'A')) }),
+    ],
     ['moving the expiry', (l: any) => ({ ...l, expires_at: '2099-01-01T00:00:00.000Z' })],
     ['raising a limit', (l: any) => ({ ...l, limits: { ...l.limits, max_installations: 50 } })],
     ['changing the fingerprint', (l: any) => ({ ...l, machine_fingerprint: fingerprint('other') })],

@@ -36,7 +36,7 @@ const REFERENCE = `
 /** A small deterministic PRNG, so a failure can be replayed. */
 function prng(seed: number) {
   let s = seed >>> 0;
-  const next = () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32);
+  const next = () => (s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32;
   return { next, int: (n: number) => Math.floor(next() * n), pick: <T>(items: T[]) => items[Math.floor(next() * items.length)] };
 }
 
@@ -66,7 +66,8 @@ describe('statistics counters', () => {
   };
 
   async function randomChanges(r: ReturnType<typeof prng>, steps: number): Promise<void> {
-    const ids = async (table: string, where = 'true') => (await t.sql(`SELECT id FROM ${table} WHERE ${where} ORDER BY id`)).map((row) => row.id);
+    const ids = async (table: string, where = 'true') =>
+      (await t.sql(`SELECT id FROM ${table} WHERE ${where} ORDER BY id`)).map((row) => row.id);
     for (let i = 0; i < steps; i++) {
       const licences = await ids('licenses');
       const licence = r.pick(licences);
@@ -75,7 +76,14 @@ describe('statistics counters', () => {
         case 0: {
           // A bulk statement of several licences (one trigger call for all of them).
           const n = 1 + r.int(20);
-          const rows = Array.from({ length: n }, () => [r.int(3) + 1, r.pick(TYPES), r.next() < 0.15, r.next() > 0.15, r.next() < 0.2 ? null : instant(r), r.int(31)]);
+          const rows = Array.from({ length: n }, () => [
+            r.int(3) + 1,
+            r.pick(TYPES),
+            r.next() < 0.15,
+            r.next() > 0.15,
+            r.next() < 0.2 ? null : instant(r),
+            r.int(31),
+          ]);
           await t.sql(
             `INSERT INTO licenses (product_id, license_key, license_type, customer_name, revoked, active, expires_at, grace_days)
              SELECT (v->>0)::int, 'CNT-' || md5(random()::text), v->>1, 'Counter test', (v->>2)::boolean, (v->>3)::boolean, (v->>4)::timestamptz, (v->>5)::int
@@ -111,10 +119,15 @@ describe('statistics counters', () => {
           }
           break;
         case 7:
-          if (seats.length) await t.sql(`UPDATE activations SET released_at = now(), release_reason = 'force_released' WHERE id = $1 AND released_at IS NULL`, [r.pick(seats)]);
+          if (seats.length)
+            await t.sql(
+              `UPDATE activations SET released_at = now(), release_reason = 'force_released' WHERE id = $1 AND released_at IS NULL`,
+              [r.pick(seats)],
+            );
           break;
         case 8:
-          if (seats.length) await t.sql('UPDATE activations SET activated_at = $2, last_seen_at = now() WHERE id = $1', [r.pick(seats), instant(r)]);
+          if (seats.length)
+            await t.sql('UPDATE activations SET activated_at = $2, last_seen_at = now() WHERE id = $1', [r.pick(seats), instant(r)]);
           break;
         case 9:
           if (seats.length) await t.sql('UPDATE activations SET license_id = $2 WHERE id = $1', [r.pick(seats), r.pick(licences)]);
@@ -132,7 +145,11 @@ describe('statistics counters', () => {
       const type = r.pick(TYPES);
       const { id } = await createLicense(t, { product_code: r.pick(['POS_RETAIL', 'ERP_SUITE', 'FISCAL_BRIDGE']), license_type: type });
       if (r.next() < 0.5) await t.admin.post(`/api/v1/admin/licenses/${id}/revoke`).send({ reason: 'counters' }).expect(200);
-      else await t.admin.put(`/api/v1/admin/licenses/${id}`).send({ active: r.next() < 0.5, grace_days: r.int(30) }).expect(200);
+      else
+        await t.admin
+          .put(`/api/v1/admin/licenses/${id}`)
+          .send({ active: r.next() < 0.5, grace_days: r.int(30) })
+          .expect(200);
     }
     await expectCountersToMatch();
     const stats = t.app.get(StatsService);
@@ -146,7 +163,9 @@ describe('statistics counters', () => {
     }
     // Folding keeps one row per product, metric and day, and drops what sums to zero.
     await stats.fold();
-    const [{ duplicates }] = await t.sql(`SELECT count(*)::int - count(DISTINCT (product_id, metric, day))::int AS duplicates FROM stats_deltas`);
+    const [{ duplicates }] = await t.sql(
+      `SELECT count(*)::int - count(DISTINCT (product_id, metric, day))::int AS duplicates FROM stats_deltas`,
+    );
     expect(duplicates).toBe(0);
     expect(await t.sql('SELECT 1 FROM stats_deltas WHERE n = 0')).toEqual([]);
     await expectCountersToMatch();
@@ -192,7 +211,9 @@ describe('statistics counters', () => {
   it('count the seats of the 30-day window exactly with either way of counting its older edge', async () => {
     // Seats every hour from a day before the window's start to a day after it (10 minutes off the hour,
     // so none is within a read's duration of the boundary), on all three products.
-    const licences = await Promise.all(['POS_RETAIL', 'ERP_SUITE', 'FISCAL_BRIDGE'].map((product_code) => createLicense(t, { product_code })));
+    const licences = await Promise.all(
+      ['POS_RETAIL', 'ERP_SUITE', 'FISCAL_BRIDGE'].map((product_code) => createLicense(t, { product_code })),
+    );
     for (let hours = -26; hours <= 26; hours++) {
       const activated = new Date(Date.now() - 30 * 24 * HOUR + hours * HOUR - 10 * 60_000);
       await t.sql(`INSERT INTO activations (license_id, machine_fingerprint, activated_at, last_seen_at) VALUES ($1, $2, $3, $3)`, [
@@ -205,7 +226,10 @@ describe('statistics counters', () => {
       const expected = (await reference()).map((p) => ({ product_code: p.product_code, activated: p.activations.last_30_days }));
       for (const edge of ['add', 'subtract', 'auto'] as WindowEdge[]) {
         const rows = await t.sql(productCountersSql(edge));
-        expect({ edge, rows: rows.map((p) => ({ product_code: p.product_code, activated: Number(p.counts.activated ?? 0) })) }).toEqual({ edge, rows: expected });
+        expect({ edge, rows: rows.map((p) => ({ product_code: p.product_code, activated: Number(p.counts.activated ?? 0) })) }).toEqual({
+          edge,
+          rows: expected,
+        });
       }
     };
     await expectEdgesToMatch();
@@ -219,7 +243,11 @@ describe('statistics counters', () => {
     const machine = fingerprint('counters-client');
     await t.http().post('/api/v1/activate').send({ license_key, machine_fingerprint: machine, hostname: 'till' }).expect(200);
     await t.http().post('/api/v1/activate').send({ license_key, machine_fingerprint: machine, hostname: 'till' }).expect(200); // re-activation: no change
-    await t.http().post('/api/v1/activate').send({ license_key, machine_fingerprint: fingerprint('counters-2'), hostname: 'till-2' }).expect(200);
+    await t
+      .http()
+      .post('/api/v1/activate')
+      .send({ license_key, machine_fingerprint: fingerprint('counters-2'), hostname: 'till-2' })
+      .expect(200);
     await expectCountersToMatch();
     await t.http().post('/api/v1/deactivate').send({ license_key, machine_fingerprint: machine }).expect(200);
     await t.admin.post(`/api/v1/admin/licenses/${id}/release`).send({}).expect(200);
@@ -230,6 +258,10 @@ describe('statistics counters', () => {
     await t.sql('TRUNCATE licenses CASCADE');
     await expectCountersToMatch();
     const body = (await t.admin.get('/api/v1/admin/stats').expect(200)).body;
-    expect(body.every((s: { licenses: { total: number }; activations: { current: number } }) => s.licenses.total === 0 && s.activations.current === 0)).toBe(true);
+    expect(
+      body.every(
+        (s: { licenses: { total: number }; activations: { current: number } }) => s.licenses.total === 0 && s.activations.current === 0,
+      ),
+    ).toBe(true);
   });
 });

@@ -71,6 +71,9 @@ describe('admin stats API', () => {
     expect(after.activations).toEqual({ current: before.activations.current + 2, last_30_days: before.activations.last_30_days + 2 });
 
     await t.admin.post(`/api/v1/admin/licenses/${id}/release`).send({}).expect(200);
-    expect((await statsOf()).activations).toEqual({ current: before.activations.current, last_30_days: before.activations.last_30_days + 2 });
+    expect((await statsOf()).activations).toEqual({
+      current: before.activations.current,
+      last_30_days: before.activations.last_30_days + 2,
+    });
   });
 });

@@ -24,7 +24,8 @@ export class ActivationController {
   @ApiOkResponse({ type: SignedLicenseDto })
   @ApiBadRequestResponse({
     type: ErrorResponseDto,
-    description: 'VALIDATION_ERROR, or first failing of INVALID_KEY, PRODUCT_MISMATCH, KEY_REVOKED, KEY_SUSPENDED, KEY_EXPIRED, ALREADY_ACTIVATED (details.activated_on, details.activated_at)',
+    description:
+      'VALIDATION_ERROR, or first failing of INVALID_KEY, PRODUCT_MISMATCH, KEY_REVOKED, KEY_SUSPENDED, KEY_EXPIRED, ALREADY_ACTIVATED (details.activated_on, details.activated_at)',
   })
   activate(@Body() body: ActivateRequestDto, @CurrentActor() actor: Actor): Promise<SignedLicense> {
     return this.activation.activate(body, actor);
@@ -33,7 +34,7 @@ export class ActivationController {
   @Post('deactivate')
   @HttpCode(200)
   @RateLimit('deactivate')
-  @ApiOperation({ summary: 'Release this machine\'s seat so the licence can move to another machine' })
+  @ApiOperation({ summary: "Release this machine's seat so the licence can move to another machine" })
   @ApiOkResponse({ type: DeactivateResponseDto })
   @ApiBadRequestResponse({ type: ErrorResponseDto, description: 'VALIDATION_ERROR, INVALID_KEY, NOT_ACTIVATED' })
   deactivate(@Body() body: SeatRequestDto, @CurrentActor() actor: Actor): Promise<DeactivateResponseDto> {

@@ -50,6 +50,7 @@ describe('buildLicensePayload', () => {
   it('is JSON-only: every timestamp is an ISO string with Z', () => {
     const payload = buildLicensePayload(license, product, binding, 'k');
     expect(JSON.parse(JSON.stringify(payload))).toEqual(payload);
-    for (const t of [payload.issued_at, payload.expires_at, payload.activated_at]) expect(t).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    for (const t of [payload.issued_at, payload.expires_at, payload.activated_at])
+      expect(t).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
   });
 });

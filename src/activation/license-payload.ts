@@ -35,7 +35,10 @@ export interface PayloadBinding {
  * limits are merged over the product's defaults, issued_at is the licence's creation time.
  */
 export function buildLicensePayload(
-  license: Pick<License, 'licenseKey' | 'licenseType' | 'createdAt' | 'expiresAt' | 'graceDays' | 'limits' | 'features' | 'customerName' | 'customerEmail'>,
+  license: Pick<
+    License,
+    'licenseKey' | 'licenseType' | 'createdAt' | 'expiresAt' | 'graceDays' | 'limits' | 'features' | 'customerName' | 'customerEmail'
+  >,
   product: Pick<Product, 'code' | 'defaultLimits'>,
   binding: PayloadBinding,
   keyId: string,

@@ -31,7 +31,12 @@ export class AuditRepository {
   }
 
   /** One page of matching entries, newest first, and the number of matches (exact up to EXACT_COUNT_LIMIT, else estimated), from one snapshot. */
-  async listPage(filter: AuditFilter, limit: number, offset: number, manager: EntityManager = this.dataSource.manager): Promise<{ entries: AuditEntry[] } & MatchCount> {
+  async listPage(
+    filter: AuditFilter,
+    limit: number,
+    offset: number,
+    manager: EntityManager = this.dataSource.manager,
+  ): Promise<{ entries: AuditEntry[] } & MatchCount> {
     const params: unknown[] = [];
     const param = (value: unknown) => `$${params.push(value)}`;
     const where: string[] = [];

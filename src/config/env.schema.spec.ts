@@ -19,7 +19,13 @@ describe('validateEnv', () => {
   });
 
   it('reads and converts given values', () => {
-    const env = validateEnv({ PORT: '8080', DATABASE_URL: 'postgres://u:p@db:5432/x', RATE_LIMIT_VALIDATE: '600', API_KEY: 'k1-0123456789abcdef, k2-0123456789abcdef', TRUST_PROXY: 'loopback' });
+    const env = validateEnv({
+      PORT: '8080',
+      DATABASE_URL: 'postgres://u:p@db:5432/x',
+      RATE_LIMIT_VALIDATE: '600',
+      API_KEY: 'k1-0123456789abcdef, k2-0123456789abcdef',
+      TRUST_PROXY: 'loopback',
+    });
     expect(env.PORT).toBe(8080);
     expect(env.RATE_LIMIT_VALIDATE).toBe(600);
     expect(env.DATABASE_URL).toBe('postgres://u:p@db:5432/x');

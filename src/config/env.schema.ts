@@ -2,85 +2,148 @@ import { plainToInstance, Transform } from 'class-transformer';
 import { IsIn, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength, validateSync } from 'class-validator';
 import { ConfigError } from './config.error';
 
-const toInt = ({ value }: { value: unknown }) =>
-  typeof value === 'string' && /^\s*-?\d+\s*$/.test(value) ? Number(value) : value;
-const emptyToUndefined = ({ value }: { value: unknown }) =>
-  typeof value === 'string' && value.trim() === '' ? undefined : value;
+const toInt = ({ value }: { value: unknown }) => (typeof value === 'string' && /^\s*-?\d+\s*$/.test(value) ? Number(value) : value);
+const emptyToUndefined = ({ value }: { value: unknown }) => (typeof value === 'string' && value.trim() === '' ? undefined : value);
 
 export const ENV_NAMES = [
-  'PORT', 'DATABASE_URL', 'DATA_DIR', 'API_KEY', 'ADMIN_USERNAME', 'ADMIN_PASSWORD', 'SESSION_SECRET', 'SIGNING_KEY_FILE',
-  'REDIS_URL', 'REDIS_KEY_PREFIX', 'TRUST_PROXY', 'RATE_LIMIT_ACTIVATE', 'RATE_LIMIT_DEACTIVATE', 'RATE_LIMIT_VALIDATE', 'RATE_LIMIT_ADMIN',
-  'RATE_LIMIT_LOGIN', 'LAST_SEEN_INTERVAL', 'LOG_LEVEL', 'DB_POOL_SIZE', 'METRICS_TOKEN',
+  'PORT',
+  'DATABASE_URL',
+  'DATA_DIR',
+  'API_KEY',
+  'ADMIN_USERNAME',
+  'ADMIN_PASSWORD',
+  'SESSION_SECRET',
+  'SIGNING_KEY_FILE',
+  'REDIS_URL',
+  'REDIS_KEY_PREFIX',
+  'TRUST_PROXY',
+  'RATE_LIMIT_ACTIVATE',
+  'RATE_LIMIT_DEACTIVATE',
+  'RATE_LIMIT_VALIDATE',
+  'RATE_LIMIT_ADMIN',
+  'RATE_LIMIT_LOGIN',
+  'LAST_SEEN_INTERVAL',
+  'LOG_LEVEL',
+  'DB_POOL_SIZE',
+  'METRICS_TOKEN',
 ] as const;
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 /** Every environment variable the server reads (CONTRACT 1), validated once at boot. */
 export class EnvironmentVariables {
-  @Transform(toInt) @IsInt() @Min(0) @Max(65535)
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  @Max(65535)
   PORT = 3000;
 
-  @Transform(emptyToUndefined) @IsOptional() @Matches(/^postgres(ql)?:\/\/\S+$/, { message: 'DATABASE_URL must be a postgres:// URL' })
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @Matches(/^postgres(ql)?:\/\/\S+$/, { message: 'DATABASE_URL must be a postgres:// URL' })
   DATABASE_URL?: string;
 
-  @IsString() @MinLength(1)
+  @IsString()
+  @MinLength(1)
   DATA_DIR = './data';
 
-  @Transform(emptyToUndefined) @IsOptional() @IsString()
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @IsString()
   @Matches(/^\s*[\x21-\x7e]{16,256}\s*(,\s*[\x21-\x7e]{16,256}\s*)*$/, {
     message: 'API_KEY must be one or more comma-separated keys of 16 to 256 printable characters',
   })
   API_KEY?: string;
 
-  @IsString() @Matches(/^[A-Za-z0-9_.@-]{1,64}$/, { message: 'ADMIN_USERNAME must be 1-64 letters, digits or _.@-' })
+  @IsString()
+  @Matches(/^[A-Za-z0-9_.@-]{1,64}$/, { message: 'ADMIN_USERNAME must be 1-64 letters, digits or _.@-' })
   ADMIN_USERNAME = 'admin';
 
-  @Transform(emptyToUndefined) @IsOptional() @IsString() @MinLength(8, { message: 'ADMIN_PASSWORD must be at least 8 characters' }) @MaxLength(256)
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @IsString()
+  @MinLength(8, { message: 'ADMIN_PASSWORD must be at least 8 characters' })
+  @MaxLength(256)
   ADMIN_PASSWORD?: string;
 
-  @Transform(emptyToUndefined) @IsOptional() @IsString() @MinLength(32, { message: 'SESSION_SECRET must be at least 32 characters' })
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @IsString()
+  @MinLength(32, { message: 'SESSION_SECRET must be at least 32 characters' })
   SESSION_SECRET?: string;
 
-  @Transform(emptyToUndefined) @IsOptional() @IsString()
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @IsString()
   SIGNING_KEY_FILE?: string;
 
-  @Transform(emptyToUndefined) @IsOptional() @Matches(/^rediss?:\/\/\S+$/, { message: 'REDIS_URL must be a redis:// or rediss:// URL' })
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @Matches(/^rediss?:\/\/\S+$/, { message: 'REDIS_URL must be a redis:// or rediss:// URL' })
   REDIS_URL?: string;
 
   @Matches(/^[A-Za-z0-9:_.-]{0,64}$/, { message: 'REDIS_KEY_PREFIX must be up to 64 characters of A-Z a-z 0-9 : _ . -' })
   REDIS_KEY_PREFIX = 'licence:';
 
-  @Transform(emptyToUndefined) @IsOptional()
-  @Matches(/^(true|false|\d{1,2}|(loopback|linklocal|uniquelocal|[0-9a-fA-F.:/]+)(\s*,\s*(loopback|linklocal|uniquelocal|[0-9a-fA-F.:/]+))*)$/, {
-    message: 'TRUST_PROXY must be true, false, a hop count, or a comma-separated list of loopback/linklocal/uniquelocal/IP/CIDR',
-  })
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @Matches(
+    /^(true|false|\d{1,2}|(loopback|linklocal|uniquelocal|[0-9a-fA-F.:/]+)(\s*,\s*(loopback|linklocal|uniquelocal|[0-9a-fA-F.:/]+))*)$/,
+    {
+      message: 'TRUST_PROXY must be true, false, a hop count, or a comma-separated list of loopback/linklocal/uniquelocal/IP/CIDR',
+    },
+  )
   TRUST_PROXY?: string;
 
-  @Transform(toInt) @IsInt() @Min(1) @Max(1_000_000_000)
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(1_000_000_000)
   RATE_LIMIT_ACTIVATE = 10;
 
-  @Transform(toInt) @IsInt() @Min(1) @Max(1_000_000_000)
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(1_000_000_000)
   RATE_LIMIT_DEACTIVATE = 10;
 
-  @Transform(toInt) @IsInt() @Min(1) @Max(1_000_000_000)
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(1_000_000_000)
   RATE_LIMIT_VALIDATE = 60;
 
-  @Transform(toInt) @IsInt() @Min(1) @Max(1_000_000_000)
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(1_000_000_000)
   RATE_LIMIT_ADMIN = 600;
 
-  @Transform(toInt) @IsInt() @Min(1) @Max(1_000_000_000)
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(1_000_000_000)
   RATE_LIMIT_LOGIN = 5;
 
-  @Transform(toInt) @IsInt() @Min(0) @Max(86_400)
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  @Max(86_400)
   LAST_SEEN_INTERVAL = 60;
 
   @IsIn(LOG_LEVELS as unknown as string[], { message: `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}` })
   LOG_LEVEL: (typeof LOG_LEVELS)[number] = 'info';
 
-  @Transform(toInt) @IsInt() @Min(1) @Max(500)
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(500)
   DB_POOL_SIZE = 20;
 
-  @Transform(emptyToUndefined) @IsOptional() @IsString() @MinLength(16, { message: 'METRICS_TOKEN must be at least 16 characters' })
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @IsString()
+  @MinLength(16, { message: 'METRICS_TOKEN must be at least 16 characters' })
   METRICS_TOKEN?: string;
 }
 

@@ -17,7 +17,9 @@ export function buildConfig(env: EnvironmentVariables, databaseUrl: string): { c
   const generated: GeneratedSecrets = {};
   let apiKeys: string[];
   if (env.API_KEY) {
-    apiKeys = env.API_KEY.split(',').map((k) => k.trim()).filter(Boolean);
+    apiKeys = env.API_KEY.split(',')
+      .map((k) => k.trim())
+      .filter(Boolean);
   } else {
     const key = loadOrCreateSecret(dataDir, 'api-key', generateApiKey);
     if (key.generated) generated.apiKey = key.value;

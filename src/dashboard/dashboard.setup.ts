@@ -19,8 +19,10 @@ export function isDashboardPath(path: string): boolean {
   return path === '/' || DASHBOARD_ROOTS.some((root) => path === root || path.startsWith(`${root}/`));
 }
 
-const onDashboardPaths = (handler: RequestHandler): RequestHandler => (req, res, next) =>
-  isDashboardPath(req.path) ? handler(req, res, next) : next();
+const onDashboardPaths =
+  (handler: RequestHandler): RequestHandler =>
+  (req, res, next) =>
+    isDashboardPath(req.path) ? handler(req, res, next) : next();
 
 /**
  * The dashboard's HTTP plumbing, called by configureApp (main.ts and tests alike): Handlebars with

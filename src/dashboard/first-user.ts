@@ -21,7 +21,9 @@ export class FirstUserInitializer implements OnApplicationBootstrap {
   async onApplicationBootstrap(): Promise<void> {
     if (await this.users.hasUsers()) return;
     const { adminUsername: username, adminPassword, dataDir } = this.config;
-    const secret = adminPassword ? { value: adminPassword, generated: false } : loadOrCreateSecret(dataDir, ADMIN_PASSWORD_FILE, generatePassword);
+    const secret = adminPassword
+      ? { value: adminPassword, generated: false }
+      : loadOrCreateSecret(dataDir, ADMIN_PASSWORD_FILE, generatePassword);
     if (!(await this.users.createFirstUser(username, secret.value))) return;
     if (secret.generated) {
       const say = (line: string) => process.stdout.write(`${line}\n`);
@@ -30,7 +32,9 @@ export class FirstUserInitializer implements OnApplicationBootstrap {
       say(`    ${secret.value}`);
       say('  Change it with: npm run user:create -- ' + username);
     } else {
-      this.logger.log(`Dashboard user "${username}" created${adminPassword ? ' from ADMIN_PASSWORD' : ` with the password in DATA_DIR/${ADMIN_PASSWORD_FILE}`}`);
+      this.logger.log(
+        `Dashboard user "${username}" created${adminPassword ? ' from ADMIN_PASSWORD' : ` with the password in DATA_DIR/${ADMIN_PASSWORD_FILE}`}`,
+      );
     }
   }
 }

@@ -11,7 +11,13 @@ describe('UsersService', () => {
   const users = new UsersService(repo);
 
   beforeAll(async () => {
-    stored = { id: 7, username: 'Admin', passwordHash: await users.hashPassword('correct horse'), createdAt: new Date(), lastLoginAt: null };
+    stored = {
+      id: 7,
+      username: 'Admin',
+      passwordHash: await users.hashPassword('correct horse'),
+      createdAt: new Date(),
+      lastLoginAt: null,
+    };
   });
 
   it('hashes with Argon2id at the OWASP baseline, salted', async () => {
@@ -21,7 +27,11 @@ describe('UsersService', () => {
   });
 
   it('accepts the right password and refuses a wrong one', async () => {
-    expect(await users.verifyCredentials('admin', 'correct horse')).toMatchObject({ id: 7, username: 'Admin', credentialTag: expect.any(String) });
+    expect(await users.verifyCredentials('admin', 'correct horse')).toMatchObject({
+      id: 7,
+      username: 'Admin',
+      credentialTag: expect.any(String),
+    });
     expect(await users.verifyCredentials('admin', 'wrong horse')).toBeNull();
   });
 

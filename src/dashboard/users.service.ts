@@ -19,7 +19,11 @@ export interface AuthenticatedUser extends SessionUser {
 
 /** A short digest of the stored hash, kept in the session: resetting a password ends that user's sessions. */
 const credentialTag = (passwordHash: string) => createHash('sha256').update(passwordHash).digest('base64url').slice(0, 16);
-const authenticated = (user: User): AuthenticatedUser => ({ id: user.id, username: user.username, credentialTag: credentialTag(user.passwordHash) });
+const authenticated = (user: User): AuthenticatedUser => ({
+  id: user.id,
+  username: user.username,
+  credentialTag: credentialTag(user.passwordHash),
+});
 
 export const USERNAME_PATTERN = /^[A-Za-z0-9_.@-]{1,64}$/;
 export const PASSWORD_MIN_LENGTH = 8;

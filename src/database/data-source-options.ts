@@ -13,7 +13,12 @@ import { StatsReadIndexes1795395863444 } from './migrations/1795395863444-stats-
 const STATEMENT_TIMEOUT_MS = 15_000;
 
 export const ENTITIES = [Product, License, Activation, AuditEntry, User];
-export const MIGRATIONS = [InitialSchema1763780000000, SeedProducts1763780000001, StatsCounters1795323918361, StatsReadIndexes1795395863444];
+export const MIGRATIONS = [
+  InitialSchema1763780000000,
+  SeedProducts1763780000001,
+  StatsCounters1795323918361,
+  StatsReadIndexes1795395863444,
+];
 
 /** One place for the TypeORM options, shared by the app, the migration CLI and the tests. */
 export function dataSourceOptions(url: string, poolSize = 20): DataSourceOptions {

@@ -8,7 +8,11 @@ import { dataSourceOptions } from './data-source-options';
   imports: [
     TypeOrmModule.forRootAsync({
       inject: [APP_CONFIG],
-      useFactory: (config: AppConfig) => ({ ...dataSourceOptions(config.databaseUrl, config.dbPoolSize), retryAttempts: 3, retryDelay: 1000 }),
+      useFactory: (config: AppConfig) => ({
+        ...dataSourceOptions(config.databaseUrl, config.dbPoolSize),
+        retryAttempts: 3,
+        retryDelay: 1000,
+      }),
     }),
   ],
 })

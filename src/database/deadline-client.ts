@@ -21,12 +21,15 @@ export function clientWithDeadline(deadlineMs: number): typeof Client {
         // Callback form (pg-pool's Pool.query): answer once, whichever comes first.
         let answered = false;
         const timer = setTimeout(() => {
-          if (!answered) (answered = true), callback(timeout());
+          if (!answered) ((answered = true), callback(timeout()));
         }, deadlineMs);
-        return run([...args.slice(0, -1), (err: unknown, res: unknown) => {
-          clearTimeout(timer);
-          if (!answered) (answered = true), callback(err, res);
-        }]);
+        return run([
+          ...args.slice(0, -1),
+          (err: unknown, res: unknown) => {
+            clearTimeout(timer);
+            if (!answered) ((answered = true), callback(err, res));
+          },
+        ]);
       }
       const pending = run(args);
       if (!(pending instanceof Promise)) return pending; // a Submittable (cursor, stream): not used here

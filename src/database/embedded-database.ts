@@ -89,7 +89,9 @@ function ensureReachableByPostgresUser(dir: string): void {
   if ((mode & 0o001) === 0) chmodSync(parent, (mode & 0o7777) | 0o011);
   for (let d = dirname(parent); ; d = dirname(d)) {
     if ((statSync(d).mode & 0o001) === 0) {
-      throw new ConfigError(`DATA_DIR: the postgres OS user cannot reach ${dir} because ${d} is not traversable (chmod o+x ${d}, or choose another DATA_DIR)`);
+      throw new ConfigError(
+        `DATA_DIR: the postgres OS user cannot reach ${dir} because ${d} is not traversable (chmod o+x ${d}, or choose another DATA_DIR)`,
+      );
     }
     if (dirname(d) === d) break;
   }
@@ -121,8 +123,6 @@ async function waitForExit(pid: number, ms: number): Promise<boolean> {
   return !isProcessRunning(pid);
 }
 
-
-
 function isPostgresProcess(pid: number): boolean {
   if (!isProcessRunning(pid)) return false;
   try {
@@ -131,4 +131,3 @@ function isPostgresProcess(pid: number): boolean {
     return true; // no /proc (macOS): trust the pid file
   }
 }
-

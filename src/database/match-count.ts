@@ -14,7 +14,8 @@ export interface MatchCount {
  * EXACT_COUNT_LIMIT + 1: its cost is bounded whatever the table size, unlike an exact COUNT(*)
  * over millions of audit entries on every page.
  */
-export const cappedCountSql = (fromWhere: string) => `SELECT count(*)::int AS n FROM (SELECT 1 ${fromWhere} LIMIT ${EXACT_COUNT_LIMIT + 1}) capped`;
+export const cappedCountSql = (fromWhere: string) =>
+  `SELECT count(*)::int AS n FROM (SELECT 1 ${fromWhere} LIMIT ${EXACT_COUNT_LIMIT + 1}) capped`;
 
 /** Turns a capped count into the list's total, asking the planner (EXPLAIN, no scan) when the cap was hit. */
 export async function matchCount(manager: EntityManager, cappedCount: number, fromWhere: string, params: unknown[]): Promise<MatchCount> {

@@ -39,7 +39,13 @@ async function withTimeout(probe: Promise<unknown>): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), PING_TIMEOUT_MS)));
   try {
-    return await Promise.race([probe.then(() => true, () => false), timeout]);
+    return await Promise.race([
+      probe.then(
+        () => true,
+        () => false,
+      ),
+      timeout,
+    ]);
   } finally {
     clearTimeout(timer);
   }

@@ -24,7 +24,8 @@ describe('licence keys', () => {
   it('spread characters evenly (no modulo bias)', () => {
     const counts = new Map<string, number>();
     const n = 20_000;
-    for (let i = 0; i < n; i++) for (const c of generateLicenseKey('AB').slice(3).replace(/-/g, '')) counts.set(c, (counts.get(c) ?? 0) + 1);
+    for (let i = 0; i < n; i++)
+      for (const c of generateLicenseKey('AB').slice(3).replace(/-/g, '')) counts.set(c, (counts.get(c) ?? 0) + 1);
     const expected = (n * 20) / 32;
     for (const count of counts.values()) expect(Math.abs(count - expected) / expected).toBeLessThan(0.05);
   });

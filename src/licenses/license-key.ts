@@ -20,7 +20,8 @@ export function generateLicenseKey(prefix: string): string {
   return `${prefix}-${groups.join('-')}`;
 }
 
-export const LICENSE_KEY_PATTERN = /^[A-Z0-9]{2,8}-[0-9A-HJKMNP-TV-Z]{5}-[0-9A-HJKMNP-TV-Z]{5}-[0-9A-HJKMNP-TV-Z]{5}-[0-9A-HJKMNP-TV-Z]{5}$/;
+export const LICENSE_KEY_PATTERN =
+  /^[A-Z0-9]{2,8}-[0-9A-HJKMNP-TV-Z]{5}-[0-9A-HJKMNP-TV-Z]{5}-[0-9A-HJKMNP-TV-Z]{5}-[0-9A-HJKMNP-TV-Z]{5}$/;
 
 /** Keys are case-insensitive on input: trimmed and upper-cased (CONTRACT 3). */
 export function normalizeLicenseKey(input: string): string {

@@ -23,7 +23,11 @@ export class LicensesController {
 
   @Post()
   @HttpCode(201)
-  @ApiOperation({ summary: 'Create a licence', description: 'Generates the key; expires_at follows from license_type unless given; limits are stored as overrides of the product defaults.' })
+  @ApiOperation({
+    summary: 'Create a licence',
+    description:
+      'Generates the key; expires_at follows from license_type unless given; limits are stored as overrides of the product defaults.',
+  })
   @ApiCreatedResponse({ type: CreatedLicenseDto })
   async create(@Body() body: CreateLicenseDto, @CurrentActor() actor: Actor): Promise<CreatedLicenseDto> {
     const license = await this.licenses.createLicense(body, actor);
@@ -31,7 +35,10 @@ export class LicensesController {
   }
 
   @Get()
-  @ApiOperation({ summary: 'List licences', description: 'Newest first. Filters combine with AND; q is a literal case-insensitive substring of customer name, e-mail or key.' })
+  @ApiOperation({
+    summary: 'List licences',
+    description: 'Newest first. Filters combine with AND; q is a literal case-insensitive substring of customer name, e-mail or key.',
+  })
   @ApiOkResponse({ type: [LicenseListItemDto], headers: TOTAL_COUNT_HEADERS })
   async list(@Query() query: ListLicensesQueryDto, @Res({ passthrough: true }) res: Response): Promise<LicenseListItemDto[]> {
     return setTotalCount(res, await this.licenses.listLicenses(query));
@@ -46,7 +53,10 @@ export class LicensesController {
   }
 
   @Put(':id')
-  @ApiOperation({ summary: 'Change a licence (partial)', description: 'active false suspends, true reinstates; limits replace the own overrides; expires_at may be in the past.' })
+  @ApiOperation({
+    summary: 'Change a licence (partial)',
+    description: 'active false suspends, true reinstates; limits replace the own overrides; expires_at may be in the past.',
+  })
   @ApiOkResponse({ type: LicenseDetailsDto })
   @ApiNotFoundResponse(NOT_FOUND)
   @ApiConflictResponse({ description: 'CONFLICT: a revoked licence cannot be made active again', type: ErrorResponseDto })
@@ -66,7 +76,10 @@ export class LicensesController {
 
   @Post(':id/release')
   @HttpCode(200)
-  @ApiOperation({ summary: 'Force-release seats', description: 'Releases the seat of machine_fingerprint, or every seat when it is omitted (send `{}`).' })
+  @ApiOperation({
+    summary: 'Force-release seats',
+    description: 'Releases the seat of machine_fingerprint, or every seat when it is omitted (send `{}`).',
+  })
   @ApiOkResponse({ type: ReleaseResultDto })
   @ApiNotFoundResponse(NOT_FOUND)
   @ApiConflictResponse({ description: 'NOT_ACTIVATED: nothing (or not that machine) is bound', type: ErrorResponseDto })

@@ -60,7 +60,12 @@ export class LicensesRepository {
    * matches (exact up to EXACT_COUNT_LIMIT, else estimated). Page and count come from one statement,
    * so they see one snapshot.
    */
-  async listPage(filter: LicenseListFilter, limit: number, offset: number, manager = this.dataSource.manager): Promise<{ rows: LicenseListRow[] } & MatchCount> {
+  async listPage(
+    filter: LicenseListFilter,
+    limit: number,
+    offset: number,
+    manager = this.dataSource.manager,
+  ): Promise<{ rows: LicenseListRow[] } & MatchCount> {
     const params: unknown[] = [];
     const param = (value: unknown) => `$${params.push(value)}`;
     const where: string[] = [];
@@ -101,7 +106,12 @@ export class LicensesRepository {
    * The licence and its product in one round trip, as a prepared statement, mapped by hand: the client API
    * reads them on every call, and the ORM's relation loading cost a second (DISTINCT) query and most of the CPU.
    */
-  private async oneWithProduct(name: string, condition: string, params: unknown[], manager = this.dataSource.manager): Promise<License | null> {
+  private async oneWithProduct(
+    name: string,
+    condition: string,
+    params: unknown[],
+    manager = this.dataSource.manager,
+  ): Promise<License | null> {
     const { rows } = await preparedQuery(manager, name, `${LICENSE_WITH_PRODUCT} WHERE ${condition}`, params);
     return rows.length ? licenseFromRow(rows[0]) : null;
   }

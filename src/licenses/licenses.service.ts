@@ -159,7 +159,10 @@ export class LicensesService {
       if (Object.keys(changes).length === 0) return this.details(license, manager);
       Object.assign(license, next);
       const saved = await this.licenses.save(license, manager);
-      await this.audit.record({ action: 'license.updated', actor, licenseId: id, productCode: license.product?.code, details: { changes } }, manager);
+      await this.audit.record(
+        { action: 'license.updated', actor, licenseId: id, productCode: license.product?.code, details: { changes } },
+        manager,
+      );
       return this.details(saved, manager);
     });
   }
@@ -169,13 +172,20 @@ export class LicensesService {
     return this.dataSource.transaction(async (manager) => {
       const license = await this.lockLicense(id, manager);
       if (license.revoked) {
-        throw AppError.conflict('The licence is already revoked', { revoked_at: license.revokedAt?.toISOString() ?? null }, ErrorCode.ALREADY_REVOKED);
+        throw AppError.conflict(
+          'The licence is already revoked',
+          { revoked_at: license.revokedAt?.toISOString() ?? null },
+          ErrorCode.ALREADY_REVOKED,
+        );
       }
       license.revoked = true;
       license.revokedAt = new Date();
       license.revokeReason = reason;
       const saved = await this.licenses.save(license, manager);
-      await this.audit.record({ action: 'license.revoked', actor, licenseId: id, productCode: license.product?.code, details: { reason } }, manager);
+      await this.audit.record(
+        { action: 'license.revoked', actor, licenseId: id, productCode: license.product?.code, details: { reason } },
+        manager,
+      );
       return this.details(saved, manager);
     });
   }
@@ -190,7 +200,9 @@ export class LicensesService {
       const license = await this.lockLicense(id, manager);
       const released = await this.seats.release(id, input.machine_fingerprint, 'force_released', manager);
       if (released.length === 0) {
-        const message = input.machine_fingerprint ? 'That machine holds no seat of this licence' : 'The licence is not activated on any machine';
+        const message = input.machine_fingerprint
+          ? 'That machine holds no seat of this licence'
+          : 'The licence is not activated on any machine';
         throw AppError.conflict(message, undefined, ErrorCode.NOT_ACTIVATED);
       }
       await this.audit.record(
@@ -199,7 +211,11 @@ export class LicensesService {
           actor,
           licenseId: id,
           productCode: license.product?.code,
-          details: { machine_fingerprints: released.map((s) => s.machineFingerprint), released: released.length, reason: input.reason ?? null },
+          details: {
+            machine_fingerprints: released.map((s) => s.machineFingerprint),
+            released: released.length,
+            reason: input.reason ?? null,
+          },
         },
         manager,
       );
@@ -266,7 +282,10 @@ export function toLicenseDetails(license: License, currentSeats: Activation[], n
 function checkFeatures(features: string[], product: Product): string[] {
   const unknown = features.filter((f) => !product.availableFeatures.includes(f));
   if (unknown.length > 0) {
-    throw AppError.field('features', `features not offered by ${product.code}: ${unknown.join(', ')} (available: ${product.availableFeatures.join(', ') || 'none'})`);
+    throw AppError.field(
+      'features',
+      `features not offered by ${product.code}: ${unknown.join(', ')} (available: ${product.availableFeatures.join(', ') || 'none'})`,
+    );
   }
   return features;
 }
@@ -285,8 +304,10 @@ function updatedFields(license: License, input: UpdateLicenseDto, now: Date): Pi
   const licenseType = input.license_type ?? license.licenseType;
   let expiresAt = license.expiresAt;
   if (input.expires_at !== undefined) expiresAt = input.expires_at === null ? null : (parseIsoTimestamp(input.expires_at) as Date);
-  else if (licenseType !== license.licenseType) expiresAt = licenseType === 'PERPETUAL' ? null : (license.expiresAt ?? computeExpiresAt(licenseType, now));
-  if (licenseType === 'PERPETUAL' && expiresAt !== null) throw AppError.field('expires_at', 'A PERPETUAL licence never expires: expires_at must be null');
+  else if (licenseType !== license.licenseType)
+    expiresAt = licenseType === 'PERPETUAL' ? null : (license.expiresAt ?? computeExpiresAt(licenseType, now));
+  if (licenseType === 'PERPETUAL' && expiresAt !== null)
+    throw AppError.field('expires_at', 'A PERPETUAL licence never expires: expires_at must be null');
   if (licenseType !== 'PERPETUAL' && expiresAt === null) throw AppError.field('expires_at', `A ${licenseType} licence needs an expires_at`);
   const pick = <T>(given: T | undefined, current: T): T => (given === undefined ? current : given);
   return {
@@ -306,6 +327,7 @@ function updatedFields(license: License, input: UpdateLicenseDto, now: Date): Pi
 /** JSON form of a field for the audit entry and for change detection (limits compared regardless of key order). */
 function auditValue(value: unknown): unknown {
   if (value instanceof Date) return value.toISOString();
-  if (value && typeof value === 'object' && !Array.isArray(value)) return Object.fromEntries(Object.entries(value).sort(([a], [b]) => (a < b ? -1 : 1)));
+  if (value && typeof value === 'object' && !Array.isArray(value))
+    return Object.fromEntries(Object.entries(value).sort(([a], [b]) => (a < b ? -1 : 1)));
   return value ?? null;
 }

@@ -63,7 +63,10 @@ export class SeatsRepository {
     return this.repo(manager).find({ where: { licenseId }, order: { activatedAt: 'DESC', id: 'DESC' } });
   }
 
-  async insert(seat: Pick<Activation, 'licenseId' | 'machineFingerprint' | 'hostname' | 'os' | 'appVersion' | 'ip' | 'activatedAt' | 'lastSeenAt'>, manager: EntityManager): Promise<Activation> {
+  async insert(
+    seat: Pick<Activation, 'licenseId' | 'machineFingerprint' | 'hostname' | 'os' | 'appVersion' | 'ip' | 'activatedAt' | 'lastSeenAt'>,
+    manager: EntityManager,
+  ): Promise<Activation> {
     const { rows } = await preparedQuery(
       manager,
       'seat-insert',
@@ -75,7 +78,12 @@ export class SeatsRepository {
   }
 
   /** Releases the current seat of one fingerprint, or all current seats; returns the released records. */
-  async release(licenseId: number, machineFingerprint: string | undefined, reason: ReleaseReason, manager: EntityManager): Promise<Activation[]> {
+  async release(
+    licenseId: number,
+    machineFingerprint: string | undefined,
+    reason: ReleaseReason,
+    manager: EntityManager,
+  ): Promise<Activation[]> {
     const qb = manager
       .createQueryBuilder()
       .update(Activation)
@@ -87,7 +95,11 @@ export class SeatsRepository {
   }
 
   /** A machine activating again: refreshes last_seen_at and what it reports about itself; activated_at stays. */
-  async refresh(seatId: string, reported: Pick<Activation, 'hostname' | 'os' | 'appVersion' | 'ip'>, manager: EntityManager): Promise<Activation> {
+  async refresh(
+    seatId: string,
+    reported: Pick<Activation, 'hostname' | 'os' | 'appVersion' | 'ip'>,
+    manager: EntityManager,
+  ): Promise<Activation> {
     const { rows } = await preparedQuery(
       manager,
       'seat-refresh',
@@ -108,7 +120,8 @@ export class SeatsRepository {
   }
 }
 
-const SEAT_COLUMNS = 'id, license_id, machine_fingerprint, hostname, os, app_version, ip, activated_at, last_seen_at, released_at, release_reason';
+const SEAT_COLUMNS =
+  'id, license_id, machine_fingerprint, hostname, os, app_version, ip, activated_at, last_seen_at, released_at, release_reason';
 
 /** The licence fields that decide its status, and the checked machine's current seat (if any). */
 export interface SeatCheckRow {

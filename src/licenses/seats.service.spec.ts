@@ -10,7 +10,16 @@ import { SeatsService } from './seats.service';
 /** The race fallback, which the licence lock keeps out of reach of e2e tests: a duplicate seat insert becomes a re-activation. */
 describe('SeatsService.activateSeat on a unique violation', () => {
   const actor: Actor = { type: 'client', name: '203.0.113.9', ip: '203.0.113.9' };
-  const license = { id: 7, licenseKey: 'POS-1', limits: {}, active: true, revoked: false, expiresAt: null, graceDays: 7, product: { code: 'POS_RETAIL', defaultLimits: { max_installations: 1 } } } as unknown as License;
+  const license = {
+    id: 7,
+    licenseKey: 'POS-1',
+    limits: {},
+    active: true,
+    revoked: false,
+    expiresAt: null,
+    graceDays: 7,
+    product: { code: 'POS_RETAIL', defaultLimits: { max_installations: 1 } },
+  } as unknown as License;
   const fp = 'sha256:' + 'b'.repeat(64);
   const seat = { id: '5', licenseId: 7, machineFingerprint: fp, activatedAt: new Date(), lastSeenAt: new Date() } as Activation;
 
@@ -26,12 +35,20 @@ describe('SeatsService.activateSeat on a unique violation', () => {
     };
     const audit = { record: jest.fn(async () => undefined) };
     const licenses = { lockByKey: jest.fn(async () => license) };
-    const service = new SeatsService(dataSource, licenses as unknown as LicensesRepository, seats as unknown as SeatsRepository, audit as unknown as AuditService);
+    const service = new SeatsService(
+      dataSource,
+      licenses as unknown as LicensesRepository,
+      seats as unknown as SeatsRepository,
+      audit as unknown as AuditService,
+    );
     return { service, seats, audit };
   }
 
   it('retries once and answers as a re-activation of the seat that won', async () => {
-    const duplicate = Object.assign(new Error('duplicate key value violates unique constraint'), { code: '23505', constraint: 'activations_current_seat_key' });
+    const duplicate = Object.assign(new Error('duplicate key value violates unique constraint'), {
+      code: '23505',
+      constraint: 'activations_current_seat_key',
+    });
     const { service, seats } = setup(jest.fn().mockRejectedValueOnce(duplicate));
     const result = await service.activateSeat({ licenseKey: 'POS-1', machineFingerprint: fp, hostname: 'h' }, actor);
     expect(result).toEqual({ license, seat, created: false });

@@ -143,7 +143,13 @@ export class SeatsService {
   }
 
   /** `current`: the licence's current seats, read under its lock. */
-  private async bind(license: License, request: ActivationRequest, current: Activation[], actor: Actor, manager: EntityManager): Promise<BoundSeat> {
+  private async bind(
+    license: License,
+    request: ActivationRequest,
+    current: Activation[],
+    actor: Actor,
+    manager: EntityManager,
+  ): Promise<BoundSeat> {
     const reported = { hostname: request.hostname, os: request.os ?? null, appVersion: request.appVersion ?? null, ip: actor.ip };
     const existing = current.find((s) => s.machineFingerprint === request.machineFingerprint);
     const now = new Date();

@@ -52,7 +52,10 @@ export class ProductsService {
           },
           manager,
         );
-        await this.audit.record({ action: 'product.created', actor, productCode: product.code, details: { product_id: product.id, ...input } }, manager);
+        await this.audit.record(
+          { action: 'product.created', actor, productCode: product.code, details: { product_id: product.id, ...input } },
+          manager,
+        );
         return product;
       }),
     );
@@ -72,7 +75,10 @@ export class ProductsService {
         if (input.available_features !== undefined) product.availableFeatures = input.available_features;
         if (input.active !== undefined) product.active = input.active;
         const saved = await this.products.save(product, manager);
-        await this.audit.record({ action: 'product.updated', actor, productCode: saved.code, details: { product_id: id, changes: input } }, manager);
+        await this.audit.record(
+          { action: 'product.updated', actor, productCode: saved.code, details: { product_id: id, changes: input } },
+          manager,
+        );
         return saved;
       }),
     );

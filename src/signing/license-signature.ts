@@ -45,5 +45,7 @@ export function verifySignedLicense(document: unknown, publicKeyPem: string): Li
   if (keyId !== undefined && keyId !== keyIdOf(publicKey)) {
     return { valid: false, reason: `signed with key ${String(keyId)}, but this public key is ${keyIdOf(publicKey)}` };
   }
-  return verifySignature(license, signature, publicKey) ? { valid: true } : { valid: false, reason: 'the signature does not match the licence data' };
+  return verifySignature(license, signature, publicKey)
+    ? { valid: true }
+    : { valid: false, reason: 'the signature does not match the licence data' };
 }

@@ -4,7 +4,9 @@ import { canonicalBytes, SIGNATURE_PREFIX, SigningService } from './signing.serv
 
 describe('canonicalBytes (RFC 8785)', () => {
   it('sorts keys by UTF-16 code units, recursively, and drops whitespace', () => {
-    expect(canonicalBytes({ b: 1, a: { d: [3, { z: 1, y: 2 }], c: null } }).toString('utf8')).toBe('{"a":{"c":null,"d":[3,{"y":2,"z":1}]},"b":1}');
+    expect(canonicalBytes({ b: 1, a: { d: [3, { z: 1, y: 2 }], c: null } }).toString('utf8')).toBe(
+      '{"a":{"c":null,"d":[3,{"y":2,"z":1}]},"b":1}',
+    );
     // RFC 8785 3.2.3: "\u20ac" (€) sorts after "\r" and before the astral "😀" (surrogate pair D83D...).
     expect(canonicalBytes({ '😀': 3, '€': 2, '\r': 1 }).toString('utf8')).toBe('{"\\r":1,"€":2,"😀":3}');
   });

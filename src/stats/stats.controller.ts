@@ -11,7 +11,10 @@ export class StatsController {
   constructor(private readonly stats: StatsService) {}
 
   @Get()
-  @ApiOperation({ summary: 'Statistics per product', description: 'Every product, including those without licences; computed at request time.' })
+  @ApiOperation({
+    summary: 'Statistics per product',
+    description: 'Every product, including those without licences; computed at request time.',
+  })
   @ApiOkResponse({ type: [ProductStatsDto] })
   productStats(): Promise<ProductStatsDto[]> {
     return this.stats.productStats();

@@ -91,7 +91,12 @@ export class StatsRepository {
 
   /** One row per product (every product, in id order), and how many delta rows were summed. */
   async productCounters(): Promise<{ rows: ProductCountersRow[]; deltaRows: number }> {
-    const { rows } = await preparedQuery<ProductCountersRow & { delta_rows: string }>(this.dataSource.manager, 'product-stats', PRODUCT_COUNTERS_SQL, []);
+    const { rows } = await preparedQuery<ProductCountersRow & { delta_rows: string }>(
+      this.dataSource.manager,
+      'product-stats',
+      PRODUCT_COUNTERS_SQL,
+      [],
+    );
     return { rows: rows.map(({ delta_rows: _, ...row }) => row), deltaRows: Number(rows[0]?.delta_rows ?? 0) };
   }
 
@@ -120,7 +125,9 @@ export class StatsRepository {
 
   /** The planner's idea of the table's size: free to ask, good enough to decide when to fold. */
   async estimatedDeltaRows(): Promise<number> {
-    const [row] = await this.dataSource.query(`SELECT greatest(reltuples, 0)::bigint AS n FROM pg_class WHERE oid = 'stats_deltas'::regclass`);
+    const [row] = await this.dataSource.query(
+      `SELECT greatest(reltuples, 0)::bigint AS n FROM pg_class WHERE oid = 'stats_deltas'::regclass`,
+    );
     return Number(row?.n ?? 0);
   }
 }

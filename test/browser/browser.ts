@@ -16,7 +16,15 @@ export async function startDashboard(): Promise<{ t: TestApp; baseUrl: string; b
   const { port } = t.app.getHttpServer().address() as AddressInfo;
   const browser = await chromium.launch({
     executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
   return { t, baseUrl: `http://127.0.0.1:${port}`, browser };
 }

@@ -40,7 +40,9 @@ describe('dashboard in Chromium', () => {
   it('creates a licence through the form, showing errors with the typed values first', async () => {
     await page.click('nav >> text=New licence');
     await page.waitForURL(`${baseUrl}/licenses/new`);
-    const products = await page.$$eval('select[name=product_code] option', (options) => options.map((o) => o.getAttribute('value') as string));
+    const products = await page.$$eval('select[name=product_code] option', (options) =>
+      options.map((o) => o.getAttribute('value') as string),
+    );
     const product = products[1];
     await page.selectOption('select[name=product_code]', product);
     // The tiny script shows only the chosen product's features.

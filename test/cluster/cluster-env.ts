@@ -23,7 +23,9 @@ export const CLUSTER_REDIS_URL = process.env.CLUSTER_REDIS_URL ?? 'redis://127.0
 export async function createClusterEnv(extra: Record<string, string> = {}): Promise<ClusterEnv> {
   const dir = mkdtempSync(join(tmpdir(), 'licence-cluster-'));
   const keyFile = join(dir, 'signing-key.pem');
-  writeFileSync(keyFile, generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 });
+  writeFileSync(keyFile, generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }), {
+    mode: 0o600,
+  });
   const database = newDatabaseName('cluster');
   await withAdminClient(CLUSTER_PG_URL, (c) => c.query(`CREATE DATABASE "${database}"`));
   const databaseUrl = urlFor(CLUSTER_PG_URL, database);

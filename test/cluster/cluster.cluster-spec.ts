@@ -27,10 +27,19 @@ describe('two instances behind a load balancer', () => {
   });
 
   const post = (server: ServerProcess, path: string, body: unknown, headers: Record<string, string> = {}) =>
-    fetch(`${server.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+    fetch(`${server.url}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: JSON.stringify(body),
+    });
 
   async function createLicense(server: ServerProcess, limits?: Record<string, number>): Promise<{ id: number; license_key: string }> {
-    const res = await post(server, '/api/v1/admin/licenses', { product_code: 'POS_RETAIL', license_type: 'YEARLY', customer_name: 'Cluster Co', ...(limits ? { limits } : {}) }, { 'x-api-key': cluster.apiKey });
+    const res = await post(
+      server,
+      '/api/v1/admin/licenses',
+      { product_code: 'POS_RETAIL', license_type: 'YEARLY', customer_name: 'Cluster Co', ...(limits ? { limits } : {}) },
+      { 'x-api-key': cluster.apiKey },
+    );
     expect(res.status).toBe(201);
     return (await res.json()) as { id: number; license_key: string };
   }
@@ -46,14 +55,24 @@ describe('two instances behind a load balancer', () => {
     const ip = clientIp();
     const statuses: number[] = [];
     for (let i = 0; i < 11; i++) {
-      const res = await post(i % 2 ? b : a, '/api/v1/activate', { license_key: 'POS-00000-00000-00000-00000', machine_fingerprint: fingerprint(i), hostname: 'h' }, { 'x-forwarded-for': ip });
+      const res = await post(
+        i % 2 ? b : a,
+        '/api/v1/activate',
+        { license_key: 'POS-00000-00000-00000-00000', machine_fingerprint: fingerprint(i), hostname: 'h' },
+        { 'x-forwarded-for': ip },
+      );
       statuses.push(res.status);
       if (i === 10) expect(((await res.json()) as { error: { code: string } }).error.code).toBe('RATE_LIMITED');
     }
     expect(statuses.slice(0, 10).every((s) => s === 400)).toBe(true);
     expect(statuses[10]).toBe(429);
     // Another client IP is unaffected on either instance.
-    const other = await post(b, '/api/v1/activate', { license_key: 'POS-00000-00000-00000-00000', machine_fingerprint: fingerprint('x'), hostname: 'h' }, { 'x-forwarded-for': clientIp() });
+    const other = await post(
+      b,
+      '/api/v1/activate',
+      { license_key: 'POS-00000-00000-00000-00000', machine_fingerprint: fingerprint('x'), hostname: 'h' },
+      { 'x-forwarded-for': clientIp() },
+    );
     expect(other.status).toBe(400);
   });
 
@@ -86,20 +105,43 @@ describe('two instances behind a load balancer', () => {
     const license = await createLicense(a);
     const fp1 = fingerprint('cluster-seat-1');
     const fp2 = fingerprint('cluster-seat-2');
-    const activated = await post(a, '/api/v1/activate', { license_key: license.license_key, machine_fingerprint: fp1, hostname: 'till-1' }, { 'x-forwarded-for': clientIp() });
+    const activated = await post(
+      a,
+      '/api/v1/activate',
+      { license_key: license.license_key, machine_fingerprint: fp1, hostname: 'till-1' },
+      { 'x-forwarded-for': clientIp() },
+    );
     expect(activated.status).toBe(200);
-    const validated = await post(b, '/api/v1/validate', { license_key: license.license_key, machine_fingerprint: fp1 }, { 'x-forwarded-for': clientIp() });
+    const validated = await post(
+      b,
+      '/api/v1/validate',
+      { license_key: license.license_key, machine_fingerprint: fp1 },
+      { 'x-forwarded-for': clientIp() },
+    );
     expect(await validated.json()).toMatchObject({ valid: true, status: 'active', code: null });
-    const second = await post(b, '/api/v1/activate', { license_key: license.license_key, machine_fingerprint: fp2, hostname: 'till-2' }, { 'x-forwarded-for': clientIp() });
+    const second = await post(
+      b,
+      '/api/v1/activate',
+      { license_key: license.license_key, machine_fingerprint: fp2, hostname: 'till-2' },
+      { 'x-forwarded-for': clientIp() },
+    );
     expect(second.status).toBe(400);
-    expect(((await second.json()) as { error: unknown }).error).toMatchObject({ code: 'ALREADY_ACTIVATED', details: { activated_on: 'till-1' } });
+    expect(((await second.json()) as { error: unknown }).error).toMatchObject({
+      code: 'ALREADY_ACTIVATED',
+      details: { activated_on: 'till-1' },
+    });
   });
 
   it('concurrent activations of one seat through both instances: exactly one wins', async () => {
     const license = await createLicense(a);
     const results = await Promise.all(
       Array.from({ length: 20 }, (_, i) =>
-        post(i % 2 ? a : b, '/api/v1/activate', { license_key: license.license_key, machine_fingerprint: fingerprint(`race-${i}`), hostname: `m${i}` }, { 'x-forwarded-for': clientIp() }),
+        post(
+          i % 2 ? a : b,
+          '/api/v1/activate',
+          { license_key: license.license_key, machine_fingerprint: fingerprint(`race-${i}`), hostname: `m${i}` },
+          { 'x-forwarded-for': clientIp() },
+        ),
       ),
     );
     const statuses = results.map((r) => r.status).sort();
@@ -118,7 +160,12 @@ describe('two instances behind a load balancer', () => {
         const fp = fingerprint(`crash-${license.id}`);
         const server = sent % 2 ? victim : b;
         try {
-          const res = await post(server, '/api/v1/activate', { license_key: license.license_key, machine_fingerprint: fp, hostname: 'crash-test' }, { 'x-forwarded-for': clientIp() });
+          const res = await post(
+            server,
+            '/api/v1/activate',
+            { license_key: license.license_key, machine_fingerprint: fp, hostname: 'crash-test' },
+            { 'x-forwarded-for': clientIp() },
+          );
           outcomes.push({ key: license.license_key, fp, status: res.status });
         } catch {
           outcomes.push({ key: license.license_key, fp, status: 'network-error' });

@@ -35,7 +35,8 @@ describe('crash safety: kill -9 in the middle of an activation load', () => {
 
   beforeAll(async () => {
     s = await embeddedServer();
-    publicKeyPem = ((await send(s.server.port, jsonRequest('GET', '/api/v1/public-key'))).json as { public_key_pem: string }).public_key_pem;
+    publicKeyPem = ((await send(s.server.port, jsonRequest('GET', '/api/v1/public-key'))).json as { public_key_pem: string })
+      .public_key_pem;
   }, 90_000);
 
   afterAll(() => s?.cleanup());
@@ -43,7 +44,12 @@ describe('crash safety: kill -9 in the middle of an activation load', () => {
   async function createLicences(n: number): Promise<{ id: number; key: string }[]> {
     const out: { id: number; key: string }[] = [];
     for (let i = 0; i < n; i++) {
-      const res = await send(s.server.port, jsonRequest('POST', '/api/v1/admin/licenses', { product_code: 'POS_RETAIL', license_type: 'YEARLY', customer_name: `Crash ${i}` }, [['X-API-Key', s.apiKey]]));
+      const res = await send(
+        s.server.port,
+        jsonRequest('POST', '/api/v1/admin/licenses', { product_code: 'POS_RETAIL', license_type: 'YEARLY', customer_name: `Crash ${i}` }, [
+          ['X-API-Key', s.apiKey],
+        ]),
+      );
       if (res.status !== 201) throw new Error(`licence creation: ${res.status} ${res.body}`);
       const { id, license_key } = res.json as { id: number; license_key: string };
       out.push({ id, key: license_key });
@@ -54,7 +60,9 @@ describe('crash safety: kill -9 in the middle of an activation load', () => {
   /** Activates every (licence, machine) once with WORKERS in parallel and runs `kill` when the share of answers is reached. */
   async function loadAndKill(round: number, kill: () => Promise<void>): Promise<Attempt[]> {
     const licences = await createLicences(LICENCES_PER_ROUND);
-    const queue = licences.flatMap((l) => Array.from({ length: MACHINES_PER_LICENCE }, (_, m) => ({ ...l, fp: fingerprint(`crash-${round}-${l.id}-${m}`) })));
+    const queue = licences.flatMap((l) =>
+      Array.from({ length: MACHINES_PER_LICENCE }, (_, m) => ({ ...l, fp: fingerprint(`crash-${round}-${l.id}-${m}`) })),
+    );
     const attempts: Attempt[] = [];
     const port = s.server.port;
     let killed: Promise<void> | undefined;
@@ -62,14 +70,18 @@ describe('crash safety: kill -9 in the middle of an activation load', () => {
       for (let next = queue.shift(); next; next = queue.shift()) {
         const { id, key, fp } = next;
         // Tagged, not `instanceof Error`: socket errors come from another realm inside a Jest worker.
-        const { res, err } = await send(port, jsonRequest('POST', '/api/v1/activate', { license_key: key, machine_fingerprint: fp, hostname: `crash-${round}` })).then(
+        const { res, err } = await send(
+          port,
+          jsonRequest('POST', '/api/v1/activate', { license_key: key, machine_fingerprint: fp, hostname: `crash-${round}` }),
+        ).then(
           (r) => ({ res: r, err: undefined }),
           (e: NodeJS.ErrnoException) => ({ res: undefined, err: `${e.code ?? ''} ${e.message}` }),
         );
         const seen = classify(res?.status, (res?.json as { error?: { code?: string } })?.error?.code, err);
         if (seen === 'ok') {
           const signed = res?.json as { license: { machine_fingerprint: string }; signature: string };
-          if (signed.license.machine_fingerprint !== fp || !verifySignature(signed.license, signed.signature, publicKeyPem)) throw new Error(`bad signed licence for ${fp}`);
+          if (signed.license.machine_fingerprint !== fp || !verifySignature(signed.license, signed.signature, publicKeyPem))
+            throw new Error(`bad signed licence for ${fp}`);
         }
         attempts.push({ round, licenseId: id, key, fp, seen, detail: res ? `${res.status} ${res.body.slice(0, 80)}` : String(err) });
         if (!killed && attempts.length >= LICENCES_PER_ROUND * MACHINES_PER_LICENCE * KILL_AFTER_SHARE) killed = kill();
@@ -149,7 +161,13 @@ describe('crash safety: kill -9 in the middle of an activation load', () => {
     // The restarted server serves the licences its clients saw activated.
     const ok = [...round1, ...round2].filter((a) => a.seen === 'ok');
     const validations = await Promise.all(
-      ok.slice(0, 40).map((a) => send(s.server.port, jsonRequest('POST', '/api/v1/validate', { license_key: a.key, machine_fingerprint: a.fp })).then((r) => (r.json as { valid: boolean }).valid)),
+      ok
+        .slice(0, 40)
+        .map((a) =>
+          send(s.server.port, jsonRequest('POST', '/api/v1/validate', { license_key: a.key, machine_fingerprint: a.fp })).then(
+            (r) => (r.json as { valid: boolean }).valid,
+          ),
+        ),
     );
 
     const violations = [...check1.violations, ...check2.violations];

@@ -31,10 +31,12 @@ function problemsOf(c: HostileCase, res: RawResponse, before: DbSnapshot, after:
   }
   if (res.status >= 400) problems.push(...contractProblems(res));
   problems.push(...leaks(res, c.sent));
-  const deniedActivation = c.request.method === 'POST' && c.request.path === '/api/v1/activate' && ACTIVATION_DENIALS.has(errorCode(res) ?? '');
+  const deniedActivation =
+    c.request.method === 'POST' && c.request.path === '/api/v1/activate' && ACTIVATION_DENIALS.has(errorCode(res) ?? '');
   const changed = changes(before, after);
   const allowed = deniedActivation ? ['denied +1'] : [];
-  if (changed.join() !== allowed.join()) problems.push(`database: ${changed.join(', ') || 'unchanged'}, expected ${allowed.join(', ') || 'unchanged'}`);
+  if (changed.join() !== allowed.join())
+    problems.push(`database: ${changed.join(', ') || 'unchanged'}, expected ${allowed.join(', ') || 'unchanged'}`);
   return problems.length ? [`${c.group} | ${c.name}: ${problems.join('; ')} | body ${res.body.slice(0, 160)}`] : [];
 }
 
@@ -49,12 +51,20 @@ describe('hostile input sweep (every JSON route)', () => {
     await t.app.listen(0, '127.0.0.1');
     port = (t.app.getHttpServer().address() as AddressInfo).port;
     const [product] = await t.sql<{ id: number }>("SELECT id FROM products WHERE code <> 'POS_RETAIL' ORDER BY id LIMIT 1");
-    const retired = await t.admin.post('/api/v1/admin/products').send({ code: 'RETIRED_APP', name: 'Retired', key_prefix: 'RET', active: false });
+    const retired = await t.admin
+      .post('/api/v1/admin/products')
+      .send({ code: 'RETIRED_APP', name: 'Retired', key_prefix: 'RET', active: false });
     expect(retired.status).toBe(201);
     const revoked = await createLicense(t);
     expect((await t.admin.post(`/api/v1/admin/licenses/${revoked.id}/revoke`).send({ reason: 'sweep fixture' })).status).toBe(200);
     const idle = await createLicense(t);
-    fixtures = { apiKey: TEST_API_KEY, productId: product.id, inactiveProductCode: 'RETIRED_APP', revokedLicenseId: revoked.id, idleLicenseId: idle.id };
+    fixtures = {
+      apiKey: TEST_API_KEY,
+      productId: product.id,
+      inactiveProductCode: 'RETIRED_APP',
+      revokedLicenseId: revoked.id,
+      idleLicenseId: idle.id,
+    };
   });
 
   afterAll(() => t?.close());
@@ -122,7 +132,9 @@ describe('hostile input sweep (every JSON route)', () => {
     it('licence text fields round-trip; search treats the text literally', async () => {
       const results: string[] = [];
       for (const text of WEIRD) {
-        const created = await t.admin.post('/api/v1/admin/licenses').send({ product_code: 'POS_RETAIL', license_type: 'YEARLY', customer_name: text, notes: text });
+        const created = await t.admin
+          .post('/api/v1/admin/licenses')
+          .send({ product_code: 'POS_RETAIL', license_type: 'YEARLY', customer_name: text, notes: text });
         expect(created.status).toBe(201);
         const got = await t.admin.get(`/api/v1/admin/licenses/${created.body.id}`);
         expect({ name: got.body.customer_name, notes: got.body.notes }).toEqual({ name: text, notes: text });
@@ -137,7 +149,11 @@ describe('hostile input sweep (every JSON route)', () => {
         results.push(text);
       }
       // Raw JSON escapes of a valid surrogate pair are one emoji, not two broken halves.
-      const pair = await t.http().post('/api/v1/admin/licenses').set('X-API-Key', TEST_API_KEY).set('Content-Type', 'application/json')
+      const pair = await t
+        .http()
+        .post('/api/v1/admin/licenses')
+        .set('X-API-Key', TEST_API_KEY)
+        .set('Content-Type', 'application/json')
         .send('{"product_code":"POS_RETAIL","license_type":"YEARLY","customer_name":"\\ud83d\\ude80 pair"}');
       expect(pair.status).toBe(201);
       expect((await t.admin.get(`/api/v1/admin/licenses/${pair.body.id}`)).body.customer_name).toBe('🚀 pair');
@@ -147,13 +163,30 @@ describe('hostile input sweep (every JSON route)', () => {
     it('activation hostnames round-trip, and unknown client fields are ignored', async () => {
       const licence = await createLicense(t, { limits: { max_installations: 100 } });
       for (const [i, hostname] of WEIRD.entries()) {
-        const res = await send(port, jsonRequest('POST', '/api/v1/activate', { license_key: licence.license_key, machine_fingerprint: fingerprint(`weird-${i}`), hostname, os: hostname.slice(0, 100), future_field: { nested: [1, 2, 3] } }));
+        const res = await send(
+          port,
+          jsonRequest('POST', '/api/v1/activate', {
+            license_key: licence.license_key,
+            machine_fingerprint: fingerprint(`weird-${i}`),
+            hostname,
+            os: hostname.slice(0, 100),
+            future_field: { nested: [1, 2, 3] },
+          }),
+        );
         expect(res.status).toBe(200);
         expect((res.json as { license: { machine_fingerprint: string } }).license.machine_fingerprint).toBe(fingerprint(`weird-${i}`));
       }
       const seats = await t.admin.get(`/api/v1/admin/licenses/${licence.id}/activations`);
       expect(new Set(seats.body.map((s: { hostname: string }) => s.hostname))).toEqual(new Set(WEIRD));
-      const validated = await send(port, jsonRequest('POST', '/api/v1/validate', { license_key: licence.license_key.toLowerCase(), machine_fingerprint: fingerprint('weird-0').toUpperCase().replace('SHA256:', 'sha256:'), constructor: 'x', extra: [] }));
+      const validated = await send(
+        port,
+        jsonRequest('POST', '/api/v1/validate', {
+          license_key: licence.license_key.toLowerCase(),
+          machine_fingerprint: fingerprint('weird-0').toUpperCase().replace('SHA256:', 'sha256:'),
+          constructor: 'x',
+          extra: [],
+        }),
+      );
       expect(validated.status).toBe(200);
       expect(validated.json).toMatchObject({ valid: true, code: null });
       report('input-sweep-hostnames', { hostnames_round_tripped: WEIRD.length });

@@ -61,7 +61,10 @@ describe('security of the running app', () => {
 
   beforeAll(async () => {
     // A small validate limit to see a 429; TRUST_PROXY for the HTTPS cookie check.
-    t = await createTestApp({ trustProxy: 'loopback', rateLimits: { activate: 10_000, deactivate: 10_000, validate: 3, admin: 10_000, login: 10_000 } });
+    t = await createTestApp({
+      trustProxy: 'loopback',
+      rateLimits: { activate: 10_000, deactivate: 10_000, validate: 3, admin: 10_000, login: 10_000 },
+    });
     await t.app.listen(0, '127.0.0.1');
     port = (t.app.getHttpServer().address() as AddressInfo).port;
   });
@@ -75,7 +78,10 @@ describe('security of the running app', () => {
     const login = await send(port, {
       method: 'POST',
       path: '/login',
-      headers: [['Content-Type', 'application/x-www-form-urlencoded'], ['Cookie', pre]],
+      headers: [
+        ['Content-Type', 'application/x-www-form-urlencoded'],
+        ['Cookie', pre],
+      ],
       body: new URLSearchParams({ ...ADMIN, _csrf: csrfFrom(loginPage.body) }).toString(),
     });
     expect(login.status).toBe(303);
@@ -114,7 +120,14 @@ describe('security of the running app', () => {
     const plain: Record<string, RawResponse> = {
       'API 200': await get('/api/v1/health'),
       'admin API 200': await get('/api/v1/admin/licenses', [['X-API-Key', TEST_API_KEY]]),
-      'signed licence 200': await send(port, jsonRequest('POST', '/api/v1/activate', { license_key: licence.license_key, machine_fingerprint: `sha256:${'c'.repeat(64)}`, hostname: 'h' })),
+      'signed licence 200': await send(
+        port,
+        jsonRequest('POST', '/api/v1/activate', {
+          license_key: licence.license_key,
+          machine_fingerprint: `sha256:${'c'.repeat(64)}`,
+          hostname: 'h',
+        }),
+      ),
       'API 400': await send(port, jsonRequest('POST', '/api/v1/activate', { license_key: 1 })),
       'API 401': await get('/api/v1/admin/stats'),
       'API 404': await get('/api/v1/nothing-here'),
@@ -126,13 +139,20 @@ describe('security of the running app', () => {
       stylesheet: await get('/assets/app.css'),
       'Swagger UI': await get('/api/docs'),
     };
-    for (let i = 0; i < 4; i++) plain['API 429'] = await send(port, jsonRequest('POST', '/api/v1/validate', { license_key: 'x', machine_fingerprint: `sha256:${'a'.repeat(64)}` }));
+    for (let i = 0; i < 4; i++)
+      plain['API 429'] = await send(
+        port,
+        jsonRequest('POST', '/api/v1/validate', { license_key: 'x', machine_fingerprint: `sha256:${'a'.repeat(64)}` }),
+      );
     expect(plain['API 429'].status).toBe(429);
     const missing: string[] = [];
     for (const [name, res] of Object.entries(plain)) {
       const h = (n: string) => res.headers[n]?.join(', ') ?? '';
       const expectations: [string, boolean][] = [
-        ['Content-Security-Policy with default-src and frame-ancestors', /default-src 'self'/.test(h('content-security-policy')) && /frame-ancestors 'none'/.test(h('content-security-policy'))],
+        [
+          'Content-Security-Policy with default-src and frame-ancestors',
+          /default-src 'self'/.test(h('content-security-policy')) && /frame-ancestors 'none'/.test(h('content-security-policy')),
+        ],
         ['X-Content-Type-Options: nosniff', h('x-content-type-options') === 'nosniff'],
         ['X-Frame-Options', /^(DENY|SAMEORIGIN)$/.test(h('x-frame-options'))],
         ['Strict-Transport-Security', /max-age=\d{7,}/.test(h('strict-transport-security'))],
@@ -142,7 +162,13 @@ describe('security of the running app', () => {
         ['no Server version', !/\d/.test(h('server'))],
       ];
       // Customer data, keys and signed licences are never cached; nor are logged-in pages.
-      if (name.startsWith('API') || name.startsWith('admin') || name.startsWith('signed') || name.includes('logged in') || name === 'login page') {
+      if (
+        name.startsWith('API') ||
+        name.startsWith('admin') ||
+        name.startsWith('signed') ||
+        name.includes('logged in') ||
+        name === 'login page'
+      ) {
         expectations.push(['Cache-Control: no-store', /no-store/.test(h('cache-control'))]);
       }
       for (const [what, ok] of expectations) if (!ok) missing.push(`${name} (${res.status}): ${what}`);
@@ -171,7 +197,14 @@ describe('security of the running app', () => {
       await get('/api/v1/health'),
       await get('/api/v1/public-key'),
       await get('/api/v1/admin/licenses', [['X-API-Key', TEST_API_KEY]]),
-      await send(port, jsonRequest('POST', '/api/v1/activate', { license_key: licence.license_key, machine_fingerprint: `sha256:${'d'.repeat(64)}`, hostname: 'h' })),
+      await send(
+        port,
+        jsonRequest('POST', '/api/v1/activate', {
+          license_key: licence.license_key,
+          machine_fingerprint: `sha256:${'d'.repeat(64)}`,
+          hostname: 'h',
+        }),
+      ),
       await send(port, jsonRequest('POST', '/api/v1/activate', { nonsense: true })),
     ];
     expect(api.map((r) => r.headers['set-cookie'] ?? [])).toEqual(api.map(() => []));
@@ -186,19 +219,39 @@ describe('security of the running app', () => {
     const form = { product_code: 'ERP_SUITE', license_type: 'QUARTERLY', customer_name: 'Forged by CSRF' };
     // No token, the attacker's own (valid) token, a token in a header, a token sent twice, a forged token.
     await victim.agent.post('/licenses').type('form').send(form).expect(403);
-    await victim.agent.post('/licenses').type('form').send({ ...form, _csrf: attackerToken }).expect(403);
+    await victim.agent
+      .post('/licenses')
+      .type('form')
+      .send({ ...form, _csrf: attackerToken })
+      .expect(403);
     await victim.agent.post('/licenses').set('X-CSRF-Token', attackerToken).type('form').send(form).expect(403);
-    await victim.agent.post('/licenses').type('form').send(`product_code=ERP_SUITE&license_type=QUARTERLY&customer_name=x&_csrf=${attackerToken}&_csrf=${attackerToken}`).expect(403);
-    await victim.agent.post('/licenses').type('form').send({ ...form, _csrf: 'A'.repeat(attackerToken.length) }).expect(403);
+    await victim.agent
+      .post('/licenses')
+      .type('form')
+      .send(`product_code=ERP_SUITE&license_type=QUARTERLY&customer_name=x&_csrf=${attackerToken}&_csrf=${attackerToken}`)
+      .expect(403);
+    await victim.agent
+      .post('/licenses')
+      .type('form')
+      .send({ ...form, _csrf: 'A'.repeat(attackerToken.length) })
+      .expect(403);
     await victim.agent.post('/logout').type('form').send({ _csrf: attackerToken }).expect(403);
     await victim.agent.get('/dashboard').expect(200); // still logged in
     expect(await count()).toBe(before);
     // Login CSRF: logging the victim into the attacker's account needs a token of the victim's own session.
     const fresh = request.agent(t.app.getHttpServer());
     await fresh.get('/login').expect(200);
-    await fresh.post('/login').type('form').send({ ...ADMIN, _csrf: attackerToken }).expect(403);
+    await fresh
+      .post('/login')
+      .type('form')
+      .send({ ...ADMIN, _csrf: attackerToken })
+      .expect(403);
     // And the right token works, so the refusals above were for the token and nothing else.
-    await victim.agent.post('/licenses').type('form').send({ ...form, _csrf: await victim.token() }).expect(303);
+    await victim.agent
+      .post('/licenses')
+      .type('form')
+      .send({ ...form, _csrf: await victim.token() })
+      .expect(303);
     expect(await count()).toBe(before + 1);
   });
 
@@ -218,10 +271,17 @@ describe('security of the running app', () => {
     expect((await get('/dashboard', [['Cookie', 'licence_session=s%3Aattacker-chosen-id.bad']])).status).toBe(302);
     // After logout a copied cookie is worthless: the session is gone from the store.
     const dashboard = await get('/dashboard', [['Cookie', issued]]);
-    await send(port, { method: 'POST', path: '/logout', headers: [['Content-Type', 'application/x-www-form-urlencoded'], ['Cookie', issued]], body: `_csrf=${encodeURIComponent(csrfFrom(dashboard.body))}` });
+    await send(port, {
+      method: 'POST',
+      path: '/logout',
+      headers: [
+        ['Content-Type', 'application/x-www-form-urlencoded'],
+        ['Cookie', issued],
+      ],
+      body: `_csrf=${encodeURIComponent(csrfFrom(dashboard.body))}`,
+    });
     expect((await get('/dashboard', [['Cookie', issued]])).status).toBe(302);
   });
-
 });
 
 /**
@@ -264,7 +324,14 @@ describe('dependencies: no production package below the fix of a known advisory'
   };
 
   it('every installed copy in the production tree is at or past the fixed version', () => {
-    const tree = JSON.parse(execFileSync('npm', ['ls', '--omit=dev', '--all', '--json'], { cwd: join(__dirname, '..', '..'), encoding: 'utf8', maxBuffer: 64 * 1024 * 1024, stdio: ['ignore', 'pipe', 'ignore'] }));
+    const tree = JSON.parse(
+      execFileSync('npm', ['ls', '--omit=dev', '--all', '--json'], {
+        cwd: join(__dirname, '..', '..'),
+        encoding: 'utf8',
+        maxBuffer: 64 * 1024 * 1024,
+        stdio: ['ignore', 'pipe', 'ignore'],
+      }),
+    );
     const installed = new Map<string, Set<string>>();
     const walk = (deps: Record<string, { version?: string; dependencies?: Record<string, unknown> }> | undefined) => {
       for (const [name, dep] of Object.entries(deps ?? {})) {

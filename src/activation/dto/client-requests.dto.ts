@@ -13,31 +13,54 @@ const upperCasedTrimmed = ({ value }: { value: unknown }) => (typeof value === '
 export class SeatRequestDto {
   @ApiProperty({ example: 'POS-7K2QF-9XWMB-R4TZN-H8CVD', description: 'Case-insensitive; surrounding whitespace ignored', maxLength: 64 })
   @Transform(normalizedKey)
-  @IsString() @MinLength(1) @MaxLength(64)
+  @IsString()
+  @MinLength(1)
+  @MaxLength(64)
   license_key: string;
 
-  @ApiProperty({ example: 'sha256:' + 'a'.repeat(64), pattern: MACHINE_FINGERPRINT_PATTERN.source, description: 'Upper-case hex is accepted and lower-cased' })
+  @ApiProperty({
+    example: 'sha256:' + 'a'.repeat(64),
+    pattern: MACHINE_FINGERPRINT_PATTERN.source,
+    description: 'Upper-case hex is accepted and lower-cased',
+  })
   @Transform(normalizeFingerprint)
-  @IsString() @Matches(MACHINE_FINGERPRINT_PATTERN, { message: 'machine_fingerprint must be "sha256:" followed by 64 hex digits' })
+  @IsString()
+  @Matches(MACHINE_FINGERPRINT_PATTERN, { message: 'machine_fingerprint must be "sha256:" followed by 64 hex digits' })
   machine_fingerprint: string;
 }
 
 /** SPEC 2.5 plus the optional `product` code (CONTRACT 4). */
 export class ActivateRequestDto extends SeatRequestDto {
   @ApiProperty({ example: 'till-01', minLength: 1, maxLength: 255 })
-  @IsString() @MinLength(1) @MaxLength(255) @IsStorableText()
+  @IsString()
+  @MinLength(1)
+  @MaxLength(255)
+  @IsStorableText()
   hostname: string;
 
   @ApiPropertyOptional({ example: 'Windows 11', maxLength: 100 })
-  @IsOptional() @IsString() @MaxLength(100) @IsStorableText()
+  @IsOptional()
+  @IsString()
+  @MaxLength(100)
+  @IsStorableText()
   os?: string | null;
 
   @ApiPropertyOptional({ example: '4.2.0', maxLength: 50 })
-  @IsOptional() @IsString() @MaxLength(50) @IsStorableText()
+  @IsOptional()
+  @IsString()
+  @MaxLength(50)
+  @IsStorableText()
   app_version?: string | null;
 
-  @ApiPropertyOptional({ example: 'POS_RETAIL', maxLength: 32, description: 'Product code of the client application; PRODUCT_MISMATCH when the licence is for another product' })
+  @ApiPropertyOptional({
+    example: 'POS_RETAIL',
+    maxLength: 32,
+    description: 'Product code of the client application; PRODUCT_MISMATCH when the licence is for another product',
+  })
   @Transform(upperCasedTrimmed)
-  @IsOptional() @IsString() @MinLength(1) @MaxLength(32)
+  @IsOptional()
+  @IsString()
+  @MinLength(1)
+  @MaxLength(32)
   product?: string | null;
 }

@@ -12,7 +12,8 @@ export class LicensePayloadDto {
   @ApiProperty({ example: 'POS_RETAIL', description: 'product code' }) product: string;
   @ApiProperty({ example: 'YEARLY' }) license_type: string;
   @ApiProperty({ example: '2026-01-01T00:00:00.000Z', description: 'creation time of the licence' }) issued_at: string;
-  @ApiProperty({ type: String, nullable: true, example: '2027-01-01T00:00:00.000Z', description: 'null: never expires' }) expires_at: string | null;
+  @ApiProperty({ type: String, nullable: true, example: '2027-01-01T00:00:00.000Z', description: 'null: never expires' }) expires_at:
+    string | null;
   @ApiProperty({ example: '2026-01-02T09:30:00.000Z' }) activated_at: string;
   @ApiProperty({ example: 'sha256:' + 'a'.repeat(64) }) machine_fingerprint: string;
   @ApiProperty({ example: 7 }) grace_days: number;
@@ -27,7 +28,8 @@ export class SignedLicenseDto {
   @ApiProperty({ type: LicensePayloadDto }) license: LicensePayloadDto;
   @ApiProperty({
     example: 'RSA-SHA256:MIIB...',
-    description: 'RSASSA-PKCS1-v1_5 / SHA-256 over the UTF-8 bytes of the RFC 8785 canonical JSON of `license`, base64, prefixed `RSA-SHA256:`',
+    description:
+      'RSASSA-PKCS1-v1_5 / SHA-256 over the UTF-8 bytes of the RFC 8785 canonical JSON of `license`, base64, prefixed `RSA-SHA256:`',
   })
   signature: string;
 }
@@ -42,7 +44,14 @@ export class ValidateResponseDto {
   @ApiProperty({ enum: LICENSE_STATUSES, example: 'active' }) status: LicenseStatus;
   @ApiProperty({ type: String, nullable: true, example: '2027-01-01T00:00:00.000Z' }) expires_at: string | null;
   @ApiProperty() revoked: boolean;
-  @ApiProperty({ type: String, nullable: true, example: '2027-01-08T00:00:00.000Z', description: 'expires_at + grace_days' }) grace_ends_at: string | null;
-  @ApiProperty({ type: String, nullable: true, enum: ['NOT_ACTIVATED', 'KEY_REVOKED', 'KEY_SUSPENDED', 'KEY_EXPIRED'], example: null, description: 'null when valid' })
+  @ApiProperty({ type: String, nullable: true, example: '2027-01-08T00:00:00.000Z', description: 'expires_at + grace_days' })
+  grace_ends_at: string | null;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    enum: ['NOT_ACTIVATED', 'KEY_REVOKED', 'KEY_SUSPENDED', 'KEY_EXPIRED'],
+    example: null,
+    description: 'null when valid',
+  })
   code: string | null;
 }

@@ -8,22 +8,30 @@ import { ACTOR_TYPES, AUDIT_ACTIONS, type ActorType, type AuditAction } from '..
 /** GET /audit filters (CONTRACT 5), combined with AND; `from` and `to` are inclusive. */
 export class AuditQueryDto extends PageQueryDto {
   @ApiPropertyOptional({ type: 'integer', minimum: 1, example: 42 })
-  @IsOptional() @Transform(toQueryInteger) @IsInt() @Min(1) @Max(2_147_483_647)
+  @IsOptional()
+  @Transform(toQueryInteger)
+  @IsInt()
+  @Min(1)
+  @Max(2_147_483_647)
   license_id?: number;
 
   @ApiPropertyOptional({ enum: AUDIT_ACTIONS, example: 'license.revoked' })
-  @IsOptional() @IsIn(AUDIT_ACTIONS)
+  @IsOptional()
+  @IsIn(AUDIT_ACTIONS)
   action?: AuditAction;
 
   @ApiPropertyOptional({ enum: ACTOR_TYPES, example: 'admin_api' })
-  @IsOptional() @IsIn(ACTOR_TYPES)
+  @IsOptional()
+  @IsIn(ACTOR_TYPES)
   actor_type?: ActorType;
 
   @ApiPropertyOptional({ example: '2026-01-01T00:00:00Z', description: 'entries at or after this ISO timestamp' })
-  @IsOptional() @IsIsoTimestamp()
+  @IsOptional()
+  @IsIsoTimestamp()
   from?: string;
 
   @ApiPropertyOptional({ example: '2026-12-31T23:59:59Z', description: 'entries at or before this ISO timestamp; not before `from`' })
-  @IsOptional() @IsIsoTimestamp()
+  @IsOptional()
+  @IsIsoTimestamp()
   to?: string;
 }

@@ -7,7 +7,9 @@ describe('toErrorResponse', () => {
   it('renders an AppError with its code, status and details', () => {
     const r = toErrorResponse(AppError.field('code', 'bad'));
     expect(r.status).toBe(400);
-    expect(r.body).toEqual({ error: { code: 'VALIDATION_ERROR', message: 'Request validation failed', details: { fields: [{ field: 'code', message: 'bad' }] } } });
+    expect(r.body).toEqual({
+      error: { code: 'VALIDATION_ERROR', message: 'Request validation failed', details: { fields: [{ field: 'code', message: 'bad' }] } },
+    });
   });
 
   it('maps Nest HTTP exceptions to CONTRACT codes', () => {
@@ -20,8 +22,12 @@ describe('toErrorResponse', () => {
     expect(toErrorResponse(Object.assign(new Error('x'), { type: 'entity.too.large', status: 413 })).status).toBe(413);
     expect(toErrorResponse(Object.assign(new Error('x'), { type: 'charset.unsupported', status: 415 })).status).toBe(415);
     // A corrupt gzip or brotli body: zlib's own error, passed on by body-parser with a status but no type.
-    expect(toErrorResponse(Object.assign(new Error('incorrect header check'), { code: 'Z_DATA_ERROR', status: 400 })).body.error.message).toBe('Request body could not be decompressed');
-    expect(toErrorResponse(Object.assign(new Error('Decompression failed'), { code: 'ERR__ERROR_FORMAT_PADDING_1', status: 400 })).status).toBe(400);
+    expect(
+      toErrorResponse(Object.assign(new Error('incorrect header check'), { code: 'Z_DATA_ERROR', status: 400 })).body.error.message,
+    ).toBe('Request body could not be decompressed');
+    expect(
+      toErrorResponse(Object.assign(new Error('Decompression failed'), { code: 'ERR__ERROR_FORMAT_PADDING_1', status: 400 })).status,
+    ).toBe(400);
   });
 
   it('maps an unreachable database to 503 and hides everything else behind 500', () => {

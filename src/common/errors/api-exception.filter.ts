@@ -33,10 +33,13 @@ export function toErrorResponse(exception: unknown): { status: number; body: Err
   if (bodyParserStatus) {
     const e = exception as { type?: string; message?: string };
     const message =
-      bodyParserStatus === 413 ? 'Request body is larger than 64 KiB'
-      : bodyParserStatus === 415 ? 'Unsupported content encoding or charset'
-      : isZlibError(exception) ? 'Request body could not be decompressed'
-      : 'Request body is not valid JSON';
+      bodyParserStatus === 413
+        ? 'Request body is larger than 64 KiB'
+        : bodyParserStatus === 415
+          ? 'Unsupported content encoding or charset'
+          : isZlibError(exception)
+            ? 'Request body could not be decompressed'
+            : 'Request body is not valid JSON';
     const details = bodyParserStatus === 400 ? { fields: [{ field: 'body', message }] } : undefined;
     return { status: bodyParserStatus, body: errorBody(STATUS_CODES[bodyParserStatus], message, details), unexpected: false };
   }

@@ -12,7 +12,8 @@ export class ErrorDetailDto {
   @ApiPropertyOptional({
     type: 'object',
     additionalProperties: true,
-    description: 'Depends on the code: `fields` for VALIDATION_ERROR, `activated_on`/`activated_at` for ALREADY_ACTIVATED, `retry_after_seconds` for RATE_LIMITED',
+    description:
+      'Depends on the code: `fields` for VALIDATION_ERROR, `activated_on`/`activated_at` for ALREADY_ACTIVATED, `retry_after_seconds` for RATE_LIMITED',
     example: { fields: [{ field: 'customer_email', message: 'customer_email must be an email' }] },
   })
   details?: Record<string, unknown>;

@@ -21,12 +21,23 @@ export function refuseDeclaredOversize(limitBytes: number): RequestHandler {
     req.resume();
     res.once('finish', () => setTimeout(() => req.socket.destroy(), REFUSED_UPLOAD_LINGER_MS).unref());
     // Rendered by the body-parser error handler, exactly as body-parser's own 413.
-    next(Object.assign(new Error('request entity too large'), { type: 'entity.too.large', status: 413, expected: declared, limit: limitBytes }));
+    next(
+      Object.assign(new Error('request entity too large'), {
+        type: 'entity.too.large',
+        status: 413,
+        expected: declared,
+        limit: limitBytes,
+      }),
+    );
   };
 }
 
 const PARSER_ERRORS: Record<string, { status: number; code: ErrorCode; message: string }> = {
-  HPE_HEADER_OVERFLOW: { status: 431, code: ErrorCode.HEADERS_TOO_LARGE, message: 'Request line and headers are larger than the server accepts' },
+  HPE_HEADER_OVERFLOW: {
+    status: 431,
+    code: ErrorCode.HEADERS_TOO_LARGE,
+    message: 'Request line and headers are larger than the server accepts',
+  },
   HPE_CHUNK_EXTENSIONS_OVERFLOW: { status: 413, code: ErrorCode.PAYLOAD_TOO_LARGE, message: 'Chunk extensions are too large' },
   ERR_HTTP_REQUEST_TIMEOUT: { status: 408, code: ErrorCode.REQUEST_TIMEOUT, message: 'The request was not received in time' },
 };

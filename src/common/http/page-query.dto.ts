@@ -6,16 +6,23 @@ export const DEFAULT_PAGE_LIMIT = 100;
 export const MAX_PAGE_LIMIT = 1000;
 
 /** Query strings are text: turn plain digit strings into numbers and leave anything else for @IsInt to reject. */
-export const toQueryInteger = ({ value }: { value: unknown }) => (typeof value === 'string' && /^\d{1,10}$/.test(value) ? Number(value) : value);
+export const toQueryInteger = ({ value }: { value: unknown }) =>
+  typeof value === 'string' && /^\d{1,10}$/.test(value) ? Number(value) : value;
 
 /** `limit` / `offset` of every admin list (CONTRACT 5). Extend it with the list's own filters. */
 export class PageQueryDto {
   @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: MAX_PAGE_LIMIT, default: DEFAULT_PAGE_LIMIT })
-  @Transform(toQueryInteger) @IsInt() @Min(1) @Max(MAX_PAGE_LIMIT)
+  @Transform(toQueryInteger)
+  @IsInt()
+  @Min(1)
+  @Max(MAX_PAGE_LIMIT)
   limit: number = DEFAULT_PAGE_LIMIT;
 
   @ApiPropertyOptional({ type: 'integer', minimum: 0, default: 0 })
-  @Transform(toQueryInteger) @IsInt() @Min(0) @Max(2_147_483_647)
+  @Transform(toQueryInteger)
+  @IsInt()
+  @Min(0)
+  @Max(2_147_483_647)
   offset: number = 0;
 }
 
@@ -32,8 +39,14 @@ export const TOTAL_COUNT_ESTIMATED_HEADER = 'X-Total-Count-Estimated';
 
 /** Swagger description of both headers, for every list route. */
 export const TOTAL_COUNT_HEADERS = {
-  [TOTAL_COUNT_HEADER]: { description: 'matches without limit/offset: exact up to 1000, beyond that an estimate', schema: { type: 'integer' } },
-  [TOTAL_COUNT_ESTIMATED_HEADER]: { description: '`true` when X-Total-Count is the database\'s estimate (over 1000 matches)', schema: { type: 'boolean' } },
+  [TOTAL_COUNT_HEADER]: {
+    description: 'matches without limit/offset: exact up to 1000, beyond that an estimate',
+    schema: { type: 'integer' },
+  },
+  [TOTAL_COUNT_ESTIMATED_HEADER]: {
+    description: "`true` when X-Total-Count is the database's estimate (over 1000 matches)",
+    schema: { type: 'boolean' },
+  },
 };
 
 /** Sends a page's total as X-Total-Count (plus X-Total-Count-Estimated: true for an estimate) and returns its items as the body. */

@@ -8,7 +8,8 @@ describe('FixedWindowMemoryStorage', () => {
   it('allows `limit` hits per window, blocks after, and resets when the window ends (not hit by hit)', async () => {
     const s = storage();
     now = 1_000_000;
-    for (let i = 1; i <= 3; i++) expect(await s.increment('k', 60_000, 3, 1, 'x')).toMatchObject({ totalHits: i, isBlocked: false, timeToExpire: 60 });
+    for (let i = 1; i <= 3; i++)
+      expect(await s.increment('k', 60_000, 3, 1, 'x')).toMatchObject({ totalHits: i, isBlocked: false, timeToExpire: 60 });
     now += 30_000;
     expect(await s.increment('k', 60_000, 3, 1, 'x')).toEqual({ totalHits: 4, isBlocked: true, timeToExpire: 30, timeToBlockExpire: 30 });
     now += 29_999;

@@ -47,7 +47,13 @@ export class FixedWindowMemoryStorage implements ThrottlerStorage {
   constructor(private readonly now: () => number = Date.now) {}
 
   // blockDuration is not used: a fixed window blocks until it resets, whatever the block length.
-  async increment(key: string, ttl: number, limit: number, _blockDuration?: number, _throttlerName?: string): Promise<ThrottlerStorageRecord> {
+  async increment(
+    key: string,
+    ttl: number,
+    limit: number,
+    _blockDuration?: number,
+    _throttlerName?: string,
+  ): Promise<ThrottlerStorageRecord> {
     const now = this.now();
     this.sweep(now);
     let window = this.windows.get(key);
@@ -169,7 +175,13 @@ export class RateLimitGuard extends ThrottlerGuard {
   protected override async handleRequest({ context, limit, ttl, throttler, blockDuration }: ThrottlerRequest): Promise<boolean> {
     const { req, res } = this.getRequestResponse(context);
     const key = `rate-limit:${throttler.name}:${clientIp(req)}`;
-    const { totalHits, timeToExpire, isBlocked } = await this.storageService.increment(key, ttl, limit, blockDuration, throttler.name as string);
+    const { totalHits, timeToExpire, isBlocked } = await this.storageService.increment(
+      key,
+      ttl,
+      limit,
+      blockDuration,
+      throttler.name as string,
+    );
     this.setResponseHeader(res, 'X-RateLimit-Limit', limit);
     this.setResponseHeader(res, 'X-RateLimit-Remaining', Math.max(0, limit - totalHits));
     this.setResponseHeader(res, 'X-RateLimit-Reset', timeToExpire);

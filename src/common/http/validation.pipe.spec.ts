@@ -25,10 +25,13 @@ async function outcome(pipe: typeof strictValidationPipe, value: unknown, metada
 const nested = (depth: number): unknown => JSON.parse(`${'['.repeat(depth)}1${']'.repeat(depth)}`);
 
 describe('DtoValidationPipe: input the DTO classes never see', () => {
-  it.each([strictValidationPipe, lenientValidationPipe])('refuses input nested too deeply instead of overflowing the stack (%#)', async (pipe) => {
-    expect(await outcome(pipe, { name: 'x', note: nested(MAX_INPUT_DEPTH + 5) })).toEqual([expect.stringMatching(/^note\[0\]/)]);
-    expect(await outcome(pipe, { name: 'x', extra: nested(20_000) })).toHaveLength(1);
-  });
+  it.each([strictValidationPipe, lenientValidationPipe])(
+    'refuses input nested too deeply instead of overflowing the stack (%#)',
+    async (pipe) => {
+      expect(await outcome(pipe, { name: 'x', note: nested(MAX_INPUT_DEPTH + 5) })).toEqual([expect.stringMatching(/^note\[0\]/)]);
+      expect(await outcome(pipe, { name: 'x', extra: nested(20_000) })).toHaveLength(1);
+    },
+  );
 
   it('refuses __proto__ at any depth in both modes', async () => {
     const withProto = JSON.parse('{"name":"x","note":"y","deep":{"__proto__":{"admin":true}}}');

@@ -28,7 +28,8 @@ function structureProblem(input: unknown, strict: boolean): FieldError | undefin
   for (let item = stack.pop(); item; item = stack.pop()) {
     const { value, path, depth } = item;
     if (typeof value !== 'object' || value === null) continue;
-    if (depth >= MAX_INPUT_DEPTH) return { field: path || 'body', message: `${path || 'body'} is nested deeper than ${MAX_INPUT_DEPTH} levels` };
+    if (depth >= MAX_INPUT_DEPTH)
+      return { field: path || 'body', message: `${path || 'body'} is nested deeper than ${MAX_INPUT_DEPTH} levels` };
     for (const [key, child] of Object.entries(value)) {
       const field = childPath(path, key, Array.isArray(value));
       if (key === '__proto__' || (strict && PROTOTYPE_KEYS.includes(key))) return { field, message: `property ${field} should not exist` };
@@ -44,11 +45,13 @@ function unstorableText(dto: unknown): FieldError | undefined {
   const bad = (s: string) => s.includes('\u0000') || !s.isWellFormed();
   for (let item = stack.pop(); item; item = stack.pop()) {
     const { value, path } = item;
-    if (typeof value === 'string' && bad(value)) return { field: path, message: `${path} must not contain NUL characters or unpaired surrogates` };
+    if (typeof value === 'string' && bad(value))
+      return { field: path, message: `${path} must not contain NUL characters or unpaired surrogates` };
     if (typeof value !== 'object' || value === null) continue;
     for (const [key, child] of Object.entries(value)) {
       const field = childPath(path, key, Array.isArray(value));
-      if (bad(key)) return { field: path || 'body', message: `${path || 'body'} has a property name with NUL characters or unpaired surrogates` };
+      if (bad(key))
+        return { field: path || 'body', message: `${path || 'body'} has a property name with NUL characters or unpaired surrogates` };
       stack.push({ value: child, path: field });
     }
   }

@@ -28,5 +28,7 @@ describe('parseIsoTimestamp', () => {
     ['an empty string', ''],
   ])('rejects %s', (_label, input) => expect(parseIsoTimestamp(input)).toBeUndefined());
 
-  it.each([[1767225600000], [null], [undefined], [{}]])('rejects the non-string %p', (value) => expect(parseIsoTimestamp(value)).toBeUndefined());
+  it.each([[1767225600000], [null], [undefined], [{}]])('rejects the non-string %p', (value) =>
+    expect(parseIsoTimestamp(value)).toBeUndefined(),
+  );
 });

@@ -12,7 +12,8 @@ export function parseIsoTimestamp(value: unknown): Date | undefined {
   // V8 rolls 2026-02-30 over to March 2: check the calendar date ourselves.
   const calendar = new Date(Date.UTC(Number(year), Number(month) - 1, Number(day)));
   if (calendar.getUTCMonth() !== Number(month) - 1 || calendar.getUTCDate() !== Number(day)) return undefined;
-  if (Number(hour) > 23 || Number(minute) > 59 || Number(second) > 59 || Number(offsetHours) > 23 || Number(offsetMinutes) > 59) return undefined;
+  if (Number(hour) > 23 || Number(minute) > 59 || Number(second) > 59 || Number(offsetHours) > 23 || Number(offsetMinutes) > 59)
+    return undefined;
   const date = new Date(value);
   return Number.isNaN(date.getTime()) ? undefined : date;
 }

@@ -29,8 +29,13 @@ export function renderDashboardError(exception: unknown, req: Request, res: Resp
   const locals = { ...safeViewLocals(req), status, title: TITLES[status] ?? 'Error' };
   res.status(status).setHeader('Cache-Control', 'no-store');
   if (status === 429 && req.path === '/login') return res.render('login', { ...locals, title: 'Log in', error: LOGIN_THROTTLED_MESSAGE });
-  const message = status >= 500 && status !== 503 ? `The error was logged with request id ${String((req as { id?: unknown }).id ?? '-')}.` : body.error.message;
-  res.render('error', { ...locals, message }, (err, html) => (err ? res.type('text/plain').send(`${status} ${locals.title}`) : res.send(html)));
+  const message =
+    status >= 500 && status !== 503
+      ? `The error was logged with request id ${String((req as { id?: unknown }).id ?? '-')}.`
+      : body.error.message;
+  res.render('error', { ...locals, message }, (err, html) =>
+    err ? res.type('text/plain').send(`${status} ${locals.title}`) : res.send(html),
+  );
 }
 
 /** The session itself may be what failed (store down): render without its locals then. */

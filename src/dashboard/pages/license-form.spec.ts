@@ -1,8 +1,18 @@
 import type { Product } from '../../products/product.entity';
 import { emptyLicenseForm, licenseFormView, readLicenseForm, toCreateLicenseInput, withFormLabels } from './license-form';
 
-const erp = { code: 'ERP_SUITE', name: 'ERP Suite', defaultLimits: { max_installations: 1, max_operators: 10 }, availableFeatures: ['ACCOUNTING', 'PAYROLL'] } as unknown as Product;
-const pos = { code: 'POS_RETAIL', name: 'POS', defaultLimits: { max_installations: 1 }, availableFeatures: ['REPORTS'] } as unknown as Product;
+const erp = {
+  code: 'ERP_SUITE',
+  name: 'ERP Suite',
+  defaultLimits: { max_installations: 1, max_operators: 10 },
+  availableFeatures: ['ACCOUNTING', 'PAYROLL'],
+} as unknown as Product;
+const pos = {
+  code: 'POS_RETAIL',
+  name: 'POS',
+  defaultLimits: { max_installations: 1 },
+  availableFeatures: ['REPORTS'],
+} as unknown as Product;
 
 describe('new-licence form', () => {
   const body = {
@@ -24,7 +34,12 @@ describe('new-licence form', () => {
 
   it("reads the chosen product's features and limits only, trimmed", () => {
     const form = readLicenseForm(body, [erp, pos]);
-    expect(form).toMatchObject({ product_code: 'ERP_SUITE', customer_name: 'Kod Mike', features: ['PAYROLL'], limits: { max_installations: '2', max_operators: '' } });
+    expect(form).toMatchObject({
+      product_code: 'ERP_SUITE',
+      customer_name: 'Kod Mike',
+      features: ['PAYROLL'],
+      limits: { max_installations: '2', max_operators: '' },
+    });
   });
 
   it('turns the form into the admin API input: empty optional fields left out, numbers parsed, the date as the end of its day', () => {
@@ -64,14 +79,24 @@ describe('new-licence form', () => {
   });
 
   it('names labels instead of JSON fields in messages', () => {
-    expect(withFormLabels([{ field: 'customer_email', message: 'customer_email must be an email address' }])[0].message).toBe('Customer e-mail must be an email address');
-    expect(withFormLabels([{ field: 'limits.x', message: 'limits limit "x" must be an integer' }])[0].message).toBe('Limits limit "x" must be an integer');
+    expect(withFormLabels([{ field: 'customer_email', message: 'customer_email must be an email address' }])[0].message).toBe(
+      'Customer e-mail must be an email address',
+    );
+    expect(withFormLabels([{ field: 'limits.x', message: 'limits limit "x" must be an integer' }])[0].message).toBe(
+      'Limits limit "x" must be an integer',
+    );
     expect(withFormLabels([{ field: 'body', message: 'something' }])[0].message).toBe('something');
   });
 
   it("shows every product's group, with all features checked except in the chosen product's typed choice", () => {
     const view = licenseFormView([erp, pos], { ...emptyLicenseForm(erp), features: ['ACCOUNTING'] });
-    expect(view.products[0]).toMatchObject({ chosen: true, features: [{ name: 'ACCOUNTING', checked: true }, { name: 'PAYROLL', checked: false }] });
+    expect(view.products[0]).toMatchObject({
+      chosen: true,
+      features: [
+        { name: 'ACCOUNTING', checked: true },
+        { name: 'PAYROLL', checked: false },
+      ],
+    });
     expect(view.products[1]).toMatchObject({ chosen: false, features: [{ name: 'REPORTS', checked: true }] });
     expect(view.products[0].limits).toEqual([
       { name: 'max_installations', field: 'limit.ERP_SUITE.max_installations', productDefault: 1, value: '' },

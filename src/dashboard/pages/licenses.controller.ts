@@ -17,7 +17,14 @@ import { DashboardController } from '../http/dashboard-controller.decorator';
 import { asFormBody, formText } from '../http/forms';
 import { DashboardIdPipe } from '../http/id-param';
 import { setFlash } from '../http/view-locals';
-import { emptyLicenseForm, LicenseFormValues, licenseFormView, readLicenseForm, toCreateLicenseInput, withFormLabels } from './license-form';
+import {
+  emptyLicenseForm,
+  LicenseFormValues,
+  licenseFormView,
+  readLicenseForm,
+  toCreateLicenseInput,
+  withFormLabels,
+} from './license-form';
 import { pageNumber, pagination } from './pagination';
 import { payloadPreview } from './payload-preview';
 
@@ -80,7 +87,13 @@ export class LicensesPagesController {
       res.redirect(303, `/licenses/${license.id}`);
     } catch (err) {
       if (!(err instanceof AppError) || err.status !== 400) throw err;
-      this.renderForm(res, 400, products, form, (err.details?.fields as FieldError[] | undefined) ?? [{ field: 'form', message: err.message }]);
+      this.renderForm(
+        res,
+        400,
+        products,
+        form,
+        (err.details?.fields as FieldError[] | undefined) ?? [{ field: 'form', message: err.message }],
+      );
     }
   }
 
@@ -97,7 +110,12 @@ export class LicensesPagesController {
   }
 
   @Post(':id/revoke')
-  async revoke(@Param('id', DashboardIdPipe) id: number, @Req() req: Request, @Res() res: Response, @CurrentActor() actor: Actor): Promise<void> {
+  async revoke(
+    @Param('id', DashboardIdPipe) id: number,
+    @Req() req: Request,
+    @Res() res: Response,
+    @CurrentActor() actor: Actor,
+  ): Promise<void> {
     await this.act(req, res, id, async () => {
       const { value, errors } = await checkDto(RevokeLicenseDto, { reason: formText(asFormBody(req.body), 'reason') });
       if (!value) throw AppError.validation(errors.length ? errors : [{ field: 'reason', message: 'give a reason' }]);
@@ -108,7 +126,12 @@ export class LicensesPagesController {
 
   /** One machine's seat (machine_fingerprint given) or every seat. */
   @Post(':id/release')
-  async release(@Param('id', DashboardIdPipe) id: number, @Req() req: Request, @Res() res: Response, @CurrentActor() actor: Actor): Promise<void> {
+  async release(
+    @Param('id', DashboardIdPipe) id: number,
+    @Req() req: Request,
+    @Res() res: Response,
+    @CurrentActor() actor: Actor,
+  ): Promise<void> {
     await this.act(req, res, id, async () => {
       const body = asFormBody(req.body);
       const plain: Record<string, unknown> = {};
@@ -122,7 +145,12 @@ export class LicensesPagesController {
   }
 
   @Post(':id/suspend')
-  async suspend(@Param('id', DashboardIdPipe) id: number, @Req() req: Request, @Res() res: Response, @CurrentActor() actor: Actor): Promise<void> {
+  async suspend(
+    @Param('id', DashboardIdPipe) id: number,
+    @Req() req: Request,
+    @Res() res: Response,
+    @CurrentActor() actor: Actor,
+  ): Promise<void> {
     await this.act(req, res, id, async () => {
       await this.licenses.updateLicense(id, { active: false }, actor);
       return 'Licence suspended: it no longer activates or validates until reinstated.';
@@ -130,7 +158,12 @@ export class LicensesPagesController {
   }
 
   @Post(':id/reinstate')
-  async reinstate(@Param('id', DashboardIdPipe) id: number, @Req() req: Request, @Res() res: Response, @CurrentActor() actor: Actor): Promise<void> {
+  async reinstate(
+    @Param('id', DashboardIdPipe) id: number,
+    @Req() req: Request,
+    @Res() res: Response,
+    @CurrentActor() actor: Actor,
+  ): Promise<void> {
     await this.act(req, res, id, async () => {
       await this.licenses.updateLicense(id, { active: true }, actor);
       return 'Licence reinstated.';

@@ -16,7 +16,11 @@ export class OverviewController {
   async overview() {
     const [products, recent] = await Promise.all([this.stats.productStats(), this.audit.listEntries({ limit: 10, offset: 0 })]);
     const totals = products.reduce(
-      (sum, p) => ({ licenses: sum.licenses + p.licenses.total, usable: sum.usable + p.licenses.active + p.licenses.grace, seats: sum.seats + p.activations.current }),
+      (sum, p) => ({
+        licenses: sum.licenses + p.licenses.total,
+        usable: sum.usable + p.licenses.active + p.licenses.grace,
+        seats: sum.seats + p.activations.current,
+      }),
       { licenses: 0, usable: 0, seats: 0 },
     );
     return { title: 'Dashboard', nav: 'dashboard', products, totals, recent: recent.items };

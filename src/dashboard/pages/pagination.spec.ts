@@ -13,7 +13,15 @@ describe('pagination', () => {
 
   it('links to the neighbours, keeping the non-empty filters', () => {
     const p = pagination('/licenses', { q: 'a&b', status: '', product: undefined }, 2, 25, 60);
-    expect(p).toEqual({ page: 2, pages: 3, total: 60, first: 26, last: 50, prev: '/licenses?q=a%26b&page=1', next: '/licenses?q=a%26b&page=3' });
+    expect(p).toEqual({
+      page: 2,
+      pages: 3,
+      total: 60,
+      first: 26,
+      last: 50,
+      prev: '/licenses?q=a%26b&page=1',
+      next: '/licenses?q=a%26b&page=3',
+    });
   });
 
   it('handles an empty list and a page past the end', () => {

@@ -4,10 +4,17 @@ export function pageNumber(raw: unknown): number {
 }
 
 /** Previous/next links that keep the current filters (URL-encoded here; Handlebars escapes them for HTML). */
-export function pagination(path: string, filters: Record<string, string | number | undefined>, page: number, pageSize: number, total: number) {
+export function pagination(
+  path: string,
+  filters: Record<string, string | number | undefined>,
+  page: number,
+  pageSize: number,
+  total: number,
+) {
   const pages = Math.max(1, Math.ceil(total / pageSize));
   const kept = Object.entries(filters).filter(([, v]) => v !== undefined && v !== '') as [string, string | number][];
-  const link = (p: number) => `${path}?${new URLSearchParams([...kept.map(([k, v]): [string, string] => [k, String(v)]), ['page', String(p)]])}`;
+  const link = (p: number) =>
+    `${path}?${new URLSearchParams([...kept.map(([k, v]): [string, string] => [k, String(v)]), ['page', String(p)]])}`;
   const first = total === 0 ? 0 : Math.min((page - 1) * pageSize + 1, total + 1);
   return {
     page,

@@ -71,7 +71,9 @@ export class InitialSchema1763780000000 implements MigrationInterface {
         CHECK ((released_at IS NULL) = (release_reason IS NULL))
       )`);
     // At most one current seat per machine and licence, whatever the races.
-    await q.query(`CREATE UNIQUE INDEX activations_current_seat_key ON activations (license_id, machine_fingerprint) WHERE released_at IS NULL`);
+    await q.query(
+      `CREATE UNIQUE INDEX activations_current_seat_key ON activations (license_id, machine_fingerprint) WHERE released_at IS NULL`,
+    );
     await q.query(`CREATE INDEX activations_license_idx ON activations (license_id, activated_at DESC, id DESC)`);
     await q.query(`CREATE INDEX activations_activated_idx ON activations (activated_at)`);
 

@@ -139,21 +139,40 @@ export class StatsCounters1795323918361 implements MigrationInterface {
 
     const licenseCounted = ['product_id', 'license_type', 'revoked', 'active', 'expires_at', 'grace_days'];
     const seatCounted = ['license_id', 'activated_at', 'released_at'];
-    const changed = (cols: string[]) => `(${cols.map((c) => `OLD.${c}`).join(', ')}) IS DISTINCT FROM (${cols.map((c) => `NEW.${c}`).join(', ')})`;
-    await q.query(`CREATE TRIGGER licenses_stats_insert AFTER INSERT ON licenses REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION licenses_stats_insert()`);
-    await q.query(`CREATE TRIGGER licenses_stats_delete AFTER DELETE ON licenses REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION licenses_stats_delete()`);
-    await q.query(`CREATE TRIGGER licenses_stats_delete_seats BEFORE DELETE ON licenses FOR EACH ROW EXECUTE FUNCTION licenses_stats_delete_seats()`);
-    await q.query(`CREATE TRIGGER licenses_stats_update AFTER UPDATE OF ${licenseCounted.join(', ')} ON licenses FOR EACH ROW WHEN (${changed(licenseCounted)}) EXECUTE FUNCTION licenses_stats_update()`);
+    const changed = (cols: string[]) =>
+      `(${cols.map((c) => `OLD.${c}`).join(', ')}) IS DISTINCT FROM (${cols.map((c) => `NEW.${c}`).join(', ')})`;
+    await q.query(
+      `CREATE TRIGGER licenses_stats_insert AFTER INSERT ON licenses REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION licenses_stats_insert()`,
+    );
+    await q.query(
+      `CREATE TRIGGER licenses_stats_delete AFTER DELETE ON licenses REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION licenses_stats_delete()`,
+    );
+    await q.query(
+      `CREATE TRIGGER licenses_stats_delete_seats BEFORE DELETE ON licenses FOR EACH ROW EXECUTE FUNCTION licenses_stats_delete_seats()`,
+    );
+    await q.query(
+      `CREATE TRIGGER licenses_stats_update AFTER UPDATE OF ${licenseCounted.join(', ')} ON licenses FOR EACH ROW WHEN (${changed(licenseCounted)}) EXECUTE FUNCTION licenses_stats_update()`,
+    );
     await q.query(`CREATE TRIGGER licenses_stats_truncate AFTER TRUNCATE ON licenses FOR EACH STATEMENT EXECUTE FUNCTION stats_truncate()`);
-    await q.query(`CREATE TRIGGER seats_stats_insert AFTER INSERT ON activations REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION seats_stats_insert()`);
-    await q.query(`CREATE TRIGGER seats_stats_delete AFTER DELETE ON activations REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION seats_stats_delete()`);
-    await q.query(`CREATE TRIGGER seats_stats_update AFTER UPDATE OF ${seatCounted.join(', ')} ON activations FOR EACH ROW WHEN (${changed(seatCounted)}) EXECUTE FUNCTION seats_stats_update()`);
+    await q.query(
+      `CREATE TRIGGER seats_stats_insert AFTER INSERT ON activations REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION seats_stats_insert()`,
+    );
+    await q.query(
+      `CREATE TRIGGER seats_stats_delete AFTER DELETE ON activations REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION seats_stats_delete()`,
+    );
+    await q.query(
+      `CREATE TRIGGER seats_stats_update AFTER UPDATE OF ${seatCounted.join(', ')} ON activations FOR EACH ROW WHEN (${changed(seatCounted)}) EXECUTE FUNCTION seats_stats_update()`,
+    );
     await q.query(`CREATE TRIGGER seats_stats_truncate AFTER TRUNCATE ON activations FOR EACH STATEMENT EXECUTE FUNCTION stats_truncate()`);
 
     // Today's part of the day buckets is counted from the rows: these keep that to one day's worth of index,
     // read without visiting the table (an index-only scan needs every column the query names).
-    await q.query(`CREATE INDEX licenses_usable_expires_idx ON licenses (expires_at) INCLUDE (product_id) WHERE NOT revoked AND active AND expires_at IS NOT NULL`);
-    await q.query(`CREATE INDEX licenses_usable_grace_end_idx ON licenses (license_grace_end(expires_at, grace_days)) INCLUDE (product_id, expires_at, grace_days) WHERE NOT revoked AND active AND expires_at IS NOT NULL`);
+    await q.query(
+      `CREATE INDEX licenses_usable_expires_idx ON licenses (expires_at) INCLUDE (product_id) WHERE NOT revoked AND active AND expires_at IS NOT NULL`,
+    );
+    await q.query(
+      `CREATE INDEX licenses_usable_grace_end_idx ON licenses (license_grace_end(expires_at, grace_days)) INCLUDE (product_id, expires_at, grace_days) WHERE NOT revoked AND active AND expires_at IS NOT NULL`,
+    );
 
     await q.query(`
       INSERT INTO stats_deltas (product_id, metric, day, n)
@@ -169,9 +188,15 @@ export class StatsCounters1795323918361 implements MigrationInterface {
 
   async down(q: QueryRunner): Promise<void> {
     for (const [trigger, table] of [
-      ['licenses_stats_insert', 'licenses'], ['licenses_stats_delete', 'licenses'], ['licenses_stats_delete_seats', 'licenses'],
-      ['licenses_stats_update', 'licenses'], ['licenses_stats_truncate', 'licenses'], ['seats_stats_insert', 'activations'],
-      ['seats_stats_delete', 'activations'], ['seats_stats_update', 'activations'], ['seats_stats_truncate', 'activations'],
+      ['licenses_stats_insert', 'licenses'],
+      ['licenses_stats_delete', 'licenses'],
+      ['licenses_stats_delete_seats', 'licenses'],
+      ['licenses_stats_update', 'licenses'],
+      ['licenses_stats_truncate', 'licenses'],
+      ['seats_stats_insert', 'activations'],
+      ['seats_stats_delete', 'activations'],
+      ['seats_stats_update', 'activations'],
+      ['seats_stats_truncate', 'activations'],
     ]) {
       await q.query(`DROP TRIGGER IF EXISTS ${trigger} ON ${table}`);
     }

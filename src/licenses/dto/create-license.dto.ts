@@ -1,5 +1,19 @@
 import { ApiProperty, ApiPropertyOptional, OmitType, PartialType } from '@nestjs/swagger';
-import { ArrayMaxSize, ArrayUnique, IsArray, IsBoolean, IsEmail, IsIn, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
+import {
+  ArrayMaxSize,
+  ArrayUnique,
+  IsArray,
+  IsBoolean,
+  IsEmail,
+  IsIn,
+  IsInt,
+  IsOptional,
+  IsString,
+  Matches,
+  Max,
+  MaxLength,
+  Min,
+} from 'class-validator';
 import { IsIsoTimestamp } from '../../common/validation/iso-timestamp';
 import { FEATURE_NAME, IsLimitsMap, IsStorableText } from '../../common/validation/validators';
 import { LICENSE_TYPES, type LicenseType } from '../license-type';
@@ -11,23 +25,41 @@ export const DEFAULT_GRACE_DAYS = 7;
 /** Licence creation input (SPEC 2.3, CONTRACT 3). Also the service's input type for the dashboard. */
 export class CreateLicenseDto {
   @ApiProperty({ example: 'POS_RETAIL', description: 'code of an active product' })
-  @IsString() @MaxLength(32)
+  @IsString()
+  @MaxLength(32)
   product_code: string;
 
-  @ApiProperty({ enum: LICENSE_TYPES, example: 'MONTHLY', description: 'TRIAL 14 days, MONTHLY 1, QUARTERLY 3, YEARLY 12 calendar months, PERPETUAL never expires' })
+  @ApiProperty({
+    enum: LICENSE_TYPES,
+    example: 'MONTHLY',
+    description: 'TRIAL 14 days, MONTHLY 1, QUARTERLY 3, YEARLY 12 calendar months, PERPETUAL never expires',
+  })
   @IsIn(LICENSE_TYPES)
   license_type: LicenseType;
 
   @ApiProperty({ example: 'Prodavnica Kod Mike d.o.o.', minLength: 1, maxLength: 200 })
-  @IsString() @MaxLength(200) @Matches(NOT_BLANK, { message: 'customer_name must not be empty' }) @IsStorableText()
+  @IsString()
+  @MaxLength(200)
+  @Matches(NOT_BLANK, { message: 'customer_name must not be empty' })
+  @IsStorableText()
   customer_name: string;
 
   @ApiPropertyOptional({ example: 'office@example.rs', maxLength: 254, nullable: true, type: String })
-  @IsOptional() @IsString() @MaxLength(254) @IsEmail({}, { message: 'customer_email must be an email address' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(254)
+  @IsEmail({}, { message: 'customer_email must be an email address' })
   customer_email?: string | null;
 
-  @ApiPropertyOptional({ example: '101134702', pattern: '^[1-9]\\d{8}$', nullable: true, type: String, description: 'Serbian tax id with a valid check digit' })
-  @IsOptional() @IsPib()
+  @ApiPropertyOptional({
+    example: '101134702',
+    pattern: '^[1-9]\\d{8}$',
+    nullable: true,
+    type: String,
+    description: 'Serbian tax id with a valid check digit',
+  })
+  @IsOptional()
+  @IsPib()
   customer_pib?: string | null;
 
   @ApiPropertyOptional({
@@ -36,27 +68,43 @@ export class CreateLicenseDto {
     example: { max_installations: 2, max_operators: 10 },
     description: "the licence's own limits; the product's default_limits apply beneath",
   })
-  @IsOptionalNotNull() @IsLimitsMap()
+  @IsOptionalNotNull()
+  @IsLimitsMap()
   limits?: Record<string, number>;
 
-  @ApiPropertyOptional({ type: [String], example: ['FISCAL_PRINTING', 'REPORTS'], description: "unique names from the product's available_features; omitted: all of them" })
-  @IsOptionalNotNull() @IsArray() @ArrayMaxSize(64) @ArrayUnique()
-  @IsString({ each: true }) @Matches(FEATURE_NAME, { each: true, message: 'each feature must be UPPER_SNAKE_CASE' })
+  @ApiPropertyOptional({
+    type: [String],
+    example: ['FISCAL_PRINTING', 'REPORTS'],
+    description: "unique names from the product's available_features; omitted: all of them",
+  })
+  @IsOptionalNotNull()
+  @IsArray()
+  @ArrayMaxSize(64)
+  @ArrayUnique()
+  @IsString({ each: true })
+  @Matches(FEATURE_NAME, { each: true, message: 'each feature must be UPPER_SNAKE_CASE' })
   features?: string[];
 
   @ApiPropertyOptional({ type: 'integer', minimum: 0, maximum: MAX_GRACE_DAYS, default: DEFAULT_GRACE_DAYS, example: 7 })
-  @IsOptionalNotNull() @IsInt() @Min(0) @Max(MAX_GRACE_DAYS)
+  @IsOptionalNotNull()
+  @IsInt()
+  @Min(0)
+  @Max(MAX_GRACE_DAYS)
   grace_days?: number;
 
   @ApiPropertyOptional({ example: 'Ordered by phone', maxLength: 2000, nullable: true, type: String })
-  @IsOptional() @IsString() @MaxLength(2000) @IsStorableText()
+  @IsOptional()
+  @IsString()
+  @MaxLength(2000)
+  @IsStorableText()
   notes?: string | null;
 
   @ApiPropertyOptional({
     example: '2027-01-31T00:00:00Z',
     description: 'ISO timestamp with a zone, in the future; default computed from license_type. Not allowed for PERPETUAL',
   })
-  @IsOptionalNotNull() @IsIsoTimestamp()
+  @IsOptionalNotNull()
+  @IsIsoTimestamp()
   expires_at?: string;
 }
 
@@ -64,12 +112,21 @@ export class CreateLicenseDto {
  * PUT /licenses/{id}: every creation field but product_code, all optional (CONTRACT 5). `null` clears
  * customer_email, customer_pib and notes, and is the expiry of PERPETUAL licences; other fields refuse it.
  */
-export class UpdateLicenseDto extends PartialType(OmitType(CreateLicenseDto, ['product_code', 'expires_at'] as const), { skipNullProperties: false }) {
-  @ApiPropertyOptional({ example: '2026-12-31T23:59:59Z', nullable: true, type: String, description: 'may be in the past (ends the licence early); null only for PERPETUAL' })
-  @IsOptional() @IsIsoTimestamp()
+export class UpdateLicenseDto extends PartialType(OmitType(CreateLicenseDto, ['product_code', 'expires_at'] as const), {
+  skipNullProperties: false,
+}) {
+  @ApiPropertyOptional({
+    example: '2026-12-31T23:59:59Z',
+    nullable: true,
+    type: String,
+    description: 'may be in the past (ends the licence early); null only for PERPETUAL',
+  })
+  @IsOptional()
+  @IsIsoTimestamp()
   expires_at?: string | null;
 
   @ApiPropertyOptional({ example: false, description: 'false suspends, true reinstates (never for a revoked licence)' })
-  @IsOptionalNotNull() @IsBoolean()
+  @IsOptionalNotNull()
+  @IsBoolean()
   active?: boolean;
 }

@@ -6,18 +6,30 @@ import { IsOptionalNotNull, MACHINE_FINGERPRINT_PATTERN, normalizeFingerprint, N
 
 export class RevokeLicenseDto {
   @ApiProperty({ example: 'Customer stopped paying', minLength: 1, maxLength: 500 })
-  @IsString() @MaxLength(500) @Matches(NOT_BLANK, { message: 'reason must not be empty' }) @IsStorableText()
+  @IsString()
+  @MaxLength(500)
+  @Matches(NOT_BLANK, { message: 'reason must not be empty' })
+  @IsStorableText()
   reason: string;
 }
 
 export class ReleaseSeatsDto {
-  @ApiPropertyOptional({ example: 'sha256:' + 'ab'.repeat(32), pattern: MACHINE_FINGERPRINT_PATTERN.source, description: 'release this seat only; omitted: release every seat' })
-  @IsOptionalNotNull() @Transform(normalizeFingerprint) @IsString()
+  @ApiPropertyOptional({
+    example: 'sha256:' + 'ab'.repeat(32),
+    pattern: MACHINE_FINGERPRINT_PATTERN.source,
+    description: 'release this seat only; omitted: release every seat',
+  })
+  @IsOptionalNotNull()
+  @Transform(normalizeFingerprint)
+  @IsString()
   @Matches(MACHINE_FINGERPRINT_PATTERN, { message: 'machine_fingerprint must be sha256: followed by 64 hex digits' })
   machine_fingerprint?: string;
 
   @ApiPropertyOptional({ example: 'Machine was stolen', maxLength: 500, nullable: true, type: String })
-  @IsOptional() @IsString() @MaxLength(500) @IsStorableText()
+  @IsOptional()
+  @IsString()
+  @MaxLength(500)
+  @IsStorableText()
   reason?: string | null;
 }
 

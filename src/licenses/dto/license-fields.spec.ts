@@ -19,8 +19,10 @@ describe('isValidPib', () => {
 
 describe('normalizeFingerprint', () => {
   const hex = 'ab'.repeat(32);
-  it('lower-cases upper-case hex digests', () => expect(normalizeFingerprint({ value: `sha256:${hex.toUpperCase()}` })).toBe(`sha256:${hex}`));
+  it('lower-cases upper-case hex digests', () =>
+    expect(normalizeFingerprint({ value: `sha256:${hex.toUpperCase()}` })).toBe(`sha256:${hex}`));
   it('keeps valid ones', () => expect(normalizeFingerprint({ value: `sha256:${hex}` })).toBe(`sha256:${hex}`));
   it.each([`SHA256:${hex}`, `sha256:${hex}0`, 'x', 42, null])('leaves %p for validation to reject', (value) =>
-    expect(normalizeFingerprint({ value })).toBe(value));
+    expect(normalizeFingerprint({ value })).toBe(value),
+  );
 });

@@ -28,7 +28,8 @@ export class LicenseListItemDto {
   @ApiProperty({ enum: LICENSE_TYPES, example: 'MONTHLY' }) license_type: LicenseType;
   @ApiProperty({ example: 'Prodavnica Kod Mike d.o.o.' }) customer_name: string;
   @ApiProperty({ nullable: true, type: String, example: 'office@example.rs' }) customer_email: string | null;
-  @ApiProperty({ nullable: true, type: String, example: '2026-02-28T10:00:00.000Z', description: 'null: never expires' }) expires_at: string | null;
+  @ApiProperty({ nullable: true, type: String, example: '2026-02-28T10:00:00.000Z', description: 'null: never expires' }) expires_at:
+    string | null;
   @ApiProperty({ example: true, description: 'false: suspended' }) active: boolean;
   @ApiProperty({ example: false }) revoked: boolean;
   @ApiProperty({ enum: LICENSE_STATUSES, example: 'active' }) status: LicenseStatus;
@@ -73,13 +74,19 @@ export class LicenseDetailsDto {
     description: "effective limits: the licence's own over the product's defaults",
   })
   limits: Record<string, number>;
-  @ApiProperty({ type: 'object', additionalProperties: { type: 'integer' }, example: { max_operators: 10 }, description: "the licence's own limits as stored" })
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: { type: 'integer' },
+    example: { max_operators: 10 },
+    description: "the licence's own limits as stored",
+  })
   limit_overrides: Record<string, number>;
   @ApiProperty({ type: [String], example: ['FISCAL_PRINTING', 'REPORTS'] }) features: string[];
   @ApiProperty({ example: 7 }) grace_days: number;
   @ApiProperty({ nullable: true, type: String, example: 'Ordered by phone' }) notes: string | null;
   @ApiProperty({ nullable: true, type: String, example: '2026-02-28T10:00:00.000Z' }) expires_at: string | null;
-  @ApiProperty({ nullable: true, type: String, example: '2026-03-07T10:00:00.000Z', description: 'expires_at + grace_days' }) grace_ends_at: string | null;
+  @ApiProperty({ nullable: true, type: String, example: '2026-03-07T10:00:00.000Z', description: 'expires_at + grace_days' })
+  grace_ends_at: string | null;
   @ApiProperty({ example: true }) active: boolean;
   @ApiProperty({ example: false }) revoked: boolean;
   @ApiProperty({ nullable: true, type: String, example: null }) revoked_at: string | null;

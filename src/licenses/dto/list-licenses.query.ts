@@ -8,18 +8,26 @@ import { LICENSE_TYPES, type LicenseType } from '../license-type';
 /** GET /licenses filters (CONTRACT 5); every one optional and combined with AND. */
 export class ListLicensesQueryDto extends PageQueryDto {
   @ApiPropertyOptional({ example: 'POS_RETAIL', description: 'product code' })
-  @IsOptional() @IsString() @MaxLength(32)
+  @IsOptional()
+  @IsString()
+  @MaxLength(32)
   product?: string;
 
   @ApiPropertyOptional({ enum: LICENSE_STATUSES, example: 'active' })
-  @IsOptional() @IsIn(LICENSE_STATUSES)
+  @IsOptional()
+  @IsIn(LICENSE_STATUSES)
   status?: LicenseStatus;
 
   @ApiPropertyOptional({ enum: LICENSE_TYPES, example: 'MONTHLY' })
-  @IsOptional() @IsIn(LICENSE_TYPES)
+  @IsOptional()
+  @IsIn(LICENSE_TYPES)
   license_type?: LicenseType;
 
   @ApiPropertyOptional({ example: 'kod mike', description: 'case-insensitive literal substring of customer name, e-mail or licence key' })
-  @IsOptional() @IsString() @MinLength(1) @MaxLength(200) @IsStorableText()
+  @IsOptional()
+  @IsString()
+  @MinLength(1)
+  @MaxLength(200)
+  @IsStorableText()
   q?: string;
 }

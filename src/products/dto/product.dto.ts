@@ -5,28 +5,39 @@ import type { Product } from '../product.entity';
 
 export class CreateProductDto {
   @ApiProperty({ example: 'POS_RETAIL', pattern: '^[A-Z][A-Z0-9_]{1,31}$' })
-  @IsString() @Matches(/^[A-Z][A-Z0-9_]{1,31}$/, { message: 'code must match ^[A-Z][A-Z0-9_]{1,31}$' })
+  @IsString()
+  @Matches(/^[A-Z][A-Z0-9_]{1,31}$/, { message: 'code must match ^[A-Z][A-Z0-9_]{1,31}$' })
   code: string;
 
   @ApiProperty({ example: 'Retail Point of Sale', maxLength: 200 })
-  @IsString() @MinLength(1) @MaxLength(200) @IsStorableText()
+  @IsString()
+  @MinLength(1)
+  @MaxLength(200)
+  @IsStorableText()
   name: string;
 
   @ApiProperty({ example: 'POS', pattern: '^[A-Z0-9]{2,8}$' })
-  @IsString() @Matches(/^[A-Z0-9]{2,8}$/, { message: 'key_prefix must match ^[A-Z0-9]{2,8}$' })
+  @IsString()
+  @Matches(/^[A-Z0-9]{2,8}$/, { message: 'key_prefix must match ^[A-Z0-9]{2,8}$' })
   key_prefix: string;
 
   @ApiPropertyOptional({ type: 'object', additionalProperties: { type: 'integer' }, example: { max_installations: 1 } })
-  @IsOptionalNotNull() @IsLimitsMap()
+  @IsOptionalNotNull()
+  @IsLimitsMap()
   default_limits?: Record<string, number>;
 
   @ApiPropertyOptional({ type: [String], example: ['REPORTS', 'MULTI_OPERATOR'] })
-  @IsOptionalNotNull() @IsArray() @ArrayMaxSize(64) @ArrayUnique()
-  @IsString({ each: true }) @Matches(FEATURE_NAME, { each: true, message: 'each feature must be UPPER_SNAKE_CASE' })
+  @IsOptionalNotNull()
+  @IsArray()
+  @ArrayMaxSize(64)
+  @ArrayUnique()
+  @IsString({ each: true })
+  @Matches(FEATURE_NAME, { each: true, message: 'each feature must be UPPER_SNAKE_CASE' })
   available_features?: string[];
 
   @ApiPropertyOptional({ default: true })
-  @IsOptionalNotNull() @IsBoolean()
+  @IsOptionalNotNull()
+  @IsBoolean()
   active?: boolean;
 }
 

@@ -48,14 +48,20 @@ function withoutEchoes(text: string, sent: string[]): string {
 }
 
 export function leaks(res: RawResponse, sent: string[] = []): string[] {
-  const text = withoutEchoes(`${Object.entries(res.headers).map(([k, v]) => `${k}: ${v.join(', ')}`).join('\n')}\n${res.body}`, sent);
+  const text = withoutEchoes(
+    `${Object.entries(res.headers)
+      .map(([k, v]) => `${k}: ${v.join(', ')}`)
+      .join('\n')}\n${res.body}`,
+    sent,
+  );
   return LEAK_PATTERNS.filter((p) => p.test(text)).map((p) => `leaks ${p}`);
 }
 
 /** Problems with an error answer: CONTRACT 2's body exactly, JSON, bounded, nosniff. */
 export function contractProblems(res: RawResponse): string[] {
   const problems: string[] = [];
-  if (!(res.headers['content-type']?.[0] ?? '').startsWith('application/json')) problems.push(`content-type ${res.headers['content-type']?.[0]}`);
+  if (!(res.headers['content-type']?.[0] ?? '').startsWith('application/json'))
+    problems.push(`content-type ${res.headers['content-type']?.[0]}`);
   if (res.headers['x-content-type-options']?.[0] !== 'nosniff') problems.push('no X-Content-Type-Options: nosniff');
   if (Buffer.byteLength(res.body) > MAX_ERROR_BODY_BYTES) problems.push(`error body of ${Buffer.byteLength(res.body)} bytes`);
   const body = res.json as { error?: Record<string, unknown> } | undefined;
@@ -67,7 +73,8 @@ export function contractProblems(res: RawResponse): string[] {
   if (extra.length) problems.push(`unexpected error members ${extra.join()}`);
   if (typeof error.code !== 'string' || !ERROR_CODES.has(error.code)) problems.push(`unknown code ${String(error.code)}`);
   if (typeof error.message !== 'string' || error.message.length === 0) problems.push('no message');
-  if (error.details !== undefined && (typeof error.details !== 'object' || error.details === null || Array.isArray(error.details))) problems.push('details is not an object');
+  if (error.details !== undefined && (typeof error.details !== 'object' || error.details === null || Array.isArray(error.details)))
+    problems.push('details is not an object');
   return problems;
 }
 

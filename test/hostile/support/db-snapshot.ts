@@ -28,7 +28,8 @@ export async function snapshot(sql: Sql): Promise<DbSnapshot> {
 /** What changed between two snapshots, as readable words ("licenses changed", "denied +1"). */
 export function changes(before: DbSnapshot, after: DbSnapshot): string[] {
   const out: string[] = [];
-  for (const table of ['products', 'licenses', 'activations', 'users', 'audit'] as const) if (before[table] !== after[table]) out.push(`${table} changed`);
+  for (const table of ['products', 'licenses', 'activations', 'users', 'audit'] as const)
+    if (before[table] !== after[table]) out.push(`${table} changed`);
   if (after.denied !== before.denied) out.push(`denied ${after.denied - before.denied > 0 ? '+' : ''}${after.denied - before.denied}`);
   return out;
 }

@@ -13,7 +13,8 @@ const UNLIMITED = '1000000000';
 
 /** The built server must exist: `npm run test:hostile` builds first. */
 export function assertBuilt(): void {
-  if (!existsSync(join(ROOT, 'dist', 'src', 'main.js'))) throw new Error('dist/src/main.js is missing: run `npm run build` (npm run test:hostile does)');
+  if (!existsSync(join(ROOT, 'dist', 'src', 'main.js')))
+    throw new Error('dist/src/main.js is missing: run `npm run build` (npm run test:hostile does)');
 }
 
 /**
@@ -75,7 +76,11 @@ export function postmasterOf(dataDir: string): { pid: number; port: number } {
 
 /** The postmaster and every backend it forked: what "every PostgreSQL process" means for a signal. */
 export function clusterProcesses(postmasterPid: number): number[] {
-  const children = execFileSync('pgrep', ['-P', String(postmasterPid)], { encoding: 'utf8' }).trim().split('\n').filter(Boolean).map(Number);
+  const children = execFileSync('pgrep', ['-P', String(postmasterPid)], { encoding: 'utf8' })
+    .trim()
+    .split('\n')
+    .filter(Boolean)
+    .map(Number);
   return [postmasterPid, ...children];
 }
 

@@ -31,9 +31,14 @@ export class RequestTimeout extends Error {}
 /** Serialises a request to HTTP/1.1 bytes with `Connection: close`. */
 export function requestBytes(req: RawRequest, host: string): Buffer {
   const body = req.body === undefined ? undefined : Buffer.isBuffer(req.body) ? req.body : Buffer.from(req.body, 'utf8');
-  const headers: [string, string][] = [...(req.noHost ? [] : ([['Host', host]] as [string, string][])), ['Connection', 'close'], ...(req.headers ?? [])];
+  const headers: [string, string][] = [
+    ...(req.noHost ? [] : ([['Host', host]] as [string, string][])),
+    ['Connection', 'close'],
+    ...(req.headers ?? []),
+  ];
   const has = (name: string) => headers.some(([n]) => n.toLowerCase() === name);
-  if (body && req.autoLength !== false && !has('content-length') && !has('transfer-encoding')) headers.push(['Content-Length', String(body.length)]);
+  if (body && req.autoLength !== false && !has('content-length') && !has('transfer-encoding'))
+    headers.push(['Content-Length', String(body.length)]);
   const head = `${req.method} ${req.path} HTTP/1.1\r\n${headers.map(([n, v]) => `${n}: ${v}`).join('\r\n')}\r\n\r\n`;
   return body ? Buffer.concat([Buffer.from(head, 'latin1'), body]) : Buffer.from(head, 'latin1');
 }
@@ -66,7 +71,15 @@ export function sendRaw(port: number, bytes: Buffer, timeoutMs = REQUEST_TIMEOUT
     });
     socket.on('end', () => {
       const parsed = tryParse(Buffer.concat(chunks), Date.now() - started, true);
-      finish(() => (parsed ? resolve(parsed) : reject(new Error(`connection closed without a complete response: ${JSON.stringify(Buffer.concat(chunks).toString('latin1').slice(0, 300))}`))));
+      finish(() =>
+        parsed
+          ? resolve(parsed)
+          : reject(
+              new Error(
+                `connection closed without a complete response: ${JSON.stringify(Buffer.concat(chunks).toString('latin1').slice(0, 300))}`,
+              ),
+            ),
+      );
     });
     socket.write(bytes);
   });
@@ -77,7 +90,8 @@ export const send = (port: number, req: RawRequest, timeoutMs?: number) => sendR
 /** Parses a complete HTTP/1.1 response; undefined while bytes are missing. */
 function tryParse(buf: Buffer, ms: number, closed = false): RawResponse | undefined {
   // Interim answers (100 Continue) come before the real one.
-  while (/^HTTP\/1\.[01] 1\d\d /.test(buf.subarray(0, 13).toString('latin1')) && buf.indexOf('\r\n\r\n') >= 0) buf = buf.subarray(buf.indexOf('\r\n\r\n') + 4);
+  while (/^HTTP\/1\.[01] 1\d\d /.test(buf.subarray(0, 13).toString('latin1')) && buf.indexOf('\r\n\r\n') >= 0)
+    buf = buf.subarray(buf.indexOf('\r\n\r\n') + 4);
   const end = buf.indexOf('\r\n\r\n');
   if (end < 0) return undefined;
   const lines = buf.subarray(0, end).toString('latin1').split('\r\n');
@@ -131,6 +145,7 @@ function decodeChunked(buf: Buffer): Buffer | undefined {
 /** A JSON request with the usual headers; `raw` bodies are sent verbatim (for raw JSON escapes such as "\ud800"). */
 export function jsonRequest(method: string, path: string, body?: unknown, extraHeaders: [string, string][] = [], raw = false): RawRequest {
   const headers: [string, string][] = [...extraHeaders];
-  if (body !== undefined && !headers.some(([n]) => n.toLowerCase() === 'content-type')) headers.unshift(['Content-Type', 'application/json']);
+  if (body !== undefined && !headers.some(([n]) => n.toLowerCase() === 'content-type'))
+    headers.unshift(['Content-Type', 'application/json']);
   return { method, path, headers, body: body === undefined ? undefined : raw ? (body as string) : JSON.stringify(body) };
 }

@@ -75,9 +75,27 @@ const KB100 = MANY(100 * 1024);
 const MB1 = MANY(1024 * 1024);
 
 type Kind =
-  | 'key' | 'fingerprint' | 'hostname' | 'shortText' | 'clientProduct' | 'productCode' | 'licenseType' | 'customerName'
-  | 'email' | 'pib' | 'limits' | 'features' | 'graceDays' | 'notes' | 'expiresAt' | 'bool' | 'reason'
-  | 'code' | 'productName' | 'keyPrefix' | 'availableFeatures';
+  | 'key'
+  | 'fingerprint'
+  | 'hostname'
+  | 'shortText'
+  | 'clientProduct'
+  | 'productCode'
+  | 'licenseType'
+  | 'customerName'
+  | 'email'
+  | 'pib'
+  | 'limits'
+  | 'features'
+  | 'graceDays'
+  | 'notes'
+  | 'expiresAt'
+  | 'bool'
+  | 'reason'
+  | 'code'
+  | 'productName'
+  | 'keyPrefix'
+  | 'availableFeatures';
 
 interface Field {
   name: string;
@@ -141,8 +159,24 @@ function bodyRoutes(f: SweepFixtures): BodyRoute[] {
         { name: 'product', kind: 'clientProduct', nullable: true, max: 32 },
       ],
     },
-    { name: 'POST /api/v1/deactivate', method: 'POST', path: '/api/v1/deactivate', admin: false, base: seat, baseOutcome: invalidKey, fields: seatFields },
-    { name: 'POST /api/v1/validate', method: 'POST', path: '/api/v1/validate', admin: false, base: seat, baseOutcome: invalidKey, fields: seatFields },
+    {
+      name: 'POST /api/v1/deactivate',
+      method: 'POST',
+      path: '/api/v1/deactivate',
+      admin: false,
+      base: seat,
+      baseOutcome: invalidKey,
+      fields: seatFields,
+    },
+    {
+      name: 'POST /api/v1/validate',
+      method: 'POST',
+      path: '/api/v1/validate',
+      admin: false,
+      base: seat,
+      baseOutcome: invalidKey,
+      fields: seatFields,
+    },
     {
       name: 'POST /api/v1/admin/products',
       method: 'POST',
@@ -231,7 +265,8 @@ function invalidValues(field: Field): Invalid[] {
     { label: 'NUL character', value: nul('x') },
     ...LONE_SURROGATES.map((s) => ({ label: `unpaired surrogate ${JSON.stringify(s)}`, value: s })),
   ];
-  const typed = (kind: keyof typeof WRONG_TYPES) => WRONG_TYPES[kind].map((value) => ({ label: `wrong type ${JSON.stringify(value)}`, value }));
+  const typed = (kind: keyof typeof WRONG_TYPES) =>
+    WRONG_TYPES[kind].map((value) => ({ label: `wrong type ${JSON.stringify(value)}`, value }));
   const notNull = field.nullable ? [] : [{ label: 'null', value: null }];
   const limitsMaps = [
     { label: 'negative limit', value: { max_installations: -1 } },
@@ -261,7 +296,15 @@ function invalidValues(field: Field): Invalid[] {
     { label: '65 features', value: Array.from({ length: 65 }, (_, i) => `F_${i}`) },
     { label: 'feature with NUL', value: [nul('A')] },
     // Checked by the service after the product: an active product in the base (a revoked licence on PUT).
-    ...(forLicence ? [{ label: 'a feature the product lacks', value: ['NOT_A_FEATURE'], base: field.required === false ? {} : { product_code: 'POS_RETAIL', license_type: 'YEARLY', customer_name: 'x' } }] : []),
+    ...(forLicence
+      ? [
+          {
+            label: 'a feature the product lacks',
+            value: ['NOT_A_FEATURE'],
+            base: field.required === false ? {} : { product_code: 'POS_RETAIL', license_type: 'YEARLY', customer_name: 'x' },
+          },
+        ]
+      : []),
   ];
   switch (field.kind) {
     case 'key':
@@ -289,11 +332,25 @@ function invalidValues(field: Field): Invalid[] {
       return [...text(field.max, false), ...typed('string')];
     case 'reason':
       // An optional release reason may be blank; the revoke reason may not.
-      return [...text(field.max, Boolean(field.required)), ...typed('string'), ...notNull, ...(field.required ? [{ label: 'empty', value: '' }] : [])];
+      return [
+        ...text(field.max, Boolean(field.required)),
+        ...typed('string'),
+        ...notNull,
+        ...(field.required ? [{ label: 'empty', value: '' }] : []),
+      ];
     case 'clientProduct':
-      return [{ label: 'empty', value: '' }, { label: 'whitespace only', value: '   ' }, { label: '33 characters', value: MANY(33) }, ...typed('string')];
+      return [
+        { label: 'empty', value: '' },
+        { label: 'whitespace only', value: '   ' },
+        { label: '33 characters', value: MANY(33) },
+        ...typed('string'),
+      ];
     case 'productCode': {
-      const unknown = (value: string, label: string) => ({ label, value, expect: { status: 400, code: ErrorCode.VALIDATION_ERROR, field: 'product_code' } });
+      const unknown = (value: string, label: string) => ({
+        label,
+        value,
+        expect: { status: 400, code: ErrorCode.VALIDATION_ERROR, field: 'product_code' },
+      });
       return [
         unknown('NOPE', 'unknown product'),
         unknown('pos_retail', 'lower-case code'),
@@ -306,14 +363,34 @@ function invalidValues(field: Field): Invalid[] {
       ];
     }
     case 'licenseType':
-      return [...labelled(['yearly', 'YEARLY ', ' YEARLY', 'FOREVER', '', nul('YEARLY'), "YEARLY' OR '1'='1"]), ...typed('string'), ...notNull];
+      return [
+        ...labelled(['yearly', 'YEARLY ', ' YEARLY', 'FOREVER', '', nul('YEARLY'), "YEARLY' OR '1'='1"]),
+        ...typed('string'),
+        ...notNull,
+      ];
     case 'customerName':
     case 'productName':
       return [{ label: 'empty', value: '' }, ...text(field.max, field.kind === 'customerName'), ...typed('string'), ...notNull];
     case 'email':
-      return [...labelled(['not-an-email', 'a@', '@example.com', 'a b@example.com', `${MANY(250)}@example.com`, nul('a') + '@example.com', 'a@example.com\n', '<script>@x.y']), ...typed('string')];
+      return [
+        ...labelled([
+          'not-an-email',
+          'a@',
+          '@example.com',
+          'a b@example.com',
+          `${MANY(250)}@example.com`,
+          nul('a') + '@example.com',
+          'a@example.com\n',
+          '<script>@x.y',
+        ]),
+        ...typed('string'),
+      ];
     case 'pib':
-      return [...labelled(['101134701', '012345678', '10113470', '1011347022', '101 134 702', 'abcdefghi', '', nul('101134702')]), { label: 'as a number', value: 101134702 }, ...typed('string')];
+      return [
+        ...labelled(['101134701', '012345678', '10113470', '1011347022', '101 134 702', 'abcdefghi', '', nul('101134702')]),
+        { label: 'as a number', value: 101134702 },
+        ...typed('string'),
+      ];
     case 'limits':
       return [...limitsMaps, ...typed('object'), ...notNull];
     case 'features':
@@ -334,8 +411,25 @@ function invalidValues(field: Field): Invalid[] {
     case 'expiresAt':
       return [
         // PUT may end a licence early: a past expiry is only invalid on creation.
-        ...labelled(['tomorrow', '2026-02-30T00:00:00Z', '2030-01-01', '2030-01-01T00:00:00', '2030-01-01 00:00:00Z', '+275760-09-13T00:00:00Z', '', nul('2030-01-01T00:00:00Z')]),
-        ...(field.nullable ? [] : [{ label: 'in the past', value: '2020-01-01T00:00:00Z', base: { product_code: 'POS_RETAIL', license_type: 'YEARLY', customer_name: 'x' } }]),
+        ...labelled([
+          'tomorrow',
+          '2026-02-30T00:00:00Z',
+          '2030-01-01',
+          '2030-01-01T00:00:00',
+          '2030-01-01 00:00:00Z',
+          '+275760-09-13T00:00:00Z',
+          '',
+          nul('2030-01-01T00:00:00Z'),
+        ]),
+        ...(field.nullable
+          ? []
+          : [
+              {
+                label: 'in the past',
+                value: '2020-01-01T00:00:00Z',
+                base: { product_code: 'POS_RETAIL', license_type: 'YEARLY', customer_name: 'x' },
+              },
+            ]),
         { label: 'epoch milliseconds', value: 1_900_000_000_000 },
         ...typed('string'),
         ...notNull,
@@ -352,26 +446,66 @@ function invalidValues(field: Field): Invalid[] {
 /** Arbitrary values of the wrong JSON type for a field kind (fast-check, fixed seed). */
 function wrongTypeArbitrary(kind: Kind): fc.Arbitrary<unknown> {
   const scalarNotString = fc.oneof(fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.boolean());
-  const containers = fc.oneof(fc.array(fc.string(), { maxLength: 4 }), fc.dictionary(fc.string({ minLength: 1, maxLength: 8 }), fc.string(), { minKeys: 1, maxKeys: 3 }));
+  const containers = fc.oneof(
+    fc.array(fc.string(), { maxLength: 4 }),
+    fc.dictionary(fc.string({ minLength: 1, maxLength: 8 }), fc.string(), { minKeys: 1, maxKeys: 3 }),
+  );
   switch (kind) {
     case 'graceDays':
-      return fc.oneof(fc.string(), fc.integer({ min: 366 }), fc.integer({ max: -1 }), fc.double({ noNaN: true, noDefaultInfinity: true }).filter((d) => !Number.isInteger(d)), fc.boolean(), containers);
+      return fc.oneof(
+        fc.string(),
+        fc.integer({ min: 366 }),
+        fc.integer({ max: -1 }),
+        fc.double({ noNaN: true, noDefaultInfinity: true }).filter((d) => !Number.isInteger(d)),
+        fc.boolean(),
+        containers,
+      );
     case 'bool':
       return fc.oneof(fc.string(), fc.integer(), containers);
     case 'limits':
-      return fc.oneof(fc.string(), fc.integer(), fc.boolean(), fc.array(fc.integer(), { minLength: 1, maxLength: 3 }), fc.dictionary(fc.string({ minLength: 1 }).filter((k) => !/^[a-z][a-z0-9_]{0,63}$/.test(k)), fc.integer(), { minKeys: 1, maxKeys: 3 }));
+      return fc.oneof(
+        fc.string(),
+        fc.integer(),
+        fc.boolean(),
+        fc.array(fc.integer(), { minLength: 1, maxLength: 3 }),
+        fc.dictionary(
+          fc.string({ minLength: 1 }).filter((k) => !/^[a-z][a-z0-9_]{0,63}$/.test(k)),
+          fc.integer(),
+          { minKeys: 1, maxKeys: 3 },
+        ),
+      );
     case 'features':
     case 'availableFeatures':
-      return fc.oneof(fc.string(), scalarNotString, fc.array(fc.oneof(fc.integer(), fc.boolean(), fc.string().filter((s) => !/^[A-Z][A-Z0-9_]{0,63}$/.test(s))), { minLength: 1, maxLength: 4 }));
+      return fc.oneof(
+        fc.string(),
+        scalarNotString,
+        fc.array(
+          fc.oneof(
+            fc.integer(),
+            fc.boolean(),
+            fc.string().filter((s) => !/^[A-Z][A-Z0-9_]{0,63}$/.test(s)),
+          ),
+          { minLength: 1, maxLength: 4 },
+        ),
+      );
     default:
       return fc.oneof(scalarNotString, containers);
   }
 }
 
-const request = (route: { method: string; path: string; admin: boolean }, body: unknown, f: SweepFixtures, extraHeaders: [string, string][] = []): RawRequest => ({
+const request = (
+  route: { method: string; path: string; admin: boolean },
+  body: unknown,
+  f: SweepFixtures,
+  extraHeaders: [string, string][] = [],
+): RawRequest => ({
   method: route.method,
   path: route.path,
-  headers: [['Content-Type', 'application/json'], ...(route.admin ? ([['X-API-Key', f.apiKey]] as [string, string][]) : []), ...extraHeaders],
+  headers: [
+    ['Content-Type', 'application/json'],
+    ...(route.admin ? ([['X-API-Key', f.apiKey]] as [string, string][]) : []),
+    ...extraHeaders,
+  ],
   body: typeof body === 'string' ? body : toJson(body),
 });
 
@@ -389,16 +523,43 @@ export function buildSweepCases(f: SweepFixtures): HostileCase[] {
   for (const route of routes) {
     const r = route.name;
     // Malformed JSON and bodies that are not objects.
-    const malformed = ['{', '{"a":}', '{"a":1,}', '[1,2', "{'a':1}", '{a:1}', 'NaN', '{"a":"\u0001"}', '{} trailing', '{"a":1}{"b":2}', '"\\ud800"', MANY(60_000, '[')];
-    for (const body of malformed) add('malformed JSON', `${r} ${JSON.stringify(body.slice(0, 20))}`, request(route, body, f), validation('body'));
+    const malformed = [
+      '{',
+      '{"a":}',
+      '{"a":1,}',
+      '[1,2',
+      "{'a':1}",
+      '{a:1}',
+      'NaN',
+      '{"a":"\u0001"}',
+      '{} trailing',
+      '{"a":1}{"b":2}',
+      '"\\ud800"',
+      MANY(60_000, '['),
+    ];
+    for (const body of malformed)
+      add('malformed JSON', `${r} ${JSON.stringify(body.slice(0, 20))}`, request(route, body, f), validation('body'));
     // An empty body, or `{}` after a byte order mark (which the parser skips), is the empty object: refused for a missing field, or by the base's rule.
     for (const body of ['', ' ', '\ufeff{}']) add('malformed JSON', `${r} ${JSON.stringify(body)}`, request(route, body, f), {});
-    for (const body of ['null', '1', '"text"', 'true', '[]', '[{}]', `[${toJson(route.base)}]`]) add('non-object body', `${r} ${body.slice(0, 20)}`, request(route, body, f), validation('body'));
-    for (const text of sample(fc.string({ unit: 'binary', maxLength: 60 }).filter((s) => !parsesToObject(s)), 12)) {
+    for (const body of ['null', '1', '"text"', 'true', '[]', '[{}]', `[${toJson(route.base)}]`])
+      add('non-object body', `${r} ${body.slice(0, 20)}`, request(route, body, f), validation('body'));
+    for (const text of sample(
+      fc.string({ unit: 'binary', maxLength: 60 }).filter((s) => !parsesToObject(s)),
+      12,
+    )) {
       add('generated: random text body', `${r} ${JSON.stringify(text.slice(0, 20))}`, request(route, text, f), {}, text);
     }
-    for (const value of sample(fc.jsonValue().filter((v) => v === null || typeof v !== 'object' || Array.isArray(v)), 8)) {
-      add('generated: non-object JSON body', `${r} ${JSON.stringify(value).slice(0, 30)}`, request(route, JSON.stringify(value), f), validation('body'), value);
+    for (const value of sample(
+      fc.jsonValue().filter((v) => v === null || typeof v !== 'object' || Array.isArray(v)),
+      8,
+    )) {
+      add(
+        'generated: non-object JSON body',
+        `${r} ${JSON.stringify(value).slice(0, 30)}`,
+        request(route, JSON.stringify(value), f),
+        validation('body'),
+        value,
+      );
     }
     // The base outcome itself: valid input that changes nothing.
     add('baseline', `${r} valid base`, request(route, route.base, f), route.baseOutcome, route.base);
@@ -414,39 +575,101 @@ export function buildSweepCases(f: SweepFixtures): HostileCase[] {
       }
       for (const value of sample(wrongTypeArbitrary(field.kind), 4)) {
         const body = { ...route.base, ...own(field.name, value) };
-        add('generated: wrong type', `${r} ${field.name} = ${JSON.stringify(value).slice(0, 40)}`, request(route, body, f), validation(field.name), body);
+        add(
+          'generated: wrong type',
+          `${r} ${field.name} = ${JSON.stringify(value).slice(0, 40)}`,
+          request(route, body, f),
+          validation(field.name),
+          body,
+        );
       }
       // Over the 64 KiB body limit: refused before parsing.
-      for (const [label, big] of [['100 KB string', KB100], ['1 MB string', MB1]] as const) {
-        add('oversized string', `${r} ${field.name}: ${label}`, request(route, { ...route.base, [field.name]: big }, f), { status: 413, code: ErrorCode.PAYLOAD_TOO_LARGE });
+      for (const [label, big] of [
+        ['100 KB string', KB100],
+        ['1 MB string', MB1],
+      ] as const) {
+        add('oversized string', `${r} ${field.name}: ${label}`, request(route, { ...route.base, [field.name]: big }, f), {
+          status: 413,
+          code: ErrorCode.PAYLOAD_TOO_LARGE,
+        });
       }
-      add('deep nesting', `${r} ${field.name}: 40 nested arrays`, request(route, `{"${field.name}":${'['.repeat(40)}${']'.repeat(40)}}`, f), { status: 400, code: ErrorCode.VALIDATION_ERROR });
+      add(
+        'deep nesting',
+        `${r} ${field.name}: 40 nested arrays`,
+        request(route, `{"${field.name}":${'['.repeat(40)}${']'.repeat(40)}}`, f),
+        { status: 400, code: ErrorCode.VALIDATION_ERROR },
+      );
     }
-    add('deep nesting', `${r} 20 000 nested arrays`, request(route, `{"x":${'['.repeat(20_000)}${']'.repeat(20_000)}}`, f), { status: 400, code: ErrorCode.VALIDATION_ERROR });
-    add('deep nesting', `${r} 5 000 nested objects`, request(route, `${'{"a":'.repeat(5000)}1${'}'.repeat(5000)}`, f), { status: 400, code: ErrorCode.VALIDATION_ERROR });
+    add('deep nesting', `${r} 20 000 nested arrays`, request(route, `{"x":${'['.repeat(20_000)}${']'.repeat(20_000)}}`, f), {
+      status: 400,
+      code: ErrorCode.VALIDATION_ERROR,
+    });
+    add('deep nesting', `${r} 5 000 nested objects`, request(route, `${'{"a":'.repeat(5000)}1${'}'.repeat(5000)}`, f), {
+      status: 400,
+      code: ErrorCode.VALIDATION_ERROR,
+    });
 
     // Unknown fields: rejected by the admin API, ignored by the client API (CONTRACT 4).
-    const unknownFields: [string, unknown][] = [['extra', 1], ['Customer_Name', 'x'], ['license_key ', 'x'], ['constructor', { prototype: { polluted: true } }], ['prototype', {}], ['__proto__', { admin: true }], ['', 1], ['\u0000', 1]];
+    const unknownFields: [string, unknown][] = [
+      ['extra', 1],
+      ['Customer_Name', 'x'],
+      ['license_key ', 'x'],
+      ['constructor', { prototype: { polluted: true } }],
+      ['prototype', {}],
+      ['__proto__', { admin: true }],
+      ['', 1],
+      ['\u0000', 1],
+    ];
     for (const [name, value] of unknownFields) {
       const body = { ...route.base, ...own(name, value) };
       const expect = route.admin || name === '__proto__' ? validation(name === '' ? '' : name) : route.baseOutcome;
       add('unknown field', `${r} unknown field ${JSON.stringify(name)}`, request(route, body, f), expect, body);
     }
     const knownNames = new Set(route.fields.map((x) => x.name));
-    for (const extra of sample(fc.dictionary(fc.string({ minLength: 1, maxLength: 12 }).filter((k) => !knownNames.has(k) && !['__proto__', 'constructor', 'prototype'].includes(k)), fc.jsonValue({ maxDepth: 3 }), { minKeys: 1, maxKeys: 4 }), 6)) {
+    for (const extra of sample(
+      fc.dictionary(
+        fc
+          .string({ minLength: 1, maxLength: 12 })
+          .filter((k) => !knownNames.has(k) && !['__proto__', 'constructor', 'prototype'].includes(k)),
+        fc.jsonValue({ maxDepth: 3 }),
+        { minKeys: 1, maxKeys: 4 },
+      ),
+      6,
+    )) {
       const body = { ...route.base, ...extra };
-      add('generated: unknown fields', `${r} + ${JSON.stringify(Object.keys(extra)).slice(0, 40)}`, request(route, body, f), route.admin ? { status: 400, code: ErrorCode.VALIDATION_ERROR } : route.baseOutcome, body);
+      add(
+        'generated: unknown fields',
+        `${r} + ${JSON.stringify(Object.keys(extra)).slice(0, 40)}`,
+        request(route, body, f),
+        route.admin ? { status: 400, code: ErrorCode.VALIDATION_ERROR } : route.baseOutcome,
+        body,
+      );
     }
     // Duplicate keys: the last one wins in JSON.parse; it must still be validated.
     const first = route.fields[0];
-    add('duplicate key', `${r} ${first.name} twice, last invalid`, request(route, `${toJson(route.base).slice(0, -1)}${Object.keys(route.base).length ? ',' : ''}"${first.name}":"ok","${first.name}":123}`, f), validation(first.name));
+    add(
+      'duplicate key',
+      `${r} ${first.name} twice, last invalid`,
+      request(
+        route,
+        `${toJson(route.base).slice(0, -1)}${Object.keys(route.base).length ? ',' : ''}"${first.name}":"ok","${first.name}":123}`,
+        f,
+      ),
+      validation(first.name),
+    );
   }
 
   // Hostile but well-formed licence keys: looked up literally, never as a pattern or SQL.
   for (const route of routes.filter((x) => !x.admin)) {
     for (const key of [...INJECTIONS, '%', '_', 'POS-%', '*', '\\', 'مفتاح-الترخيص', '🔑🔑🔑', 'POS-00000-00000-00000-0000\u0301']) {
       const body = { ...route.base, license_key: key.slice(0, 64) };
-      add('injection in licence key', `${route.name} license_key ${JSON.stringify(key.slice(0, 30))}`, request(route, body, f), { status: 400, code: ErrorCode.INVALID_KEY }, body);
+      add(
+        'injection in licence key',
+        `${route.name} license_key ${JSON.stringify(key.slice(0, 30))}`,
+        request(route, body, f),
+        { status: 400, code: ErrorCode.INVALID_KEY },
+        body,
+      );
     }
   }
 
@@ -501,14 +724,55 @@ function addPathIdCases(f: SweepFixtures, add: Add): void {
     ['POST', '/api/v1/admin/licenses/{id}/release', {}],
     ['GET', '/api/v1/admin/licenses/{id}/activations'],
   ];
-  const badIds = ['0', '-1', '1.5', '1e3', '2147483648', '99999999999999999999999', 'abc', '%00', '%20%31', '0x10', '%D9%A1', '1%3BDROP%20TABLE%20licenses', '1%27', '+1', '01', 'null', '%2e%2e'];
+  const badIds = [
+    '0',
+    '-1',
+    '1.5',
+    '1e3',
+    '2147483648',
+    '99999999999999999999999',
+    'abc',
+    '%00',
+    '%20%31',
+    '0x10',
+    '%D9%A1',
+    '1%3BDROP%20TABLE%20licenses',
+    '1%27',
+    '+1',
+    '01',
+    'null',
+    '%2e%2e',
+  ];
   for (const [method, template, body] of routes) {
     for (const id of badIds) {
-      add('path id', `${method} ${template} id=${id}`, { method, path: template.replace('{id}', id), headers: json(body), body: body === undefined ? undefined : JSON.stringify(body) }, validation('id'));
+      add(
+        'path id',
+        `${method} ${template} id=${id}`,
+        { method, path: template.replace('{id}', id), headers: json(body), body: body === undefined ? undefined : JSON.stringify(body) },
+        validation('id'),
+      );
     }
-    add('path id', `${method} ${template} id=2147483647 (none)`, { method, path: template.replace('{id}', '2147483647'), headers: json(body), body: body === undefined ? undefined : JSON.stringify(body) }, { status: 404, code: ErrorCode.NOT_FOUND });
+    add(
+      'path id',
+      `${method} ${template} id=2147483647 (none)`,
+      {
+        method,
+        path: template.replace('{id}', '2147483647'),
+        headers: json(body),
+        body: body === undefined ? undefined : JSON.stringify(body),
+      },
+      { status: 404, code: ErrorCode.NOT_FOUND },
+    );
   }
-  for (const [method, path] of [['DELETE', '/api/v1/admin/licenses/1'], ['PATCH', '/api/v1/admin/licenses/1'], ['GET', '/api/v1/admin/licenses/1/unknown'], ['GET', '/api/v2/health'], ['TRACE', '/api/v1/health'], ['POST', '/api/v1/health'], ['GET', '/api/v1/activate']]) {
+  for (const [method, path] of [
+    ['DELETE', '/api/v1/admin/licenses/1'],
+    ['PATCH', '/api/v1/admin/licenses/1'],
+    ['GET', '/api/v1/admin/licenses/1/unknown'],
+    ['GET', '/api/v2/health'],
+    ['TRACE', '/api/v1/health'],
+    ['POST', '/api/v1/health'],
+    ['GET', '/api/v1/activate'],
+  ]) {
     add('unknown route', `${method} ${path}`, { method, path, headers: key }, { status: 404, code: ErrorCode.NOT_FOUND });
   }
 }
@@ -516,22 +780,87 @@ function addPathIdCases(f: SweepFixtures, add: Add): void {
 function addQueryCases(f: SweepFixtures, add: Add): void {
   const get = (path: string): RawRequest => ({ method: 'GET', path, headers: [['X-API-Key', f.apiKey]] });
   const lists: [string, [string, string][]][] = [
-    ['/api/v1/admin/licenses', [['status', 'bogus'], ['status', 'ACTIVE'], ['status', ''], ['license_type', 'yearly'], ['product', '%00'], ['product', 'A'.repeat(33)], ['q', ''], ['q', '%00'], ['q', 'a'.repeat(201)], ]],
-    ['/api/v1/admin/audit', [['license_id', '0'], ['license_id', '-1'], ['license_id', 'abc'], ['license_id', '1.5'], ['license_id', '2147483648'], ['action', 'bogus'], ['action', 'LICENSE.CREATED'], ['actor_type', 'root'], ['from', 'yesterday'], ['from', '2026-02-30T00:00:00Z'], ['to', '2026-01-01']]],
+    [
+      '/api/v1/admin/licenses',
+      [
+        ['status', 'bogus'],
+        ['status', 'ACTIVE'],
+        ['status', ''],
+        ['license_type', 'yearly'],
+        ['product', '%00'],
+        ['product', 'A'.repeat(33)],
+        ['q', ''],
+        ['q', '%00'],
+        ['q', 'a'.repeat(201)],
+      ],
+    ],
+    [
+      '/api/v1/admin/audit',
+      [
+        ['license_id', '0'],
+        ['license_id', '-1'],
+        ['license_id', 'abc'],
+        ['license_id', '1.5'],
+        ['license_id', '2147483648'],
+        ['action', 'bogus'],
+        ['action', 'LICENSE.CREATED'],
+        ['actor_type', 'root'],
+        ['from', 'yesterday'],
+        ['from', '2026-02-30T00:00:00Z'],
+        ['to', '2026-01-01'],
+      ],
+    ],
   ];
-  const paging: [string, string][] = [['limit', '0'], ['limit', '1001'], ['limit', '-1'], ['limit', 'abc'], ['limit', '1.5'], ['limit', ''], ['limit', '1e3'], ['limit', '99999999999'], ['limit', '%201'], ['offset', '-1'], ['offset', '2147483648'], ['offset', 'x']];
-  const unknown: [string, string][] = [['foo', '1'], ['LIMIT', '5'], ['__proto__', '1'], ['constructor', '1']];
+  const paging: [string, string][] = [
+    ['limit', '0'],
+    ['limit', '1001'],
+    ['limit', '-1'],
+    ['limit', 'abc'],
+    ['limit', '1.5'],
+    ['limit', ''],
+    ['limit', '1e3'],
+    ['limit', '99999999999'],
+    ['limit', '%201'],
+    ['offset', '-1'],
+    ['offset', '2147483648'],
+    ['offset', 'x'],
+  ];
+  const unknown: [string, string][] = [
+    ['foo', '1'],
+    ['LIMIT', '5'],
+    ['__proto__', '1'],
+    ['constructor', '1'],
+  ];
   for (const [path, own] of lists) {
-    for (const [name, value] of [...own, ...paging]) add('query parameter', `GET ${path}?${name}=${value.slice(0, 20)}`, get(`${path}?${name}=${value}`), validation(name), decodeSafe(value));
-    for (const [name, value] of unknown) add('unknown field', `GET ${path}?${name}=${value}`, get(`${path}?${name}=${value}`), validation(name));
+    for (const [name, value] of [...own, ...paging])
+      add(
+        'query parameter',
+        `GET ${path}?${name}=${value.slice(0, 20)}`,
+        get(`${path}?${name}=${value}`),
+        validation(name),
+        decodeSafe(value),
+      );
+    for (const [name, value] of unknown)
+      add('unknown field', `GET ${path}?${name}=${value}`, get(`${path}?${name}=${value}`), validation(name));
     add('query parameter', `GET ${path} parameter given twice`, get(`${path}?limit=1&limit=2`), validation('limit'));
   }
-  add('query parameter', 'GET /api/v1/admin/audit to before from', get('/api/v1/admin/audit?from=2026-02-01T00:00:00Z&to=2026-01-01T00:00:00Z'), validation('from'));
+  add(
+    'query parameter',
+    'GET /api/v1/admin/audit to before from',
+    get('/api/v1/admin/audit?from=2026-02-01T00:00:00Z&to=2026-01-01T00:00:00Z'),
+    validation('from'),
+  );
   // Hostile but valid searches: literal text, no wildcard, no SQL; answered 200 with nothing found.
   // %ED%A0%80 is an encoded lone surrogate: the query parser turns invalid UTF-8 into U+FFFD, a valid search.
   add('injection in search', 'GET /api/v1/admin/licenses?q=%ED%A0%80', get('/api/v1/admin/licenses?q=%ED%A0%80'), { status: 200 });
   for (const q of [...INJECTIONS, '%', '_', '\\', '%%', '_%_']) {
-    add('injection in search', `GET /api/v1/admin/licenses?q=${q.slice(0, 20)}`, get(`/api/v1/admin/licenses?q=${encodeURIComponent(q)}`), { status: 200 }, q);
+    add(
+      'injection in search',
+      `GET /api/v1/admin/licenses?q=${q.slice(0, 20)}`,
+      get(`/api/v1/admin/licenses?q=${encodeURIComponent(q)}`),
+      { status: 200 },
+      q,
+    );
   }
 }
 
@@ -551,7 +880,13 @@ function addAuthCases(f: SweepFixtures, add: Add): void {
     ['key without its last character', [['X-API-Key', f.apiKey.slice(0, -1)]]],
     ['key plus one character', [['X-API-Key', `${f.apiKey}x`]]],
     ['upper-cased key', [['X-API-Key', f.apiKey.toUpperCase()]]],
-    ['key sent twice', [['X-API-Key', f.apiKey], ['X-API-Key', f.apiKey]]],
+    [
+      'key sent twice',
+      [
+        ['X-API-Key', f.apiKey],
+        ['X-API-Key', f.apiKey],
+      ],
+    ],
     ['10 KB key', [['X-API-Key', MANY(10_000, 'k')]]],
     ['key as a Bearer token', [['Authorization', `Bearer ${f.apiKey}`]]],
     ['key in a cookie', [['Cookie', `X-API-Key=${f.apiKey}`]]],
@@ -567,7 +902,11 @@ function addAuthCases(f: SweepFixtures, add: Add): void {
     // Valid bodies that WOULD change something with the key: without it, nothing may change.
     { method: 'POST', path: '/api/v1/admin/products', body: { code: 'STOLEN', name: 'Stolen', key_prefix: 'STL' } },
     { method: 'PUT', path: `/api/v1/admin/products/${f.productId}`, body: { name: 'Renamed by an attacker' } },
-    { method: 'POST', path: '/api/v1/admin/licenses', body: { product_code: 'POS_RETAIL', license_type: 'PERPETUAL', customer_name: 'Attacker' } },
+    {
+      method: 'POST',
+      path: '/api/v1/admin/licenses',
+      body: { product_code: 'POS_RETAIL', license_type: 'PERPETUAL', customer_name: 'Attacker' },
+    },
     { method: 'PUT', path: `/api/v1/admin/licenses/${f.idleLicenseId}`, body: { limits: { max_installations: 1000 } } },
     { method: 'POST', path: `/api/v1/admin/licenses/${f.idleLicenseId}/revoke`, body: { reason: 'attacker' } },
     { method: 'POST', path: `/api/v1/admin/licenses/${f.idleLicenseId}/release`, body: {} },
@@ -575,7 +914,17 @@ function addAuthCases(f: SweepFixtures, add: Add): void {
   for (const target of targets) {
     for (const [label, headers] of keyVariants) {
       const body = target.body === undefined ? undefined : JSON.stringify(target.body);
-      add('authentication', `${target.method} ${target.path}: ${label}`, { method: target.method, path: target.path, headers: [...(body ? ([['Content-Type', 'application/json']] as [string, string][]) : []), ...headers], body }, { status: 401, code: ErrorCode.UNAUTHORIZED });
+      add(
+        'authentication',
+        `${target.method} ${target.path}: ${label}`,
+        {
+          method: target.method,
+          path: target.path,
+          headers: [...(body ? ([['Content-Type', 'application/json']] as [string, string][]) : []), ...headers],
+          body,
+        },
+        { status: 401, code: ErrorCode.UNAUTHORIZED },
+      );
     }
   }
 }
@@ -583,8 +932,22 @@ function addAuthCases(f: SweepFixtures, add: Add): void {
 function addHeaderCases(f: SweepFixtures, add: Add): void {
   const activate = toJson({ license_key: UNKNOWN_KEY, machine_fingerprint: FP, hostname: 'h' });
   const targets: { name: string; method: string; path: string; body?: string; headers: [string, string][]; ok: Expectation }[] = [
-    { name: 'activate', method: 'POST', path: '/api/v1/activate', body: activate, headers: [], ok: { status: 400, code: ErrorCode.INVALID_KEY } },
-    { name: 'validate', method: 'POST', path: '/api/v1/validate', body: toJson({ license_key: UNKNOWN_KEY, machine_fingerprint: FP }), headers: [], ok: { status: 400, code: ErrorCode.INVALID_KEY } },
+    {
+      name: 'activate',
+      method: 'POST',
+      path: '/api/v1/activate',
+      body: activate,
+      headers: [],
+      ok: { status: 400, code: ErrorCode.INVALID_KEY },
+    },
+    {
+      name: 'validate',
+      method: 'POST',
+      path: '/api/v1/validate',
+      body: toJson({ license_key: UNKNOWN_KEY, machine_fingerprint: FP }),
+      headers: [],
+      ok: { status: 400, code: ErrorCode.INVALID_KEY },
+    },
     {
       name: 'create licence',
       method: 'POST',
@@ -600,39 +963,142 @@ function addHeaderCases(f: SweepFixtures, add: Add): void {
   for (const t of targets) {
     const body = t.body ?? '{}';
     const ct: [string, string] = ['Content-Type', 'application/json'];
-    const r = (headers: [string, string][], payload: string | Buffer | undefined = body, autoLength = true): RawRequest => ({ method: t.method, path: t.path, headers: [...t.headers, ...headers], body: payload, autoLength });
+    const r = (headers: [string, string][], payload: string | Buffer | undefined = body, autoLength = true): RawRequest => ({
+      method: t.method,
+      path: t.path,
+      headers: [...t.headers, ...headers],
+      body: payload,
+      autoLength,
+    });
     const n = (label: string) => `${t.name}: ${label}`;
     add('header abuse', n('20 KB header'), r([ct, ['X-Padding', MANY(20_000)]]), { status: 431, code: ErrorCode.HEADERS_TOO_LARGE });
-    add('header abuse', n('1 000 headers of 40 bytes'), r([ct, ...Array.from({ length: 1000 }, (_, i) => [`X-H${i}`, MANY(32)] as [string, string])]), { status: 431, code: ErrorCode.HEADERS_TOO_LARGE });
-    add('header abuse', n('100 KB URL'), { method: t.method, path: `${t.path}?pad=${MANY(100_000)}`, headers: [...t.headers, ct], body }, { status: 431, code: ErrorCode.HEADERS_TOO_LARGE });
-    add('header abuse', n('control character in a header'), r([ct, ['X-Bad', 'a\u0001b']]), { status: 400, code: ErrorCode.VALIDATION_ERROR });
-    add('header abuse', n('Transfer-Encoding and Content-Length together'), r([ct, ['Content-Length', '5'], ['Transfer-Encoding', 'chunked']], '0\r\n\r\n', false), { status: 400, code: ErrorCode.VALIDATION_ERROR });
-    add('header abuse', n('invalid chunk size'), r([ct, ['Transfer-Encoding', 'chunked']], 'zz\r\nabc\r\n0\r\n\r\n', false), { status: 400, code: ErrorCode.VALIDATION_ERROR });
-    add('header abuse', n('non-numeric Content-Length'), r([ct, ['Content-Length', 'abc']], body, false), { status: 400, code: ErrorCode.VALIDATION_ERROR });
-    add('header abuse', n('two different Content-Lengths'), r([ct, ['Content-Length', String(Buffer.byteLength(body))], ['Content-Length', '1']], body, false), { status: 400, code: ErrorCode.VALIDATION_ERROR });
-    add('header abuse', n('1 GB announced, 2 bytes sent'), r([ct, ['Content-Length', '1000000000']], '{}', false), { status: 413, code: ErrorCode.PAYLOAD_TOO_LARGE });
-    add('header abuse', n('1 MB chunked body'), r([ct, ['Transfer-Encoding', 'chunked']], chunked(`{"x":"${MB1}"}`), false), { status: 413, code: ErrorCode.PAYLOAD_TOO_LARGE });
-    add('header abuse', n('duplicate Content-Type, text first'), r([['Content-Type', 'text/plain'], ct]), t.method === 'GET' ? t.ok : validation('body'));
+    add(
+      'header abuse',
+      n('1 000 headers of 40 bytes'),
+      r([ct, ...Array.from({ length: 1000 }, (_, i) => [`X-H${i}`, MANY(32)] as [string, string])]),
+      { status: 431, code: ErrorCode.HEADERS_TOO_LARGE },
+    );
+    add(
+      'header abuse',
+      n('100 KB URL'),
+      { method: t.method, path: `${t.path}?pad=${MANY(100_000)}`, headers: [...t.headers, ct], body },
+      { status: 431, code: ErrorCode.HEADERS_TOO_LARGE },
+    );
+    add('header abuse', n('control character in a header'), r([ct, ['X-Bad', 'a\u0001b']]), {
+      status: 400,
+      code: ErrorCode.VALIDATION_ERROR,
+    });
+    add(
+      'header abuse',
+      n('Transfer-Encoding and Content-Length together'),
+      r([ct, ['Content-Length', '5'], ['Transfer-Encoding', 'chunked']], '0\r\n\r\n', false),
+      { status: 400, code: ErrorCode.VALIDATION_ERROR },
+    );
+    add('header abuse', n('invalid chunk size'), r([ct, ['Transfer-Encoding', 'chunked']], 'zz\r\nabc\r\n0\r\n\r\n', false), {
+      status: 400,
+      code: ErrorCode.VALIDATION_ERROR,
+    });
+    add('header abuse', n('non-numeric Content-Length'), r([ct, ['Content-Length', 'abc']], body, false), {
+      status: 400,
+      code: ErrorCode.VALIDATION_ERROR,
+    });
+    add(
+      'header abuse',
+      n('two different Content-Lengths'),
+      r([ct, ['Content-Length', String(Buffer.byteLength(body))], ['Content-Length', '1']], body, false),
+      { status: 400, code: ErrorCode.VALIDATION_ERROR },
+    );
+    add('header abuse', n('1 GB announced, 2 bytes sent'), r([ct, ['Content-Length', '1000000000']], '{}', false), {
+      status: 413,
+      code: ErrorCode.PAYLOAD_TOO_LARGE,
+    });
+    add('header abuse', n('1 MB chunked body'), r([ct, ['Transfer-Encoding', 'chunked']], chunked(`{"x":"${MB1}"}`), false), {
+      status: 413,
+      code: ErrorCode.PAYLOAD_TOO_LARGE,
+    });
+    add(
+      'header abuse',
+      n('duplicate Content-Type, text first'),
+      r([['Content-Type', 'text/plain'], ct]),
+      t.method === 'GET' ? t.ok : validation('body'),
+    );
     add('header abuse', n('duplicate Content-Type, JSON first'), r([ct, ['Content-Type', 'text/plain']]), t.ok);
-    add('header abuse', n('charset latin1'), r([['Content-Type', 'application/json; charset=latin1']]), { status: 415, code: ErrorCode.UNSUPPORTED_MEDIA_TYPE });
-    add('header abuse', n('charset koi8-r'), r([['Content-Type', 'application/json; charset=koi8-r']]), { status: 415, code: ErrorCode.UNSUPPORTED_MEDIA_TYPE });
+    add('header abuse', n('charset latin1'), r([['Content-Type', 'application/json; charset=latin1']]), {
+      status: 415,
+      code: ErrorCode.UNSUPPORTED_MEDIA_TYPE,
+    });
+    add('header abuse', n('charset koi8-r'), r([['Content-Type', 'application/json; charset=koi8-r']]), {
+      status: 415,
+      code: ErrorCode.UNSUPPORTED_MEDIA_TYPE,
+    });
     add('header abuse', n('charset utf-16 on UTF-8 bytes'), r([['Content-Type', 'application/json; charset=utf-16']]), validation('body'));
-    add('header abuse', n('gzip Content-Encoding, garbage body'), r([ct, ['Content-Encoding', 'gzip']], Buffer.from('this is not gzip at all')), validation('body'));
-    add('header abuse', n('deflate Content-Encoding, garbage body'), r([ct, ['Content-Encoding', 'deflate']], Buffer.from('not deflate either')), validation('body'));
-    add('header abuse', n('br Content-Encoding, garbage body'), r([ct, ['Content-Encoding', 'br']], Buffer.from('nor brotli')), validation('body'));
-    add('header abuse', n('truncated gzip body'), r([ct, ['Content-Encoding', 'gzip']], gzipSync(body).subarray(0, 12)), validation('body'));
-    add('header abuse', n('unknown Content-Encoding'), r([ct, ['Content-Encoding', 'compress']]), { status: 415, code: ErrorCode.UNSUPPORTED_MEDIA_TYPE });
-    add('header abuse', n('gzip bomb (20 MB of spaces)'), r([ct, ['Content-Encoding', 'gzip']], bomb), { status: 413, code: ErrorCode.PAYLOAD_TOO_LARGE });
-    add('header abuse', n('no Host header'), { method: t.method, path: t.path, headers: [...t.headers, ct], body, noHost: true }, validation('host'));
+    add(
+      'header abuse',
+      n('gzip Content-Encoding, garbage body'),
+      r([ct, ['Content-Encoding', 'gzip']], Buffer.from('this is not gzip at all')),
+      validation('body'),
+    );
+    add(
+      'header abuse',
+      n('deflate Content-Encoding, garbage body'),
+      r([ct, ['Content-Encoding', 'deflate']], Buffer.from('not deflate either')),
+      validation('body'),
+    );
+    add(
+      'header abuse',
+      n('br Content-Encoding, garbage body'),
+      r([ct, ['Content-Encoding', 'br']], Buffer.from('nor brotli')),
+      validation('body'),
+    );
+    add(
+      'header abuse',
+      n('truncated gzip body'),
+      r([ct, ['Content-Encoding', 'gzip']], gzipSync(body).subarray(0, 12)),
+      validation('body'),
+    );
+    add('header abuse', n('unknown Content-Encoding'), r([ct, ['Content-Encoding', 'compress']]), {
+      status: 415,
+      code: ErrorCode.UNSUPPORTED_MEDIA_TYPE,
+    });
+    add('header abuse', n('gzip bomb (20 MB of spaces)'), r([ct, ['Content-Encoding', 'gzip']], bomb), {
+      status: 413,
+      code: ErrorCode.PAYLOAD_TOO_LARGE,
+    });
+    add(
+      'header abuse',
+      n('no Host header'),
+      { method: t.method, path: t.path, headers: [...t.headers, ct], body, noHost: true },
+      validation('host'),
+    );
     add('header abuse', n('Expect: 100-continue'), r([ct, ['Expect', '100-continue']]), t.ok);
-    add('header abuse', n('spoofed X-Forwarded-For chain'), r([ct, ['X-Forwarded-For', Array.from({ length: 200 }, (_, i) => `10.0.${i % 256}.1`).join(', ')]]), t.ok);
+    add(
+      'header abuse',
+      n('spoofed X-Forwarded-For chain'),
+      r([ct, ['X-Forwarded-For', Array.from({ length: 200 }, (_, i) => `10.0.${i % 256}.1`).join(', ')]]),
+      t.ok,
+    );
     add('header abuse', n('X-HTTP-Method-Override: DELETE'), r([ct, ['X-HTTP-Method-Override', 'DELETE']]), t.ok);
     add('header abuse', n('200-character X-Request-Id'), r([ct, ['X-Request-Id', MANY(200)]]), t.ok);
-    add('header abuse', n('invalid method'), { method: 'FOO', path: t.path, headers: [...t.headers, ct], body }, { status: 400, code: ErrorCode.VALIDATION_ERROR });
+    add(
+      'header abuse',
+      n('invalid method'),
+      { method: 'FOO', path: t.path, headers: [...t.headers, ct], body },
+      { status: 400, code: ErrorCode.VALIDATION_ERROR },
+    );
     if (t.method === 'POST') {
       add('header abuse', n('no Content-Type'), r([]), validation('body'));
-      add('header abuse', n('form-encoded body'), r([['Content-Type', 'application/x-www-form-urlencoded']], 'license_key=x&machine_fingerprint=y&hostname=z'), { status: 400 });
-      add('header abuse', n('multipart body'), r([['Content-Type', 'multipart/form-data; boundary=x']], '--x\r\nContent-Disposition: form-data; name="a"\r\n\r\n1\r\n--x--'), validation('body'));
+      add(
+        'header abuse',
+        n('form-encoded body'),
+        r([['Content-Type', 'application/x-www-form-urlencoded']], 'license_key=x&machine_fingerprint=y&hostname=z'),
+        { status: 400 },
+      );
+      add(
+        'header abuse',
+        n('multipart body'),
+        r([['Content-Type', 'multipart/form-data; boundary=x']], '--x\r\nContent-Disposition: form-data; name="a"\r\n\r\n1\r\n--x--'),
+        validation('body'),
+      );
       add('header abuse', n('XML body'), r([['Content-Type', 'application/xml']], '<license_key>x</license_key>'), validation('body'));
     }
   }
