@@ -7,6 +7,7 @@ import { lenientValidationPipe } from '../common/http/validation.pipe';
 import { ActivationService } from './activation.service';
 import { ActivateRequestDto, SeatRequestDto } from './dto/client-requests.dto';
 import { DeactivateResponseDto, SignedLicenseDto, ValidateResponseDto } from './dto/client-responses.dto';
+import { LicenseFileResponseDto } from './dto/license-file.dto';
 import type { SignedLicense } from './license-payload';
 
 /** Client API: no authentication, rate-limited per IP; unknown body fields are ignored (newer clients may send more). */
@@ -49,5 +50,20 @@ export class ActivationController {
   @ApiBadRequestResponse({ type: ErrorResponseDto, description: 'VALIDATION_ERROR, INVALID_KEY' })
   validate(@Body() body: SeatRequestDto): Promise<ValidateResponseDto> {
     return this.activation.validate(body);
+  }
+
+  @Post('license-file')
+  @HttpCode(200)
+  @RateLimit('validate')
+  @ApiOperation({
+    summary: 'A signed licence file for offline use by a machine that holds a seat (counts against the validate rate limit)',
+  })
+  @ApiOkResponse({ type: LicenseFileResponseDto })
+  @ApiBadRequestResponse({
+    type: ErrorResponseDto,
+    description: 'VALIDATION_ERROR, INVALID_KEY, KEY_REVOKED, KEY_SUSPENDED, KEY_EXPIRED, NOT_ACTIVATED (this machine holds no seat)',
+  })
+  licenseFile(@Body() body: SeatRequestDto, @CurrentActor() actor: Actor): Promise<LicenseFileResponseDto> {
+    return this.activation.issueLicenseFile(body, actor);
   }
 }

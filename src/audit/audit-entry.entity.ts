@@ -13,6 +13,7 @@ export const AUDIT_ACTIONS = [
   'license.activated',
   'license.activation_denied',
   'license.deactivated',
+  'license.file_issued',
   'auth.login',
   'auth.login_failed',
   'auth.logout',

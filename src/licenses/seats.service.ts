@@ -203,6 +203,20 @@ export class SeatsService {
   }
 
   /**
+   * A machine's current seat with its licence (product loaded), for a licence file: the codes of validation when
+   * there is none (INVALID_KEY; KEY_REVOKED, KEY_SUSPENDED, KEY_EXPIRED before NOT_ACTIVATED, as validate orders them).
+   */
+  async boundSeat(request: SeatRequest): Promise<BoundSeat> {
+    const license = await this.licenses.getByKey(request.licenseKey);
+    if (!license) throw invalidKey();
+    const denial = STATUS_DENIALS[deriveLicenseStatus(license)];
+    if (denial) throw new AppError(denial.code, 400, denial.message);
+    const seat = (await this.seats.listCurrent(license.id)).find((s) => s.machineFingerprint === request.machineFingerprint);
+    if (!seat) throw new AppError(ErrorCode.NOT_ACTIVATED, 400, 'This machine holds no seat of the licence');
+    return { license, seat, created: false };
+  }
+
+  /**
    * The online check: valid when the licence is active or in grace and the machine holds a seat.
    * A valid check refreshes the seat's last_seen_at, at most once per `lastSeenIntervalSeconds`.
    */

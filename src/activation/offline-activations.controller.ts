@@ -1,0 +1,28 @@
+import { Body, Controller, HttpCode, Post } from '@nestjs/common';
+import { ApiBadRequestResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { AdminApi } from '../common/auth/admin-api.decorator';
+import { Actor, CurrentActor } from '../common/auth/actor';
+import { ErrorResponseDto } from '../common/errors/error-response.dto';
+import { ActivationService } from './activation.service';
+import { LicenseFileResponseDto, OfflineActivationRequestDto } from './dto/license-file.dto';
+
+/** Air-gapped activation (CONTRACT 10): staff submit the machine's activation request and get its licence file. */
+@ApiTags('admin: licenses')
+@AdminApi()
+@Controller('api/v1/admin/offline-activations')
+export class OfflineActivationsController {
+  constructor(private readonly activation: ActivationService) {}
+
+  @Post()
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Bind the seat of an air-gapped machine from its activation request; returns its licence file' })
+  @ApiOkResponse({ type: LicenseFileResponseDto })
+  @ApiBadRequestResponse({
+    type: ErrorResponseDto,
+    description:
+      'VALIDATION_ERROR (malformed request: markers, base64, JSON, or the fields of /activate as request.<field>), or first failing of INVALID_KEY, PRODUCT_MISMATCH, KEY_REVOKED, KEY_SUSPENDED, KEY_EXPIRED, ALREADY_ACTIVATED',
+  })
+  activate(@Body() body: OfflineActivationRequestDto, @CurrentActor() actor: Actor): Promise<LicenseFileResponseDto> {
+    return this.activation.activateOffline(body.request, actor);
+  }
+}
