@@ -14,3 +14,14 @@ document.addEventListener('DOMContentLoaded', () => {
   select.addEventListener('change', show);
   show();
 });
+
+// Offline activation: an uploaded request file fills the text box (the server only ever receives the text).
+document.addEventListener('DOMContentLoaded', () => {
+  const input = document.querySelector('input[data-request-file]');
+  const text = document.querySelector('textarea[data-request-text]');
+  if (!input || !text) return;
+  input.addEventListener('change', async () => {
+    const file = input.files && input.files[0];
+    if (file) text.value = await file.text();
+  });
+});

@@ -93,11 +93,6 @@ export class ActivationService {
     return this.licenseFileFor(license, seat, actor);
   }
 
-  /** A licence file issued by staff for a machine bound to the licence (the dashboard's download on the licence page). */
-  async licenseFileForSeat(license: License, seat: Activation, actor: Actor): Promise<LicenseFileResponseDto> {
-    return this.licenseFileFor(license, seat, actor);
-  }
-
   /** Signs the activation payload plus the file's times; the file is returned only once its audit entry is written. */
   private async licenseFileFor(license: License, seat: Activation, actor: Actor): Promise<LicenseFileResponseDto> {
     const payload = this.licensePayload(license, license.product as Product, seat);

@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { ActivationModule } from '../activation/activation.module';
 import { AuditModule } from '../audit/audit.module';
 import { LicensesModule } from '../licenses/licenses.module';
 import { ProductsModule } from '../products/products.module';
@@ -8,6 +9,7 @@ import { AuthController } from './auth/auth.controller';
 import { DashboardPassport } from './auth/dashboard-passport';
 import { FirstUserInitializer } from './first-user';
 import { AuditPageController } from './pages/audit.controller';
+import { LicenseFilesPagesController } from './pages/license-files.controller';
 import { LicensesPagesController } from './pages/licenses.controller';
 import { DashboardNotFoundController } from './pages/not-found.controller';
 import { OverviewController } from './pages/overview.controller';
@@ -17,9 +19,9 @@ import { UsersService } from './users.service';
 
 /** The staff dashboard: server-rendered pages on top of the same services as the admin API (never its own SQL for licences). */
 @Module({
-  imports: [AuditModule, LicensesModule, ProductsModule, SigningModule, StatsModule],
+  imports: [ActivationModule, AuditModule, LicensesModule, ProductsModule, SigningModule, StatsModule],
   // DashboardNotFoundController last: it catches only what no page matched.
-  controllers: [AuthController, OverviewController, LicensesPagesController, AuditPageController, DashboardNotFoundController],
+  controllers: [AuthController, OverviewController, LicensesPagesController, AuditPageController, LicenseFilesPagesController, DashboardNotFoundController],
   providers: [UsersRepository, UsersService, DashboardPassport, DashboardSessionStore, FirstUserInitializer],
   exports: [UsersService],
 })

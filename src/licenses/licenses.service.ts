@@ -136,6 +136,14 @@ export class LicensesService {
     });
   }
 
+  /** The licence with this key (already normalised), as GET shows it; null when there is none. */
+  async findLicenseByKey(licenseKey: string): Promise<LicenseDetailsDto | null> {
+    return this.dataSource.transaction('REPEATABLE READ', async (manager) => {
+      const license = await this.licenses.getByKey(licenseKey, manager);
+      return license ? this.details(license, manager) : null;
+    });
+  }
+
   /**
    * Partial update (CONTRACT 5): `limits` replace the licence's own overrides, `active` false suspends and
    * true reinstates (409 CONFLICT for a revoked licence), `expires_at` may be in the past. Changing

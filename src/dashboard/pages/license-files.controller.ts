@@ -1,0 +1,111 @@
+import { Get, HttpCode, Param, Post, Req, Res } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { ActivationService, parseOfflineActivation } from '../../activation/activation.service';
+import type { LicenseFileResponseDto } from '../../activation/dto/license-file.dto';
+import { Actor, CurrentActor } from '../../common/auth/actor';
+import { AppError, FieldError } from '../../common/errors/app-error';
+import { LicensesService } from '../../licenses/licenses.service';
+import { DashboardController } from '../http/dashboard-controller.decorator';
+import { asFormBody, formText } from '../http/forms';
+import { DashboardIdPipe } from '../http/id-param';
+import { setFlash } from '../http/view-locals';
+
+const VIEW = 'offline-activation';
+
+/** A licence file as a download named after its licence key (CONTRACT 10: `<licence key>.lic`). */
+function sendLicenseFile(res: Response, licenseKey: string, file: LicenseFileResponseDto): void {
+  res.setHeader('Content-Type', 'text/plain; charset=utf-8');
+  res.setHeader('Content-Disposition', `attachment; filename="${licenseKey}.lic"`);
+  res.setHeader('Cache-Control', 'no-store');
+  res.send(file.license_file);
+}
+
+const messages = (err: AppError): string[] => {
+  const fields = err.details?.fields as FieldError[] | undefined;
+  return fields?.length ? fields.map((f) => `${f.field}: ${f.message}`) : [`${err.code}: ${err.message}`];
+};
+
+/**
+ * Licence files on the dashboard: the air-gapped activation page (paste or upload the machine's request, see what it
+ * binds, confirm, download `<key>.lic`) and the licence page's download for a bound machine. Both run the same
+ * service methods as the API, with the signed-in user as the actor.
+ */
+@DashboardController()
+export class LicenseFilesPagesController {
+  constructor(
+    private readonly activation: ActivationService,
+    private readonly licenses: LicensesService,
+  ) {}
+
+  @Get('offline-activation')
+  form(@Res() res: Response): void {
+    res.render(VIEW, { title: 'Offline activation', nav: 'offline', request: '' });
+  }
+
+  /** Step 1: parse and check the request, show the licence, customer and machine it will bind. Nothing is stored. */
+  @Post('offline-activation/preview')
+  @HttpCode(200)
+  async preview(@Req() req: Request, @Res() res: Response): Promise<void> {
+    const request = formText(asFormBody(req.body), 'request');
+    try {
+      const input = await parseOfflineActivation(request);
+      const license = await this.licenses.findLicenseByKey(input.license_key);
+      const seatsUsed = license?.activations.length ?? 0;
+      const seatLimit = license?.limits.max_installations ?? 1;
+      const rebinding = license?.activations.some((a) => a.machine_fingerprint === input.machine_fingerprint) ?? false;
+      res.render(VIEW, {
+        title: 'Offline activation',
+        nav: 'offline',
+        request,
+        preview: {
+          input,
+          license,
+          seatsUsed,
+          seatLimit,
+          rebinding,
+          full: !rebinding && seatsUsed >= seatLimit,
+          usable: license ? license.status === 'active' || license.status === 'grace' : false,
+        },
+      });
+    } catch (err) {
+      if (!(err instanceof AppError) || err.status !== 400) throw err;
+      res.status(400).render(VIEW, { title: 'Offline activation', nav: 'offline', request, errors: messages(err) });
+    }
+  }
+
+  /** Step 2: bind exactly as /activate does and download the licence file. A denial shows its code on the form. */
+  @Post('offline-activation')
+  @HttpCode(200)
+  async activate(@Req() req: Request, @Res() res: Response, @CurrentActor() actor: Actor): Promise<void> {
+    const request = formText(asFormBody(req.body), 'request');
+    try {
+      const input = await parseOfflineActivation(request);
+      const file = await this.activation.activateOffline(request, actor);
+      sendLicenseFile(res, input.license_key, file);
+    } catch (err) {
+      if (!(err instanceof AppError) || err.status !== 400) throw err;
+      res.status(400).render(VIEW, { title: 'Offline activation', nav: 'offline', request, errors: messages(err) });
+    }
+  }
+
+  /** The licence page's "Download licence file" for one bound machine. */
+  @Post('licenses/:id/license-file')
+  @HttpCode(200)
+  async download(
+    @Param('id', DashboardIdPipe) id: number,
+    @Req() req: Request,
+    @Res() res: Response,
+    @CurrentActor() actor: Actor,
+  ): Promise<void> {
+    const license = await this.licenses.getLicense(id);
+    const fingerprint = formText(asFormBody(req.body), 'machine_fingerprint');
+    try {
+      const file = await this.activation.issueLicenseFile({ license_key: license.license_key, machine_fingerprint: fingerprint }, actor);
+      sendLicenseFile(res, license.license_key, file);
+    } catch (err) {
+      if (!(err instanceof AppError) || err.status !== 400) throw err;
+      setFlash(req, 'error', `No licence file: ${err.message}.`);
+      res.redirect(303, `/licenses/${id}`);
+    }
+  }
+}
