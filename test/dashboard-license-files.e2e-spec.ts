@@ -102,10 +102,9 @@ describe('dashboard: offline activation and licence file downloads', () => {
     );
     expect(entry.actor_type).toBe('dashboard');
 
-    const notBound = await postForm(agent, `/licenses/${lic.id}/license-file`, {
-      _csrf: token,
-      machine_fingerprint: fingerprint('nobody'),
-    });
+    const notBound = await postForm(agent, token, `/licenses/${lic.id}/license-file`, { machine_fingerprint: fingerprint('nobody') });
     expect(notBound.status).toBe(303);
+    const flash = await agent.get(`/licenses/${lic.id}`).expect(200);
+    expect(flash.text).toContain('No licence file: This machine holds no seat of the licence.');
   });
 });
