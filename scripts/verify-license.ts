@@ -1,10 +1,12 @@
 import { createPublicKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { verifySignedLicense } from '../src/signing/license-signature';
+import { decodeLicenseFile } from '../src/activation/license-file';
+import { LicenseVerification, verifySignedLicense } from '../src/signing/license-signature';
 
-const USAGE = `Usage: npm run verify-license -- <payload.json> [--public-key <public.pem> | --server <base URL>]
+const USAGE = `Usage: npm run verify-license -- <payload.json | licence.lic> [--public-key <public.pem> | --server <base URL>]
 
-Verifies a saved activation response ({"license": ..., "signature": "RSA-SHA256:..."}) and prints
+Verifies a saved activation response ({"license": ..., "signature": "RSA-SHA256:..."}) or a licence file
+(-----BEGIN LICENSE FILE-----, whose file_expires_at must also be in the future) and prints
 "valid" (exit 0) or "invalid" (exit 1). The public key comes from a PEM file, or from the server's
 GET /api/v1/public-key (default server: http://localhost:3000). Exit 2: the input could not be read.`;
 
@@ -53,6 +55,11 @@ async function fetchPublicKey(server: string): Promise<string> {
 
 function readPayload(file: string): unknown {
   const text = readFileSync(file, 'utf8');
+  if (text.trimStart().startsWith('-----BEGIN LICENSE FILE-----')) {
+    const document = decodeLicenseFile(text);
+    if (document === undefined) throw new Error(`${file} is not a well-formed licence file`);
+    return document;
+  }
   try {
     return JSON.parse(text);
   } catch (err) {
@@ -70,11 +77,23 @@ function readPublicKey(file: string): string {
   return pem;
 }
 
+/** A signed activation response or licence file; a licence file must also be within its TTL (CONTRACT 10). */
+export function verifyLicenseDocument(document: unknown, publicKeyPem: string, now = new Date()): LicenseVerification {
+  const result = verifySignedLicense(document, publicKeyPem);
+  const fileExpiry = (document as { license?: { file_expires_at?: unknown } }).license?.file_expires_at;
+  if (result.valid && fileExpiry !== undefined && !(typeof fileExpiry === 'string' && Date.parse(fileExpiry) > now.getTime())) {
+    return { valid: false, reason: `the signature is genuine, but the licence file expired at ${String(fileExpiry)}: fetch a new one` };
+  }
+  return result;
+}
+
+export { readPayload };
+
 async function main(argv: string[]): Promise<number> {
   const options = parseArgs(argv);
   const document = readPayload(options.payloadFile);
   const publicKeyPem = options.publicKeyFile ? readPublicKey(options.publicKeyFile) : await fetchPublicKey(options.server);
-  const result = verifySignedLicense(document, publicKeyPem);
+  const result = verifyLicenseDocument(document, publicKeyPem);
   if (result.valid) {
     console.log('valid');
     return 0;
@@ -84,11 +103,15 @@ async function main(argv: string[]): Promise<number> {
   return 1;
 }
 
-main(process.argv.slice(2)).then(
-  (code) => process.exit(code),
-  (err: Error) => {
-    if (err instanceof UsageError) console.error(err.message ? `${err.message}\n\n${USAGE}` : USAGE);
-    else console.error(`verify-license: ${err.message}`);
-    process.exit(2);
-  },
-);
+if (require.main === module) runMain();
+
+function runMain(): void {
+  main(process.argv.slice(2)).then(
+    (code) => process.exit(code),
+    (err: Error) => {
+      if (err instanceof UsageError) console.error(err.message ? `${err.message}\n\n${USAGE}` : USAGE);
+      else console.error(`verify-license: ${err.message}`);
+      process.exit(2);
+    },
+  );
+}

@@ -4,6 +4,7 @@ import { createPublicKey, verify } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { readPayload, verifyLicenseDocument } from '../scripts/verify-license';
 import { createLicense, fingerprint, setLicenseExpiry } from './support/factories';
 import { createTestApp, TestApp } from './support/test-app';
 
@@ -103,6 +104,22 @@ describe('licence files and air-gapped activation (CONTRACT 10)', () => {
       const [entry] = await auditOf(id, 'license.file_issued');
       expect(entry.actor_type).toBe('client');
       expect(entry.details).toMatchObject({ machine_fingerprint: fp, file_expires_at: doc.license.file_expires_at });
+    });
+
+    it('npm run verify-license accepts the file and checks its TTL', async () => {
+      const { license_key, fp } = await activated('file-verify-script');
+      const res = await t.http().post('/api/v1/license-file').send({ license_key, machine_fingerprint: fp }).expect(200);
+      const path = join(dir, 'machine.lic');
+      writeFileSync(path, res.body.license_file);
+      const document = readPayload(path);
+      expect(verifyLicenseDocument(document, publicKeyPem)).toEqual({ valid: true });
+      const late = verifyLicenseDocument(document, publicKeyPem, new Date(Date.parse(res.body.file_expires_at) + 1000));
+      expect(late).toEqual({ valid: false, reason: expect.stringContaining('licence file expired') });
+      writeFileSync(path, res.body.license_file.replace(/\n[A-Za-z0-9+/]/, '\n!'));
+      expect(() => readPayload(path)).toThrow('not a well-formed licence file');
+      const edited = decodeLicenseFile(res.body.license_file);
+      writeFileSync(path, JSON.stringify({ ...edited, license: { ...edited.license, machine_fingerprint: fingerprint('thief') } }));
+      expect(verifyLicenseDocument(readPayload(path), publicKeyPem).valid).toBe(false);
     });
 
     it('an unbound machine gets NOT_ACTIVATED, an unknown key INVALID_KEY', async () => {

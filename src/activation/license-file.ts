@@ -32,6 +32,25 @@ export function licenseFileTimes(issuedAt: Date, ttlDays: number): { file_issued
   return { file_issued_at: issuedAt.toISOString(), file_expires_at: new Date(issuedAt.getTime() + ttlDays * DAY_MS).toISOString() };
 }
 
+/** Reads a licence file back into `{license, signature}` (for verify-license and tests); undefined when malformed. */
+export function decodeLicenseFile(text: string): { license: Record<string, unknown>; signature: string } | undefined {
+  const lines = text
+    .trim()
+    .split(/\r?\n/)
+    .map((line) => line.trim());
+  if (lines[0] !== `-----BEGIN ${LICENSE_FILE_LABEL}-----` || lines[lines.length - 1] !== `-----END ${LICENSE_FILE_LABEL}-----`)
+    return undefined;
+  const base64 = lines.slice(1, -1).join('');
+  if (!BASE64.test(base64)) return undefined;
+  try {
+    const value = JSON.parse(strictUtf8.decode(Buffer.from(base64, 'base64'))) as { license?: unknown; signature?: unknown };
+    if (typeof value.license !== 'object' || value.license === null || typeof value.signature !== 'string') return undefined;
+    return { license: value.license as Record<string, unknown>, signature: value.signature };
+  } catch {
+    return undefined;
+  }
+}
+
 const malformed = (message: string) => AppError.field('request', message);
 
 /**
