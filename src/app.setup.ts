@@ -11,16 +11,18 @@ import { hardenHttpServer, noStore, refuseDeclaredOversize, requireHostHeader } 
 import { requestLogger } from './common/http/logging';
 import { projectRoot } from './common/paths';
 import { AppConfig } from './config/app-config';
+import { ConfigError } from './config/config.error';
+import { TRUST_EVERYONE_MESSAGE, trustsEveryone } from './config/env.schema';
 import { configureDashboard } from './dashboard/dashboard.setup';
 import { securityHeaders } from './dashboard/security-headers';
 
 export const BODY_LIMIT = '64kb';
 const BODY_LIMIT_BYTES = 64 * 1024;
 
-/** Express `trust proxy` from TRUST_PROXY: booleans and hop counts as such, anything else as given. */
+/** Express `trust proxy` from TRUST_PROXY: hop counts as numbers, addresses as given; never "everyone" (spoofable client IPs). */
 export function trustProxyValue(value: string | undefined): boolean | number | string {
   if (value === undefined || value === 'false') return false;
-  if (value === 'true') return true;
+  if (trustsEveryone(value)) throw new ConfigError(TRUST_EVERYONE_MESSAGE);
   if (/^\d+$/.test(value)) return Number(value);
   return value;
 }

@@ -56,6 +56,18 @@ describe('validateEnv', () => {
     expect(() => validateEnv({ [name]: value })).toThrow(new RegExp(`Invalid environment variables:[\\s\\S]*${name}`));
   });
 
+  it.each(['true', '0.0.0.0/0', '::/0', 'loopback, 0.0.0.0/0'])(
+    'refuses TRUST_PROXY=%s, which would make every per-IP limit spoofable, pointing to a hop count or addresses',
+    (value) => {
+      expect(() => validateEnv({ TRUST_PROXY: value })).toThrow(ConfigError);
+      expect(() => validateEnv({ TRUST_PROXY: value })).toThrow(/TRUST_PROXY=true .*every per-IP rate limit.*TRUST_PROXY=1.*loopback/);
+    },
+  );
+
+  it.each(['1', '2', 'false', 'loopback', '10.0.0.0/8, 127.0.0.1', 'uniquelocal', '::1/128'])('accepts TRUST_PROXY=%s', (value) => {
+    expect(validateEnv({ TRUST_PROXY: value }).TRUST_PROXY).toBe(value);
+  });
+
   it('names every bad variable at once', () => {
     try {
       validateEnv({ PORT: 'x', LOG_LEVEL: 'y' });

@@ -1,5 +1,18 @@
 import { plainToInstance, Transform } from 'class-transformer';
-import { IsIn, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength, validateSync } from 'class-validator';
+import {
+  IsIn,
+  IsInt,
+  IsOptional,
+  IsString,
+  Matches,
+  Max,
+  MaxLength,
+  Min,
+  MinLength,
+  registerDecorator,
+  validateSync,
+  ValidationOptions,
+} from 'class-validator';
 import { ConfigError } from './config.error';
 
 const toInt = ({ value }: { value: unknown }) => (typeof value === 'string' && /^\s*-?\d+\s*$/.test(value) ? Number(value) : value);
@@ -27,6 +40,30 @@ export const ENV_NAMES = [
   'DB_POOL_SIZE',
   'METRICS_TOKEN',
 ] as const;
+
+export const TRUST_EVERYONE_MESSAGE =
+  'TRUST_PROXY=true (or a /0 range) believes every X-Forwarded-For hop, so any client can pick its own IP and escape every per-IP ' +
+  'rate limit: give the number of proxies in front of the server (e.g. TRUST_PROXY=1) or their addresses (e.g. loopback, 10.0.0.0/8)';
+
+/** `true` and a /0 range make Express take the left-most X-Forwarded-For entry, which the client writes. */
+export function trustsEveryone(value: unknown): boolean {
+  if (typeof value !== 'string') return false;
+  return value.split(',').some((part) => {
+    const entry = part.trim().toLowerCase();
+    return entry === 'true' || /\/0+$/.test(entry);
+  });
+}
+
+function IsNotTrustEveryone(options: ValidationOptions): PropertyDecorator {
+  return (target: object, propertyName: string | symbol) =>
+    registerDecorator({
+      name: 'isNotTrustEveryone',
+      target: target.constructor,
+      propertyName: propertyName as string,
+      options,
+      validator: { validate: (value: unknown) => !trustsEveryone(value) },
+    });
+}
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -90,9 +127,10 @@ export class EnvironmentVariables {
   @Matches(
     /^(true|false|\d{1,2}|(loopback|linklocal|uniquelocal|[0-9a-fA-F.:/]+)(\s*,\s*(loopback|linklocal|uniquelocal|[0-9a-fA-F.:/]+))*)$/,
     {
-      message: 'TRUST_PROXY must be true, false, a hop count, or a comma-separated list of loopback/linklocal/uniquelocal/IP/CIDR',
+      message: 'TRUST_PROXY must be false, a hop count, or a comma-separated list of loopback/linklocal/uniquelocal/IP/CIDR',
     },
   )
+  @IsNotTrustEveryone({ message: TRUST_EVERYONE_MESSAGE })
   TRUST_PROXY?: string;
 
   @Transform(toInt)

@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsOptional, IsString, Matches, MaxLength, MinLength } from 'class-validator';
-import { IsStorableText } from '../../common/validation/validators';
+import { IsOptional, IsString, Matches } from 'class-validator';
+import { IsStorableText, MaxChars, MinChars } from '../../common/validation/validators';
 import { MACHINE_FINGERPRINT_PATTERN, normalizeFingerprint } from '../../licenses/dto/license-fields';
 import { normalizeLicenseKey } from '../../licenses/license-key';
 
@@ -14,8 +14,8 @@ export class SeatRequestDto {
   @ApiProperty({ example: 'POS-7K2QF-9XWMB-R4TZN-H8CVD', description: 'Case-insensitive; surrounding whitespace ignored', maxLength: 64 })
   @Transform(normalizedKey)
   @IsString()
-  @MinLength(1)
-  @MaxLength(64)
+  @MinChars(1)
+  @MaxChars(64)
   license_key: string;
 
   @ApiProperty({
@@ -33,22 +33,22 @@ export class SeatRequestDto {
 export class ActivateRequestDto extends SeatRequestDto {
   @ApiProperty({ example: 'till-01', minLength: 1, maxLength: 255 })
   @IsString()
-  @MinLength(1)
-  @MaxLength(255)
+  @MinChars(1)
+  @MaxChars(255)
   @IsStorableText()
   hostname: string;
 
   @ApiPropertyOptional({ example: 'Windows 11', maxLength: 100 })
   @IsOptional()
   @IsString()
-  @MaxLength(100)
+  @MaxChars(100)
   @IsStorableText()
   os?: string | null;
 
   @ApiPropertyOptional({ example: '4.2.0', maxLength: 50 })
   @IsOptional()
   @IsString()
-  @MaxLength(50)
+  @MaxChars(50)
   @IsStorableText()
   app_version?: string | null;
 
@@ -60,7 +60,7 @@ export class ActivateRequestDto extends SeatRequestDto {
   @Transform(upperCasedTrimmed)
   @IsOptional()
   @IsString()
-  @MinLength(1)
-  @MaxLength(32)
+  @MinChars(1)
+  @MaxChars(32)
   product?: string | null;
 }

@@ -11,11 +11,10 @@ import {
   IsString,
   Matches,
   Max,
-  MaxLength,
   Min,
 } from 'class-validator';
 import { IsIsoTimestamp } from '../../common/validation/iso-timestamp';
-import { FEATURE_NAME, IsLimitsMap, IsStorableText } from '../../common/validation/validators';
+import { FEATURE_NAME, IsLimitsMap, IsStorableText, MaxChars } from '../../common/validation/validators';
 import { LICENSE_TYPES, type LicenseType } from '../license-type';
 import { IsOptionalNotNull, IsPib, NOT_BLANK } from './license-fields';
 
@@ -26,7 +25,7 @@ export const DEFAULT_GRACE_DAYS = 7;
 export class CreateLicenseDto {
   @ApiProperty({ example: 'POS_RETAIL', description: 'code of an active product' })
   @IsString()
-  @MaxLength(32)
+  @MaxChars(32)
   product_code: string;
 
   @ApiProperty({
@@ -39,7 +38,7 @@ export class CreateLicenseDto {
 
   @ApiProperty({ example: 'Prodavnica Kod Mike d.o.o.', minLength: 1, maxLength: 200 })
   @IsString()
-  @MaxLength(200)
+  @MaxChars(200)
   @Matches(NOT_BLANK, { message: 'customer_name must not be empty' })
   @IsStorableText()
   customer_name: string;
@@ -47,7 +46,7 @@ export class CreateLicenseDto {
   @ApiPropertyOptional({ example: 'office@example.rs', maxLength: 254, nullable: true, type: String })
   @IsOptional()
   @IsString()
-  @MaxLength(254)
+  @MaxChars(254)
   @IsEmail({}, { message: 'customer_email must be an email address' })
   customer_email?: string | null;
 
@@ -95,7 +94,7 @@ export class CreateLicenseDto {
   @ApiPropertyOptional({ example: 'Ordered by phone', maxLength: 2000, nullable: true, type: String })
   @IsOptional()
   @IsString()
-  @MaxLength(2000)
+  @MaxChars(2000)
   @IsStorableText()
   notes?: string | null;
 

@@ -1,13 +1,13 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsOptional, IsString, Matches, MaxLength } from 'class-validator';
-import { IsStorableText } from '../../common/validation/validators';
+import { IsOptional, IsString, Matches } from 'class-validator';
+import { IsStorableText, MaxChars } from '../../common/validation/validators';
 import { IsOptionalNotNull, MACHINE_FINGERPRINT_PATTERN, normalizeFingerprint, NOT_BLANK } from './license-fields';
 
 export class RevokeLicenseDto {
   @ApiProperty({ example: 'Customer stopped paying', minLength: 1, maxLength: 500 })
   @IsString()
-  @MaxLength(500)
+  @MaxChars(500)
   @Matches(NOT_BLANK, { message: 'reason must not be empty' })
   @IsStorableText()
   reason: string;
@@ -28,7 +28,7 @@ export class ReleaseSeatsDto {
   @ApiPropertyOptional({ example: 'Machine was stolen', maxLength: 500, nullable: true, type: String })
   @IsOptional()
   @IsString()
-  @MaxLength(500)
+  @MaxChars(500)
   @IsStorableText()
   reason?: string | null;
 }

@@ -1,7 +1,7 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsOptional, IsString, MaxLength, MinLength } from 'class-validator';
+import { IsIn, IsOptional, IsString } from 'class-validator';
 import { PageQueryDto } from '../../common/http/page-query.dto';
-import { IsStorableText } from '../../common/validation/validators';
+import { IsStorableText, MaxChars, MinChars } from '../../common/validation/validators';
 import { LICENSE_STATUSES, type LicenseStatus } from '../license-status';
 import { LICENSE_TYPES, type LicenseType } from '../license-type';
 
@@ -10,7 +10,7 @@ export class ListLicensesQueryDto extends PageQueryDto {
   @ApiPropertyOptional({ example: 'POS_RETAIL', description: 'product code' })
   @IsOptional()
   @IsString()
-  @MaxLength(32)
+  @MaxChars(32)
   product?: string;
 
   @ApiPropertyOptional({ enum: LICENSE_STATUSES, example: 'active' })
@@ -26,8 +26,8 @@ export class ListLicensesQueryDto extends PageQueryDto {
   @ApiPropertyOptional({ example: 'kod mike', description: 'case-insensitive literal substring of customer name, e-mail or licence key' })
   @IsOptional()
   @IsString()
-  @MinLength(1)
-  @MaxLength(200)
+  @MinChars(1)
+  @MaxChars(200)
   @IsStorableText()
   q?: string;
 }

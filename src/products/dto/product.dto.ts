@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional, PartialType } from '@nestjs/swagger';
-import { ArrayMaxSize, ArrayUnique, IsArray, IsBoolean, IsString, Matches, MaxLength, MinLength } from 'class-validator';
-import { FEATURE_NAME, IsLimitsMap, IsOptionalNotNull, IsStorableText } from '../../common/validation/validators';
+import { ArrayMaxSize, ArrayUnique, IsArray, IsBoolean, IsString, Matches } from 'class-validator';
+import { FEATURE_NAME, IsLimitsMap, IsOptionalNotNull, IsStorableText, MaxChars, MinChars } from '../../common/validation/validators';
 import type { Product } from '../product.entity';
 
 export class CreateProductDto {
@@ -11,8 +11,8 @@ export class CreateProductDto {
 
   @ApiProperty({ example: 'Retail Point of Sale', maxLength: 200 })
   @IsString()
-  @MinLength(1)
-  @MaxLength(200)
+  @MinChars(1)
+  @MaxChars(200)
   @IsStorableText()
   name: string;
 
