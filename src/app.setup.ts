@@ -1,19 +1,19 @@
 import { INestApplication } from '@nestjs/common';
 import { NestExpressApplication } from '@nestjs/platform-express';
-import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import { DocumentBuilder, getSchemaPath, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import express, { NextFunction, Request, Response } from 'express';
 import { Logger } from 'nestjs-pino';
 import { join } from 'node:path';
 import { API_KEY_SCHEME } from './common/auth/admin-api.decorator';
 import { ApiExceptionFilter, toErrorResponse } from './common/errors/api-exception.filter';
 import { ErrorResponseDto } from './common/errors/error-response.dto';
-import { hardenHttpServer, noStore, refuseDeclaredOversize, requireHostHeader } from './common/http/http-hardening';
+import { hardenHttpServer, noStore, refuseDeclaredOversize, requireHostHeader, requireJsonBody } from './common/http/http-hardening';
 import { requestLogger } from './common/http/logging';
 import { projectRoot } from './common/paths';
 import { AppConfig } from './config/app-config';
 import { ConfigError } from './config/config.error';
 import { TRUST_EVERYONE_MESSAGE, trustsEveryone } from './config/env.schema';
-import { configureDashboard } from './dashboard/dashboard.setup';
+import { configureDashboard, isDashboardPath } from './dashboard/dashboard.setup';
 import { securityHeaders } from './dashboard/security-headers';
 
 export const BODY_LIMIT = '64kb';
@@ -44,8 +44,11 @@ export function configureApp(nestApp: INestApplication, config: AppConfig): Nest
 
   app.use('/api/v1', noStore);
   app.use(requireHostHeader, refuseDeclaredOversize(BODY_LIMIT_BYTES));
+  app.use('/api/v1', requireJsonBody);
   app.use(express.json({ limit: BODY_LIMIT, strict: true }));
-  app.use(express.urlencoded({ limit: BODY_LIMIT, extended: false, parameterLimit: 200 }));
+  // Forms only where the dashboard's forms post (CSRF-checked there); the JSON API never parses them.
+  const forms = express.urlencoded({ limit: BODY_LIMIT, extended: false, parameterLimit: 200 });
+  app.use((req: Request, res: Response, next: NextFunction) => (isDashboardPath(req.path) ? forms(req, res, next) : next()));
   // Body-parser failures (bad JSON, too large, bad charset) never reach Nest's filters: render them here.
   app.use((err: unknown, _req: Request, res: Response, next: NextFunction) => {
     if (res.headersSent) return next(err);
@@ -78,5 +81,20 @@ function setupSwagger(app: NestExpressApplication): void {
       .build(),
     { extraModels: [ErrorResponseDto] },
   );
+  documentUnsupportedMediaType(document);
   SwaggerModule.setup('api/docs', app, document, { jsonDocumentUrl: 'api/docs-json', customSiteTitle: 'Licence server API' });
+}
+
+/** Every operation that takes a body may answer 415 (requireJsonBody); added where a route did not declare it itself. */
+export function documentUnsupportedMediaType(document: OpenAPIObject): void {
+  for (const path of Object.values(document.paths)) {
+    for (const method of ['post', 'put', 'patch', 'delete'] as const) {
+      const operation = path[method];
+      if (!operation?.requestBody || operation.responses['415']) continue;
+      operation.responses['415'] = {
+        description: 'UNSUPPORTED_MEDIA_TYPE: the request body is not JSON (`Content-Type: application/json`)',
+        content: { 'application/json': { schema: { $ref: getSchemaPath(ErrorResponseDto) } } },
+      };
+    }
+  }
 }

@@ -1016,12 +1016,10 @@ function addHeaderCases(f: SweepFixtures, add: Add): void {
       status: 413,
       code: ErrorCode.PAYLOAD_TOO_LARGE,
     });
-    add(
-      'header abuse',
-      n('duplicate Content-Type, text first'),
-      r([['Content-Type', 'text/plain'], ct]),
-      t.method === 'GET' ? t.ok : validation('body'),
-    );
+    add('header abuse', n('duplicate Content-Type, text first'), r([['Content-Type', 'text/plain'], ct]), {
+      status: 415,
+      code: ErrorCode.UNSUPPORTED_MEDIA_TYPE,
+    });
     add('header abuse', n('duplicate Content-Type, JSON first'), r([ct, ['Content-Type', 'text/plain']]), t.ok);
     add('header abuse', n('charset latin1'), r([['Content-Type', 'application/json; charset=latin1']]), {
       status: 415,
