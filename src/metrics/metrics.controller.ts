@@ -1,13 +1,15 @@
-import { Controller, Get, Header, UseGuards } from '@nestjs/common';
+import { applyDecorators, Controller, Get, Header, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiSecurity, ApiTags, ApiUnauthorizedResponse } from '@nestjs/swagger';
 import { API_KEY_SCHEME } from '../common/auth/admin-api.decorator';
 import { ErrorResponseDto } from '../common/errors/error-response.dto';
+import { RateLimit } from '../common/http/throttling';
 import { MetricsGuard } from './metrics.guard';
 import { MetricsService } from './metrics.service';
 
 @ApiTags('operations')
 @Controller('metrics')
-@UseGuards(MetricsGuard)
+// The admin API's per-IP limit and bucket, counted before the credentials are checked: /metrics is no side door for guessing keys.
+@applyDecorators(RateLimit('admin'), UseGuards(MetricsGuard))
 @ApiSecurity(API_KEY_SCHEME)
 @ApiBearerAuth()
 export class MetricsController {
