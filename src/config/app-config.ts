@@ -14,11 +14,14 @@ export interface AppConfig {
   /** Namespace of every Redis key (rate-limit counters, sessions), so deployments can share one Redis. */
   redisKeyPrefix?: string;
   trustProxy?: string;
-  rateLimits: { activate: number; deactivate: number; validate: number; admin: number; login: number };
+  /** Per-IP requests per minute; `loginPage` (GET /login) defaults to DEFAULT_LOGIN_PAGE_RATE_LIMIT when a config built in code omits it. */
+  rateLimits: { activate: number; deactivate: number; validate: number; admin: number; login: number; loginPage?: number };
   lastSeenIntervalSeconds: number;
   logLevel: EnvironmentVariables['LOG_LEVEL'];
   dbPoolSize: number;
   metricsToken?: string;
 }
+
+export const DEFAULT_LOGIN_PAGE_RATE_LIMIT = 30;
 
 export const APP_CONFIG = Symbol('APP_CONFIG');

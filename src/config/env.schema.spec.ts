@@ -11,6 +11,7 @@ describe('validateEnv', () => {
       RATE_LIMIT_ACTIVATE: 10,
       RATE_LIMIT_DEACTIVATE: 10,
       RATE_LIMIT_VALIDATE: 60,
+      RATE_LIMIT_LOGIN_PAGE: 30,
       LAST_SEEN_INTERVAL: 60,
       LOG_LEVEL: 'info',
     });

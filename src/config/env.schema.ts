@@ -13,6 +13,7 @@ import {
   validateSync,
   ValidationOptions,
 } from 'class-validator';
+import { DEFAULT_LOGIN_PAGE_RATE_LIMIT } from './app-config';
 import { ConfigError } from './config.error';
 
 const toInt = ({ value }: { value: unknown }) => (typeof value === 'string' && /^\s*-?\d+\s*$/.test(value) ? Number(value) : value);
@@ -35,6 +36,7 @@ export const ENV_NAMES = [
   'RATE_LIMIT_VALIDATE',
   'RATE_LIMIT_ADMIN',
   'RATE_LIMIT_LOGIN',
+  'RATE_LIMIT_LOGIN_PAGE',
   'LAST_SEEN_INTERVAL',
   'LOG_LEVEL',
   'DB_POOL_SIZE',
@@ -162,6 +164,12 @@ export class EnvironmentVariables {
   @Min(1)
   @Max(1_000_000_000)
   RATE_LIMIT_LOGIN = 5;
+
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(1_000_000_000)
+  RATE_LIMIT_LOGIN_PAGE = DEFAULT_LOGIN_PAGE_RATE_LIMIT;
 
   @Transform(toInt)
   @IsInt()

@@ -49,6 +49,7 @@ export function buildConfig(env: EnvironmentVariables, databaseUrl: string): { c
       validate: env.RATE_LIMIT_VALIDATE,
       admin: env.RATE_LIMIT_ADMIN,
       login: env.RATE_LIMIT_LOGIN,
+      loginPage: env.RATE_LIMIT_LOGIN_PAGE,
     },
     lastSeenIntervalSeconds: env.LAST_SEEN_INTERVAL,
     logLevel: env.LOG_LEVEL,

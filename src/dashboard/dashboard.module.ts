@@ -6,6 +6,7 @@ import { SigningModule } from '../signing/signing.module';
 import { StatsModule } from '../stats/stats.module';
 import { AuthController } from './auth/auth.controller';
 import { DashboardPassport } from './auth/dashboard-passport';
+import { loginFormTokensProvider } from './auth/login-form-token';
 import { FirstUserInitializer } from './first-user';
 import { AuditPageController } from './pages/audit.controller';
 import { LicensesPagesController } from './pages/licenses.controller';
@@ -20,7 +21,7 @@ import { UsersService } from './users.service';
   imports: [AuditModule, LicensesModule, ProductsModule, SigningModule, StatsModule],
   // DashboardNotFoundController last: it catches only what no page matched.
   controllers: [AuthController, OverviewController, LicensesPagesController, AuditPageController, DashboardNotFoundController],
-  providers: [UsersRepository, UsersService, DashboardPassport, DashboardSessionStore, FirstUserInitializer],
+  providers: [UsersRepository, UsersService, DashboardPassport, DashboardSessionStore, FirstUserInitializer, loginFormTokensProvider],
   exports: [UsersService],
 })
 export class DashboardModule {}

@@ -53,12 +53,21 @@ export function testConfig(databaseUrl: string, overrides: Partial<AppConfig> = 
     redisUrl: undefined,
     trustProxy: undefined,
     // Generous by default so unrelated tests never trip them; the rate-limit tests set their own.
-    rateLimits: { activate: 10_000, deactivate: 10_000, validate: 10_000, admin: 10_000, login: 10_000 },
     lastSeenIntervalSeconds: 60,
     logLevel: 'silent',
     dbPoolSize: 10,
     metricsToken: undefined,
     ...overrides,
+    // A test that sets some limits keeps the generous default for the others.
+    rateLimits: {
+      activate: 10_000,
+      deactivate: 10_000,
+      validate: 10_000,
+      admin: 10_000,
+      login: 10_000,
+      loginPage: 10_000,
+      ...overrides.rateLimits,
+    },
   };
 }
 
