@@ -14,6 +14,9 @@ const PAGES = [
   '/licenses/1/unknown',
   '/audit/x',
 ];
+/** Every Set-Cookie header of a response (supertest types headers as single strings). */
+const setCookies = (res: { headers: Record<string, unknown> }): string[] => (res.headers['set-cookie'] as string[] | undefined) ?? [];
+
 const ACTIONS = ['/logout', '/licenses', '/licenses/1/revoke', '/licenses/1/release', '/licenses/1/suspend', '/licenses/1/reinstate'];
 
 describe('dashboard: login, sessions, CSRF, headers', () => {
@@ -59,7 +62,7 @@ describe('dashboard: login, sessions, CSRF, headers', () => {
     expect(res.headers['cache-control']).toBe('no-store');
     expect(csrfFrom(res.text)).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(res.text).toContain('name="username"');
-    const cookies: string[] = res.headers['set-cookie'];
+    const cookies = setCookies(res);
     expect(cookies).toHaveLength(1);
     expect(cookies[0]).toMatch(/^licence_login=[\w-]+\.\d+\.[\w-]+; Max-Age=600; Path=\/login; Expires=[^;]+; HttpOnly; SameSite=Strict$/);
   });
@@ -69,7 +72,7 @@ describe('dashboard: login, sessions, CSRF, headers', () => {
     const before = await count();
     for (let i = 0; i < 25; i++) {
       const res = await t.http().get('/login').expect(200);
-      expect(res.headers['set-cookie'].join()).not.toMatch(/licence_session=/);
+      expect(setCookies(res).join()).not.toMatch(/licence_session=/);
     }
     // Nor does a redirect to the login page, a failed login or a refused login form.
     await t.http().get('/dashboard').expect(302);
@@ -90,7 +93,7 @@ describe('dashboard: login, sessions, CSRF, headers', () => {
       expect(res.text).toContain('name="_csrf"');
       // The POST has its own limit: a visitor who already has the form can still log in.
       const agent = request.agent(limited.app.getHttpServer());
-      const loginCookie = (res.headers['set-cookie'] as string[])[0].split(';')[0];
+      const loginCookie = setCookies(res)[0].split(';')[0];
       await agent
         .post('/login')
         .set('Cookie', loginCookie)
@@ -136,7 +139,7 @@ describe('dashboard: login, sessions, CSRF, headers', () => {
   it('logs in: a new session, cookie flags, a user in the nav bar and an audit entry', async () => {
     const agent = request.agent(t.app.getHttpServer());
     const page = await agent.get('/login');
-    expect(page.headers['set-cookie'].join()).not.toMatch(/licence_session=/); // the session starts at login
+    expect(setCookies(page).join()).not.toMatch(/licence_session=/); // the session starts at login
     const res = await agent
       .post('/login')
       .type('form')
@@ -223,7 +226,7 @@ describe('dashboard: login, sessions, CSRF, headers', () => {
     const loginAudit = async () => (await auditActions('auth.login')).length + (await auditActions('auth.login_failed')).length;
     const formAndCookie = async () => {
       const page = await t.http().get('/login').expect(200);
-      return { token: csrfFrom(page.text), cookie: (page.headers['set-cookie'] as string[])[0].split(';')[0] };
+      return { token: csrfFrom(page.text), cookie: setCookies(page)[0].split(';')[0] };
     };
     const post = (cookie: string | undefined, fields: Record<string, string | undefined>) => {
       const req = t.http().post('/login').type('form');
@@ -255,7 +258,7 @@ describe('dashboard: login, sessions, CSRF, headers', () => {
         expect([label, res.status]).toEqual([label, 403]);
         expect(res.text).toContain('The login form has expired or did not come from this site');
         expect(res.text).toContain('name="_csrf"'); // a fresh form to try again
-        expect(res.headers['set-cookie']?.join() ?? '').not.toMatch(/licence_session=/);
+        expect(setCookies(res).join()).not.toMatch(/licence_session=/);
       }
       expect(await loginAudit()).toBe(before);
       // The matching pair logs in, so the refusals were for the token and nothing else.
