@@ -23,6 +23,15 @@ describe('start-up', () => {
     expect(existsSync(join(dataDir, 'postgres'))).toBe(false);
   });
 
+  it('refuses TRUST_PROXY=true at start-up, pointing to a hop count or the proxy addresses', async () => {
+    const start = prepareRuntime({ DATA_DIR: dataDir, TRUST_PROXY: 'true' }, () => undefined);
+    await expect(start).rejects.toThrow(ConfigError);
+    await expect(prepareRuntime({ DATA_DIR: dataDir, TRUST_PROXY: 'true' }, () => undefined)).rejects.toThrow(
+      /TRUST_PROXY[\s\S]*TRUST_PROXY=1[\s\S]*loopback/,
+    );
+    expect(existsSync(join(dataDir, 'postgres'))).toBe(false);
+  });
+
   it('with no DATABASE_URL starts an embedded PostgreSQL, generates secrets once, migrates and seeds', async () => {
     const first = await prepareRuntime({ DATA_DIR: dataDir }, () => undefined);
     try {
