@@ -222,6 +222,42 @@ describe('dashboard: login, sessions, CSRF, headers', () => {
     await other.agent.post('/logout').type('form').send({ _csrf: csrf }).expect(403);
   });
 
+  it("checks the token on every dashboard POST: missing, or the session's own token sent twice, is 403 and changes nothing", async () => {
+    const { agent, token } = await loggedInAgent(t);
+    const csrf = await token('/dashboard');
+    const { id } = (
+      await t.admin
+        .post('/api/v1/admin/licenses')
+        .send({ product_code: 'ERP_SUITE', license_type: 'YEARLY', customer_name: 'CSRF target' })
+        .expect(201)
+    ).body as { id: number };
+    const snapshot = async () => ({
+      licence: await t.sql('SELECT active, revoked_at, customer_name FROM licenses WHERE id = $1', [id]),
+      licences: await t.sql('SELECT count(*)::int AS n FROM licenses'),
+      audit: await t.sql('SELECT count(*)::int AS n FROM audit_entries'),
+    });
+    const before = await snapshot();
+    const routes = [
+      '/licenses',
+      `/licenses/${id}/suspend`,
+      `/licenses/${id}/reinstate`,
+      `/licenses/${id}/revoke`,
+      `/licenses/${id}/release`,
+      '/logout',
+    ];
+    for (const route of routes) {
+      const fields = 'product_code=ERP_SUITE&license_type=YEARLY&customer_name=x&reason=csrf';
+      await agent.post(route).type('form').send(fields).expect(403);
+      await agent.post(route).type('form').send(`${fields}&_csrf=${csrf}&_csrf=${csrf}`).expect(403);
+    }
+    expect(await snapshot()).toEqual(before);
+    await agent.get('/dashboard').expect(200);
+    // By design the session's own token is also taken from the X-CSRF-Token header: another site cannot set that header
+    // without a CORS preflight, which the server never grants.
+    await agent.post(`/licenses/${id}/suspend`).set('X-CSRF-Token', csrf).type('form').send({}).expect(303);
+    expect((await t.sql('SELECT active FROM licenses WHERE id = $1', [id]))[0].active).toBe(false);
+  });
+
   describe("the login form's CSRF token (signed double-submit: form token + login cookie)", () => {
     const loginAudit = async () => (await auditActions('auth.login')).length + (await auditActions('auth.login_failed')).length;
     const formAndCookie = async () => {
