@@ -116,6 +116,7 @@ export function rateLimitOptions(config: AppConfig, storage: ThrottlerStorage = 
     storage,
     throttlers: RATE_LIMIT_NAMES.map((name) => ({
       name,
+      // Only loginPage may be missing (a config built in code before it existed).
       limit: config.rateLimits[name] ?? DEFAULT_LOGIN_PAGE_RATE_LIMIT,
       ttl: RATE_LIMIT_WINDOW_MS,
       // No block beyond the window: the counter itself stays over the limit until the window resets.

@@ -41,7 +41,8 @@ export class AuthController {
   @RateLimit('login')
   async login(@Req() req: Request, @Res() res: Response): Promise<void> {
     const body = asFormBody(req.body);
-    const username = formText(body, 'username').slice(0, 64);
+    // Cut by code points, never inside a surrogate pair (the name goes to the audit log as typed).
+    const username = Array.from(formText(body, 'username')).slice(0, 64).join('');
     // passport-local reads the body itself: hand it only single, bounded strings.
     req.body = { username, password: formRaw(body, 'password').slice(0, PASSWORD_MAX_LENGTH + 1) };
     const user = await this.passport.authenticate(req, res);
