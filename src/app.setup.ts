@@ -1,18 +1,16 @@
 import { INestApplication } from '@nestjs/common';
 import { NestExpressApplication } from '@nestjs/platform-express';
-import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import express, { NextFunction, Request, Response } from 'express';
 import { Logger } from 'nestjs-pino';
 import { join } from 'node:path';
-import { API_KEY_SCHEME } from './common/auth/admin-api.decorator';
 import { ApiExceptionFilter, toErrorResponse } from './common/errors/api-exception.filter';
-import { ErrorResponseDto } from './common/errors/error-response.dto';
 import { hardenHttpServer, noStore, refuseDeclaredOversize, requireHostHeader } from './common/http/http-hardening';
 import { requestLogger } from './common/http/logging';
 import { projectRoot } from './common/paths';
 import { AppConfig } from './config/app-config';
 import { configureDashboard } from './dashboard/dashboard.setup';
 import { securityHeaders } from './dashboard/security-headers';
+import { setupOpenApi } from './openapi';
 
 export const BODY_LIMIT = '64kb';
 const BODY_LIMIT_BYTES = 64 * 1024;
@@ -29,7 +27,7 @@ export function trustProxyValue(value: string | undefined): boolean | number | s
  * Everything about the HTTP app that is not a module: used by main.ts AND by the tests,
  * so the tests exercise exactly what production runs.
  */
-export function configureApp(nestApp: INestApplication, config: AppConfig): NestExpressApplication {
+export async function configureApp(nestApp: INestApplication, config: AppConfig): Promise<NestExpressApplication> {
   const app = nestApp as NestExpressApplication;
   app.useLogger(app.get(Logger));
   app.set('trust proxy', trustProxyValue(config.trustProxy));
@@ -58,23 +56,6 @@ export function configureApp(nestApp: INestApplication, config: AppConfig): Nest
   app.setViewEngine('hbs');
   configureDashboard(app, config, root);
 
-  setupSwagger(app);
+  await setupOpenApi(app);
   return app;
-}
-
-function setupSwagger(app: NestExpressApplication): void {
-  const document = SwaggerModule.createDocument(
-    app,
-    new DocumentBuilder()
-      .setTitle('Licence server API')
-      .setDescription(
-        'Client API (activate, deactivate, validate; no authentication, rate-limited per IP) and admin API (header `X-API-Key`). ' +
-          'Every error has the body `{"error": {"code", "message", "details?"}}`.',
-      )
-      .setVersion('1')
-      .addApiKey({ type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'Admin API key' }, API_KEY_SCHEME)
-      .build(),
-    { extraModels: [ErrorResponseDto] },
-  );
-  SwaggerModule.setup('api/docs', app, document, { jsonDocumentUrl: 'api/docs-json', customSiteTitle: 'Licence server API' });
 }

@@ -11,7 +11,7 @@ const upperCasedTrimmed = ({ value }: { value: unknown }) => (typeof value === '
 
 /** `{license_key, machine_fingerprint}`: the body of deactivate and validate. Unknown fields are ignored. */
 export class SeatRequestDto {
-  @ApiProperty({ example: 'POS-7K2QF-9XWMB-R4TZN-H8CVD', description: 'Case-insensitive; surrounding whitespace ignored', maxLength: 64 })
+  @ApiProperty({ example: 'POS-7K2QF-9XWMB-R4TZN-H8CVD', description: 'Case-insensitive; surrounding whitespace ignored', minLength: 1, maxLength: 64 })
   @Transform(normalizedKey)
   @IsString()
   @MinLength(1)
@@ -38,14 +38,14 @@ export class ActivateRequestDto extends SeatRequestDto {
   @IsStorableText()
   hostname: string;
 
-  @ApiPropertyOptional({ example: 'Windows 11', maxLength: 100 })
+  @ApiPropertyOptional({ type: String, nullable: true, example: 'Windows 11', maxLength: 100 })
   @IsOptional()
   @IsString()
   @MaxLength(100)
   @IsStorableText()
   os?: string | null;
 
-  @ApiPropertyOptional({ example: '4.2.0', maxLength: 50 })
+  @ApiPropertyOptional({ type: String, nullable: true, example: '4.2.0', maxLength: 50 })
   @IsOptional()
   @IsString()
   @MaxLength(50)
@@ -53,7 +53,10 @@ export class ActivateRequestDto extends SeatRequestDto {
   app_version?: string | null;
 
   @ApiPropertyOptional({
+    type: String,
+    nullable: true,
     example: 'POS_RETAIL',
+    minLength: 1,
     maxLength: 32,
     description: 'Product code of the client application; PRODUCT_MISMATCH when the licence is for another product',
   })

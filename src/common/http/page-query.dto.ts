@@ -18,7 +18,7 @@ export class PageQueryDto {
   @Max(MAX_PAGE_LIMIT)
   limit: number = DEFAULT_PAGE_LIMIT;
 
-  @ApiPropertyOptional({ type: 'integer', minimum: 0, default: 0 })
+  @ApiPropertyOptional({ type: 'integer', minimum: 0, maximum: 2147483647, default: 0 })
   @Transform(toQueryInteger)
   @IsInt()
   @Min(0)
@@ -41,7 +41,8 @@ export const TOTAL_COUNT_ESTIMATED_HEADER = 'X-Total-Count-Estimated';
 export const TOTAL_COUNT_HEADERS = {
   [TOTAL_COUNT_HEADER]: {
     description: 'matches without limit/offset: exact up to 1000, beyond that an estimate',
-    schema: { type: 'integer' },
+    required: true,
+    schema: { type: 'integer', minimum: 0 },
   },
   [TOTAL_COUNT_ESTIMATED_HEADER]: {
     description: "`true` when X-Total-Count is the database's estimate (over 1000 matches)",

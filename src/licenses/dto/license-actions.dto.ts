@@ -35,11 +35,11 @@ export class ReleaseSeatsDto {
 
 export class ReleaseResultDto {
   @ApiProperty({ example: '1 seat released' }) message: string;
-  @ApiProperty({ example: 1, description: 'number of seats released' }) released: number;
+  @ApiProperty({ type: 'integer', minimum: 1, example: 1, description: 'number of seats released' }) released: number;
 }
 
 export class CreatedLicenseDto {
-  @ApiProperty({ example: 42 }) id: number;
+  @ApiProperty({ type: 'integer', example: 42 }) id: number;
   @ApiProperty({ example: 'POS-7K3QM-X9D2R-TB4WN-H8C5Z' }) license_key: string;
   @ApiProperty({ example: 'License created' }) message: string;
 }
