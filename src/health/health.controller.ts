@@ -10,7 +10,7 @@ export class HealthController {
   constructor(private readonly health: HealthService) {}
 
   @Get()
-  @ApiOperation({ summary: 'Readiness: the server and its database' })
+  @ApiOperation({ summary: 'Readiness: the server and its database', description: '503 while the database cannot be reached.' })
   @ApiOkResponse({ type: HealthDto })
   @ApiServiceUnavailableResponse({ type: HealthDto, description: 'A dependency is down' })
   async check(@Res({ passthrough: true }) res: Response): Promise<HealthDto> {
@@ -20,7 +20,7 @@ export class HealthController {
   }
 
   @Get('live')
-  @ApiOperation({ summary: 'Liveness: answers without touching any dependency' })
+  @ApiOperation({ summary: 'Liveness: answers without touching any dependency', description: 'Always 200 while the process serves HTTP.' })
   @ApiOkResponse({ type: LivenessDto })
   live(): LivenessDto {
     return { status: 'ok' };
