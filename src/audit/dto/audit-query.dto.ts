@@ -7,7 +7,7 @@ import { ACTOR_TYPES, AUDIT_ACTIONS, type ActorType, type AuditAction } from '..
 
 /** GET /audit filters (CONTRACT 5), combined with AND; `from` and `to` are inclusive. */
 export class AuditQueryDto extends PageQueryDto {
-  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 2147483647, example: 42 })
+  @ApiPropertyOptional({ type: 'integer', example: 42 })
   @IsOptional()
   @Transform(toQueryInteger)
   @IsInt()

@@ -44,7 +44,7 @@ export class CreateLicenseDto {
   @IsStorableText()
   customer_name: string;
 
-  @ApiPropertyOptional({ example: 'office@example.rs', format: 'email', maxLength: 254, nullable: true, type: String })
+  @ApiPropertyOptional({ example: 'office@example.rs', nullable: true, type: String })
   @IsOptional()
   @IsString()
   @MaxLength(254)
@@ -86,14 +86,15 @@ export class CreateLicenseDto {
   features?: string[];
 
   // No `default` in the schema: generators would make the field required, and a partial PUT would overwrite it.
-  @ApiPropertyOptional({ type: 'integer', minimum: 0, maximum: MAX_GRACE_DAYS, example: 7, description: `default ${DEFAULT_GRACE_DAYS}` })
+  // The plugin reads only literal validator arguments: MAX_GRACE_DAYS is stated here.
+  @ApiPropertyOptional({ type: 'integer', maximum: MAX_GRACE_DAYS, example: 7, description: `default ${DEFAULT_GRACE_DAYS}` })
   @IsOptionalNotNull()
   @IsInt()
   @Min(0)
   @Max(MAX_GRACE_DAYS)
   grace_days?: number;
 
-  @ApiPropertyOptional({ example: 'Ordered by phone', maxLength: 2000, nullable: true, type: String })
+  @ApiPropertyOptional({ example: 'Ordered by phone', nullable: true, type: String })
   @IsOptional()
   @IsString()
   @MaxLength(2000)

@@ -5,7 +5,7 @@ import { IsStorableText } from '../../common/validation/validators';
 import { IsOptionalNotNull, MACHINE_FINGERPRINT_PATTERN, normalizeFingerprint, NOT_BLANK } from './license-fields';
 
 export class RevokeLicenseDto {
-  @ApiProperty({ example: 'Customer stopped paying', minLength: 1, maxLength: 500 })
+  @ApiProperty({ example: 'Customer stopped paying', minLength: 1 })
   @IsString()
   @MaxLength(500)
   @Matches(NOT_BLANK, { message: 'reason must not be empty' })
@@ -25,7 +25,7 @@ export class ReleaseSeatsDto {
   @Matches(MACHINE_FINGERPRINT_PATTERN, { message: 'machine_fingerprint must be sha256: followed by 64 hex digits' })
   machine_fingerprint?: string;
 
-  @ApiPropertyOptional({ example: 'Machine was stolen', maxLength: 500, nullable: true, type: String })
+  @ApiPropertyOptional({ example: 'Machine was stolen', nullable: true, type: String })
   @IsOptional()
   @IsString()
   @MaxLength(500)

@@ -4,19 +4,19 @@ import { FEATURE_NAME, IsLimitsMap, IsOptionalNotNull, IsStorableText } from '..
 import type { Product } from '../product.entity';
 
 export class CreateProductDto {
-  @ApiProperty({ example: 'POS_RETAIL', pattern: '^[A-Z][A-Z0-9_]{1,31}$' })
+  @ApiProperty({ example: 'POS_RETAIL' })
   @IsString()
   @Matches(/^[A-Z][A-Z0-9_]{1,31}$/, { message: 'code must match ^[A-Z][A-Z0-9_]{1,31}$' })
   code: string;
 
-  @ApiProperty({ example: 'Retail Point of Sale', minLength: 1, maxLength: 200 })
+  @ApiProperty({ example: 'Retail Point of Sale' })
   @IsString()
   @MinLength(1)
   @MaxLength(200)
   @IsStorableText()
   name: string;
 
-  @ApiProperty({ example: 'POS', pattern: '^[A-Z0-9]{2,8}$' })
+  @ApiProperty({ example: 'POS' })
   @IsString()
   @Matches(/^[A-Z0-9]{2,8}$/, { message: 'key_prefix must match ^[A-Z0-9]{2,8}$' })
   key_prefix: string;
