@@ -10,7 +10,10 @@ const ERROR_CONTENT = { 'application/json': { schema: { $ref: '#/components/sche
 /** Answered by the body parser before any route runs, so every operation with a body can get them. */
 const BODY_RESPONSES: Record<string, ResponseObject> = {
   '413': { description: 'PAYLOAD_TOO_LARGE: the JSON body is over 64 KiB', content: ERROR_CONTENT },
-  '415': { description: 'UNSUPPORTED_MEDIA_TYPE: the body is not JSON, or its charset or encoding is not supported', content: ERROR_CONTENT },
+  '415': {
+    description: 'UNSUPPORTED_MEDIA_TYPE: the body is not JSON, or its charset or encoding is not supported',
+    content: ERROR_CONTENT,
+  },
 };
 
 const TAGS: [string, string][] = [

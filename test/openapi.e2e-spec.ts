@@ -76,7 +76,9 @@ describe('OpenAPI document', () => {
         release_reason: null,
         active: true,
       };
-      expect(conformance.check(fakeResponse('GET', `${LICENSES}/7/activations`, 200, [activation]))).toMatch(/must match format "date-time"/);
+      expect(conformance.check(fakeResponse('GET', `${LICENSES}/7/activations`, 200, [activation]))).toMatch(
+        /must match format "date-time"/,
+      );
       expect(conformance.check(fakeResponse('GET', `${LICENSES}/7/activations`, 200, [], { 'content-type': 'text/html' }))).toMatch(
         /answered text\/html/,
       );
@@ -113,7 +115,19 @@ describe('OpenAPI document', () => {
 
     it('compiles the admin and client flow against the generated types (tsc --strict)', async () => {
       const flow = join(__dirname, 'support', 'openapi-client-flow.ts');
-      const args = ['--ignoreConfig', '--noEmit', '--strict', '--skipLibCheck', '--module', 'node20', '--target', 'es2022', '--types', 'node', flow];
+      const args = [
+        '--ignoreConfig',
+        '--noEmit',
+        '--strict',
+        '--skipLibCheck',
+        '--module',
+        'node20',
+        '--target',
+        'es2022',
+        '--types',
+        'node',
+        flow,
+      ];
       const errors = await run(bin('tsc'), args).then(
         () => '',
         (err: { stdout?: string; message: string }) => err.stdout || err.message,

@@ -45,7 +45,10 @@ export class LicensesController {
   }
 
   @Get(':id')
-  @ApiOperation({ summary: 'Get a licence with status, merged limits and current seats', description: 'Every stored field, the derived status and the product.' })
+  @ApiOperation({
+    summary: 'Get a licence with status, merged limits and current seats',
+    description: 'Every stored field, the derived status and the product.',
+  })
   @ApiOkResponse({ type: LicenseDetailsDto })
   @ApiNotFoundResponse(NOT_FOUND)
   get(@Param('id', IdParamPipe) id: number): Promise<LicenseDetailsDto> {

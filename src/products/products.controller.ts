@@ -30,7 +30,10 @@ export class ProductsController {
 
   @Post()
   @HttpCode(201)
-  @ApiOperation({ summary: 'Create a product', description: 'code and key_prefix are unique; key_prefix starts every licence key of the product.' })
+  @ApiOperation({
+    summary: 'Create a product',
+    description: 'code and key_prefix are unique; key_prefix starts every licence key of the product.',
+  })
   @ApiCreatedResponse({ type: ProductDto })
   @ApiConflictResponse({ description: 'Duplicate code or key_prefix', type: ErrorResponseDto })
   async create(@Body() body: CreateProductDto, @CurrentActor() actor: Actor): Promise<ProductDto> {

@@ -39,14 +39,25 @@ export async function runClientFlow(baseUrl: string, apiKey: string, fingerprint
   const product = ok(
     await client.POST('/api/v1/admin/products', {
       ...admin,
-      body: { code, name: 'Typed client product', key_prefix: 'TC', default_limits: { max_installations: 2 }, available_features: ['REPORTS'] },
+      body: {
+        code,
+        name: 'Typed client product',
+        key_prefix: 'TC',
+        default_limits: { max_installations: 2 },
+        available_features: ['REPORTS'],
+      },
     }),
     'create product',
   );
   const created = ok(
     await client.POST('/api/v1/admin/licenses', {
       ...admin,
-      body: { product_code: product.code, license_type: 'YEARLY', customer_name: 'Typed Client d.o.o.', customer_email: 'typed@example.com' },
+      body: {
+        product_code: product.code,
+        license_type: 'YEARLY',
+        customer_name: 'Typed Client d.o.o.',
+        customer_email: 'typed@example.com',
+      },
     }),
     'create licence',
   );
@@ -55,13 +66,19 @@ export async function runClientFlow(baseUrl: string, apiKey: string, fingerprint
   ok(await client.GET('/api/v1/admin/licenses/{id}', { ...admin, params: { path: { id: created.id } } }), 'get licence');
   // A partial update: only notes, nothing else overwritten.
   const updated = ok(
-    await client.PUT('/api/v1/admin/licenses/{id}', { ...admin, params: { path: { id: created.id } }, body: { notes: 'Sent by the typed client' } }),
+    await client.PUT('/api/v1/admin/licenses/{id}', {
+      ...admin,
+      params: { path: { id: created.id } },
+      body: { notes: 'Sent by the typed client' },
+    }),
     'update licence',
   );
 
   const seat = { license_key: created.license_key, machine_fingerprint: fingerprint };
   const activated = ok(
-    await client.POST('/api/v1/activate', { body: { ...seat, hostname: 'typed-host', os: 'Linux', app_version: '1.2.3', product: product.code } }),
+    await client.POST('/api/v1/activate', {
+      body: { ...seat, hostname: 'typed-host', os: 'Linux', app_version: '1.2.3', product: product.code },
+    }),
     'activate',
   );
   const validated = ok(await client.POST('/api/v1/validate', { body: seat }), 'validate');
@@ -70,7 +87,11 @@ export async function runClientFlow(baseUrl: string, apiKey: string, fingerprint
   ok(await client.POST('/api/v1/activate', { body: { ...seat, hostname: 'typed-host' } }), 'activate again');
 
   const revoked = ok(
-    await client.POST('/api/v1/admin/licenses/{id}/revoke', { ...admin, params: { path: { id: created.id } }, body: { reason: 'Typed test' } }),
+    await client.POST('/api/v1/admin/licenses/{id}/revoke', {
+      ...admin,
+      params: { path: { id: created.id } },
+      body: { reason: 'Typed test' },
+    }),
     'revoke',
   );
   const released = ok(

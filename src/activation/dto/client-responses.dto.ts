@@ -13,9 +13,14 @@ export class LicensePayloadDto {
   @ApiProperty({ example: 'POS_RETAIL', description: 'product code' }) product: string;
   @ApiProperty({ enum: LICENSE_TYPES, example: 'YEARLY' }) license_type: LicenseType;
   @ApiProperty({ format: 'date-time', example: '2026-01-01T00:00:00.000Z', description: 'creation time of the licence' }) issued_at: string;
-  @ApiProperty({ type: String, format: 'date-time', nullable: true, example: '2027-01-01T00:00:00.000Z', description: 'null: never expires' })
-  expires_at:
-    string | null;
+  @ApiProperty({
+    type: String,
+    format: 'date-time',
+    nullable: true,
+    example: '2027-01-01T00:00:00.000Z',
+    description: 'null: never expires',
+  })
+  expires_at: string | null;
   @ApiProperty({ format: 'date-time', example: '2026-01-02T09:30:00.000Z' }) activated_at: string;
   @ApiProperty({ example: 'sha256:' + 'a'.repeat(64) }) machine_fingerprint: string;
   @ApiProperty({ type: 'integer', minimum: 0, example: 7 }) grace_days: number;
@@ -46,7 +51,13 @@ export class ValidateResponseDto {
   @ApiProperty({ enum: LICENSE_STATUSES, example: 'active' }) status: LicenseStatus;
   @ApiProperty({ type: String, format: 'date-time', nullable: true, example: '2027-01-01T00:00:00.000Z' }) expires_at: string | null;
   @ApiProperty() revoked: boolean;
-  @ApiProperty({ type: String, format: 'date-time', nullable: true, example: '2027-01-08T00:00:00.000Z', description: 'expires_at + grace_days' })
+  @ApiProperty({
+    type: String,
+    format: 'date-time',
+    nullable: true,
+    example: '2027-01-08T00:00:00.000Z',
+    description: 'expires_at + grace_days',
+  })
   grace_ends_at: string | null;
   @ApiProperty({
     type: String,

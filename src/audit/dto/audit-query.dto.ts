@@ -30,7 +30,11 @@ export class AuditQueryDto extends PageQueryDto {
   @IsIsoTimestamp()
   from?: string;
 
-  @ApiPropertyOptional({ format: 'date-time', example: '2026-12-31T23:59:59Z', description: 'entries at or before this ISO timestamp; not before `from`' })
+  @ApiPropertyOptional({
+    format: 'date-time',
+    example: '2026-12-31T23:59:59Z',
+    description: 'entries at or before this ISO timestamp; not before `from`',
+  })
   @IsOptional()
   @IsIsoTimestamp()
   to?: string;

@@ -28,9 +28,14 @@ export class LicenseListItemDto {
   @ApiProperty({ enum: LICENSE_TYPES, example: 'MONTHLY' }) license_type: LicenseType;
   @ApiProperty({ example: 'Prodavnica Kod Mike d.o.o.' }) customer_name: string;
   @ApiProperty({ nullable: true, type: String, format: 'email', example: 'office@example.rs' }) customer_email: string | null;
-  @ApiProperty({ nullable: true, type: String, format: 'date-time', example: '2026-02-28T10:00:00.000Z', description: 'null: never expires' })
-  expires_at:
-    string | null;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    format: 'date-time',
+    example: '2026-02-28T10:00:00.000Z',
+    description: 'null: never expires',
+  })
+  expires_at: string | null;
   @ApiProperty({ example: true, description: 'false: suspended' }) active: boolean;
   @ApiProperty({ example: false }) revoked: boolean;
   @ApiProperty({ enum: LICENSE_STATUSES, example: 'active' }) status: LicenseStatus;
@@ -86,7 +91,13 @@ export class LicenseDetailsDto {
   @ApiProperty({ type: 'integer', minimum: 0, example: 7 }) grace_days: number;
   @ApiProperty({ nullable: true, type: String, example: 'Ordered by phone' }) notes: string | null;
   @ApiProperty({ nullable: true, type: String, format: 'date-time', example: '2026-02-28T10:00:00.000Z' }) expires_at: string | null;
-  @ApiProperty({ nullable: true, type: String, format: 'date-time', example: '2026-03-07T10:00:00.000Z', description: 'expires_at + grace_days' })
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    format: 'date-time',
+    example: '2026-03-07T10:00:00.000Z',
+    description: 'expires_at + grace_days',
+  })
   grace_ends_at: string | null;
   @ApiProperty({ example: true }) active: boolean;
   @ApiProperty({ example: false }) revoked: boolean;

@@ -11,7 +11,8 @@ export class LicenseCountsDto {
 
 export class ActivationCountsDto {
   @ApiProperty({ type: 'integer', minimum: 0, example: 9, description: 'seats bound now' }) current: number;
-  @ApiProperty({ type: 'integer', minimum: 0, example: 4, description: 'bindings made in the last 30 days (released or not)' }) last_30_days: number;
+  @ApiProperty({ type: 'integer', minimum: 0, example: 4, description: 'bindings made in the last 30 days (released or not)' })
+  last_30_days: number;
 }
 
 /** Statistics of one product (CONTRACT 5), correct at the moment of the request. */
