@@ -8,6 +8,8 @@ const common = {
   transformIgnorePatterns: ignoreExcept(esmPackages),
   testEnvironment: 'node',
   moduleFileExtensions: ['ts', 'js', 'json'],
+  // src/metadata.ts imports with `.js` extensions (ESM resolution of import()): resolve them to the .ts sources.
+  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
 };
 
 module.exports = {

@@ -1,12 +1,9 @@
 import { INestApplication } from '@nestjs/common';
 import { NestExpressApplication } from '@nestjs/platform-express';
-import { DocumentBuilder, getSchemaPath, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import express, { NextFunction, Request, Response } from 'express';
 import { Logger } from 'nestjs-pino';
 import { join } from 'node:path';
-import { API_KEY_SCHEME } from './common/auth/admin-api.decorator';
 import { ApiExceptionFilter, toErrorResponse } from './common/errors/api-exception.filter';
-import { ErrorResponseDto } from './common/errors/error-response.dto';
 import { hardenHttpServer, noStore, refuseDeclaredOversize, requireHostHeader, requireJsonBody } from './common/http/http-hardening';
 import { requestLogger } from './common/http/logging';
 import { projectRoot } from './common/paths';
@@ -15,6 +12,7 @@ import { ConfigError } from './config/config.error';
 import { TRUST_EVERYONE_MESSAGE, trustsEveryone } from './config/env.schema';
 import { configureDashboard, isDashboardPath } from './dashboard/dashboard.setup';
 import { securityHeaders } from './dashboard/security-headers';
+import { setupOpenApi } from './openapi';
 
 export const BODY_LIMIT = '64kb';
 const BODY_LIMIT_BYTES = 64 * 1024;
@@ -31,7 +29,7 @@ export function trustProxyValue(value: string | undefined): boolean | number | s
  * Everything about the HTTP app that is not a module: used by main.ts AND by the tests,
  * so the tests exercise exactly what production runs.
  */
-export function configureApp(nestApp: INestApplication, config: AppConfig): NestExpressApplication {
+export async function configureApp(nestApp: INestApplication, config: AppConfig): Promise<NestExpressApplication> {
   const app = nestApp as NestExpressApplication;
   app.useLogger(app.get(Logger));
   app.set('trust proxy', trustProxyValue(config.trustProxy));
@@ -63,38 +61,6 @@ export function configureApp(nestApp: INestApplication, config: AppConfig): Nest
   app.setViewEngine('hbs');
   configureDashboard(app, config, root);
 
-  setupSwagger(app);
+  await setupOpenApi(app);
   return app;
-}
-
-function setupSwagger(app: NestExpressApplication): void {
-  const document = SwaggerModule.createDocument(
-    app,
-    new DocumentBuilder()
-      .setTitle('Licence server API')
-      .setDescription(
-        'Client API (activate, deactivate, validate; no authentication, rate-limited per IP) and admin API (header `X-API-Key`). ' +
-          'Every error has the body `{"error": {"code", "message", "details?"}}`.',
-      )
-      .setVersion('1')
-      .addApiKey({ type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'Admin API key' }, API_KEY_SCHEME)
-      .build(),
-    { extraModels: [ErrorResponseDto] },
-  );
-  documentUnsupportedMediaType(document);
-  SwaggerModule.setup('api/docs', app, document, { jsonDocumentUrl: 'api/docs-json', customSiteTitle: 'Licence server API' });
-}
-
-/** Every operation that takes a body may answer 415 (requireJsonBody); added where a route did not declare it itself. */
-export function documentUnsupportedMediaType(document: OpenAPIObject): void {
-  for (const path of Object.values(document.paths)) {
-    for (const method of ['post', 'put', 'patch', 'delete'] as const) {
-      const operation = path[method];
-      if (!operation?.requestBody || operation.responses['415']) continue;
-      operation.responses['415'] = {
-        description: 'UNSUPPORTED_MEDIA_TYPE: the request body is not JSON (`Content-Type: application/json`)',
-        content: { 'application/json': { schema: { $ref: getSchemaPath(ErrorResponseDto) } } },
-      };
-    }
-  }
 }

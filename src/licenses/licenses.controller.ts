@@ -45,7 +45,10 @@ export class LicensesController {
   }
 
   @Get(':id')
-  @ApiOperation({ summary: 'Get a licence with status, merged limits and current seats' })
+  @ApiOperation({
+    summary: 'Get a licence with status, merged limits and current seats',
+    description: 'Every stored field, the derived status and the product.',
+  })
   @ApiOkResponse({ type: LicenseDetailsDto })
   @ApiNotFoundResponse(NOT_FOUND)
   get(@Param('id', IdParamPipe) id: number): Promise<LicenseDetailsDto> {
@@ -88,7 +91,10 @@ export class LicensesController {
   }
 
   @Get(':id/activations')
-  @ApiOperation({ summary: 'Every activation record of a licence, current and past, newest first' })
+  @ApiOperation({
+    summary: 'Every activation record of a licence, current and past, newest first',
+    description: 'Released records keep released_at and release_reason.',
+  })
   @ApiOkResponse({ type: [ActivationDto] })
   @ApiNotFoundResponse(NOT_FOUND)
   activations(@Param('id', IdParamPipe) id: number): Promise<ActivationDto[]> {

@@ -6,6 +6,9 @@ import { APP_CONFIG, AppConfig } from '../config/app-config';
 
 const digest = (v: string) => createHash('sha256').update(v).digest();
 
+/** Swagger security scheme of the METRICS_TOKEN bearer. */
+export const METRICS_TOKEN_SCHEME = 'metrics-token';
+
 /** /metrics: `Authorization: Bearer <METRICS_TOKEN>` for a scraper, or the admin X-API-Key. */
 @Injectable()
 export class MetricsGuard implements CanActivate {

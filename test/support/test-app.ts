@@ -1,12 +1,14 @@
 import 'reflect-metadata';
 import { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
+import { OpenAPIObject } from '@nestjs/swagger';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { AppModule } from '../../src/app.module';
 import { configureApp } from '../../src/app.setup';
 import { AppConfig } from '../../src/config/app-config';
+import { conformant, OpenApiConformance } from './openapi-conformance';
 import {
   createDatabaseFromTemplate,
   cutDatabase,
@@ -25,8 +27,10 @@ export interface TestApp {
   config: AppConfig;
   dataSource: DataSource;
   databaseName: string;
-  /** supertest against the app's HTTP server */
+  /** supertest against the app's HTTP server; every response is checked against the app's OpenAPI document */
   http: () => ReturnType<typeof request>;
+  /** the app's OpenAPI document (GET /api/docs-json) */
+  openApi: OpenAPIObject;
   /** supertest helpers that send the admin API key */
   admin: {
     get: (url: string) => request.Test;
@@ -38,6 +42,15 @@ export interface TestApp {
   cutDatabase: () => Promise<void>;
   restoreDatabase: () => Promise<void>;
   close: () => Promise<void>;
+}
+
+let cachedConformance: { text: string; conformance: OpenApiConformance } | undefined;
+
+/** One compiled checker per worker: every test app serves the same document. */
+function openApiConformance(document: OpenAPIObject): OpenApiConformance {
+  const text = JSON.stringify(document);
+  if (cachedConformance?.text !== text) cachedConformance = { text, conformance: new OpenApiConformance(document) };
+  return cachedConformance.conformance;
 }
 
 export function testConfig(databaseUrl: string, overrides: Partial<AppConfig> = {}): AppConfig {
@@ -81,11 +94,13 @@ export async function createTestApp(overrides: Partial<AppConfig> = {}): Promise
   const config = testConfig(databaseUrl, overrides);
   const moduleRef = await Test.createTestingModule({ imports: [AppModule.forRoot(config)] }).compile();
   const app = moduleRef.createNestApplication({ bodyParser: false, logger: false });
-  configureApp(app, config);
+  await configureApp(app, config);
   await app.init();
   const dataSource = app.get<DataSource>(getDataSourceToken());
   const server = app.getHttpServer();
-  const http = () => request(server);
+  const openApi = (await request(server).get('/api/docs-json').expect(200)).body as OpenAPIObject;
+  const conformance = openApiConformance(openApi);
+  const http = () => conformant(request(server), conformance);
   const withKey = (t: request.Test) => t.set('X-API-Key', TEST_API_KEY);
   return {
     app,
@@ -93,6 +108,7 @@ export async function createTestApp(overrides: Partial<AppConfig> = {}): Promise
     dataSource,
     databaseName,
     http,
+    openApi,
     admin: {
       get: (url) => withKey(http().get(url)),
       post: (url) => withKey(http().post(url)),

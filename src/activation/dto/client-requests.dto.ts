@@ -11,7 +11,7 @@ const upperCasedTrimmed = ({ value }: { value: unknown }) => (typeof value === '
 
 /** `{license_key, machine_fingerprint}`: the body of deactivate and validate. Unknown fields are ignored. */
 export class SeatRequestDto {
-  @ApiProperty({ example: 'POS-7K2QF-9XWMB-R4TZN-H8CVD', description: 'Case-insensitive; surrounding whitespace ignored', maxLength: 64 })
+  @ApiProperty({ example: 'POS-7K2QF-9XWMB-R4TZN-H8CVD', description: 'Case-insensitive; surrounding whitespace ignored' })
   @Transform(normalizedKey)
   @IsString()
   @MinChars(1)
@@ -31,21 +31,21 @@ export class SeatRequestDto {
 
 /** SPEC 2.5 plus the optional `product` code (CONTRACT 4). */
 export class ActivateRequestDto extends SeatRequestDto {
-  @ApiProperty({ example: 'till-01', minLength: 1, maxLength: 255 })
+  @ApiProperty({ example: 'till-01' })
   @IsString()
   @MinChars(1)
   @MaxChars(255)
   @IsStorableText()
   hostname: string;
 
-  @ApiPropertyOptional({ example: 'Windows 11', maxLength: 100 })
+  @ApiPropertyOptional({ type: String, nullable: true, example: 'Windows 11' })
   @IsOptional()
   @IsString()
   @MaxChars(100)
   @IsStorableText()
   os?: string | null;
 
-  @ApiPropertyOptional({ example: '4.2.0', maxLength: 50 })
+  @ApiPropertyOptional({ type: String, nullable: true, example: '4.2.0' })
   @IsOptional()
   @IsString()
   @MaxChars(50)
@@ -53,8 +53,9 @@ export class ActivateRequestDto extends SeatRequestDto {
   app_version?: string | null;
 
   @ApiPropertyOptional({
+    type: String,
+    nullable: true,
     example: 'POS_RETAIL',
-    maxLength: 32,
     description: 'Product code of the client application; PRODUCT_MISMATCH when the licence is for another product',
   })
   @Transform(upperCasedTrimmed)

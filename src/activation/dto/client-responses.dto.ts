@@ -1,22 +1,29 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { LICENSE_STATUSES, LicenseStatus } from '../../licenses/license-status';
+import { LICENSE_TYPES, type LicenseType } from '../../licenses/license-type';
 
 export class LicenseCustomerDto {
   @ApiProperty({ example: 'Acme d.o.o.' }) name: string;
-  @ApiProperty({ type: String, nullable: true, example: 'it@acme.example' }) email: string | null;
+  @ApiProperty({ type: String, format: 'email', nullable: true, example: 'it@acme.example' }) email: string | null;
 }
 
 /** The signed `license` object (SPEC 2.4); key_id names the signing key. */
 export class LicensePayloadDto {
   @ApiProperty({ example: 'POS-7K2QF-9XWMB-R4TZN-H8CVD' }) license_key: string;
   @ApiProperty({ example: 'POS_RETAIL', description: 'product code' }) product: string;
-  @ApiProperty({ example: 'YEARLY' }) license_type: string;
-  @ApiProperty({ example: '2026-01-01T00:00:00.000Z', description: 'creation time of the licence' }) issued_at: string;
-  @ApiProperty({ type: String, nullable: true, example: '2027-01-01T00:00:00.000Z', description: 'null: never expires' }) expires_at:
-    string | null;
-  @ApiProperty({ example: '2026-01-02T09:30:00.000Z' }) activated_at: string;
+  @ApiProperty({ enum: LICENSE_TYPES, example: 'YEARLY' }) license_type: LicenseType;
+  @ApiProperty({ format: 'date-time', example: '2026-01-01T00:00:00.000Z', description: 'creation time of the licence' }) issued_at: string;
+  @ApiProperty({
+    type: String,
+    format: 'date-time',
+    nullable: true,
+    example: '2027-01-01T00:00:00.000Z',
+    description: 'null: never expires',
+  })
+  expires_at: string | null;
+  @ApiProperty({ format: 'date-time', example: '2026-01-02T09:30:00.000Z' }) activated_at: string;
   @ApiProperty({ example: 'sha256:' + 'a'.repeat(64) }) machine_fingerprint: string;
-  @ApiProperty({ example: 7 }) grace_days: number;
+  @ApiProperty({ type: 'integer', minimum: 0, example: 7 }) grace_days: number;
   @ApiProperty({ type: 'object', additionalProperties: { type: 'integer' }, example: { max_installations: 1, max_operators: 5 } })
   limits: Record<string, number>;
   @ApiProperty({ type: [String], example: ['FISCAL_PRINTING', 'REPORTS'] }) features: string[];
@@ -42,14 +49,20 @@ export class DeactivateResponseDto {
 export class ValidateResponseDto {
   @ApiProperty({ description: 'status is active or grace and this machine holds a seat' }) valid: boolean;
   @ApiProperty({ enum: LICENSE_STATUSES, example: 'active' }) status: LicenseStatus;
-  @ApiProperty({ type: String, nullable: true, example: '2027-01-01T00:00:00.000Z' }) expires_at: string | null;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true, example: '2027-01-01T00:00:00.000Z' }) expires_at: string | null;
   @ApiProperty() revoked: boolean;
-  @ApiProperty({ type: String, nullable: true, example: '2027-01-08T00:00:00.000Z', description: 'expires_at + grace_days' })
+  @ApiProperty({
+    type: String,
+    format: 'date-time',
+    nullable: true,
+    example: '2027-01-08T00:00:00.000Z',
+    description: 'expires_at + grace_days',
+  })
   grace_ends_at: string | null;
   @ApiProperty({
     type: String,
     nullable: true,
-    enum: ['NOT_ACTIVATED', 'KEY_REVOKED', 'KEY_SUSPENDED', 'KEY_EXPIRED'],
+    enum: ['NOT_ACTIVATED', 'KEY_REVOKED', 'KEY_SUSPENDED', 'KEY_EXPIRED', null],
     example: null,
     description: 'null when valid',
   })

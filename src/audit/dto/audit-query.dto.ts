@@ -7,7 +7,7 @@ import { ACTOR_TYPES, AUDIT_ACTIONS, type ActorType, type AuditAction } from '..
 
 /** GET /audit filters (CONTRACT 5), combined with AND; `from` and `to` are inclusive. */
 export class AuditQueryDto extends PageQueryDto {
-  @ApiPropertyOptional({ type: 'integer', minimum: 1, example: 42 })
+  @ApiPropertyOptional({ type: 'integer', example: 42 })
   @IsOptional()
   @Transform(toQueryInteger)
   @IsInt()
@@ -25,12 +25,16 @@ export class AuditQueryDto extends PageQueryDto {
   @IsIn(ACTOR_TYPES)
   actor_type?: ActorType;
 
-  @ApiPropertyOptional({ example: '2026-01-01T00:00:00Z', description: 'entries at or after this ISO timestamp' })
+  @ApiPropertyOptional({ format: 'date-time', example: '2026-01-01T00:00:00Z', description: 'entries at or after this ISO timestamp' })
   @IsOptional()
   @IsIsoTimestamp()
   from?: string;
 
-  @ApiPropertyOptional({ example: '2026-12-31T23:59:59Z', description: 'entries at or before this ISO timestamp; not before `from`' })
+  @ApiPropertyOptional({
+    format: 'date-time',
+    example: '2026-12-31T23:59:59Z',
+    description: 'entries at or before this ISO timestamp; not before `from`',
+  })
   @IsOptional()
   @IsIsoTimestamp()
   to?: string;

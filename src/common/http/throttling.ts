@@ -206,6 +206,12 @@ export function RateLimit(name: RateLimitName) {
     ApiTooManyRequestsResponse({
       description: 'RATE_LIMITED: per-IP limit hit; `Retry-After` header and `details.retry_after_seconds`',
       type: ErrorResponseDto,
+      headers: {
+        'Retry-After': { description: 'seconds until the window resets', required: true, schema: { type: 'integer', minimum: 1 } },
+        'X-RateLimit-Limit': { description: 'requests allowed per window', schema: { type: 'integer', minimum: 0 } },
+        'X-RateLimit-Remaining': { description: 'requests left in this window', schema: { type: 'integer', minimum: 0 } },
+        'X-RateLimit-Reset': { description: 'seconds until the window resets', schema: { type: 'integer', minimum: 1 } },
+      },
     }),
   );
 }

@@ -43,7 +43,7 @@ export class CreateLicenseDto {
   @IsStorableText()
   customer_name: string;
 
-  @ApiPropertyOptional({ example: 'office@example.rs', maxLength: 254, nullable: true, type: String })
+  @ApiPropertyOptional({ example: 'office@example.rs', nullable: true, type: String })
   @IsOptional()
   @IsString()
   @MaxChars(254)
@@ -84,14 +84,16 @@ export class CreateLicenseDto {
   @Matches(FEATURE_NAME, { each: true, message: 'each feature must be UPPER_SNAKE_CASE' })
   features?: string[];
 
-  @ApiPropertyOptional({ type: 'integer', minimum: 0, maximum: MAX_GRACE_DAYS, default: DEFAULT_GRACE_DAYS, example: 7 })
+  // No `default` in the schema: generators would make the field required, and a partial PUT would overwrite it.
+  // The plugin reads only literal validator arguments: MAX_GRACE_DAYS is stated here.
+  @ApiPropertyOptional({ type: 'integer', maximum: MAX_GRACE_DAYS, example: 7, description: `default ${DEFAULT_GRACE_DAYS}` })
   @IsOptionalNotNull()
   @IsInt()
   @Min(0)
   @Max(MAX_GRACE_DAYS)
   grace_days?: number;
 
-  @ApiPropertyOptional({ example: 'Ordered by phone', maxLength: 2000, nullable: true, type: String })
+  @ApiPropertyOptional({ example: 'Ordered by phone', nullable: true, type: String })
   @IsOptional()
   @IsString()
   @MaxChars(2000)
@@ -99,6 +101,8 @@ export class CreateLicenseDto {
   notes?: string | null;
 
   @ApiPropertyOptional({
+    type: String,
+    format: 'date-time',
     example: '2027-01-31T00:00:00Z',
     description: 'ISO timestamp with a zone, in the future; default computed from license_type. Not allowed for PERPETUAL',
   })
@@ -118,6 +122,7 @@ export class UpdateLicenseDto extends PartialType(OmitType(CreateLicenseDto, ['p
     example: '2026-12-31T23:59:59Z',
     nullable: true,
     type: String,
+    format: 'date-time',
     description: 'may be in the past (ends the licence early); null only for PERPETUAL',
   })
   @IsOptional()

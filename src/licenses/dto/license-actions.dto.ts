@@ -5,7 +5,7 @@ import { IsStorableText, MaxChars } from '../../common/validation/validators';
 import { IsOptionalNotNull, MACHINE_FINGERPRINT_PATTERN, normalizeFingerprint, NOT_BLANK } from './license-fields';
 
 export class RevokeLicenseDto {
-  @ApiProperty({ example: 'Customer stopped paying', minLength: 1, maxLength: 500 })
+  @ApiProperty({ example: 'Customer stopped paying', minLength: 1 })
   @IsString()
   @MaxChars(500)
   @Matches(NOT_BLANK, { message: 'reason must not be empty' })
@@ -25,7 +25,7 @@ export class ReleaseSeatsDto {
   @Matches(MACHINE_FINGERPRINT_PATTERN, { message: 'machine_fingerprint must be sha256: followed by 64 hex digits' })
   machine_fingerprint?: string;
 
-  @ApiPropertyOptional({ example: 'Machine was stolen', maxLength: 500, nullable: true, type: String })
+  @ApiPropertyOptional({ example: 'Machine was stolen', nullable: true, type: String })
   @IsOptional()
   @IsString()
   @MaxChars(500)
@@ -35,11 +35,11 @@ export class ReleaseSeatsDto {
 
 export class ReleaseResultDto {
   @ApiProperty({ example: '1 seat released' }) message: string;
-  @ApiProperty({ example: 1, description: 'number of seats released' }) released: number;
+  @ApiProperty({ type: 'integer', minimum: 1, example: 1, description: 'number of seats released' }) released: number;
 }
 
 export class CreatedLicenseDto {
-  @ApiProperty({ example: 42 }) id: number;
+  @ApiProperty({ type: 'integer', example: 42 }) id: number;
   @ApiProperty({ example: 'POS-7K3QM-X9D2R-TB4WN-H8C5Z' }) license_key: string;
   @ApiProperty({ example: 'License created' }) message: string;
 }

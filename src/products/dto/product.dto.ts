@@ -4,19 +4,19 @@ import { FEATURE_NAME, IsLimitsMap, IsOptionalNotNull, IsStorableText, MaxChars,
 import type { Product } from '../product.entity';
 
 export class CreateProductDto {
-  @ApiProperty({ example: 'POS_RETAIL', pattern: '^[A-Z][A-Z0-9_]{1,31}$' })
+  @ApiProperty({ example: 'POS_RETAIL' })
   @IsString()
   @Matches(/^[A-Z][A-Z0-9_]{1,31}$/, { message: 'code must match ^[A-Z][A-Z0-9_]{1,31}$' })
   code: string;
 
-  @ApiProperty({ example: 'Retail Point of Sale', maxLength: 200 })
+  @ApiProperty({ example: 'Retail Point of Sale' })
   @IsString()
   @MinChars(1)
   @MaxChars(200)
   @IsStorableText()
   name: string;
 
-  @ApiProperty({ example: 'POS', pattern: '^[A-Z0-9]{2,8}$' })
+  @ApiProperty({ example: 'POS' })
   @IsString()
   @Matches(/^[A-Z0-9]{2,8}$/, { message: 'key_prefix must match ^[A-Z0-9]{2,8}$' })
   key_prefix: string;
@@ -35,7 +35,8 @@ export class CreateProductDto {
   @Matches(FEATURE_NAME, { each: true, message: 'each feature must be UPPER_SNAKE_CASE' })
   available_features?: string[];
 
-  @ApiPropertyOptional({ default: true })
+  // No `default` in the schema: generators would make the field required, and a partial PUT would overwrite it.
+  @ApiPropertyOptional({ type: Boolean, description: 'default true; false hides the product from new licences' })
   @IsOptionalNotNull()
   @IsBoolean()
   active?: boolean;
@@ -45,7 +46,7 @@ export class CreateProductDto {
 export class UpdateProductDto extends PartialType(CreateProductDto, { skipNullProperties: false }) {}
 
 export class ProductDto {
-  @ApiProperty({ example: 1 }) id: number;
+  @ApiProperty({ type: 'integer', example: 1 }) id: number;
   @ApiProperty({ example: 'POS_RETAIL' }) code: string;
   @ApiProperty({ example: 'Retail Point of Sale' }) name: string;
   @ApiProperty({ example: 'POS' }) key_prefix: string;
@@ -53,8 +54,8 @@ export class ProductDto {
   default_limits: Record<string, number>;
   @ApiProperty({ type: [String], example: ['REPORTS'] }) available_features: string[];
   @ApiProperty() active: boolean;
-  @ApiProperty({ example: '2026-01-01T00:00:00.000Z' }) created_at: string;
-  @ApiProperty({ example: '2026-01-01T00:00:00.000Z' }) updated_at: string;
+  @ApiProperty({ format: 'date-time', example: '2026-01-01T00:00:00.000Z' }) created_at: string;
+  @ApiProperty({ format: 'date-time', example: '2026-01-01T00:00:00.000Z' }) updated_at: string;
 
   static from(p: Product): ProductDto {
     return {
