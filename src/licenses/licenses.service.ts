@@ -370,24 +370,33 @@ export function toLicenseDetails(license: License, currentSeats: Activation[], n
   };
 }
 
-function checkFeatures(features: string[], product: Product): string[] {
+/** The message for features the product does not offer, or undefined when all are offered (shared with the dashboard's forms). */
+export function unofferedFeaturesMessage(features: string[], product: Pick<Product, 'code' | 'availableFeatures'>): string | undefined {
   const unknown = features.filter((f) => !product.availableFeatures.includes(f));
-  if (unknown.length > 0) {
-    throw AppError.field(
-      'features',
-      `features not offered by ${product.code}: ${unknown.join(', ')} (available: ${product.availableFeatures.join(', ') || 'none'})`,
-    );
-  }
+  if (unknown.length === 0) return undefined;
+  return `features not offered by ${product.code}: ${unknown.join(', ')} (available: ${product.availableFeatures.join(', ') || 'none'})`;
+}
+
+/** The creation rule for an explicit expiry: none for PERPETUAL, else in the future; undefined when it holds. */
+export function initialExpiryMessage(type: string, given: string | undefined, now: Date): string | undefined {
+  if (given === undefined) return undefined;
+  if (type === 'PERPETUAL') return 'A PERPETUAL licence never expires: omit expires_at';
+  const expiresAt = parseIsoTimestamp(given);
+  if (expiresAt && expiresAt.getTime() <= now.getTime()) return 'expires_at must be in the future';
+  return undefined;
+}
+
+function checkFeatures(features: string[], product: Product): string[] {
+  const message = unofferedFeaturesMessage(features, product);
+  if (message) throw AppError.field('features', message);
   return features;
 }
 
 /** PERPETUAL never expires; every other type has an expiry, explicit (in the future) or computed from now. */
 function initialExpiry(type: LicenseType, given: string | undefined, now: Date): Date | null {
-  if (given === undefined) return computeExpiresAt(type, now);
-  if (type === 'PERPETUAL') throw AppError.field('expires_at', 'A PERPETUAL licence never expires: omit expires_at');
-  const expiresAt = parseIsoTimestamp(given) as Date;
-  if (expiresAt.getTime() <= now.getTime()) throw AppError.field('expires_at', 'expires_at must be in the future');
-  return expiresAt;
+  const message = initialExpiryMessage(type, given, now);
+  if (message) throw AppError.field('expires_at', message);
+  return given === undefined ? computeExpiresAt(type, now) : (parseIsoTimestamp(given) as Date);
 }
 
 /** The licence's fields after applying `input`, checked against the product and the PERPETUAL rule. */
