@@ -120,7 +120,9 @@ export class LicensesRepository {
       where.push(`l.search_text LIKE '%' || ${pib} || '%' AND l.customer_pib = ${pib}`);
     }
     if (filter.expiringWithinDays !== undefined) {
-      where.push(`NOT l.revoked AND l.active AND l.expires_at > now() AND l.expires_at <= now() + make_interval(days => ${param(filter.expiringWithinDays)})`);
+      where.push(
+        `NOT l.revoked AND l.active AND l.expires_at > now() AND l.expires_at <= now() + make_interval(days => ${param(filter.expiringWithinDays)})`,
+      );
     }
     const from = `FROM licenses l JOIN products p ON p.id = l.product_id ${where.length ? `WHERE ${where.join(' AND ')}` : ''}`;
     const filterParams = [...params];
@@ -205,7 +207,9 @@ function searchCondition(search: string, machines: boolean, param: (value: unkno
   const needle = `'%' || license_search_fold(${param(escapeLike(search))}) || '%'`;
   if (!machines) return `l.search_text LIKE ${needle}`;
   const fingerprint = fingerprintPrefix(search);
-  const byFingerprint = fingerprint ? `UNION SELECT a.license_id FROM activations a WHERE a.machine_fingerprint LIKE ${param(fingerprint + '%')}` : '';
+  const byFingerprint = fingerprint
+    ? `UNION SELECT a.license_id FROM activations a WHERE a.machine_fingerprint LIKE ${param(fingerprint + '%')}`
+    : '';
   return `l.id IN (SELECT s.id FROM licenses s WHERE s.search_text LIKE ${needle}
     UNION SELECT a.license_id FROM activations a WHERE lower(a.hostname) LIKE '%' || lower(${param(escapeLike(search))}) || '%'
     ${byFingerprint})`;

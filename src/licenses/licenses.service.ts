@@ -131,16 +131,28 @@ export class LicensesService {
 
   /** A page of licences matching the filters (product code, status, type, search text), newest first, with the total (estimated beyond 1000). */
   async listLicenses(query: LicenseListQuery): Promise<Page<LicenseListItemDto>> {
-    const { rows, total, estimated } = await this.licenses.listPage(listFilter(query), query.limit ?? DEFAULT_PAGE_LIMIT, query.offset ?? 0);
+    const { rows, total, estimated } = await this.licenses.listPage(
+      listFilter(query),
+      query.limit ?? DEFAULT_PAGE_LIMIT,
+      query.offset ?? 0,
+    );
     return { items: rows.map(LicenseListItemDto.from), total, estimated };
   }
 
   /** The dashboard's list: the same filters plus the staff ones, any sort order, and seats used of each licence. */
-  async listLicensesForStaff(query: LicenseListQuery, order: Omit<LicensePageOptions, 'withSeats'> = {}): Promise<Page<LicenseStaffListItem>> {
-    const { rows, total, estimated } = await this.licenses.listPage(listFilter(query), query.limit ?? DEFAULT_PAGE_LIMIT, query.offset ?? 0, {
-      ...order,
-      withSeats: true,
-    });
+  async listLicensesForStaff(
+    query: LicenseListQuery,
+    order: Omit<LicensePageOptions, 'withSeats'> = {},
+  ): Promise<Page<LicenseStaffListItem>> {
+    const { rows, total, estimated } = await this.licenses.listPage(
+      listFilter(query),
+      query.limit ?? DEFAULT_PAGE_LIMIT,
+      query.offset ?? 0,
+      {
+        ...order,
+        withSeats: true,
+      },
+    );
     const items = rows.map((r) => ({
       ...LicenseListItemDto.from(r),
       seats_used: r.seatsUsed ?? 0,
@@ -151,7 +163,9 @@ export class LicensesService {
   }
 
   /** Key and customer of each licence, by id (unknown ids are left out). */
-  async licenseSummaries(ids: number[]): Promise<Map<number, { license_key: string; customer_name: string; customer_email: string | null }>> {
+  async licenseSummaries(
+    ids: number[],
+  ): Promise<Map<number, { license_key: string; customer_name: string; customer_email: string | null }>> {
     const rows = await this.licenses.summaries([...new Set(ids)]);
     return new Map(rows.map((r) => [r.id, { license_key: r.licenseKey, customer_name: r.customerName, customer_email: r.customerEmail }]));
   }

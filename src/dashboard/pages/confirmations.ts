@@ -25,7 +25,8 @@ export const CONFIRMATIONS = {
     title: 'Revoke the licence',
     post: 'revoke',
     button: 'Revoke the licence',
-    consequence: 'Final: the licence never activates or validates again, and cannot be reinstated. Bound machines stay listed until released.',
+    consequence:
+      'Final: the licence never activates or validates again, and cannot be reinstated. Bound machines stay listed until released.',
     reasonRequired: true,
   },
 } as const;

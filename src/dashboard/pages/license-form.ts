@@ -116,7 +116,10 @@ const FIELD_LABELS: Record<string, string> = {
 
 /** Messages that name an API-only way of doing things ("omit expires_at") in the form's words instead. */
 const FORM_WORDING: [RegExp, string][] = [
-  [/^A PERPETUAL licence never expires: (omit expires_at|expires_at must be null)$/, 'A PERPETUAL licence never expires: leave the expiry date empty'],
+  [
+    /^A PERPETUAL licence never expires: (omit expires_at|expires_at must be null)$/,
+    'A PERPETUAL licence never expires: leave the expiry date empty',
+  ],
   [/^A (\w+) licence needs an expires_at$/, 'A $1 licence needs an expiry date'],
 ];
 

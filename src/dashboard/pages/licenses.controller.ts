@@ -111,7 +111,11 @@ export class LicensesPagesController {
     if (email.length > 254) throw AppError.field('email', 'The e-mail address is too long');
     const page = pageNumber(query.page);
     const filter = email ? { customer_email: email } : { customer_pib: pib };
-    const result = await this.licenses.listLicensesForStaff({ ...filter, limit: LICENSES_PAGE_SIZE, offset: (page - 1) * LICENSES_PAGE_SIZE });
+    const result = await this.licenses.listLicensesForStaff({
+      ...filter,
+      limit: LICENSES_PAGE_SIZE,
+      offset: (page - 1) * LICENSES_PAGE_SIZE,
+    });
     const names = [...new Set(result.items.map((l) => l.customer_name))];
     const shown = email ? { email } : { pib };
     res.render('licenses/customer', {
@@ -383,4 +387,3 @@ export function sortableColumns(path: string, filters: Record<string, string>, s
     };
   });
 }
-
