@@ -60,7 +60,14 @@ document.addEventListener('DOMContentLoaded', () => {
 
   // Times: the server writes UTC; here they become the browser's time zone, relative where marked,
   // with the exact local time on hover.
-  const exact = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short', timeZoneName: 'short' });
+  const exact = new Intl.DateTimeFormat(undefined, {
+    year: 'numeric',
+    month: 'short',
+    day: 'numeric',
+    hour: '2-digit',
+    minute: '2-digit',
+    timeZoneName: 'short',
+  });
   const relative = new Intl.RelativeTimeFormat(undefined, { numeric: 'auto' });
   const units = [
     ['year', 365 * 86400],
