@@ -3,6 +3,9 @@ import { Agent, loggedInAgent, postForm } from './dashboard-helpers';
 import { createLicense, fingerprint, insertSeat, setLicenseExpiry } from './support/factories';
 import { createTestApp, TestApp } from './support/test-app';
 
+// Under load (2 cores shared by several suites) building the app and logging in can take longer than Jest's 5 s.
+jest.setTimeout(60_000);
+
 /** Server-side rules of the staff dashboard (issue 22): edit, renew, confirmations with reasons, search, audit filters, lists. */
 describe('dashboard staff tasks', () => {
   let t: TestApp;
