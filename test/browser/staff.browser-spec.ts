@@ -18,10 +18,8 @@ interface AxeViolation {
 
 async function seriousViolations(page: Page): Promise<string[]> {
   await page.evaluate(AXE_SOURCE);
-  const violations = await page.evaluate(async () => {
-    const axe = (window as unknown as { axe: { run: (ctx: Document, opts: object) => Promise<{ violations: AxeViolation[] }> } }).axe;
-    return (await axe.run(document, { resultTypes: ['violations'] })).violations;
-  });
+  // Expressions as strings: they run in the page, whose DOM types this Node project does not load.
+  const violations = await page.evaluate<AxeViolation[]>(`axe.run(document, { resultTypes: ['violations'] }).then((r) => r.violations)`);
   return violations
     .filter((v) => v.impact === 'serious' || v.impact === 'critical')
     .map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
@@ -106,7 +104,7 @@ describe('staff dashboard in Chromium (edit, renew, confirmations, search, phone
     await page.fill('#field-grace_days', '400');
     await page.click('button:has-text("Save changes")');
     await page.waitForSelector('[data-error-summary]');
-    expect(await page.evaluate(() => document.activeElement?.hasAttribute('data-error-summary'))).toBe(true);
+    expect(await page.evaluate<boolean>(`document.activeElement?.hasAttribute('data-error-summary')`)).toBe(true);
     const summary = await page.textContent('[data-error-summary]');
     for (const message of [
       'Customer e-mail must be an email address',
@@ -118,7 +116,7 @@ describe('staff dashboard in Chromium (edit, renew, confirmations, search, phone
     expect(await page.getAttribute('#field-customer_email', 'aria-invalid')).toBe('true');
     await screenshot(page, 'edit-errors-desktop', { viewport: true });
     await page.click('[data-error-summary] a[href="#field-customer_pib"]');
-    expect(await page.evaluate(() => document.activeElement?.id)).toBe('field-customer_pib');
+    expect(await page.evaluate<string>('document.activeElement?.id')).toBe('field-customer_pib');
 
     await page.fill('#field-customer_email', 'nabavka@mueller.example');
     await page.fill('#field-customer_pib', '101134702');
@@ -144,7 +142,7 @@ describe('staff dashboard in Chromium (edit, renew, confirmations, search, phone
 
   it('copies the key with the copy button', async () => {
     await page.click('.key-heading button[data-copy]');
-    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(muller.license_key);
+    expect(await page.evaluate<string>('navigator.clipboard.readText()')).toBe(muller.license_key);
     expect(await page.textContent('.key-heading button[data-copy]')).toContain('Copied');
   });
 
@@ -288,7 +286,7 @@ describe('staff dashboard in Chromium (edit, renew, confirmations, search, phone
       for (const [slug, path] of pages()) {
         await go(path);
         problems.push(...(await seriousViolations(page)).map((v) => `${path}: ${v}`));
-        const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+        const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth');
         if (overflow > 0) problems.push(`${path}: scrolls ${overflow}px sideways at ${size.width}px`);
         await screenshot(page, `${slug}-${name}`, { viewport: true });
       }
@@ -326,17 +324,17 @@ describe('staff dashboard in Chromium (edit, renew, confirmations, search, phone
     const row = page.locator('[data-testid=license-row]').first();
     const box = await row.boundingBox();
     expect(box && box.x >= 0 && box.x + box.width <= PHONE.width).toBe(true);
-    expect(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth)).toBe(true);
+    expect(await page.evaluate<boolean>('document.documentElement.scrollWidth <= window.innerWidth')).toBe(true);
     await page.setViewportSize(DESKTOP);
   });
 
   it('reaches the content with the skip link first', async () => {
     await go('/licenses');
     await page.keyboard.press('Tab');
-    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Skip to content');
+    expect(await page.evaluate<string>('document.activeElement?.textContent')).toBe('Skip to content');
     await page.keyboard.press('Enter');
     await page.keyboard.press('Tab');
-    expect(await page.evaluate(() => document.activeElement?.closest('main') !== null)).toBe(true);
+    expect(await page.evaluate<boolean>(`document.activeElement?.closest('main') !== null`)).toBe(true);
   });
 
   it('raised no Content-Security-Policy violations or script errors', () => {
