@@ -221,7 +221,7 @@ describe('dashboard pages and actions', () => {
       ]) {
         expect(res.text).toContain(text);
       }
-      const preview = JSON.parse(unescape(/<pre data-testid="payload-preview">([\s\S]*?)<\/pre>/.exec(res.text)![1]));
+      const preview = JSON.parse(unescape(/<pre data-testid="payload-preview"[^>]*>([\s\S]*?)<\/pre>/.exec(res.text)![1]));
       expect(preview.license).toMatchObject({
         license_key: created.license_key,
         machine_fingerprint: seat.machine_fingerprint,

@@ -8,6 +8,8 @@ import { ActorType, AuditAction, AuditEntry } from './audit-entry.entity';
 /** Filters of the audit list, combined with AND; `from` and `to` are inclusive ISO timestamps (PostgreSQL keeps their microseconds). */
 export interface AuditFilter {
   licenseId?: number;
+  /** Entries of any of these licences (the dashboard's customer filter). */
+  licenseIds?: number[];
   action?: AuditAction;
   actorType?: ActorType;
   from?: string;
@@ -41,6 +43,7 @@ export class AuditRepository {
     const param = (value: unknown) => `$${params.push(value)}`;
     const where: string[] = [];
     if (filter.licenseId !== undefined) where.push(`a.license_id = ${param(filter.licenseId)}`);
+    if (filter.licenseIds !== undefined) where.push(`a.license_id = ANY(${param(filter.licenseIds)}::int[])`);
     if (filter.action !== undefined) where.push(`a.action = ${param(filter.action)}`);
     if (filter.actorType !== undefined) where.push(`a.actor_type = ${param(filter.actorType)}`);
     if (filter.from !== undefined) where.push(`a.created_at >= ${param(filter.from)}::timestamptz`);

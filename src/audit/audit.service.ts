@@ -38,11 +38,18 @@ export class AuditService {
   }
 
   /** A page of entries matching the filters (licence, action, actor type, time range), newest first, with the total. */
-  async listEntries(query: Partial<AuditQueryDto>): Promise<Page<AuditEntryDto>> {
+  async listEntries(query: Partial<AuditQueryDto> & { license_ids?: number[] }): Promise<Page<AuditEntryDto>> {
     const from = parseIsoTimestamp(query.from);
     const to = parseIsoTimestamp(query.to);
     if (from && to && from.getTime() > to.getTime()) throw AppError.field('from', 'from must not be after to');
-    const filter = { licenseId: query.license_id, action: query.action, actorType: query.actor_type, from: query.from, to: query.to };
+    const filter = {
+      licenseId: query.license_id,
+      licenseIds: query.license_ids,
+      action: query.action,
+      actorType: query.actor_type,
+      from: query.from,
+      to: query.to,
+    };
     const { entries, total, estimated } = await this.audit.listPage(filter, query.limit ?? DEFAULT_PAGE_LIMIT, query.offset ?? 0);
     return { items: entries.map(AuditEntryDto.from), total, estimated };
   }

@@ -1,4 +1,4 @@
-import { Column, Entity, JoinColumn, ManyToOne, PrimaryGeneratedColumn } from 'typeorm';
+import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn } from 'typeorm';
 import { License } from './license.entity';
 
 export const RELEASE_REASONS = ['deactivated', 'force_released'] as const;
@@ -17,9 +17,13 @@ export class Activation {
   @JoinColumn({ name: 'license_id' })
   license?: License;
 
+  // varchar_pattern_ops (staff search by fingerprint prefix): TypeORM cannot express the operator class.
+  @Index('activations_fingerprint_prefix_idx', { synchronize: false })
   @Column({ name: 'machine_fingerprint', type: 'varchar', length: 71 })
   machineFingerprint: string;
 
+  // A trigram GIN index on lower(hostname), only where pg_trgm exists (staff search).
+  @Index('activations_hostname_trgm_idx', { synchronize: false })
   @Column({ type: 'varchar', length: 255, nullable: true })
   hostname: string | null;
 

@@ -62,4 +62,11 @@ export class License {
 
   @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz' })
   updatedAt: Date;
+
+  /**
+   * Folded customer name and e-mail, the key with and without dashes, and the PIB: what the search
+   * matches. Kept by the licenses_search_text trigger, so the application never writes it.
+   */
+  @Column({ name: 'search_text', type: 'text', select: false, insert: false, update: false })
+  searchText?: string;
 }

@@ -22,14 +22,23 @@ import { generateLicenseKey } from './license-key';
 import { mergeLimits } from './license-limits';
 import { deriveLicenseStatus, graceEndsAt } from './license-status';
 import type { LicenseType } from './license-type';
-import { LicensesRepository } from './licenses.repository';
+import { LicensePageOptions, LicensesRepository } from './licenses.repository';
 import { SeatsRepository } from './seats.repository';
 
 /** 100 random bits make a collision astronomically rare; a few retries make it harmless. */
 const KEY_ATTEMPTS = 5;
 const LICENSE_KEY_INDEX = 'licenses_license_key_key';
 
-export type LicenseListQuery = Partial<ListLicensesQueryDto>;
+export type LicenseListQuery = Partial<ListLicensesQueryDto> & {
+  /** The staff search: `q` also matches machines (hostname substring, fingerprint prefix). */
+  search_machines?: boolean;
+  customer_email?: string;
+  customer_pib?: string;
+  expiring_within_days?: number;
+};
+
+/** A list row with the seat columns the dashboard shows. */
+export type LicenseStaffListItem = LicenseListItemDto & { seats_used: number; seat_limit: number; customer_pib: string | null };
 export interface ReleaseSeatsInput {
   machine_fingerprint?: string;
   reason?: string | null;
@@ -122,9 +131,57 @@ export class LicensesService {
 
   /** A page of licences matching the filters (product code, status, type, search text), newest first, with the total (estimated beyond 1000). */
   async listLicenses(query: LicenseListQuery): Promise<Page<LicenseListItemDto>> {
-    const filter = { productCode: query.product, status: query.status, licenseType: query.license_type, search: query.q };
-    const { rows, total, estimated } = await this.licenses.listPage(filter, query.limit ?? DEFAULT_PAGE_LIMIT, query.offset ?? 0);
+    const { rows, total, estimated } = await this.licenses.listPage(
+      listFilter(query),
+      query.limit ?? DEFAULT_PAGE_LIMIT,
+      query.offset ?? 0,
+    );
     return { items: rows.map(LicenseListItemDto.from), total, estimated };
+  }
+
+  /** The dashboard's list: the same filters plus the staff ones, any sort order, and seats used of each licence. */
+  async listLicensesForStaff(
+    query: LicenseListQuery,
+    order: Omit<LicensePageOptions, 'withSeats'> = {},
+  ): Promise<Page<LicenseStaffListItem>> {
+    const { rows, total, estimated } = await this.licenses.listPage(
+      listFilter(query),
+      query.limit ?? DEFAULT_PAGE_LIMIT,
+      query.offset ?? 0,
+      {
+        ...order,
+        withSeats: true,
+      },
+    );
+    const items = rows.map((r) => ({
+      ...LicenseListItemDto.from(r),
+      seats_used: r.seatsUsed ?? 0,
+      seat_limit: r.seatLimit ?? 1,
+      customer_pib: r.customerPib ?? null,
+    }));
+    return { items, total, estimated };
+  }
+
+  /** Key and customer of each licence, by id (unknown ids are left out). */
+  async licenseSummaries(
+    ids: number[],
+  ): Promise<Map<number, { license_key: string; customer_name: string; customer_email: string | null }>> {
+    const rows = await this.licenses.summaries([...new Set(ids)]);
+    return new Map(rows.map((r) => [r.id, { license_key: r.licenseKey, customer_name: r.customerName, customer_email: r.customerEmail }]));
+  }
+
+  /** The id of the licence with this key (normalised: trimmed, upper-cased, dashes optional), or undefined. */
+  async findIdByKey(key: string): Promise<number | undefined> {
+    const compact = key.trim().toUpperCase().replace(/[\s-]/g, '');
+    const m = /^([A-Z0-9]{2,8})([0-9A-Z]{20})$/.exec(compact);
+    if (!m) return undefined;
+    const dashed = `${m[1]}-${m[2].match(/.{5}/g)?.join('-')}`;
+    return (await this.licenses.getByKey(dashed))?.id;
+  }
+
+  /** Ids of licences whose customer name or e-mail contains the text (accent- and case-insensitive), at most `limit`. */
+  idsOfCustomer(text: string, limit = 500): Promise<number[]> {
+    return this.licenses.idsOfCustomer(text, limit);
   }
 
   /** One licence with status, product, merged limits and current seats; 404 NOT_FOUND when unknown. */
@@ -142,7 +199,7 @@ export class LicensesService {
    * license_type to or from PERPETUAL without an expires_at clears it or computes it from now.
    * Writes `license.updated` with each changed field's old and new value; nothing when nothing changed.
    */
-  async updateLicense(id: number, input: UpdateLicenseDto, actor: Actor): Promise<LicenseDetailsDto> {
+  async updateLicense(id: number, input: UpdateLicenseDto, actor: Actor, reason?: string | null): Promise<LicenseDetailsDto> {
     if (!Object.values(input).some((v) => v !== undefined)) throw AppError.field('body', 'Give at least one field to change');
     return this.dataSource.transaction(async (manager) => {
       const license = await this.lockLicense(id, manager);
@@ -160,7 +217,37 @@ export class LicensesService {
       Object.assign(license, next);
       const saved = await this.licenses.save(license, manager);
       await this.audit.record(
-        { action: 'license.updated', actor, licenseId: id, productCode: license.product?.code, details: { changes } },
+        {
+          action: 'license.updated',
+          actor,
+          licenseId: id,
+          productCode: license.product?.code,
+          details: reason ? { changes, reason } : { changes },
+        },
+        manager,
+      );
+      return this.details(saved, manager);
+    });
+  }
+
+  /**
+   * Extends the licence by one term of its type (CONTRACT 3 lengths) from the later of now and its current
+   * expiry, so an expired licence gets a full term from today and an early renewal loses nothing.
+   * 409 CONFLICT for PERPETUAL (nothing to renew) and revoked licences. Audited as `license.updated`
+   * with the expires_at change and `renewed: true`.
+   */
+  async renewLicense(id: number, actor: Actor): Promise<LicenseDetailsDto> {
+    return this.dataSource.transaction(async (manager) => {
+      const license = await this.lockLicense(id, manager);
+      if (license.licenseType === 'PERPETUAL') throw AppError.conflict('A PERPETUAL licence never expires: there is nothing to renew');
+      if (license.revoked) throw AppError.conflict('A revoked licence cannot be renewed');
+      const from = renewalStart(license.expiresAt, new Date());
+      const expiresAt = computeExpiresAt(license.licenseType, from) as Date;
+      const changes = { expires_at: { from: auditValue(license.expiresAt), to: expiresAt.toISOString() } };
+      license.expiresAt = expiresAt;
+      const saved = await this.licenses.save(license, manager);
+      await this.audit.record(
+        { action: 'license.updated', actor, licenseId: id, productCode: license.product?.code, details: { changes, renewed: true } },
         manager,
       );
       return this.details(saved, manager);
@@ -248,6 +335,24 @@ export class LicensesService {
   }
 }
 
+/** A renewal counts from the current expiry while it is still ahead, else from now. */
+export function renewalStart(expiresAt: Date | null, now: Date): Date {
+  return expiresAt && expiresAt.getTime() > now.getTime() ? expiresAt : now;
+}
+
+function listFilter(query: LicenseListQuery) {
+  return {
+    productCode: query.product,
+    status: query.status,
+    licenseType: query.license_type,
+    search: query.q,
+    searchMachines: query.search_machines,
+    customerEmail: query.customer_email,
+    customerPib: query.customer_pib,
+    expiringWithinDays: query.expiring_within_days,
+  };
+}
+
 /** The details view of a licence (CONTRACT 5). `license.product` must be loaded. */
 export function toLicenseDetails(license: License, currentSeats: Activation[], now: Date): LicenseDetailsDto {
   const product = license.product as Product;
@@ -279,24 +384,33 @@ export function toLicenseDetails(license: License, currentSeats: Activation[], n
   };
 }
 
-function checkFeatures(features: string[], product: Product): string[] {
+/** The message for features the product does not offer, or undefined when all are offered (shared with the dashboard's forms). */
+export function unofferedFeaturesMessage(features: string[], product: Pick<Product, 'code' | 'availableFeatures'>): string | undefined {
   const unknown = features.filter((f) => !product.availableFeatures.includes(f));
-  if (unknown.length > 0) {
-    throw AppError.field(
-      'features',
-      `features not offered by ${product.code}: ${unknown.join(', ')} (available: ${product.availableFeatures.join(', ') || 'none'})`,
-    );
-  }
+  if (unknown.length === 0) return undefined;
+  return `features not offered by ${product.code}: ${unknown.join(', ')} (available: ${product.availableFeatures.join(', ') || 'none'})`;
+}
+
+/** The creation rule for an explicit expiry: none for PERPETUAL, else in the future; undefined when it holds. */
+export function initialExpiryMessage(type: string, given: string | undefined, now: Date): string | undefined {
+  if (given === undefined) return undefined;
+  if (type === 'PERPETUAL') return 'A PERPETUAL licence never expires: omit expires_at';
+  const expiresAt = parseIsoTimestamp(given);
+  if (expiresAt && expiresAt.getTime() <= now.getTime()) return 'expires_at must be in the future';
+  return undefined;
+}
+
+function checkFeatures(features: string[], product: Product): string[] {
+  const message = unofferedFeaturesMessage(features, product);
+  if (message) throw AppError.field('features', message);
   return features;
 }
 
 /** PERPETUAL never expires; every other type has an expiry, explicit (in the future) or computed from now. */
 function initialExpiry(type: LicenseType, given: string | undefined, now: Date): Date | null {
-  if (given === undefined) return computeExpiresAt(type, now);
-  if (type === 'PERPETUAL') throw AppError.field('expires_at', 'A PERPETUAL licence never expires: omit expires_at');
-  const expiresAt = parseIsoTimestamp(given) as Date;
-  if (expiresAt.getTime() <= now.getTime()) throw AppError.field('expires_at', 'expires_at must be in the future');
-  return expiresAt;
+  const message = initialExpiryMessage(type, given, now);
+  if (message) throw AppError.field('expires_at', message);
+  return given === undefined ? computeExpiresAt(type, now) : (parseIsoTimestamp(given) as Date);
 }
 
 /** The licence's fields after applying `input`, checked against the product and the PERPETUAL rule. */

@@ -82,7 +82,8 @@ describe('dashboard in Chromium', () => {
     const preview = JSON.parse((await page.textContent('[data-testid=payload-preview]')) as string);
     expect(preview.signature).toMatch(/^RSA-SHA256:/);
     await screenshot(page, '05b-license-with-seat');
-    await page.click('[data-testid=seat-row] button:has-text("Release")');
+    await page.click('[data-testid=seat-row] >> text=Release…');
+    await page.click('[data-testid=confirm-button]');
     await page.waitForSelector('.flash-success');
     expect(await page.textContent('.flash-success')).toContain('1 seat released.');
     expect(await page.locator('[data-testid=seat-row]').count()).toBe(0);
@@ -90,15 +91,16 @@ describe('dashboard in Chromium', () => {
 
   it('revokes the licence with a reason and finds it in the list and the audit log', async () => {
     const key = (await page.textContent('[data-testid=license-key]')) as string;
-    await page.fill('[data-testid=revoke-form] textarea[name=reason]', 'Customer asked to cancel');
-    await page.click('button:has-text("Revoke licence")');
+    await page.click('text=Revoke…');
+    await page.fill('textarea[name=reason]', 'Customer asked to cancel');
+    await page.click('[data-testid=confirm-button]');
     await page.waitForSelector('.flash-success');
     expect(await page.textContent('.flash-success')).toContain('Licence revoked.');
     expect(await page.textContent('.page-head .badge')).toBe('revoked');
     await screenshot(page, '06-license-revoked');
 
     await page.click('nav >> text=Licences');
-    await page.fill('input[name=q]', key);
+    await page.fill('#filter-q', key);
     await page.click('button:has-text("Filter")');
     await page.waitForURL(/\/licenses\?/);
     const rows = page.locator('[data-testid=license-row]');

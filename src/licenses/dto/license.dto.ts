@@ -18,6 +18,10 @@ export interface LicenseListRow {
   revoked: boolean;
   status: LicenseStatus;
   createdAt: Date;
+  /** Only when the page was asked for seats (the dashboard's lists). */
+  seatsUsed?: number;
+  seatLimit?: number;
+  customerPib?: string | null;
 }
 
 /** A licence in lists (SPEC 2.2) plus its derived status, customer e-mail and creation time. */

@@ -23,7 +23,11 @@ export class ListLicensesQueryDto extends PageQueryDto {
   @IsIn(LICENSE_TYPES)
   license_type?: LicenseType;
 
-  @ApiPropertyOptional({ example: 'kod mike', description: 'case-insensitive literal substring of customer name, e-mail or licence key' })
+  @ApiPropertyOptional({
+    example: 'kod mike',
+    description:
+      'literal substring (% and _ are not wildcards), case- and accent-insensitive, of the customer name, e-mail or PIB, or the licence key with or without dashes',
+  })
   @IsOptional()
   @IsString()
   @MinChars(1)
