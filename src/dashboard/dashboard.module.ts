@@ -2,7 +2,7 @@ import { Module } from '@nestjs/common';
 import { AuditModule } from '../audit/audit.module';
 import { LicensesModule } from '../licenses/licenses.module';
 import { ProductsModule } from '../products/products.module';
-import { SigningModule } from '../signing/signing.module';
+import { KeyringModule } from '../keyring/keyring.module';
 import { StatsModule } from '../stats/stats.module';
 import { AuthController } from './auth/auth.controller';
 import { DashboardPassport } from './auth/dashboard-passport';
@@ -17,7 +17,7 @@ import { UsersService } from './users.service';
 
 /** The staff dashboard: server-rendered pages on top of the same services as the admin API (never its own SQL for licences). */
 @Module({
-  imports: [AuditModule, LicensesModule, ProductsModule, SigningModule, StatsModule],
+  imports: [AuditModule, KeyringModule, LicensesModule, ProductsModule, StatsModule],
   // DashboardNotFoundController last: it catches only what no page matched.
   controllers: [AuthController, OverviewController, LicensesPagesController, AuditPageController, DashboardNotFoundController],
   providers: [UsersRepository, UsersService, DashboardPassport, DashboardSessionStore, FirstUserInitializer],

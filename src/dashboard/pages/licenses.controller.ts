@@ -11,6 +11,7 @@ import { LICENSE_TYPES } from '../../licenses/license-type';
 import { LicensesService } from '../../licenses/licenses.service';
 import type { Product } from '../../products/product.entity';
 import { ProductsService } from '../../products/products.service';
+import { KeyringService } from '../../keyring/keyring.service';
 import { SigningService } from '../../signing/signing.service';
 import { checkDto, errorsByField, validFilters } from '../http/check-dto';
 import { DashboardController } from '../http/dashboard-controller.decorator';
@@ -39,6 +40,7 @@ export class LicensesPagesController {
     private readonly licenses: LicensesService,
     private readonly products: ProductsService,
     private readonly audit: AuditService,
+    private readonly keyring: KeyringService,
     private readonly signing: SigningService,
   ) {}
 
@@ -104,7 +106,7 @@ export class LicensesPagesController {
     const [history, audit, preview] = await Promise.all([
       this.licenses.listActivations(id),
       this.audit.listEntries({ license_id: id, limit: 100, offset: 0 }),
-      payloadPreview(license, this.signing),
+      payloadPreview(license, this.keyring, this.signing),
     ]);
     return { title: license.license_key, nav: 'licenses', license, history, audit: audit.items, auditTotal: audit.total, preview };
   }
