@@ -57,7 +57,14 @@ async function main(): Promise<void> {
   };
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => void shutdown(signal));
   if (runtime.migrations.length) say(`Applied migrations: ${runtime.migrations.join(', ')}`);
-  await app.listen(config.port);
+  try {
+    await app.listen(config.port);
+  } catch (err) {
+    // A start-up check failed (e.g. the wrong KEYRING_SECRET): release the database before main() reports it.
+    await app.close().catch(() => undefined);
+    await runtime.embedded?.stop().catch(() => undefined);
+    throw err;
+  }
   printGenerated(runtime, app.get(KeyringService));
   say(`Licence server listening on http://localhost:${config.port} (API docs: /api/docs)`);
 }
