@@ -2,6 +2,9 @@ import { KeyringService } from '../src/keyring/keyring.service';
 import { csrfFrom, loggedInAgent, postForm } from './dashboard-helpers';
 import { createTestApp, TestApp } from './support/test-app';
 
+// Start-up of the app and RSA key generation (rotations) take seconds on a busy machine.
+jest.setTimeout(30_000);
+
 /** The dashboard's signing-keys page: list, rotate and revoke, each behind a confirmation step and the CSRF token. */
 describe('dashboard: signing keys', () => {
   let t: TestApp;

@@ -14,6 +14,9 @@ import { fieldsOf } from './support/api-errors';
 import { createLicense, fingerprint } from './support/factories';
 import { createTestApp, TestApp, testConfig } from './support/test-app';
 import {
+
+// Start-up of the app and RSA key generation (rotations) take seconds on a busy machine.
+jest.setTimeout(30_000);
   createDatabaseFromTemplate,
   dropDatabase,
   ENV_ADMIN_URL,

@@ -4,6 +4,9 @@ import { fieldsOf } from './support/api-errors';
 import { createLicense, fingerprint } from './support/factories';
 import { createTestApp, TestApp } from './support/test-app';
 
+// Start-up of the app and RSA key generation (rotations) take seconds on a busy machine.
+jest.setTimeout(30_000);
+
 const nonce = () => randomBytes(18).toString('base64url');
 
 /** CONTRACT 8: POST /validate with a nonce answers signed; without one exactly as before. */

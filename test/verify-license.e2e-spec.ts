@@ -6,6 +6,9 @@ import { verifyLicenseCommand } from '../scripts/verify-license';
 import { createLicense, fingerprint } from './support/factories';
 import { createTestApp, TestApp } from './support/test-app';
 
+// Start-up of the app and RSA key generation (rotations) take seconds on a busy machine.
+jest.setTimeout(30_000);
+
 /** `npm run verify-license` against a live server: keys picked by key_id from /public-keys or a JWK Set file. */
 describe('npm run verify-license', () => {
   let t: TestApp;
