@@ -14,9 +14,6 @@ import { fieldsOf } from './support/api-errors';
 import { createLicense, fingerprint } from './support/factories';
 import { createTestApp, TestApp, testConfig } from './support/test-app';
 import {
-
-// Start-up of the app and RSA key generation (rotations) take seconds on a busy machine.
-jest.setTimeout(30_000);
   createDatabaseFromTemplate,
   dropDatabase,
   ENV_ADMIN_URL,
@@ -24,6 +21,9 @@ jest.setTimeout(30_000);
   ENV_TEMPLATE,
   newDatabaseName,
 } from './support/test-database';
+
+// Start-up of the app and RSA key generation (rotations) take seconds on a busy machine.
+jest.setTimeout(30_000);
 
 const KEYS = '/api/v1/admin/signing-keys';
 
