@@ -20,7 +20,14 @@ import { UsersService } from './users.service';
 @Module({
   imports: [AuditModule, KeyringModule, LicensesModule, ProductsModule, StatsModule],
   // DashboardNotFoundController last: it catches only what no page matched.
-  controllers: [AuthController, OverviewController, LicensesPagesController, AuditPageController, SigningKeysPageController, DashboardNotFoundController],
+  controllers: [
+    AuthController,
+    OverviewController,
+    LicensesPagesController,
+    AuditPageController,
+    SigningKeysPageController,
+    DashboardNotFoundController,
+  ],
   providers: [UsersRepository, UsersService, DashboardPassport, DashboardSessionStore, FirstUserInitializer],
   exports: [UsersService],
 })
