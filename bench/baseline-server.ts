@@ -67,6 +67,7 @@ async function activate(body: Record<string, string>): Promise<[number, unknown]
     features: ['FISCAL_PRINTING', 'MULTI_OPERATOR', 'INVENTORY', 'REPORTS'],
     customer: { name: 'Customer 1 d.o.o.', email: 'office1@customer.example' },
     key_id: keyId,
+    signed_at: new Date().toISOString(),
   };
   const data = Buffer.from(canonicalize(license) as string, 'utf8');
   const signature = await new Promise<Buffer>((resolve, reject) =>

@@ -9,11 +9,11 @@ import { ConfigModule } from './config/config.module';
 import { DashboardModule } from './dashboard/dashboard.module';
 import { DatabaseModule } from './database/database.module';
 import { HealthModule } from './health/health.module';
+import { KeyringModule } from './keyring/keyring.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { RedisModule } from './common/redis/redis.module';
 import { LicensesModule } from './licenses/licenses.module';
 import { ProductsModule } from './products/products.module';
-import { SigningModule } from './signing/signing.module';
 import { StatsModule } from './stats/stats.module';
 
 @Module({})
@@ -32,7 +32,7 @@ export class AppModule {
         ActivationModule,
         HealthModule,
         AuditModule,
-        SigningModule,
+        KeyringModule,
         ProductsModule,
         LicensesModule,
         StatsModule,

@@ -22,6 +22,7 @@ const TAGS: [string, string][] = [
   ['admin: licenses', 'Licences and their seats (admin API key)'],
   ['admin: audit', 'The audit log (admin API key)'],
   ['admin: stats', 'Statistics per product (admin API key)'],
+  ['admin: signing keys', 'The keyring: list, rotate, revoke signing keys (admin API key)'],
   ['health', 'Readiness and liveness probes'],
   ['operations', 'Prometheus metrics'],
 ];

@@ -1,4 +1,5 @@
-import { SigningService } from '../src/signing/signing.service';
+import { KeyringService } from '../src/keyring/keyring.service';
+import { verifySignature } from '../src/signing/license-signature';
 import { Agent, csrfFrom, loggedInAgent, postForm } from './dashboard-helpers';
 import { createLicense, fingerprint, insertSeat } from './support/factories';
 import { createTestApp, TestApp } from './support/test-app';
@@ -227,7 +228,7 @@ describe('dashboard pages and actions', () => {
         machine_fingerprint: seat.machine_fingerprint,
         product: 'POS_RETAIL',
       });
-      expect(t.app.get(SigningService).verify(preview.license, preview.signature)).toBe(true);
+      expect(verifySignature(preview.license, preview.signature, t.app.get(KeyringService).activeKey().publicKeyPem)).toBe(true);
     });
   });
 

@@ -5,7 +5,7 @@ import { ErrorResponseDto } from '../common/errors/error-response.dto';
 import { RateLimit } from '../common/http/throttling';
 import { lenientValidationPipe } from '../common/http/validation.pipe';
 import { ActivationService } from './activation.service';
-import { ActivateRequestDto, SeatRequestDto } from './dto/client-requests.dto';
+import { ActivateRequestDto, SeatRequestDto, ValidateRequestDto } from './dto/client-requests.dto';
 import { DeactivateResponseDto, SignedLicenseDto, ValidateResponseDto } from './dto/client-responses.dto';
 import type { SignedLicense } from './license-payload';
 
@@ -53,11 +53,12 @@ export class ActivationController {
   @RateLimit('validate')
   @ApiOperation({
     summary: 'Optional online check of a licence on this machine',
-    description: 'valid is true when the status is active or grace and this machine holds a seat; otherwise code says why.',
+    description:
+      'valid is true when the status is active or grace and this machine holds a seat; otherwise code says why. With `nonce`, the answer also carries nonce, license_key, machine_fingerprint, checked_at, key_id and signature.',
   })
   @ApiOkResponse({ type: ValidateResponseDto })
-  @ApiBadRequestResponse({ type: ErrorResponseDto, description: 'VALIDATION_ERROR, INVALID_KEY' })
-  validate(@Body() body: SeatRequestDto): Promise<ValidateResponseDto> {
+  @ApiBadRequestResponse({ type: ErrorResponseDto, description: 'VALIDATION_ERROR (also a malformed nonce), INVALID_KEY' })
+  validate(@Body() body: ValidateRequestDto): Promise<ValidateResponseDto> {
     return this.activation.validate(body);
   }
 }

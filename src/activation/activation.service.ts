@@ -8,8 +8,9 @@ import { MetricsService } from '../metrics/metrics.service';
 import type { License } from '../licenses/license.entity';
 import { SeatsService } from '../licenses/seats.service';
 import type { Product } from '../products/product.entity';
+import { ActiveSigningKey, KeyringService } from '../keyring/keyring.service';
 import { SigningService } from '../signing/signing.service';
-import { ActivateRequestDto, SeatRequestDto } from './dto/client-requests.dto';
+import { ActivateRequestDto, SeatRequestDto, ValidateRequestDto } from './dto/client-requests.dto';
 import { DeactivateResponseDto, ValidateResponseDto } from './dto/client-responses.dto';
 import { buildLicensePayload, LicensePayload, PayloadBinding, SignedLicense } from './license-payload';
 
@@ -28,6 +29,7 @@ export class ActivationService {
   constructor(
     private readonly seats: SeatsService,
     private readonly signing: SigningService,
+    private readonly keyring: KeyringService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly metrics: MetricsService,
   ) {}
@@ -54,8 +56,9 @@ export class ActivationService {
       product: input.product,
     };
     const { license, seat } = await this.perLicence.run(input.license_key, () => this.seats.activateSeat(request, actor));
-    const payload = this.licensePayload(license, license.product as Product, seat);
-    return { license: payload, signature: await this.signing.sign(payload) };
+    const key = this.keyring.activeKey();
+    const payload = this.licensePayload(license, license.product as Product, seat, key);
+    return { license: payload, signature: await this.signing.sign(payload, key.privateKey) };
   }
 
   async deactivate(input: SeatRequestDto, actor: Actor): Promise<DeactivateResponseDto> {
@@ -65,12 +68,13 @@ export class ActivationService {
     return { message: 'Licence deactivated on this machine', can_reactivate: canReactivate };
   }
 
-  async validate(input: SeatRequestDto): Promise<ValidateResponseDto> {
+  /** With a nonce, the answer is signed (CONTRACT 8); without one it costs nothing more than before. */
+  async validate(input: ValidateRequestDto): Promise<ValidateResponseDto> {
     const check = await this.seats.checkSeat(
       { licenseKey: input.license_key, machineFingerprint: input.machine_fingerprint },
       this.config.lastSeenIntervalSeconds,
     );
-    return {
+    const answer: ValidateResponseDto = {
       valid: check.valid,
       status: check.status,
       expires_at: check.license.expiresAt ? check.license.expiresAt.toISOString() : null,
@@ -78,10 +82,21 @@ export class ActivationService {
       grace_ends_at: check.graceEndsAt ? check.graceEndsAt.toISOString() : null,
       code: check.code,
     };
+    if (input.nonce === undefined) return answer;
+    const key = this.keyring.activeKey();
+    const signed = {
+      ...answer,
+      nonce: input.nonce,
+      license_key: input.license_key,
+      machine_fingerprint: input.machine_fingerprint,
+      checked_at: new Date().toISOString(),
+      key_id: key.keyId,
+    };
+    return { ...signed, signature: await this.signing.sign(signed, key.privateKey) };
   }
 
-  /** The `license` object this server would sign for the binding (also the dashboard's payload preview). */
-  licensePayload(license: License, product: Product, binding: PayloadBinding): LicensePayload {
-    return buildLicensePayload(license, product, binding, this.signing.keyId);
+  /** The `license` object this server signs for the binding with `key`, stamped with the time of signing. */
+  licensePayload(license: License, product: Product, binding: PayloadBinding, key: ActiveSigningKey): LicensePayload {
+    return buildLicensePayload(license, product, binding, key.keyId, new Date());
   }
 }

@@ -16,6 +16,8 @@ export interface LicensePayload {
   features: string[];
   customer: { name: string; email: string | null };
   key_id: string;
+  /** Server time of this signature (CONTRACT 8): a client's clock earlier than the latest one it has seen was set back. */
+  signed_at: string;
 }
 
 /** What activation returns: the licence data and the signature over its canonical bytes. */
@@ -42,6 +44,7 @@ export function buildLicensePayload(
   product: Pick<Product, 'code' | 'defaultLimits'>,
   binding: PayloadBinding,
   keyId: string,
+  signedAt: Date,
 ): LicensePayload {
   return {
     license_key: license.licenseKey,
@@ -56,5 +59,6 @@ export function buildLicensePayload(
     features: [...license.features],
     customer: { name: license.customerName, email: license.customerEmail ?? null },
     key_id: keyId,
+    signed_at: signedAt.toISOString(),
   };
 }

@@ -46,6 +46,7 @@ describe('validateEnv', () => {
     ['API_KEY', 'short'],
     ['ADMIN_PASSWORD', 'short'],
     ['SESSION_SECRET', 'too-short'],
+    ['KEYRING_SECRET', 'x'.repeat(31)],
     ['RATE_LIMIT_ACTIVATE', '0'],
     ['RATE_LIMIT_VALIDATE', '-5'],
     ['LAST_SEEN_INTERVAL', 'soon'],

@@ -28,6 +28,7 @@ export const ENV_NAMES = [
   'ADMIN_PASSWORD',
   'SESSION_SECRET',
   'SIGNING_KEY_FILE',
+  'KEYRING_SECRET',
   'REDIS_URL',
   'REDIS_KEY_PREFIX',
   'TRUST_PROXY',
@@ -115,6 +116,12 @@ export class EnvironmentVariables {
   @IsOptional()
   @IsString()
   SIGNING_KEY_FILE?: string;
+
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @IsString()
+  @MinLength(32, { message: 'KEYRING_SECRET must be at least 32 characters' })
+  KEYRING_SECRET?: string;
 
   @Transform(emptyToUndefined)
   @IsOptional()

@@ -1,11 +1,12 @@
 import { resolve } from 'node:path';
-import { generateApiKey, generateSessionSecret, loadOrCreateSecret } from './secrets';
+import { generateApiKey, generateKeyringSecret, generateSessionSecret, loadOrCreateSecret } from './secrets';
 import { AppConfig } from './app-config';
 import { EnvironmentVariables } from './env.schema';
 
 export interface GeneratedSecrets {
   apiKey?: string;
   sessionSecret?: boolean;
+  keyringSecret?: boolean;
 }
 
 /**
@@ -31,6 +32,12 @@ export function buildConfig(env: EnvironmentVariables, databaseUrl: string): { c
     generated.sessionSecret = secret.generated;
     sessionSecret = secret.value;
   }
+  let keyringSecret = env.KEYRING_SECRET;
+  if (!keyringSecret) {
+    const secret = loadOrCreateSecret(dataDir, 'keyring-secret', generateKeyringSecret);
+    generated.keyringSecret = secret.generated;
+    keyringSecret = secret.value;
+  }
   const config: AppConfig = {
     port: env.PORT,
     dataDir,
@@ -40,6 +47,7 @@ export function buildConfig(env: EnvironmentVariables, databaseUrl: string): { c
     adminPassword: env.ADMIN_PASSWORD,
     sessionSecret,
     signingKeyFile: resolve(env.SIGNING_KEY_FILE ?? resolve(dataDir, 'signing-key.pem')),
+    keyringSecret,
     redisUrl: env.REDIS_URL,
     redisKeyPrefix: env.REDIS_KEY_PREFIX,
     trustProxy: env.TRUST_PROXY,

@@ -119,6 +119,22 @@ describe('dashboard in Chromium', () => {
     await screenshot(page, '08-audit');
   });
 
+  it('rotates the signing key through the confirmation page', async () => {
+    await page.click('nav >> text=Signing keys');
+    await page.waitForURL(`${baseUrl}/signing-keys`);
+    expect(await page.locator('[data-testid=signing-key-row]').count()).toBe(1);
+    await page.click('text=Rotate…');
+    await page.waitForURL(`${baseUrl}/signing-keys/rotate`);
+    await screenshot(page, '08a-signing-key-rotate');
+    await page.click('button:has-text("Rotate now")');
+    await page.waitForSelector('.flash-success');
+    expect(await page.textContent('.flash-success')).toMatch(/is now active/);
+    const rows = page.locator('[data-testid=signing-key-row]');
+    expect(await rows.count()).toBe(2);
+    expect(await rows.nth(1).locator('.badge').textContent()).toBe('retired');
+    await screenshot(page, '08b-signing-keys');
+  });
+
   it('raised no Content-Security-Policy violations or script errors on the dashboard pages', () => {
     expect(consoleErrors).toEqual([]);
   });

@@ -37,7 +37,8 @@ describe('start-up', () => {
     try {
       expect(first.embedded).toBeDefined();
       expect(first.generated.apiKey).toMatch(/^lsk_/);
-      expect(first.generated.signingKey).toBe(true);
+      expect(first.generated.keyringSecret).toBe(true);
+      expect(statSync(join(dataDir, 'keyring-secret')).mode & 0o777).toBe(0o600);
       expect(first.config.apiKeys).toEqual([first.generated.apiKey]);
       expect(statSync(join(dataDir, 'api-key')).mode & 0o777).toBe(0o600);
       expect(first.migrations).toHaveLength(MIGRATIONS.length);
@@ -54,7 +55,8 @@ describe('start-up', () => {
     const second = await prepareRuntime({ DATA_DIR: dataDir }, () => undefined);
     try {
       expect(second.generated.apiKey).toBeUndefined();
-      expect(second.generated.signingKey).toBe(false);
+      expect(second.generated.keyringSecret).toBe(false);
+      expect(second.config.keyringSecret).toBe(first.config.keyringSecret);
       expect(second.config.apiKeys).toEqual(first.config.apiKeys);
       expect(second.migrations).toEqual([]);
     } finally {

@@ -63,6 +63,7 @@ export function testConfig(databaseUrl: string, overrides: Partial<AppConfig> = 
     adminPassword: 'test-password-123',
     sessionSecret: 'test-session-secret-0123456789abcdef0123456789',
     signingKeyFile: process.env[ENV_SIGNING_KEY] as string,
+    keyringSecret: 'test-keyring-secret-0123456789abcdef0123456789',
     redisUrl: undefined,
     trustProxy: undefined,
     // Generous by default so unrelated tests never trip them; the rate-limit tests set their own.

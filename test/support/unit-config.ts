@@ -10,6 +10,7 @@ export function testConfigFor(overrides: Partial<AppConfig> = {}): AppConfig {
     adminUsername: 'admin',
     sessionSecret: 'unit-test-session-secret-0123456789abcdef',
     signingKeyFile: '/nonexistent',
+    keyringSecret: 'unit-test-keyring-secret-0123456789abcdef',
     rateLimits: { activate: 10, deactivate: 10, validate: 60, admin: 600, login: 5 },
     lastSeenIntervalSeconds: 60,
     logLevel: 'silent',

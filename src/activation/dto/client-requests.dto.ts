@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsOptional, IsString, Matches } from 'class-validator';
+import { IsOptional, IsString, Matches, ValidateIf } from 'class-validator';
 import { IsStorableText, MaxChars, MinChars } from '../../common/validation/validators';
 import { MACHINE_FINGERPRINT_PATTERN, normalizeFingerprint } from '../../licenses/dto/license-fields';
 import { normalizeLicenseKey } from '../../licenses/license-key';
@@ -27,6 +27,25 @@ export class SeatRequestDto {
   @IsString()
   @Matches(MACHINE_FINGERPRINT_PATTERN, { message: 'machine_fingerprint must be "sha256:" followed by 64 hex digits' })
   machine_fingerprint: string;
+}
+
+export const NONCE_PATTERN = /^[A-Za-z0-9_-]{16,128}$/;
+
+/** The validate body: a seat plus an optional nonce that asks for a signed answer (CONTRACT 8). */
+export class ValidateRequestDto extends SeatRequestDto {
+  @ApiPropertyOptional({
+    example: 'm3WqJx7Yc1tP0aZr9LkV2eHs',
+    pattern: NONCE_PATTERN.source,
+    minLength: 16,
+    maxLength: 128,
+    description:
+      'Fresh random value per call (16-128 of A-Z a-z 0-9 _ -). Given: the answer is signed and echoes it, so a replayed answer fails the check. null is refused.',
+  })
+  // Only an absent nonce means "unsigned": null or any other value is a 400, never silently an unsigned answer.
+  @ValidateIf((body: { nonce?: unknown }) => body.nonce !== undefined)
+  @IsString()
+  @Matches(NONCE_PATTERN, { message: 'nonce must be 16-128 characters of A-Z a-z 0-9 _ -' })
+  nonce?: string;
 }
 
 /** SPEC 2.5 plus the optional `product` code (CONTRACT 4). */

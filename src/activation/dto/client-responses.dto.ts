@@ -1,4 +1,4 @@
-import { ApiProperty } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { LICENSE_STATUSES, LicenseStatus } from '../../licenses/license-status';
 import { LICENSE_TYPES, type LicenseType } from '../../licenses/license-type';
 
@@ -28,7 +28,14 @@ export class LicensePayloadDto {
   limits: Record<string, number>;
   @ApiProperty({ type: [String], example: ['FISCAL_PRINTING', 'REPORTS'] }) features: string[];
   @ApiProperty({ type: LicenseCustomerDto }) customer: LicenseCustomerDto;
-  @ApiProperty({ example: '3f9a1c0b7d2e4f65', description: 'GET /api/v1/public-key key_id of the signing key' }) key_id: string;
+  @ApiProperty({ example: '3f9a1c0b7d2e4f65', description: 'key_id of the signing key (GET /api/v1/public-keys)' }) key_id: string;
+  @ApiProperty({
+    type: String,
+    format: 'date-time',
+    example: '2026-01-02T09:30:00.412Z',
+    description: 'Server time of this signature; a local clock earlier than the latest signed_at seen means the clock was set back',
+  })
+  signed_at: string;
 }
 
 export class SignedLicenseDto {
@@ -67,4 +74,30 @@ export class ValidateResponseDto {
     description: 'null when valid',
   })
   code: string | null;
+
+  // Only with a nonce in the request: the signed answer (CONTRACT 8).
+  @ApiPropertyOptional({ description: 'Only when the request carried a nonce: that nonce, echoed', example: 'm3WqJx7Yc1tP0aZr9LkV2eHs' })
+  nonce?: string;
+  @ApiPropertyOptional({
+    description: 'Only with a nonce: the licence key checked (trimmed, upper-cased)',
+    example: 'POS-7K2QF-9XWMB-R4TZN-H8CVD',
+  })
+  license_key?: string;
+  @ApiPropertyOptional({ description: 'Only with a nonce: the machine checked (lower-case hex)', example: 'sha256:' + 'a'.repeat(64) })
+  machine_fingerprint?: string;
+  @ApiPropertyOptional({
+    type: String,
+    format: 'date-time',
+    description: 'Only with a nonce: server time of the check',
+    example: '2026-03-01T12:00:00.000Z',
+  })
+  checked_at?: string;
+  @ApiPropertyOptional({ description: 'Only with a nonce: the key that signed this answer', example: '3f9a1c0b7d2e4f65' })
+  key_id?: string;
+  @ApiPropertyOptional({
+    description:
+      'Only with a nonce: `RSA-SHA256:` + base64 of RSASSA-PKCS1-v1_5 / SHA-256 over the UTF-8 bytes of the RFC 8785 canonical JSON of this response object without `signature`',
+    example: 'RSA-SHA256:MIIB...',
+  })
+  signature?: string;
 }

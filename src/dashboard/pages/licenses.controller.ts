@@ -14,6 +14,7 @@ import { LICENSE_SORTS, LicenseSort } from '../../licenses/licenses.repository';
 import { initialExpiryMessage, LicensesService, unofferedFeaturesMessage } from '../../licenses/licenses.service';
 import type { Product } from '../../products/product.entity';
 import { ProductsService } from '../../products/products.service';
+import { KeyringService } from '../../keyring/keyring.service';
 import { SigningService } from '../../signing/signing.service';
 import { checkDto, validFilters } from '../http/check-dto';
 import { DashboardController } from '../http/dashboard-controller.decorator';
@@ -60,6 +61,7 @@ export class LicensesPagesController {
     private readonly licenses: LicensesService,
     private readonly products: ProductsService,
     private readonly audit: AuditService,
+    private readonly keyring: KeyringService,
     private readonly signing: SigningService,
   ) {}
 
@@ -173,7 +175,7 @@ export class LicensesPagesController {
     const [history, audit, preview] = await Promise.all([
       this.licenses.listActivations(id),
       this.audit.listEntries({ license_id: id, limit: 100, offset: 0 }),
-      payloadPreview(license, this.signing),
+      payloadPreview(license, this.keyring, this.signing),
     ]);
     const summaries = new Map([[id, { license_key: license.license_key, customer_name: license.customer_name }]]);
     return {
