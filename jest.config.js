@@ -19,6 +19,8 @@ module.exports = {
     {
       ...common,
       displayName: 'e2e',
+      // Real PostgreSQL, Argon2 logins and the job engine on 2 shared cores: a hang guard, not a speed goal (speed lives in npm run bench).
+      testTimeout: 30_000,
       rootDir: '.',
       testRegex: 'test/.*\\.e2e-spec\\.ts$',
       testPathIgnorePatterns: ['/node_modules/', '/test/startup/'],
