@@ -2,6 +2,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { LoggerModule } from 'nestjs-pino';
 import { ActivationModule } from './activation/activation.module';
 import { AuditModule } from './audit/audit.module';
+import { AuthModule } from './auth/auth.module';
 import { loggerParams } from './common/http/logging';
 import { RateLimitModule } from './common/http/throttling';
 import { AppConfig } from './config/app-config';
@@ -32,6 +33,7 @@ export class AppModule {
         ActivationModule,
         HealthModule,
         AuditModule,
+        AuthModule,
         SigningModule,
         ProductsModule,
         LicensesModule,

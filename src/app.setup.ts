@@ -4,7 +4,7 @@ import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import express, { NextFunction, Request, Response } from 'express';
 import { Logger } from 'nestjs-pino';
 import { join } from 'node:path';
-import { API_KEY_SCHEME } from './common/auth/admin-api.decorator';
+import { API_KEY_SCHEME, BEARER_SCHEME } from './auth/admin-route.decorator';
 import { ApiExceptionFilter, toErrorResponse } from './common/errors/api-exception.filter';
 import { ErrorResponseDto } from './common/errors/error-response.dto';
 import { hardenHttpServer, noStore, refuseDeclaredOversize, requireHostHeader } from './common/http/http-hardening';
@@ -68,11 +68,16 @@ function setupSwagger(app: NestExpressApplication): void {
     new DocumentBuilder()
       .setTitle('Licence server API')
       .setDescription(
-        'Client API (activate, deactivate, validate; no authentication, rate-limited per IP) and admin API (header `X-API-Key`). ' +
+        'Client API (activate, deactivate, validate; no authentication, rate-limited per IP) and admin API (header `X-API-Key` or ' +
+          '`Authorization: Bearer`, with an API_KEY key or a scoped `lst_` token; a missing scope is 403 FORBIDDEN). ' +
           'Every error has the body `{"error": {"code", "message", "details?"}}`.',
       )
       .setVersion('1')
-      .addApiKey({ type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'Admin API key' }, API_KEY_SCHEME)
+      .addApiKey(
+        { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'Admin API key or scoped token (lst_...)' },
+        API_KEY_SCHEME,
+      )
+      .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'The same credential as X-API-Key' }, BEARER_SCHEME)
       .build(),
     { extraModels: [ErrorResponseDto] },
   );

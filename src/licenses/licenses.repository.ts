@@ -1,8 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
+import type { Readable } from 'node:stream';
 import { DataSource, EntityManager } from 'typeorm';
+import { ALL_PRODUCTS, type ProductScope } from '../common/auth/actor';
 import { cappedCountSql, matchCount, MatchCount } from '../database/match-count';
 import { preparedQuery, statementName } from '../database/prepared-query';
+import { openRowStream } from '../database/row-stream';
 import type { LicenseListRow } from './dto/license.dto';
 import { Product } from '../products/product.entity';
 import { License } from './license.entity';
@@ -12,10 +15,15 @@ import type { LicenseType } from './license-type';
 /** Filters of the licence list, combined with AND. `search` is a literal, case-insensitive substring. */
 export interface LicenseListFilter {
   productCode?: string;
+  /** The credential's products (null: all), ANDed with productCode. */
+  productScope?: ProductScope;
   status?: LicenseStatus;
   licenseType?: LicenseType;
   search?: string;
 }
+
+/** `$2` is the product scope: null for every product, else the codes the credential may see. */
+const IN_PRODUCT_SCOPE = '($2::text[] IS NULL OR p.code = ANY($2::text[]))';
 
 /** LIKE treats % _ and \ as special: escape them so the search is literal. */
 export const escapeLike = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
@@ -29,8 +37,9 @@ export class LicensesRepository {
     return (manager ?? this.dataSource.manager).getRepository(License);
   }
 
-  getById(id: number, manager?: EntityManager): Promise<License | null> {
-    return this.oneWithProduct('license-by-id', 'l.id = $1', [id], manager);
+  /** With a product scope, another product's licence is not found (the scope is part of the query). */
+  getById(id: number, manager?: EntityManager, products: ProductScope = ALL_PRODUCTS): Promise<License | null> {
+    return this.oneWithProduct('license-by-id-in-scope', `l.id = $1 AND ${IN_PRODUCT_SCOPE}`, [id, products], manager);
   }
 
   getByKey(licenseKey: string, manager?: EntityManager): Promise<License | null> {
@@ -38,8 +47,8 @@ export class LicensesRepository {
   }
 
   /** SELECT ... FOR UPDATE on the licence row (the product row, joined in, is not locked). */
-  lockById(id: number, manager: EntityManager): Promise<License | null> {
-    return this.oneWithProduct('license-lock-by-id', 'l.id = $1 FOR UPDATE OF l', [id], manager);
+  lockById(id: number, manager: EntityManager, products: ProductScope = ALL_PRODUCTS): Promise<License | null> {
+    return this.oneWithProduct('license-lock-by-id-in-scope', `l.id = $1 AND ${IN_PRODUCT_SCOPE} FOR UPDATE OF l`, [id, products], manager);
   }
 
   /** Serialises every seat change of one licence: the basis of race-free seat counting. */
@@ -67,14 +76,8 @@ export class LicensesRepository {
     manager = this.dataSource.manager,
   ): Promise<{ rows: LicenseListRow[] } & MatchCount> {
     const params: unknown[] = [];
+    const from = licenseListFrom(filter, params);
     const param = (value: unknown) => `$${params.push(value)}`;
-    const where: string[] = [];
-    if (filter.productCode !== undefined) where.push(`p.code = ${param(filter.productCode)}`);
-    if (filter.licenseType !== undefined) where.push(`l.license_type = ${param(filter.licenseType)}`);
-    if (filter.status !== undefined) where.push(licenseStatusConditionSql('l', filter.status));
-    // search_text is lower(name || email || key), trigram-indexed; lower() the needle the same way.
-    if (filter.search !== undefined) where.push(`l.search_text LIKE '%' || lower(${param(escapeLike(filter.search))}) || '%'`);
-    const from = `FROM licenses l JOIN products p ON p.id = l.product_id ${where.length ? `WHERE ${where.join(' AND ')}` : ''}`;
     const filterParams = [...params];
     const text = `WITH counted AS (${cappedCountSql(from)})
        SELECT counted.n AS capped_total, page.* FROM counted LEFT JOIN (
@@ -103,6 +106,20 @@ export class LicensesRepository {
   }
 
   /**
+   * Every matching licence, newest first, as a stream read from a server-side cursor (CONTRACT 13). Opens when
+   * the query has produced its first row (or none), so a failure before then is an ordinary error.
+   */
+  streamExport(filter: LicenseListFilter): Promise<Readable> {
+    const params: unknown[] = [];
+    const from = licenseListFrom(filter, params);
+    const text = `SELECT l.id, p.code AS product_code, l.license_key, l.license_type, ${licenseStatusSql('l')} AS status,
+        l.customer_name, l.customer_email, l.customer_pib, l.features, l.limits, l.grace_days, l.expires_at, l.active,
+        l.revoked_at, l.revoke_reason, l.notes, l.created_at, l.updated_at
+      ${from} ORDER BY l.created_at DESC, l.id DESC`;
+    return openRowStream(this.dataSource, text, params);
+  }
+
+  /**
    * The licence and its product in one round trip, as a prepared statement, mapped by hand: the client API
    * reads them on every call, and the ORM's relation loading cost a second (DISTINCT) query and most of the CPU.
    */
@@ -115,6 +132,19 @@ export class LicensesRepository {
     const { rows } = await preparedQuery(manager, name, `${LICENSE_WITH_PRODUCT} WHERE ${condition}`, params);
     return rows.length ? licenseFromRow(rows[0]) : null;
   }
+}
+
+/** `FROM ... WHERE ...` of the licence list and export; pushes its parameters onto `params`. */
+function licenseListFrom(filter: LicenseListFilter, params: unknown[]): string {
+  const param = (value: unknown) => `$${params.push(value)}`;
+  const where: string[] = [];
+  if (filter.productScope) where.push(`p.code = ANY(${param(filter.productScope)}::text[])`);
+  if (filter.productCode !== undefined) where.push(`p.code = ${param(filter.productCode)}`);
+  if (filter.licenseType !== undefined) where.push(`l.license_type = ${param(filter.licenseType)}`);
+  if (filter.status !== undefined) where.push(licenseStatusConditionSql('l', filter.status));
+  // search_text is lower(name || email || key), trigram-indexed; lower() the needle the same way.
+  if (filter.search !== undefined) where.push(`l.search_text LIKE '%' || lower(${param(escapeLike(filter.search))}) || '%'`);
+  return `FROM licenses l JOIN products p ON p.id = l.product_id ${where.length ? `WHERE ${where.join(' AND ')}` : ''}`;
 }
 
 const LICENSE_WITH_PRODUCT = `SELECT l.id, l.product_id, l.license_key, l.license_type, l.customer_name, l.customer_email, l.customer_pib,

@@ -1,5 +1,6 @@
-import { ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiPropertyOptional, OmitType } from '@nestjs/swagger';
 import { IsIn, IsOptional, IsString, MaxLength, MinLength } from 'class-validator';
+import { EXPORT_FORMATS, type ExportFormat } from '../../common/http/export';
 import { PageQueryDto } from '../../common/http/page-query.dto';
 import { IsStorableText } from '../../common/validation/validators';
 import { LICENSE_STATUSES, type LicenseStatus } from '../license-status';
@@ -30,4 +31,12 @@ export class ListLicensesQueryDto extends PageQueryDto {
   @MaxLength(200)
   @IsStorableText()
   q?: string;
+}
+
+/** GET /licenses/export: the list's filters (no paging: every match) and the format. */
+export class ExportLicensesQueryDto extends OmitType(ListLicensesQueryDto, ['limit', 'offset'] as const) {
+  @ApiPropertyOptional({ enum: EXPORT_FORMATS, default: 'csv' })
+  @IsOptional()
+  @IsIn(EXPORT_FORMATS)
+  format: ExportFormat = 'csv';
 }
