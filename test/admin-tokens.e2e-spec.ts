@@ -61,6 +61,15 @@ describe('admin tokens and scopes (CONTRACT 12)', () => {
     delete: (url: string) => t.http().delete(url).set('Authorization', `Bearer ${token}`),
   });
 
+  it('the admin_tokens entity declares everything its migration creates (empty schema diff)', async () => {
+    // TypeORM reads generated-column metadata (licenses.search_text) from this table; in this test database only.
+    await t.sql(
+      `CREATE TABLE IF NOT EXISTS typeorm_metadata (type varchar NOT NULL, database varchar, schema varchar, "table" varchar, name varchar, value text)`,
+    );
+    const { upQueries } = await t.dataSource.driver.createSchemaBuilder().log();
+    expect(upQueries.map((q) => q.query).filter((q) => q.includes('admin_tokens'))).toEqual([]);
+  });
+
   describe('issuing, listing and revoking', () => {
     it('201 with the lst_ token shown once; GET lists it without the token, with status and last_used_at', async () => {
       const created = await issue({
