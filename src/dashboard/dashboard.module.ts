@@ -11,6 +11,7 @@ import { AuditPageController } from './pages/audit.controller';
 import { LicensesPagesController } from './pages/licenses.controller';
 import { DashboardNotFoundController } from './pages/not-found.controller';
 import { OverviewController } from './pages/overview.controller';
+import { TokensPageController } from './pages/tokens.controller';
 import { DashboardSessionStore } from './session-store';
 import { UsersRepository } from './users.repository';
 import { UsersService } from './users.service';
@@ -19,7 +20,14 @@ import { UsersService } from './users.service';
 @Module({
   imports: [AuditModule, LicensesModule, ProductsModule, SigningModule, StatsModule],
   // DashboardNotFoundController last: it catches only what no page matched.
-  controllers: [AuthController, OverviewController, LicensesPagesController, AuditPageController, DashboardNotFoundController],
+  controllers: [
+    AuthController,
+    OverviewController,
+    LicensesPagesController,
+    AuditPageController,
+    TokensPageController,
+    DashboardNotFoundController,
+  ],
   providers: [UsersRepository, UsersService, DashboardPassport, DashboardSessionStore, FirstUserInitializer],
   exports: [UsersService],
 })

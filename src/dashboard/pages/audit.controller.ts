@@ -1,8 +1,10 @@
-import { Get, Query, Render } from '@nestjs/common';
+import { Get, Query, Render, Res } from '@nestjs/common';
+import type { Response } from 'express';
 import { ACTOR_TYPES, AUDIT_ACTIONS } from '../../audit/audit-entry.entity';
 import { AuditService } from '../../audit/audit.service';
-import { AuditQueryDto } from '../../audit/dto/audit-query.dto';
+import { AuditQueryDto, ExportAuditQueryDto } from '../../audit/dto/audit-query.dto';
 import { AppError, FieldError } from '../../common/errors/app-error';
+import { sendExport } from '../../common/http/export';
 import { validFilters } from '../http/check-dto';
 import { DashboardController } from '../http/dashboard-controller.decorator';
 import { pageNumber, pagination } from './pagination';
@@ -18,12 +20,7 @@ export class AuditPageController {
   @Get()
   @Render('audit')
   async list(@Query() query: Record<string, unknown>) {
-    const text = (name: string) => (typeof query[name] === 'string' ? (query[name] as string).trim() : '');
-    const shown: Record<string, string> = {};
-    for (const name of ['action', 'actor_type', 'license_id', 'from', 'to']) if (text(name)) shown[name] = text(name);
-    const filters: Record<string, string> = { ...shown };
-    if (filters.from) filters.from = DATE.test(filters.from) ? `${filters.from}T00:00:00Z` : filters.from;
-    if (filters.to) filters.to = DATE.test(filters.to) ? `${filters.to}T23:59:59.999Z` : filters.to;
+    const { shown, filters } = readAuditFilters(query);
     const page = pageNumber(query.page);
     const { value, errors } = await validFilters(AuditQueryDto, filters, { limit: AUDIT_PAGE_SIZE, offset: (page - 1) * AUDIT_PAGE_SIZE });
     const result = await this.audit.listEntries(value).catch((err: unknown) => {
@@ -44,6 +41,25 @@ export class AuditPageController {
       actions: AUDIT_ACTIONS,
       actorTypes: ACTOR_TYPES,
       pagination: pagination('/audit', shown, page, AUDIT_PAGE_SIZE, result.total),
+      exportHref: `/audit/export.csv?${new URLSearchParams(shown).toString()}`,
     };
   }
+
+  /** "Export CSV": every entry matching the filters shown (invalid ones dropped, as on the page), streamed. */
+  @Get('export.csv')
+  async exportCsv(@Query() query: Record<string, unknown>, @Res() res: Response): Promise<void> {
+    const { value } = await validFilters(ExportAuditQueryDto, readAuditFilters(query).filters, { format: 'csv' });
+    sendExport(res, await this.audit.exportEntries(value), 'csv', 'audit');
+  }
+}
+
+/** The filters as typed (`shown`) and as the API takes them (`filters`: whole UTC days, `to` inclusive). */
+function readAuditFilters(query: Record<string, unknown>) {
+  const text = (name: string) => (typeof query[name] === 'string' ? (query[name] as string).trim() : '');
+  const shown: Record<string, string> = {};
+  for (const name of ['action', 'actor_type', 'license_id', 'from', 'to']) if (text(name)) shown[name] = text(name);
+  const filters: Record<string, string> = { ...shown };
+  if (filters.from) filters.from = DATE.test(filters.from) ? `${filters.from}T00:00:00Z` : filters.from;
+  if (filters.to) filters.to = DATE.test(filters.to) ? `${filters.to}T23:59:59.999Z` : filters.to;
+  return { shown, filters };
 }

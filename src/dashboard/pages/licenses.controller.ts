@@ -3,9 +3,10 @@ import type { Request, Response } from 'express';
 import { AuditService } from '../../audit/audit.service';
 import { Actor, CurrentActor } from '../../common/auth/actor';
 import { AppError, FieldError } from '../../common/errors/app-error';
+import { sendExport } from '../../common/http/export';
 import { CreateLicenseDto } from '../../licenses/dto/create-license.dto';
 import { ReleaseSeatsDto, RevokeLicenseDto } from '../../licenses/dto/license-actions.dto';
-import { ListLicensesQueryDto } from '../../licenses/dto/list-licenses.query';
+import { ExportLicensesQueryDto, ListLicensesQueryDto } from '../../licenses/dto/list-licenses.query';
 import { LICENSE_STATUSES } from '../../licenses/license-status';
 import { LICENSE_TYPES } from '../../licenses/license-type';
 import { LicensesService } from '../../licenses/licenses.service';
@@ -31,6 +32,13 @@ import { payloadPreview } from './payload-preview';
 export const LICENSES_PAGE_SIZE = 25;
 const FILTERS = ['product', 'status', 'license_type', 'q'] as const;
 
+/** The list filters given in the query string (non-empty text only). */
+function readFilters(query: Record<string, unknown>): Record<string, string> {
+  const filters: Record<string, string> = {};
+  for (const name of FILTERS) if (typeof query[name] === 'string' && query[name]) filters[name] = query[name];
+  return filters;
+}
+
 const describeErrors = (errors: FieldError[]) => errors.map((e) => e.message).join('; ');
 
 @DashboardController('licenses')
@@ -46,8 +54,7 @@ export class LicensesPagesController {
   @Get()
   @Render('licenses/list')
   async list(@Query() query: Record<string, unknown>) {
-    const filters: Record<string, string> = {};
-    for (const name of FILTERS) if (typeof query[name] === 'string' && query[name]) filters[name] = query[name];
+    const filters = readFilters(query);
     const page = pageNumber(query.page);
     const paging = { limit: LICENSES_PAGE_SIZE, offset: (page - 1) * LICENSES_PAGE_SIZE };
     const { value, errors } = await validFilters(ListLicensesQueryDto, filters, paging);
@@ -62,7 +69,15 @@ export class LicensesPagesController {
       statuses: LICENSE_STATUSES,
       types: LICENSE_TYPES,
       pagination: pagination('/licenses', filters, page, LICENSES_PAGE_SIZE, result.total),
+      exportHref: `/licenses/export.csv?${new URLSearchParams(filters).toString()}`,
     };
+  }
+
+  /** "Export CSV": every licence matching the filters shown (invalid ones dropped, as on the list), streamed. */
+  @Get('export.csv')
+  async exportCsv(@Query() query: Record<string, unknown>, @Res() res: Response): Promise<void> {
+    const { value } = await validFilters(ExportLicensesQueryDto, readFilters(query), { format: 'csv' });
+    sendExport(res, await this.licenses.exportLicenses(value), 'csv', 'licenses');
   }
 
   @Get('new')
