@@ -225,6 +225,16 @@ describe('admin tokens and scopes (CONTRACT 12)', () => {
       expect(res.body).toEqual({ error: { code: 'UNAUTHORIZED', message } });
     });
 
+    it('an API_KEY key that happens to start with lst_ is still a key', async () => {
+      const other = await createTestApp({ apiKeys: ['lst_operator-key-0123456789'] });
+      try {
+        await other.http().get('/api/v1/admin/stats').set('X-API-Key', 'lst_operator-key-0123456789').expect(200);
+        await other.http().get('/api/v1/admin/stats').set('X-API-Key', 'lst_operator-key-012345678').expect(401);
+      } finally {
+        await other.close();
+      }
+    });
+
     it('401 UNAUTHORIZED once a token has expired', async () => {
       const shortLived = await issue({ scopes: ['stats:read'], expires_at: new Date(Date.now() + 60_000).toISOString() });
       await as(shortLived.token).get('/api/v1/admin/stats').expect(200);

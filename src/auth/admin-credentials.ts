@@ -3,7 +3,7 @@ import type { ProductScope } from '../common/auth/actor';
 import { AppError } from '../common/errors/app-error';
 import { ErrorCode } from '../common/errors/error-codes';
 import { adminTokenHash, looksLikeAdminToken } from './admin-token';
-import { AdminTokensRepository, LAST_USED_RESOLUTION_SECONDS } from './admin-tokens.repository';
+import { AdminTokensRepository, LAST_USED_RESOLUTION_SECONDS, TokenCredentialRow } from './admin-tokens.repository';
 import { ApiKeys, invalidCredential, missingCredential } from './api-keys';
 import { ADMIN_SCOPES, AdminScope, FULL_ACCESS, ScopeRequirement } from './scopes';
 
@@ -36,15 +36,15 @@ export class AdminCredentials {
   /** 401 UNAUTHORIZED when the credential is missing, unknown, revoked or expired. */
   async authenticate(credential: string | undefined): Promise<AdminAccess> {
     if (credential === undefined) throw missingCredential();
-    if (looksLikeAdminToken(credential)) return this.authenticateToken(credential);
+    const token = looksLikeAdminToken(credential) ? await this.tokens.findCredentialByHash(adminTokenHash(credential)) : null;
+    if (token) return this.tokenAccess(token);
+    // Also for an unknown lst_ value: an API_KEY key may happen to start with the prefix.
     const keyId = this.apiKeys.match(credential);
     if (!keyId) throw invalidCredential();
     return { actorName: `key:${keyId}`, scopes: ADMIN_SCOPES, products: null };
   }
 
-  private async authenticateToken(token: string): Promise<AdminAccess> {
-    const row = await this.tokens.findCredentialByHash(adminTokenHash(token));
-    if (!row) throw invalidCredential();
+  private async tokenAccess(row: TokenCredentialRow): Promise<AdminAccess> {
     const now = Date.now();
     if (row.revoked_at) throw new AppError(ErrorCode.UNAUTHORIZED, 401, 'This token has been revoked');
     if (row.expires_at && row.expires_at.getTime() <= now) throw new AppError(ErrorCode.UNAUTHORIZED, 401, 'This token has expired');
