@@ -13,6 +13,8 @@ export interface ExportBenchResult {
   rssBeforeMiB: number;
   rssPeakMiB: number;
   rssGrowthMiB: number;
+  /** RSS (MiB) after each tenth of the rows: flat means constant memory, rising means it grows with the rows. */
+  rssByTenthMiB: number[];
   warning?: string;
 }
 
@@ -52,12 +54,18 @@ export async function measureExport(url: string, apiKey: string, serverPid: numb
   const started = performance.now();
   let bytes = 0;
   let lineEnds = 0;
+  const byTenth: number[] = [];
+  let nextTenth = Math.max(1, Math.ceil(expectedRows / 10));
   try {
     const res = await fetch(url + EXPORT_PATH, { headers: { 'x-api-key': apiKey } });
     if (res.status !== 200 || !res.body) throw new Error(`export answered ${res.status}: ${await res.text()}`);
     for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
       bytes += chunk.length;
       for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, i + 1)) lineEnds++;
+      while (lineEnds - 1 >= nextTenth && byTenth.length < 10) {
+        byTenth.push(mib(statusKiB(serverPid, 'VmRSS')));
+        nextTenth += Math.max(1, Math.ceil(expectedRows / 10));
+      }
     }
   } finally {
     clearInterval(sampler);
@@ -80,6 +88,7 @@ export async function measureExport(url: string, apiKey: string, serverPid: numb
     rssBeforeMiB: mib(before),
     rssPeakMiB: mib(peak),
     rssGrowthMiB: growth,
+    rssByTenthMiB: byTenth,
     warning: problems.length ? problems.join('; ') : undefined,
   };
 }

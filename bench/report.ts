@@ -101,7 +101,7 @@ const exportLines = (report: BenchReport) =>
     .filter((s) => s.export)
     .map((s) => {
       const e = s.export as ExportBenchResult;
-      return `${s.name} ${e.label}: ${num(e.rows)} rows in ${num(e.seconds, 2)} s = ${num(e.rowsPerSecond)} rows/s, ${num(e.bytes / 1048576, 1)} MiB; server RSS ${num(e.rssBeforeMiB, 1)} MiB before, peak ${num(e.rssPeakMiB, 1)} MiB, growth ${num(e.rssGrowthMiB, 1)} MiB (limit 100)`;
+      return `${s.name} ${e.label}: ${num(e.rows)} rows in ${num(e.seconds, 2)} s = ${num(e.rowsPerSecond)} rows/s, ${num(e.bytes / 1048576, 1)} MiB; server RSS ${num(e.rssBeforeMiB, 1)} MiB before, peak ${num(e.rssPeakMiB, 1)} MiB, growth ${num(e.rssGrowthMiB, 1)} MiB (limit 100); RSS after each tenth: ${(e.rssByTenthMiB ?? []).map((m) => num(m, 0)).join(' ')}`;
     });
 
 const warnings = (report: BenchReport) => [
