@@ -46,7 +46,7 @@ describe('admin tokens and scopes (CONTRACT 12)', () => {
   let t: TestApp;
   beforeAll(async () => {
     t = await createTestApp();
-  });
+  }, 60_000);
   afterAll(() => t.close());
 
   const issue = async (body: Record<string, unknown>): Promise<CreatedToken> => {
@@ -267,7 +267,7 @@ describe('admin tokens and scopes (CONTRACT 12)', () => {
     const tokens: Partial<Record<AdminScope, string>> = {};
     beforeAll(async () => {
       for (const scope of ADMIN_SCOPES) tokens[scope] = (await issue({ name: `only-${scope.replace(':', '-')}`, scopes: [scope] })).token;
-    });
+    }, 60_000);
 
     it('the Swagger document lists exactly the admin operations of the table, each with its scope, both security schemes, 401 and 403', async () => {
       const doc = (await t.http().get('/api/docs-json').expect(200)).body as {
@@ -331,7 +331,7 @@ describe('admin tokens and scopes (CONTRACT 12)', () => {
       foreign = (await createLicense(t, { product_code: 'ERP_SUITE', customer_name: 'Reseller Foreign' })).id;
       await insertSeat(t, own);
       await insertSeat(t, foreign);
-    });
+    }, 60_000);
 
     it("licence list and export show only the token's products; a product filter outside them finds nothing", async () => {
       const list = await as(reseller).get('/api/v1/admin/licenses?limit=1000').expect(200);

@@ -20,7 +20,7 @@ describe('dashboard: tokens page and CSV exports', () => {
     const session = await loggedInAgent(t);
     agent = session.agent;
     csrf = await session.token('/tokens');
-  });
+  }, 60_000);
   afterAll(() => t.close());
 
   it('redirects to /login without a session', async () => {

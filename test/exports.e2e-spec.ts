@@ -50,7 +50,7 @@ describe('exports (CONTRACT 13)', () => {
     }
     await t.admin.post(`${LICENSES}/${tricky[0]}/revoke`).send({ reason: '=cmd|"/c calc"!A1' }).expect(200);
     await insertSeat(t, tricky[1]);
-  });
+  }, 60_000);
   afterAll(() => t.close());
 
   const list = async (query: string) => {
@@ -204,12 +204,12 @@ describe('exports (CONTRACT 13)', () => {
          FROM generate_series(1, 30000) g`,
         [product.id],
       );
-    });
+    }, 60_000);
 
     it('exports every row of a large result', async () => {
       const res = await t.admin.get(`${LICENSES}/export?format=ndjson&product=FISCAL_BRIDGE`).expect(200);
       expect(res.text.split('\n').filter(Boolean)).toHaveLength(30000);
-    });
+    }, 60_000);
 
     it('a client that hangs up mid-export gives its database connection back and ends the query', async () => {
       const pool = poolOf(t.dataSource);
@@ -243,6 +243,6 @@ describe('exports (CONTRACT 13)', () => {
       }
       // The pool still works.
       await t.admin.get(`${LICENSES}?limit=1`).expect(200);
-    });
+    }, 60_000);
   });
 });
