@@ -11,7 +11,9 @@ const PRODUCT_CODE = /^[A-Z][A-Z0-9_]{1,31}$/;
 export class CreateAdminTokenDto {
   @ApiProperty({ example: 'webshop', pattern: TOKEN_NAME.source, description: 'unique; the audit log names the token `token:<name>`' })
   @IsString()
-  @Matches(TOKEN_NAME, { message: 'name must be 1-100 letters, digits, spaces, dots, dashes or underscores, starting with a letter or digit' })
+  @Matches(TOKEN_NAME, {
+    message: 'name must be 1-100 letters, digits, spaces, dots, dashes or underscores, starting with a letter or digit',
+  })
   name: string;
 
   @ApiProperty({ enum: ADMIN_SCOPES, isArray: true, example: ['licenses:write'] })
@@ -36,7 +38,12 @@ export class CreateAdminTokenDto {
   @Matches(PRODUCT_CODE, { each: true, message: 'each product must be a product code' })
   products?: string[] | null;
 
-  @ApiPropertyOptional({ format: 'date-time', nullable: true, example: '2027-01-01T00:00:00Z', description: 'in the future; omitted or null: never' })
+  @ApiPropertyOptional({
+    format: 'date-time',
+    nullable: true,
+    example: '2027-01-01T00:00:00Z',
+    description: 'in the future; omitted or null: never',
+  })
   @IsOptional()
   @IsIsoTimestamp()
   expires_at?: string | null;
