@@ -90,3 +90,17 @@ document.addEventListener('DOMContentLoaded', () => {
     time.textContent = time.hasAttribute('data-relative') ? ago(date) : local;
   }
 });
+
+// "Copy" buttons: copy the value of the field their data-copy selector names (the token shown once).
+document.addEventListener('DOMContentLoaded', () => {
+  for (const button of document.querySelectorAll('button[data-copy]')) {
+    button.addEventListener('click', () => {
+      const field = document.querySelector(button.getAttribute('data-copy'));
+      if (!field) return;
+      field.select();
+      const done = () => (button.textContent = 'Copied');
+      if (navigator.clipboard) navigator.clipboard.writeText(field.value).then(done, () => document.execCommand('copy') && done());
+      else if (document.execCommand('copy')) done();
+    });
+  }
+});

@@ -2,6 +2,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { LoggerModule } from 'nestjs-pino';
 import { ActivationModule } from './activation/activation.module';
 import { AuditModule } from './audit/audit.module';
+import { AuthModule } from './auth/auth.module';
 import { loggerParams } from './common/http/logging';
 import { RateLimitModule } from './common/http/throttling';
 import { AppConfig } from './config/app-config';
@@ -33,6 +34,7 @@ export class AppModule {
         HealthModule,
         AuditModule,
         KeyringModule,
+        AuthModule,
         ProductsModule,
         LicensesModule,
         StatsModule,

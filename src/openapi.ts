@@ -1,6 +1,6 @@
 import { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, OpenAPIObject, OperationObject, ResponseObject, SwaggerModule } from '@nestjs/swagger';
-import { API_KEY_SCHEME } from './common/auth/admin-api.decorator';
+import { API_KEY_SCHEME, BEARER_SCHEME } from './auth/admin-route.decorator';
 import { ErrorResponseDto } from './common/errors/error-response.dto';
 import metadata from './metadata';
 import { METRICS_TOKEN_SCHEME } from './metrics/metrics.guard';
@@ -22,6 +22,7 @@ const TAGS: [string, string][] = [
   ['admin: licenses', 'Licences and their seats (admin API key)'],
   ['admin: audit', 'The audit log (admin API key)'],
   ['admin: stats', 'Statistics per product (admin API key)'],
+  ['admin: tokens', 'Scoped admin tokens (admin API key or a token with tokens:manage)'],
   ['admin: signing keys', 'The keyring: list, rotate, revoke signing keys (admin API key)'],
   ['health', 'Readiness and liveness probes'],
   ['operations', 'Prometheus metrics'],
@@ -39,13 +40,18 @@ export async function createOpenApiDocument(app: INestApplication): Promise<Open
   const builder = new DocumentBuilder()
     .setTitle('Licence server API')
     .setDescription(
-      'Client API (activate, deactivate, validate; no authentication, rate-limited per IP) and admin API (header `X-API-Key`). ' +
+      'Client API (activate, deactivate, validate; no authentication, rate-limited per IP) and admin API (header `X-API-Key` or ' +
+        '`Authorization: Bearer`, with an API_KEY key or a scoped `lst_` token; a missing scope is 403 FORBIDDEN). ' +
         'Every error has the body `{"error": {"code", "message", "details?"}}`.',
     )
     .setVersion('1')
     .setLicense('MIT', 'https://opensource.org/licenses/MIT')
     .addServer('/', 'This server')
-    .addApiKey({ type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'Admin API key (API_KEY)' }, API_KEY_SCHEME)
+    .addApiKey(
+      { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'Admin credential: an API_KEY key or a scoped token (lst_...)' },
+      API_KEY_SCHEME,
+    )
+    .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'The same admin credential as X-API-Key, as Authorization: Bearer' }, BEARER_SCHEME)
     .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'METRICS_TOKEN, for a Prometheus scraper' }, METRICS_TOKEN_SCHEME);
   for (const [name, description] of TAGS) builder.addTag(name, description);
   const document = SwaggerModule.createDocument(app, builder.build(), {

@@ -179,7 +179,7 @@ describe('foundation: health, errors, public key, Swagger', () => {
         expect.objectContaining({ type: 'apiKey', in: 'header', name: 'X-API-Key' }),
       );
       expect(res.body.components.schemas.ErrorResponseDto).toBeDefined();
-      expect(res.body.paths['/api/v1/admin/products'].get.security).toEqual([{ 'api-key': [] }]);
+      expect(res.body.paths['/api/v1/admin/products'].get.security).toEqual([{ 'api-key': [] }, { bearer: [] }]);
     });
   });
 

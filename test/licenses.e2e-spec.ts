@@ -365,7 +365,7 @@ describe('admin licences API: create and read', () => {
     for (const [path, method, statuses] of routes) {
       const op = doc.paths[path]?.[method];
       expect([path, method, op && statuses.every((s) => s in op.responses)]).toEqual([path, method, true]);
-      expect(op.security).toEqual([{ 'api-key': [] }]);
+      expect(op.security).toEqual([{ 'api-key': [] }, { bearer: [] }]);
       const success = op.responses[statuses[0]].content['application/json'].schema;
       expect(success.$ref ?? success.items?.$ref).toMatch(/^#\/components\/schemas\//);
     }

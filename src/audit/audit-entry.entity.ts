@@ -18,6 +18,8 @@ export const AUDIT_ACTIONS = [
   'auth.logout',
   'signing_key.rotated',
   'signing_key.revoked',
+  'token.created',
+  'token.revoked',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

@@ -13,6 +13,7 @@ import { LicensesPagesController } from './pages/licenses.controller';
 import { DashboardNotFoundController } from './pages/not-found.controller';
 import { OverviewController } from './pages/overview.controller';
 import { SigningKeysPageController } from './pages/signing-keys.controller';
+import { TokensPageController } from './pages/tokens.controller';
 import { DashboardSessionStore } from './session-store';
 import { UsersRepository } from './users.repository';
 import { UsersService } from './users.service';
@@ -27,6 +28,7 @@ import { UsersService } from './users.service';
     LicensesPagesController,
     AuditPageController,
     SigningKeysPageController,
+    TokensPageController,
     DashboardNotFoundController,
   ],
   providers: [UsersRepository, UsersService, DashboardPassport, DashboardSessionStore, FirstUserInitializer, loginFormTokensProvider],

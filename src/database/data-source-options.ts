@@ -1,6 +1,7 @@
 import type { DataSourceOptions } from 'typeorm';
 import { clientWithDeadline } from './deadline-client';
 import { AuditEntry } from '../audit/audit-entry.entity';
+import { AdminToken } from '../auth/admin-token.entity';
 import { User } from '../dashboard/user.entity';
 import { Activation } from '../licenses/activation.entity';
 import { License } from '../licenses/license.entity';
@@ -10,18 +11,20 @@ import { InitialSchema1763780000000 } from './migrations/1763780000000-initial-s
 import { SeedProducts1763780000001 } from './migrations/1763780000001-seed-products';
 import { StatsCounters1795323918361 } from './migrations/1795323918361-stats-counters';
 import { StatsReadIndexes1795395863444 } from './migrations/1795395863444-stats-read-indexes';
+import { AdminTokens1796200000000 } from './migrations/1796200000000-admin-tokens';
 import { SigningKeys1796000000000 } from './migrations/1796000000000-signing-keys';
 import { StaffSearch1796300000000 } from './migrations/1796300000000-staff-search';
 
 const STATEMENT_TIMEOUT_MS = 15_000;
 
-export const ENTITIES = [Product, License, Activation, AuditEntry, User, StoredSigningKey];
+export const ENTITIES = [Product, License, Activation, AuditEntry, User, StoredSigningKey, AdminToken];
 export const MIGRATIONS = [
   InitialSchema1763780000000,
   SeedProducts1763780000001,
   StatsCounters1795323918361,
   StatsReadIndexes1795395863444,
   SigningKeys1796000000000,
+  AdminTokens1796200000000,
   StaffSearch1796300000000,
 ];
 

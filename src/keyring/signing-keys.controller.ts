@@ -9,7 +9,7 @@ import {
   ApiTags,
 } from '@nestjs/swagger';
 import type { Response } from 'express';
-import { AdminApi } from '../common/auth/admin-api.decorator';
+import { AdminRoute } from '../auth/admin-route.decorator';
 import { Actor, CurrentActor } from '../common/auth/actor';
 import { AppError } from '../common/errors/app-error';
 import { ErrorResponseDto } from '../common/errors/error-response.dto';
@@ -27,7 +27,7 @@ export class KeyIdParamPipe implements PipeTransform<string, string> {
 }
 
 @ApiTags('admin: signing keys')
-@AdminApi()
+@AdminRoute('signing-keys:manage')
 @Controller('api/v1/admin/signing-keys')
 export class SigningKeysController {
   constructor(private readonly keyring: KeyringService) {}

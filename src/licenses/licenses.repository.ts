@@ -1,8 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
+import type { Readable } from 'node:stream';
 import { DataSource, EntityManager } from 'typeorm';
+import { ALL_PRODUCTS, type ProductScope } from '../common/auth/actor';
 import { cappedCountSql, matchCount, MatchCount } from '../database/match-count';
 import { preparedQuery, statementName } from '../database/prepared-query';
+import { openRowStream } from '../database/row-stream';
 import type { LicenseListRow } from './dto/license.dto';
 import { Product } from '../products/product.entity';
 import { License } from './license.entity';
@@ -15,6 +18,8 @@ import type { LicenseType } from './license-type';
  */
 export interface LicenseListFilter {
   productCode?: string;
+  /** The credential's products (null: all), ANDed with productCode. */
+  productScope?: ProductScope;
   status?: LicenseStatus;
   licenseType?: LicenseType;
   search?: string;
@@ -53,6 +58,9 @@ export function fingerprintPrefix(text: string): string | undefined {
   return m ? `sha256:${m[1].toLowerCase()}` : undefined;
 }
 
+/** `$2` is the product scope: null for every product, else the codes the credential may see. */
+const IN_PRODUCT_SCOPE = '($2::text[] IS NULL OR p.code = ANY($2::text[]))';
+
 /** LIKE treats % _ and \ as special: escape them so the search is literal. */
 export const escapeLike = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
 
@@ -65,8 +73,9 @@ export class LicensesRepository {
     return (manager ?? this.dataSource.manager).getRepository(License);
   }
 
-  getById(id: number, manager?: EntityManager): Promise<License | null> {
-    return this.oneWithProduct('license-by-id', 'l.id = $1', [id], manager);
+  /** With a product scope, another product's licence is not found (the scope is part of the query). */
+  getById(id: number, manager?: EntityManager, products: ProductScope = ALL_PRODUCTS): Promise<License | null> {
+    return this.oneWithProduct('license-by-id-in-scope', `l.id = $1 AND ${IN_PRODUCT_SCOPE}`, [id, products], manager);
   }
 
   getByKey(licenseKey: string, manager?: EntityManager): Promise<License | null> {
@@ -74,8 +83,8 @@ export class LicensesRepository {
   }
 
   /** SELECT ... FOR UPDATE on the licence row (the product row, joined in, is not locked). */
-  lockById(id: number, manager: EntityManager): Promise<License | null> {
-    return this.oneWithProduct('license-lock-by-id', 'l.id = $1 FOR UPDATE OF l', [id], manager);
+  lockById(id: number, manager: EntityManager, products: ProductScope = ALL_PRODUCTS): Promise<License | null> {
+    return this.oneWithProduct('license-lock-by-id-in-scope', `l.id = $1 AND ${IN_PRODUCT_SCOPE} FOR UPDATE OF l`, [id, products], manager);
   }
 
   /** Serialises every seat change of one licence: the basis of race-free seat counting. */
@@ -104,27 +113,8 @@ export class LicensesRepository {
     manager = this.dataSource.manager,
   ): Promise<{ rows: LicenseListRow[] } & MatchCount> {
     const params: unknown[] = [];
+    const from = licenseListFrom(filter, params);
     const param = (value: unknown) => `$${params.push(value)}`;
-    const where: string[] = [];
-    if (filter.productCode !== undefined) where.push(`p.code = ${param(filter.productCode)}`);
-    if (filter.licenseType !== undefined) where.push(`l.license_type = ${param(filter.licenseType)}`);
-    if (filter.status !== undefined) where.push(licenseStatusConditionSql('l', filter.status));
-    if (filter.search !== undefined) where.push(searchCondition(filter.search, filter.searchMachines === true, param));
-    // Exact customer matches, narrowed through the trigram-indexed search_text first.
-    if (filter.customerEmail !== undefined) {
-      const email = param(filter.customerEmail);
-      where.push(`l.search_text LIKE '%' || license_search_fold(${email}) || '%' AND lower(l.customer_email) = lower(${email})`);
-    }
-    if (filter.customerPib !== undefined) {
-      const pib = param(filter.customerPib);
-      where.push(`l.search_text LIKE '%' || ${pib} || '%' AND l.customer_pib = ${pib}`);
-    }
-    if (filter.expiringWithinDays !== undefined) {
-      where.push(
-        `NOT l.revoked AND l.active AND l.expires_at > now() AND l.expires_at <= now() + make_interval(days => ${param(filter.expiringWithinDays)})`,
-      );
-    }
-    const from = `FROM licenses l JOIN products p ON p.id = l.product_id ${where.length ? `WHERE ${where.join(' AND ')}` : ''}`;
     const filterParams = [...params];
     const dir = options.direction === 'asc' ? 'ASC' : 'DESC';
     const order = options.sort && options.sort !== 'created_at' ? `${SORT_SQL[options.sort]} ${dir} NULLS LAST, ` : '';
@@ -185,6 +175,20 @@ export class LicensesRepository {
   }
 
   /**
+   * Every matching licence, newest first, as a stream read from a server-side cursor (CONTRACT 13). Opens when
+   * the query has produced its first row (or none), so a failure before then is an ordinary error.
+   */
+  streamExport(filter: LicenseListFilter): Promise<Readable> {
+    const params: unknown[] = [];
+    const from = licenseListFrom(filter, params);
+    const text = `SELECT l.id, p.code AS product_code, l.license_key, l.license_type, ${licenseStatusSql('l')} AS status,
+        l.customer_name, l.customer_email, l.customer_pib, l.features, l.limits, l.grace_days, l.expires_at, l.active,
+        l.revoked_at, l.revoke_reason, l.notes, l.created_at, l.updated_at
+      ${from} ORDER BY l.created_at DESC, l.id DESC`;
+    return openRowStream(this.dataSource, text, params);
+  }
+
+  /**
    * The licence and its product in one round trip, as a prepared statement, mapped by hand: the client API
    * reads them on every call, and the ORM's relation loading cost a second (DISTINCT) query and most of the CPU.
    */
@@ -213,6 +217,32 @@ function searchCondition(search: string, machines: boolean, param: (value: unkno
   return `l.id IN (SELECT s.id FROM licenses s WHERE s.search_text LIKE ${needle}
     UNION SELECT a.license_id FROM activations a WHERE lower(a.hostname) LIKE '%' || lower(${param(escapeLike(search))}) || '%'
     ${byFingerprint})`;
+}
+
+/** `FROM ... WHERE ...` of the licence list and export; pushes its parameters onto `params`. */
+function licenseListFrom(filter: LicenseListFilter, params: unknown[]): string {
+  const param = (value: unknown) => `$${params.push(value)}`;
+  const where: string[] = [];
+  if (filter.productScope) where.push(`p.code = ANY(${param(filter.productScope)}::text[])`);
+  if (filter.productCode !== undefined) where.push(`p.code = ${param(filter.productCode)}`);
+  if (filter.licenseType !== undefined) where.push(`l.license_type = ${param(filter.licenseType)}`);
+  if (filter.status !== undefined) where.push(licenseStatusConditionSql('l', filter.status));
+  if (filter.search !== undefined) where.push(searchCondition(filter.search, filter.searchMachines === true, param));
+  // Exact customer matches, narrowed through the trigram-indexed search_text first.
+  if (filter.customerEmail !== undefined) {
+    const email = param(filter.customerEmail);
+    where.push(`l.search_text LIKE '%' || license_search_fold(${email}) || '%' AND lower(l.customer_email) = lower(${email})`);
+  }
+  if (filter.customerPib !== undefined) {
+    const pib = param(filter.customerPib);
+    where.push(`l.search_text LIKE '%' || ${pib} || '%' AND l.customer_pib = ${pib}`);
+  }
+  if (filter.expiringWithinDays !== undefined) {
+    where.push(
+      `NOT l.revoked AND l.active AND l.expires_at > now() AND l.expires_at <= now() + make_interval(days => ${param(filter.expiringWithinDays)})`,
+    );
+  }
+  return `FROM licenses l JOIN products p ON p.id = l.product_id ${where.length ? `WHERE ${where.join(' AND ')}` : ''}`;
 }
 
 const LICENSE_WITH_PRODUCT = `SELECT l.id, l.product_id, l.license_key, l.license_type, l.customer_name, l.customer_email, l.customer_pib,

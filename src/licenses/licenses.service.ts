@@ -2,10 +2,11 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { AuditService } from '../audit/audit.service';
-import type { Actor } from '../common/auth/actor';
+import { type Actor, ALL_PRODUCTS, type ProductScope, productScopeIncludes } from '../common/auth/actor';
 import { AppError } from '../common/errors/app-error';
 import { uniqueViolation } from '../common/errors/database-errors';
 import { ErrorCode } from '../common/errors/error-codes';
+import type { ExportSource, ExportValue } from '../common/http/export';
 import { DEFAULT_PAGE_LIMIT, Page } from '../common/http/page-query.dto';
 import { parseIsoTimestamp } from '../common/validation/iso-timestamp';
 import type { Product } from '../products/product.entity';
@@ -76,7 +77,10 @@ export class LicensesService {
    * Issues a licence with a fresh key. Throws 400 VALIDATION_ERROR for an unknown or inactive product,
    * features outside the product's, an expires_at not in the future, or an expires_at on a PERPETUAL licence.
    */
-  async createLicense(input: CreateLicenseDto, actor: Actor): Promise<License> {
+  async createLicense(input: CreateLicenseDto, actor: Actor, products: ProductScope = ALL_PRODUCTS): Promise<License> {
+    // Outside the credential's products a product is as unknown as one that does not exist.
+    if (!productScopeIncludes(products, input.product_code))
+      throw AppError.field('product_code', `product_code "${input.product_code}" is not an active product`);
     const product = await this.products.getActiveProductByCode(input.product_code);
     const features = input.features === undefined ? [...product.availableFeatures] : checkFeatures(input.features, product);
     const now = new Date();
@@ -130,12 +134,9 @@ export class LicensesService {
   }
 
   /** A page of licences matching the filters (product code, status, type, search text), newest first, with the total (estimated beyond 1000). */
-  async listLicenses(query: LicenseListQuery): Promise<Page<LicenseListItemDto>> {
-    const { rows, total, estimated } = await this.licenses.listPage(
-      listFilter(query),
-      query.limit ?? DEFAULT_PAGE_LIMIT,
-      query.offset ?? 0,
-    );
+  async listLicenses(query: LicenseListQuery, products: ProductScope = ALL_PRODUCTS): Promise<Page<LicenseListItemDto>> {
+    const filter = listFilter(query, products);
+    const { rows, total, estimated } = await this.licenses.listPage(filter, query.limit ?? DEFAULT_PAGE_LIMIT, query.offset ?? 0);
     return { items: rows.map(LicenseListItemDto.from), total, estimated };
   }
 
@@ -185,9 +186,9 @@ export class LicensesService {
   }
 
   /** One licence with status, product, merged limits and current seats; 404 NOT_FOUND when unknown. */
-  async getLicense(id: number): Promise<LicenseDetailsDto> {
+  async getLicense(id: number, products: ProductScope = ALL_PRODUCTS): Promise<LicenseDetailsDto> {
     return this.dataSource.transaction('REPEATABLE READ', async (manager) => {
-      const license = await this.licenses.getById(id, manager);
+      const license = await this.licenses.getById(id, manager, products);
       if (!license) throw AppError.notFound('License');
       return this.details(license, manager);
     });
@@ -199,10 +200,16 @@ export class LicensesService {
    * license_type to or from PERPETUAL without an expires_at clears it or computes it from now.
    * Writes `license.updated` with each changed field's old and new value; nothing when nothing changed.
    */
-  async updateLicense(id: number, input: UpdateLicenseDto, actor: Actor, reason?: string | null): Promise<LicenseDetailsDto> {
+  async updateLicense(
+    id: number,
+    input: UpdateLicenseDto,
+    actor: Actor,
+    products: ProductScope = ALL_PRODUCTS,
+    reason?: string | null,
+  ): Promise<LicenseDetailsDto> {
     if (!Object.values(input).some((v) => v !== undefined)) throw AppError.field('body', 'Give at least one field to change');
     return this.dataSource.transaction(async (manager) => {
-      const license = await this.lockLicense(id, manager);
+      const license = await this.lockLicense(id, manager, products);
       if (input.active === true && license.revoked) {
         throw AppError.conflict('A revoked licence cannot be made active again', { field: 'active' });
       }
@@ -255,9 +262,9 @@ export class LicensesService {
   }
 
   /** Revokes for good, keeping the reason; seats stay bound (CONTRACT 5). 409 ALREADY_REVOKED when it already is. */
-  async revokeLicense(id: number, reason: string, actor: Actor): Promise<LicenseDetailsDto> {
+  async revokeLicense(id: number, reason: string, actor: Actor, products: ProductScope = ALL_PRODUCTS): Promise<LicenseDetailsDto> {
     return this.dataSource.transaction(async (manager) => {
-      const license = await this.lockLicense(id, manager);
+      const license = await this.lockLicense(id, manager, products);
       if (license.revoked) {
         throw AppError.conflict(
           'The licence is already revoked',
@@ -281,10 +288,10 @@ export class LicensesService {
    * Force-releases the seat of one machine, or every seat, for a machine that cannot deactivate itself.
    * 409 NOT_ACTIVATED when nothing (or not that machine) is bound.
    */
-  async releaseSeats(id: number, input: ReleaseSeatsInput, actor: Actor): Promise<ReleaseResultDto> {
+  async releaseSeats(id: number, input: ReleaseSeatsInput, actor: Actor, products: ProductScope = ALL_PRODUCTS): Promise<ReleaseResultDto> {
     return this.dataSource.transaction(async (manager) => {
       // The licence row lock serialises this with activations of the same licence.
-      const license = await this.lockLicense(id, manager);
+      const license = await this.lockLicense(id, manager, products);
       const released = await this.seats.release(id, input.machine_fingerprint, 'force_released', manager);
       if (released.length === 0) {
         const message = input.machine_fingerprint
@@ -311,9 +318,9 @@ export class LicensesService {
   }
 
   /** Every activation record of the licence, current and past, newest first; 404 NOT_FOUND when unknown. */
-  async listActivations(id: number): Promise<ActivationDto[]> {
+  async listActivations(id: number, products: ProductScope = ALL_PRODUCTS): Promise<ActivationDto[]> {
     return this.dataSource.transaction('REPEATABLE READ', async (manager) => {
-      if (!(await this.licenses.getById(id, manager))) throw AppError.notFound('License');
+      if (!(await this.licenses.getById(id, manager, products))) throw AppError.notFound('License');
       return (await this.seats.listHistory(id, manager)).map(ActivationDto.from);
     });
   }
@@ -323,8 +330,20 @@ export class LicensesService {
     return generateLicenseKey(prefix);
   }
 
-  private async lockLicense(id: number, manager: EntityManager): Promise<License> {
-    const license = await this.licenses.lockById(id, manager);
+  /**
+   * Every licence matching the list's filters, newest first, streamed from a cursor (CONTRACT 13); resolves once
+   * the first row is read, so a database failure before then is an ordinary error answer.
+   */
+  async exportLicenses(
+    query: Omit<LicenseListQuery, 'limit' | 'offset'>,
+    products: ProductScope = ALL_PRODUCTS,
+  ): Promise<ExportSource<LicenseExportRow>> {
+    const rows = await this.licenses.streamExport(listFilter(query, products));
+    return { rows, columns: LICENSE_EXPORT_COLUMNS, toRecord: licenseExportRecord };
+  }
+
+  private async lockLicense(id: number, manager: EntityManager, products: ProductScope = ALL_PRODUCTS): Promise<License> {
+    const license = await this.licenses.lockById(id, manager, products);
     if (!license) throw AppError.notFound('License');
     return license;
   }
@@ -340,8 +359,9 @@ export function renewalStart(expiresAt: Date | null, now: Date): Date {
   return expiresAt && expiresAt.getTime() > now.getTime() ? expiresAt : now;
 }
 
-function listFilter(query: LicenseListQuery) {
+function listFilter(query: Omit<LicenseListQuery, 'limit' | 'offset'>, products: ProductScope = ALL_PRODUCTS) {
   return {
+    productScope: products,
     productCode: query.product,
     status: query.status,
     licenseType: query.license_type,
@@ -350,6 +370,73 @@ function listFilter(query: LicenseListQuery) {
     customerEmail: query.customer_email,
     customerPib: query.customer_pib,
     expiringWithinDays: query.expiring_within_days,
+  };
+}
+
+/** A row of the licence export as the database returns it. */
+export interface LicenseExportRow {
+  id: number;
+  product_code: string;
+  license_key: string;
+  license_type: LicenseType;
+  status: string;
+  customer_name: string;
+  customer_email: string | null;
+  customer_pib: string | null;
+  features: string[];
+  limits: Record<string, number>;
+  grace_days: number;
+  expires_at: Date | null;
+  active: boolean;
+  revoked_at: Date | null;
+  revoke_reason: string | null;
+  notes: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export const LICENSE_EXPORT_COLUMNS = [
+  'id',
+  'product_code',
+  'license_key',
+  'license_type',
+  'status',
+  'customer_name',
+  'customer_email',
+  'customer_pib',
+  'features',
+  'limit_overrides',
+  'grace_days',
+  'expires_at',
+  'active',
+  'revoked_at',
+  'revoke_reason',
+  'notes',
+  'created_at',
+  'updated_at',
+] as const;
+
+/** One export record: the licence's own fields (limit_overrides as stored, not merged with the product's). */
+function licenseExportRecord(r: LicenseExportRow): Record<(typeof LICENSE_EXPORT_COLUMNS)[number], ExportValue> {
+  return {
+    id: r.id,
+    product_code: r.product_code,
+    license_key: r.license_key,
+    license_type: r.license_type,
+    status: r.status,
+    customer_name: r.customer_name,
+    customer_email: r.customer_email,
+    customer_pib: r.customer_pib,
+    features: r.features,
+    limit_overrides: r.limits,
+    grace_days: r.grace_days,
+    expires_at: r.expires_at,
+    active: r.active,
+    revoked_at: r.revoked_at,
+    revoke_reason: r.revoke_reason,
+    notes: r.notes,
+    created_at: r.created_at,
+    updated_at: r.updated_at,
   };
 }
 

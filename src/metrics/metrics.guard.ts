@@ -1,7 +1,7 @@
 import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Request } from 'express';
-import { ApiKeyGuard } from '../common/auth/api-key.guard';
+import { ApiKeyGuard } from '../auth/api-keys';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 
 const digest = (v: string) => createHash('sha256').update(v).digest();

@@ -1,4 +1,5 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { ALL_PRODUCTS, type ProductScope } from '../common/auth/actor';
 import { LICENSE_TYPES } from '../licenses/license-type';
 import { ProductStatsDto } from './dto/product-stats.dto';
 import { StatsRepository } from './stats.repository';
@@ -22,9 +23,9 @@ export class StatsService implements OnApplicationBootstrap, OnModuleDestroy {
 
   constructor(private readonly stats: StatsRepository) {}
 
-  /** One entry per product (in product id order): licences by status and type, current seats and recent activations. */
-  async productStats(): Promise<ProductStatsDto[]> {
-    const { rows, deltaRows } = await this.stats.productCounters();
+  /** One entry per product (in product id order; only the credential's products when it is limited): licences by status and type, current seats and recent activations. */
+  async productStats(products: ProductScope = ALL_PRODUCTS): Promise<ProductStatsDto[]> {
+    const { rows, deltaRows } = await this.stats.productCounters(products);
     if (deltaRows > FOLD_AFTER_READING_ROWS) void this.fold();
     return rows.map(({ product_code, product_name, counts }) => {
       const count = (metric: string) => Number(counts[metric] ?? 0);

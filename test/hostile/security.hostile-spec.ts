@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import request from 'supertest';
-import { ApiKeyGuard } from '../../src/common/auth/api-key.guard';
+import { ApiKeyGuard } from '../../src/auth/api-keys';
 import { ADMIN, csrfFrom, loggedInAgent } from '../dashboard-helpers';
 import { createLicense } from '../support/factories';
 import { createTestApp, TEST_API_KEY, TestApp } from '../support/test-app';

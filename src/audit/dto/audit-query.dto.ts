@@ -1,6 +1,7 @@
-import { ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiPropertyOptional, OmitType } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsIn, IsInt, IsOptional, Max, Min } from 'class-validator';
+import { EXPORT_FORMATS, type ExportFormat } from '../../common/http/export';
 import { PageQueryDto, toQueryInteger } from '../../common/http/page-query.dto';
 import { IsIsoTimestamp } from '../../common/validation/iso-timestamp';
 import { ACTOR_TYPES, AUDIT_ACTIONS, type ActorType, type AuditAction } from '../audit-entry.entity';
@@ -38,4 +39,12 @@ export class AuditQueryDto extends PageQueryDto {
   @IsOptional()
   @IsIsoTimestamp()
   to?: string;
+}
+
+/** GET /audit/export: the list's filters (no paging: every match) and the format. */
+export class ExportAuditQueryDto extends OmitType(AuditQueryDto, ['limit', 'offset'] as const) {
+  @ApiPropertyOptional({ enum: EXPORT_FORMATS, default: 'csv' })
+  @IsOptional()
+  @IsIn(EXPORT_FORMATS)
+  format: ExportFormat = 'csv';
 }

@@ -1,9 +1,11 @@
-import { Get, Query, Render } from '@nestjs/common';
+import { Get, Query, Render, Res } from '@nestjs/common';
+import type { Response } from 'express';
 import { ACTOR_TYPES, AUDIT_ACTIONS } from '../../audit/audit-entry.entity';
 import { AuditService } from '../../audit/audit.service';
-import { AuditQueryDto } from '../../audit/dto/audit-query.dto';
 import type { AuditEntryDto } from '../../audit/dto/audit-entry.dto';
+import { AuditQueryDto, ExportAuditQueryDto } from '../../audit/dto/audit-query.dto';
 import { AppError, FieldError } from '../../common/errors/app-error';
+import { sendExport } from '../../common/http/export';
 import { LicensesService } from '../../licenses/licenses.service';
 import { validFilters } from '../http/check-dto';
 import { DashboardController } from '../http/dashboard-controller.decorator';
@@ -34,25 +36,7 @@ export class AuditPageController {
   @Get()
   @Render('audit')
   async list(@Query() query: Record<string, unknown>) {
-    const text = (name: string) => (typeof query[name] === 'string' ? (query[name] as string).trim() : '');
-    const shown: Record<string, string> = {};
-    for (const name of ['action', 'actor_type', 'license_id', 'customer', 'from', 'to']) if (text(name)) shown[name] = text(name);
-    const errors: FieldError[] = [];
-    const filters: Record<string, string> = { ...shown };
-    delete filters.customer;
-    if (filters.license_id && !/^\d+$/.test(filters.license_id)) {
-      const id = await this.licenses.findIdByKey(filters.license_id);
-      if (id === undefined) errors.push({ field: 'license_id', message: `no licence has the id or key “${filters.license_id}”` });
-      filters.license_id = id === undefined ? '' : String(id);
-      if (id === undefined) delete filters.license_id;
-    }
-    let licenseIds: number[] | undefined;
-    if (shown.customer) {
-      if (shown.customer.length > 200) errors.push({ field: 'customer', message: 'the customer filter is longer than 200 characters' });
-      else licenseIds = await this.licenses.idsOfCustomer(shown.customer, CUSTOMER_LICENCES);
-    }
-    if (filters.from) filters.from = DATE.test(filters.from) ? `${filters.from}T00:00:00Z` : filters.from;
-    if (filters.to) filters.to = DATE.test(filters.to) ? `${filters.to}T23:59:59.999Z` : filters.to;
+    const { shown, filters, licenseIds, errors } = await this.readFilters(query);
     const page = pageNumber(query.page);
     const checked = await validFilters(AuditQueryDto, filters, { limit: AUDIT_PAGE_SIZE, offset: (page - 1) * AUDIT_PAGE_SIZE });
     errors.push(...checked.errors.map((e) => (e.field === 'license_id' ? { ...e, message: 'the licence must be an id or a key' } : e)));
@@ -76,6 +60,42 @@ export class AuditPageController {
       actions: AUDIT_ACTIONS,
       actorTypes: ACTOR_TYPES,
       pagination: pagination('/audit', shown, page, AUDIT_PAGE_SIZE, result.total),
+      exportHref: `/audit/export.csv?${new URLSearchParams(shown).toString()}`,
     };
+  }
+
+  /** "Export CSV": every entry matching the filters shown (invalid ones dropped, as on the page), streamed. */
+  @Get('export.csv')
+  async exportCsv(@Query() query: Record<string, unknown>, @Res() res: Response): Promise<void> {
+    const { filters, licenseIds } = await this.readFilters(query);
+    const { value } = await validFilters(ExportAuditQueryDto, filters, { format: 'csv' });
+    sendExport(res, await this.audit.exportEntries({ ...value, license_ids: licenseIds }), 'csv', 'audit');
+  }
+
+  /**
+   * The filters as typed (`shown`) and as the API takes them (`filters`: whole UTC days, `to` inclusive; a licence key
+   * turned into its id; a customer into the ids of their licences), with what could not be used.
+   */
+  private async readFilters(query: Record<string, unknown>) {
+    const text = (name: string) => (typeof query[name] === 'string' ? (query[name] as string).trim() : '');
+    const shown: Record<string, string> = {};
+    for (const name of ['action', 'actor_type', 'license_id', 'customer', 'from', 'to']) if (text(name)) shown[name] = text(name);
+    const errors: FieldError[] = [];
+    const filters: Record<string, string> = { ...shown };
+    delete filters.customer;
+    if (filters.license_id && !/^\d+$/.test(filters.license_id)) {
+      const id = await this.licenses.findIdByKey(filters.license_id);
+      if (id === undefined) errors.push({ field: 'license_id', message: `no licence has the id or key “${filters.license_id}”` });
+      filters.license_id = id === undefined ? '' : String(id);
+      if (id === undefined) delete filters.license_id;
+    }
+    let licenseIds: number[] | undefined;
+    if (shown.customer) {
+      if (shown.customer.length > 200) errors.push({ field: 'customer', message: 'the customer filter is longer than 200 characters' });
+      else licenseIds = await this.licenses.idsOfCustomer(shown.customer, CUSTOMER_LICENCES);
+    }
+    if (filters.from) filters.from = DATE.test(filters.from) ? `${filters.from}T00:00:00Z` : filters.from;
+    if (filters.to) filters.to = DATE.test(filters.to) ? `${filters.to}T23:59:59.999Z` : filters.to;
+    return { shown, filters, licenseIds, errors };
   }
 }

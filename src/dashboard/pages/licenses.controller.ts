@@ -1,13 +1,14 @@
 import { Get, Param, Post, Query, Render, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { AuditService } from '../../audit/audit.service';
-import { Actor, CurrentActor } from '../../common/auth/actor';
+import { Actor, ALL_PRODUCTS, CurrentActor } from '../../common/auth/actor';
 import { AppError, FieldError } from '../../common/errors/app-error';
 import { CreateLicenseDto, UpdateLicenseDto } from '../../licenses/dto/create-license.dto';
 import { ReleaseSeatsDto, RevokeLicenseDto } from '../../licenses/dto/license-actions.dto';
 import type { LicenseDetailsDto } from '../../licenses/dto/license.dto';
-import { ListLicensesQueryDto } from '../../licenses/dto/list-licenses.query';
+import { ExportLicensesQueryDto, ListLicensesQueryDto } from '../../licenses/dto/list-licenses.query';
 import { isValidPib } from '../../licenses/dto/license-fields';
+import { sendExport } from '../../common/http/export';
 import { LICENSE_STATUSES } from '../../licenses/license-status';
 import { LICENSE_TYPES } from '../../licenses/license-type';
 import { LICENSE_SORTS, LicenseSort } from '../../licenses/licenses.repository';
@@ -51,6 +52,13 @@ const COLUMNS: { label: string; sort?: LicenseSort }[] = [
   { label: 'Expires', sort: 'expires_at' },
   { label: 'Created', sort: 'created_at' },
 ];
+
+/** The list filters given in the query string (non-empty text only). */
+function readFilters(query: Record<string, unknown>): Record<string, string> {
+  const filters: Record<string, string> = {};
+  for (const name of FILTERS) if (typeof query[name] === 'string' && query[name]) filters[name] = query[name];
+  return filters;
+}
 
 const describeErrors = (errors: FieldError[]) => errors.map((e) => e.message).join('; ');
 const text = (query: Record<string, unknown>, name: string) => (typeof query[name] === 'string' ? (query[name] as string).trim() : '');
@@ -100,6 +108,8 @@ export class LicensesPagesController {
       statuses: LICENSE_STATUSES,
       types: LICENSE_TYPES,
       pagination: pagination('/licenses', kept, page, LICENSES_PAGE_SIZE, result.total),
+      // The export takes the filters the admin API knows (product, status, type, q), as shown.
+      exportHref: `/licenses/export.csv?${new URLSearchParams(readFilters(query)).toString()}`,
     };
   }
 
@@ -132,6 +142,13 @@ export class LicensesPagesController {
       newLink: '/licenses/new',
       pagination: pagination('/licenses/customer', shown, page, LICENSES_PAGE_SIZE, result.total),
     });
+  }
+
+  /** "Export CSV": every licence matching the filters shown (invalid ones dropped, as on the list), streamed. */
+  @Get('export.csv')
+  async exportCsv(@Query() query: Record<string, unknown>, @Res() res: Response): Promise<void> {
+    const { value } = await validFilters(ExportLicensesQueryDto, readFilters(query), { format: 'csv' });
+    sendExport(res, await this.licenses.exportLicenses(value), 'csv', 'licenses');
   }
 
   @Get('new')
@@ -295,7 +312,7 @@ export class LicensesPagesController {
   @Post(':id/suspend')
   async suspend(@Param('id', DashboardIdPipe) id: number, @Req() req: Request, @Res() res: Response, @CurrentActor() actor: Actor) {
     await this.act(req, res, id, async () => {
-      await this.licenses.updateLicense(id, { active: false }, actor, await optionalReason(req));
+      await this.licenses.updateLicense(id, { active: false }, actor, ALL_PRODUCTS, await optionalReason(req));
       return 'Licence suspended: it no longer activates or validates until reinstated.';
     });
   }

@@ -1,5 +1,6 @@
-import { ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiPropertyOptional, OmitType } from '@nestjs/swagger';
 import { IsIn, IsOptional, IsString } from 'class-validator';
+import { EXPORT_FORMATS, type ExportFormat } from '../../common/http/export';
 import { PageQueryDto } from '../../common/http/page-query.dto';
 import { IsStorableText, MaxChars, MinChars } from '../../common/validation/validators';
 import { LICENSE_STATUSES, type LicenseStatus } from '../license-status';
@@ -34,4 +35,12 @@ export class ListLicensesQueryDto extends PageQueryDto {
   @MaxChars(200)
   @IsStorableText()
   q?: string;
+}
+
+/** GET /licenses/export: the list's filters (no paging: every match) and the format. */
+export class ExportLicensesQueryDto extends OmitType(ListLicensesQueryDto, ['limit', 'offset'] as const) {
+  @ApiPropertyOptional({ enum: EXPORT_FORMATS, default: 'csv' })
+  @IsOptional()
+  @IsIn(EXPORT_FORMATS)
+  format: ExportFormat = 'csv';
 }
