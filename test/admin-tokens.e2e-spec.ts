@@ -28,6 +28,9 @@ const ROUTE_SCOPES: Record<string, AdminScope> = {
   'GET /api/v1/admin/tokens': 'tokens:manage',
   'POST /api/v1/admin/tokens': 'tokens:manage',
   'DELETE /api/v1/admin/tokens/{id}': 'tokens:manage',
+  'GET /api/v1/admin/signing-keys': 'signing-keys:manage',
+  'POST /api/v1/admin/signing-keys/rotate': 'signing-keys:manage',
+  'POST /api/v1/admin/signing-keys/{key_id}/revoke': 'signing-keys:manage',
 };
 
 interface CreatedToken {
@@ -284,7 +287,7 @@ describe('admin tokens and scopes (CONTRACT 12)', () => {
         }
       }
       expect(declared).toEqual(ROUTE_SCOPES);
-      expect(Object.keys(doc.components.securitySchemes).sort()).toEqual(['api-key', 'bearer']);
+      expect(Object.keys(doc.components.securitySchemes).sort()).toEqual(['api-key', 'bearer', 'metrics-token']);
     });
 
     const cases = Object.entries(ROUTE_SCOPES).flatMap(([route, required]) =>
