@@ -7,7 +7,7 @@ describe('GET /metrics', () => {
     async () =>
       (t = await createTestApp({
         metricsToken: 'metrics-token-0123456789',
-        rateLimits: { activate: 3, deactivate: 10, validate: 60, admin: 600, login: 5 },
+        rateLimits: { activate: 3, deactivate: 10, validate: 60, heartbeat: 60, admin: 600, login: 5 },
       })),
   );
   afterAll(() => t.close());

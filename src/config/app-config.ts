@@ -14,8 +14,10 @@ export interface AppConfig {
   /** Namespace of every Redis key (rate-limit counters, sessions), so deployments can share one Redis. */
   redisKeyPrefix?: string;
   trustProxy?: string;
-  rateLimits: { activate: number; deactivate: number; validate: number; admin: number; login: number };
+  rateLimits: { activate: number; deactivate: number; validate: number; heartbeat: number; admin: number; login: number };
   lastSeenIntervalSeconds: number;
+  /** Seconds between sweeps that release dead seats (see SeatSweepService). */
+  seatSweepIntervalSeconds: number;
   logLevel: EnvironmentVariables['LOG_LEVEL'];
   dbPoolSize: number;
   metricsToken?: string;

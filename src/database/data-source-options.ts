@@ -9,6 +9,7 @@ import { InitialSchema1763780000000 } from './migrations/1763780000000-initial-s
 import { SeedProducts1763780000001 } from './migrations/1763780000001-seed-products';
 import { StatsCounters1795323918361 } from './migrations/1795323918361-stats-counters';
 import { StatsReadIndexes1795395863444 } from './migrations/1795395863444-stats-read-indexes';
+import { SeatPolicies1796100000000 } from './migrations/1796100000000-seat-policies';
 
 const STATEMENT_TIMEOUT_MS = 15_000;
 
@@ -18,6 +19,7 @@ export const MIGRATIONS = [
   SeedProducts1763780000001,
   StatsCounters1795323918361,
   StatsReadIndexes1795395863444,
+  SeatPolicies1796100000000,
 ];
 
 /** One place for the TypeORM options, shared by the app, the migration CLI and the tests. */

@@ -53,8 +53,9 @@ export function testConfig(databaseUrl: string, overrides: Partial<AppConfig> = 
     redisUrl: undefined,
     trustProxy: undefined,
     // Generous by default so unrelated tests never trip them; the rate-limit tests set their own.
-    rateLimits: { activate: 10_000, deactivate: 10_000, validate: 10_000, admin: 10_000, login: 10_000 },
+    rateLimits: { activate: 10_000, deactivate: 10_000, validate: 10_000, heartbeat: 10_000, admin: 10_000, login: 10_000 },
     lastSeenIntervalSeconds: 60,
+    seatSweepIntervalSeconds: 15,
     logLevel: 'silent',
     dbPoolSize: 10,
     metricsToken: undefined,
