@@ -1,7 +1,7 @@
 /** Jest: unit specs beside the code, e2e specs under test/, both against real PostgreSQL. */
 const transform = { '^.+\\.(t|j)sx?$': '@swc/jest' };
-// Nest 12 and canonicalize ship ES modules, which Jest's module runtime cannot require on Node 20: SWC turns them into CommonJS.
-const esmPackages = ['@nestjs', 'canonicalize'];
+// Nest 12, canonicalize and pg-boss (with serialize-error, non-error) ship ES modules, which Jest's module runtime cannot require on Node 20: SWC turns them into CommonJS.
+const esmPackages = ['@nestjs', 'canonicalize', 'pg-boss', 'serialize-error', 'non-error'];
 const ignoreExcept = (pkgs) => [`/node_modules/(?!(${pkgs.join('|')})/)`];
 const common = {
   transform,

@@ -3,11 +3,12 @@ import { LicensesModule } from '../licenses/licenses.module';
 import { SigningModule } from '../signing/signing.module';
 import { ActivationController } from './activation.controller';
 import { ActivationService } from './activation.service';
+import { HeartbeatController } from './heartbeat.controller';
 
-/** Client use cases (activate, deactivate, validate) on top of licences, seats and signing. */
+/** Client use cases (activate, deactivate, validate, heartbeat) on top of licences, seats and signing. */
 @Module({
   imports: [LicensesModule, SigningModule],
-  controllers: [ActivationController],
+  controllers: [ActivationController, HeartbeatController],
   providers: [ActivationService],
   exports: [ActivationService],
 })

@@ -10,7 +10,7 @@ import { SeatsService } from '../licenses/seats.service';
 import type { Product } from '../products/product.entity';
 import { SigningService } from '../signing/signing.service';
 import { ActivateRequestDto, SeatRequestDto } from './dto/client-requests.dto';
-import { DeactivateResponseDto, ValidateResponseDto } from './dto/client-responses.dto';
+import { DeactivateResponseDto, HeartbeatResponseDto, ValidateResponseDto } from './dto/client-responses.dto';
 import { buildLicensePayload, LicensePayload, PayloadBinding, SignedLicense } from './license-payload';
 
 const LICENCE_QUEUE_MAX_WAIT_MS = 10_000;
@@ -77,6 +77,18 @@ export class ActivationService {
       revoked: check.license.revoked,
       grace_ends_at: check.graceEndsAt ? check.graceEndsAt.toISOString() : null,
       code: check.code,
+    };
+  }
+
+  /** CONTRACT 9: the machine is alive; refreshes its seat every time (one statement). */
+  async heartbeat(input: SeatRequestDto): Promise<HeartbeatResponseDto> {
+    const beat = await this.seats.heartbeat({ licenseKey: input.license_key, machineFingerprint: input.machine_fingerprint });
+    return {
+      valid: beat.valid,
+      status: beat.status,
+      code: beat.code,
+      heartbeat_timeout_seconds: beat.heartbeatTimeoutSeconds,
+      next_heartbeat_before: beat.nextHeartbeatBefore?.toISOString() ?? null,
     };
   }
 

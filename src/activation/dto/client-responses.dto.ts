@@ -1,4 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
+import { SeatPolicyDto } from '../../licenses/dto/seat-policy.dto';
 import { LICENSE_STATUSES, LicenseStatus } from '../../licenses/license-status';
 
 export class LicenseCustomerDto {
@@ -22,6 +23,7 @@ export class LicensePayloadDto {
   @ApiProperty({ type: [String], example: ['FISCAL_PRINTING', 'REPORTS'] }) features: string[];
   @ApiProperty({ type: LicenseCustomerDto }) customer: LicenseCustomerDto;
   @ApiProperty({ example: '3f9a1c0b7d2e4f65', description: 'GET /api/v1/public-key key_id of the signing key' }) key_id: string;
+  @ApiProperty({ type: SeatPolicyDto, description: "the licence's effective seat policy (CONTRACT 9)" }) policy: SeatPolicyDto;
 }
 
 export class SignedLicenseDto {
@@ -54,4 +56,33 @@ export class ValidateResponseDto {
     description: 'null when valid',
   })
   code: string | null;
+}
+
+/** POST /api/v1/heartbeat (CONTRACT 9). */
+export class HeartbeatResponseDto {
+  @ApiProperty({ description: 'status is active or grace (this machine holds a live seat, or the answer would be 400)' }) valid: boolean;
+  @ApiProperty({ enum: LICENSE_STATUSES, example: 'active' }) status: LicenseStatus;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    enum: ['KEY_REVOKED', 'KEY_SUSPENDED', 'KEY_EXPIRED'],
+    example: null,
+    description: 'null when valid',
+  })
+  code: string | null;
+  @ApiProperty({
+    type: 'integer',
+    nullable: true,
+    example: 600,
+    description: "the licence's heartbeat timeout; null: the seat never dies (heartbeats are optional)",
+  })
+  heartbeat_timeout_seconds: number | null;
+  @ApiProperty({
+    type: String,
+    format: 'date-time',
+    nullable: true,
+    example: '2026-01-02T09:40:00.000Z',
+    description: 'the seat is released if no heartbeat arrives before this time; null: never',
+  })
+  next_heartbeat_before: string | null;
 }
