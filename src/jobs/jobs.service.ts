@@ -36,8 +36,8 @@ const STOP_TIMEOUT_MS = 10_000;
 
 /**
  * The job engine: pg-boss on the app's PostgreSQL (its own small pool, schema `pgboss`). Modules register
- * queues while the app initialises (schedule, work); the engine starts when the app has bootstrapped and
- * drains on shutdown, before the database pool closes. Every instance works every queue: pg-boss hands
+ * queues while the app initialises (schedule, work); the engine starts when the app has bootstrapped (in the
+ * background) and drains on shutdown, before the database pool closes. Every instance works every queue: pg-boss hands
  * each job to one of them (SKIP LOCKED), and a schedule fires once per occurrence across all instances.
  */
 @Injectable()
@@ -72,8 +72,9 @@ export class JobsService implements OnApplicationBootstrap, OnModuleDestroy {
     });
   }
 
-  async onApplicationBootstrap(): Promise<void> {
-    await this.engine();
+  /** Starts in the background: serving requests does not wait for the engine (jobs sent meanwhile wait for it). */
+  onApplicationBootstrap(): void {
+    this.engine().catch((err: Error) => this.logger.error(`the job engine did not start: ${err.message}`));
   }
 
   async onModuleDestroy(): Promise<void> {

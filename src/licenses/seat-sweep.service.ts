@@ -34,8 +34,8 @@ export class SeatSweepService implements OnModuleInit, OnApplicationBootstrap {
   }
 
   /** Starts the chain at once (refused by the queue's policy when a sweep is already waiting). */
-  async onApplicationBootstrap(): Promise<void> {
-    await this.jobs.send(SEAT_SWEEP_QUEUE, {});
+  onApplicationBootstrap(): void {
+    this.jobs.send(SEAT_SWEEP_QUEUE, {}).catch((err: Error) => this.logger.warn(`starting the sweep chain failed: ${err.message}`));
   }
 
   /** Releases every seat dead now, in batches; returns how many. */

@@ -1,4 +1,5 @@
 import type { FieldError } from '../../common/errors/app-error';
+import { POLICY_KEYS } from '../../licenses/license-policy';
 import { LICENSE_TYPES } from '../../licenses/license-type';
 import type { Product } from '../../products/product.entity';
 import { FormBody, formList, formText } from '../http/forms';
@@ -17,6 +18,8 @@ export interface LicenseFormValues {
   /** Checked features and typed limit values of the chosen product. */
   features: string[];
   limits: Record<string, string>;
+  /** Typed seat-policy overrides by key; empty: the product's default. */
+  policy: Record<string, string>;
 }
 
 export const DEFAULT_LICENSE_TYPE = 'YEARLY';
@@ -39,6 +42,7 @@ export function emptyLicenseForm(product: Product | undefined): LicenseFormValue
     extra_limits: '',
     features: product ? [...product.availableFeatures] : [],
     limits: {},
+    policy: {},
   };
 }
 
@@ -59,6 +63,7 @@ export function readLicenseForm(body: FormBody, products: Product[]): LicenseFor
     extra_limits: formText(body, 'extra_limits'),
     features: product ? formList(body, featureField(productCode)) : [],
     limits,
+    policy: Object.fromEntries(POLICY_KEYS.map((key) => [key, formText(body, `policy_${key}`)])),
   };
 }
 
@@ -96,6 +101,13 @@ export function toCreateLicenseInput(form: LicenseFormValues): { input: Record<s
     else errors.push({ field: 'limits', message: `other limits, line ${i + 1}: write name = whole number` });
   });
   if (Object.keys(limits).length) input.limits = limits;
+  const policy: Record<string, number> = {};
+  for (const [key, value] of Object.entries(form.policy ?? {})) {
+    if (!value) continue;
+    if (WHOLE_NUMBER.test(value)) policy[key] = Number(value);
+    else errors.push({ field: 'policy', message: `${key.replaceAll('_', ' ')} must be a whole number` });
+  }
+  if (Object.keys(policy).length) input.policy = policy;
   return { input, errors };
 }
 
@@ -109,6 +121,7 @@ const FIELD_LABELS: Record<string, string> = {
   expires_at: 'The expiry date',
   notes: 'Notes',
   limits: 'Limits',
+  policy: 'Seat policy',
   features: 'Features',
 };
 
