@@ -62,7 +62,10 @@ async function heartbeat(body: Record<string, string>): Promise<[number, unknown
   );
   if (rows.length === 0) return [400, { error: { code: 'NOT_ACTIVATED', message: 'no seat' } }];
   const s = rows[0];
-  return [200, { valid: s.active && !s.revoked, status: 'active', code: null, heartbeat_timeout_seconds: null, next_heartbeat_before: null }];
+  return [
+    200,
+    { valid: s.active && !s.revoked, status: 'active', code: null, heartbeat_timeout_seconds: null, next_heartbeat_before: null },
+  ];
 }
 
 async function activate(body: Record<string, string>): Promise<[number, unknown]> {

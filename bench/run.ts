@@ -414,7 +414,9 @@ interface ScaleServers {
 /** The server under test and its baseline, both on database `dbName`, and a pool for seeding it. */
 async function startScale(setup: Setup, name: string, dbUrl: string, dbName: string): Promise<ScaleServers> {
   const { options, cleanups } = setup;
-  const limits = Object.fromEntries(['ACTIVATE', 'DEACTIVATE', 'VALIDATE', 'HEARTBEAT', 'ADMIN', 'LOGIN'].map((n) => [`RATE_LIMIT_${n}`, '1000000000']));
+  const limits = Object.fromEntries(
+    ['ACTIVATE', 'DEACTIVATE', 'VALIDATE', 'HEARTBEAT', 'ADMIN', 'LOGIN'].map((n) => [`RATE_LIMIT_${n}`, '1000000000']),
+  );
   const app = await spawnNode({
     script: MAIN_SCRIPT,
     cwd: ROOT,

@@ -40,12 +40,20 @@ describe('seat policies', () => {
         .post('/api/v1/admin/products')
         .send({ code: 'FLOAT_APP', name: 'Floating app', key_prefix: 'FLT', default_policy: { heartbeat_timeout_seconds: 600 } })
         .expect(201);
-      expect(created.body.default_policy).toEqual({ heartbeat_timeout_seconds: 600, max_deactivations_per_30_days: null, license_file_ttl_days: 30 });
+      expect(created.body.default_policy).toEqual({
+        heartbeat_timeout_seconds: 600,
+        max_deactivations_per_30_days: null,
+        license_file_ttl_days: 30,
+      });
       const updated = await t.admin
         .put(`/api/v1/admin/products/${created.body.id}`)
         .send({ default_policy: { max_deactivations_per_30_days: 2 } })
         .expect(200);
-      expect(updated.body.default_policy).toEqual({ heartbeat_timeout_seconds: 600, max_deactivations_per_30_days: 2, license_file_ttl_days: 30 });
+      expect(updated.body.default_policy).toEqual({
+        heartbeat_timeout_seconds: 600,
+        max_deactivations_per_30_days: 2,
+        license_file_ttl_days: 30,
+      });
       const cleared = await t.admin
         .put(`/api/v1/admin/products/${created.body.id}`)
         .send({ default_policy: { heartbeat_timeout_seconds: null } })
@@ -105,7 +113,11 @@ describe('seat policies', () => {
     it('the signed payload carries the merged policy as license.policy', async () => {
       const lic = await floating({ max_deactivations_per_30_days: 1 });
       const res = await activate(lic.license_key, 'payload-machine').expect(200);
-      expect(res.body.license.policy).toEqual({ heartbeat_timeout_seconds: 10, max_deactivations_per_30_days: 1, license_file_ttl_days: 30 });
+      expect(res.body.license.policy).toEqual({
+        heartbeat_timeout_seconds: 10,
+        max_deactivations_per_30_days: 1,
+        license_file_ttl_days: 30,
+      });
     });
   });
 
@@ -138,9 +150,10 @@ describe('seat policies', () => {
       // Every call writes, unlike validate's LAST_SEEN_INTERVAL: two calls a second apart leave two different times.
       await new Promise((r) => setTimeout(r, 1100));
       await client('heartbeat', seatBody(lic.license_key, 'beating')).expect(200);
-      const [again] = await t.sql<{ last_seen_at: Date }>(`SELECT last_seen_at FROM activations WHERE license_id = $1 AND released_at IS NULL`, [
-        lic.id,
-      ]);
+      const [again] = await t.sql<{ last_seen_at: Date }>(
+        `SELECT last_seen_at FROM activations WHERE license_id = $1 AND released_at IS NULL`,
+        [lic.id],
+      );
       expect(again.last_seen_at.getTime()).toBeGreaterThan(seat.last_seen_at.getTime() + 1000);
     });
 
@@ -163,7 +176,10 @@ describe('seat policies', () => {
     it('after release (by staff, or death) heartbeat and validate answer NOT_ACTIVATED; the machine may activate again', async () => {
       const lic = await floating({}, 2);
       await activate(lic.license_key, 'released').expect(200);
-      await t.admin.post(`/api/v1/admin/licenses/${lic.id}/release`).send({ machine_fingerprint: fingerprint('released') }).expect(200);
+      await t.admin
+        .post(`/api/v1/admin/licenses/${lic.id}/release`)
+        .send({ machine_fingerprint: fingerprint('released') })
+        .expect(200);
       expect((await client('heartbeat', seatBody(lic.license_key, 'released')).expect(400)).body.error.code).toBe('NOT_ACTIVATED');
 
       await activate(lic.license_key, 'dead').expect(200);
@@ -201,7 +217,11 @@ describe('seat policies', () => {
         ['license.released', 'system'],
         ['license.activated', 'client'],
       ]);
-      expect(audit[1].details).toMatchObject({ machine_fingerprints: [fingerprint('old-laptop')], released: 1, reason: 'heartbeat_timeout' });
+      expect(audit[1].details).toMatchObject({
+        machine_fingerprints: [fingerprint('old-laptop')],
+        released: 1,
+        reason: 'heartbeat_timeout',
+      });
     });
 
     it('seats of a licence without a heartbeat timeout never die', async () => {
@@ -217,17 +237,27 @@ describe('seat policies', () => {
       const dead: string[] = [];
       for (let i = 0; i < 5; i++) {
         const old = new Date(Date.now() - 60_000);
-        dead.push((await insertSeat(t, lic.id, { machine_fingerprint: fingerprint(`dead-${i}`), activated_at: old, last_seen_at: old })).machine_fingerprint);
+        dead.push(
+          (await insertSeat(t, lic.id, { machine_fingerprint: fingerprint(`dead-${i}`), activated_at: old, last_seen_at: old }))
+            .machine_fingerprint,
+        );
       }
       const sweeper = t.app.get(SeatSweepService);
       const machines = Array.from({ length: 50 }, (_, i) => `racer-${i}`);
-      const [results] = await Promise.all([Promise.all(machines.map((m) => activate(lic.license_key, m))), sweeper.sweep(), sweeper.sweep()]);
+      const [results] = await Promise.all([
+        Promise.all(machines.map((m) => activate(lic.license_key, m))),
+        sweeper.sweep(),
+        sweeper.sweep(),
+      ]);
       const winners = results.filter((r) => r.status === 200).map((r) => r.body.license.machine_fingerprint as string);
       expect(winners).toHaveLength(5);
       expect(results.filter((r) => r.status !== 200).map((r) => r.body.error.code)).toEqual(Array(45).fill('ALREADY_ACTIVATED'));
       expect(await currentSeats(lic.id)).toEqual([...winners].sort());
 
-      const deadRows = await t.sql(`SELECT release_reason FROM activations WHERE license_id = $1 AND machine_fingerprint = ANY($2)`, [lic.id, dead]);
+      const deadRows = await t.sql(`SELECT release_reason FROM activations WHERE license_id = $1 AND machine_fingerprint = ANY($2)`, [
+        lic.id,
+        dead,
+      ]);
       expect(deadRows.map((r) => r.release_reason)).toEqual(Array(5).fill('heartbeat_timeout'));
       const releases = await t.sql<{ actor_type: string; details: { machine_fingerprints: string[]; released: number } }>(
         `SELECT actor_type, details FROM audit_entries WHERE license_id = $1 AND action = 'license.released'`,
@@ -273,10 +303,10 @@ describe('seat policies', () => {
       expect((await client('validate', seatBody(lic.license_key, 'mover-2')).expect(200)).body.valid).toBe(true);
 
       // The oldest deactivation leaves the window: one more is allowed.
-      await t.sql(`UPDATE activations SET released_at = now() - interval '30 days 1 minute' WHERE license_id = $1 AND machine_fingerprint = $2`, [
-        lic.id,
-        fingerprint('mover-0'),
-      ]);
+      await t.sql(
+        `UPDATE activations SET released_at = now() - interval '30 days 1 minute' WHERE license_id = $1 AND machine_fingerprint = $2`,
+        [lic.id, fingerprint('mover-0')],
+      );
       await client('deactivate', seatBody(lic.license_key, 'mover-2')).expect(200);
     });
 
@@ -299,7 +329,9 @@ describe('seat policies', () => {
       expect(results.filter((r) => r.status === 200)).toHaveLength(1);
       expect(results.filter((r) => r.status !== 200).map((r) => r.body.error.code)).toEqual(Array(19).fill('DEACTIVATION_LIMIT_REACHED'));
       expect(await currentSeats(lic.id)).toHaveLength(19);
-      const [{ n }] = await t.sql(`SELECT count(*)::int AS n FROM audit_entries WHERE license_id = $1 AND action = 'license.deactivated'`, [lic.id]);
+      const [{ n }] = await t.sql(`SELECT count(*)::int AS n FROM audit_entries WHERE license_id = $1 AND action = 'license.deactivated'`, [
+        lic.id,
+      ]);
       expect(n).toBe(1);
     });
   });
@@ -315,7 +347,10 @@ describe('seat policies', () => {
     await silence(lic.id, 's-1', 20);
     await silence(lic.id, 's-2', 20);
     await activate(lic.license_key, 's-4').expect(200);
-    const stats = (await t.admin.get('/api/v1/admin/stats').expect(200)).body as { product_code: string; activations: Record<string, number> }[];
+    const stats = (await t.admin.get('/api/v1/admin/stats').expect(200)).body as {
+      product_code: string;
+      activations: Record<string, number>;
+    }[];
     expect(stats.find((s) => s.product_code === 'STATS_FLOAT')?.activations).toEqual({
       current: 2,
       last_30_days: 4,

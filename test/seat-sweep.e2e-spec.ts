@@ -45,48 +45,53 @@ describe('dead-seat sweep', () => {
     ]);
   });
 
-  it(
-    'releases a silent machine within 60 s of its death while a machine heartbeating every 3 s keeps its seat for a minute',
-    async () => {
-      const policy = { heartbeat_timeout_seconds: 10 };
-      const silent = await createLicense(t, { policy });
-      const beating = await createLicense(t, { policy });
-      await client('activate', silent.license_key, 'silent', { hostname: 'silent' }).expect(200);
-      await client('activate', beating.license_key, 'beating', { hostname: 'beating' }).expect(200);
+  it('releases a silent machine within 60 s of its death while a machine heartbeating every 3 s keeps its seat for a minute', async () => {
+    const policy = { heartbeat_timeout_seconds: 10 };
+    const silent = await createLicense(t, { policy });
+    const beating = await createLicense(t, { policy });
+    await client('activate', silent.license_key, 'silent', { hostname: 'silent' }).expect(200);
+    await client('activate', beating.license_key, 'beating', { hostname: 'beating' }).expect(200);
 
-      const started = Date.now();
-      let silentReleasedAt: Date | null = null;
-      while (Date.now() - started < 60_000) {
-        const beat = await client('heartbeat', beating.license_key, 'beating').expect(200);
-        expect(beat.body.valid).toBe(true);
-        if (!silentReleasedAt) {
-          const [row] = await t.sql(`SELECT released_at, release_reason, last_seen_at FROM activations WHERE license_id = $1`, [silent.id]);
-          if (row.released_at) {
-            expect(row.release_reason).toBe('heartbeat_timeout');
-            // Death is last_seen_at + 10 s; the sweep must follow within 60 s (here: every 2 s).
-            expect(row.released_at.getTime() - (row.last_seen_at.getTime() + 10_000)).toBeLessThan(60_000);
-            expect(row.released_at.getTime()).toBeGreaterThanOrEqual(row.last_seen_at.getTime() + 10_000);
-            silentReleasedAt = row.released_at;
-          }
+    const started = Date.now();
+    let silentReleasedAt: Date | null = null;
+    while (Date.now() - started < 60_000) {
+      const beat = await client('heartbeat', beating.license_key, 'beating').expect(200);
+      expect(beat.body.valid).toBe(true);
+      if (!silentReleasedAt) {
+        const [row] = await t.sql(`SELECT released_at, release_reason, last_seen_at FROM activations WHERE license_id = $1`, [silent.id]);
+        if (row.released_at) {
+          expect(row.release_reason).toBe('heartbeat_timeout');
+          // Death is last_seen_at + 10 s; the sweep must follow within 60 s (here: every 2 s).
+          expect(row.released_at.getTime() - (row.last_seen_at.getTime() + 10_000)).toBeLessThan(60_000);
+          expect(row.released_at.getTime()).toBeGreaterThanOrEqual(row.last_seen_at.getTime() + 10_000);
+          silentReleasedAt = row.released_at;
         }
-        await sleep(3000);
       }
-      expect(silentReleasedAt).not.toBeNull();
-      const [beatingSeat] = await t.sql(`SELECT released_at FROM activations WHERE license_id = $1`, [beating.id]);
-      expect(beatingSeat.released_at).toBeNull();
+      await sleep(3000);
+    }
+    expect(silentReleasedAt).not.toBeNull();
+    const [beatingSeat] = await t.sql(`SELECT released_at FROM activations WHERE license_id = $1`, [beating.id]);
+    expect(beatingSeat.released_at).toBeNull();
 
-      const [audit] = await t.sql(`SELECT actor_type, actor, details FROM audit_entries WHERE license_id = $1 AND action = 'license.released'`, [
-        silent.id,
-      ]);
-      expect(audit).toMatchObject({ actor_type: 'system', details: { machine_fingerprints: [fingerprint('silent')], reason: 'heartbeat_timeout' } });
-      expect((await client('heartbeat', silent.license_key, 'silent').expect(400)).body.error.code).toBe('NOT_ACTIVATED');
-      expect((await client('validate', silent.license_key, 'silent').expect(200)).body).toMatchObject({ valid: false, code: 'NOT_ACTIVATED' });
-      // The chain's next sweep waits in PostgreSQL, so a restart of every instance loses nothing.
-      const [{ n }] = await t.sql(`SELECT count(*)::int AS n FROM pgboss.job WHERE name = 'seats.sweep' AND state IN ('created', 'retry', 'active')`);
-      expect(n).toBeGreaterThanOrEqual(1);
-    },
-    90_000,
-  );
+    const [audit] = await t.sql(
+      `SELECT actor_type, actor, details FROM audit_entries WHERE license_id = $1 AND action = 'license.released'`,
+      [silent.id],
+    );
+    expect(audit).toMatchObject({
+      actor_type: 'system',
+      details: { machine_fingerprints: [fingerprint('silent')], reason: 'heartbeat_timeout' },
+    });
+    expect((await client('heartbeat', silent.license_key, 'silent').expect(400)).body.error.code).toBe('NOT_ACTIVATED');
+    expect((await client('validate', silent.license_key, 'silent').expect(200)).body).toMatchObject({
+      valid: false,
+      code: 'NOT_ACTIVATED',
+    });
+    // The chain's next sweep waits in PostgreSQL, so a restart of every instance loses nothing.
+    const [{ n }] = await t.sql(
+      `SELECT count(*)::int AS n FROM pgboss.job WHERE name = 'seats.sweep' AND state IN ('created', 'retry', 'active')`,
+    );
+    expect(n).toBeGreaterThanOrEqual(1);
+  }, 90_000);
 
   it('two instances sweeping at once release each dead seat exactly once, with one audit trail', async () => {
     const other = await secondInstance(t);
@@ -98,7 +103,10 @@ describe('dead-seat sweep', () => {
         licences.push(lic.id);
         for (let s = 0; s < 3; s++) {
           const old = new Date(Date.now() - 120_000);
-          dead.push((await insertSeat(t, lic.id, { machine_fingerprint: fingerprint(`two-${l}-${s}`), activated_at: old, last_seen_at: old })).machine_fingerprint);
+          dead.push(
+            (await insertSeat(t, lic.id, { machine_fingerprint: fingerprint(`two-${l}-${s}`), activated_at: old, last_seen_at: old }))
+              .machine_fingerprint,
+          );
         }
       }
       const mine = t.app.get(SeatSweepService);

@@ -68,7 +68,11 @@ describe('admin stats API', () => {
     await insertSeat(t, id, { activated_at: new Date(Date.now() - 5 * DAY_MS), released_at: new Date(Date.now() - DAY_MS) }); // released, recent
     await insertSeat(t, id, { activated_at: new Date(Date.now() - 60 * DAY_MS), released_at: new Date(Date.now() - 50 * DAY_MS) }); // released, old
     const after = await statsOf();
-    expect(after.activations).toEqual({ ...before.activations, current: before.activations.current + 2, last_30_days: before.activations.last_30_days + 2 });
+    expect(after.activations).toEqual({
+      ...before.activations,
+      current: before.activations.current + 2,
+      last_30_days: before.activations.last_30_days + 2,
+    });
 
     await t.admin.post(`/api/v1/admin/licenses/${id}/release`).send({}).expect(200);
     expect((await statsOf()).activations).toEqual({

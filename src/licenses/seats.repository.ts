@@ -199,8 +199,7 @@ export class SeatsRepository {
 }
 
 /** The merged heartbeat timeout of licence `l` of product `p` (the licence's override over the product's default), or NULL. */
-const HEARTBEAT_TIMEOUT_SQL = (l: string, p: string) =>
-  `((${p}.default_policy || ${l}.policy) ->> 'heartbeat_timeout_seconds')::int`;
+const HEARTBEAT_TIMEOUT_SQL = (l: string, p: string) => `((${p}.default_policy || ${l}.policy) ->> 'heartbeat_timeout_seconds')::int`;
 
 /** Seat `s` of licence `l` (product `p`) is dead: silent for longer than the licence's heartbeat timeout. */
 const SEAT_IS_DEAD = (s: string, l: string, p: string) =>

@@ -242,7 +242,11 @@ export class SeatsService {
       ErrorCode.DEACTIVATION_LIMIT_REACHED,
       400,
       `This licence may be deactivated at most ${limit} time${limit === 1 ? '' : 's'} in 30 days`,
-      { max_deactivations_per_30_days: limit, deactivations_last_30_days: recent.length, next_allowed_at: nextAllowedAt?.toISOString() ?? null },
+      {
+        max_deactivations_per_30_days: limit,
+        deactivations_last_30_days: recent.length,
+        next_allowed_at: nextAllowedAt?.toISOString() ?? null,
+      },
     );
   }
 

@@ -76,7 +76,8 @@ export class ProductsService {
         if (input.default_limits !== undefined) product.defaultLimits = input.default_limits;
         if (input.available_features !== undefined) product.availableFeatures = input.available_features;
         // Key by key, as a licence's overrides: null is a value here ("never"), an omitted key stays.
-        if (input.default_policy !== undefined) product.defaultPolicy = productDefaultPolicy({ ...product.defaultPolicy, ...input.default_policy });
+        if (input.default_policy !== undefined)
+          product.defaultPolicy = productDefaultPolicy({ ...product.defaultPolicy, ...input.default_policy });
         if (input.active !== undefined) product.active = input.active;
         const saved = await this.products.save(product, manager);
         await this.audit.record(

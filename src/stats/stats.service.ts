@@ -57,7 +57,11 @@ export class StatsService implements OnModuleInit {
           revoked: count('revoked'),
           suspended: count('suspended'),
         },
-        activations: { current: count('seats'), last_30_days: count('activated'), released_by_heartbeat_last_30_days: count('heartbeat_released') },
+        activations: {
+          current: count('seats'),
+          last_30_days: count('activated'),
+          released_by_heartbeat_last_30_days: count('heartbeat_released'),
+        },
         by_type: byType,
       };
     });

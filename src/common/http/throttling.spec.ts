@@ -45,7 +45,9 @@ describe('FixedWindowMemoryStorage', () => {
 
 describe('rateLimitOptions', () => {
   it('has one 60 s throttler per name with the configured limit', () => {
-    const options = rateLimitOptions(testConfigFor({ rateLimits: { activate: 1, deactivate: 2, validate: 3, heartbeat: 6, admin: 4, login: 5 } }));
+    const options = rateLimitOptions(
+      testConfigFor({ rateLimits: { activate: 1, deactivate: 2, validate: 3, heartbeat: 6, admin: 4, login: 5 } }),
+    );
     const throttlers = Array.isArray(options) ? options : options.throttlers;
     expect(throttlers.map((t) => [t.name, t.limit, t.ttl])).toEqual([
       ['activate', 1, 60_000],

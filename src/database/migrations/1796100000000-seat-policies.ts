@@ -29,14 +29,14 @@ export class SeatPolicies1796100000000 implements MigrationInterface {
       `ALTER TABLE activations ADD CONSTRAINT activations_release_reason_check CHECK (release_reason IN ('deactivated', 'force_released', 'heartbeat_timeout'))`,
     );
     await q.query(`CREATE INDEX activations_deactivated_idx ON activations (license_id, released_at) WHERE release_reason = 'deactivated'`);
-    await q.query(`CREATE INDEX activations_heartbeat_released_idx ON activations (released_at) WHERE release_reason = 'heartbeat_timeout'`);
+    await q.query(
+      `CREATE INDEX activations_heartbeat_released_idx ON activations (released_at) WHERE release_reason = 'heartbeat_timeout'`,
+    );
   }
 
   async down(q: QueryRunner): Promise<void> {
     await q.query(`DROP INDEX IF EXISTS activations_deactivated_idx, activations_heartbeat_released_idx`);
-    await q.query(
-      `UPDATE activations SET release_reason = 'force_released' WHERE release_reason = 'heartbeat_timeout'`,
-    );
+    await q.query(`UPDATE activations SET release_reason = 'force_released' WHERE release_reason = 'heartbeat_timeout'`);
     await q.query(`ALTER TABLE activations DROP CONSTRAINT activations_release_reason_check`);
     await q.query(
       `ALTER TABLE activations ADD CONSTRAINT activations_release_reason_check CHECK (release_reason IN ('deactivated', 'force_released'))`,

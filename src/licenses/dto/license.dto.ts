@@ -86,7 +86,11 @@ export class LicenseDetailsDto {
   @ApiProperty({ type: [String], example: ['FISCAL_PRINTING', 'REPORTS'] }) features: string[];
   @ApiProperty({ type: SeatPolicyDto, description: "effective seat policy: the licence's overrides over the product's default_policy" })
   policy: SeatPolicyDto;
-  @ApiProperty({ ...POLICY_INPUT_SCHEMA, example: { heartbeat_timeout_seconds: 600 }, description: "the licence's own policy overrides as stored" })
+  @ApiProperty({
+    ...POLICY_INPUT_SCHEMA,
+    example: { heartbeat_timeout_seconds: 600 },
+    description: "the licence's own policy overrides as stored",
+  })
   policy_overrides: PolicyOverrides;
   @ApiProperty({ example: 7 }) grace_days: number;
   @ApiProperty({ nullable: true, type: String, example: 'Ordered by phone' }) notes: string | null;
