@@ -36,7 +36,11 @@ export class ActivationController {
   @RateLimit('deactivate')
   @ApiOperation({ summary: "Release this machine's seat so the licence can move to another machine" })
   @ApiOkResponse({ type: DeactivateResponseDto })
-  @ApiBadRequestResponse({ type: ErrorResponseDto, description: 'VALIDATION_ERROR, INVALID_KEY, NOT_ACTIVATED' })
+  @ApiBadRequestResponse({
+    type: ErrorResponseDto,
+    description:
+      'VALIDATION_ERROR, INVALID_KEY, NOT_ACTIVATED, DEACTIVATION_LIMIT_REACHED (policy max_deactivations_per_30_days; details.next_allowed_at)',
+  })
   deactivate(@Body() body: SeatRequestDto, @CurrentActor() actor: Actor): Promise<DeactivateResponseDto> {
     return this.activation.deactivate(body, actor);
   }
