@@ -130,7 +130,11 @@ export function withFormLabels(errors: FieldError[]): FieldError[] {
   return errors.map(({ field, message }) => {
     const top = field.split('.')[0];
     const label = FIELD_LABELS[top];
-    return { field, message: label && message.startsWith(`${top} `) ? `${label}${message.slice(top.length)}` : message };
+    return {
+      field,
+      message:
+        label && /^[ .]/.test(message.slice(top.length)) && message.startsWith(top) ? `${label}${message.slice(top.length)}` : message,
+    };
   });
 }
 
