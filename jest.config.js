@@ -1,7 +1,7 @@
 /** Jest: unit specs beside the code, e2e specs under test/, both against real PostgreSQL. */
 const transform = { '^.+\\.(t|j)sx?$': '@swc/jest' };
-// Nest 12, canonicalize and jose ship ES modules, which Jest's module runtime cannot require on Node 20: SWC turns them into CommonJS.
-const esmPackages = ['@nestjs', 'canonicalize', 'jose'];
+// Nest 12, canonicalize, jose and pg-boss (with serialize-error, non-error) ship ES modules, which Jest's module runtime cannot require on Node 20: SWC turns them into CommonJS.
+const esmPackages = ['@nestjs', 'canonicalize', 'jose', 'pg-boss', 'serialize-error', 'non-error'];
 const ignoreExcept = (pkgs) => [`/node_modules/(?!(${pkgs.join('|')})/)`];
 const common = {
   transform,

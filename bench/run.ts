@@ -30,7 +30,7 @@ const USAGE = `npm run bench [-- options]
   --audit <n>          ... and this many audit entries, e.g. 5000000
   --small-licenses <n> licences of the small scale (default 10000)
   --small-audit <n>    audit entries of the small scale (default 50000)
-  --only <names>       comma-separated subset of: ${'stats,licenses,audit,export,floor,validate,validate-rate,reactivate,activate'}
+  --only <names>       comma-separated subset of: ${'stats,licenses,audit,export,floor,validate,validate-rate,heartbeat,reactivate,activate'}
   --profile <dir>      run the servers with node --cpu-prof, writing to <dir>/small and <dir>/large
   --out <file>         results JSON (default bench/results/<date>.json; smoke: a temporary file)
   --smoke              CI mode: small data, 2 s per endpoint, one run, no warm-up
@@ -351,6 +351,17 @@ async function measureScale(
       false,
     );
   }
+  if (wanted('heartbeat')) {
+    // Writes on every call (CONTRACT 9), so the baseline's one UPDATE (and its WAL flush) is the fair comparison.
+    await paired(
+      'heartbeat',
+      'POST /api/v1/heartbeat',
+      { method: 'POST', path: '/api/v1/heartbeat', body: validateBody },
+      'bare node:http + pg UPDATE',
+      { method: 'POST', path: '/heartbeat', body: validateBody },
+      (status, body) => status === 200 && body.valid === true,
+    );
+  }
   let signingRps: number | undefined;
   if (wanted('reactivate')) {
     const r = await paired(
@@ -416,7 +427,9 @@ interface ScaleServers {
 /** The server under test and its baseline, both on database `dbName`, and a pool for seeding it. */
 async function startScale(setup: Setup, name: string, dbUrl: string, dbName: string): Promise<ScaleServers> {
   const { options, cleanups } = setup;
-  const limits = Object.fromEntries(['ACTIVATE', 'DEACTIVATE', 'VALIDATE', 'ADMIN', 'LOGIN'].map((n) => [`RATE_LIMIT_${n}`, '1000000000']));
+  const limits = Object.fromEntries(
+    ['ACTIVATE', 'DEACTIVATE', 'VALIDATE', 'HEARTBEAT', 'ADMIN', 'LOGIN'].map((n) => [`RATE_LIMIT_${n}`, '1000000000']),
+  );
   const app = await spawnNode({
     script: MAIN_SCRIPT,
     cwd: ROOT,

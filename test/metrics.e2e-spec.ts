@@ -7,7 +7,7 @@ describe('GET /metrics', () => {
     async () =>
       (t = await createTestApp({
         metricsToken: 'metrics-token-0123456789',
-        rateLimits: { activate: 3, deactivate: 10, validate: 60, admin: 600, login: 5 },
+        rateLimits: { activate: 3, deactivate: 10, validate: 60, heartbeat: 60, admin: 600, login: 5 },
       })),
   );
   afterAll(() => t.close());
@@ -66,7 +66,7 @@ describe('GET /metrics', () => {
   it('counts every /metrics request, wrong keys included, against the admin API limit of the IP: no side door for guessing keys', async () => {
     const limited = await createTestApp({
       metricsToken: 'metrics-token-0123456789',
-      rateLimits: { activate: 10, deactivate: 10, validate: 60, admin: 3, login: 5 },
+      rateLimits: { activate: 10, deactivate: 10, validate: 60, heartbeat: 60, admin: 3, login: 5 },
     });
     try {
       await limited.http().get('/metrics').set('X-API-Key', 'guess-1-0123456789abcdef').expect(401);

@@ -43,7 +43,11 @@ export class ActivationController {
     description: 'can_reactivate tells whether the licence could be activated again now (not revoked, suspended or expired).',
   })
   @ApiOkResponse({ type: DeactivateResponseDto })
-  @ApiBadRequestResponse({ type: ErrorResponseDto, description: 'VALIDATION_ERROR, INVALID_KEY, NOT_ACTIVATED' })
+  @ApiBadRequestResponse({
+    type: ErrorResponseDto,
+    description:
+      'VALIDATION_ERROR, INVALID_KEY, NOT_ACTIVATED, DEACTIVATION_LIMIT_REACHED (policy max_deactivations_per_30_days; details.next_allowed_at)',
+  })
   deactivate(@Body() body: SeatRequestDto, @CurrentActor() actor: Actor): Promise<DeactivateResponseDto> {
     return this.activation.deactivate(body, actor);
   }

@@ -3,11 +3,12 @@ import { LicensesModule } from '../licenses/licenses.module';
 import { KeyringModule } from '../keyring/keyring.module';
 import { ActivationController } from './activation.controller';
 import { ActivationService } from './activation.service';
+import { HeartbeatController } from './heartbeat.controller';
 
-/** Client use cases (activate, deactivate, validate) on top of licences, seats and the keyring's active key. */
+/** Client use cases (activate, deactivate, validate, heartbeat) on top of licences, seats and the keyring's active key. */
 @Module({
   imports: [LicensesModule, KeyringModule],
-  controllers: [ActivationController],
+  controllers: [ActivationController, HeartbeatController],
   providers: [ActivationService],
   exports: [ActivationService],
 })

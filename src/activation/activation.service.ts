@@ -11,7 +11,7 @@ import type { Product } from '../products/product.entity';
 import { ActiveSigningKey, KeyringService } from '../keyring/keyring.service';
 import { SigningService } from '../signing/signing.service';
 import { ActivateRequestDto, SeatRequestDto, ValidateRequestDto } from './dto/client-requests.dto';
-import { DeactivateResponseDto, ValidateResponseDto } from './dto/client-responses.dto';
+import { DeactivateResponseDto, HeartbeatResponseDto, ValidateResponseDto } from './dto/client-responses.dto';
 import { buildLicensePayload, LicensePayload, PayloadBinding, SignedLicense } from './license-payload';
 
 const LICENCE_QUEUE_MAX_WAIT_MS = 10_000;
@@ -93,6 +93,18 @@ export class ActivationService {
       key_id: key.keyId,
     };
     return { ...signed, signature: await this.signing.sign(signed, key.privateKey) };
+  }
+
+  /** CONTRACT 9: the machine is alive; refreshes its seat every time (one statement). */
+  async heartbeat(input: SeatRequestDto): Promise<HeartbeatResponseDto> {
+    const beat = await this.seats.heartbeat({ licenseKey: input.license_key, machineFingerprint: input.machine_fingerprint });
+    return {
+      valid: beat.valid,
+      status: beat.status,
+      code: beat.code,
+      heartbeat_timeout_seconds: beat.heartbeatTimeoutSeconds,
+      next_heartbeat_before: beat.nextHeartbeatBefore?.toISOString() ?? null,
+    };
   }
 
   /** The `license` object this server signs for the binding with `key`, stamped with the time of signing. */

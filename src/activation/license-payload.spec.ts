@@ -30,7 +30,19 @@ describe('buildLicensePayload', () => {
       customer: { name: 'Acme d.o.o.', email: 'it@acme.example' },
       key_id: '0123456789abcdef',
       signed_at: '2026-02-01T08:30:01.000Z',
+      policy: { heartbeat_timeout_seconds: null, max_deactivations_per_30_days: null, license_file_ttl_days: 30 },
     });
+  });
+
+  it("carries the licence's policy merged over the product's default_policy", () => {
+    const payload = buildLicensePayload(
+      { ...license, policy: { license_file_ttl_days: 7 } },
+      { ...product, defaultPolicy: { heartbeat_timeout_seconds: 600, license_file_ttl_days: 14 } },
+      binding,
+      'k',
+      new Date(),
+    );
+    expect(payload.policy).toEqual({ heartbeat_timeout_seconds: 600, max_deactivations_per_30_days: null, license_file_ttl_days: 7 });
   });
 
   it('writes null for a missing e-mail and for a licence that never expires', () => {

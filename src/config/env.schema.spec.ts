@@ -12,7 +12,9 @@ describe('validateEnv', () => {
       RATE_LIMIT_DEACTIVATE: 10,
       RATE_LIMIT_VALIDATE: 60,
       RATE_LIMIT_LOGIN_PAGE: 30,
+      RATE_LIMIT_HEARTBEAT: 60,
       LAST_SEEN_INTERVAL: 60,
+      SEAT_SWEEP_INTERVAL: 15,
       LOG_LEVEL: 'info',
     });
     expect(env.DATABASE_URL).toBeUndefined();
@@ -50,6 +52,9 @@ describe('validateEnv', () => {
     ['RATE_LIMIT_ACTIVATE', '0'],
     ['RATE_LIMIT_VALIDATE', '-5'],
     ['LAST_SEEN_INTERVAL', 'soon'],
+    ['RATE_LIMIT_HEARTBEAT', '0'],
+    ['SEAT_SWEEP_INTERVAL', '0'],
+    ['SEAT_SWEEP_INTERVAL', '46'],
     ['LOG_LEVEL', 'loud'],
     ['TRUST_PROXY', 'everyone; rm -rf'],
     ['ADMIN_USERNAME', 'bad name!'],

@@ -35,10 +35,12 @@ export const ENV_NAMES = [
   'RATE_LIMIT_ACTIVATE',
   'RATE_LIMIT_DEACTIVATE',
   'RATE_LIMIT_VALIDATE',
+  'RATE_LIMIT_HEARTBEAT',
   'RATE_LIMIT_ADMIN',
   'RATE_LIMIT_LOGIN',
   'RATE_LIMIT_LOGIN_PAGE',
   'LAST_SEEN_INTERVAL',
+  'SEAT_SWEEP_INTERVAL',
   'LOG_LEVEL',
   'DB_POOL_SIZE',
   'METRICS_TOKEN',
@@ -164,6 +166,12 @@ export class EnvironmentVariables {
   @IsInt()
   @Min(1)
   @Max(1_000_000_000)
+  RATE_LIMIT_HEARTBEAT = 60;
+
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(1_000_000_000)
   RATE_LIMIT_ADMIN = 600;
 
   @Transform(toInt)
@@ -183,6 +191,13 @@ export class EnvironmentVariables {
   @Min(0)
   @Max(86_400)
   LAST_SEEN_INTERVAL = 60;
+
+  /** Seconds between sweeps for dead seats (CONTRACT 9 wants them released within 60 s of death). */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(45)
+  SEAT_SWEEP_INTERVAL = 15;
 
   @IsIn(LOG_LEVELS as unknown as string[], { message: `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}` })
   LOG_LEVEL: (typeof LOG_LEVELS)[number] = 'info';

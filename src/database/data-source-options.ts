@@ -12,6 +12,7 @@ import { SeedProducts1763780000001 } from './migrations/1763780000001-seed-produ
 import { StatsCounters1795323918361 } from './migrations/1795323918361-stats-counters';
 import { StatsReadIndexes1795395863444 } from './migrations/1795395863444-stats-read-indexes';
 import { AdminTokens1796200000000 } from './migrations/1796200000000-admin-tokens';
+import { SeatPolicies1796100000000 } from './migrations/1796100000000-seat-policies';
 import { SigningKeys1796000000000 } from './migrations/1796000000000-signing-keys';
 import { StaffSearch1796300000000 } from './migrations/1796300000000-staff-search';
 
@@ -24,6 +25,7 @@ export const MIGRATIONS = [
   StatsCounters1795323918361,
   StatsReadIndexes1795395863444,
   SigningKeys1796000000000,
+  SeatPolicies1796100000000,
   AdminTokens1796200000000,
   StaffSearch1796300000000,
 ];

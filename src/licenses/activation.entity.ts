@@ -1,11 +1,14 @@
-import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn } from 'typeorm';
+import { Check, Column, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn } from 'typeorm';
 import { License } from './license.entity';
 
-export const RELEASE_REASONS = ['deactivated', 'force_released'] as const;
+export const RELEASE_REASONS = ['deactivated', 'force_released', 'heartbeat_timeout'] as const;
 export type ReleaseReason = (typeof RELEASE_REASONS)[number];
 
 /** One seat: a licence bound to a machine from activated_at until released_at. */
 @Entity('activations')
+@Index('activations_deactivated_idx', ['licenseId', 'releasedAt'], { where: `release_reason = 'deactivated'` })
+@Index('activations_heartbeat_released_idx', ['releasedAt'], { where: `release_reason = 'heartbeat_timeout'` })
+@Check('activations_release_reason_check', `release_reason IN ('deactivated', 'force_released', 'heartbeat_timeout')`)
 export class Activation {
   @PrimaryGeneratedColumn({ type: 'bigint' })
   id: string;

@@ -1,8 +1,10 @@
-import { Column, CreateDateColumn, Entity, JoinColumn, ManyToOne, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
+import { Check, Column, CreateDateColumn, Entity, JoinColumn, ManyToOne, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
 import { Product } from '../products/product.entity';
+import type { PolicyOverrides } from './license-policy';
 import type { LicenseType } from './license-type';
 
 @Entity('licenses')
+@Check('licenses_policy_check', `jsonb_typeof(policy) = 'object'`)
 export class License {
   @PrimaryGeneratedColumn()
   id: number;
@@ -35,6 +37,10 @@ export class License {
 
   @Column({ type: 'jsonb', default: [] })
   features: string[];
+
+  /** The licence's own seat-policy overrides; the product's default_policy applies beneath (see mergePolicy). */
+  @Column({ type: 'jsonb', default: {} })
+  policy: PolicyOverrides;
 
   @Column({ name: 'grace_days', type: 'int', default: 7 })
   graceDays: number;

@@ -246,9 +246,9 @@ function licenseListFrom(filter: LicenseListFilter, params: unknown[]): string {
 }
 
 const LICENSE_WITH_PRODUCT = `SELECT l.id, l.product_id, l.license_key, l.license_type, l.customer_name, l.customer_email, l.customer_pib,
-    l.limits, l.features, l.grace_days, l.notes, l.expires_at, l.active, l.revoked, l.revoked_at, l.revoke_reason,
+    l.limits, l.features, l.policy, l.grace_days, l.notes, l.expires_at, l.active, l.revoked, l.revoked_at, l.revoke_reason,
     l.created_at, l.updated_at, p.code AS p_code, p.name AS p_name, p.key_prefix AS p_key_prefix,
-    p.default_limits AS p_default_limits, p.available_features AS p_available_features, p.active AS p_active,
+    p.default_limits AS p_default_limits, p.default_policy AS p_default_policy, p.available_features AS p_available_features, p.active AS p_active,
     p.created_at AS p_created_at, p.updated_at AS p_updated_at
   FROM licenses l JOIN products p ON p.id = l.product_id`;
 
@@ -259,6 +259,7 @@ function licenseFromRow(r: Record<string, any>): License {
     name: r.p_name,
     keyPrefix: r.p_key_prefix,
     defaultLimits: r.p_default_limits,
+    defaultPolicy: r.p_default_policy,
     availableFeatures: r.p_available_features,
     active: r.p_active,
     createdAt: r.p_created_at,
@@ -275,6 +276,7 @@ function licenseFromRow(r: Record<string, any>): License {
     customerPib: r.customer_pib,
     limits: r.limits,
     features: r.features,
+    policy: r.policy,
     graceDays: r.grace_days,
     notes: r.notes,
     expiresAt: r.expires_at,

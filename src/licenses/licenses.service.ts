@@ -21,6 +21,7 @@ import { License } from './license.entity';
 import { computeExpiresAt } from './license-expiry';
 import { generateLicenseKey } from './license-key';
 import { mergeLimits } from './license-limits';
+import { licensePolicyOverrides, mergePolicy } from './license-policy';
 import { deriveLicenseStatus, graceEndsAt } from './license-status';
 import type { LicenseType } from './license-type';
 import { LicensePageOptions, LicensesRepository } from './licenses.repository';
@@ -52,6 +53,7 @@ const UPDATABLE = [
   ['customer_pib', 'customerPib'],
   ['limits', 'limits'],
   ['features', 'features'],
+  ['policy', 'policy'],
   ['grace_days', 'graceDays'],
   ['notes', 'notes'],
   ['expires_at', 'expiresAt'],
@@ -98,6 +100,7 @@ export class LicensesService {
               customerPib: input.customer_pib ?? null,
               limits: input.limits ?? {},
               features,
+              policy: licensePolicyOverrides(input.policy ?? {}),
               graceDays: input.grace_days ?? DEFAULT_GRACE_DAYS,
               notes: input.notes ?? null,
               expiresAt,
@@ -120,6 +123,7 @@ export class LicensesService {
                 grace_days: license.graceDays,
                 limits: license.limits,
                 features: license.features,
+                policy: license.policy,
               },
             },
             manager,
@@ -456,6 +460,8 @@ export function toLicenseDetails(license: License, currentSeats: Activation[], n
     limits: mergeLimits(product.defaultLimits, license.limits),
     limit_overrides: license.limits,
     features: license.features,
+    policy: mergePolicy(product.defaultPolicy, license.policy),
+    policy_overrides: license.policy,
     grace_days: license.graceDays,
     notes: license.notes,
     expires_at: iso(license.expiresAt),
@@ -517,6 +523,8 @@ function updatedFields(license: License, input: UpdateLicenseDto, now: Date): Pi
     customerPib: pick(input.customer_pib, license.customerPib),
     limits: pick(input.limits, license.limits),
     features: input.features === undefined ? license.features : checkFeatures(input.features, license.product as Product),
+    // Key by key: a given value sets that override, null clears it, an omitted key keeps it.
+    policy: input.policy === undefined ? license.policy : licensePolicyOverrides({ ...license.policy, ...input.policy }),
     graceDays: pick(input.grace_days, license.graceDays),
     notes: pick(input.notes, license.notes),
     expiresAt,

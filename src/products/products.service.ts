@@ -1,3 +1,4 @@
+import { productDefaultPolicy } from '../licenses/license-policy';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
@@ -52,6 +53,7 @@ export class ProductsService {
             keyPrefix: input.key_prefix,
             defaultLimits: input.default_limits ?? { max_installations: 1 },
             availableFeatures: input.available_features ?? [],
+            defaultPolicy: productDefaultPolicy(input.default_policy ?? {}),
             active: input.active ?? true,
           },
           manager,
@@ -81,6 +83,9 @@ export class ProductsService {
         if (input.key_prefix !== undefined) product.keyPrefix = input.key_prefix;
         if (input.default_limits !== undefined) product.defaultLimits = input.default_limits;
         if (input.available_features !== undefined) product.availableFeatures = input.available_features;
+        // Key by key, as a licence's overrides: null is a value here ("never"), an omitted key stays.
+        if (input.default_policy !== undefined)
+          product.defaultPolicy = productDefaultPolicy({ ...product.defaultPolicy, ...input.default_policy });
         if (input.active !== undefined) product.active = input.active;
         const saved = await this.products.save(product, manager);
         await this.audit.record(

@@ -70,6 +70,13 @@ export function productCountersSql(edge: WindowEdge = 'auto', scoped = false): s
       WHERE NOT ${late} AND a.activated_at >= ${WINDOW_DAY_START} AND a.activated_at <= ${WINDOW_START}
       GROUP BY 1
     ) edge_before
+    UNION ALL
+    -- Seats of dead machines released in the window, counted from their partial index (activations_heartbeat_released_idx).
+    SELECT product_id, 'heartbeat_released', n, 0 FROM (
+      ${seatsOfProducts}
+      WHERE a.release_reason = 'heartbeat_timeout' AND a.released_at > ${WINDOW_START}
+      GROUP BY 1
+    ) heartbeat_released
   )
   SELECT p.code AS product_code, p.name AS product_name,
          coalesce((SELECT jsonb_object_agg(m.metric, m.n) FROM (

@@ -63,7 +63,7 @@ describe('security of the running app', () => {
     // A small validate limit to see a 429; TRUST_PROXY for the HTTPS cookie check.
     t = await createTestApp({
       trustProxy: 'loopback',
-      rateLimits: { activate: 10_000, deactivate: 10_000, validate: 3, admin: 10_000, login: 10_000 },
+      rateLimits: { activate: 10_000, deactivate: 10_000, validate: 3, heartbeat: 10_000, admin: 10_000, login: 10_000 },
     });
     await t.app.listen(0, '127.0.0.1');
     port = (t.app.getHttpServer().address() as AddressInfo).port;

@@ -68,6 +68,7 @@ export function testConfig(databaseUrl: string, overrides: Partial<AppConfig> = 
     trustProxy: undefined,
     // Generous by default so unrelated tests never trip them; the rate-limit tests set their own.
     lastSeenIntervalSeconds: 60,
+    seatSweepIntervalSeconds: 15,
     logLevel: 'silent',
     dbPoolSize: 10,
     metricsToken: undefined,
@@ -77,6 +78,7 @@ export function testConfig(databaseUrl: string, overrides: Partial<AppConfig> = 
       activate: 10_000,
       deactivate: 10_000,
       validate: 10_000,
+      heartbeat: 10_000,
       admin: 10_000,
       login: 10_000,
       loginPage: 10_000,

@@ -1,4 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { SeatPolicyDto } from '../../licenses/dto/seat-policy.dto';
 import { LICENSE_STATUSES, LicenseStatus } from '../../licenses/license-status';
 import { LICENSE_TYPES, type LicenseType } from '../../licenses/license-type';
 
@@ -36,6 +37,7 @@ export class LicensePayloadDto {
     description: 'Server time of this signature; a local clock earlier than the latest signed_at seen means the clock was set back',
   })
   signed_at: string;
+  @ApiProperty({ type: SeatPolicyDto, description: "the licence's effective seat policy (CONTRACT 9)" }) policy: SeatPolicyDto;
 }
 
 export class SignedLicenseDto {
@@ -100,4 +102,33 @@ export class ValidateResponseDto {
     example: 'RSA-SHA256:MIIB...',
   })
   signature?: string;
+}
+
+/** POST /api/v1/heartbeat (CONTRACT 9). */
+export class HeartbeatResponseDto {
+  @ApiProperty({ description: 'status is active or grace (this machine holds a live seat, or the answer would be 400)' }) valid: boolean;
+  @ApiProperty({ enum: LICENSE_STATUSES, example: 'active' }) status: LicenseStatus;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    enum: ['KEY_REVOKED', 'KEY_SUSPENDED', 'KEY_EXPIRED'],
+    example: null,
+    description: 'null when valid',
+  })
+  code: string | null;
+  @ApiProperty({
+    type: 'integer',
+    nullable: true,
+    example: 600,
+    description: "the licence's heartbeat timeout; null: the seat never dies (heartbeats are optional)",
+  })
+  heartbeat_timeout_seconds: number | null;
+  @ApiProperty({
+    type: String,
+    format: 'date-time',
+    nullable: true,
+    example: '2026-01-02T09:40:00.000Z',
+    description: 'the seat is released if no heartbeat arrives before this time; null: never',
+  })
+  next_heartbeat_before: string | null;
 }

@@ -1,5 +1,6 @@
 import type { FieldError } from '../../common/errors/app-error';
 import type { LicenseDetailsDto } from '../../licenses/dto/license.dto';
+import { POLICY_KEYS } from '../../licenses/license-policy';
 import { LICENSE_TYPES } from '../../licenses/license-type';
 import type { Product } from '../../products/product.entity';
 import { FormBody, formList, formText } from '../http/forms';
@@ -18,6 +19,8 @@ export interface LicenseFormValues {
   /** Checked features and typed limit values of the chosen product. */
   features: string[];
   limits: Record<string, string>;
+  /** Typed seat-policy overrides by key; empty: the product's default. */
+  policy: Record<string, string>;
 }
 
 export const DEFAULT_LICENSE_TYPE = 'YEARLY';
@@ -40,6 +43,7 @@ export function emptyLicenseForm(product: Product | undefined): LicenseFormValue
     extra_limits: '',
     features: product ? [...product.availableFeatures] : [],
     limits: {},
+    policy: {},
   };
 }
 
@@ -60,6 +64,7 @@ export function readLicenseForm(body: FormBody, products: Product[]): LicenseFor
     extra_limits: formText(body, 'extra_limits'),
     features: product ? formList(body, featureField(productCode)) : [],
     limits,
+    policy: Object.fromEntries(POLICY_KEYS.map((key) => [key, formText(body, `policy_${key}`)])),
   };
 }
 
@@ -97,6 +102,13 @@ export function toCreateLicenseInput(form: LicenseFormValues): { input: Record<s
     else errors.push({ field: 'limits', message: `other limits, line ${i + 1}: write name = whole number` });
   });
   if (Object.keys(limits).length) input.limits = limits;
+  const policy: Record<string, number> = {};
+  for (const [key, value] of Object.entries(form.policy ?? {})) {
+    if (!value) continue;
+    if (WHOLE_NUMBER.test(value)) policy[key] = Number(value);
+    else errors.push({ field: 'policy', message: `${key.replaceAll('_', ' ')} must be a whole number` });
+  }
+  if (Object.keys(policy).length) input.policy = policy;
   return { input, errors };
 }
 
@@ -110,6 +122,7 @@ const FIELD_LABELS: Record<string, string> = {
   expires_at: 'The expiry date',
   notes: 'Notes',
   limits: 'Limits',
+  policy: 'Seat policy',
   features: 'Features',
   active: 'Active',
 };
@@ -129,7 +142,11 @@ export function withFormLabels(errors: FieldError[]): FieldError[] {
     const top = field.split('.')[0];
     const label = FIELD_LABELS[top];
     for (const [pattern, wording] of FORM_WORDING) if (pattern.test(message)) return { field, message: message.replace(pattern, wording) };
-    return { field, message: label && message.startsWith(`${top} `) ? `${label}${message.slice(top.length)}` : message };
+    return {
+      field,
+      message:
+        label && /^[ .]/.test(message.slice(top.length)) && message.startsWith(top) ? `${label}${message.slice(top.length)}` : message,
+    };
   });
 }
 
@@ -216,6 +233,7 @@ export function editLicenseForm(license: LicenseDetailsDto, product: Product): L
     expires_on: license.expires_at ? license.expires_at.slice(0, 10) : '',
     notes: license.notes ?? '',
     extra_limits: extra,
+    policy: Object.fromEntries(Object.entries(license.policy_overrides).map(([key, value]) => [key, value === null ? '' : String(value)])),
     features: [...license.features],
     limits,
     active: license.active,

@@ -21,6 +21,7 @@ export async function payloadPreview(license: LicenseDetailsDto, keyring: Keyrin
       expiresAt: license.expires_at ? new Date(license.expires_at) : null,
       graceDays: license.grace_days,
       limits: license.limits, // already merged over the product's defaults
+      policy: license.policy, // merged too
       features: license.features,
       customerName: license.customer_name,
       customerEmail: license.customer_email,

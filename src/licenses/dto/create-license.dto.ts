@@ -15,7 +15,9 @@ import {
 } from 'class-validator';
 import { IsIsoTimestamp } from '../../common/validation/iso-timestamp';
 import { FEATURE_NAME, IsLimitsMap, IsStorableText, MaxChars } from '../../common/validation/validators';
+import { IsPolicy } from '../license-policy';
 import { LICENSE_TYPES, type LicenseType } from '../license-type';
+import { POLICY_INPUT_SCHEMA } from './seat-policy.dto';
 import { IsOptionalNotNull, IsPib, NOT_BLANK } from './license-fields';
 
 export const MAX_GRACE_DAYS = 365;
@@ -83,6 +85,16 @@ export class CreateLicenseDto {
   @IsString({ each: true })
   @Matches(FEATURE_NAME, { each: true, message: 'each feature must be UPPER_SNAKE_CASE' })
   features?: string[];
+
+  @ApiPropertyOptional({
+    ...POLICY_INPUT_SCHEMA,
+    example: { heartbeat_timeout_seconds: 600, max_deactivations_per_30_days: 3 },
+    description:
+      "the licence's own seat-policy overrides; the product's default_policy applies beneath. On PUT, key by key: a value sets that override, null clears it (the product's default applies), an omitted key stays",
+  })
+  @IsOptionalNotNull()
+  @IsPolicy(true)
+  policy?: Record<string, number | null>;
 
   // No `default` in the schema: generators would make the field required, and a partial PUT would overwrite it.
   // The plugin reads only literal validator arguments: MAX_GRACE_DAYS is stated here.

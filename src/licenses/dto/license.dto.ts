@@ -2,6 +2,8 @@ import { ApiProperty } from '@nestjs/swagger';
 import { LICENSE_STATUSES, type LicenseStatus } from '../license-status';
 import { LICENSE_TYPES, type LicenseType } from '../license-type';
 import { ActivationDto } from './activation.dto';
+import type { PolicyOverrides } from '../license-policy';
+import { POLICY_INPUT_SCHEMA, SeatPolicyDto } from './seat-policy.dto';
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
@@ -92,6 +94,14 @@ export class LicenseDetailsDto {
   })
   limit_overrides: Record<string, number>;
   @ApiProperty({ type: [String], example: ['FISCAL_PRINTING', 'REPORTS'] }) features: string[];
+  @ApiProperty({ type: SeatPolicyDto, description: "effective seat policy: the licence's overrides over the product's default_policy" })
+  policy: SeatPolicyDto;
+  @ApiProperty({
+    ...POLICY_INPUT_SCHEMA,
+    example: { heartbeat_timeout_seconds: 600 },
+    description: "the licence's own policy overrides as stored",
+  })
+  policy_overrides: PolicyOverrides;
   @ApiProperty({ type: 'integer', minimum: 0, example: 7 }) grace_days: number;
   @ApiProperty({ nullable: true, type: String, example: 'Ordered by phone' }) notes: string | null;
   @ApiProperty({ nullable: true, type: String, format: 'date-time', example: '2026-02-28T10:00:00.000Z' }) expires_at: string | null;

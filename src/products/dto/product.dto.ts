@@ -1,6 +1,8 @@
 import { ApiProperty, ApiPropertyOptional, PartialType } from '@nestjs/swagger';
 import { ArrayMaxSize, ArrayUnique, IsArray, IsBoolean, IsString, Matches } from 'class-validator';
 import { FEATURE_NAME, IsLimitsMap, IsOptionalNotNull, IsStorableText, MaxChars, MinChars } from '../../common/validation/validators';
+import { IsPolicy, mergePolicy } from '../../licenses/license-policy';
+import { POLICY_INPUT_SCHEMA, SeatPolicyDto } from '../../licenses/dto/seat-policy.dto';
 import type { Product } from '../product.entity';
 
 export class CreateProductDto {
@@ -25,6 +27,16 @@ export class CreateProductDto {
   @IsOptionalNotNull()
   @IsLimitsMap()
   default_limits?: Record<string, number>;
+
+  @ApiPropertyOptional({
+    ...POLICY_INPUT_SCHEMA,
+    example: { heartbeat_timeout_seconds: 600 },
+    description:
+      'seat policy of its licences unless a licence overrides a key (CONTRACT 9); on PUT, key by key (an omitted key stays). Unset keys: heartbeat_timeout_seconds null, max_deactivations_per_30_days null, license_file_ttl_days 30',
+  })
+  @IsOptionalNotNull()
+  @IsPolicy(false)
+  default_policy?: Record<string, number | null>;
 
   @ApiPropertyOptional({ type: [String], example: ['REPORTS', 'MULTI_OPERATOR'] })
   @IsOptionalNotNull()
@@ -52,6 +64,8 @@ export class ProductDto {
   @ApiProperty({ example: 'POS' }) key_prefix: string;
   @ApiProperty({ type: 'object', additionalProperties: { type: 'integer' }, example: { max_installations: 1 } })
   default_limits: Record<string, number>;
+  @ApiProperty({ type: SeatPolicyDto, description: 'seat policy of its licences, every key (unset keys at their defaults)' })
+  default_policy: SeatPolicyDto;
   @ApiProperty({ type: [String], example: ['REPORTS'] }) available_features: string[];
   @ApiProperty() active: boolean;
   @ApiProperty({ format: 'date-time', example: '2026-01-01T00:00:00.000Z' }) created_at: string;
@@ -64,6 +78,7 @@ export class ProductDto {
       name: p.name,
       key_prefix: p.keyPrefix,
       default_limits: p.defaultLimits,
+      default_policy: mergePolicy(p.defaultPolicy, {}),
       available_features: p.availableFeatures,
       active: p.active,
       created_at: p.createdAt.toISOString(),

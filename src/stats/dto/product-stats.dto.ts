@@ -13,6 +13,12 @@ export class ActivationCountsDto {
   @ApiProperty({ type: 'integer', minimum: 0, example: 9, description: 'seats bound now' }) current: number;
   @ApiProperty({ type: 'integer', minimum: 0, example: 4, description: 'bindings made in the last 30 days (released or not)' })
   last_30_days: number;
+  @ApiProperty({
+    type: 'integer',
+    example: 2,
+    description: 'seats released in the last 30 days because their machine stopped sending heartbeats (CONTRACT 9)',
+  })
+  released_by_heartbeat_last_30_days: number;
 }
 
 /** Statistics of one product (CONTRACT 5), correct at the moment of the request. */
