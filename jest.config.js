@@ -1,13 +1,15 @@
 /** Jest: unit specs beside the code, e2e specs under test/, both against real PostgreSQL. */
 const transform = { '^.+\\.(t|j)sx?$': '@swc/jest' };
-// Nest 12 and canonicalize ship ES modules, which Jest's module runtime cannot require on Node 20: SWC turns them into CommonJS.
-const esmPackages = ['@nestjs', 'canonicalize'];
+// Nest 12, canonicalize, jose and pg-boss (with serialize-error, non-error) ship ES modules, which Jest's module runtime cannot require on Node 20: SWC turns them into CommonJS.
+const esmPackages = ['@nestjs', 'canonicalize', 'jose', 'pg-boss', 'serialize-error', 'non-error'];
 const ignoreExcept = (pkgs) => [`/node_modules/(?!(${pkgs.join('|')})/)`];
 const common = {
   transform,
   transformIgnorePatterns: ignoreExcept(esmPackages),
   testEnvironment: 'node',
   moduleFileExtensions: ['ts', 'js', 'json'],
+  // src/metadata.ts imports with `.js` extensions (ESM resolution of import()): resolve them to the .ts sources.
+  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
 };
 
 module.exports = {
@@ -17,6 +19,8 @@ module.exports = {
     {
       ...common,
       displayName: 'e2e',
+      // Real PostgreSQL, Argon2 logins and the job engine on 2 shared cores: a hang guard, not a speed goal (speed lives in npm run bench).
+      testTimeout: 30_000,
       rootDir: '.',
       testRegex: 'test/.*\\.e2e-spec\\.ts$',
       testPathIgnorePatterns: ['/node_modules/', '/test/startup/'],

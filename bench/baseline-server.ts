@@ -9,6 +9,7 @@ import { Pool } from 'pg';
  * licence server's work, run as its own process like the real server.
  *   POST /validate  parse the body, one indexed SELECT by key through a pg pool, answer JSON
  *   POST /activate  parse the body, sign the canonical licence payload with a cached KeyObject (async)
+ *   POST /heartbeat parse the body, one UPDATE of the seat's last_seen_at joined to its licence by key, answer JSON
  * Environment: PORT, DATABASE_URL, SIGNING_KEY_FILE, DB_POOL_SIZE.
  */
 const pool = new Pool({ connectionString: process.env.DATABASE_URL, max: Number(process.env.DB_POOL_SIZE ?? 20) });
@@ -52,6 +53,21 @@ async function validate(body: Record<string, string>): Promise<[number, unknown]
   ];
 }
 
+async function heartbeat(body: Record<string, string>): Promise<[number, unknown]> {
+  const { rows } = await pool.query(
+    `UPDATE activations s SET last_seen_at = now() FROM licenses l
+     WHERE l.license_key = $1 AND s.license_id = l.id AND s.machine_fingerprint = $2 AND s.released_at IS NULL
+     RETURNING s.last_seen_at, l.active, l.revoked`,
+    [body.license_key, body.machine_fingerprint],
+  );
+  if (rows.length === 0) return [400, { error: { code: 'NOT_ACTIVATED', message: 'no seat' } }];
+  const s = rows[0];
+  return [
+    200,
+    { valid: s.active && !s.revoked, status: 'active', code: null, heartbeat_timeout_seconds: null, next_heartbeat_before: null },
+  ];
+}
+
 async function activate(body: Record<string, string>): Promise<[number, unknown]> {
   // The same members as the real payload (SPEC 2.4), so the same number of bytes is canonicalised and signed.
   const license = {
@@ -67,6 +83,7 @@ async function activate(body: Record<string, string>): Promise<[number, unknown]
     features: ['FISCAL_PRINTING', 'MULTI_OPERATOR', 'INVENTORY', 'REPORTS'],
     customer: { name: 'Customer 1 d.o.o.', email: 'office1@customer.example' },
     key_id: keyId,
+    signed_at: new Date().toISOString(),
   };
   const data = Buffer.from(canonicalize(license) as string, 'utf8');
   const signature = await new Promise<Buffer>((resolve, reject) =>
@@ -78,6 +95,7 @@ async function activate(body: Record<string, string>): Promise<[number, unknown]
 const routes: Record<string, (body: Record<string, string>) => Promise<[number, unknown]>> = {
   '/validate': validate,
   '/activate': activate,
+  '/heartbeat': heartbeat,
 };
 
 const server = createServer((req, res) => {

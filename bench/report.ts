@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import type { ExportBenchResult } from './export';
 import type { Measurement } from './load';
 import type { DatasetSize } from './seed';
 
@@ -16,6 +17,8 @@ export interface ScaleResult {
   dataset: DatasetSize;
   seedSeconds: number;
   scenarios: Record<string, ScenarioResult>;
+  /** The streaming licence export: rows per second and the server's RSS growth (CONTRACT 13). */
+  export?: ExportBenchResult;
 }
 
 export interface BenchReport {
@@ -92,7 +95,17 @@ function preamble(report: BenchReport): string[] {
   ];
 }
 
+/** One line per scale with an export measurement. */
+const exportLines = (report: BenchReport) =>
+  report.scales
+    .filter((s) => s.export)
+    .map((s) => {
+      const e = s.export as ExportBenchResult;
+      return `${s.name} ${e.label}: ${num(e.rows)} rows in ${num(e.seconds, 2)} s = ${num(e.rowsPerSecond)} rows/s, ${num(e.bytes / 1048576, 1)} MiB; server RSS ${num(e.rssBeforeMiB, 1)} MiB before, peak ${num(e.rssPeakMiB, 1)} MiB, growth ${num(e.rssGrowthMiB, 1)} MiB (limit 100); RSS after each tenth: ${(e.rssByTenthMiB ?? []).map((m) => num(m, 0)).join(' ')}`;
+    });
+
 const warnings = (report: BenchReport) => [
+  ...report.scales.filter((s) => s.export?.warning).map((s) => `WARNING ${s.name} ${s.export?.label}: ${s.export?.warning}`),
   ...report.scales.flatMap((s) =>
     Object.values(s.scenarios)
       .filter((r) => r.warning)
@@ -108,9 +121,15 @@ export function renderText(report: BenchReport): string {
   const { header, body } = rows(report);
   const widths = header.map((h, i) => Math.max(h.length, ...body.map((r) => r[i].length)));
   const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
-  return [...preamble(report), '', line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...body.map(line), ...warnings(report)].join(
-    '\n',
-  );
+  return [
+    ...preamble(report),
+    '',
+    line(header),
+    widths.map((w) => '-'.repeat(w)).join('  '),
+    ...body.map(line),
+    ...exportLines(report),
+    ...warnings(report),
+  ].join('\n');
 }
 
 /** The same as a Markdown table, for docs/performance.md. */
@@ -123,6 +142,7 @@ export function renderMarkdown(report: BenchReport): string {
     line(header),
     line(header.map((_, i) => (i === 0 ? '---' : '---:'))),
     ...body.map(line),
+    ...exportLines(report).map((l) => `\n${l}`),
     ...warnings(report).map((w) => `\n${w}`),
   ].join('\n');
 }

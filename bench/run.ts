@@ -10,6 +10,7 @@ import { loadOrCreateSigningKey } from '../src/signing/signing-key';
 import { CpuMeters, postgresCpu, processCpu } from './cpu';
 import { freshDatabase } from './database';
 import { fingerprintOf, licenseKeyOf, SEAT_EVERY } from './dataset';
+import { ExportBenchResult, measureExport } from './export';
 import { LoadOptions, measurePair, RunResult, Scenario } from './load';
 import { NodeProcess, spawnNode } from './processes';
 import { BenchReport, renderText, ScaleResult, ScenarioResult } from './report';
@@ -29,7 +30,7 @@ const USAGE = `npm run bench [-- options]
   --audit <n>          ... and this many audit entries, e.g. 5000000
   --small-licenses <n> licences of the small scale (default 10000)
   --small-audit <n>    audit entries of the small scale (default 50000)
-  --only <names>       comma-separated subset of: ${'stats,licenses,audit,floor,validate,validate-rate,reactivate,activate'}
+  --only <names>       comma-separated subset of: ${'stats,licenses,audit,export,floor,validate,validate-rate,heartbeat,reactivate,activate'}
   --profile <dir>      run the servers with node --cpu-prof, writing to <dir>/small and <dir>/large
   --out <file>         results JSON (default bench/results/<date>.json; smoke: a temporary file)
   --smoke              CI mode: small data, 2 s per endpoint, one run, no warm-up
@@ -267,6 +268,18 @@ async function measureScale(
     requests[key] = scenario;
   }
 
+  let exportResult: ExportBenchResult | undefined;
+  if (wanted('export')) {
+    // Before the fresh-activation licences are seeded: the export then has exactly the scale's licences.
+    log(`  GET /api/v1/admin/licenses/export?format=csv (${dataset.licenses.toLocaleString('en-US')} rows)`);
+    exportResult = await measureExport(servers.app, servers.apiKey, servers.appProcess.pid, dataset.licenses);
+    log(
+      `  export: ${exportResult.rows} rows in ${exportResult.seconds} s (${exportResult.rowsPerSecond} rows/s, ${Math.round(exportResult.bytes / 1024)} KiB); ` +
+        `server RSS ${exportResult.rssBeforeMiB} MiB before, peak ${exportResult.rssPeakMiB} MiB (+${exportResult.rssGrowthMiB} MiB)` +
+        (exportResult.warning ? `; WARNING ${exportResult.warning}` : ''),
+    );
+  }
+
   /** The endpoint and its baseline, run alternately; `withRatio` false when both run at a fixed rate (the ratio is 1 by design). */
   const paired = async (
     key: string,
@@ -338,6 +351,17 @@ async function measureScale(
       false,
     );
   }
+  if (wanted('heartbeat')) {
+    // Writes on every call (CONTRACT 9), so the baseline's one UPDATE (and its WAL flush) is the fair comparison.
+    await paired(
+      'heartbeat',
+      'POST /api/v1/heartbeat',
+      { method: 'POST', path: '/api/v1/heartbeat', body: validateBody },
+      'bare node:http + pg UPDATE',
+      { method: 'POST', path: '/heartbeat', body: validateBody },
+      (status, body) => status === 200 && body.valid === true,
+    );
+  }
   let signingRps: number | undefined;
   if (wanted('reactivate')) {
     const r = await paired(
@@ -383,7 +407,7 @@ async function measureScale(
         .filter(Boolean)
         .join('; ');
   }
-  return { result: { name, dataset, seedSeconds, scenarios }, requests };
+  return { result: { name, dataset, seedSeconds, scenarios, export: exportResult }, requests };
 }
 
 interface Setup {
@@ -403,7 +427,9 @@ interface ScaleServers {
 /** The server under test and its baseline, both on database `dbName`, and a pool for seeding it. */
 async function startScale(setup: Setup, name: string, dbUrl: string, dbName: string): Promise<ScaleServers> {
   const { options, cleanups } = setup;
-  const limits = Object.fromEntries(['ACTIVATE', 'DEACTIVATE', 'VALIDATE', 'ADMIN', 'LOGIN'].map((n) => [`RATE_LIMIT_${n}`, '1000000000']));
+  const limits = Object.fromEntries(
+    ['ACTIVATE', 'DEACTIVATE', 'VALIDATE', 'HEARTBEAT', 'ADMIN', 'LOGIN'].map((n) => [`RATE_LIMIT_${n}`, '1000000000']),
+  );
   const app = await spawnNode({
     script: MAIN_SCRIPT,
     cwd: ROOT,

@@ -1,18 +1,108 @@
-// Shows only the chosen product's features and limits on the new-licence form (without
-// JavaScript every product's group is shown and the server reads the chosen product's one).
+// The dashboard's only script (the CSP allows no inline scripts). Everything here is an enhancement:
+// without it every page still works (menu open, times in UTC, no copy buttons).
+document.documentElement.classList.add('js');
+
 document.addEventListener('DOMContentLoaded', () => {
+  // New-licence form: show only the chosen product's features and limits (without JavaScript every
+  // product's group is shown and the server reads the chosen product's one).
   const select = document.querySelector('select[data-product-select]');
-  if (!select) return;
-  const groups = document.querySelectorAll('[data-product-group]');
-  const show = () => {
-    for (const group of groups) {
-      const chosen = group.getAttribute('data-product-group') === select.value;
-      group.hidden = !chosen;
-      for (const input of group.querySelectorAll('input')) input.disabled = !chosen;
-    }
+  if (select) {
+    const groups = document.querySelectorAll('[data-product-group]');
+    const show = () => {
+      for (const group of groups) {
+        const chosen = group.getAttribute('data-product-group') === select.value;
+        group.hidden = !chosen;
+        for (const input of group.querySelectorAll('input')) input.disabled = !chosen;
+      }
+    };
+    select.addEventListener('change', show);
+    show();
+  }
+
+  // The top bar's menu on narrow screens.
+  const toggle = document.querySelector('[data-menu-toggle]');
+  const menu = document.getElementById('topbar-menu');
+  if (toggle && menu) {
+    toggle.addEventListener('click', () => {
+      const open = menu.classList.toggle('open');
+      toggle.setAttribute('aria-expanded', String(open));
+    });
+  }
+
+  // A rejected form: the error summary takes focus, so a screen reader reads it and Tab goes to its links.
+  const summary = document.querySelector('[data-error-summary]');
+  if (summary) summary.focus();
+
+  // Copy buttons for keys and fingerprints.
+  for (const button of document.querySelectorAll('button[data-copy]')) {
+    button.hidden = false;
+    button.addEventListener('click', async () => {
+      const value = button.getAttribute('data-copy') || '';
+      try {
+        await navigator.clipboard.writeText(value);
+      } catch {
+        const area = document.createElement('textarea');
+        area.value = value;
+        document.body.appendChild(area);
+        area.select();
+        document.execCommand('copy');
+        area.remove();
+      }
+      const label = button.firstChild;
+      label.textContent = 'Copied';
+      button.classList.add('copied');
+      setTimeout(() => {
+        label.textContent = 'Copy';
+        button.classList.remove('copied');
+      }, 1500);
+    });
+  }
+
+  // Times: the server writes UTC; here they become the browser's time zone, relative where marked,
+  // with the exact local time on hover.
+  const exact = new Intl.DateTimeFormat(undefined, {
+    year: 'numeric',
+    month: 'short',
+    day: 'numeric',
+    hour: '2-digit',
+    minute: '2-digit',
+    timeZoneName: 'short',
+  });
+  const relative = new Intl.RelativeTimeFormat(undefined, { numeric: 'auto' });
+  const units = [
+    ['year', 365 * 86400],
+    ['month', 30 * 86400],
+    ['week', 7 * 86400],
+    ['day', 86400],
+    ['hour', 3600],
+    ['minute', 60],
+  ];
+  const ago = (date) => {
+    const seconds = (date.getTime() - Date.now()) / 1000;
+    for (const [unit, size] of units) if (Math.abs(seconds) >= size) return relative.format(Math.round(seconds / size), unit);
+    return relative.format(0, 'minute');
   };
-  select.addEventListener('change', show);
-  show();
+  for (const time of document.querySelectorAll('time[datetime]')) {
+    const date = new Date(time.getAttribute('datetime'));
+    if (Number.isNaN(date.getTime())) continue;
+    const local = exact.format(date);
+    time.title = local;
+    time.textContent = time.hasAttribute('data-relative') ? ago(date) : local;
+  }
+});
+
+// "Copy" buttons: copy the value of the field their data-copy selector names (the token shown once).
+document.addEventListener('DOMContentLoaded', () => {
+  for (const button of document.querySelectorAll('button[data-copy]')) {
+    button.addEventListener('click', () => {
+      const field = document.querySelector(button.getAttribute('data-copy'));
+      if (!field) return;
+      field.select();
+      const done = () => (button.textContent = 'Copied');
+      if (navigator.clipboard) navigator.clipboard.writeText(field.value).then(done, () => document.execCommand('copy') && done());
+      else if (document.execCommand('copy')) done();
+    });
+  }
 });
 
 // Offline activation: an uploaded request file fills the text box (the server only ever receives the text).

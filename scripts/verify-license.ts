@@ -1,34 +1,40 @@
 import { createPublicKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { decodeLicenseFile } from '../src/activation/license-file';
-import { LicenseVerification, verifySignedLicense } from '../src/signing/license-signature';
+import { pemOfJwk } from '../src/signing/jwk';
+import { keyIdOf, LicenseVerification, verifySignedAnswer, verifySignedLicense } from '../src/signing/license-signature';
 
-const USAGE = `Usage: npm run verify-license -- <payload.json | licence.lic> [--public-key <public.pem> | --server <base URL>]
+const USAGE = `Usage: npm run verify-license -- <file.json | licence.lic> [--nonce <nonce>] [--public-key <public.pem> | --jwks <jwks.json> | --server <base URL>]
 
-Verifies a saved activation response ({"license": ..., "signature": "RSA-SHA256:..."}) or a licence file
-(-----BEGIN LICENSE FILE-----, whose file_expires_at must also be in the future) and prints
-"valid" (exit 0) or "invalid" (exit 1). The public key comes from a PEM file, or from the server's
-GET /api/v1/public-key (default server: http://localhost:3000). Exit 2: the input could not be read.`;
+Verifies a saved activation response ({"license": ..., "signature": "RSA-SHA256:..."}), a licence file
+(-----BEGIN LICENSE FILE-----, which must also be before its file_expires_at) or a signed
+validate answer (POST /api/v1/validate with a nonce; give the nonce you sent with --nonce) and prints
+"valid" (exit 0) or "invalid" with the reason (exit 1). The public key is picked by the key_id inside
+the signed data: from a JWK Set file (GET /.well-known/jwks.json), from the server's
+GET /api/v1/public-keys (default server: http://localhost:3000), or it is the one PEM file given.
+Exit 2: the input could not be read.`;
 
 class UsageError extends Error {}
 
 interface Options {
-  payloadFile: string;
+  file: string;
+  nonce?: string;
   publicKeyFile?: string;
+  jwksFile?: string;
   server: string;
 }
 
+const VALUE_OPTIONS = ['--public-key', '--jwks', '--server', '--nonce'] as const;
+
 function parseArgs(argv: string[]): Options {
   const positional: string[] = [];
-  let publicKeyFile: string | undefined;
-  let server: string | undefined;
+  const values: Partial<Record<(typeof VALUE_OPTIONS)[number], string>> = {};
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
-    if (arg === '--public-key' || arg === '--server') {
+    if ((VALUE_OPTIONS as readonly string[]).includes(arg)) {
       const value = argv[++i];
       if (!value) throw new UsageError(`${arg} needs a value`);
-      if (arg === '--public-key') publicKeyFile = value;
-      else server = value;
+      values[arg as (typeof VALUE_OPTIONS)[number]] = value;
     } else if (arg === '-h' || arg === '--help') {
       throw new UsageError('');
     } else if (arg.startsWith('--')) {
@@ -37,23 +43,62 @@ function parseArgs(argv: string[]): Options {
       positional.push(arg);
     }
   }
-  if (positional.length !== 1) throw new UsageError('give exactly one payload file');
-  if (publicKeyFile && server) throw new UsageError('give either --public-key or --server, not both');
-  return { payloadFile: positional[0], publicKeyFile, server: server ?? 'http://localhost:3000' };
+  if (positional.length !== 1) throw new UsageError('give exactly one file to verify');
+  if ([values['--public-key'], values['--jwks'], values['--server']].filter(Boolean).length > 1) {
+    throw new UsageError('give one of --public-key, --jwks or --server');
+  }
+  return {
+    file: positional[0],
+    nonce: values['--nonce'],
+    publicKeyFile: values['--public-key'],
+    jwksFile: values['--jwks'],
+    server: values['--server'] ?? 'http://localhost:3000',
+  };
 }
 
-async function fetchPublicKey(server: string): Promise<string> {
-  const url = new URL('/api/v1/public-key', server);
+/** Public keys by key_id. */
+type Keyring = Map<string, string>;
+
+function keysFromJwks(set: unknown, source: string): Keyring {
+  const keys = (set as { keys?: unknown })?.keys;
+  if (!Array.isArray(keys)) throw new Error(`${source} is not a JWK Set ({"keys": [...]})`);
+  const ring: Keyring = new Map();
+  for (const jwk of keys as { kty?: unknown; kid?: unknown; n?: unknown; e?: unknown }[]) {
+    if (jwk?.kty !== 'RSA' || typeof jwk.kid !== 'string' || typeof jwk.n !== 'string' || typeof jwk.e !== 'string') continue;
+    const pem = pemOfJwk({ kty: 'RSA', n: jwk.n, e: jwk.e });
+    // Trust the key, not the label: a kid that is not this key's id is ignored.
+    if (keyIdOf(pem) === jwk.kid) ring.set(jwk.kid, pem);
+  }
+  return ring;
+}
+
+async function getJson(url: URL): Promise<{ status: number; body: unknown }> {
   const res = await fetch(url, { signal: AbortSignal.timeout(10_000) }).catch((err: Error & { cause?: Error }) => {
-    throw new Error(`cannot reach ${url}: ${err.cause?.message ?? err.message}`);
+    throw new Error(`cannot reach ${url.href}: ${err.cause?.message ?? err.message}`);
   });
-  if (!res.ok) throw new Error(`GET ${url} answered ${res.status}`);
-  const body = (await res.json()) as { public_key_pem?: unknown };
-  if (typeof body.public_key_pem !== 'string') throw new Error(`GET ${url} returned no public_key_pem`);
-  return body.public_key_pem;
+  return { status: res.status, body: res.ok ? ((await res.json()) as unknown) : undefined };
 }
 
-function readPayload(file: string): unknown {
+/** GET /api/v1/public-keys (every published key); a server from before the keyring only has /api/v1/public-key. */
+async function keysFromServer(server: string): Promise<Keyring> {
+  const url = new URL('/api/v1/public-keys', server);
+  const all = await getJson(url);
+  if (all.status === 404) {
+    const one = await getJson(new URL('/api/v1/public-key', server));
+    const pem = (one.body as { public_key_pem?: unknown } | undefined)?.public_key_pem;
+    if (typeof pem !== 'string') throw new Error(`GET ${server}/api/v1/public-key answered ${one.status}`);
+    return new Map([[keyIdOf(pem), pem]]);
+  }
+  const keys = (all.body as { keys?: unknown } | undefined)?.keys;
+  if (!Array.isArray(keys)) throw new Error(`GET ${url.href} answered ${all.status}`);
+  const ring: Keyring = new Map();
+  for (const key of keys as { public_key_pem?: unknown }[]) {
+    if (typeof key?.public_key_pem === 'string') ring.set(keyIdOf(key.public_key_pem), key.public_key_pem);
+  }
+  return ring;
+}
+
+function readJson(file: string): unknown {
   const text = readFileSync(file, 'utf8');
   if (text.trimStart().startsWith('-----BEGIN LICENSE FILE-----')) {
     const document = decodeLicenseFile(text);
@@ -77,6 +122,15 @@ function readPublicKey(file: string): string {
   return pem;
 }
 
+/** The key_id named inside the signed data: license.key_id of a licence, key_id of a validate answer. */
+function signedKeyId(document: unknown, isAnswer: boolean): unknown {
+  const doc = document as { key_id?: unknown; license?: { key_id?: unknown } } | null;
+  return isAnswer ? doc?.key_id : doc?.license?.key_id;
+}
+
+/** The file an activation answer, licence file or validate answer is read from (exported for the e2e tests). */
+export const readDocument = readJson;
+
 /** A signed activation response or licence file; a licence file must also be within its TTL (CONTRACT 10). */
 export function verifyLicenseDocument(document: unknown, publicKeyPem: string, now = new Date()): LicenseVerification {
   const result = verifySignedLicense(document, publicKeyPem);
@@ -87,31 +141,49 @@ export function verifyLicenseDocument(document: unknown, publicKeyPem: string, n
   return result;
 }
 
-export { readPayload };
-
-async function main(argv: string[]): Promise<number> {
-  const options = parseArgs(argv);
-  const document = readPayload(options.payloadFile);
-  const publicKeyPem = options.publicKeyFile ? readPublicKey(options.publicKeyFile) : await fetchPublicKey(options.server);
-  const result = verifyLicenseDocument(document, publicKeyPem);
-  if (result.valid) {
-    console.log('valid');
-    return 0;
+/** Runs the command; returns the exit code. Exported for the e2e test, which runs it against a live server. */
+export async function verifyLicenseCommand(argv: string[], out: (line: string) => void, err: (line: string) => void): Promise<number> {
+  let options: Options;
+  try {
+    options = parseArgs(argv);
+    const document = readJson(options.file);
+    const isAnswer = typeof document === 'object' && document !== null && !('license' in document) && 'nonce' in document;
+    if (isAnswer && options.nonce === undefined)
+      throw new UsageError('this is a signed validate answer: give the nonce you sent with --nonce');
+    let pem: string | undefined;
+    if (options.publicKeyFile) {
+      pem = readPublicKey(options.publicKeyFile);
+    } else {
+      const ring = options.jwksFile ? keysFromJwks(readJson(options.jwksFile), options.jwksFile) : await keysFromServer(options.server);
+      const keyId = signedKeyId(document, isAnswer);
+      pem = typeof keyId === 'string' ? ring.get(keyId) : undefined;
+      if (!pem) {
+        out('invalid');
+        err(`  key ${String(keyId)} is not among the published keys (${[...ring.keys()].join(', ') || 'none'}): unknown or revoked`);
+        return 1;
+      }
+    }
+    const result: LicenseVerification = isAnswer
+      ? verifySignedAnswer(document, pem, options.nonce as string)
+      : verifyLicenseDocument(document, pem);
+    if (result.valid) {
+      out('valid');
+      return 0;
+    }
+    out('invalid');
+    err(`  ${result.reason}`);
+    return 1;
+  } catch (e) {
+    if (e instanceof UsageError) err(e.message ? `${e.message}\n\n${USAGE}` : USAGE);
+    else err(`verify-license: ${(e as Error).message}`);
+    return 2;
   }
-  console.log('invalid');
-  console.error(`  ${result.reason}`);
-  return 1;
 }
 
-if (require.main === module) runMain();
-
-function runMain(): void {
-  main(process.argv.slice(2)).then(
-    (code) => process.exit(code),
-    (err: Error) => {
-      if (err instanceof UsageError) console.error(err.message ? `${err.message}\n\n${USAGE}` : USAGE);
-      else console.error(`verify-license: ${err.message}`);
-      process.exit(2);
-    },
-  );
+if (require.main === module) {
+  void verifyLicenseCommand(
+    process.argv.slice(2),
+    (line) => console.log(line),
+    (line) => console.error(line),
+  ).then((code) => process.exit(code));
 }

@@ -2,6 +2,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { LoggerModule } from 'nestjs-pino';
 import { ActivationModule } from './activation/activation.module';
 import { AuditModule } from './audit/audit.module';
+import { AuthModule } from './auth/auth.module';
 import { loggerParams } from './common/http/logging';
 import { RateLimitModule } from './common/http/throttling';
 import { AppConfig } from './config/app-config';
@@ -9,11 +10,11 @@ import { ConfigModule } from './config/config.module';
 import { DashboardModule } from './dashboard/dashboard.module';
 import { DatabaseModule } from './database/database.module';
 import { HealthModule } from './health/health.module';
+import { KeyringModule } from './keyring/keyring.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { RedisModule } from './common/redis/redis.module';
 import { LicensesModule } from './licenses/licenses.module';
 import { ProductsModule } from './products/products.module';
-import { SigningModule } from './signing/signing.module';
 import { StatsModule } from './stats/stats.module';
 
 @Module({})
@@ -32,7 +33,8 @@ export class AppModule {
         ActivationModule,
         HealthModule,
         AuditModule,
-        SigningModule,
+        KeyringModule,
+        AuthModule,
         ProductsModule,
         LicensesModule,
         StatsModule,

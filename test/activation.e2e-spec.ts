@@ -64,6 +64,8 @@ describe('client API: POST /api/v1/activate', () => {
         features: ['REPORTS', 'INVENTORY'],
         customer: { name: lic.details.customer_name, email: 'it@acme.example' },
         key_id,
+        signed_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+        policy: { heartbeat_timeout_seconds: null, max_deactivations_per_30_days: null, license_file_ttl_days: 30 },
       });
       expect(res.body.signature).toMatch(/^RSA-SHA256:[A-Za-z0-9+/]+={0,2}$/);
       const signature = Buffer.from(res.body.signature.slice('RSA-SHA256:'.length), 'base64');

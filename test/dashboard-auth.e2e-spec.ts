@@ -14,6 +14,9 @@ const PAGES = [
   '/licenses/1/unknown',
   '/audit/x',
 ];
+/** Every Set-Cookie header of a response (supertest types headers as single strings). */
+const setCookies = (res: { headers: Record<string, unknown> }): string[] => (res.headers['set-cookie'] as string[] | undefined) ?? [];
+
 const ACTIONS = ['/logout', '/licenses', '/licenses/1/revoke', '/licenses/1/release', '/licenses/1/suspend', '/licenses/1/reinstate'];
 
 describe('dashboard: login, sessions, CSRF, headers', () => {
@@ -50,15 +53,56 @@ describe('dashboard: login, sessions, CSRF, headers', () => {
     expect(await t.sql('SELECT count(*)::int AS n FROM licenses')).toEqual(before);
   });
 
-  it('serves the login page to anyone, with a CSRF token and no-store caching', async () => {
+  it('serves the login page to anyone, with a CSRF token bound to a short-lived login cookie and no-store caching', async () => {
     const res = await t
       .http()
       .get('/login')
       .expect(200)
       .expect('Content-Type', /text\/html/);
     expect(res.headers['cache-control']).toBe('no-store');
-    expect(csrfFrom(res.text)).toMatch(/^[0-9a-f]{64,}$/);
+    expect(csrfFrom(res.text)).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(res.text).toContain('name="username"');
+    const cookies = setCookies(res);
+    expect(cookies).toHaveLength(1);
+    expect(cookies[0]).toMatch(/^licence_login=[\w-]+\.\d+\.[\w-]+; Max-Age=600; Path=\/login; Expires=[^;]+; HttpOnly; SameSite=Strict$/);
+  });
+
+  it('keeps no server state for anonymous visitors: 25 GET /login store no session and set no session cookie', async () => {
+    const count = async () => (await t.sql<{ n: number }>('SELECT count(*)::int AS n FROM session'))[0].n;
+    const before = await count();
+    for (let i = 0; i < 25; i++) {
+      const res = await t.http().get('/login').expect(200);
+      expect(setCookies(res).join()).not.toMatch(/licence_session=/);
+    }
+    // Nor does a redirect to the login page, a failed login or a refused login form.
+    await t.http().get('/dashboard').expect(302);
+    const agent = request.agent(t.app.getHttpServer());
+    const token = csrfFrom((await agent.get('/login')).text);
+    await agent.post('/login').type('form').send({ username: 'admin', password: 'wrong-password', _csrf: token }).expect(401);
+    await t.http().post('/login').type('form').send(ADMIN).expect(403);
+    expect(await count()).toBe(before);
+  });
+
+  it('limits GET /login per IP (RATE_LIMIT_LOGIN_PAGE): 429 with the login form and Retry-After', async () => {
+    const limited = await createTestApp({ rateLimits: { activate: 10, deactivate: 10, validate: 60, heartbeat: 60, admin: 600, login: 5, loginPage: 3 } });
+    try {
+      for (let i = 0; i < 3; i++) await limited.http().get('/login').expect(200);
+      const res = await limited.http().get('/login').expect(429);
+      expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
+      expect(res.headers['content-type']).toMatch(/text\/html/);
+      expect(res.text).toContain('name="_csrf"');
+      // The POST has its own limit: a visitor who already has the form can still log in.
+      const agent = request.agent(limited.app.getHttpServer());
+      const loginCookie = setCookies(res)[0].split(';')[0];
+      await agent
+        .post('/login')
+        .set('Cookie', loginCookie)
+        .type('form')
+        .send({ ...ADMIN, _csrf: csrfFrom(res.text) })
+        .expect(303);
+    } finally {
+      await limited.close();
+    }
   });
 
   it('rejects a wrong password and an unknown user with the same generic message, 401 and an audit entry', async () => {
@@ -92,11 +136,10 @@ describe('dashboard: login, sessions, CSRF, headers', () => {
       .expect(401);
   });
 
-  it('logs in: a new session id, cookie flags, a user in the nav bar and an audit entry', async () => {
+  it('logs in: a new session, cookie flags, a user in the nav bar and an audit entry', async () => {
     const agent = request.agent(t.app.getHttpServer());
     const page = await agent.get('/login');
-    const anonymousCookie = page.headers['set-cookie'][0];
-    expect(anonymousCookie).toMatch(/^licence_session=/);
+    expect(setCookies(page).join()).not.toMatch(/licence_session=/); // the session starts at login
     const res = await agent
       .post('/login')
       .type('form')
@@ -104,7 +147,7 @@ describe('dashboard: login, sessions, CSRF, headers', () => {
       .expect(303)
       .expect('Location', '/dashboard');
     const cookie: string = res.headers['set-cookie'][0];
-    expect(cookie.split(';')[0]).not.toBe(anonymousCookie.split(';')[0]); // session id regenerated at login
+    expect(cookie).toMatch(/^licence_session=s%3A/);
     expect(cookie).toMatch(/HttpOnly/i);
     expect(cookie).toMatch(/SameSite=Lax/i);
     expect(cookie).not.toMatch(/Secure/i); // plain HTTP here
@@ -131,11 +174,21 @@ describe('dashboard: login, sessions, CSRF, headers', () => {
     await loggedInAgent(t, { username: 'ADMIN', password: ADMIN.password });
   });
 
-  it('marks the cookie Secure when the request came over HTTPS through a trusted proxy', async () => {
+  it('marks the cookies Secure when the request came over HTTPS through a trusted proxy', async () => {
     const proxied = await createTestApp({ trustProxy: '1' });
     try {
-      const res = await proxied.http().get('/login').set('X-Forwarded-Proto', 'https').expect(200);
-      expect(res.headers['set-cookie'][0]).toMatch(/; Secure/i);
+      const page = await proxied.http().get('/login').set('X-Forwarded-Proto', 'https').expect(200);
+      const loginCookie: string = page.headers['set-cookie'][0];
+      expect(loginCookie).toMatch(/; Secure/i);
+      const res = await proxied
+        .http()
+        .post('/login')
+        .set('X-Forwarded-Proto', 'https')
+        .set('Cookie', loginCookie.split(';')[0])
+        .type('form')
+        .send({ ...ADMIN, _csrf: csrfFrom(page.text) })
+        .expect(303);
+      expect(res.headers['set-cookie'][0]).toMatch(/^licence_session=.*; Secure/i);
     } finally {
       await proxied.close();
     }
@@ -169,10 +222,96 @@ describe('dashboard: login, sessions, CSRF, headers', () => {
     await other.agent.post('/logout').type('form').send({ _csrf: csrf }).expect(403);
   });
 
-  it('refuses a login POST without a CSRF token', async () => {
-    await t.http().post('/login').type('form').send(ADMIN).expect(403);
-    const before = (await auditActions('auth.login')).length;
-    expect((await auditActions('auth.login')).length).toBe(before);
+  it("checks the token on every dashboard POST: missing, or the session's own token sent twice, is 403 and changes nothing", async () => {
+    const { agent, token } = await loggedInAgent(t);
+    const csrf = await token('/dashboard');
+    const { id } = (
+      await t.admin
+        .post('/api/v1/admin/licenses')
+        .send({ product_code: 'ERP_SUITE', license_type: 'YEARLY', customer_name: 'CSRF target' })
+        .expect(201)
+    ).body as { id: number };
+    const snapshot = async () => ({
+      licence: await t.sql('SELECT active, revoked_at, customer_name FROM licenses WHERE id = $1', [id]),
+      licences: await t.sql('SELECT count(*)::int AS n FROM licenses'),
+      audit: await t.sql('SELECT count(*)::int AS n FROM audit_entries'),
+    });
+    const before = await snapshot();
+    const routes = [
+      '/licenses',
+      `/licenses/${id}/suspend`,
+      `/licenses/${id}/reinstate`,
+      `/licenses/${id}/revoke`,
+      `/licenses/${id}/release`,
+      '/logout',
+    ];
+    for (const route of routes) {
+      const fields = 'product_code=ERP_SUITE&license_type=YEARLY&customer_name=x&reason=csrf';
+      await agent.post(route).type('form').send(fields).expect(403);
+      await agent.post(route).type('form').send(`${fields}&_csrf=${csrf}&_csrf=${csrf}`).expect(403);
+    }
+    expect(await snapshot()).toEqual(before);
+    await agent.get('/dashboard').expect(200);
+    // By design the session's own token is also taken from the X-CSRF-Token header: another site cannot set that header
+    // without a CORS preflight, which the server never grants.
+    await agent.post(`/licenses/${id}/suspend`).set('X-CSRF-Token', csrf).type('form').send({}).expect(303);
+    expect((await t.sql('SELECT active FROM licenses WHERE id = $1', [id]))[0].active).toBe(false);
+  });
+
+  describe("the login form's CSRF token (signed double-submit: form token + login cookie)", () => {
+    const loginAudit = async () => (await auditActions('auth.login')).length + (await auditActions('auth.login_failed')).length;
+    const formAndCookie = async () => {
+      const page = await t.http().get('/login').expect(200);
+      return { token: csrfFrom(page.text), cookie: setCookies(page)[0].split(';')[0] };
+    };
+    const post = (cookie: string | undefined, fields: Record<string, string | undefined>) => {
+      const req = t.http().post('/login').type('form');
+      if (cookie) req.set('Cookie', cookie);
+      return req.send(fields);
+    };
+
+    it('refuses, with 403, the login form again and nothing logged in or audited: no token, no cookie, a mismatched pair, a forged one', async () => {
+      const mine = await formAndCookie();
+      const other = await formAndCookie();
+      const before = await loginAudit();
+      const refusals = [
+        ['no token, no cookie', post(undefined, { ...ADMIN })],
+        ['no token', post(mine.cookie, { ...ADMIN })],
+        ['no cookie', post(undefined, { ...ADMIN, _csrf: mine.token })],
+        ["another visitor's token", post(mine.cookie, { ...ADMIN, _csrf: other.token })],
+        ['a forged token', post(mine.cookie, { ...ADMIN, _csrf: 'A'.repeat(mine.token.length) })],
+        [
+          'a tampered cookie',
+          post(
+            mine.cookie.replace(/\.(\d+)\./, (_m, n: string) => `.${Number(n) + 3_600_000}.`),
+            { ...ADMIN, _csrf: mine.token },
+          ),
+        ],
+        ['the token in a header', post(mine.cookie, { ...ADMIN }).set('X-CSRF-Token', mine.token)],
+      ] as const;
+      for (const [label, pending] of refusals) {
+        const res = await pending;
+        expect([label, res.status]).toEqual([label, 403]);
+        expect(res.text).toContain('The login form has expired or did not come from this site');
+        expect(res.text).toContain('name="_csrf"'); // a fresh form to try again
+        expect(setCookies(res).join()).not.toMatch(/licence_session=/);
+      }
+      expect(await loginAudit()).toBe(before);
+      // The matching pair logs in, so the refusals were for the token and nothing else.
+      await post(mine.cookie, { ...ADMIN, _csrf: mine.token })
+        .expect(303)
+        .expect('Location', '/dashboard');
+    });
+
+    it('the form sent back after a refusal works', async () => {
+      const agent = request.agent(t.app.getHttpServer());
+      const refused = await agent.post('/login').type('form').send(ADMIN).expect(403);
+      await agent
+        .post('/login')
+        .type('form')
+        .send({ ...ADMIN, _csrf: csrfFrom(refused.text) })
+        .expect(303);
+    });
   });
 
   it('sends security headers with a CSP the pages satisfy', async () => {

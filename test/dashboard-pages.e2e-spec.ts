@@ -1,4 +1,5 @@
-import { SigningService } from '../src/signing/signing.service';
+import { KeyringService } from '../src/keyring/keyring.service';
+import { verifySignature } from '../src/signing/license-signature';
 import { Agent, csrfFrom, loggedInAgent, postForm } from './dashboard-helpers';
 import { createLicense, fingerprint, insertSeat } from './support/factories';
 import { createTestApp, TestApp } from './support/test-app';
@@ -87,6 +88,25 @@ describe('dashboard pages and actions', () => {
       const audit = await lastAudit('license.created');
       expect(audit).toMatchObject({ actor_type: 'dashboard', actor: 'admin', license_id: id, product_code: 'ERP_SUITE' });
       expect(await flashOf(res.headers.location)).toEqual(['success', `Licence ${row.license_key} created.`]);
+    });
+
+    it('takes seat-policy overrides (empty: the product default), shows them on the details page, and re-renders a bad one', async () => {
+      const res = await postForm(agent, token, '/licenses', {
+        ...validForm,
+        policy_heartbeat_timeout_seconds: '600',
+        policy_max_deactivations_per_30_days: '2',
+        policy_license_file_ttl_days: '',
+      }).expect(303);
+      const id = Number(/^\/licenses\/(\d+)$/.exec(res.headers.location)?.[1]);
+      expect((await license(id)).policy).toEqual({ heartbeat_timeout_seconds: 600, max_deactivations_per_30_days: 2 });
+      const page = await agent.get(`/licenses/${id}`).expect(200);
+      expect(page.text).toMatch(/floating: a seat dies after 600 s without a heartbeat/);
+      expect(page.text).toMatch(/at most 2 client deactivations in 30 days/);
+      expect(page.text).toMatch(/licence files valid 30 days/);
+
+      const bad = await postForm(agent, token, '/licenses', { ...validForm, policy_heartbeat_timeout_seconds: '5' }).expect(400);
+      expect(bad.text).toMatch(/Seat policy\.heartbeat_timeout_seconds must be null or an integer from 10 to 604800/);
+      expect(bad.text).toContain('name="policy_heartbeat_timeout_seconds" value="5"');
     });
 
     it('takes an expiry date as the end of that day (UTC), and no features when none is checked', async () => {
@@ -221,13 +241,13 @@ describe('dashboard pages and actions', () => {
       ]) {
         expect(res.text).toContain(text);
       }
-      const preview = JSON.parse(unescape(/<pre data-testid="payload-preview">([\s\S]*?)<\/pre>/.exec(res.text)![1]));
+      const preview = JSON.parse(unescape(/<pre data-testid="payload-preview"[^>]*>([\s\S]*?)<\/pre>/.exec(res.text)![1]));
       expect(preview.license).toMatchObject({
         license_key: created.license_key,
         machine_fingerprint: seat.machine_fingerprint,
         product: 'POS_RETAIL',
       });
-      expect(t.app.get(SigningService).verify(preview.license, preview.signature)).toBe(true);
+      expect(verifySignature(preview.license, preview.signature, t.app.get(KeyringService).activeKey().publicKeyPem)).toBe(true);
     });
   });
 

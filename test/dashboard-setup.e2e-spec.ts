@@ -65,7 +65,7 @@ describe('dashboard set-up: first user, login rate limit, session lifetime, sess
   describe('login rate limit', () => {
     let t: TestApp;
     beforeAll(async () => {
-      t = await createTestApp({ rateLimits: { activate: 1000, deactivate: 1000, validate: 1000, admin: 1000, login: 3 } });
+      t = await createTestApp({ rateLimits: { activate: 1000, deactivate: 1000, validate: 1000, heartbeat: 1000, admin: 1000, login: 3 } });
     });
     afterAll(() => t.close());
 

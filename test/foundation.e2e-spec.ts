@@ -84,9 +84,66 @@ describe('foundation: health, errors, public key, Swagger', () => {
       }
     });
 
-    it('400 for a body sent without a JSON content type', async () => {
-      const res = await t.admin.post('/api/v1/admin/products').set('Content-Type', 'text/plain').send('{"code":"X"}').expect(400);
-      expectError(res.body, 'VALIDATION_ERROR');
+    // A form or text/plain body needs no CORS preflight: any web page could make a visitor's browser send one.
+    it.each([
+      ['text/plain', '{"license_key":"X"}'],
+      ['text/plain; charset=utf-8', 'license_key=X'],
+      ['application/x-www-form-urlencoded', 'license_key=X&machine_fingerprint=y&hostname=h'],
+      ['multipart/form-data; boundary=b', '--b\r\nContent-Disposition: form-data; name="license_key"\r\n\r\nX\r\n--b--\r\n'],
+      ['application/xml', '<a/>'],
+    ])('415 UNSUPPORTED_MEDIA_TYPE for a %s body on every /api/v1 route, before anything runs', async (type, body) => {
+      const before = await t.sql('SELECT count(*)::int AS n FROM audit_entries');
+      for (const [method, path] of [
+        ['post', '/api/v1/activate'],
+        ['post', '/api/v1/deactivate'],
+        ['post', '/api/v1/validate'],
+        ['post', '/api/v1/admin/products'],
+        ['put', '/api/v1/admin/products/1'],
+        ['post', '/api/v1/admin/licenses'],
+        ['put', '/api/v1/admin/licenses/1'],
+        ['post', '/api/v1/admin/licenses/1/revoke'],
+        ['post', '/api/v1/admin/licenses/1/release'],
+      ] as const) {
+        const res = await t.admin[method === 'post' ? 'post' : 'put'](path).set('Content-Type', type).send(body);
+        expect([path, res.status]).toEqual([path, 415]);
+        expectError(res.body, 'UNSUPPORTED_MEDIA_TYPE');
+      }
+      expect(await t.sql('SELECT count(*)::int AS n FROM audit_entries')).toEqual(before);
+    });
+
+    it('415 for a body without any Content-Type', async () => {
+      const res = await t
+        .http()
+        .post('/api/v1/validate')
+        .serialize((x: string) => x)
+        .unset('Content-Type')
+        .send('license_key=X');
+      expect(res.status).toBe(415);
+      expectError(res.body, 'UNSUPPORTED_MEDIA_TYPE');
+    });
+
+    it('takes JSON with a charset and a body-less POST whatever its Content-Type', async () => {
+      await t.admin
+        .post('/api/v1/admin/products')
+        .set('Content-Type', 'application/json; charset=utf-8')
+        .send('{"code":"CHARSET_OK","name":"x","key_prefix":"CSOK"}')
+        .expect(201);
+      // No body: not a form, so not refused as one (the route's own validation answers).
+      const empty = await t.http().post('/api/v1/validate').set('Content-Type', 'text/plain').expect(400);
+      expectError(empty.body, 'VALIDATION_ERROR');
+    });
+
+    it('documents 415 on every operation that takes a body', async () => {
+      const doc = (await t.http().get('/api/docs-json').expect(200)).body as {
+        paths: Record<string, Record<string, { requestBody?: unknown; responses: Record<string, unknown> }>>;
+      };
+      const withBody = Object.entries(doc.paths).flatMap(([path, ops]) =>
+        Object.entries(ops)
+          .filter(([, op]) => op.requestBody)
+          .map(([method, op]) => [`${method} ${path}`, Boolean(op.responses['415'])]),
+      );
+      expect(withBody.length).toBeGreaterThanOrEqual(9);
+      expect(withBody.filter(([, documented]) => !documented)).toEqual([]);
     });
 
     it('never includes a stack trace', async () => {
@@ -122,7 +179,7 @@ describe('foundation: health, errors, public key, Swagger', () => {
         expect.objectContaining({ type: 'apiKey', in: 'header', name: 'X-API-Key' }),
       );
       expect(res.body.components.schemas.ErrorResponseDto).toBeDefined();
-      expect(res.body.paths['/api/v1/admin/products'].get.security).toEqual([{ 'api-key': [] }]);
+      expect(res.body.paths['/api/v1/admin/products'].get.security).toEqual([{ 'api-key': [] }, { bearer: [] }]);
     });
   });
 

@@ -19,7 +19,7 @@ describe('rate limits with Redis configured but unreachable', () => {
     async () =>
       (t = await createTestApp({
         redisUrl: 'redis://127.0.0.1:1',
-        rateLimits: { activate: 2, deactivate: 2, validate: 2, admin: 600, login: 5 },
+        rateLimits: { activate: 2, deactivate: 2, validate: 2, heartbeat: 2, admin: 600, login: 5 },
       })),
   );
   afterAll(() => t.close());

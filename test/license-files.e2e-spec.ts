@@ -4,7 +4,7 @@ import { createPublicKey, verify } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { readPayload, verifyLicenseDocument } from '../scripts/verify-license';
+import { readDocument, verifyLicenseDocument } from '../scripts/verify-license';
 import { createLicense, fingerprint, setLicenseExpiry } from './support/factories';
 import { createTestApp, TestApp } from './support/test-app';
 
@@ -111,15 +111,36 @@ describe('licence files and air-gapped activation (CONTRACT 10)', () => {
       const res = await t.http().post('/api/v1/license-file').send({ license_key, machine_fingerprint: fp }).expect(200);
       const path = join(dir, 'machine.lic');
       writeFileSync(path, res.body.license_file);
-      const document = readPayload(path);
+      const document = readDocument(path);
       expect(verifyLicenseDocument(document, publicKeyPem)).toEqual({ valid: true });
       const late = verifyLicenseDocument(document, publicKeyPem, new Date(Date.parse(res.body.file_expires_at) + 1000));
       expect(late).toEqual({ valid: false, reason: expect.stringContaining('licence file expired') });
       writeFileSync(path, res.body.license_file.replace(/\n[A-Za-z0-9+/]/, '\n!'));
-      expect(() => readPayload(path)).toThrow('not a well-formed licence file');
+      expect(() => readDocument(path)).toThrow('not a well-formed licence file');
       const edited = decodeLicenseFile(res.body.license_file);
       writeFileSync(path, JSON.stringify({ ...edited, license: { ...edited.license, machine_fingerprint: fingerprint('thief') } }));
-      expect(verifyLicenseDocument(readPayload(path), publicKeyPem).valid).toBe(false);
+      expect(verifyLicenseDocument(readDocument(path), publicKeyPem).valid).toBe(false);
+    });
+
+    it('the TTL comes from the merged policy: the licence overrides the product, the product the default of 30 days', async () => {
+      const product = (
+        await t.admin
+          .post('/api/v1/admin/products')
+          .send({ code: 'TTL_TEST', name: 'TTL test', key_prefix: 'TTL', default_policy: { license_file_ttl_days: 14 } })
+          .expect(201)
+      ).body as { id: number };
+      const fromProduct = await activated('ttl-product', { product_code: 'TTL_TEST' });
+      const fromLicense = await activated('ttl-license', { product_code: 'TTL_TEST', policy: { license_file_ttl_days: 3 } });
+      for (const [lic, days] of [
+        [fromProduct, 14],
+        [fromLicense, 3],
+      ] as const) {
+        const res = await t.http().post('/api/v1/license-file').send({ license_key: lic.license_key, machine_fingerprint: lic.fp }).expect(200);
+        const doc = decodeLicenseFile(res.body.license_file);
+        expect(Date.parse(doc.license.file_expires_at) - Date.parse(doc.license.file_issued_at)).toBe(days * DAY);
+        expect(doc.license.policy).toMatchObject({ license_file_ttl_days: days });
+      }
+      expect(product.id).toBeGreaterThan(0);
     });
 
     it('an unbound machine gets NOT_ACTIVATED, an unknown key INVALID_KEY', async () => {
@@ -328,6 +349,18 @@ describe('licence files and air-gapped activation (CONTRACT 10)', () => {
     ])('%s → 400 VALIDATION_ERROR', async (_label, body) => {
       const res = await t.admin.post('/api/v1/admin/offline-activations').send(body).expect(400);
       expect(res.body.error.code).toBe('VALIDATION_ERROR');
+    });
+
+    it('a token limited to other products cannot bind this licence: INVALID_KEY, nothing stored', async () => {
+      const lic = await createLicense(t, { product_code: 'POS_RETAIL' });
+      const token = (
+        await t.admin.post('/api/v1/admin/tokens').send({ name: 'erp-shop', scopes: ['licenses:write'], products: ['ERP_SUITE'] }).expect(201)
+      ).body.token as string;
+      const request = activationRequest({ license_key: lic.license_key, machine_fingerprint: fingerprint('scoped'), hostname: 'h' });
+      const res = await t.http().post('/api/v1/admin/offline-activations').set('X-API-Key', token).send({ request }).expect(400);
+      expect(res.body.error.code).toBe('INVALID_KEY');
+      const [{ n }] = await t.sql<{ n: number }>('SELECT count(*)::int AS n FROM activations WHERE license_id = $1', [lic.id]);
+      expect(n).toBe(0);
     });
 
     it('needs the admin key', async () => {

@@ -270,6 +270,8 @@ describe('admin licences API: create and read', () => {
         customer_pib: '101134702',
         limits: { max_installations: 2, max_operators: 10 },
         limit_overrides: { max_installations: 2 },
+        policy: { heartbeat_timeout_seconds: null, max_deactivations_per_30_days: null, license_file_ttl_days: 30 },
+        policy_overrides: {},
         features: ['PAYROLL'],
         grace_days: 3,
         notes: 'VIP',
@@ -365,7 +367,7 @@ describe('admin licences API: create and read', () => {
     for (const [path, method, statuses] of routes) {
       const op = doc.paths[path]?.[method];
       expect([path, method, op && statuses.every((s) => s in op.responses)]).toEqual([path, method, true]);
-      expect(op.security).toEqual([{ 'api-key': [] }]);
+      expect(op.security).toEqual([{ 'api-key': [] }, { bearer: [] }]);
       const success = op.responses[statuses[0]].content['application/json'].schema;
       expect(success.$ref ?? success.items?.$ref).toMatch(/^#\/components\/schemas\//);
     }

@@ -7,7 +7,7 @@ describe('GET /metrics', () => {
     async () =>
       (t = await createTestApp({
         metricsToken: 'metrics-token-0123456789',
-        rateLimits: { activate: 3, deactivate: 10, validate: 60, admin: 600, login: 5 },
+        rateLimits: { activate: 3, deactivate: 10, validate: 60, heartbeat: 60, admin: 600, login: 5 },
       })),
   );
   afterAll(() => t.close());
@@ -61,5 +61,26 @@ describe('GET /metrics', () => {
     expect(res.text).toMatch(/licence_activations_total\{result="INVALID_KEY"\} 1/);
     expect(res.text).toMatch(/licence_activations_total\{result="ALREADY_ACTIVATED"\} 1/);
     expect(res.text).toMatch(/rate_limit_rejections_total\{throttler="activate"\} 1/);
+  });
+
+  it('counts every /metrics request, wrong keys included, against the admin API limit of the IP: no side door for guessing keys', async () => {
+    const limited = await createTestApp({
+      metricsToken: 'metrics-token-0123456789',
+      rateLimits: { activate: 10, deactivate: 10, validate: 60, heartbeat: 60, admin: 3, login: 5 },
+    });
+    try {
+      await limited.http().get('/metrics').set('X-API-Key', 'guess-1-0123456789abcdef').expect(401);
+      await limited.http().get('/metrics').set('Authorization', 'Bearer guess-2-0123456789').expect(401);
+      await limited.http().get('/metrics').set('X-API-Key', TEST_API_KEY).expect(200);
+      // The fourth request of the minute is refused before the key is looked at, even the right one...
+      const refused = await limited.http().get('/metrics').set('X-API-Key', TEST_API_KEY).expect(429);
+      expect(refused.body.error.code).toBe('RATE_LIMITED');
+      expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+      await limited.http().get('/metrics').set('Authorization', 'Bearer metrics-token-0123456789').expect(429);
+      // ...and the admin API shares the bucket, so guesses cannot be split between the two.
+      await limited.admin.get('/api/v1/admin/products').expect(429);
+    } finally {
+      await limited.close();
+    }
   });
 });

@@ -11,7 +11,7 @@ describe('admin products API', () => {
   describe('X-API-Key', () => {
     it('401 UNAUTHORIZED without the header', async () => {
       const res = await t.http().get('/api/v1/admin/products').expect(401);
-      expect(res.body).toEqual({ error: { code: 'UNAUTHORIZED', message: 'Missing X-API-Key header' } });
+      expect(res.body).toEqual({ error: { code: 'UNAUTHORIZED', message: 'Missing X-API-Key or Authorization: Bearer header' } });
     });
 
     it('401 UNAUTHORIZED with a wrong key', async () => {

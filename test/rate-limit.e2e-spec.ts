@@ -1,7 +1,7 @@
 import { fingerprint } from './support/factories';
 import { createTestApp, TestApp } from './support/test-app';
 
-const LIMITS = { activate: 10, deactivate: 10, validate: 60, admin: 3, login: 5 };
+const LIMITS = { activate: 10, deactivate: 10, validate: 60, heartbeat: 4, admin: 3, login: 5 };
 const UNKNOWN_KEY = 'POS-00000-00000-00000-00000';
 const seatBody = (extra: Record<string, unknown> = {}) => ({
   license_key: UNKNOWN_KEY,
@@ -110,6 +110,11 @@ describe('per-IP rate limits, client API (SPEC 8: 10 / 10 / 60 per minute)', () 
   it('validate allows 60 per minute', async () => {
     for (let i = 0; i < 59; i++) await post('/api/v1/validate', seatBody()).expect(400);
     expectRateLimited(await post('/api/v1/validate', seatBody()), 60);
+  });
+
+  it('heartbeat has its own limit (RATE_LIMIT_HEARTBEAT), untouched by validate', async () => {
+    for (let i = 0; i < 4; i++) expect((await post('/api/v1/heartbeat', seatBody()).expect(400)).body.error.code).toBe('INVALID_KEY');
+    expectRateLimited(await post('/api/v1/heartbeat', seatBody()), 4);
   });
 });
 

@@ -94,6 +94,22 @@ describe('licence signatures, verified independently with openssl', () => {
     expect(signed.license.key_id).toBe(keyId);
   });
 
+  it('openssl verifies a signed validate answer over the JCS bytes of the answer without `signature`, and refuses a changed one', async () => {
+    const nonce = 'openssl-nonce-0123456789';
+    const res = await t
+      .http()
+      .post('/api/v1/validate')
+      .send({ license_key: signed.license.license_key, machine_fingerprint: fingerprint('openssl'), nonce })
+      .expect(200);
+    const { signature, ...answer } = res.body as Record<string, unknown> & { signature: string };
+    expect(answer).toMatchObject({ valid: true, nonce, key_id: publicKey.key_id });
+    const result = opensslVerify(answer, signature);
+    expect(result.output).toMatch(/Verified OK/);
+    expect(result.ok).toBe(true);
+    expect(opensslVerify({ ...answer, valid: false }, signature).ok).toBe(false);
+    expect(opensslVerify({ ...answer, nonce: 'another-nonce-0123456789' }, signature).ok).toBe(false);
+  });
+
   it('the key is RSA-2048', () => {
     const text = spawnSync('openssl', ['pkey', '-pubin', '-in', 'public.pem', '-noout', '-text'], { cwd: dir, encoding: 'utf8' });
     expect(text.stdout).toMatch(/Public-Key: \(2048 bit\)/);

@@ -30,7 +30,9 @@ const REFERENCE = `
     (SELECT count(*) FROM lic WHERE lic.product_id = p.id AND status = 'suspended')::int AS suspended,
     (SELECT coalesce(jsonb_object_agg(t.license_type, t.n), '{}') FROM (SELECT license_type, count(*)::int AS n FROM lic WHERE lic.product_id = p.id GROUP BY 1) t) AS by_type,
     (SELECT count(*) FROM activations a JOIN licenses l ON l.id = a.license_id WHERE l.product_id = p.id AND a.released_at IS NULL)::int AS current,
-    (SELECT count(*) FROM activations a JOIN licenses l ON l.id = a.license_id WHERE l.product_id = p.id AND a.activated_at > now() - interval '30 days')::int AS last_30_days
+    (SELECT count(*) FROM activations a JOIN licenses l ON l.id = a.license_id WHERE l.product_id = p.id AND a.activated_at > now() - interval '30 days')::int AS last_30_days,
+    (SELECT count(*) FROM activations a JOIN licenses l ON l.id = a.license_id
+     WHERE l.product_id = p.id AND a.release_reason = 'heartbeat_timeout' AND a.released_at > now() - interval '30 days')::int AS released_by_heartbeat
   FROM products p ORDER BY p.id`;
 
 /** A small deterministic PRNG, so a failure can be replayed. */
@@ -50,7 +52,7 @@ describe('statistics counters', () => {
       product_code: r.product_code,
       product_name: r.product_name,
       licenses: { total: r.total, active: r.active, grace: r.grace, expired: r.expired, revoked: r.revoked, suspended: r.suspended },
-      activations: { current: r.current, last_30_days: r.last_30_days },
+      activations: { current: r.current, last_30_days: r.last_30_days, released_by_heartbeat_last_30_days: r.released_by_heartbeat },
       by_type: Object.fromEntries(TYPES.map((type) => [type, r.by_type[type] ?? 0])),
     }));
   const expectCountersToMatch = async () => expect((await t.admin.get('/api/v1/admin/stats').expect(200)).body).toEqual(await reference());
@@ -120,10 +122,10 @@ describe('statistics counters', () => {
           break;
         case 7:
           if (seats.length)
-            await t.sql(
-              `UPDATE activations SET released_at = now(), release_reason = 'force_released' WHERE id = $1 AND released_at IS NULL`,
-              [r.pick(seats)],
-            );
+            await t.sql(`UPDATE activations SET released_at = now(), release_reason = $2 WHERE id = $1 AND released_at IS NULL`, [
+              r.pick(seats),
+              r.pick(['force_released', 'heartbeat_timeout']),
+            ]);
           break;
         case 8:
           if (seats.length)

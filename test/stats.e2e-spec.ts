@@ -29,7 +29,7 @@ describe('admin stats API', () => {
       product_code: 'STATS_P',
       product_name: 'Stats product',
       licenses: { total: 0, active: 0, grace: 0, expired: 0, revoked: 0, suspended: 0 },
-      activations: { current: 0, last_30_days: 0 },
+      activations: { current: 0, last_30_days: 0, released_by_heartbeat_last_30_days: 0 },
       by_type: zeroTypes,
     });
   });
@@ -68,10 +68,15 @@ describe('admin stats API', () => {
     await insertSeat(t, id, { activated_at: new Date(Date.now() - 5 * DAY_MS), released_at: new Date(Date.now() - DAY_MS) }); // released, recent
     await insertSeat(t, id, { activated_at: new Date(Date.now() - 60 * DAY_MS), released_at: new Date(Date.now() - 50 * DAY_MS) }); // released, old
     const after = await statsOf();
-    expect(after.activations).toEqual({ current: before.activations.current + 2, last_30_days: before.activations.last_30_days + 2 });
+    expect(after.activations).toEqual({
+      ...before.activations,
+      current: before.activations.current + 2,
+      last_30_days: before.activations.last_30_days + 2,
+    });
 
     await t.admin.post(`/api/v1/admin/licenses/${id}/release`).send({}).expect(200);
     expect((await statsOf()).activations).toEqual({
+      ...before.activations,
       current: before.activations.current,
       last_30_days: before.activations.last_30_days + 2,
     });

@@ -5,7 +5,7 @@ import { ErrorResponseDto } from '../common/errors/error-response.dto';
 import { RateLimit } from '../common/http/throttling';
 import { lenientValidationPipe } from '../common/http/validation.pipe';
 import { ActivationService } from './activation.service';
-import { ActivateRequestDto, SeatRequestDto } from './dto/client-requests.dto';
+import { ActivateRequestDto, SeatRequestDto, ValidateRequestDto } from './dto/client-requests.dto';
 import { DeactivateResponseDto, SignedLicenseDto, ValidateResponseDto } from './dto/client-responses.dto';
 import { LicenseFileResponseDto } from './dto/license-file.dto';
 import type { SignedLicense } from './license-payload';
@@ -21,7 +21,11 @@ export class ActivationController {
   @Post('activate')
   @HttpCode(200)
   @RateLimit('activate')
-  @ApiOperation({ summary: 'Activate a licence on this machine; returns the signed licence' })
+  @ApiOperation({
+    summary: 'Activate a licence on this machine; returns the signed licence',
+    description:
+      'Binds a seat to machine_fingerprint. Activating again from a bound machine succeeds and keeps the original activated_at. Verify `signature` with GET /api/v1/public-key.',
+  })
   @ApiOkResponse({ type: SignedLicenseDto })
   @ApiBadRequestResponse({
     type: ErrorResponseDto,
@@ -35,9 +39,16 @@ export class ActivationController {
   @Post('deactivate')
   @HttpCode(200)
   @RateLimit('deactivate')
-  @ApiOperation({ summary: "Release this machine's seat so the licence can move to another machine" })
+  @ApiOperation({
+    summary: "Release this machine's seat so the licence can move to another machine",
+    description: 'can_reactivate tells whether the licence could be activated again now (not revoked, suspended or expired).',
+  })
   @ApiOkResponse({ type: DeactivateResponseDto })
-  @ApiBadRequestResponse({ type: ErrorResponseDto, description: 'VALIDATION_ERROR, INVALID_KEY, NOT_ACTIVATED' })
+  @ApiBadRequestResponse({
+    type: ErrorResponseDto,
+    description:
+      'VALIDATION_ERROR, INVALID_KEY, NOT_ACTIVATED, DEACTIVATION_LIMIT_REACHED (policy max_deactivations_per_30_days; details.next_allowed_at)',
+  })
   deactivate(@Body() body: SeatRequestDto, @CurrentActor() actor: Actor): Promise<DeactivateResponseDto> {
     return this.activation.deactivate(body, actor);
   }
@@ -45,10 +56,14 @@ export class ActivationController {
   @Post('validate')
   @HttpCode(200)
   @RateLimit('validate')
-  @ApiOperation({ summary: 'Optional online check of a licence on this machine' })
+  @ApiOperation({
+    summary: 'Optional online check of a licence on this machine',
+    description:
+      'valid is true when the status is active or grace and this machine holds a seat; otherwise code says why. With `nonce`, the answer also carries nonce, license_key, machine_fingerprint, checked_at, key_id and signature.',
+  })
   @ApiOkResponse({ type: ValidateResponseDto })
-  @ApiBadRequestResponse({ type: ErrorResponseDto, description: 'VALIDATION_ERROR, INVALID_KEY' })
-  validate(@Body() body: SeatRequestDto): Promise<ValidateResponseDto> {
+  @ApiBadRequestResponse({ type: ErrorResponseDto, description: 'VALIDATION_ERROR (also a malformed nonce), INVALID_KEY' })
+  validate(@Body() body: ValidateRequestDto): Promise<ValidateResponseDto> {
     return this.activation.validate(body);
   }
 

@@ -1,15 +1,16 @@
 import { Module } from '@nestjs/common';
 import { AuditModule } from '../audit/audit.module';
 import { LicensesModule } from '../licenses/licenses.module';
-import { SigningModule } from '../signing/signing.module';
+import { KeyringModule } from '../keyring/keyring.module';
 import { ActivationController } from './activation.controller';
 import { ActivationService } from './activation.service';
+import { HeartbeatController } from './heartbeat.controller';
 import { OfflineActivationsController } from './offline-activations.controller';
 
-/** Client use cases (activate, deactivate, validate, licence files) and the admin's air-gapped activation, on top of licences, seats and signing. */
+/** Client use cases (activate, deactivate, validate, heartbeat, licence files) and the admin's air-gapped activation, on top of licences, seats and the keyring's active key. */
 @Module({
-  imports: [AuditModule, LicensesModule, SigningModule],
-  controllers: [ActivationController, OfflineActivationsController],
+  imports: [AuditModule, LicensesModule, KeyringModule],
+  controllers: [ActivationController, HeartbeatController, OfflineActivationsController],
   providers: [ActivationService],
   exports: [ActivationService],
 })

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { AuditService } from '../audit/audit.service';
-import type { Actor } from '../common/auth/actor';
+import { ALL_PRODUCTS, type Actor, type ProductScope } from '../common/auth/actor';
 import { KeyedQueue } from '../common/concurrency/keyed-queue';
 import { AppError } from '../common/errors/app-error';
 import { ErrorCode } from '../common/errors/error-codes';
@@ -11,13 +11,13 @@ import type { License } from '../licenses/license.entity';
 import { ActivationRequest, SeatsService } from '../licenses/seats.service';
 import { lenientValidationPipe } from '../common/http/validation.pipe';
 import type { Product } from '../products/product.entity';
+import { ActiveSigningKey, KeyringService } from '../keyring/keyring.service';
 import { SigningService } from '../signing/signing.service';
-import { ActivateRequestDto, SeatRequestDto } from './dto/client-requests.dto';
-import { DeactivateResponseDto, ValidateResponseDto } from './dto/client-responses.dto';
+import { ActivateRequestDto, SeatRequestDto, ValidateRequestDto } from './dto/client-requests.dto';
+import { DeactivateResponseDto, HeartbeatResponseDto, ValidateResponseDto } from './dto/client-responses.dto';
 import type { LicenseFileResponseDto } from './dto/license-file.dto';
 import {
   armor,
-  DEFAULT_LICENSE_FILE_TTL_DAYS,
   LICENSE_FILE_LABEL,
   LicenseFilePayload,
   licenseFileTimes,
@@ -40,6 +40,7 @@ export class ActivationService {
   constructor(
     private readonly seats: SeatsService,
     private readonly signing: SigningService,
+    private readonly keyring: KeyringService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly metrics: MetricsService,
     private readonly audit: AuditService,
@@ -59,8 +60,9 @@ export class ActivationService {
 
   private async bindAndSign(input: ActivateRequestDto, actor: Actor): Promise<SignedLicense> {
     const { license, seat } = await this.bindSeat(input, actor);
-    const payload = this.licensePayload(license, license.product as Product, seat);
-    return { license: payload, signature: await this.signing.sign(payload) };
+    const key = this.keyring.activeKey();
+    const payload = this.licensePayload(license, license.product as Product, seat, key);
+    return { license: payload, signature: await this.signing.sign(payload, key.privateKey) };
   }
 
   /** The one path that binds a seat, for `/activate` and for air-gapped activation alike. */
@@ -87,21 +89,23 @@ export class ActivationService {
    * (field names prefixed `request.`), the seat bound on the same path as `/activate` (same checks, order, codes
    * and race safety) with the admin as actor, and the answer is a licence file.
    */
-  async activateOffline(requestText: string, actor: Actor): Promise<LicenseFileResponseDto> {
+  async activateOffline(requestText: string, actor: Actor, products: ProductScope = ALL_PRODUCTS): Promise<LicenseFileResponseDto> {
     const input = await parseOfflineActivation(requestText);
+    // A token limited to products binds only their licences; another product's key is as unknown as a wrong one.
+    // (A licence never changes product, so checking before the seat's transaction cannot race.)
+    if (products !== null && !(await this.seats.licenseInProducts(input.license_key, products))) {
+      throw new AppError(ErrorCode.INVALID_KEY, 400, 'The licence key does not exist');
+    }
     const { license, seat } = await this.bindSeat(input, actor);
     return this.licenseFileFor(license, seat, actor);
   }
 
   /** Signs the activation payload plus the file's times; the file is returned only once its audit entry is written. */
   private async licenseFileFor(license: License, seat: Activation, actor: Actor): Promise<LicenseFileResponseDto> {
-    const payload = this.licensePayload(license, license.product as Product, seat);
-    const policy = (payload as { policy?: { license_file_ttl_days?: number } }).policy;
-    const file: LicenseFilePayload = {
-      ...payload,
-      ...licenseFileTimes(new Date(), policy?.license_file_ttl_days ?? DEFAULT_LICENSE_FILE_TTL_DAYS),
-    };
-    const signature = await this.signing.sign(file);
+    const key = this.keyring.activeKey();
+    const payload = this.licensePayload(license, license.product as Product, seat, key);
+    const file: LicenseFilePayload = { ...payload, ...licenseFileTimes(new Date(), payload.policy.license_file_ttl_days) };
+    const signature = await this.signing.sign(file, key.privateKey);
     await this.audit.record({
       action: 'license.file_issued',
       actor,
@@ -124,12 +128,13 @@ export class ActivationService {
     return { message: 'Licence deactivated on this machine', can_reactivate: canReactivate };
   }
 
-  async validate(input: SeatRequestDto): Promise<ValidateResponseDto> {
+  /** With a nonce, the answer is signed (CONTRACT 8); without one it costs nothing more than before. */
+  async validate(input: ValidateRequestDto): Promise<ValidateResponseDto> {
     const check = await this.seats.checkSeat(
       { licenseKey: input.license_key, machineFingerprint: input.machine_fingerprint },
       this.config.lastSeenIntervalSeconds,
     );
-    return {
+    const answer: ValidateResponseDto = {
       valid: check.valid,
       status: check.status,
       expires_at: check.license.expiresAt ? check.license.expiresAt.toISOString() : null,
@@ -137,11 +142,34 @@ export class ActivationService {
       grace_ends_at: check.graceEndsAt ? check.graceEndsAt.toISOString() : null,
       code: check.code,
     };
+    if (input.nonce === undefined) return answer;
+    const key = this.keyring.activeKey();
+    const signed = {
+      ...answer,
+      nonce: input.nonce,
+      license_key: input.license_key,
+      machine_fingerprint: input.machine_fingerprint,
+      checked_at: new Date().toISOString(),
+      key_id: key.keyId,
+    };
+    return { ...signed, signature: await this.signing.sign(signed, key.privateKey) };
   }
 
-  /** The `license` object this server would sign for the binding (also the dashboard's payload preview). */
-  licensePayload(license: License, product: Product, binding: PayloadBinding): LicensePayload {
-    return buildLicensePayload(license, product, binding, this.signing.keyId);
+  /** CONTRACT 9: the machine is alive; refreshes its seat every time (one statement). */
+  async heartbeat(input: SeatRequestDto): Promise<HeartbeatResponseDto> {
+    const beat = await this.seats.heartbeat({ licenseKey: input.license_key, machineFingerprint: input.machine_fingerprint });
+    return {
+      valid: beat.valid,
+      status: beat.status,
+      code: beat.code,
+      heartbeat_timeout_seconds: beat.heartbeatTimeoutSeconds,
+      next_heartbeat_before: beat.nextHeartbeatBefore?.toISOString() ?? null,
+    };
+  }
+
+  /** The `license` object this server signs for the binding with `key`, stamped with the time of signing. */
+  licensePayload(license: License, product: Product, binding: PayloadBinding, key: ActiveSigningKey): LicensePayload {
+    return buildLicensePayload(license, product, binding, key.keyId, new Date());
   }
 }
 

@@ -1,5 +1,6 @@
 import type { License } from '../licenses/license.entity';
 import { mergeLimits } from '../licenses/license-limits';
+import { mergePolicy, SeatPolicy } from '../licenses/license-policy';
 import type { Product } from '../products/product.entity';
 
 /** The signed `license` object (SPEC 2.4 + CONTRACT 4). Every member is inside the signed bytes. */
@@ -16,6 +17,10 @@ export interface LicensePayload {
   features: string[];
   customer: { name: string; email: string | null };
   key_id: string;
+  /** Server time of this signature (CONTRACT 8): a client's clock earlier than the latest one it has seen was set back. */
+  signed_at: string;
+  /** The merged seat policy (CONTRACT 9), so a client knows its heartbeat timeout offline. */
+  policy: SeatPolicy;
 }
 
 /** What activation returns: the licence data and the signature over its canonical bytes. */
@@ -38,10 +43,12 @@ export function buildLicensePayload(
   license: Pick<
     License,
     'licenseKey' | 'licenseType' | 'createdAt' | 'expiresAt' | 'graceDays' | 'limits' | 'features' | 'customerName' | 'customerEmail'
-  >,
-  product: Pick<Product, 'code' | 'defaultLimits'>,
+  > &
+    Partial<Pick<License, 'policy'>>,
+  product: Pick<Product, 'code' | 'defaultLimits'> & Partial<Pick<Product, 'defaultPolicy'>>,
   binding: PayloadBinding,
   keyId: string,
+  signedAt: Date,
 ): LicensePayload {
   return {
     license_key: license.licenseKey,
@@ -56,5 +63,7 @@ export function buildLicensePayload(
     features: [...license.features],
     customer: { name: license.customerName, email: license.customerEmail ?? null },
     key_id: keyId,
+    signed_at: signedAt.toISOString(),
+    policy: mergePolicy(product.defaultPolicy, license.policy),
   };
 }

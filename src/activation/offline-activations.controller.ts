@@ -1,14 +1,14 @@
 import { Body, Controller, HttpCode, Post } from '@nestjs/common';
 import { ApiBadRequestResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { AdminApi } from '../common/auth/admin-api.decorator';
-import { Actor, CurrentActor } from '../common/auth/actor';
+import { AdminRoute } from '../auth/admin-route.decorator';
+import { Actor, CurrentActor, CurrentProductScope, type ProductScope } from '../common/auth/actor';
 import { ErrorResponseDto } from '../common/errors/error-response.dto';
 import { ActivationService } from './activation.service';
 import { LicenseFileResponseDto, OfflineActivationRequestDto } from './dto/license-file.dto';
 
 /** Air-gapped activation (CONTRACT 10): staff submit the machine's activation request and get its licence file. */
 @ApiTags('admin: licenses')
-@AdminApi()
+@AdminRoute('licenses:write')
 @Controller('api/v1/admin/offline-activations')
 export class OfflineActivationsController {
   constructor(private readonly activation: ActivationService) {}
@@ -22,7 +22,11 @@ export class OfflineActivationsController {
     description:
       'VALIDATION_ERROR (malformed request: markers, base64, JSON, or the fields of /activate as request.<field>), or first failing of INVALID_KEY, PRODUCT_MISMATCH, KEY_REVOKED, KEY_SUSPENDED, KEY_EXPIRED, ALREADY_ACTIVATED',
   })
-  activate(@Body() body: OfflineActivationRequestDto, @CurrentActor() actor: Actor): Promise<LicenseFileResponseDto> {
-    return this.activation.activateOffline(body.request, actor);
+  activate(
+    @Body() body: OfflineActivationRequestDto,
+    @CurrentActor() actor: Actor,
+    @CurrentProductScope() products: ProductScope,
+  ): Promise<LicenseFileResponseDto> {
+    return this.activation.activateOffline(body.request, actor, products);
   }
 }

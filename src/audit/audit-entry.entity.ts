@@ -17,6 +17,10 @@ export const AUDIT_ACTIONS = [
   'auth.login',
   'auth.login_failed',
   'auth.logout',
+  'signing_key.rotated',
+  'signing_key.revoked',
+  'token.created',
+  'token.revoked',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

@@ -1,11 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
-import type { Actor } from '../common/auth/actor';
+import { type Actor, ALL_PRODUCTS, type ProductScope } from '../common/auth/actor';
 import { AppError } from '../common/errors/app-error';
+import type { ExportSource, ExportValue } from '../common/http/export';
 import { DEFAULT_PAGE_LIMIT, Page } from '../common/http/page-query.dto';
 import { parseIsoTimestamp } from '../common/validation/iso-timestamp';
-import type { AuditAction } from './audit-entry.entity';
-import { AuditRepository } from './audit.repository';
+import type { ActorType, AuditAction } from './audit-entry.entity';
+import { AuditFilter, AuditRepository } from './audit.repository';
 import { AuditEntryDto } from './dto/audit-entry.dto';
 import type { AuditQueryDto } from './dto/audit-query.dto';
 
@@ -38,12 +39,60 @@ export class AuditService {
   }
 
   /** A page of entries matching the filters (licence, action, actor type, time range), newest first, with the total. */
-  async listEntries(query: Partial<AuditQueryDto>): Promise<Page<AuditEntryDto>> {
-    const from = parseIsoTimestamp(query.from);
-    const to = parseIsoTimestamp(query.to);
-    if (from && to && from.getTime() > to.getTime()) throw AppError.field('from', 'from must not be after to');
-    const filter = { licenseId: query.license_id, action: query.action, actorType: query.actor_type, from: query.from, to: query.to };
+  async listEntries(query: Partial<AuditQueryDto> & { license_ids?: number[] }, products: ProductScope = ALL_PRODUCTS): Promise<Page<AuditEntryDto>> {
+    const filter = auditFilter(query, products);
     const { entries, total, estimated } = await this.audit.listPage(filter, query.limit ?? DEFAULT_PAGE_LIMIT, query.offset ?? 0);
     return { items: entries.map(AuditEntryDto.from), total, estimated };
   }
+
+  /** Every matching entry, newest first, streamed from a cursor (CONTRACT 13); resolves once the first row is read. */
+  async exportEntries(query: Partial<AuditQueryDto> & { license_ids?: number[] }, products: ProductScope = ALL_PRODUCTS): Promise<ExportSource<AuditExportRow>> {
+    const rows = await this.audit.streamExport(auditFilter(query, products));
+    return { rows, columns: AUDIT_EXPORT_COLUMNS, toRecord: auditExportRecord };
+  }
+}
+
+/** The filters of a query; 400 when `from` is after `to`. */
+function auditFilter(query: Partial<AuditQueryDto> & { license_ids?: number[] }, products: ProductScope): AuditFilter {
+  const from = parseIsoTimestamp(query.from);
+  const to = parseIsoTimestamp(query.to);
+  if (from && to && from.getTime() > to.getTime()) throw AppError.field('from', 'from must not be after to');
+  return {
+    productScope: products,
+    licenseId: query.license_id,
+    licenseIds: query.license_ids,
+    action: query.action,
+    actorType: query.actor_type,
+    from: query.from,
+    to: query.to,
+  };
+}
+
+/** A row of the audit export as the database returns it (bigint id as text). */
+export interface AuditExportRow {
+  id: string;
+  created_at: Date;
+  action: AuditAction;
+  actor_type: ActorType;
+  actor: string | null;
+  ip: string | null;
+  license_id: number | null;
+  product_code: string | null;
+  details: Record<string, unknown>;
+}
+
+export const AUDIT_EXPORT_COLUMNS = [
+  'id',
+  'created_at',
+  'action',
+  'actor_type',
+  'actor',
+  'ip',
+  'license_id',
+  'product_code',
+  'details',
+] as const;
+
+function auditExportRecord(r: AuditExportRow): Record<(typeof AUDIT_EXPORT_COLUMNS)[number], ExportValue> {
+  return { ...r, id: Number(r.id) };
 }

@@ -10,15 +10,22 @@ export interface AppConfig {
   adminPassword?: string;
   sessionSecret: string;
   signingKeyFile: string;
+  /** Encrypts the keyring's private keys at rest (AES-256-GCM); every instance of a deployment needs the same one. */
+  keyringSecret: string;
   redisUrl?: string;
   /** Namespace of every Redis key (rate-limit counters, sessions), so deployments can share one Redis. */
   redisKeyPrefix?: string;
   trustProxy?: string;
-  rateLimits: { activate: number; deactivate: number; validate: number; admin: number; login: number };
+  /** Per-IP requests per minute; `loginPage` (GET /login) defaults to DEFAULT_LOGIN_PAGE_RATE_LIMIT when a config built in code omits it. */
+  rateLimits: { activate: number; deactivate: number; validate: number; heartbeat: number; admin: number; login: number; loginPage?: number };
   lastSeenIntervalSeconds: number;
+  /** Seconds between sweeps that release dead seats (see SeatSweepService). */
+  seatSweepIntervalSeconds: number;
   logLevel: EnvironmentVariables['LOG_LEVEL'];
   dbPoolSize: number;
   metricsToken?: string;
 }
+
+export const DEFAULT_LOGIN_PAGE_RATE_LIMIT = 30;
 
 export const APP_CONFIG = Symbol('APP_CONFIG');

@@ -11,7 +11,10 @@ describe('validateEnv', () => {
       RATE_LIMIT_ACTIVATE: 10,
       RATE_LIMIT_DEACTIVATE: 10,
       RATE_LIMIT_VALIDATE: 60,
+      RATE_LIMIT_LOGIN_PAGE: 30,
+      RATE_LIMIT_HEARTBEAT: 60,
       LAST_SEEN_INTERVAL: 60,
+      SEAT_SWEEP_INTERVAL: 15,
       LOG_LEVEL: 'info',
     });
     expect(env.DATABASE_URL).toBeUndefined();
@@ -45,15 +48,31 @@ describe('validateEnv', () => {
     ['API_KEY', 'short'],
     ['ADMIN_PASSWORD', 'short'],
     ['SESSION_SECRET', 'too-short'],
+    ['KEYRING_SECRET', 'x'.repeat(31)],
     ['RATE_LIMIT_ACTIVATE', '0'],
     ['RATE_LIMIT_VALIDATE', '-5'],
     ['LAST_SEEN_INTERVAL', 'soon'],
+    ['RATE_LIMIT_HEARTBEAT', '0'],
+    ['SEAT_SWEEP_INTERVAL', '0'],
+    ['SEAT_SWEEP_INTERVAL', '46'],
     ['LOG_LEVEL', 'loud'],
     ['TRUST_PROXY', 'everyone; rm -rf'],
     ['ADMIN_USERNAME', 'bad name!'],
   ])('rejects %s=%s with a message naming the variable', (name, value) => {
     expect(() => validateEnv({ [name]: value })).toThrow(ConfigError);
     expect(() => validateEnv({ [name]: value })).toThrow(new RegExp(`Invalid environment variables:[\\s\\S]*${name}`));
+  });
+
+  it.each(['true', '0.0.0.0/0', '::/0', 'loopback, 0.0.0.0/0'])(
+    'refuses TRUST_PROXY=%s, which would make every per-IP limit spoofable, pointing to a hop count or addresses',
+    (value) => {
+      expect(() => validateEnv({ TRUST_PROXY: value })).toThrow(ConfigError);
+      expect(() => validateEnv({ TRUST_PROXY: value })).toThrow(/TRUST_PROXY=true .*every per-IP rate limit.*TRUST_PROXY=1.*loopback/);
+    },
+  );
+
+  it.each(['1', '2', 'false', 'loopback', '10.0.0.0/8, 127.0.0.1', 'uniquelocal', '::1/128'])('accepts TRUST_PROXY=%s', (value) => {
+    expect(validateEnv({ TRUST_PROXY: value }).TRUST_PROXY).toBe(value);
   });
 
   it('names every bad variable at once', () => {

@@ -1,5 +1,19 @@
 import { plainToInstance, Transform } from 'class-transformer';
-import { IsIn, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength, validateSync } from 'class-validator';
+import {
+  IsIn,
+  IsInt,
+  IsOptional,
+  IsString,
+  Matches,
+  Max,
+  MaxLength,
+  Min,
+  MinLength,
+  registerDecorator,
+  validateSync,
+  ValidationOptions,
+} from 'class-validator';
+import { DEFAULT_LOGIN_PAGE_RATE_LIMIT } from './app-config';
 import { ConfigError } from './config.error';
 
 const toInt = ({ value }: { value: unknown }) => (typeof value === 'string' && /^\s*-?\d+\s*$/.test(value) ? Number(value) : value);
@@ -14,19 +28,47 @@ export const ENV_NAMES = [
   'ADMIN_PASSWORD',
   'SESSION_SECRET',
   'SIGNING_KEY_FILE',
+  'KEYRING_SECRET',
   'REDIS_URL',
   'REDIS_KEY_PREFIX',
   'TRUST_PROXY',
   'RATE_LIMIT_ACTIVATE',
   'RATE_LIMIT_DEACTIVATE',
   'RATE_LIMIT_VALIDATE',
+  'RATE_LIMIT_HEARTBEAT',
   'RATE_LIMIT_ADMIN',
   'RATE_LIMIT_LOGIN',
+  'RATE_LIMIT_LOGIN_PAGE',
   'LAST_SEEN_INTERVAL',
+  'SEAT_SWEEP_INTERVAL',
   'LOG_LEVEL',
   'DB_POOL_SIZE',
   'METRICS_TOKEN',
 ] as const;
+
+export const TRUST_EVERYONE_MESSAGE =
+  'TRUST_PROXY=true (or a /0 range) believes every X-Forwarded-For hop, so any client can pick its own IP and escape every per-IP ' +
+  'rate limit: give the number of proxies in front of the server (e.g. TRUST_PROXY=1) or their addresses (e.g. loopback, 10.0.0.0/8)';
+
+/** `true` and a /0 range make Express take the left-most X-Forwarded-For entry, which the client writes. */
+export function trustsEveryone(value: unknown): boolean {
+  if (typeof value !== 'string') return false;
+  return value.split(',').some((part) => {
+    const entry = part.trim().toLowerCase();
+    return entry === 'true' || /\/0+$/.test(entry);
+  });
+}
+
+function IsNotTrustEveryone(options: ValidationOptions): PropertyDecorator {
+  return (target: object, propertyName: string | symbol) =>
+    registerDecorator({
+      name: 'isNotTrustEveryone',
+      target: target.constructor,
+      propertyName: propertyName as string,
+      options,
+      validator: { validate: (value: unknown) => !trustsEveryone(value) },
+    });
+}
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -79,6 +121,12 @@ export class EnvironmentVariables {
 
   @Transform(emptyToUndefined)
   @IsOptional()
+  @IsString()
+  @MinLength(32, { message: 'KEYRING_SECRET must be at least 32 characters' })
+  KEYRING_SECRET?: string;
+
+  @Transform(emptyToUndefined)
+  @IsOptional()
   @Matches(/^rediss?:\/\/\S+$/, { message: 'REDIS_URL must be a redis:// or rediss:// URL' })
   REDIS_URL?: string;
 
@@ -90,9 +138,10 @@ export class EnvironmentVariables {
   @Matches(
     /^(true|false|\d{1,2}|(loopback|linklocal|uniquelocal|[0-9a-fA-F.:/]+)(\s*,\s*(loopback|linklocal|uniquelocal|[0-9a-fA-F.:/]+))*)$/,
     {
-      message: 'TRUST_PROXY must be true, false, a hop count, or a comma-separated list of loopback/linklocal/uniquelocal/IP/CIDR',
+      message: 'TRUST_PROXY must be false, a hop count, or a comma-separated list of loopback/linklocal/uniquelocal/IP/CIDR',
     },
   )
+  @IsNotTrustEveryone({ message: TRUST_EVERYONE_MESSAGE })
   TRUST_PROXY?: string;
 
   @Transform(toInt)
@@ -117,6 +166,12 @@ export class EnvironmentVariables {
   @IsInt()
   @Min(1)
   @Max(1_000_000_000)
+  RATE_LIMIT_HEARTBEAT = 60;
+
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(1_000_000_000)
   RATE_LIMIT_ADMIN = 600;
 
   @Transform(toInt)
@@ -127,9 +182,22 @@ export class EnvironmentVariables {
 
   @Transform(toInt)
   @IsInt()
+  @Min(1)
+  @Max(1_000_000_000)
+  RATE_LIMIT_LOGIN_PAGE = DEFAULT_LOGIN_PAGE_RATE_LIMIT;
+
+  @Transform(toInt)
+  @IsInt()
   @Min(0)
   @Max(86_400)
   LAST_SEEN_INTERVAL = 60;
+
+  /** Seconds between sweeps for dead seats (CONTRACT 9 wants them released within 60 s of death). */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(45)
+  SEAT_SWEEP_INTERVAL = 15;
 
   @IsIn(LOG_LEVELS as unknown as string[], { message: `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}` })
   LOG_LEVEL: (typeof LOG_LEVELS)[number] = 'info';

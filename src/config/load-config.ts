@@ -1,11 +1,12 @@
 import { resolve } from 'node:path';
-import { generateApiKey, generateSessionSecret, loadOrCreateSecret } from './secrets';
+import { generateApiKey, generateKeyringSecret, generateSessionSecret, loadOrCreateSecret } from './secrets';
 import { AppConfig } from './app-config';
 import { EnvironmentVariables } from './env.schema';
 
 export interface GeneratedSecrets {
   apiKey?: string;
   sessionSecret?: boolean;
+  keyringSecret?: boolean;
 }
 
 /**
@@ -31,6 +32,12 @@ export function buildConfig(env: EnvironmentVariables, databaseUrl: string): { c
     generated.sessionSecret = secret.generated;
     sessionSecret = secret.value;
   }
+  let keyringSecret = env.KEYRING_SECRET;
+  if (!keyringSecret) {
+    const secret = loadOrCreateSecret(dataDir, 'keyring-secret', generateKeyringSecret);
+    generated.keyringSecret = secret.generated;
+    keyringSecret = secret.value;
+  }
   const config: AppConfig = {
     port: env.PORT,
     dataDir,
@@ -40,6 +47,7 @@ export function buildConfig(env: EnvironmentVariables, databaseUrl: string): { c
     adminPassword: env.ADMIN_PASSWORD,
     sessionSecret,
     signingKeyFile: resolve(env.SIGNING_KEY_FILE ?? resolve(dataDir, 'signing-key.pem')),
+    keyringSecret,
     redisUrl: env.REDIS_URL,
     redisKeyPrefix: env.REDIS_KEY_PREFIX,
     trustProxy: env.TRUST_PROXY,
@@ -47,10 +55,13 @@ export function buildConfig(env: EnvironmentVariables, databaseUrl: string): { c
       activate: env.RATE_LIMIT_ACTIVATE,
       deactivate: env.RATE_LIMIT_DEACTIVATE,
       validate: env.RATE_LIMIT_VALIDATE,
+      heartbeat: env.RATE_LIMIT_HEARTBEAT,
       admin: env.RATE_LIMIT_ADMIN,
       login: env.RATE_LIMIT_LOGIN,
+      loginPage: env.RATE_LIMIT_LOGIN_PAGE,
     },
     lastSeenIntervalSeconds: env.LAST_SEEN_INTERVAL,
+    seatSweepIntervalSeconds: env.SEAT_SWEEP_INTERVAL,
     logLevel: env.LOG_LEVEL,
     dbPoolSize: env.DB_POOL_SIZE,
     metricsToken: env.METRICS_TOKEN,

@@ -49,4 +49,5 @@ export function writeFileExclusive(path: string, content: string | Buffer): bool
 
 export const generateApiKey = () => 'lsk_' + randomBytes(32).toString('base64url');
 export const generateSessionSecret = () => randomBytes(48).toString('base64url');
+export const generateKeyringSecret = () => randomBytes(48).toString('base64url');
 export const generatePassword = () => randomBytes(15).toString('base64url');

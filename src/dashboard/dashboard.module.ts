@@ -3,26 +3,38 @@ import { ActivationModule } from '../activation/activation.module';
 import { AuditModule } from '../audit/audit.module';
 import { LicensesModule } from '../licenses/licenses.module';
 import { ProductsModule } from '../products/products.module';
-import { SigningModule } from '../signing/signing.module';
+import { KeyringModule } from '../keyring/keyring.module';
 import { StatsModule } from '../stats/stats.module';
 import { AuthController } from './auth/auth.controller';
 import { DashboardPassport } from './auth/dashboard-passport';
+import { loginFormTokensProvider } from './auth/login-form-token';
 import { FirstUserInitializer } from './first-user';
 import { AuditPageController } from './pages/audit.controller';
 import { LicenseFilesPagesController } from './pages/license-files.controller';
 import { LicensesPagesController } from './pages/licenses.controller';
 import { DashboardNotFoundController } from './pages/not-found.controller';
 import { OverviewController } from './pages/overview.controller';
+import { SigningKeysPageController } from './pages/signing-keys.controller';
+import { TokensPageController } from './pages/tokens.controller';
 import { DashboardSessionStore } from './session-store';
 import { UsersRepository } from './users.repository';
 import { UsersService } from './users.service';
 
 /** The staff dashboard: server-rendered pages on top of the same services as the admin API (never its own SQL for licences). */
 @Module({
-  imports: [ActivationModule, AuditModule, LicensesModule, ProductsModule, SigningModule, StatsModule],
+  imports: [ActivationModule, AuditModule, KeyringModule, LicensesModule, ProductsModule, StatsModule],
   // DashboardNotFoundController last: it catches only what no page matched.
-  controllers: [AuthController, OverviewController, LicensesPagesController, AuditPageController, LicenseFilesPagesController, DashboardNotFoundController],
-  providers: [UsersRepository, UsersService, DashboardPassport, DashboardSessionStore, FirstUserInitializer],
+  controllers: [
+    AuthController,
+    OverviewController,
+    LicensesPagesController,
+    AuditPageController,
+    SigningKeysPageController,
+    TokensPageController,
+    LicenseFilesPagesController,
+    DashboardNotFoundController,
+  ],
+  providers: [UsersRepository, UsersService, DashboardPassport, DashboardSessionStore, FirstUserInitializer, loginFormTokensProvider],
   exports: [UsersService],
 })
 export class DashboardModule {}

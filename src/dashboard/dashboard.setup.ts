@@ -5,6 +5,7 @@ import session from 'express-session';
 import { join } from 'node:path';
 import type { AppConfig } from '../config/app-config';
 import { DashboardPassport, SESSION_MAX_AGE_MS } from './auth/dashboard-passport';
+import { LoginFormTokens } from './auth/login-form-token';
 import { renderDashboardError } from './http/dashboard-exception.filter';
 import { DashboardSessionStore } from './session-store';
 import { createViewEngine } from './views/view-engine';
@@ -13,7 +14,7 @@ export const SESSION_COOKIE = 'licence_session';
 export const ASSETS_PREFIX = '/assets/';
 
 // Sessions exist only where the dashboard lives: the JSON API and static files never touch the session store.
-const DASHBOARD_ROOTS = ['/login', '/logout', '/dashboard', '/licenses', '/audit', '/offline-activation'];
+const DASHBOARD_ROOTS = ['/login', '/logout', '/dashboard', '/licenses', '/audit', '/signing-keys', '/tokens', '/offline-activation'];
 
 export function isDashboardPath(path: string): boolean {
   return path === '/' || DASHBOARD_ROOTS.some((root) => path === root || path.startsWith(`${root}/`));
@@ -70,7 +71,8 @@ export function configureDashboard(app: NestExpressApplication, config: AppConfi
   app.use(onDashboardPaths(passport.session()));
 
   // Failures before Nest's router (session store down, a session that cannot be read) as an HTML page.
+  const loginForm = app.get(LoginFormTokens);
   app.use((err: unknown, req: Request, res: Response, next: NextFunction) =>
-    isDashboardPath(req.path) ? renderDashboardError(err, req, res, logger) : next(err),
+    isDashboardPath(req.path) ? renderDashboardError(err, req, res, logger, loginForm) : next(err),
   );
 }

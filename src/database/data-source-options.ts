@@ -1,23 +1,33 @@
 import type { DataSourceOptions } from 'typeorm';
 import { clientWithDeadline } from './deadline-client';
 import { AuditEntry } from '../audit/audit-entry.entity';
+import { AdminToken } from '../auth/admin-token.entity';
 import { User } from '../dashboard/user.entity';
 import { Activation } from '../licenses/activation.entity';
 import { License } from '../licenses/license.entity';
+import { StoredSigningKey } from '../keyring/signing-key.entity';
 import { Product } from '../products/product.entity';
 import { InitialSchema1763780000000 } from './migrations/1763780000000-initial-schema';
 import { SeedProducts1763780000001 } from './migrations/1763780000001-seed-products';
 import { StatsCounters1795323918361 } from './migrations/1795323918361-stats-counters';
 import { StatsReadIndexes1795395863444 } from './migrations/1795395863444-stats-read-indexes';
+import { AdminTokens1796200000000 } from './migrations/1796200000000-admin-tokens';
+import { SeatPolicies1796100000000 } from './migrations/1796100000000-seat-policies';
+import { SigningKeys1796000000000 } from './migrations/1796000000000-signing-keys';
+import { StaffSearch1796300000000 } from './migrations/1796300000000-staff-search';
 
 const STATEMENT_TIMEOUT_MS = 15_000;
 
-export const ENTITIES = [Product, License, Activation, AuditEntry, User];
+export const ENTITIES = [Product, License, Activation, AuditEntry, User, StoredSigningKey, AdminToken];
 export const MIGRATIONS = [
   InitialSchema1763780000000,
   SeedProducts1763780000001,
   StatsCounters1795323918361,
   StatsReadIndexes1795395863444,
+  SigningKeys1796000000000,
+  SeatPolicies1796100000000,
+  AdminTokens1796200000000,
+  StaffSearch1796300000000,
 ];
 
 /** One place for the TypeORM options, shared by the app, the migration CLI and the tests. */

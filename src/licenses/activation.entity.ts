@@ -1,11 +1,14 @@
-import { Column, Entity, JoinColumn, ManyToOne, PrimaryGeneratedColumn } from 'typeorm';
+import { Check, Column, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn } from 'typeorm';
 import { License } from './license.entity';
 
-export const RELEASE_REASONS = ['deactivated', 'force_released'] as const;
+export const RELEASE_REASONS = ['deactivated', 'force_released', 'heartbeat_timeout'] as const;
 export type ReleaseReason = (typeof RELEASE_REASONS)[number];
 
 /** One seat: a licence bound to a machine from activated_at until released_at. */
 @Entity('activations')
+@Index('activations_deactivated_idx', ['licenseId', 'releasedAt'], { where: `release_reason = 'deactivated'` })
+@Index('activations_heartbeat_released_idx', ['releasedAt'], { where: `release_reason = 'heartbeat_timeout'` })
+@Check('activations_release_reason_check', `release_reason IN ('deactivated', 'force_released', 'heartbeat_timeout')`)
 export class Activation {
   @PrimaryGeneratedColumn({ type: 'bigint' })
   id: string;
@@ -17,9 +20,13 @@ export class Activation {
   @JoinColumn({ name: 'license_id' })
   license?: License;
 
+  // varchar_pattern_ops (staff search by fingerprint prefix): TypeORM cannot express the operator class.
+  @Index('activations_fingerprint_prefix_idx', { synchronize: false })
   @Column({ name: 'machine_fingerprint', type: 'varchar', length: 71 })
   machineFingerprint: string;
 
+  // A trigram GIN index on lower(hostname), only where pg_trgm exists (staff search).
+  @Index('activations_hostname_trgm_idx', { synchronize: false })
   @Column({ type: 'varchar', length: 255, nullable: true })
   hostname: string | null;
 

@@ -15,8 +15,12 @@ export interface StatusFields {
 const DAY_MS = 86_400_000;
 
 /** End of the grace period: expires_at + grace_days, or null for a licence that never expires. */
+/** The last instant an ISO 8601 timestamp can show with a four-digit year. */
+const LAST_FOUR_DIGIT_YEAR_MS = Date.parse('9999-12-31T23:59:59.999Z');
+
+/** expires_at + grace_days, capped at the end of year 9999 (a licence expiring then has no later grace end to show). */
 export function graceEndsAt(license: Pick<StatusFields, 'expiresAt' | 'graceDays'>): Date | null {
-  return license.expiresAt ? new Date(license.expiresAt.getTime() + license.graceDays * DAY_MS) : null;
+  return license.expiresAt ? new Date(Math.min(license.expiresAt.getTime() + license.graceDays * DAY_MS, LAST_FOUR_DIGIT_YEAR_MS)) : null;
 }
 
 /** revoked > suspended > expired (now > expires_at + grace) > grace (now > expires_at) > active. */

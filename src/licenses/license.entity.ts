@@ -1,8 +1,10 @@
-import { Column, CreateDateColumn, Entity, JoinColumn, ManyToOne, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
+import { Check, Column, CreateDateColumn, Entity, JoinColumn, ManyToOne, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
 import { Product } from '../products/product.entity';
+import type { PolicyOverrides } from './license-policy';
 import type { LicenseType } from './license-type';
 
 @Entity('licenses')
+@Check('licenses_policy_check', `jsonb_typeof(policy) = 'object'`)
 export class License {
   @PrimaryGeneratedColumn()
   id: number;
@@ -36,6 +38,10 @@ export class License {
   @Column({ type: 'jsonb', default: [] })
   features: string[];
 
+  /** The licence's own seat-policy overrides; the product's default_policy applies beneath (see mergePolicy). */
+  @Column({ type: 'jsonb', default: {} })
+  policy: PolicyOverrides;
+
   @Column({ name: 'grace_days', type: 'int', default: 7 })
   graceDays: number;
 
@@ -62,4 +68,11 @@ export class License {
 
   @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz' })
   updatedAt: Date;
+
+  /**
+   * Folded customer name and e-mail, the key with and without dashes, and the PIB: what the search
+   * matches. Kept by the licenses_search_text trigger, so the application never writes it.
+   */
+  @Column({ name: 'search_text', type: 'text', select: false, insert: false, update: false })
+  searchText?: string;
 }

@@ -1,27 +1,28 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Put, Query, Res } from '@nestjs/common';
 import { ApiConflictResponse, ApiCreatedResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
-import { AdminApi } from '../common/auth/admin-api.decorator';
-import { Actor, CurrentActor } from '../common/auth/actor';
+import { AdminRoute } from '../auth/admin-route.decorator';
+import { Actor, CurrentActor, CurrentProductScope, type ProductScope } from '../common/auth/actor';
 import { ErrorResponseDto } from '../common/errors/error-response.dto';
 import { IdParamPipe } from '../common/http/id-param.pipe';
+import { EXPORT_RESPONSE, sendExport } from '../common/http/export';
 import { setTotalCount, TOTAL_COUNT_HEADERS } from '../common/http/page-query.dto';
 import { ActivationDto } from './dto/activation.dto';
 import { CreateLicenseDto, UpdateLicenseDto } from './dto/create-license.dto';
 import { CreatedLicenseDto, ReleaseResultDto, ReleaseSeatsDto, RevokeLicenseDto } from './dto/license-actions.dto';
 import { LicenseDetailsDto, LicenseListItemDto } from './dto/license.dto';
-import { ListLicensesQueryDto } from './dto/list-licenses.query';
+import { ExportLicensesQueryDto, ListLicensesQueryDto } from './dto/list-licenses.query';
 import { LicensesService } from './licenses.service';
 
-const NOT_FOUND = { description: 'NOT_FOUND: no licence with this id', type: ErrorResponseDto };
+const NOT_FOUND = { description: "NOT_FOUND: no licence with this id (among the credential's products)", type: ErrorResponseDto };
 
 @ApiTags('admin: licenses')
-@AdminApi()
 @Controller('api/v1/admin/licenses')
 export class LicensesController {
   constructor(private readonly licenses: LicensesService) {}
 
   @Post()
+  @AdminRoute('licenses:write')
   @HttpCode(201)
   @ApiOperation({
     summary: 'Create a licence',
@@ -29,30 +30,57 @@ export class LicensesController {
       'Generates the key; expires_at follows from license_type unless given; limits are stored as overrides of the product defaults.',
   })
   @ApiCreatedResponse({ type: CreatedLicenseDto })
-  async create(@Body() body: CreateLicenseDto, @CurrentActor() actor: Actor): Promise<CreatedLicenseDto> {
-    const license = await this.licenses.createLicense(body, actor);
+  async create(
+    @Body() body: CreateLicenseDto,
+    @CurrentActor() actor: Actor,
+    @CurrentProductScope() products: ProductScope,
+  ): Promise<CreatedLicenseDto> {
+    const license = await this.licenses.createLicense(body, actor, products);
     return { id: license.id, license_key: license.licenseKey, message: 'License created' };
   }
 
   @Get()
+  @AdminRoute('licenses:read')
   @ApiOperation({
     summary: 'List licences',
     description: 'Newest first. Filters combine with AND; q is a literal case-insensitive substring of customer name, e-mail or key.',
   })
   @ApiOkResponse({ type: [LicenseListItemDto], headers: TOTAL_COUNT_HEADERS })
-  async list(@Query() query: ListLicensesQueryDto, @Res({ passthrough: true }) res: Response): Promise<LicenseListItemDto[]> {
-    return setTotalCount(res, await this.licenses.listLicenses(query));
+  async list(
+    @Query() query: ListLicensesQueryDto,
+    @CurrentProductScope() products: ProductScope,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<LicenseListItemDto[]> {
+    return setTotalCount(res, await this.licenses.listLicenses(query, products));
+  }
+
+  // Before ':id', which would otherwise take "export" for an id.
+  @Get('export')
+  @AdminRoute('licenses:read')
+  @ApiOperation({
+    summary: 'Export every matching licence (CSV or NDJSON)',
+    description:
+      'The list filters, no paging, newest first; streamed from a database cursor. CSV: RFC 4180 with a header row; a cell starting with = + - @ tab or CR gets a leading apostrophe.',
+  })
+  @ApiOkResponse(EXPORT_RESPONSE)
+  async export(@Query() query: ExportLicensesQueryDto, @CurrentProductScope() products: ProductScope, @Res() res: Response): Promise<void> {
+    sendExport(res, await this.licenses.exportLicenses(query, products), query.format, 'licenses');
   }
 
   @Get(':id')
-  @ApiOperation({ summary: 'Get a licence with status, merged limits and current seats' })
+  @AdminRoute('licenses:read')
+  @ApiOperation({
+    summary: 'Get a licence with status, merged limits and current seats',
+    description: 'Every stored field, the derived status and the product.',
+  })
   @ApiOkResponse({ type: LicenseDetailsDto })
   @ApiNotFoundResponse(NOT_FOUND)
-  get(@Param('id', IdParamPipe) id: number): Promise<LicenseDetailsDto> {
-    return this.licenses.getLicense(id);
+  get(@Param('id', IdParamPipe) id: number, @CurrentProductScope() products: ProductScope): Promise<LicenseDetailsDto> {
+    return this.licenses.getLicense(id, products);
   }
 
   @Put(':id')
+  @AdminRoute('licenses:write')
   @ApiOperation({
     summary: 'Change a licence (partial)',
     description: 'active false suspends, true reinstates; limits replace the own overrides; expires_at may be in the past.',
@@ -60,21 +88,33 @@ export class LicensesController {
   @ApiOkResponse({ type: LicenseDetailsDto })
   @ApiNotFoundResponse(NOT_FOUND)
   @ApiConflictResponse({ description: 'CONFLICT: a revoked licence cannot be made active again', type: ErrorResponseDto })
-  update(@Param('id', IdParamPipe) id: number, @Body() body: UpdateLicenseDto, @CurrentActor() actor: Actor): Promise<LicenseDetailsDto> {
-    return this.licenses.updateLicense(id, body, actor);
+  update(
+    @Param('id', IdParamPipe) id: number,
+    @Body() body: UpdateLicenseDto,
+    @CurrentActor() actor: Actor,
+    @CurrentProductScope() products: ProductScope,
+  ): Promise<LicenseDetailsDto> {
+    return this.licenses.updateLicense(id, body, actor, products);
   }
 
   @Post(':id/revoke')
+  @AdminRoute('licenses:write')
   @HttpCode(200)
   @ApiOperation({ summary: 'Revoke a licence for good', description: 'Seats stay bound; bound machines then validate as revoked.' })
   @ApiOkResponse({ type: LicenseDetailsDto })
   @ApiNotFoundResponse(NOT_FOUND)
   @ApiConflictResponse({ description: 'ALREADY_REVOKED', type: ErrorResponseDto })
-  revoke(@Param('id', IdParamPipe) id: number, @Body() body: RevokeLicenseDto, @CurrentActor() actor: Actor): Promise<LicenseDetailsDto> {
-    return this.licenses.revokeLicense(id, body.reason, actor);
+  revoke(
+    @Param('id', IdParamPipe) id: number,
+    @Body() body: RevokeLicenseDto,
+    @CurrentActor() actor: Actor,
+    @CurrentProductScope() products: ProductScope,
+  ): Promise<LicenseDetailsDto> {
+    return this.licenses.revokeLicense(id, body.reason, actor, products);
   }
 
   @Post(':id/release')
+  @AdminRoute('licenses:write')
   @HttpCode(200)
   @ApiOperation({
     summary: 'Force-release seats',
@@ -83,15 +123,24 @@ export class LicensesController {
   @ApiOkResponse({ type: ReleaseResultDto })
   @ApiNotFoundResponse(NOT_FOUND)
   @ApiConflictResponse({ description: 'NOT_ACTIVATED: nothing (or not that machine) is bound', type: ErrorResponseDto })
-  release(@Param('id', IdParamPipe) id: number, @Body() body: ReleaseSeatsDto, @CurrentActor() actor: Actor): Promise<ReleaseResultDto> {
-    return this.licenses.releaseSeats(id, body, actor);
+  release(
+    @Param('id', IdParamPipe) id: number,
+    @Body() body: ReleaseSeatsDto,
+    @CurrentActor() actor: Actor,
+    @CurrentProductScope() products: ProductScope,
+  ): Promise<ReleaseResultDto> {
+    return this.licenses.releaseSeats(id, body, actor, products);
   }
 
   @Get(':id/activations')
-  @ApiOperation({ summary: 'Every activation record of a licence, current and past, newest first' })
+  @AdminRoute('licenses:read')
+  @ApiOperation({
+    summary: 'Every activation record of a licence, current and past, newest first',
+    description: 'Released records keep released_at and release_reason.',
+  })
   @ApiOkResponse({ type: [ActivationDto] })
   @ApiNotFoundResponse(NOT_FOUND)
-  activations(@Param('id', IdParamPipe) id: number): Promise<ActivationDto[]> {
-    return this.licenses.listActivations(id);
+  activations(@Param('id', IdParamPipe) id: number, @CurrentProductScope() products: ProductScope): Promise<ActivationDto[]> {
+    return this.licenses.listActivations(id, products);
   }
 }

@@ -1,21 +1,65 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
+import type { Readable } from 'node:stream';
 import { DataSource, EntityManager } from 'typeorm';
+import { ALL_PRODUCTS, type ProductScope } from '../common/auth/actor';
 import { cappedCountSql, matchCount, MatchCount } from '../database/match-count';
 import { preparedQuery, statementName } from '../database/prepared-query';
+import { openRowStream } from '../database/row-stream';
 import type { LicenseListRow } from './dto/license.dto';
 import { Product } from '../products/product.entity';
 import { License } from './license.entity';
 import { LicenseStatus, licenseStatusConditionSql, licenseStatusSql } from './license-status';
 import type { LicenseType } from './license-type';
 
-/** Filters of the licence list, combined with AND. `search` is a literal, case-insensitive substring. */
+/**
+ * Filters of the licence list, combined with AND. `search` is a literal substring, case- and
+ * accent-insensitive, of the customer name, e-mail, PIB and the key with or without dashes.
+ */
 export interface LicenseListFilter {
   productCode?: string;
+  /** The credential's products (null: all), ANDed with productCode. */
+  productScope?: ProductScope;
   status?: LicenseStatus;
   licenseType?: LicenseType;
   search?: string;
+  /** The staff search: `search` also matches a machine's hostname (substring) or fingerprint (prefix), current or past. */
+  searchMachines?: boolean;
+  /** One customer's licences: exact e-mail (case-insensitive) or PIB. */
+  customerEmail?: string;
+  customerPib?: string;
+  /** Usable licences whose expiry falls within the next N days. */
+  expiringWithinDays?: number;
 }
+
+export const LICENSE_SORTS = ['created_at', 'expires_at', 'customer_name', 'license_key', 'product', 'license_type', 'status'] as const;
+export type LicenseSort = (typeof LICENSE_SORTS)[number];
+
+/** Page options beyond limit/offset: the order (default newest first) and the seat counts of each row. */
+export interface LicensePageOptions {
+  sort?: LicenseSort;
+  direction?: 'asc' | 'desc';
+  withSeats?: boolean;
+}
+
+const SORT_SQL: Record<LicenseSort, string> = {
+  created_at: 'l.created_at',
+  expires_at: 'l.expires_at',
+  customer_name: 'lower(l.customer_name)',
+  license_key: 'l.license_key',
+  product: 'p.code',
+  license_type: 'l.license_type',
+  status: licenseStatusSql('l'),
+};
+
+/** A fingerprint prefix as typed (with or without `sha256:`, any case), or undefined when the text cannot be one. */
+export function fingerprintPrefix(text: string): string | undefined {
+  const m = /^(?:sha256:)?([0-9a-f]{6,64})$/i.exec(text.trim());
+  return m ? `sha256:${m[1].toLowerCase()}` : undefined;
+}
+
+/** `$2` is the product scope: null for every product, else the codes the credential may see. */
+const IN_PRODUCT_SCOPE = '($2::text[] IS NULL OR p.code = ANY($2::text[]))';
 
 /** LIKE treats % _ and \ as special: escape them so the search is literal. */
 export const escapeLike = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
@@ -29,8 +73,9 @@ export class LicensesRepository {
     return (manager ?? this.dataSource.manager).getRepository(License);
   }
 
-  getById(id: number, manager?: EntityManager): Promise<License | null> {
-    return this.oneWithProduct('license-by-id', 'l.id = $1', [id], manager);
+  /** With a product scope, another product's licence is not found (the scope is part of the query). */
+  getById(id: number, manager?: EntityManager, products: ProductScope = ALL_PRODUCTS): Promise<License | null> {
+    return this.oneWithProduct('license-by-id-in-scope', `l.id = $1 AND ${IN_PRODUCT_SCOPE}`, [id, products], manager);
   }
 
   getByKey(licenseKey: string, manager?: EntityManager): Promise<License | null> {
@@ -38,8 +83,8 @@ export class LicensesRepository {
   }
 
   /** SELECT ... FOR UPDATE on the licence row (the product row, joined in, is not locked). */
-  lockById(id: number, manager: EntityManager): Promise<License | null> {
-    return this.oneWithProduct('license-lock-by-id', 'l.id = $1 FOR UPDATE OF l', [id], manager);
+  lockById(id: number, manager: EntityManager, products: ProductScope = ALL_PRODUCTS): Promise<License | null> {
+    return this.oneWithProduct('license-lock-by-id-in-scope', `l.id = $1 AND ${IN_PRODUCT_SCOPE} FOR UPDATE OF l`, [id, products], manager);
   }
 
   /** Serialises every seat change of one licence: the basis of race-free seat counting. */
@@ -64,25 +109,30 @@ export class LicensesRepository {
     filter: LicenseListFilter,
     limit: number,
     offset: number,
+    options: LicensePageOptions = {},
     manager = this.dataSource.manager,
   ): Promise<{ rows: LicenseListRow[] } & MatchCount> {
     const params: unknown[] = [];
+    const from = licenseListFrom(filter, params);
     const param = (value: unknown) => `$${params.push(value)}`;
-    const where: string[] = [];
-    if (filter.productCode !== undefined) where.push(`p.code = ${param(filter.productCode)}`);
-    if (filter.licenseType !== undefined) where.push(`l.license_type = ${param(filter.licenseType)}`);
-    if (filter.status !== undefined) where.push(licenseStatusConditionSql('l', filter.status));
-    // search_text is lower(name || email || key), trigram-indexed; lower() the needle the same way.
-    if (filter.search !== undefined) where.push(`l.search_text LIKE '%' || lower(${param(escapeLike(filter.search))}) || '%'`);
-    const from = `FROM licenses l JOIN products p ON p.id = l.product_id ${where.length ? `WHERE ${where.join(' AND ')}` : ''}`;
     const filterParams = [...params];
+    const dir = options.direction === 'asc' ? 'ASC' : 'DESC';
+    const order = options.sort && options.sort !== 'created_at' ? `${SORT_SQL[options.sort]} ${dir} NULLS LAST, ` : '';
+    const createdDir = options.sort === 'created_at' ? dir : 'DESC';
+    const seats = options.withSeats
+      ? `, (SELECT count(*)::int FROM activations a WHERE a.license_id = l.id AND a.released_at IS NULL) AS seats_used,
+         coalesce((l.limits ->> 'max_installations')::int, (p.default_limits ->> 'max_installations')::int, 1) AS seat_limit,
+         l.customer_pib`
+      : '';
+    const pageOrder = (alias: string, sortColumn: string) =>
+      `${order ? `${alias}.${sortColumn} ${dir} NULLS LAST, ` : ''}${alias}.created_at ${createdDir}, ${alias}.id ${createdDir}`;
     const text = `WITH counted AS (${cappedCountSql(from)})
        SELECT counted.n AS capped_total, page.* FROM counted LEFT JOIN (
          SELECT l.id, p.code AS product_code, l.license_key, l.license_type, l.customer_name, l.customer_email, l.expires_at,
-                l.active, l.revoked, l.created_at, ${licenseStatusSql('l')} AS status
-         ${from} ORDER BY l.created_at DESC, l.id DESC LIMIT ${param(limit)} OFFSET ${param(offset)}
+                l.active, l.revoked, l.created_at, ${licenseStatusSql('l')} AS status${order ? `, ${SORT_SQL[options.sort as LicenseSort]} AS sort_key` : ''}${seats}
+         ${from} ORDER BY ${order}l.created_at ${createdDir}, l.id ${createdDir} LIMIT ${param(limit)} OFFSET ${param(offset)}
        ) page ON true
-       ORDER BY page.created_at DESC, page.id DESC`;
+       ORDER BY ${pageOrder('page', 'sort_key')}`;
     const { rows: raw } = await preparedQuery(manager, statementName(text), text, params);
     const rows = raw
       .filter((r) => r.id !== null)
@@ -98,8 +148,44 @@ export class LicensesRepository {
         revoked: r.revoked,
         status: r.status,
         createdAt: r.created_at,
+        ...(options.withSeats ? { seatsUsed: r.seats_used, seatLimit: r.seat_limit, customerPib: r.customer_pib } : {}),
       }));
     return { rows, ...(await matchCount(manager, raw[0].capped_total, from, filterParams)) };
+  }
+
+  /** Key and customer of each of the licences (for lists of other things that name licences, like the audit log). */
+  async summaries(ids: number[]): Promise<{ id: number; licenseKey: string; customerName: string; customerEmail: string | null }[]> {
+    if (ids.length === 0) return [];
+    const rows: { id: number; license_key: string; customer_name: string; customer_email: string | null }[] = await this.dataSource.query(
+      'SELECT id, license_key, customer_name, customer_email FROM licenses WHERE id = ANY($1::int[])',
+      [ids],
+    );
+    return rows.map((r) => ({ id: r.id, licenseKey: r.license_key, customerName: r.customer_name, customerEmail: r.customer_email }));
+  }
+
+  /** Ids of the licences whose customer name or e-mail contains `text` (folded), at most `limit`. */
+  async idsOfCustomer(text: string, limit: number): Promise<number[]> {
+    const rows: { id: number }[] = await this.dataSource.query(
+      `SELECT l.id FROM licenses l WHERE l.search_text LIKE '%' || license_search_fold($1) || '%'
+         AND license_search_fold(l.customer_name || ' ' || coalesce(l.customer_email, '')) LIKE '%' || license_search_fold($1) || '%'
+       ORDER BY l.id DESC LIMIT $2`,
+      [escapeLike(text), limit],
+    );
+    return rows.map((r) => r.id);
+  }
+
+  /**
+   * Every matching licence, newest first, as a stream read from a server-side cursor (CONTRACT 13). Opens when
+   * the query has produced its first row (or none), so a failure before then is an ordinary error.
+   */
+  streamExport(filter: LicenseListFilter): Promise<Readable> {
+    const params: unknown[] = [];
+    const from = licenseListFrom(filter, params);
+    const text = `SELECT l.id, p.code AS product_code, l.license_key, l.license_type, ${licenseStatusSql('l')} AS status,
+        l.customer_name, l.customer_email, l.customer_pib, l.features, l.limits, l.grace_days, l.expires_at, l.active,
+        l.revoked_at, l.revoke_reason, l.notes, l.created_at, l.updated_at
+      ${from} ORDER BY l.created_at DESC, l.id DESC`;
+    return openRowStream(this.dataSource, text, params);
   }
 
   /**
@@ -117,10 +203,52 @@ export class LicensesRepository {
   }
 }
 
+/**
+ * The search condition: the folded needle as a substring of search_text (trigram-indexed); for the staff
+ * search also licences with a machine of that hostname or fingerprint prefix, as a UNION of index scans.
+ */
+function searchCondition(search: string, machines: boolean, param: (value: unknown) => string): string {
+  const needle = `'%' || license_search_fold(${param(escapeLike(search))}) || '%'`;
+  if (!machines) return `l.search_text LIKE ${needle}`;
+  const fingerprint = fingerprintPrefix(search);
+  const byFingerprint = fingerprint
+    ? `UNION SELECT a.license_id FROM activations a WHERE a.machine_fingerprint LIKE ${param(fingerprint + '%')}`
+    : '';
+  return `l.id IN (SELECT s.id FROM licenses s WHERE s.search_text LIKE ${needle}
+    UNION SELECT a.license_id FROM activations a WHERE lower(a.hostname) LIKE '%' || lower(${param(escapeLike(search))}) || '%'
+    ${byFingerprint})`;
+}
+
+/** `FROM ... WHERE ...` of the licence list and export; pushes its parameters onto `params`. */
+function licenseListFrom(filter: LicenseListFilter, params: unknown[]): string {
+  const param = (value: unknown) => `$${params.push(value)}`;
+  const where: string[] = [];
+  if (filter.productScope) where.push(`p.code = ANY(${param(filter.productScope)}::text[])`);
+  if (filter.productCode !== undefined) where.push(`p.code = ${param(filter.productCode)}`);
+  if (filter.licenseType !== undefined) where.push(`l.license_type = ${param(filter.licenseType)}`);
+  if (filter.status !== undefined) where.push(licenseStatusConditionSql('l', filter.status));
+  if (filter.search !== undefined) where.push(searchCondition(filter.search, filter.searchMachines === true, param));
+  // Exact customer matches, narrowed through the trigram-indexed search_text first.
+  if (filter.customerEmail !== undefined) {
+    const email = param(filter.customerEmail);
+    where.push(`l.search_text LIKE '%' || license_search_fold(${email}) || '%' AND lower(l.customer_email) = lower(${email})`);
+  }
+  if (filter.customerPib !== undefined) {
+    const pib = param(filter.customerPib);
+    where.push(`l.search_text LIKE '%' || ${pib} || '%' AND l.customer_pib = ${pib}`);
+  }
+  if (filter.expiringWithinDays !== undefined) {
+    where.push(
+      `NOT l.revoked AND l.active AND l.expires_at > now() AND l.expires_at <= now() + make_interval(days => ${param(filter.expiringWithinDays)})`,
+    );
+  }
+  return `FROM licenses l JOIN products p ON p.id = l.product_id ${where.length ? `WHERE ${where.join(' AND ')}` : ''}`;
+}
+
 const LICENSE_WITH_PRODUCT = `SELECT l.id, l.product_id, l.license_key, l.license_type, l.customer_name, l.customer_email, l.customer_pib,
-    l.limits, l.features, l.grace_days, l.notes, l.expires_at, l.active, l.revoked, l.revoked_at, l.revoke_reason,
+    l.limits, l.features, l.policy, l.grace_days, l.notes, l.expires_at, l.active, l.revoked, l.revoked_at, l.revoke_reason,
     l.created_at, l.updated_at, p.code AS p_code, p.name AS p_name, p.key_prefix AS p_key_prefix,
-    p.default_limits AS p_default_limits, p.available_features AS p_available_features, p.active AS p_active,
+    p.default_limits AS p_default_limits, p.default_policy AS p_default_policy, p.available_features AS p_available_features, p.active AS p_active,
     p.created_at AS p_created_at, p.updated_at AS p_updated_at
   FROM licenses l JOIN products p ON p.id = l.product_id`;
 
@@ -131,6 +259,7 @@ function licenseFromRow(r: Record<string, any>): License {
     name: r.p_name,
     keyPrefix: r.p_key_prefix,
     defaultLimits: r.p_default_limits,
+    defaultPolicy: r.p_default_policy,
     availableFeatures: r.p_available_features,
     active: r.p_active,
     createdAt: r.p_created_at,
@@ -147,6 +276,7 @@ function licenseFromRow(r: Record<string, any>): License {
     customerPib: r.customer_pib,
     limits: r.limits,
     features: r.features,
+    policy: r.policy,
     graceDays: r.grace_days,
     notes: r.notes,
     expiresAt: r.expires_at,

@@ -2,10 +2,11 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { AuditService } from '../audit/audit.service';
-import type { Actor } from '../common/auth/actor';
+import { type Actor, ALL_PRODUCTS, type ProductScope, productScopeIncludes } from '../common/auth/actor';
 import { AppError } from '../common/errors/app-error';
 import { uniqueViolation } from '../common/errors/database-errors';
 import { ErrorCode } from '../common/errors/error-codes';
+import type { ExportSource, ExportValue } from '../common/http/export';
 import { DEFAULT_PAGE_LIMIT, Page } from '../common/http/page-query.dto';
 import { parseIsoTimestamp } from '../common/validation/iso-timestamp';
 import type { Product } from '../products/product.entity';
@@ -20,16 +21,26 @@ import { License } from './license.entity';
 import { computeExpiresAt } from './license-expiry';
 import { generateLicenseKey } from './license-key';
 import { mergeLimits } from './license-limits';
+import { licensePolicyOverrides, mergePolicy } from './license-policy';
 import { deriveLicenseStatus, graceEndsAt } from './license-status';
 import type { LicenseType } from './license-type';
-import { LicensesRepository } from './licenses.repository';
+import { LicensePageOptions, LicensesRepository } from './licenses.repository';
 import { SeatsRepository } from './seats.repository';
 
 /** 100 random bits make a collision astronomically rare; a few retries make it harmless. */
 const KEY_ATTEMPTS = 5;
 const LICENSE_KEY_INDEX = 'licenses_license_key_key';
 
-export type LicenseListQuery = Partial<ListLicensesQueryDto>;
+export type LicenseListQuery = Partial<ListLicensesQueryDto> & {
+  /** The staff search: `q` also matches machines (hostname substring, fingerprint prefix). */
+  search_machines?: boolean;
+  customer_email?: string;
+  customer_pib?: string;
+  expiring_within_days?: number;
+};
+
+/** A list row with the seat columns the dashboard shows. */
+export type LicenseStaffListItem = LicenseListItemDto & { seats_used: number; seat_limit: number; customer_pib: string | null };
 export interface ReleaseSeatsInput {
   machine_fingerprint?: string;
   reason?: string | null;
@@ -42,6 +53,7 @@ const UPDATABLE = [
   ['customer_pib', 'customerPib'],
   ['limits', 'limits'],
   ['features', 'features'],
+  ['policy', 'policy'],
   ['grace_days', 'graceDays'],
   ['notes', 'notes'],
   ['expires_at', 'expiresAt'],
@@ -67,7 +79,10 @@ export class LicensesService {
    * Issues a licence with a fresh key. Throws 400 VALIDATION_ERROR for an unknown or inactive product,
    * features outside the product's, an expires_at not in the future, or an expires_at on a PERPETUAL licence.
    */
-  async createLicense(input: CreateLicenseDto, actor: Actor): Promise<License> {
+  async createLicense(input: CreateLicenseDto, actor: Actor, products: ProductScope = ALL_PRODUCTS): Promise<License> {
+    // Outside the credential's products a product is as unknown as one that does not exist.
+    if (!productScopeIncludes(products, input.product_code))
+      throw AppError.field('product_code', `product_code "${input.product_code}" is not an active product`);
     const product = await this.products.getActiveProductByCode(input.product_code);
     const features = input.features === undefined ? [...product.availableFeatures] : checkFeatures(input.features, product);
     const now = new Date();
@@ -85,6 +100,7 @@ export class LicensesService {
               customerPib: input.customer_pib ?? null,
               limits: input.limits ?? {},
               features,
+              policy: licensePolicyOverrides(input.policy ?? {}),
               graceDays: input.grace_days ?? DEFAULT_GRACE_DAYS,
               notes: input.notes ?? null,
               expiresAt,
@@ -107,6 +123,7 @@ export class LicensesService {
                 grace_days: license.graceDays,
                 limits: license.limits,
                 features: license.features,
+                policy: license.policy,
               },
             },
             manager,
@@ -121,16 +138,61 @@ export class LicensesService {
   }
 
   /** A page of licences matching the filters (product code, status, type, search text), newest first, with the total (estimated beyond 1000). */
-  async listLicenses(query: LicenseListQuery): Promise<Page<LicenseListItemDto>> {
-    const filter = { productCode: query.product, status: query.status, licenseType: query.license_type, search: query.q };
+  async listLicenses(query: LicenseListQuery, products: ProductScope = ALL_PRODUCTS): Promise<Page<LicenseListItemDto>> {
+    const filter = listFilter(query, products);
     const { rows, total, estimated } = await this.licenses.listPage(filter, query.limit ?? DEFAULT_PAGE_LIMIT, query.offset ?? 0);
     return { items: rows.map(LicenseListItemDto.from), total, estimated };
   }
 
+  /** The dashboard's list: the same filters plus the staff ones, any sort order, and seats used of each licence. */
+  async listLicensesForStaff(
+    query: LicenseListQuery,
+    order: Omit<LicensePageOptions, 'withSeats'> = {},
+  ): Promise<Page<LicenseStaffListItem>> {
+    const { rows, total, estimated } = await this.licenses.listPage(
+      listFilter(query),
+      query.limit ?? DEFAULT_PAGE_LIMIT,
+      query.offset ?? 0,
+      {
+        ...order,
+        withSeats: true,
+      },
+    );
+    const items = rows.map((r) => ({
+      ...LicenseListItemDto.from(r),
+      seats_used: r.seatsUsed ?? 0,
+      seat_limit: r.seatLimit ?? 1,
+      customer_pib: r.customerPib ?? null,
+    }));
+    return { items, total, estimated };
+  }
+
+  /** Key and customer of each licence, by id (unknown ids are left out). */
+  async licenseSummaries(
+    ids: number[],
+  ): Promise<Map<number, { license_key: string; customer_name: string; customer_email: string | null }>> {
+    const rows = await this.licenses.summaries([...new Set(ids)]);
+    return new Map(rows.map((r) => [r.id, { license_key: r.licenseKey, customer_name: r.customerName, customer_email: r.customerEmail }]));
+  }
+
+  /** The id of the licence with this key (normalised: trimmed, upper-cased, dashes optional), or undefined. */
+  async findIdByKey(key: string): Promise<number | undefined> {
+    const compact = key.trim().toUpperCase().replace(/[\s-]/g, '');
+    const m = /^([A-Z0-9]{2,8})([0-9A-Z]{20})$/.exec(compact);
+    if (!m) return undefined;
+    const dashed = `${m[1]}-${m[2].match(/.{5}/g)?.join('-')}`;
+    return (await this.licenses.getByKey(dashed))?.id;
+  }
+
+  /** Ids of licences whose customer name or e-mail contains the text (accent- and case-insensitive), at most `limit`. */
+  idsOfCustomer(text: string, limit = 500): Promise<number[]> {
+    return this.licenses.idsOfCustomer(text, limit);
+  }
+
   /** One licence with status, product, merged limits and current seats; 404 NOT_FOUND when unknown. */
-  async getLicense(id: number): Promise<LicenseDetailsDto> {
+  async getLicense(id: number, products: ProductScope = ALL_PRODUCTS): Promise<LicenseDetailsDto> {
     return this.dataSource.transaction('REPEATABLE READ', async (manager) => {
-      const license = await this.licenses.getById(id, manager);
+      const license = await this.licenses.getById(id, manager, products);
       if (!license) throw AppError.notFound('License');
       return this.details(license, manager);
     });
@@ -150,10 +212,16 @@ export class LicensesService {
    * license_type to or from PERPETUAL without an expires_at clears it or computes it from now.
    * Writes `license.updated` with each changed field's old and new value; nothing when nothing changed.
    */
-  async updateLicense(id: number, input: UpdateLicenseDto, actor: Actor): Promise<LicenseDetailsDto> {
+  async updateLicense(
+    id: number,
+    input: UpdateLicenseDto,
+    actor: Actor,
+    products: ProductScope = ALL_PRODUCTS,
+    reason?: string | null,
+  ): Promise<LicenseDetailsDto> {
     if (!Object.values(input).some((v) => v !== undefined)) throw AppError.field('body', 'Give at least one field to change');
     return this.dataSource.transaction(async (manager) => {
-      const license = await this.lockLicense(id, manager);
+      const license = await this.lockLicense(id, manager, products);
       if (input.active === true && license.revoked) {
         throw AppError.conflict('A revoked licence cannot be made active again', { field: 'active' });
       }
@@ -168,7 +236,37 @@ export class LicensesService {
       Object.assign(license, next);
       const saved = await this.licenses.save(license, manager);
       await this.audit.record(
-        { action: 'license.updated', actor, licenseId: id, productCode: license.product?.code, details: { changes } },
+        {
+          action: 'license.updated',
+          actor,
+          licenseId: id,
+          productCode: license.product?.code,
+          details: reason ? { changes, reason } : { changes },
+        },
+        manager,
+      );
+      return this.details(saved, manager);
+    });
+  }
+
+  /**
+   * Extends the licence by one term of its type (CONTRACT 3 lengths) from the later of now and its current
+   * expiry, so an expired licence gets a full term from today and an early renewal loses nothing.
+   * 409 CONFLICT for PERPETUAL (nothing to renew) and revoked licences. Audited as `license.updated`
+   * with the expires_at change and `renewed: true`.
+   */
+  async renewLicense(id: number, actor: Actor): Promise<LicenseDetailsDto> {
+    return this.dataSource.transaction(async (manager) => {
+      const license = await this.lockLicense(id, manager);
+      if (license.licenseType === 'PERPETUAL') throw AppError.conflict('A PERPETUAL licence never expires: there is nothing to renew');
+      if (license.revoked) throw AppError.conflict('A revoked licence cannot be renewed');
+      const from = renewalStart(license.expiresAt, new Date());
+      const expiresAt = computeExpiresAt(license.licenseType, from) as Date;
+      const changes = { expires_at: { from: auditValue(license.expiresAt), to: expiresAt.toISOString() } };
+      license.expiresAt = expiresAt;
+      const saved = await this.licenses.save(license, manager);
+      await this.audit.record(
+        { action: 'license.updated', actor, licenseId: id, productCode: license.product?.code, details: { changes, renewed: true } },
         manager,
       );
       return this.details(saved, manager);
@@ -176,9 +274,9 @@ export class LicensesService {
   }
 
   /** Revokes for good, keeping the reason; seats stay bound (CONTRACT 5). 409 ALREADY_REVOKED when it already is. */
-  async revokeLicense(id: number, reason: string, actor: Actor): Promise<LicenseDetailsDto> {
+  async revokeLicense(id: number, reason: string, actor: Actor, products: ProductScope = ALL_PRODUCTS): Promise<LicenseDetailsDto> {
     return this.dataSource.transaction(async (manager) => {
-      const license = await this.lockLicense(id, manager);
+      const license = await this.lockLicense(id, manager, products);
       if (license.revoked) {
         throw AppError.conflict(
           'The licence is already revoked',
@@ -202,10 +300,10 @@ export class LicensesService {
    * Force-releases the seat of one machine, or every seat, for a machine that cannot deactivate itself.
    * 409 NOT_ACTIVATED when nothing (or not that machine) is bound.
    */
-  async releaseSeats(id: number, input: ReleaseSeatsInput, actor: Actor): Promise<ReleaseResultDto> {
+  async releaseSeats(id: number, input: ReleaseSeatsInput, actor: Actor, products: ProductScope = ALL_PRODUCTS): Promise<ReleaseResultDto> {
     return this.dataSource.transaction(async (manager) => {
       // The licence row lock serialises this with activations of the same licence.
-      const license = await this.lockLicense(id, manager);
+      const license = await this.lockLicense(id, manager, products);
       const released = await this.seats.release(id, input.machine_fingerprint, 'force_released', manager);
       if (released.length === 0) {
         const message = input.machine_fingerprint
@@ -232,9 +330,9 @@ export class LicensesService {
   }
 
   /** Every activation record of the licence, current and past, newest first; 404 NOT_FOUND when unknown. */
-  async listActivations(id: number): Promise<ActivationDto[]> {
+  async listActivations(id: number, products: ProductScope = ALL_PRODUCTS): Promise<ActivationDto[]> {
     return this.dataSource.transaction('REPEATABLE READ', async (manager) => {
-      if (!(await this.licenses.getById(id, manager))) throw AppError.notFound('License');
+      if (!(await this.licenses.getById(id, manager, products))) throw AppError.notFound('License');
       return (await this.seats.listHistory(id, manager)).map(ActivationDto.from);
     });
   }
@@ -244,8 +342,20 @@ export class LicensesService {
     return generateLicenseKey(prefix);
   }
 
-  private async lockLicense(id: number, manager: EntityManager): Promise<License> {
-    const license = await this.licenses.lockById(id, manager);
+  /**
+   * Every licence matching the list's filters, newest first, streamed from a cursor (CONTRACT 13); resolves once
+   * the first row is read, so a database failure before then is an ordinary error answer.
+   */
+  async exportLicenses(
+    query: Omit<LicenseListQuery, 'limit' | 'offset'>,
+    products: ProductScope = ALL_PRODUCTS,
+  ): Promise<ExportSource<LicenseExportRow>> {
+    const rows = await this.licenses.streamExport(listFilter(query, products));
+    return { rows, columns: LICENSE_EXPORT_COLUMNS, toRecord: licenseExportRecord };
+  }
+
+  private async lockLicense(id: number, manager: EntityManager, products: ProductScope = ALL_PRODUCTS): Promise<License> {
+    const license = await this.licenses.lockById(id, manager, products);
     if (!license) throw AppError.notFound('License');
     return license;
   }
@@ -254,6 +364,92 @@ export class LicensesService {
     const seats = await this.seats.listCurrent(license.id, manager);
     return toLicenseDetails(license, seats, new Date());
   }
+}
+
+/** A renewal counts from the current expiry while it is still ahead, else from now. */
+export function renewalStart(expiresAt: Date | null, now: Date): Date {
+  return expiresAt && expiresAt.getTime() > now.getTime() ? expiresAt : now;
+}
+
+function listFilter(query: Omit<LicenseListQuery, 'limit' | 'offset'>, products: ProductScope = ALL_PRODUCTS) {
+  return {
+    productScope: products,
+    productCode: query.product,
+    status: query.status,
+    licenseType: query.license_type,
+    search: query.q,
+    searchMachines: query.search_machines,
+    customerEmail: query.customer_email,
+    customerPib: query.customer_pib,
+    expiringWithinDays: query.expiring_within_days,
+  };
+}
+
+/** A row of the licence export as the database returns it. */
+export interface LicenseExportRow {
+  id: number;
+  product_code: string;
+  license_key: string;
+  license_type: LicenseType;
+  status: string;
+  customer_name: string;
+  customer_email: string | null;
+  customer_pib: string | null;
+  features: string[];
+  limits: Record<string, number>;
+  grace_days: number;
+  expires_at: Date | null;
+  active: boolean;
+  revoked_at: Date | null;
+  revoke_reason: string | null;
+  notes: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export const LICENSE_EXPORT_COLUMNS = [
+  'id',
+  'product_code',
+  'license_key',
+  'license_type',
+  'status',
+  'customer_name',
+  'customer_email',
+  'customer_pib',
+  'features',
+  'limit_overrides',
+  'grace_days',
+  'expires_at',
+  'active',
+  'revoked_at',
+  'revoke_reason',
+  'notes',
+  'created_at',
+  'updated_at',
+] as const;
+
+/** One export record: the licence's own fields (limit_overrides as stored, not merged with the product's). */
+function licenseExportRecord(r: LicenseExportRow): Record<(typeof LICENSE_EXPORT_COLUMNS)[number], ExportValue> {
+  return {
+    id: r.id,
+    product_code: r.product_code,
+    license_key: r.license_key,
+    license_type: r.license_type,
+    status: r.status,
+    customer_name: r.customer_name,
+    customer_email: r.customer_email,
+    customer_pib: r.customer_pib,
+    features: r.features,
+    limit_overrides: r.limits,
+    grace_days: r.grace_days,
+    expires_at: r.expires_at,
+    active: r.active,
+    revoked_at: r.revoked_at,
+    revoke_reason: r.revoke_reason,
+    notes: r.notes,
+    created_at: r.created_at,
+    updated_at: r.updated_at,
+  };
 }
 
 /** The details view of a licence (CONTRACT 5). `license.product` must be loaded. */
@@ -272,6 +468,8 @@ export function toLicenseDetails(license: License, currentSeats: Activation[], n
     limits: mergeLimits(product.defaultLimits, license.limits),
     limit_overrides: license.limits,
     features: license.features,
+    policy: mergePolicy(product.defaultPolicy, license.policy),
+    policy_overrides: license.policy,
     grace_days: license.graceDays,
     notes: license.notes,
     expires_at: iso(license.expiresAt),
@@ -287,24 +485,33 @@ export function toLicenseDetails(license: License, currentSeats: Activation[], n
   };
 }
 
-function checkFeatures(features: string[], product: Product): string[] {
+/** The message for features the product does not offer, or undefined when all are offered (shared with the dashboard's forms). */
+export function unofferedFeaturesMessage(features: string[], product: Pick<Product, 'code' | 'availableFeatures'>): string | undefined {
   const unknown = features.filter((f) => !product.availableFeatures.includes(f));
-  if (unknown.length > 0) {
-    throw AppError.field(
-      'features',
-      `features not offered by ${product.code}: ${unknown.join(', ')} (available: ${product.availableFeatures.join(', ') || 'none'})`,
-    );
-  }
+  if (unknown.length === 0) return undefined;
+  return `features not offered by ${product.code}: ${unknown.join(', ')} (available: ${product.availableFeatures.join(', ') || 'none'})`;
+}
+
+/** The creation rule for an explicit expiry: none for PERPETUAL, else in the future; undefined when it holds. */
+export function initialExpiryMessage(type: string, given: string | undefined, now: Date): string | undefined {
+  if (given === undefined) return undefined;
+  if (type === 'PERPETUAL') return 'A PERPETUAL licence never expires: omit expires_at';
+  const expiresAt = parseIsoTimestamp(given);
+  if (expiresAt && expiresAt.getTime() <= now.getTime()) return 'expires_at must be in the future';
+  return undefined;
+}
+
+function checkFeatures(features: string[], product: Product): string[] {
+  const message = unofferedFeaturesMessage(features, product);
+  if (message) throw AppError.field('features', message);
   return features;
 }
 
 /** PERPETUAL never expires; every other type has an expiry, explicit (in the future) or computed from now. */
 function initialExpiry(type: LicenseType, given: string | undefined, now: Date): Date | null {
-  if (given === undefined) return computeExpiresAt(type, now);
-  if (type === 'PERPETUAL') throw AppError.field('expires_at', 'A PERPETUAL licence never expires: omit expires_at');
-  const expiresAt = parseIsoTimestamp(given) as Date;
-  if (expiresAt.getTime() <= now.getTime()) throw AppError.field('expires_at', 'expires_at must be in the future');
-  return expiresAt;
+  const message = initialExpiryMessage(type, given, now);
+  if (message) throw AppError.field('expires_at', message);
+  return given === undefined ? computeExpiresAt(type, now) : (parseIsoTimestamp(given) as Date);
 }
 
 /** The licence's fields after applying `input`, checked against the product and the PERPETUAL rule. */
@@ -324,6 +531,8 @@ function updatedFields(license: License, input: UpdateLicenseDto, now: Date): Pi
     customerPib: pick(input.customer_pib, license.customerPib),
     limits: pick(input.limits, license.limits),
     features: input.features === undefined ? license.features : checkFeatures(input.features, license.product as Product),
+    // Key by key: a given value sets that override, null clears it, an omitted key keeps it.
+    policy: input.policy === undefined ? license.policy : licensePolicyOverrides({ ...license.policy, ...input.policy }),
     graceDays: pick(input.grace_days, license.graceDays),
     notes: pick(input.notes, license.notes),
     expiresAt,

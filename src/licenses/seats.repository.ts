@@ -38,15 +38,17 @@ export class SeatsRepository {
   /**
    * What validation needs in one round trip: the licence's status fields and this machine's current seat,
    * with `stale` telling (by the database clock) whether its last_seen_at is older than `minIntervalSeconds`.
+   * A dead seat (silent for longer than the licence's heartbeat timeout) is no seat, swept yet or not.
    */
   async findForCheck(licenseKey: string, machineFingerprint: string, minIntervalSeconds: number): Promise<SeatCheckRow | null> {
     const { rows } = await preparedQuery(
       this.dataSource.manager,
-      'seat-check',
+      'seat-check-live',
       `SELECT l.id, l.expires_at, l.grace_days, l.active, l.revoked, s.id AS seat_id,
               s.last_seen_at < now() - make_interval(secs => $3) AS stale
-       FROM licenses l
+       FROM licenses l JOIN products p ON p.id = l.product_id
        LEFT JOIN activations s ON s.license_id = l.id AND s.machine_fingerprint = $2 AND s.released_at IS NULL
+         AND NOT ${SEAT_IS_DEAD('s', 'l', 'p')}
        WHERE l.license_key = $1`,
       [licenseKey, machineFingerprint, minIntervalSeconds],
     );
@@ -114,10 +116,114 @@ export class SeatsRepository {
     await preparedQuery(
       manager ?? this.dataSource.manager,
       'seat-touch',
-      `UPDATE activations SET last_seen_at = now() WHERE id = $1 AND last_seen_at < now() - make_interval(secs => $2)`,
+      `UPDATE activations SET last_seen_at = now() WHERE id = $1 AND released_at IS NULL AND last_seen_at < now() - make_interval(secs => $2)`,
       [seatId, minIntervalSeconds],
     );
   }
+
+  /**
+   * A heartbeat in one statement: refreshes the machine's seat unless it is released or dead (a dead seat stays
+   * dead: another machine may be taking it right now), and returns the licence's status fields and timeout.
+   * No row: unknown key. `seat_id` null: no live seat for this machine.
+   */
+  async heartbeat(licenseKey: string, machineFingerprint: string): Promise<HeartbeatRow | null> {
+    const { rows } = await preparedQuery<HeartbeatRow>(
+      this.dataSource.manager,
+      'seat-heartbeat',
+      `WITH l AS (
+         SELECT l.id, l.expires_at, l.grace_days, l.active, l.revoked,
+                ${HEARTBEAT_TIMEOUT_SQL('l', 'p')} AS heartbeat_timeout_seconds
+         FROM licenses l JOIN products p ON p.id = l.product_id WHERE l.license_key = $1
+       ), beat AS (
+         UPDATE activations s SET last_seen_at = now() FROM l
+         WHERE s.license_id = l.id AND s.machine_fingerprint = $2 AND s.released_at IS NULL
+           AND (l.heartbeat_timeout_seconds IS NULL OR s.last_seen_at >= now() - make_interval(secs => l.heartbeat_timeout_seconds))
+         RETURNING s.id, s.last_seen_at
+       )
+       SELECT l.id, l.expires_at, l.grace_days, l.active, l.revoked, l.heartbeat_timeout_seconds, beat.id AS seat_id, beat.last_seen_at
+       FROM l LEFT JOIN beat ON true`,
+      [licenseKey, machineFingerprint],
+    );
+    return rows[0] ?? null;
+  }
+
+  /** Releases the licence's seats silent for longer than `timeoutSeconds` (`heartbeat_timeout`); the caller holds the licence lock. */
+  async releaseDead(licenseId: number, timeoutSeconds: number, manager: EntityManager): Promise<Activation[]> {
+    const { rows } = await preparedQuery(
+      manager,
+      'seats-release-dead-of-licence',
+      `UPDATE activations SET released_at = now(), release_reason = 'heartbeat_timeout'
+       WHERE license_id = $1 AND released_at IS NULL AND last_seen_at < now() - make_interval(secs => $2)
+       RETURNING ${SEAT_COLUMNS}`,
+      [licenseId, timeoutSeconds],
+    );
+    return rows.map(toActivation);
+  }
+
+  /**
+   * One batch of the sweep: releases up to `batch` dead seats of any licence. Seats another transaction holds
+   * (a sweep on another instance, an activation releasing them itself) are skipped, not waited for, and the
+   * UPDATE checks released_at again, so a seat is released exactly once whoever gets there first.
+   */
+  async sweepDead(batch: number, manager: EntityManager): Promise<SweptSeat[]> {
+    const { rows } = await preparedQuery<SweptSeat & { id: string }>(
+      manager,
+      'seats-sweep-dead',
+      `WITH dead AS (
+         SELECT s.id, l.id AS license_id, p.code AS product_code FROM activations s
+         JOIN licenses l ON l.id = s.license_id JOIN products p ON p.id = l.product_id
+         WHERE s.released_at IS NULL AND ${SEAT_IS_DEAD('s', 'l', 'p')}
+         ORDER BY s.last_seen_at LIMIT $1
+         FOR UPDATE OF s SKIP LOCKED
+       )
+       UPDATE activations s SET released_at = now(), release_reason = 'heartbeat_timeout'
+       FROM dead WHERE s.id = dead.id AND s.released_at IS NULL
+       RETURNING s.id, s.machine_fingerprint, s.last_seen_at, dead.license_id, dead.product_code`,
+      [batch],
+    );
+    return rows.map((r) => ({ ...r, id: String(r.id) }));
+  }
+
+  /** The licence's client deactivations since `days` days ago, oldest first (the caller holds the licence lock). */
+  async recentDeactivations(licenseId: number, days: number, manager: EntityManager): Promise<Date[]> {
+    const { rows } = await preparedQuery<{ released_at: Date }>(
+      manager,
+      'seats-recent-deactivations',
+      `SELECT released_at FROM activations
+       WHERE license_id = $1 AND release_reason = 'deactivated' AND released_at > now() - make_interval(days => $2)
+       ORDER BY released_at`,
+      [licenseId, days],
+    );
+    return rows.map((r) => r.released_at);
+  }
+}
+
+/** The merged heartbeat timeout of licence `l` of product `p` (the licence's override over the product's default), or NULL. */
+const HEARTBEAT_TIMEOUT_SQL = (l: string, p: string) => `((${p}.default_policy || ${l}.policy) ->> 'heartbeat_timeout_seconds')::int`;
+
+/** Seat `s` of licence `l` (product `p`) is dead: silent for longer than the licence's heartbeat timeout. */
+const SEAT_IS_DEAD = (s: string, l: string, p: string) =>
+  `(${HEARTBEAT_TIMEOUT_SQL(l, p)} IS NOT NULL AND ${s}.last_seen_at < now() - make_interval(secs => ${HEARTBEAT_TIMEOUT_SQL(l, p)}))`;
+
+/** A seat the sweep released. */
+export interface SweptSeat {
+  id: string;
+  machine_fingerprint: string;
+  last_seen_at: Date;
+  license_id: number;
+  product_code: string;
+}
+
+/** A heartbeat's licence status fields, merged timeout and (when it has a live seat) the refreshed seat. */
+export interface HeartbeatRow {
+  id: number;
+  expires_at: Date | null;
+  grace_days: number;
+  active: boolean;
+  revoked: boolean;
+  heartbeat_timeout_seconds: number | null;
+  seat_id: string | null;
+  last_seen_at: Date | null;
 }
 
 const SEAT_COLUMNS =

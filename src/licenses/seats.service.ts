@@ -2,16 +2,17 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { AuditService } from '../audit/audit.service';
-import type { Actor } from '../common/auth/actor';
+import { SYSTEM_ACTOR, type Actor } from '../common/auth/actor';
 import { AppError } from '../common/errors/app-error';
 import { uniqueViolation } from '../common/errors/database-errors';
 import { ErrorCode } from '../common/errors/error-codes';
 import type { Activation } from './activation.entity';
 import type { License } from './license.entity';
 import { mergeLimits, seatLimit } from './license-limits';
+import { DEACTIVATION_WINDOW_DAYS, mergePolicy, SeatPolicy } from './license-policy';
 import { deriveLicenseStatus, graceEndsAt, LicenseStatus, USABLE_STATUSES } from './license-status';
 import { LicensesRepository } from './licenses.repository';
-import { SeatCheckRow, SeatsRepository } from './seats.repository';
+import { SeatCheckRow, SeatsRepository, SweptSeat } from './seats.repository';
 
 export interface SeatRequest {
   /** Already normalised (trimmed, upper-cased). */
@@ -40,6 +41,20 @@ export interface ReleasedSeat {
   license: License;
   /** The licence could be activated again right now (not revoked, suspended or expired). */
   canReactivate: boolean;
+}
+
+export interface HeartbeatResult {
+  status: LicenseStatus;
+  valid: boolean;
+  code: ErrorCode | null;
+  heartbeatTimeoutSeconds: number | null;
+  /** last_seen_at + timeout: the seat dies if no heartbeat arrives before; null when seats never die. */
+  nextHeartbeatBefore: Date | null;
+}
+
+/** Seats released by one sweep batch. */
+export interface SweepResult {
+  released: number;
 }
 
 export interface SeatCheck {
@@ -94,6 +109,8 @@ export class SeatsService {
       let current: Activation[] = [];
       let denial = license ? this.activationDenial(license, request) : invalidKey();
       if (!denial) {
+        // Dead seats go first, in this transaction, so a new machine never waits for the sweep.
+        await this.releaseDeadSeats(license as License, manager);
         current = await this.seats.listCurrent((license as License).id, manager);
         denial = this.seatsFull(license as License, request, current);
       }
@@ -179,15 +196,23 @@ export class SeatsService {
     return { license, seat, created: !existing };
   }
 
-  /** Releases the machine's seat (`deactivated`). INVALID_KEY, or NOT_ACTIVATED when it holds none. */
+  /**
+   * Releases the machine's seat (`deactivated`). INVALID_KEY, or NOT_ACTIVATED when it holds none (a dead seat
+   * is none), or DEACTIVATION_LIMIT_REACHED beyond the policy's max_deactivations_per_30_days: counted under the
+   * licence lock, which every seat change of the licence takes, so parallel attempts cannot all slip under it.
+   */
   async deactivateSeat(request: SeatRequest, actor: Actor): Promise<ReleasedSeat> {
-    return this.dataSource.transaction(async (manager) => {
+    const outcome = await this.dataSource.transaction(async (manager): Promise<ReleasedSeat | AppError> => {
       const license = await this.licenses.lockByKey(request.licenseKey, manager);
       if (!license) throw invalidKey();
-      const released = await this.seats.release(license.id, request.machineFingerprint, 'deactivated', manager);
-      if (released.length === 0) {
-        throw new AppError(ErrorCode.NOT_ACTIVATED, 400, 'This machine holds no seat of the licence');
+      // A dead seat's release commits even when this request is then refused (it was dead either way).
+      await this.releaseDeadSeats(license, manager);
+      if (!(await this.seats.findCurrent(license.id, request.machineFingerprint, manager))) {
+        return new AppError(ErrorCode.NOT_ACTIVATED, 400, 'This machine holds no seat of the licence');
       }
+      const limitReached = await this.deactivationLimitReached(license, manager);
+      if (limitReached) return limitReached;
+      const released = await this.seats.release(license.id, request.machineFingerprint, 'deactivated', manager);
       await this.audit.record(
         {
           action: 'license.deactivated',
@@ -200,6 +225,120 @@ export class SeatsService {
       );
       return { license, canReactivate: USABLE_STATUSES.includes(deriveLicenseStatus(license)) };
     });
+    if (outcome instanceof AppError) throw outcome;
+    return outcome;
+  }
+
+  /** DEACTIVATION_LIMIT_REACHED when the licence's client deactivations in the last 30 days reached its limit. */
+  private async deactivationLimitReached(license: License, manager: EntityManager): Promise<AppError | undefined> {
+    const limit = this.policyOf(license).max_deactivations_per_30_days;
+    if (limit === null) return undefined;
+    const recent = await this.seats.recentDeactivations(license.id, DEACTIVATION_WINDOW_DAYS, manager);
+    if (recent.length < limit) return undefined;
+    // Allowed again once enough of them have left the window; never with a limit of 0.
+    const freeing = recent[recent.length - limit];
+    const nextAllowedAt = limit === 0 || !freeing ? null : new Date(freeing.getTime() + DEACTIVATION_WINDOW_DAYS * 86_400_000);
+    return new AppError(
+      ErrorCode.DEACTIVATION_LIMIT_REACHED,
+      400,
+      `This licence may be deactivated at most ${limit} time${limit === 1 ? '' : 's'} in 30 days`,
+      {
+        max_deactivations_per_30_days: limit,
+        deactivations_last_30_days: recent.length,
+        next_allowed_at: nextAllowedAt?.toISOString() ?? null,
+      },
+    );
+  }
+
+  private policyOf(license: License): SeatPolicy {
+    return mergePolicy(license.product?.defaultPolicy, license.policy);
+  }
+
+  /** Releases the licence's dead seats (`heartbeat_timeout`, audited as the system); the caller holds the licence lock. */
+  private async releaseDeadSeats(license: License, manager: EntityManager): Promise<void> {
+    const timeout = this.policyOf(license).heartbeat_timeout_seconds;
+    if (timeout === null) return;
+    const released = await this.seats.releaseDead(license.id, timeout, manager);
+    if (released.length === 0) return;
+    await this.recordHeartbeatRelease(
+      license.id,
+      license.product?.code ?? null,
+      released.map((s) => ({ id: s.id, machineFingerprint: s.machineFingerprint, lastSeenAt: s.lastSeenAt })),
+      manager,
+    );
+  }
+
+  private async recordHeartbeatRelease(
+    licenseId: number,
+    productCode: string | null,
+    seats: { id: string; machineFingerprint: string; lastSeenAt: Date }[],
+    manager: EntityManager,
+  ): Promise<void> {
+    await this.audit.record(
+      {
+        action: 'license.released',
+        actor: SYSTEM_ACTOR,
+        licenseId,
+        productCode,
+        details: {
+          machine_fingerprints: seats.map((s) => s.machineFingerprint),
+          released: seats.length,
+          reason: 'heartbeat_timeout',
+          seat_ids: seats.map((s) => Number(s.id)),
+          last_seen_at: seats.map((s) => s.lastSeenAt.toISOString()),
+        },
+      },
+      manager,
+    );
+  }
+
+  /**
+   * One sweep batch: releases up to `batch` dead seats of any licences and audits them per licence, in one
+   * transaction. Safe with several instances at once (see SeatsRepository.sweepDead).
+   */
+  async sweepDeadSeats(batch: number): Promise<SweepResult> {
+    return this.dataSource.transaction(async (manager) => {
+      const swept = await this.seats.sweepDead(batch, manager);
+      const byLicence = new Map<number, SweptSeat[]>();
+      for (const seat of swept) byLicence.set(seat.license_id, [...(byLicence.get(seat.license_id) ?? []), seat]);
+      for (const [licenseId, seats] of byLicence) {
+        await this.recordHeartbeatRelease(
+          licenseId,
+          seats[0].product_code,
+          seats.map((s) => ({ id: s.id, machineFingerprint: s.machine_fingerprint, lastSeenAt: s.last_seen_at })),
+          manager,
+        );
+      }
+      return { released: swept.length };
+    });
+  }
+
+  /**
+   * A client's heartbeat (CONTRACT 9): refreshes the machine's live seat every time. INVALID_KEY for an unknown
+   * key, NOT_ACTIVATED (400) when the machine holds no live seat; otherwise the licence's status as validate sees it.
+   */
+  async heartbeat(request: SeatRequest): Promise<HeartbeatResult> {
+    const row = await this.seats.heartbeat(request.licenseKey, request.machineFingerprint);
+    if (!row) throw invalidKey();
+    if (row.seat_id === null || row.last_seen_at === null) {
+      throw new AppError(ErrorCode.NOT_ACTIVATED, 400, 'This machine holds no seat of the licence; activate it again');
+    }
+    const status = deriveLicenseStatus({ expiresAt: row.expires_at, graceDays: row.grace_days, active: row.active, revoked: row.revoked });
+    const code = STATUS_DENIALS[status]?.code ?? null;
+    const timeout = row.heartbeat_timeout_seconds;
+    return {
+      status,
+      valid: code === null,
+      code,
+      heartbeatTimeoutSeconds: timeout,
+      nextHeartbeatBefore: timeout === null ? null : new Date(row.last_seen_at.getTime() + timeout * 1000),
+    };
+  }
+
+  /** Whether the licence with this key belongs to one of `products` (false for an unknown key). */
+  async licenseInProducts(licenseKey: string, products: readonly string[]): Promise<boolean> {
+    const license = await this.licenses.getByKey(licenseKey);
+    return license !== null && products.includes(license.product?.code ?? '');
   }
 
   /**

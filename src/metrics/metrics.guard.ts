@@ -1,10 +1,13 @@
 import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Request } from 'express';
-import { ApiKeyGuard } from '../common/auth/api-key.guard';
+import { ApiKeyGuard } from '../auth/api-keys';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 
 const digest = (v: string) => createHash('sha256').update(v).digest();
+
+/** Swagger security scheme of the METRICS_TOKEN bearer. */
+export const METRICS_TOKEN_SCHEME = 'metrics-token';
 
 /** /metrics: `Authorization: Bearer <METRICS_TOKEN>` for a scraper, or the admin X-API-Key. */
 @Injectable()

@@ -1,6 +1,9 @@
-import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
+import { Check, Column, CreateDateColumn, Entity, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
+
+import type { PolicyOverrides } from '../licenses/license-policy';
 
 @Entity('products')
+@Check('products_default_policy_check', `jsonb_typeof(default_policy) = 'object'`)
 export class Product {
   @PrimaryGeneratedColumn()
   id: number;
@@ -16,6 +19,10 @@ export class Product {
 
   @Column({ name: 'default_limits', type: 'jsonb', default: {} })
   defaultLimits: Record<string, number>;
+
+  /** Seat policy of its licences unless a licence overrides a key (CONTRACT 9). */
+  @Column({ name: 'default_policy', type: 'jsonb', default: {} })
+  defaultPolicy: PolicyOverrides;
 
   @Column({ name: 'available_features', type: 'jsonb', default: [] })
   availableFeatures: string[];

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource, EntityManager, FindOptionsWhere, In } from 'typeorm';
+import { ALL_PRODUCTS, type ProductScope } from '../common/auth/actor';
 import { Product } from './product.entity';
 
 @Injectable()
@@ -11,20 +12,21 @@ export class ProductsRepository {
     return (manager ?? this.dataSource.manager).getRepository(Product);
   }
 
-  listAll(): Promise<Product[]> {
-    return this.repo().find({ order: { id: 'ASC' } });
+  /** Every product the scope includes, in id order. */
+  listAll(products: ProductScope = ALL_PRODUCTS): Promise<Product[]> {
+    return this.repo().find({ where: inScope(products), order: { id: 'ASC' } });
   }
 
-  getById(id: number, manager?: EntityManager): Promise<Product | null> {
-    return this.repo(manager).findOneBy({ id });
+  getById(id: number, manager?: EntityManager, products: ProductScope = ALL_PRODUCTS): Promise<Product | null> {
+    return this.repo(manager).findOneBy({ id, ...inScope(products) });
   }
 
   getByCode(code: string, manager?: EntityManager): Promise<Product | null> {
     return this.repo(manager).findOneBy({ code });
   }
 
-  lockById(id: number, manager: EntityManager): Promise<Product | null> {
-    return this.repo(manager).findOne({ where: { id }, lock: { mode: 'pessimistic_write' } });
+  lockById(id: number, manager: EntityManager, products: ProductScope = ALL_PRODUCTS): Promise<Product | null> {
+    return this.repo(manager).findOne({ where: { id, ...inScope(products) }, lock: { mode: 'pessimistic_write' } });
   }
 
   insert(product: Partial<Product>, manager: EntityManager): Promise<Product> {
@@ -35,3 +37,6 @@ export class ProductsRepository {
     return this.repo(manager).save(product);
   }
 }
+
+/** The product condition of a scope: nothing for every product, else `code IN (...)`. */
+const inScope = (products: ProductScope): FindOptionsWhere<Product> => (products ? { code: In([...products]) } : {});

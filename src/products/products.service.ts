@@ -1,10 +1,12 @@
+import { productDefaultPolicy } from '../licenses/license-policy';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { AuditService } from '../audit/audit.service';
-import type { Actor } from '../common/auth/actor';
+import { type Actor, ALL_PRODUCTS, type ProductScope } from '../common/auth/actor';
 import { AppError } from '../common/errors/app-error';
 import { uniqueViolation } from '../common/errors/database-errors';
+import { ErrorCode } from '../common/errors/error-codes';
 import { CreateProductDto, UpdateProductDto } from './dto/product.dto';
 import { Product } from './product.entity';
 import { ProductsRepository } from './products.repository';
@@ -17,12 +19,13 @@ export class ProductsService {
     private readonly audit: AuditService,
   ) {}
 
-  listProducts(): Promise<Product[]> {
-    return this.products.listAll();
+  listProducts(products: ProductScope = ALL_PRODUCTS): Promise<Product[]> {
+    return this.products.listAll(products);
   }
 
-  async getProduct(id: number): Promise<Product> {
-    const product = await this.products.getById(id);
+  /** 404 NOT_FOUND when unknown or outside the credential's products. */
+  async getProduct(id: number, products: ProductScope = ALL_PRODUCTS): Promise<Product> {
+    const product = await this.products.getById(id, undefined, products);
     if (!product) throw AppError.notFound('Product');
     return product;
   }
@@ -38,7 +41,9 @@ export class ProductsService {
     return this.products.getByCode(code);
   }
 
-  async createProduct(input: CreateProductDto, actor: Actor): Promise<Product> {
+  /** A credential limited to products cannot add one (it would not see it): 403 FORBIDDEN. */
+  async createProduct(input: CreateProductDto, actor: Actor, products: ProductScope = ALL_PRODUCTS): Promise<Product> {
+    if (products) throw new AppError(ErrorCode.FORBIDDEN, 403, 'A token limited to products cannot create products');
     return this.withUniqueCodes(() =>
       this.dataSource.transaction(async (manager) => {
         const product = await this.products.insert(
@@ -48,6 +53,7 @@ export class ProductsService {
             keyPrefix: input.key_prefix,
             defaultLimits: input.default_limits ?? { max_installations: 1 },
             availableFeatures: input.available_features ?? [],
+            defaultPolicy: productDefaultPolicy(input.default_policy ?? {}),
             active: input.active ?? true,
           },
           manager,
@@ -61,18 +67,25 @@ export class ProductsService {
     );
   }
 
-  async updateProduct(id: number, input: UpdateProductDto, actor: Actor): Promise<Product> {
+  /** Within the credential's products (404 outside); a limited credential cannot change a code its list names (403). */
+  async updateProduct(id: number, input: UpdateProductDto, actor: Actor, products: ProductScope = ALL_PRODUCTS): Promise<Product> {
     // An empty body used to save nothing yet write a product.updated entry (as licences do, refuse it).
     if (!Object.values(input).some((v) => v !== undefined)) throw AppError.field('body', 'Give at least one field to change');
     return this.withUniqueCodes(() =>
       this.dataSource.transaction(async (manager) => {
-        const product = await this.products.lockById(id, manager);
+        const product = await this.products.lockById(id, manager, products);
+        if (product && products && input.code !== undefined && input.code !== product.code) {
+          throw new AppError(ErrorCode.FORBIDDEN, 403, 'A token limited to products cannot change a product code');
+        }
         if (!product) throw AppError.notFound('Product');
         if (input.code !== undefined) product.code = input.code;
         if (input.name !== undefined) product.name = input.name;
         if (input.key_prefix !== undefined) product.keyPrefix = input.key_prefix;
         if (input.default_limits !== undefined) product.defaultLimits = input.default_limits;
         if (input.available_features !== undefined) product.availableFeatures = input.available_features;
+        // Key by key, as a licence's overrides: null is a value here ("never"), an omitted key stays.
+        if (input.default_policy !== undefined)
+          product.defaultPolicy = productDefaultPolicy({ ...product.defaultPolicy, ...input.default_policy });
         if (input.active !== undefined) product.active = input.active;
         const saved = await this.products.save(product, manager);
         await this.audit.record(

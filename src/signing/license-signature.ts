@@ -49,3 +49,24 @@ export function verifySignedLicense(document: unknown, publicKeyPem: string): Li
     ? { valid: true }
     : { valid: false, reason: 'the signature does not match the licence data' };
 }
+
+/**
+ * Verifies a signed validate answer (CONTRACT 8): the signature covers the JCS form of the answer without its
+ * `signature` member, and the answer must echo the nonce this caller sent (else it is a replayed answer).
+ */
+export function verifySignedAnswer(answer: unknown, publicKeyPem: string, expectedNonce: string): LicenseVerification {
+  if (typeof answer !== 'object' || answer === null || Array.isArray(answer))
+    return { valid: false, reason: 'the answer is not a JSON object' };
+  const { signature, ...signed } = answer as Record<string, unknown>;
+  if (typeof signature !== 'string') return { valid: false, reason: 'no "signature" string' };
+  if (signed.nonce !== expectedNonce) {
+    return { valid: false, reason: `the answer carries nonce ${JSON.stringify(signed.nonce)}, not the one sent (a replayed answer?)` };
+  }
+  const publicKey = createPublicKey(publicKeyPem);
+  if (signed.key_id !== keyIdOf(publicKey)) {
+    return { valid: false, reason: `signed with key ${String(signed.key_id)}, but this public key is ${keyIdOf(publicKey)}` };
+  }
+  return verifySignature(signed, signature, publicKey)
+    ? { valid: true }
+    : { valid: false, reason: 'the signature does not match the answer' };
+}

@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError } from '../config/config.error';
-import { loadOrCreateSigningKey, parseSigningKey } from './signing-key';
+import { generateSigningKey, loadOrCreateSigningKey, parseSigningKey, readSigningKeyFile } from './signing-key';
 
 describe('signing key', () => {
   let dir: string;
@@ -45,5 +45,21 @@ describe('signing key', () => {
 
   it('fails clearly on an unreadable path', () => {
     expect(() => loadOrCreateSigningKey(dir)).toThrow(/SIGNING_KEY_FILE: cannot read/);
+  });
+
+  it('readSigningKeyFile: null without a file (the keyring then generates), the key when there is one', () => {
+    expect(readSigningKeyFile(join(dir, 'missing.pem'))).toBeNull();
+    const path = join(dir, 'k.pem');
+    const created = loadOrCreateSigningKey(path);
+    expect(readSigningKeyFile(path)?.keyId).toBe(created.keyId);
+    writeFileSync(join(dir, 'bad.pem'), 'nope');
+    expect(() => readSigningKeyFile(join(dir, 'bad.pem'))).toThrow(/SIGNING_KEY_FILE/);
+  });
+
+  it('generateSigningKey makes an RSA-2048 key off the event loop, named by its key_id', async () => {
+    const key = await generateSigningKey();
+    expect(key.privateKey.asymmetricKeyDetails?.modulusLength).toBe(2048);
+    const der = createPublicKey(key.publicKeyPem).export({ type: 'spki', format: 'der' });
+    expect(key.keyId).toBe(createHash('sha256').update(der).digest('hex').slice(0, 16));
   });
 });

@@ -1,15 +1,9 @@
 import { Module } from '@nestjs/common';
-import { APP_CONFIG, AppConfig } from '../config/app-config';
-import { loadOrCreateSigningKey } from './signing-key';
-import { PublicKeyController } from './public-key.controller';
-import { SIGNING_KEY, SigningService } from './signing.service';
+import { SigningService } from './signing.service';
 
+/** Pure signing (no database, no key storage): the keyring hands it the active key. */
 @Module({
-  controllers: [PublicKeyController],
-  providers: [
-    { provide: SIGNING_KEY, inject: [APP_CONFIG], useFactory: (config: AppConfig) => loadOrCreateSigningKey(config.signingKeyFile) },
-    SigningService,
-  ],
+  providers: [SigningService],
   exports: [SigningService],
 })
 export class SigningModule {}

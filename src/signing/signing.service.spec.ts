@@ -1,4 +1,5 @@
 import { constants, createPublicKey, generateKeyPairSync, publicDecrypt, verify } from 'node:crypto';
+import { verifySignature } from './license-signature';
 import { parseSigningKey } from './signing-key';
 import { canonicalBytes, SIGNATURE_PREFIX, SigningService } from './signing.service';
 
@@ -24,11 +25,13 @@ describe('canonicalBytes (RFC 8785)', () => {
 describe('SigningService', () => {
   const pem = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
   const key = parseSigningKey(pem);
-  const service = new SigningService(key);
+  const service = new SigningService();
+  const sign = (p: unknown) => service.sign(p, key.privateKey);
+  const verifyOwn = (p: unknown, s: string) => verifySignature(p, s, key.publicKeyPem);
   const payload = { license_key: 'POS-1', limits: { max_installations: 1 }, customer: { name: 'Ćevapi', email: null }, key_id: key.keyId };
 
   it('signs RSASSA-PKCS1-v1_5 / SHA-256 over the canonical bytes, as RSA-SHA256:<standard padded base64>', async () => {
-    const signature = await service.sign(payload);
+    const signature = await sign(payload);
     expect(signature).toMatch(/^RSA-SHA256:[A-Za-z0-9+/]{342}==$/);
     const raw = Buffer.from(signature.slice(SIGNATURE_PREFIX.length), 'base64');
     const publicKey = createPublicKey(key.publicKeyPem);
@@ -36,28 +39,28 @@ describe('SigningService', () => {
     // PKCS#1 v1.5 is deterministic and its padding shows the SHA-256 DigestInfo prefix.
     const decoded = publicDecrypt({ key: publicKey, padding: constants.RSA_PKCS1_PADDING }, raw);
     expect(decoded.subarray(0, 19).toString('hex')).toBe('3031300d060960864801650304020105000420');
-    expect(await service.sign(payload)).toBe(signature);
+    expect(await sign(payload)).toBe(signature);
   });
 
   it('gives the same signature whatever the member order', async () => {
     const reordered = { key_id: payload.key_id, customer: { email: null, name: 'Ćevapi' }, limits: payload.limits, license_key: 'POS-1' };
-    expect(await service.sign(reordered)).toBe(await service.sign(payload));
+    expect(await sign(reordered)).toBe(await sign(payload));
   });
 
-  it('verify() accepts its own signatures and rejects tampered payloads, signatures and prefixes', async () => {
-    const signature = await service.sign(payload);
-    expect(service.verify(payload, signature)).toBe(true);
-    expect(service.verify({ ...payload, license_key: 'POS-2' }, signature)).toBe(false);
-    expect(service.verify(payload, signature.replace('RSA-SHA256:', 'RSA-SHA1:'))).toBe(false);
+  it('verifySignature accepts its own signatures and rejects tampered payloads, signatures and prefixes', async () => {
+    const signature = await sign(payload);
+    expect(verifyOwn(payload, signature)).toBe(true);
+    expect(verifyOwn({ ...payload, license_key: 'POS-2' }, signature)).toBe(false);
+    expect(verifyOwn(payload, signature.replace('RSA-SHA256:', 'RSA-SHA1:'))).toBe(false);
     const raw = Buffer.from(signature.slice(SIGNATURE_PREFIX.length), 'base64');
     raw[0] ^= 1;
-    expect(service.verify(payload, SIGNATURE_PREFIX + raw.toString('base64'))).toBe(false);
+    expect(verifyOwn(payload, SIGNATURE_PREFIX + raw.toString('base64'))).toBe(false);
   });
 
   it('many signatures in flight at once each resolve to their own payload', async () => {
     const payloads = Array.from({ length: 20 }, (_, i) => ({ ...payload, license_key: `POS-${i}` }));
-    const signatures = await Promise.all(payloads.map((p) => service.sign(p)));
-    signatures.forEach((s, i) => expect(service.verify(payloads[i], s)).toBe(true));
+    const signatures = await Promise.all(payloads.map((p) => sign(p)));
+    signatures.forEach((s, i) => expect(verifyOwn(payloads[i], s)).toBe(true));
     expect(new Set(signatures).size).toBe(20);
   });
 });

@@ -1,11 +1,12 @@
 import { Controller, Get } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { AdminApi } from '../common/auth/admin-api.decorator';
+import { AdminRoute } from '../auth/admin-route.decorator';
+import { CurrentProductScope, type ProductScope } from '../common/auth/actor';
 import { ProductStatsDto } from './dto/product-stats.dto';
 import { StatsService } from './stats.service';
 
 @ApiTags('admin: stats')
-@AdminApi()
+@AdminRoute('stats:read')
 @Controller('api/v1/admin/stats')
 export class StatsController {
   constructor(private readonly stats: StatsService) {}
@@ -13,10 +14,10 @@ export class StatsController {
   @Get()
   @ApiOperation({
     summary: 'Statistics per product',
-    description: 'Every product, including those without licences; computed at request time.',
+    description: 'Every product (a token limited to products: only those), including those without licences; computed at request time.',
   })
   @ApiOkResponse({ type: [ProductStatsDto] })
-  productStats(): Promise<ProductStatsDto[]> {
-    return this.stats.productStats();
+  productStats(@CurrentProductScope() products: ProductScope): Promise<ProductStatsDto[]> {
+    return this.stats.productStats(products);
   }
 }

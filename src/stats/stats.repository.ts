@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import { ALL_PRODUCTS, type ProductScope } from '../common/auth/actor';
 import { preparedQuery } from '../database/prepared-query';
 
 /** Per product: the summed counters (see the StatsCounters migration) by metric, e.g. `type:TRIAL`, `usable`, `expires`, `seats`. */
@@ -35,7 +36,7 @@ export type WindowEdge = 'auto' | 'add' | 'subtract';
  * Every part is an index range (see the StatsReadIndexes migration), written as separate branches rather
  * than one OR so the planner reads each by its index, whatever the table's size on disk.
  */
-export function productCountersSql(edge: WindowEdge = 'auto'): string {
+export function productCountersSql(edge: WindowEdge = 'auto', scoped = false): string {
   const late = edge === 'auto' ? WINDOW_IN_LATE_HALF : edge === 'add' ? 'true' : 'false';
   const seatsOfProducts = `SELECT l.product_id, count(*) AS n FROM activations a JOIN licenses l ON l.id = a.license_id`;
   return `
@@ -69,16 +70,25 @@ export function productCountersSql(edge: WindowEdge = 'auto'): string {
       WHERE NOT ${late} AND a.activated_at >= ${WINDOW_DAY_START} AND a.activated_at <= ${WINDOW_START}
       GROUP BY 1
     ) edge_before
+    UNION ALL
+    -- Seats of dead machines released in the window, counted from their partial index (activations_heartbeat_released_idx).
+    SELECT product_id, 'heartbeat_released', n, 0 FROM (
+      ${seatsOfProducts}
+      WHERE a.release_reason = 'heartbeat_timeout' AND a.released_at > ${WINDOW_START}
+      GROUP BY 1
+    ) heartbeat_released
   )
   SELECT p.code AS product_code, p.name AS product_name,
          coalesce((SELECT jsonb_object_agg(m.metric, m.n) FROM (
            SELECT s.metric, sum(s.n)::bigint AS n FROM summed s WHERE s.product_id = p.id GROUP BY s.metric
          ) m), '{}'::jsonb) AS counts,
          (SELECT coalesce(sum(delta_rows), 0) FROM summed) AS delta_rows
-  FROM products p ORDER BY p.id`;
+  FROM products p ${scoped ? 'WHERE p.code = ANY($1::text[])' : ''} ORDER BY p.id`;
 }
 
 const PRODUCT_COUNTERS_SQL = productCountersSql();
+/** The same for a credential limited to products: `$1` is their codes. */
+const SCOPED_PRODUCT_COUNTERS_SQL = productCountersSql('auto', true);
 
 /**
  * Statistics from counters that triggers keep in the writing transactions (stats_deltas), so they
@@ -90,12 +100,12 @@ export class StatsRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
   /** One row per product (every product, in id order), and how many delta rows were summed. */
-  async productCounters(): Promise<{ rows: ProductCountersRow[]; deltaRows: number }> {
+  async productCounters(products: ProductScope = ALL_PRODUCTS): Promise<{ rows: ProductCountersRow[]; deltaRows: number }> {
     const { rows } = await preparedQuery<ProductCountersRow & { delta_rows: string }>(
       this.dataSource.manager,
-      'product-stats',
-      PRODUCT_COUNTERS_SQL,
-      [],
+      products ? 'product-stats-scoped' : 'product-stats',
+      products ? SCOPED_PRODUCT_COUNTERS_SQL : PRODUCT_COUNTERS_SQL,
+      products ? [products] : [],
     );
     return { rows: rows.map(({ delta_rows: _, ...row }) => row), deltaRows: Number(rows[0]?.delta_rows ?? 0) };
   }

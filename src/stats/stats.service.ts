@@ -1,4 +1,6 @@
-import { Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import { ALL_PRODUCTS, type ProductScope } from '../common/auth/actor';
+import { JobsService } from '../jobs/jobs.service';
 import { LICENSE_TYPES } from '../licenses/license-type';
 import { ProductStatsDto } from './dto/product-stats.dto';
 import { StatsRepository } from './stats.repository';
@@ -7,25 +9,38 @@ import { StatsRepository } from './stats.repository';
 const FOLD_AFTER_READING_ROWS = 1_000;
 /** The minute check folds when the table grew by this many rows since the last fold (each new seat adds two). */
 const FOLD_SLACK_ROWS = 5_000;
-const FOLD_CHECK_INTERVAL_MS = 60_000;
+export const STATS_FOLD_QUEUE = 'stats.fold';
 
 /**
  * Read-only statistics for the admin API and the dashboard. The only write is folding the counters'
- * delta rows, which changes no sum: after a read that had to add up many, and once a minute when needed.
+ * delta rows, which changes no sum. It runs on the job engine: a check every minute (once per deployment,
+ * on whichever instance takes the job) and a fold requested by a read that had to add up many rows; the
+ * queue keeps at most one fold waiting and one running.
  */
 @Injectable()
-export class StatsService implements OnApplicationBootstrap, OnModuleDestroy {
+export class StatsService implements OnModuleInit {
   private readonly logger = new Logger('Stats');
+  /** Rows the last fold on this instance kept; another instance's fold leaves it low, which only folds sooner. */
   private keptAfterFold = 0;
-  private folding?: Promise<void>;
-  private timer?: NodeJS.Timeout;
 
-  constructor(private readonly stats: StatsRepository) {}
+  constructor(
+    private readonly stats: StatsRepository,
+    private readonly jobs: JobsService,
+  ) {}
 
-  /** One entry per product (in product id order): licences by status and type, current seats and recent activations. */
-  async productStats(): Promise<ProductStatsDto[]> {
-    const { rows, deltaRows } = await this.stats.productCounters();
-    if (deltaRows > FOLD_AFTER_READING_ROWS) void this.fold();
+  onModuleInit(): void {
+    this.jobs.schedule<{ force?: boolean }>(STATS_FOLD_QUEUE, '* * * * *', (data) => this.foldIfGrown(data.force === true), {
+      policy: 'stately',
+      retryLimit: 0,
+    });
+  }
+
+  /** One entry per product (in product id order; only the credential's products when it is limited): licences by status and type, current seats and recent activations. */
+  async productStats(products: ProductScope = ALL_PRODUCTS): Promise<ProductStatsDto[]> {
+    const { rows, deltaRows } = await this.stats.productCounters(products);
+    if (deltaRows > FOLD_AFTER_READING_ROWS) {
+      this.jobs.send(STATS_FOLD_QUEUE, { force: true }).catch((err: Error) => this.logger.warn(`requesting a fold failed: ${err.message}`));
+    }
     return rows.map(({ product_code, product_name, counts }) => {
       const count = (metric: string) => Number(counts[metric] ?? 0);
       const byType = Object.fromEntries(LICENSE_TYPES.map((type) => [type, count(`type:${type}`)]));
@@ -43,33 +58,25 @@ export class StatsService implements OnApplicationBootstrap, OnModuleDestroy {
           revoked: count('revoked'),
           suspended: count('suspended'),
         },
-        activations: { current: count('seats'), last_30_days: count('activated') },
+        activations: {
+          current: count('seats'),
+          last_30_days: count('activated'),
+          released_by_heartbeat_last_30_days: count('heartbeat_released'),
+        },
         by_type: byType,
       };
     });
   }
 
-  /** Folds the delta rows; one fold at a time per instance (instances folding at once is safe too). */
-  fold(): Promise<void> {
-    this.folding ??= this.stats
-      .compact()
-      .then((kept) => void (this.keptAfterFold = kept))
-      .catch((err: Error) => this.logger.warn(`folding the statistics counters failed: ${err.message}`))
-      .finally(() => (this.folding = undefined));
-    return this.folding;
+  /** Folds the delta rows; returns the rows kept. */
+  async fold(): Promise<number> {
+    const kept = await this.stats.compact();
+    this.keptAfterFold = kept;
+    return kept;
   }
 
-  onApplicationBootstrap(): void {
-    this.timer = setInterval(() => {
-      this.stats
-        .estimatedDeltaRows()
-        .then((rows) => (rows > this.keptAfterFold + FOLD_SLACK_ROWS ? this.fold() : undefined))
-        .catch(() => undefined);
-    }, FOLD_CHECK_INTERVAL_MS).unref();
-  }
-
-  async onModuleDestroy(): Promise<void> {
-    clearInterval(this.timer);
-    await this.folding;
+  private async foldIfGrown(force: boolean): Promise<void> {
+    if (!force && (await this.stats.estimatedDeltaRows()) <= this.keptAfterFold + FOLD_SLACK_ROWS) return;
+    await this.fold();
   }
 }

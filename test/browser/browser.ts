@@ -45,6 +45,8 @@ export function collectConsoleErrors(page: Page): string[] {
   return errors;
 }
 
-export async function screenshot(page: Page, name: string): Promise<void> {
+/** The whole page as `name.png`; with `viewport`, also what fits the window as `name-viewport.png` (small enough for docs/). */
+export async function screenshot(page: Page, name: string, options: { viewport?: boolean } = {}): Promise<void> {
   await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
+  if (options.viewport) await page.screenshot({ path: join(SCREENSHOTS, `${name}-viewport.png`) });
 }

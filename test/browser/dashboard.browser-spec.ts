@@ -82,7 +82,8 @@ describe('dashboard in Chromium', () => {
     const preview = JSON.parse((await page.textContent('[data-testid=payload-preview]')) as string);
     expect(preview.signature).toMatch(/^RSA-SHA256:/);
     await screenshot(page, '05b-license-with-seat');
-    await page.click('[data-testid=seat-row] button:has-text("Release")');
+    await page.click('[data-testid=seat-row] >> text=Release…');
+    await page.click('[data-testid=confirm-button]');
     await page.waitForSelector('.flash-success');
     expect(await page.textContent('.flash-success')).toContain('1 seat released.');
     expect(await page.locator('[data-testid=seat-row]').count()).toBe(0);
@@ -90,15 +91,16 @@ describe('dashboard in Chromium', () => {
 
   it('revokes the licence with a reason and finds it in the list and the audit log', async () => {
     const key = (await page.textContent('[data-testid=license-key]')) as string;
-    await page.fill('[data-testid=revoke-form] textarea[name=reason]', 'Customer asked to cancel');
-    await page.click('button:has-text("Revoke licence")');
+    await page.click('text=Revoke…');
+    await page.fill('textarea[name=reason]', 'Customer asked to cancel');
+    await page.click('[data-testid=confirm-button]');
     await page.waitForSelector('.flash-success');
     expect(await page.textContent('.flash-success')).toContain('Licence revoked.');
     expect(await page.textContent('.page-head .badge')).toBe('revoked');
     await screenshot(page, '06-license-revoked');
 
     await page.click('nav >> text=Licences');
-    await page.fill('input[name=q]', key);
+    await page.fill('#filter-q', key);
     await page.click('button:has-text("Filter")');
     await page.waitForURL(/\/licenses\?/);
     const rows = page.locator('[data-testid=license-row]');
@@ -115,6 +117,22 @@ describe('dashboard in Chromium', () => {
     expect(await entry.textContent()).toContain(`${ADMIN.username} (dashboard)`);
     await page.click('nav >> text=Audit log');
     await screenshot(page, '08-audit');
+  });
+
+  it('rotates the signing key through the confirmation page', async () => {
+    await page.click('nav >> text=Signing keys');
+    await page.waitForURL(`${baseUrl}/signing-keys`);
+    expect(await page.locator('[data-testid=signing-key-row]').count()).toBe(1);
+    await page.click('text=Rotate…');
+    await page.waitForURL(`${baseUrl}/signing-keys/rotate`);
+    await screenshot(page, '08a-signing-key-rotate');
+    await page.click('button:has-text("Rotate now")');
+    await page.waitForSelector('.flash-success');
+    expect(await page.textContent('.flash-success')).toMatch(/is now active/);
+    const rows = page.locator('[data-testid=signing-key-row]');
+    expect(await rows.count()).toBe(2);
+    expect(await rows.nth(1).locator('.badge').textContent()).toBe('retired');
+    await screenshot(page, '08b-signing-keys');
   });
 
   it('raised no Content-Security-Policy violations or script errors on the dashboard pages', () => {

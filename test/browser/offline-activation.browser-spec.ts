@@ -48,7 +48,8 @@ describe('offline activation in Chromium', () => {
     await page.click('nav >> text=Offline activation');
     await page.waitForURL(`${baseUrl}/offline-activation`);
     await page.setInputFiles('input[data-request-file]', requestFile);
-    await page.waitForFunction(() => (document.querySelector('textarea[name=request]') as HTMLTextAreaElement).value.includes('BEGIN'));
+    for (let i = 0; i < 50 && !(await page.inputValue('textarea[name=request]')).includes('BEGIN'); i++) await page.waitForTimeout(100);
+    expect(await page.inputValue('textarea[name=request]')).toContain('-----BEGIN ACTIVATION REQUEST-----');
     await screenshot(page, 'offline-activation-1-request');
     await page.click('button:has-text("Check the request")');
     await page.waitForSelector('[data-testid=offline-preview]');
@@ -65,10 +66,10 @@ describe('offline activation in Chromium', () => {
     await download.saveAs(saved);
     const text = readFileSync(saved, 'utf8');
     expect(text.startsWith('-----BEGIN LICENSE FILE-----\n')).toBe(true);
-    const document = JSON.parse(Buffer.from(text.trim().split('\n').slice(1, -1).join(''), 'base64').toString('utf8')) as {
+    const decoded = JSON.parse(Buffer.from(text.trim().split('\n').slice(1, -1).join(''), 'base64').toString('utf8')) as {
       license: { machine_fingerprint: string };
     };
-    expect(document.license.machine_fingerprint).toBe(fp);
+    expect(decoded.license.machine_fingerprint).toBe(fp);
 
     await page.goto(`${baseUrl}/licenses/${lic.id}`);
     expect(await page.locator('[data-testid=seat-row]').count()).toBe(1);

@@ -44,6 +44,7 @@ export async function createClusterEnv(extra: Record<string, string> = {}): Prom
       SIGNING_KEY_FILE: keyFile,
       API_KEY: apiKey,
       SESSION_SECRET: randomBytes(32).toString('hex'),
+      KEYRING_SECRET: randomBytes(32).toString('hex'),
       ADMIN_USERNAME: 'admin',
       ADMIN_PASSWORD: 'cluster-admin-password',
       // The tests play several clients by sending X-Forwarded-For from loopback.

@@ -75,7 +75,14 @@ describe('concurrency stress: 200 clients, mixed seat operations on a handful of
     // Production pool size (DB_POOL_SIZE default 20); rate limits out of the way (every client is 127.0.0.1).
     t = await createTestApp({
       dbPoolSize: 20,
-      rateLimits: { activate: unlimited, deactivate: unlimited, validate: unlimited, admin: unlimited, login: unlimited },
+      rateLimits: {
+        activate: unlimited,
+        deactivate: unlimited,
+        validate: unlimited,
+        heartbeat: unlimited,
+        admin: unlimited,
+        login: unlimited,
+      },
     });
     await t.app.listen(0, '127.0.0.1');
     base = `http://127.0.0.1:${(t.app.getHttpServer().address() as AddressInfo).port}`;

@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import request from 'supertest';
-import { ApiKeyGuard } from '../../src/common/auth/api-key.guard';
+import { ApiKeyGuard } from '../../src/auth/api-keys';
 import { ADMIN, csrfFrom, loggedInAgent } from '../dashboard-helpers';
 import { createLicense } from '../support/factories';
 import { createTestApp, TEST_API_KEY, TestApp } from '../support/test-app';
@@ -63,7 +63,7 @@ describe('security of the running app', () => {
     // A small validate limit to see a 429; TRUST_PROXY for the HTTPS cookie check.
     t = await createTestApp({
       trustProxy: 'loopback',
-      rateLimits: { activate: 10_000, deactivate: 10_000, validate: 3, admin: 10_000, login: 10_000 },
+      rateLimits: { activate: 10_000, deactivate: 10_000, validate: 3, heartbeat: 10_000, admin: 10_000, login: 10_000 },
     });
     await t.app.listen(0, '127.0.0.1');
     port = (t.app.getHttpServer().address() as AddressInfo).port;
@@ -71,22 +71,27 @@ describe('security of the running app', () => {
 
   afterAll(() => t?.close());
 
-  /** Logs in through the form over raw HTTP; returns the cookie the login issued (and the one planted before it). */
+  /** Logs in through the form over raw HTTP, with a session cookie planted in the browser if given; returns the session cookie issued. */
   async function logIn(planted?: string): Promise<string> {
     const loginPage = await get('/login', planted ? [['Cookie', planted]] : []);
-    const pre = planted ?? (loginPage.headers['set-cookie']?.[0] ?? '').split(';')[0];
+    expect(loginPage.status).toBe(200);
+    const loginCookie = (loginPage.headers['set-cookie']?.[0] ?? '').split(';')[0];
     const login = await send(port, {
       method: 'POST',
       path: '/login',
       headers: [
         ['Content-Type', 'application/x-www-form-urlencoded'],
-        ['Cookie', pre],
+        ['Cookie', [planted, loginCookie].filter(Boolean).join('; ')],
       ],
       body: new URLSearchParams({ ...ADMIN, _csrf: csrfFrom(loginPage.body) }).toString(),
     });
     expect(login.status).toBe(303);
     return (login.headers['set-cookie']?.[0] ?? '').split(';')[0];
   }
+
+  /** A session cookie for `sid` signed with the app's secret, as express-session (cookie-signature) signs it. */
+  const signedSessionCookie = (sid: string) =>
+    `licence_session=${encodeURIComponent(`s:${sid}.${nodeCrypto.createHmac('sha256', t.config.sessionSecret).update(sid).digest('base64').replace(/=+$/, '')}`)}`;
 
   it('wrong API keys all get the same answer: no oracle for how close a guess was', async () => {
     const bodies = new Set<string>();
@@ -182,16 +187,34 @@ describe('security of the running app', () => {
   });
 
   it('cookies: the session cookie is HttpOnly, SameSite=Lax, host-only, Secure over HTTPS; the JSON API never sets one', async () => {
+    // Before login only the login form's cookie: SameSite=Strict, limited to /login, minutes long.
     const page = await get('/login');
-    const cookie = page.headers['set-cookie']?.[0] ?? '';
+    expect(page.headers['set-cookie']).toHaveLength(1);
+    const loginCookie = page.headers['set-cookie']?.[0] ?? '';
+    expect(loginCookie).toMatch(/^licence_login=[^;]+; Max-Age=600; Path=\/login; Expires=[^;]+; HttpOnly; SameSite=Strict$/);
+    const postLogin = (https: boolean, pageRes: RawResponse) =>
+      send(port, {
+        method: 'POST',
+        path: '/login',
+        headers: [
+          ['Content-Type', 'application/x-www-form-urlencoded'],
+          ['Cookie', (pageRes.headers['set-cookie']?.[0] ?? '').split(';')[0]],
+          ...(https ? ([['X-Forwarded-Proto', 'https']] as [string, string][]) : []),
+        ],
+        body: new URLSearchParams({ ...ADMIN, _csrf: csrfFrom(pageRes.body) }).toString(),
+      });
+    const login = await postLogin(false, page);
+    expect(login.status).toBe(303);
+    const cookie = login.headers['set-cookie']?.[0] ?? '';
     expect(cookie).toMatch(/^licence_session=s%3A/);
     expect(cookie).toMatch(/; HttpOnly/i);
     expect(cookie).toMatch(/; SameSite=Lax/i);
     expect(cookie).toMatch(/; Path=\//);
     expect(cookie).not.toMatch(/; Domain=/i);
     expect(cookie).not.toMatch(/; Secure/i);
-    const https = await get('/login', [['X-Forwarded-Proto', 'https']]);
-    expect(https.headers['set-cookie']?.[0]).toMatch(/; Secure/i);
+    const httpsPage = await get('/login', [['X-Forwarded-Proto', 'https']]);
+    expect(httpsPage.headers['set-cookie']?.[0]).toMatch(/; Secure/i);
+    expect((await postLogin(true, httpsPage)).headers['set-cookie']?.[0]).toMatch(/^licence_session=.*; Secure/i);
     const licence = await createLicense(t);
     const api = [
       await get('/api/v1/health'),
@@ -256,13 +279,25 @@ describe('security of the running app', () => {
   });
 
   it('session fixation: a session id planted before login is not the one that gets logged in', async () => {
-    // The attacker fetches the login page and plants that (anonymous) session cookie in the victim's browser.
-    const planted = ((await get('/login')).headers['set-cookie']?.[0] ?? '').split(';')[0];
-    expect(planted).toMatch(/^licence_session=/);
+    // No anonymous session is ever stored, so there is none to fetch and plant. An attacker who could still plant an id
+    // (an id of their choosing signed with a leaked secret, or a stored anonymous session from an older version) gains nothing:
+    const chosen = signedSessionCookie('attacker-chosen-id');
+    const fromChosen = await logIn(chosen);
+    expect(fromChosen).toMatch(/^licence_session=/);
+    expect(fromChosen).not.toContain('attacker-chosen-id');
+    expect(await t.sql("SELECT sid FROM session WHERE sid = 'attacker-chosen-id'")).toEqual([]);
+    expect((await get('/dashboard', [['Cookie', chosen]])).headers.location?.[0]).toBe('/login');
+
+    const stored = await logIn();
+    const storedSid = decodeURIComponent(stored.slice('licence_session='.length)).slice(2).split('.')[0];
+    await t.sql(`UPDATE session SET sess = (sess::jsonb - 'passport')::json WHERE sid = $1`, [storedSid]);
+    const planted = signedSessionCookie(storedSid);
+    expect((await get('/dashboard', [['Cookie', planted]])).headers.location?.[0]).toBe('/login'); // anonymous now
     const issued = await logIn(planted);
     expect(issued).toMatch(/^licence_session=/);
     expect(issued).not.toBe(planted);
-    // The planted id stays anonymous; only the newly issued one is logged in.
+    // The planted id stays anonymous (its row is gone: login regenerated the session); only the issued one is logged in.
+    expect(await t.sql('SELECT sid FROM session WHERE sid = $1', [storedSid])).toEqual([]);
     expect((await get('/dashboard', [['Cookie', planted]])).headers.location?.[0]).toBe('/login');
     expect((await get('/dashboard', [['Cookie', issued]])).status).toBe(200);
     // A made-up or re-signed cookie is ignored.

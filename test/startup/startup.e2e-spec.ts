@@ -23,12 +23,22 @@ describe('start-up', () => {
     expect(existsSync(join(dataDir, 'postgres'))).toBe(false);
   });
 
+  it('refuses TRUST_PROXY=true at start-up, pointing to a hop count or the proxy addresses', async () => {
+    const start = prepareRuntime({ DATA_DIR: dataDir, TRUST_PROXY: 'true' }, () => undefined);
+    await expect(start).rejects.toThrow(ConfigError);
+    await expect(prepareRuntime({ DATA_DIR: dataDir, TRUST_PROXY: 'true' }, () => undefined)).rejects.toThrow(
+      /TRUST_PROXY[\s\S]*TRUST_PROXY=1[\s\S]*loopback/,
+    );
+    expect(existsSync(join(dataDir, 'postgres'))).toBe(false);
+  });
+
   it('with no DATABASE_URL starts an embedded PostgreSQL, generates secrets once, migrates and seeds', async () => {
     const first = await prepareRuntime({ DATA_DIR: dataDir }, () => undefined);
     try {
       expect(first.embedded).toBeDefined();
       expect(first.generated.apiKey).toMatch(/^lsk_/);
-      expect(first.generated.signingKey).toBe(true);
+      expect(first.generated.keyringSecret).toBe(true);
+      expect(statSync(join(dataDir, 'keyring-secret')).mode & 0o777).toBe(0o600);
       expect(first.config.apiKeys).toEqual([first.generated.apiKey]);
       expect(statSync(join(dataDir, 'api-key')).mode & 0o777).toBe(0o600);
       expect(first.migrations).toHaveLength(MIGRATIONS.length);
@@ -45,7 +55,8 @@ describe('start-up', () => {
     const second = await prepareRuntime({ DATA_DIR: dataDir }, () => undefined);
     try {
       expect(second.generated.apiKey).toBeUndefined();
-      expect(second.generated.signingKey).toBe(false);
+      expect(second.generated.keyringSecret).toBe(false);
+      expect(second.config.keyringSecret).toBe(first.config.keyringSecret);
       expect(second.config.apiKeys).toEqual(first.config.apiKeys);
       expect(second.migrations).toEqual([]);
     } finally {

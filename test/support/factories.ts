@@ -9,6 +9,7 @@ export interface LicenseInput {
   customer_email?: string;
   customer_pib?: string;
   limits?: Record<string, number>;
+  policy?: Record<string, number | null>;
   features?: string[];
   grace_days?: number;
   notes?: string;
@@ -51,7 +52,7 @@ export interface SeatRow {
   activated_at?: Date;
   last_seen_at?: Date;
   released_at?: Date | null;
-  release_reason?: 'deactivated' | 'force_released' | null;
+  release_reason?: 'deactivated' | 'force_released' | 'heartbeat_timeout' | null;
 }
 
 /** Inserts an activation record straight into the database (no client API involved); returns its id and fingerprint. */

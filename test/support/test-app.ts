@@ -1,12 +1,14 @@
 import 'reflect-metadata';
 import { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
+import { OpenAPIObject } from '@nestjs/swagger';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { AppModule } from '../../src/app.module';
 import { configureApp } from '../../src/app.setup';
 import { AppConfig } from '../../src/config/app-config';
+import { conformant, OpenApiConformance } from './openapi-conformance';
 import {
   createDatabaseFromTemplate,
   cutDatabase,
@@ -25,8 +27,10 @@ export interface TestApp {
   config: AppConfig;
   dataSource: DataSource;
   databaseName: string;
-  /** supertest against the app's HTTP server */
+  /** supertest against the app's HTTP server; every response is checked against the app's OpenAPI document */
   http: () => ReturnType<typeof request>;
+  /** the app's OpenAPI document (GET /api/docs-json) */
+  openApi: OpenAPIObject;
   /** supertest helpers that send the admin API key */
   admin: {
     get: (url: string) => request.Test;
@@ -40,6 +44,15 @@ export interface TestApp {
   close: () => Promise<void>;
 }
 
+let cachedConformance: { text: string; conformance: OpenApiConformance } | undefined;
+
+/** One compiled checker per worker: every test app serves the same document. */
+function openApiConformance(document: OpenAPIObject): OpenApiConformance {
+  const text = JSON.stringify(document);
+  if (cachedConformance?.text !== text) cachedConformance = { text, conformance: new OpenApiConformance(document) };
+  return cachedConformance.conformance;
+}
+
 export function testConfig(databaseUrl: string, overrides: Partial<AppConfig> = {}): AppConfig {
   return {
     port: 0,
@@ -50,15 +63,27 @@ export function testConfig(databaseUrl: string, overrides: Partial<AppConfig> = 
     adminPassword: 'test-password-123',
     sessionSecret: 'test-session-secret-0123456789abcdef0123456789',
     signingKeyFile: process.env[ENV_SIGNING_KEY] as string,
+    keyringSecret: 'test-keyring-secret-0123456789abcdef0123456789',
     redisUrl: undefined,
     trustProxy: undefined,
     // Generous by default so unrelated tests never trip them; the rate-limit tests set their own.
-    rateLimits: { activate: 10_000, deactivate: 10_000, validate: 10_000, admin: 10_000, login: 10_000 },
     lastSeenIntervalSeconds: 60,
+    seatSweepIntervalSeconds: 15,
     logLevel: 'silent',
     dbPoolSize: 10,
     metricsToken: undefined,
     ...overrides,
+    // A test that sets some limits keeps the generous default for the others.
+    rateLimits: {
+      activate: 10_000,
+      deactivate: 10_000,
+      validate: 10_000,
+      heartbeat: 10_000,
+      admin: 10_000,
+      login: 10_000,
+      loginPage: 10_000,
+      ...overrides.rateLimits,
+    },
   };
 }
 
@@ -72,11 +97,13 @@ export async function createTestApp(overrides: Partial<AppConfig> = {}): Promise
   const config = testConfig(databaseUrl, overrides);
   const moduleRef = await Test.createTestingModule({ imports: [AppModule.forRoot(config)] }).compile();
   const app = moduleRef.createNestApplication({ bodyParser: false, logger: false });
-  configureApp(app, config);
+  await configureApp(app, config);
   await app.init();
   const dataSource = app.get<DataSource>(getDataSourceToken());
   const server = app.getHttpServer();
-  const http = () => request(server);
+  const openApi = (await request(server).get('/api/docs-json').expect(200)).body as OpenAPIObject;
+  const conformance = openApiConformance(openApi);
+  const http = () => conformant(request(server), conformance);
   const withKey = (t: request.Test) => t.set('X-API-Key', TEST_API_KEY);
   return {
     app,
@@ -84,6 +111,7 @@ export async function createTestApp(overrides: Partial<AppConfig> = {}): Promise
     dataSource,
     databaseName,
     http,
+    openApi,
     admin: {
       get: (url) => withKey(http().get(url)),
       post: (url) => withKey(http().post(url)),

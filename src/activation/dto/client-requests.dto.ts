@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsOptional, IsString, Matches, MaxLength, MinLength } from 'class-validator';
-import { IsStorableText } from '../../common/validation/validators';
+import { IsOptional, IsString, Matches, ValidateIf } from 'class-validator';
+import { IsStorableText, MaxChars, MinChars } from '../../common/validation/validators';
 import { MACHINE_FINGERPRINT_PATTERN, normalizeFingerprint } from '../../licenses/dto/license-fields';
 import { normalizeLicenseKey } from '../../licenses/license-key';
 
@@ -11,11 +11,11 @@ const upperCasedTrimmed = ({ value }: { value: unknown }) => (typeof value === '
 
 /** `{license_key, machine_fingerprint}`: the body of deactivate and validate. Unknown fields are ignored. */
 export class SeatRequestDto {
-  @ApiProperty({ example: 'POS-7K2QF-9XWMB-R4TZN-H8CVD', description: 'Case-insensitive; surrounding whitespace ignored', maxLength: 64 })
+  @ApiProperty({ example: 'POS-7K2QF-9XWMB-R4TZN-H8CVD', description: 'Case-insensitive; surrounding whitespace ignored' })
   @Transform(normalizedKey)
   @IsString()
-  @MinLength(1)
-  @MaxLength(64)
+  @MinChars(1)
+  @MaxChars(64)
   license_key: string;
 
   @ApiProperty({
@@ -29,38 +29,58 @@ export class SeatRequestDto {
   machine_fingerprint: string;
 }
 
+export const NONCE_PATTERN = /^[A-Za-z0-9_-]{16,128}$/;
+
+/** The validate body: a seat plus an optional nonce that asks for a signed answer (CONTRACT 8). */
+export class ValidateRequestDto extends SeatRequestDto {
+  @ApiPropertyOptional({
+    example: 'm3WqJx7Yc1tP0aZr9LkV2eHs',
+    pattern: NONCE_PATTERN.source,
+    minLength: 16,
+    maxLength: 128,
+    description:
+      'Fresh random value per call (16-128 of A-Z a-z 0-9 _ -). Given: the answer is signed and echoes it, so a replayed answer fails the check. null is refused.',
+  })
+  // Only an absent nonce means "unsigned": null or any other value is a 400, never silently an unsigned answer.
+  @ValidateIf((body: { nonce?: unknown }) => body.nonce !== undefined)
+  @IsString()
+  @Matches(NONCE_PATTERN, { message: 'nonce must be 16-128 characters of A-Z a-z 0-9 _ -' })
+  nonce?: string;
+}
+
 /** SPEC 2.5 plus the optional `product` code (CONTRACT 4). */
 export class ActivateRequestDto extends SeatRequestDto {
-  @ApiProperty({ example: 'till-01', minLength: 1, maxLength: 255 })
+  @ApiProperty({ example: 'till-01' })
   @IsString()
-  @MinLength(1)
-  @MaxLength(255)
+  @MinChars(1)
+  @MaxChars(255)
   @IsStorableText()
   hostname: string;
 
-  @ApiPropertyOptional({ example: 'Windows 11', maxLength: 100 })
+  @ApiPropertyOptional({ type: String, nullable: true, example: 'Windows 11' })
   @IsOptional()
   @IsString()
-  @MaxLength(100)
+  @MaxChars(100)
   @IsStorableText()
   os?: string | null;
 
-  @ApiPropertyOptional({ example: '4.2.0', maxLength: 50 })
+  @ApiPropertyOptional({ type: String, nullable: true, example: '4.2.0' })
   @IsOptional()
   @IsString()
-  @MaxLength(50)
+  @MaxChars(50)
   @IsStorableText()
   app_version?: string | null;
 
   @ApiPropertyOptional({
+    type: String,
+    nullable: true,
     example: 'POS_RETAIL',
-    maxLength: 32,
     description: 'Product code of the client application; PRODUCT_MISMATCH when the licence is for another product',
   })
   @Transform(upperCasedTrimmed)
   @IsOptional()
   @IsString()
-  @MinLength(1)
-  @MaxLength(32)
+  @MinChars(1)
+  @MaxChars(32)
   product?: string | null;
 }

@@ -1,27 +1,43 @@
-import { ApiProperty } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { SeatPolicyDto } from '../../licenses/dto/seat-policy.dto';
 import { LICENSE_STATUSES, LicenseStatus } from '../../licenses/license-status';
+import { LICENSE_TYPES, type LicenseType } from '../../licenses/license-type';
 
 export class LicenseCustomerDto {
   @ApiProperty({ example: 'Acme d.o.o.' }) name: string;
-  @ApiProperty({ type: String, nullable: true, example: 'it@acme.example' }) email: string | null;
+  @ApiProperty({ type: String, nullable: true, example: 'it@acme.example', description: 'E-mail address; internationalized (UTF-8) addresses are allowed, so no format: email' }) email: string | null;
 }
 
 /** The signed `license` object (SPEC 2.4); key_id names the signing key. */
 export class LicensePayloadDto {
   @ApiProperty({ example: 'POS-7K2QF-9XWMB-R4TZN-H8CVD' }) license_key: string;
   @ApiProperty({ example: 'POS_RETAIL', description: 'product code' }) product: string;
-  @ApiProperty({ example: 'YEARLY' }) license_type: string;
-  @ApiProperty({ example: '2026-01-01T00:00:00.000Z', description: 'creation time of the licence' }) issued_at: string;
-  @ApiProperty({ type: String, nullable: true, example: '2027-01-01T00:00:00.000Z', description: 'null: never expires' }) expires_at:
-    string | null;
-  @ApiProperty({ example: '2026-01-02T09:30:00.000Z' }) activated_at: string;
+  @ApiProperty({ enum: LICENSE_TYPES, example: 'YEARLY' }) license_type: LicenseType;
+  @ApiProperty({ format: 'date-time', example: '2026-01-01T00:00:00.000Z', description: 'creation time of the licence' }) issued_at: string;
+  @ApiProperty({
+    type: String,
+    format: 'date-time',
+    nullable: true,
+    example: '2027-01-01T00:00:00.000Z',
+    description: 'null: never expires',
+  })
+  expires_at: string | null;
+  @ApiProperty({ format: 'date-time', example: '2026-01-02T09:30:00.000Z' }) activated_at: string;
   @ApiProperty({ example: 'sha256:' + 'a'.repeat(64) }) machine_fingerprint: string;
-  @ApiProperty({ example: 7 }) grace_days: number;
+  @ApiProperty({ type: 'integer', minimum: 0, example: 7 }) grace_days: number;
   @ApiProperty({ type: 'object', additionalProperties: { type: 'integer' }, example: { max_installations: 1, max_operators: 5 } })
   limits: Record<string, number>;
   @ApiProperty({ type: [String], example: ['FISCAL_PRINTING', 'REPORTS'] }) features: string[];
   @ApiProperty({ type: LicenseCustomerDto }) customer: LicenseCustomerDto;
-  @ApiProperty({ example: '3f9a1c0b7d2e4f65', description: 'GET /api/v1/public-key key_id of the signing key' }) key_id: string;
+  @ApiProperty({ example: '3f9a1c0b7d2e4f65', description: 'key_id of the signing key (GET /api/v1/public-keys)' }) key_id: string;
+  @ApiProperty({
+    type: String,
+    format: 'date-time',
+    example: '2026-01-02T09:30:00.412Z',
+    description: 'Server time of this signature; a local clock earlier than the latest signed_at seen means the clock was set back',
+  })
+  signed_at: string;
+  @ApiProperty({ type: SeatPolicyDto, description: "the licence's effective seat policy (CONTRACT 9)" }) policy: SeatPolicyDto;
 }
 
 export class SignedLicenseDto {
@@ -42,16 +58,77 @@ export class DeactivateResponseDto {
 export class ValidateResponseDto {
   @ApiProperty({ description: 'status is active or grace and this machine holds a seat' }) valid: boolean;
   @ApiProperty({ enum: LICENSE_STATUSES, example: 'active' }) status: LicenseStatus;
-  @ApiProperty({ type: String, nullable: true, example: '2027-01-01T00:00:00.000Z' }) expires_at: string | null;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true, example: '2027-01-01T00:00:00.000Z' }) expires_at: string | null;
   @ApiProperty() revoked: boolean;
-  @ApiProperty({ type: String, nullable: true, example: '2027-01-08T00:00:00.000Z', description: 'expires_at + grace_days' })
+  @ApiProperty({
+    type: String,
+    format: 'date-time',
+    nullable: true,
+    example: '2027-01-08T00:00:00.000Z',
+    description: 'expires_at + grace_days',
+  })
   grace_ends_at: string | null;
   @ApiProperty({
     type: String,
     nullable: true,
-    enum: ['NOT_ACTIVATED', 'KEY_REVOKED', 'KEY_SUSPENDED', 'KEY_EXPIRED'],
+    enum: ['NOT_ACTIVATED', 'KEY_REVOKED', 'KEY_SUSPENDED', 'KEY_EXPIRED', null],
     example: null,
     description: 'null when valid',
   })
   code: string | null;
+
+  // Only with a nonce in the request: the signed answer (CONTRACT 8).
+  @ApiPropertyOptional({ description: 'Only when the request carried a nonce: that nonce, echoed', example: 'm3WqJx7Yc1tP0aZr9LkV2eHs' })
+  nonce?: string;
+  @ApiPropertyOptional({
+    description: 'Only with a nonce: the licence key checked (trimmed, upper-cased)',
+    example: 'POS-7K2QF-9XWMB-R4TZN-H8CVD',
+  })
+  license_key?: string;
+  @ApiPropertyOptional({ description: 'Only with a nonce: the machine checked (lower-case hex)', example: 'sha256:' + 'a'.repeat(64) })
+  machine_fingerprint?: string;
+  @ApiPropertyOptional({
+    type: String,
+    format: 'date-time',
+    description: 'Only with a nonce: server time of the check',
+    example: '2026-03-01T12:00:00.000Z',
+  })
+  checked_at?: string;
+  @ApiPropertyOptional({ description: 'Only with a nonce: the key that signed this answer', example: '3f9a1c0b7d2e4f65' })
+  key_id?: string;
+  @ApiPropertyOptional({
+    description:
+      'Only with a nonce: `RSA-SHA256:` + base64 of RSASSA-PKCS1-v1_5 / SHA-256 over the UTF-8 bytes of the RFC 8785 canonical JSON of this response object without `signature`',
+    example: 'RSA-SHA256:MIIB...',
+  })
+  signature?: string;
+}
+
+/** POST /api/v1/heartbeat (CONTRACT 9). */
+export class HeartbeatResponseDto {
+  @ApiProperty({ description: 'status is active or grace (this machine holds a live seat, or the answer would be 400)' }) valid: boolean;
+  @ApiProperty({ enum: LICENSE_STATUSES, example: 'active' }) status: LicenseStatus;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    enum: ['KEY_REVOKED', 'KEY_SUSPENDED', 'KEY_EXPIRED'],
+    example: null,
+    description: 'null when valid',
+  })
+  code: string | null;
+  @ApiProperty({
+    type: 'integer',
+    nullable: true,
+    example: 600,
+    description: "the licence's heartbeat timeout; null: the seat never dies (heartbeats are optional)",
+  })
+  heartbeat_timeout_seconds: number | null;
+  @ApiProperty({
+    type: String,
+    format: 'date-time',
+    nullable: true,
+    example: '2026-01-02T09:40:00.000Z',
+    description: 'the seat is released if no heartbeat arrives before this time; null: never',
+  })
+  next_heartbeat_before: string | null;
 }

@@ -3,14 +3,14 @@ import { ACTOR_TYPES, AUDIT_ACTIONS, type ActorType, type AuditAction, type Audi
 
 /** One audit log entry (CONTRACT 5). */
 export class AuditEntryDto {
-  @ApiProperty({ example: 311 }) id: number;
-  @ApiProperty({ example: '2026-01-31T10:00:00.000Z' }) created_at: string;
+  @ApiProperty({ type: 'integer', example: 311 }) id: number;
+  @ApiProperty({ format: 'date-time', example: '2026-01-31T10:00:00.000Z' }) created_at: string;
   @ApiProperty({ enum: AUDIT_ACTIONS, example: 'license.revoked' }) action: AuditAction;
   @ApiProperty({ enum: ACTOR_TYPES, example: 'admin_api' }) actor_type: ActorType;
   @ApiProperty({ nullable: true, type: String, example: 'key:3f9a1c2b', description: 'API key id, dashboard user name or client IP' })
   actor: string | null;
   @ApiProperty({ nullable: true, type: String, example: '203.0.113.7' }) ip: string | null;
-  @ApiProperty({ nullable: true, type: Number, example: 42 }) license_id: number | null;
+  @ApiProperty({ nullable: true, type: 'integer', example: 42 }) license_id: number | null;
   @ApiProperty({ nullable: true, type: String, example: 'POS_RETAIL' }) product_code: string | null;
   @ApiProperty({ type: 'object', additionalProperties: true, example: { reason: 'Customer stopped paying' } }) details: Record<
     string,

@@ -1,13 +1,14 @@
-import { ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiPropertyOptional, OmitType } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsIn, IsInt, IsOptional, Max, Min } from 'class-validator';
+import { EXPORT_FORMATS, type ExportFormat } from '../../common/http/export';
 import { PageQueryDto, toQueryInteger } from '../../common/http/page-query.dto';
 import { IsIsoTimestamp } from '../../common/validation/iso-timestamp';
 import { ACTOR_TYPES, AUDIT_ACTIONS, type ActorType, type AuditAction } from '../audit-entry.entity';
 
 /** GET /audit filters (CONTRACT 5), combined with AND; `from` and `to` are inclusive. */
 export class AuditQueryDto extends PageQueryDto {
-  @ApiPropertyOptional({ type: 'integer', minimum: 1, example: 42 })
+  @ApiPropertyOptional({ type: 'integer', example: 42 })
   @IsOptional()
   @Transform(toQueryInteger)
   @IsInt()
@@ -25,13 +26,25 @@ export class AuditQueryDto extends PageQueryDto {
   @IsIn(ACTOR_TYPES)
   actor_type?: ActorType;
 
-  @ApiPropertyOptional({ example: '2026-01-01T00:00:00Z', description: 'entries at or after this ISO timestamp' })
+  @ApiPropertyOptional({ format: 'date-time', example: '2026-01-01T00:00:00Z', description: 'entries at or after this ISO timestamp' })
   @IsOptional()
   @IsIsoTimestamp()
   from?: string;
 
-  @ApiPropertyOptional({ example: '2026-12-31T23:59:59Z', description: 'entries at or before this ISO timestamp; not before `from`' })
+  @ApiPropertyOptional({
+    format: 'date-time',
+    example: '2026-12-31T23:59:59Z',
+    description: 'entries at or before this ISO timestamp; not before `from`',
+  })
   @IsOptional()
   @IsIsoTimestamp()
   to?: string;
+}
+
+/** GET /audit/export: the list's filters (no paging: every match) and the format. */
+export class ExportAuditQueryDto extends OmitType(AuditQueryDto, ['limit', 'offset'] as const) {
+  @ApiPropertyOptional({ enum: EXPORT_FORMATS, default: 'csv' })
+  @IsOptional()
+  @IsIn(EXPORT_FORMATS)
+  format: ExportFormat = 'csv';
 }

@@ -9,15 +9,30 @@ export interface Actor {
   ip: string | null;
 }
 
-export type RequestWithActor = Request & { actor?: Actor };
+/**
+ * The product codes an admin credential may see, or null for every product. Services take it and put it into
+ * their queries (never filter afterwards), so another product's licence is simply not found.
+ */
+export type ProductScope = readonly string[] | null;
+export const ALL_PRODUCTS: ProductScope = null;
+
+export type RequestWithActor = Request & { actor?: Actor; productScope?: ProductScope };
 
 export function actorFromRequest(req: RequestWithActor): Actor {
   return req.actor ?? { type: 'client', name: req.ip ?? null, ip: req.ip ?? null };
 }
 
-/** The authenticated actor of this request (admin key id, dashboard user, or the client IP). */
+/** The authenticated actor of this request (admin key id, token, dashboard user, or the client IP). */
 export const CurrentActor = createParamDecorator((_: unknown, ctx: ExecutionContext): Actor =>
   actorFromRequest(ctx.switchToHttp().getRequest<RequestWithActor>()),
 );
+
+/** The products the admin credential of this request may see (null: all), set by the admin guard. */
+export const CurrentProductScope = createParamDecorator(
+  (_: unknown, ctx: ExecutionContext): ProductScope => ctx.switchToHttp().getRequest<RequestWithActor>().productScope ?? ALL_PRODUCTS,
+);
+
+/** Whether a credential with this scope may see the product with this code. */
+export const productScopeIncludes = (scope: ProductScope, code: string): boolean => scope === null || scope.includes(code);
 
 export const SYSTEM_ACTOR: Actor = { type: 'system', name: 'system', ip: null };

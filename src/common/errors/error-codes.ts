@@ -20,5 +20,6 @@ export const ErrorCode = {
   KEY_REVOKED: 'KEY_REVOKED',
   KEY_SUSPENDED: 'KEY_SUSPENDED',
   PRODUCT_MISMATCH: 'PRODUCT_MISMATCH',
+  DEACTIVATION_LIMIT_REACHED: 'DEACTIVATION_LIMIT_REACHED',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];

@@ -13,7 +13,7 @@ export class ErrorDetailDto {
     type: 'object',
     additionalProperties: true,
     description:
-      'Depends on the code: `fields` for VALIDATION_ERROR, `activated_on`/`activated_at` for ALREADY_ACTIVATED, `retry_after_seconds` for RATE_LIMITED',
+      'Depends on the code: `fields` for VALIDATION_ERROR, `activated_on`/`activated_at` for ALREADY_ACTIVATED, `retry_after_seconds` for RATE_LIMITED, `required_scope` for FORBIDDEN',
     example: { fields: [{ field: 'customer_email', message: 'customer_email must be an email' }] },
   })
   details?: Record<string, unknown>;

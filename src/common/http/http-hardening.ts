@@ -49,6 +49,18 @@ export function noStore(_req: Request, res: Response, next: NextFunction): void 
   next();
 }
 
+/**
+ * The JSON API reads JSON bodies only. A form or text/plain body is what any web page can make a visitor's browser
+ * send without a CORS preflight; refusing it (415) before parsing keeps such requests from reaching a route.
+ * A request without a body (or an empty one) passes whatever its Content-Type.
+ */
+export function requireJsonBody(req: Request, _res: Response, next: NextFunction): void {
+  const hasBody = req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length']) > 0;
+  if (!hasBody || req.is('application/json')) return next();
+  req.resume();
+  next(new AppError(ErrorCode.UNSUPPORTED_MEDIA_TYPE, 415, 'The request body must be JSON (Content-Type: application/json)'));
+}
+
 /** HTTP/1.1 requires Host; Node's own check answers with an empty 400, so it is made here (see hardenHttpServer). */
 export function requireHostHeader(req: Request, _res: Response, next: NextFunction): void {
   if (req.httpVersion === '1.1' && !req.headers.host) return next(AppError.field('host', 'HTTP/1.1 requests need a Host header'));

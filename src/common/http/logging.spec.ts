@@ -2,7 +2,7 @@ import express from 'express';
 import pino from 'pino';
 import { Writable } from 'node:stream';
 import request from 'supertest';
-import { logLevelOf, maskSecrets, requestIdOf, requestLogger } from './logging';
+import { logLevelOf, maskSecrets, redactQuery, requestIdOf, requestLogger } from './logging';
 
 function appWithLog(level: string) {
   const lines: Record<string, any>[] = [];
@@ -20,15 +20,42 @@ const settle = () => new Promise((resolve) => setImmediate(resolve));
 describe('request log', () => {
   it('writes one line per request with id, method, masked path, status and duration', async () => {
     const { app, lines } = appWithLog('info');
-    const res = await request(app).get('/ok?key=POS-ABCDE-FGHIJ-KLMNO-PQRST').set('X-Request-Id', 'req-1').expect(200);
+    const res = await request(app).get('/ok?q=POS-ABCDE-FGHIJ-KLMNO-PQRST').set('X-Request-Id', 'req-1').expect(200);
     await settle();
     expect(res.headers['x-request-id']).toBe('req-1');
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatchObject({ level: 30, req: { id: 'req-1', method: 'GET', url: '/ok?key=POS-*****' }, res: { status: 200 } });
+    expect(lines[0]).toMatchObject({ level: 30, req: { id: 'req-1', method: 'GET', url: '/ok?q=POS-*****' }, res: { status: 200 } });
     expect(typeof lines[0].responseTime).toBe('number');
-    expect(lines[0].msg).toMatch(/^GET \/ok\?key=POS-\*\*\*\*\* 200 \d+ms$/);
+    expect(lines[0].msg).toMatch(/^GET \/ok\?q=POS-\*\*\*\*\* 200 \d+ms$/);
     expect(JSON.stringify(lines[0])).not.toContain('ABCDE');
   });
+
+  it('redacts the values of query parameters named like a key, token, secret, password, signature or nonce', async () => {
+    const { app, lines } = appWithLog('info');
+    const query =
+      'api_key=k-123456&access_token=t-123456&client_secret=s-123456&password=p-123456&signature=RSA-SHA256%3Aabc&nonce=n-123456' +
+      '&X-API-Key=h-123456&_csrf=c-123456&limit=5&q=kod+mike&status=active';
+    await request(app).get(`/ok?${query}`).expect(200);
+    await settle();
+    const logged = JSON.stringify(lines[0]);
+    for (const secret of ['k-123456', 't-123456', 's-123456', 'p-123456', 'abc', 'n-123456', 'h-123456', 'c-123456']) {
+      expect(logged).not.toContain(secret);
+    }
+    expect(lines[0].req.url).toBe(
+      '/ok?api_key=[REDACTED]&access_token=[REDACTED]&client_secret=[REDACTED]&password=[REDACTED]&signature=[REDACTED]' +
+        '&nonce=[REDACTED]&X-API-Key=[REDACTED]&_csrf=[REDACTED]&limit=5&q=kod+mike&status=active',
+    );
+  });
+
+  it.each([
+    ['/path', '/path'],
+    ['/path?', '/path?'],
+    ['/p?token', '/p?token'],
+    ['/p?token=', '/p?token=[REDACTED]'],
+    ['/p?%74oken=x', '/p?%74oken=[REDACTED]'],
+    ['/p?bad%zz=x&secret=y', '/p?bad%zz=x&secret=[REDACTED]'],
+    ['/p?a=1&a=2', '/p?a=1&a=2'],
+  ])('redactQuery(%s) = %s', (url, expected) => expect(redactQuery(url)).toBe(expected));
 
   it('logs 4xx as warn and 5xx as error, and nothing below LOG_LEVEL', async () => {
     const { app, lines } = appWithLog('warn');

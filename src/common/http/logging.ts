@@ -8,7 +8,34 @@ const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
 // Licence keys look like PREFIX-XXXXX-XXXXX-XXXXX-XXXXX; they may appear in dashboard query strings.
 const LICENSE_KEY = /\b[A-Z0-9]{2,8}-[0-9A-Z]{5}-[0-9A-Z]{5}-[0-9A-Z]{5}-[0-9A-Z]{5}\b/gi;
 
-export const maskSecrets = (text: string) => text.replace(LICENSE_KEY, (k) => `${k.slice(0, k.indexOf('-') + 1)}*****`);
+// Query parameters whose value is a credential or a one-time value by their name (api_key, token, _csrf, nonce, ...).
+const SECRET_PARAM = /key|token|secret|passw|pwd|signature|nonce|csrf|auth|session|cookie/i;
+
+const maskLicenseKeys = (text: string) => text.replace(LICENSE_KEY, (k) => `${k.slice(0, k.indexOf('-') + 1)}*****`);
+
+/** The query string with the values of secret-named parameters replaced by `[REDACTED]` (names kept, so the line still says what was sent). */
+export function redactQuery(url: string): string {
+  const start = url.indexOf('?');
+  if (start < 0) return url;
+  const params = url
+    .slice(start + 1)
+    .split('&')
+    .map((pair) => {
+      const eq = pair.indexOf('=');
+      const rawName = eq < 0 ? pair : pair.slice(0, eq);
+      let name = rawName;
+      try {
+        name = decodeURIComponent(rawName.replace(/\+/g, ' '));
+      } catch {
+        // A malformed escape: judge the name as sent.
+      }
+      return eq >= 0 && SECRET_PARAM.test(name) ? `${rawName}=[REDACTED]` : pair;
+    });
+  return `${url.slice(0, start)}?${params.join('&')}`;
+}
+
+/** What the request log may show of a URL: secret-named query values redacted, licence keys masked anywhere. */
+export const maskSecrets = (text: string) => maskLicenseKeys(redactQuery(text));
 
 /** The client's X-Request-Id when it is a sane token, otherwise a new UUID. */
 export function requestIdOf(given: string | string[] | undefined): string {

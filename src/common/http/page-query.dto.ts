@@ -11,14 +11,15 @@ export const toQueryInteger = ({ value }: { value: unknown }) =>
 
 /** `limit` / `offset` of every admin list (CONTRACT 5). Extend it with the list's own filters. */
 export class PageQueryDto {
-  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: MAX_PAGE_LIMIT, default: DEFAULT_PAGE_LIMIT })
+  // The plugin reads only literal validator arguments: MAX_PAGE_LIMIT is stated here.
+  @ApiPropertyOptional({ type: 'integer', maximum: MAX_PAGE_LIMIT, default: DEFAULT_PAGE_LIMIT })
   @Transform(toQueryInteger)
   @IsInt()
   @Min(1)
   @Max(MAX_PAGE_LIMIT)
   limit: number = DEFAULT_PAGE_LIMIT;
 
-  @ApiPropertyOptional({ type: 'integer', minimum: 0, default: 0 })
+  @ApiPropertyOptional({ type: 'integer', default: 0 })
   @Transform(toQueryInteger)
   @IsInt()
   @Min(0)
@@ -41,7 +42,8 @@ export const TOTAL_COUNT_ESTIMATED_HEADER = 'X-Total-Count-Estimated';
 export const TOTAL_COUNT_HEADERS = {
   [TOTAL_COUNT_HEADER]: {
     description: 'matches without limit/offset: exact up to 1000, beyond that an estimate',
-    schema: { type: 'integer' },
+    required: true,
+    schema: { type: 'integer', minimum: 0 },
   },
   [TOTAL_COUNT_ESTIMATED_HEADER]: {
     description: "`true` when X-Total-Count is the database's estimate (over 1000 matches)",

@@ -45,15 +45,25 @@ describe('FixedWindowMemoryStorage', () => {
 
 describe('rateLimitOptions', () => {
   it('has one 60 s throttler per name with the configured limit', () => {
-    const options = rateLimitOptions(testConfigFor({ rateLimits: { activate: 1, deactivate: 2, validate: 3, admin: 4, login: 5 } }));
+    const options = rateLimitOptions(
+      testConfigFor({ rateLimits: { activate: 1, deactivate: 2, validate: 3, heartbeat: 7, admin: 4, login: 5, loginPage: 6 } }),
+    );
     const throttlers = Array.isArray(options) ? options : options.throttlers;
     expect(throttlers.map((t) => [t.name, t.limit, t.ttl])).toEqual([
       ['activate', 1, 60_000],
       ['deactivate', 2, 60_000],
       ['validate', 3, 60_000],
+      ['heartbeat', 7, 60_000],
       ['admin', 4, 60_000],
       ['login', 5, 60_000],
+      ['loginPage', 6, 60_000],
     ]);
+  });
+
+  it('limits GET /login to 30 per minute when a config built in code leaves it out', () => {
+    const options = rateLimitOptions(testConfigFor({ rateLimits: { activate: 1, deactivate: 2, validate: 3, heartbeat: 60, admin: 4, login: 5 } }));
+    const throttlers = Array.isArray(options) ? options : options.throttlers;
+    expect(throttlers.find((t) => t.name === 'loginPage')?.limit).toBe(30);
   });
 });
 

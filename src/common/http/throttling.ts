@@ -11,7 +11,7 @@ import {
   ThrottlerStorage,
 } from '@nestjs/throttler';
 import type Redis from 'ioredis';
-import { APP_CONFIG, AppConfig } from '../../config/app-config';
+import { APP_CONFIG, AppConfig, DEFAULT_LOGIN_PAGE_RATE_LIMIT } from '../../config/app-config';
 import { MetricsService } from '../../metrics/metrics.service';
 import { REDIS_CLIENT } from '../redis/redis.module';
 import { AppError } from '../errors/app-error';
@@ -20,7 +20,7 @@ import { ErrorResponseDto } from '../errors/error-response.dto';
 
 /** The named per-IP limits (CONTRACT 4): one bucket per name and client IP, so each client endpoint counts on its own. */
 export type RateLimitName = keyof AppConfig['rateLimits'];
-export const RATE_LIMIT_NAMES: readonly RateLimitName[] = ['activate', 'deactivate', 'validate', 'admin', 'login'];
+export const RATE_LIMIT_NAMES: readonly RateLimitName[] = ['activate', 'deactivate', 'validate', 'heartbeat', 'admin', 'login', 'loginPage'];
 
 /** Fixed 60-second window (CONTRACT 4). */
 export const RATE_LIMIT_WINDOW_MS = 60_000;
@@ -116,7 +116,8 @@ export function rateLimitOptions(config: AppConfig, storage: ThrottlerStorage = 
     storage,
     throttlers: RATE_LIMIT_NAMES.map((name) => ({
       name,
-      limit: config.rateLimits[name],
+      // Only loginPage may be missing (a config built in code before it existed).
+      limit: config.rateLimits[name] ?? DEFAULT_LOGIN_PAGE_RATE_LIMIT,
       ttl: RATE_LIMIT_WINDOW_MS,
       // No block beyond the window: the counter itself stays over the limit until the window resets.
       blockDuration: 1,
@@ -205,6 +206,12 @@ export function RateLimit(name: RateLimitName) {
     ApiTooManyRequestsResponse({
       description: 'RATE_LIMITED: per-IP limit hit; `Retry-After` header and `details.retry_after_seconds`',
       type: ErrorResponseDto,
+      headers: {
+        'Retry-After': { description: 'seconds until the window resets', required: true, schema: { type: 'integer', minimum: 1 } },
+        'X-RateLimit-Limit': { description: 'requests allowed per window', schema: { type: 'integer', minimum: 0 } },
+        'X-RateLimit-Remaining': { description: 'requests left in this window', schema: { type: 'integer', minimum: 0 } },
+        'X-RateLimit-Reset': { description: 'seconds until the window resets', schema: { type: 'integer', minimum: 1 } },
+      },
     }),
   );
 }

@@ -51,3 +51,27 @@ export function IsStorableText(options?: ValidationOptions): PropertyDecorator {
 
 /** Optional, but never null: for fields whose column cannot be emptied. */
 export const IsOptionalNotNull = () => ValidateIf((_object, value) => value !== undefined);
+
+/** Length as PostgreSQL's varchar(n) counts it: Unicode code points (validator.js's isLength does not count variation selectors). */
+export function codePointLength(value: string): number {
+  return [...value].length;
+}
+
+function charLengthDecorator(name: string, holds: (length: number) => boolean, message: string, options?: ValidationOptions) {
+  return (target: object, propertyName: string | symbol) =>
+    registerDecorator({
+      name,
+      target: target.constructor,
+      propertyName: propertyName as string,
+      options: { message, ...options },
+      validator: { validate: (value: unknown) => typeof value === 'string' && holds(codePointLength(value)) },
+    });
+}
+
+/** At most `max` characters as the column counts them (replaces class-validator's MaxLength on stored or compared text). */
+export const MaxChars = (max: number, options?: ValidationOptions): PropertyDecorator =>
+  charLengthDecorator('maxChars', (n) => n <= max, `$property must be shorter than or equal to ${max} characters`, options);
+
+/** At least `min` characters as the column counts them. */
+export const MinChars = (min: number, options?: ValidationOptions): PropertyDecorator =>
+  charLengthDecorator('minChars', (n) => n >= min, `$property must be longer than or equal to ${min} characters`, options);

@@ -1,4 +1,4 @@
-import { Get, Post, Req, Res } from '@nestjs/common';
+import { Get, Post, Req, Res, ServiceUnavailableException } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { AuditService } from '../../audit/audit.service';
 import { RateLimit } from '../../common/http/throttling';
@@ -8,6 +8,7 @@ import { AllowAnonymous, dashboardActor } from '../http/session.guard';
 import { SESSION_COOKIE } from '../dashboard.setup';
 import { PASSWORD_MAX_LENGTH, UsersService } from '../users.service';
 import { DashboardPassport } from './dashboard-passport';
+import { LoginFormTokens } from './login-form-token';
 
 export const LOGIN_FAILED_MESSAGE = 'Invalid username or password.';
 
@@ -17,6 +18,7 @@ export class AuthController {
     private readonly passport: DashboardPassport,
     private readonly users: UsersService,
     private readonly audit: AuditService,
+    private readonly loginForm: LoginFormTokens,
   ) {}
 
   @Get()
@@ -24,11 +26,13 @@ export class AuthController {
     res.redirect(302, '/dashboard');
   }
 
+  // Rate-limited although it stores nothing: each answer still renders a page and signs a token.
   @Get('login')
   @AllowAnonymous()
+  @RateLimit('loginPage')
   loginPage(@Req() req: Request, @Res() res: Response): void {
     if (req.user) return res.redirect(302, '/dashboard');
-    res.render('login', { title: 'Log in' });
+    res.render('login', { title: 'Log in', csrfToken: this.loginForm.formToken(req, res) });
   }
 
   /** One generic message for every failure, so the form does not reveal which user names exist. */
@@ -37,15 +41,20 @@ export class AuthController {
   @RateLimit('login')
   async login(@Req() req: Request, @Res() res: Response): Promise<void> {
     const body = asFormBody(req.body);
-    const username = formText(body, 'username').slice(0, 64);
+    // Cut by code points, never inside a surrogate pair (the name goes to the audit log as typed).
+    const username = Array.from(formText(body, 'username')).slice(0, 64).join('');
     // passport-local reads the body itself: hand it only single, bounded strings.
     req.body = { username, password: formRaw(body, 'password').slice(0, PASSWORD_MAX_LENGTH + 1) };
     const user = await this.passport.authenticate(req, res);
     if (!user) {
       await this.audit.record({ action: 'auth.login_failed', actor: dashboardActor(req, username || null) });
-      return res.status(401).render('login', { title: 'Log in', error: LOGIN_FAILED_MESSAGE, username });
+      const csrfToken = this.loginForm.formToken(req, res);
+      return res.status(401).render('login', { title: 'Log in', error: LOGIN_FAILED_MESSAGE, username, csrfToken });
     }
-    await this.passport.logIn(req, user);
+    // Logging in is the first write to the session store (nothing is stored before): its outage is a 503, not a bug.
+    await this.passport.logIn(req, user).catch(() => {
+      throw new ServiceUnavailableException('Sessions cannot be stored right now; try again shortly.');
+    });
     await this.users.recordLogin(user, dashboardActor(req, user.username));
     res.redirect(303, '/dashboard');
   }

@@ -25,7 +25,7 @@ export function errorsByField(errors: FieldError[]): Record<string, string[]> {
  * List filters from a query string: those failing the DTO's rules are dropped from `filters` (and
  * reported), the rest still apply, so a bad link shows a message and a list instead of an error page.
  */
-export async function validFilters<T>(cls: new () => T, filters: Record<string, string>, paging: { limit: number; offset: number }) {
+export async function validFilters<T>(cls: new () => T, filters: Record<string, string>, paging: Record<string, unknown>) {
   const first = await checkDto(cls, { ...filters, ...paging });
   if (first.value) return { value: first.value, errors: [] };
   for (const e of first.errors) delete filters[e.field.split('.')[0]];

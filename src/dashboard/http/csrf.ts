@@ -1,30 +1,50 @@
 import { CanActivate, ExecutionContext, ForbiddenException, Injectable } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
 import { csrfSync } from 'csrf-sync';
 import type { Request } from 'express';
+import { LoginFormTokens } from '../auth/login-form-token';
+import { isAnonymousRoute } from './session.guard';
 import './session-types';
 
 export const CSRF_FIELD = '_csrf';
+export const CSRF_REFUSED_MESSAGE = 'The form has expired or did not come from this site. Reload the page and try again.';
 
-/** Synchroniser tokens (csrf-sync): one per session, sent back in every POST form as `_csrf`. */
+const formToken = (req: Request): unknown => (req.body as Record<string, unknown> | undefined)?.[CSRF_FIELD];
+
+/** Synchroniser tokens (csrf-sync): one per logged-in session, sent back in every POST form as `_csrf` (or the X-CSRF-Token header). */
 const csrf = csrfSync({
   getTokenFromRequest: (req) => {
-    const fromForm = (req.body as Record<string, unknown> | undefined)?.[CSRF_FIELD];
+    const fromForm = formToken(req);
     return typeof fromForm === 'string' ? fromForm : (req.headers['x-csrf-token'] as string | undefined);
   },
 });
 
-/** The session's token, created on first use (the session is then saved, so the form can post back). */
+/**
+ * The session's token for a logged-in user, created on first use. Anonymous visitors get none: storing one would
+ * save a session for every visitor of the login page (which carries its own stateless token, LoginFormTokens).
+ */
 export function csrfTokenFor(req: Request): string | undefined {
-  return req.session ? csrf.generateToken(req) : undefined;
+  return req.user && req.session ? csrf.generateToken(req) : undefined;
 }
 
-/** Every state-changing dashboard request must carry the session's token: else 403 before anything runs. */
+/**
+ * Every state-changing dashboard request must carry a CSRF token, else 403 before anything runs: the session's token
+ * on logged-in routes, the login cookie's token on the one anonymous route (POST /login), which has no session yet.
+ */
 @Injectable()
 export class CsrfGuard implements CanActivate {
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly loginForm: LoginFormTokens,
+  ) {}
+
   canActivate(context: ExecutionContext): boolean {
     const req = context.switchToHttp().getRequest<Request>();
     if (['GET', 'HEAD', 'OPTIONS'].includes(req.method)) return true;
-    if (req.session && csrf.isRequestValid(req)) return true;
-    throw new ForbiddenException('The form has expired or did not come from this site. Reload the page and try again.');
+    const valid = isAnonymousRoute(this.reflector, context)
+      ? this.loginForm.verify(req, formToken(req))
+      : Boolean(req.session) && csrf.isRequestValid(req);
+    if (valid) return true;
+    throw new ForbiddenException(CSRF_REFUSED_MESSAGE);
   }
 }

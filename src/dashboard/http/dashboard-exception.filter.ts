@@ -1,6 +1,7 @@
-import { ArgumentsHost, Catch, ExceptionFilter, Logger } from '@nestjs/common';
+import { ArgumentsHost, Catch, ExceptionFilter, Injectable, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { logUnexpected, toErrorResponse } from '../../common/errors/api-exception.filter';
+import { LoginFormTokens } from '../auth/login-form-token';
 import { LoginRequired } from './session.guard';
 import { viewLocals } from './view-locals';
 
@@ -16,19 +17,23 @@ const TITLES: Record<number, string> = {
 };
 
 export const LOGIN_THROTTLED_MESSAGE = 'Too many login attempts from your address. Wait a minute and try again.';
+export const LOGIN_FORM_REFUSED_MESSAGE = 'The login form has expired or did not come from this site. Please try again.';
 
 /**
- * Renders any error of a dashboard request as an HTML page (the JSON API keeps its own filter):
- * no session means a redirect to /login; a throttled login re-renders the login form.
+ * Renders any error of a dashboard request as an HTML page (the JSON API keeps its own filter): no session means a
+ * redirect to /login; a throttled login, or one refused for its CSRF token, re-renders the login form with a fresh token.
  */
-export function renderDashboardError(exception: unknown, req: Request, res: Response, logger: Logger): void {
+export function renderDashboardError(exception: unknown, req: Request, res: Response, logger: Logger, loginForm?: LoginFormTokens): void {
   if (res.headersSent) return;
   if (exception instanceof LoginRequired) return res.redirect(req.method === 'GET' || req.method === 'HEAD' ? 302 : 303, '/login');
   const { status, body, unexpected } = toErrorResponse(exception);
   if (unexpected) logUnexpected(logger, exception, req);
   const locals = { ...safeViewLocals(req), status, title: TITLES[status] ?? 'Error' };
   res.status(status).setHeader('Cache-Control', 'no-store');
-  if (status === 429 && req.path === '/login') return res.render('login', { ...locals, title: 'Log in', error: LOGIN_THROTTLED_MESSAGE });
+  if ((status === 429 || status === 403) && req.path === '/login' && !req.user && loginForm) {
+    const error = status === 429 ? LOGIN_THROTTLED_MESSAGE : LOGIN_FORM_REFUSED_MESSAGE;
+    return res.render('login', { ...locals, title: 'Log in', error, csrfToken: loginForm.formToken(req, res) });
+  }
   const message =
     status >= 500 && status !== 503
       ? `The error was logged with request id ${String((req as { id?: unknown }).id ?? '-')}.`
@@ -48,11 +53,14 @@ function safeViewLocals(req: Request): Record<string, unknown> {
 }
 
 @Catch()
+@Injectable()
 export class DashboardExceptionFilter implements ExceptionFilter {
   private readonly logger = new Logger('Dashboard');
 
+  constructor(private readonly loginForm: LoginFormTokens) {}
+
   catch(exception: unknown, host: ArgumentsHost): void {
     const ctx = host.switchToHttp();
-    renderDashboardError(exception, ctx.getRequest<Request>(), ctx.getResponse<Response>(), this.logger);
+    renderDashboardError(exception, ctx.getRequest<Request>(), ctx.getResponse<Response>(), this.logger, this.loginForm);
   }
 }

@@ -8,6 +8,9 @@ const ANONYMOUS_KEY = 'dashboard:anonymous';
 /** A dashboard route reachable without a session (the login page only). */
 export const AllowAnonymous = () => SetMetadata(ANONYMOUS_KEY, true);
 
+export const isAnonymousRoute = (reflector: Reflector, context: ExecutionContext): boolean =>
+  reflector.getAllAndOverride<boolean>(ANONYMOUS_KEY, [context.getHandler(), context.getClass()]) === true;
+
 /** Thrown when a dashboard route needs a session: the dashboard filter turns it into a redirect to /login. */
 export class LoginRequired extends Error {
   constructor() {
@@ -31,7 +34,7 @@ export class SessionGuard implements CanActivate {
       req.actor = dashboardActor(req, req.user.username);
       return true;
     }
-    if (this.reflector.getAllAndOverride<boolean>(ANONYMOUS_KEY, [context.getHandler(), context.getClass()])) return true;
+    if (isAnonymousRoute(this.reflector, context)) return true;
     throw new LoginRequired();
   }
 }

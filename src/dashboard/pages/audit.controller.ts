@@ -1,31 +1,46 @@
-import { Get, Query, Render } from '@nestjs/common';
+import { Get, Query, Render, Res } from '@nestjs/common';
+import type { Response } from 'express';
 import { ACTOR_TYPES, AUDIT_ACTIONS } from '../../audit/audit-entry.entity';
 import { AuditService } from '../../audit/audit.service';
-import { AuditQueryDto } from '../../audit/dto/audit-query.dto';
+import type { AuditEntryDto } from '../../audit/dto/audit-entry.dto';
+import { AuditQueryDto, ExportAuditQueryDto } from '../../audit/dto/audit-query.dto';
 import { AppError, FieldError } from '../../common/errors/app-error';
+import { sendExport } from '../../common/http/export';
+import { LicensesService } from '../../licenses/licenses.service';
 import { validFilters } from '../http/check-dto';
 import { DashboardController } from '../http/dashboard-controller.decorator';
 import { pageNumber, pagination } from './pagination';
 
 export const AUDIT_PAGE_SIZE = 50;
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
+/** A customer filter matching more licences than this names only the newest of them. */
+const CUSTOMER_LICENCES = 500;
+
+/** Entries with the key and customer of their licence, for the Licence and Customer columns. */
+export async function withLicenses(entries: AuditEntryDto[], licenses: LicensesService) {
+  const summaries = await licenses.licenseSummaries(entries.map((e) => e.license_id).filter((id): id is number => id !== null));
+  return entries.map((e) => ({ ...e, license: e.license_id === null ? undefined : summaries.get(e.license_id) }));
+}
 
 @DashboardController('audit')
 export class AuditPageController {
-  constructor(private readonly audit: AuditService) {}
+  constructor(
+    private readonly audit: AuditService,
+    private readonly licenses: LicensesService,
+  ) {}
 
-  /** The audit log with the admin API's filters; dates are whole UTC days, `to` inclusive. */
+  /**
+   * The audit log with the admin API's filters, where the licence may be given by id or key (dashes
+   * optional) and a customer by name or e-mail; dates are whole UTC days, `to` inclusive.
+   */
   @Get()
   @Render('audit')
   async list(@Query() query: Record<string, unknown>) {
-    const text = (name: string) => (typeof query[name] === 'string' ? (query[name] as string).trim() : '');
-    const shown: Record<string, string> = {};
-    for (const name of ['action', 'actor_type', 'license_id', 'from', 'to']) if (text(name)) shown[name] = text(name);
-    const filters: Record<string, string> = { ...shown };
-    if (filters.from) filters.from = DATE.test(filters.from) ? `${filters.from}T00:00:00Z` : filters.from;
-    if (filters.to) filters.to = DATE.test(filters.to) ? `${filters.to}T23:59:59.999Z` : filters.to;
+    const { shown, filters, licenseIds, errors } = await this.readFilters(query);
     const page = pageNumber(query.page);
-    const { value, errors } = await validFilters(AuditQueryDto, filters, { limit: AUDIT_PAGE_SIZE, offset: (page - 1) * AUDIT_PAGE_SIZE });
+    const checked = await validFilters(AuditQueryDto, filters, { limit: AUDIT_PAGE_SIZE, offset: (page - 1) * AUDIT_PAGE_SIZE });
+    errors.push(...checked.errors.map((e) => (e.field === 'license_id' ? { ...e, message: 'the licence must be an id or a key' } : e)));
+    const value = { ...checked.value, license_ids: licenseIds };
     const result = await this.audit.listEntries(value).catch((err: unknown) => {
       // from after to: show the message and the whole range instead.
       if (!(err instanceof AppError) || err.status !== 400) throw err;
@@ -34,16 +49,53 @@ export class AuditPageController {
       delete filters.to;
       return this.audit.listEntries({ ...value, from: undefined, to: undefined });
     });
-    for (const name of Object.keys(shown)) if (!(name in filters)) delete shown[name];
+    for (const name of Object.keys(shown)) if (name !== 'customer' && !(name in filters)) delete shown[name];
+    if (errors.some((e) => e.field === 'customer')) delete shown.customer;
     return {
       title: 'Audit log',
       nav: 'audit',
-      entries: result.items,
+      entries: await withLicenses(result.items, this.licenses),
       filters: shown,
       filterErrors: errors.length ? errors.map((e) => e.message).join('; ') : null,
       actions: AUDIT_ACTIONS,
       actorTypes: ACTOR_TYPES,
       pagination: pagination('/audit', shown, page, AUDIT_PAGE_SIZE, result.total),
+      exportHref: `/audit/export.csv?${new URLSearchParams(shown).toString()}`,
     };
+  }
+
+  /** "Export CSV": every entry matching the filters shown (invalid ones dropped, as on the page), streamed. */
+  @Get('export.csv')
+  async exportCsv(@Query() query: Record<string, unknown>, @Res() res: Response): Promise<void> {
+    const { filters, licenseIds } = await this.readFilters(query);
+    const { value } = await validFilters(ExportAuditQueryDto, filters, { format: 'csv' });
+    sendExport(res, await this.audit.exportEntries({ ...value, license_ids: licenseIds }), 'csv', 'audit');
+  }
+
+  /**
+   * The filters as typed (`shown`) and as the API takes them (`filters`: whole UTC days, `to` inclusive; a licence key
+   * turned into its id; a customer into the ids of their licences), with what could not be used.
+   */
+  private async readFilters(query: Record<string, unknown>) {
+    const text = (name: string) => (typeof query[name] === 'string' ? (query[name] as string).trim() : '');
+    const shown: Record<string, string> = {};
+    for (const name of ['action', 'actor_type', 'license_id', 'customer', 'from', 'to']) if (text(name)) shown[name] = text(name);
+    const errors: FieldError[] = [];
+    const filters: Record<string, string> = { ...shown };
+    delete filters.customer;
+    if (filters.license_id && !/^\d+$/.test(filters.license_id)) {
+      const id = await this.licenses.findIdByKey(filters.license_id);
+      if (id === undefined) errors.push({ field: 'license_id', message: `no licence has the id or key “${filters.license_id}”` });
+      filters.license_id = id === undefined ? '' : String(id);
+      if (id === undefined) delete filters.license_id;
+    }
+    let licenseIds: number[] | undefined;
+    if (shown.customer) {
+      if (shown.customer.length > 200) errors.push({ field: 'customer', message: 'the customer filter is longer than 200 characters' });
+      else licenseIds = await this.licenses.idsOfCustomer(shown.customer, CUSTOMER_LICENCES);
+    }
+    if (filters.from) filters.from = DATE.test(filters.from) ? `${filters.from}T00:00:00Z` : filters.from;
+    if (filters.to) filters.to = DATE.test(filters.to) ? `${filters.to}T23:59:59.999Z` : filters.to;
+    return { shown, filters, licenseIds, errors };
   }
 }

@@ -74,6 +74,21 @@ describe('new-licence form', () => {
     expect(errors.map((e) => e.field)).toEqual([field]);
   });
 
+  it('sends the typed seat-policy overrides only, and names a value that is not a whole number', () => {
+    const typed = {
+      ...body,
+      policy_heartbeat_timeout_seconds: '600',
+      policy_max_deactivations_per_30_days: '',
+      policy_license_file_ttl_days: '7',
+    };
+    const { input, errors } = toCreateLicenseInput(readLicenseForm(typed, [erp, pos]));
+    expect(errors).toEqual([]);
+    expect(input.policy).toEqual({ heartbeat_timeout_seconds: 600, license_file_ttl_days: 7 });
+    expect(toCreateLicenseInput(readLicenseForm(body, [erp])).input.policy).toBeUndefined();
+    const bad = toCreateLicenseInput(readLicenseForm({ ...body, policy_max_deactivations_per_30_days: 'two' }, [erp]));
+    expect(bad.errors).toEqual([{ field: 'policy', message: 'max deactivations per 30 days must be a whole number' }]);
+  });
+
   it('keeps a repeated text field to its first value', () => {
     expect(readLicenseForm({ ...body, customer_name: ['first', 'second'] }, [erp]).customer_name).toBe('first');
   });

@@ -1,4 +1,6 @@
 import type { FieldError } from '../../common/errors/app-error';
+import type { LicenseDetailsDto } from '../../licenses/dto/license.dto';
+import { POLICY_KEYS } from '../../licenses/license-policy';
 import { LICENSE_TYPES } from '../../licenses/license-type';
 import type { Product } from '../../products/product.entity';
 import { FormBody, formList, formText } from '../http/forms';
@@ -17,6 +19,8 @@ export interface LicenseFormValues {
   /** Checked features and typed limit values of the chosen product. */
   features: string[];
   limits: Record<string, string>;
+  /** Typed seat-policy overrides by key; empty: the product's default. */
+  policy: Record<string, string>;
 }
 
 export const DEFAULT_LICENSE_TYPE = 'YEARLY';
@@ -39,6 +43,7 @@ export function emptyLicenseForm(product: Product | undefined): LicenseFormValue
     extra_limits: '',
     features: product ? [...product.availableFeatures] : [],
     limits: {},
+    policy: {},
   };
 }
 
@@ -59,6 +64,7 @@ export function readLicenseForm(body: FormBody, products: Product[]): LicenseFor
     extra_limits: formText(body, 'extra_limits'),
     features: product ? formList(body, featureField(productCode)) : [],
     limits,
+    policy: Object.fromEntries(POLICY_KEYS.map((key) => [key, formText(body, `policy_${key}`)])),
   };
 }
 
@@ -96,6 +102,13 @@ export function toCreateLicenseInput(form: LicenseFormValues): { input: Record<s
     else errors.push({ field: 'limits', message: `other limits, line ${i + 1}: write name = whole number` });
   });
   if (Object.keys(limits).length) input.limits = limits;
+  const policy: Record<string, number> = {};
+  for (const [key, value] of Object.entries(form.policy ?? {})) {
+    if (!value) continue;
+    if (WHOLE_NUMBER.test(value)) policy[key] = Number(value);
+    else errors.push({ field: 'policy', message: `${key.replaceAll('_', ' ')} must be a whole number` });
+  }
+  if (Object.keys(policy).length) input.policy = policy;
   return { input, errors };
 }
 
@@ -109,16 +122,72 @@ const FIELD_LABELS: Record<string, string> = {
   expires_at: 'The expiry date',
   notes: 'Notes',
   limits: 'Limits',
+  policy: 'Seat policy',
   features: 'Features',
+  active: 'Active',
 };
+
+/** Messages that name an API-only way of doing things ("omit expires_at") in the form's words instead. */
+const FORM_WORDING: [RegExp, string][] = [
+  [
+    /^A PERPETUAL licence never expires: (omit expires_at|expires_at must be null)$/,
+    'A PERPETUAL licence never expires: leave the expiry date empty',
+  ],
+  [/^A (\w+) licence needs an expires_at$/, 'A $1 licence needs an expiry date'],
+];
 
 /** The API's messages name JSON fields ("customer_email must be ..."); the form names its labels instead. */
 export function withFormLabels(errors: FieldError[]): FieldError[] {
   return errors.map(({ field, message }) => {
     const top = field.split('.')[0];
     const label = FIELD_LABELS[top];
-    return { field, message: label && message.startsWith(`${top} `) ? `${label}${message.slice(top.length)}` : message };
+    for (const [pattern, wording] of FORM_WORDING) if (pattern.test(message)) return { field, message: message.replace(pattern, wording) };
+    return {
+      field,
+      message:
+        label && /^[ .]/.test(message.slice(top.length)) && message.startsWith(top) ? `${label}${message.slice(top.length)}` : message,
+    };
   });
+}
+
+/** The id of the input a field's error belongs to, for the error summary's links and aria-describedby. */
+export const fieldId = (field: string) => `field-${field.split('.')[0]}`;
+
+/**
+ * Every error of one submission, once per message, in the form's order, as the error summary lists
+ * them (each linking to its input); the same errors by field for the messages beside the inputs.
+ */
+export function formErrors(errors: FieldError[]) {
+  const labelled = withFormLabels(errors);
+  const seen = new Set<string>();
+  const order = Object.keys(FIELD_LABELS);
+  const rank = (field: string) => {
+    const i = order.indexOf(field.split('.')[0]);
+    return i < 0 ? order.length : i;
+  };
+  const list = labelled
+    .filter((e) => !seen.has(`${e.field}:${e.message}`) && seen.add(`${e.field}:${e.message}`))
+    .sort((a, b) => rank(a.field) - rank(b.field))
+    .map((e) => ({ message: e.message, anchor: FIELD_LABELS[e.field.split('.')[0]] ? fieldId(e.field) : null }));
+  const byField: Record<string, string[]> = {};
+  for (const { field, message } of labelled) {
+    const list = (byField[field.split('.')[0]] ??= []);
+    if (!list.includes(message)) list.push(message);
+  }
+  return { errorList: list, errors: byField, hasErrors: list.length > 0 };
+}
+
+/** Errors of fields other than those already reported (so one field never shows two stages of the same problem). */
+export function mergeErrors(first: FieldError[], second: FieldError[]): FieldError[] {
+  const reported = new Set(first.map((e) => e.field.split('.')[0]));
+  return [...first, ...second.filter((e) => !reported.has(e.field.split('.')[0]))];
+}
+
+/** The input without the fields whose conversion failed, so the DTO check reports the others in the same pass. */
+export function withoutFields(input: Record<string, unknown>, errors: FieldError[]): Record<string, unknown> {
+  const out = { ...input };
+  for (const e of errors) delete out[e.field.split('.')[0]];
+  return out;
 }
 
 /** What the template needs: every active product's group of features and limits, the chosen one marked. */
@@ -143,4 +212,56 @@ export function licenseFormView(products: Product[], form: LicenseFormValues) {
       };
     }),
   };
+}
+
+/** The edit form of an existing licence: its values as the form shows them, limits split into the product's and others. */
+export function editLicenseForm(license: LicenseDetailsDto, product: Product): LicenseFormValues & { active: boolean } {
+  const own = license.limit_overrides;
+  const limits: Record<string, string> = {};
+  for (const name of Object.keys(product.defaultLimits)) limits[name] = own[name] === undefined ? '' : String(own[name]);
+  const extra = Object.entries(own)
+    .filter(([name]) => !(name in product.defaultLimits))
+    .map(([name, value]) => `${name} = ${value}`)
+    .join('\n');
+  return {
+    product_code: product.code,
+    license_type: license.license_type,
+    customer_name: license.customer_name,
+    customer_email: license.customer_email ?? '',
+    customer_pib: license.customer_pib ?? '',
+    grace_days: String(license.grace_days),
+    expires_on: license.expires_at ? license.expires_at.slice(0, 10) : '',
+    notes: license.notes ?? '',
+    extra_limits: extra,
+    policy: Object.fromEntries(Object.entries(license.policy_overrides).map(([key, value]) => [key, value === null ? '' : String(value)])),
+    features: [...license.features],
+    limits,
+    active: license.active,
+  };
+}
+
+/**
+ * The edit form as the admin API's PUT input: every field sent (the service audits only what changed);
+ * emptied optional fields clear them; an unchanged expiry date keeps the exact current expiry; an empty
+ * date means "never expires" (valid for PERPETUAL only, which the service checks).
+ */
+export function toUpdateLicenseInput(
+  form: LicenseFormValues & { active: boolean },
+  license: LicenseDetailsDto,
+): { input: Record<string, unknown>; errors: FieldError[] } {
+  const { input: created, errors } = toCreateLicenseInput(form);
+  const input: Record<string, unknown> = {
+    license_type: form.license_type,
+    customer_name: form.customer_name,
+    customer_email: form.customer_email || null,
+    customer_pib: form.customer_pib || null,
+    notes: form.notes || null,
+    features: form.features,
+    limits: created.limits ?? {},
+  };
+  if (created.grace_days !== undefined) input.grace_days = created.grace_days;
+  if (!form.expires_on) input.expires_at = null;
+  else if (created.expires_at !== undefined && form.expires_on !== license.expires_at?.slice(0, 10)) input.expires_at = created.expires_at;
+  if (!license.revoked) input.active = form.active;
+  return { input, errors };
 }

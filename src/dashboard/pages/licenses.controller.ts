@@ -1,37 +1,67 @@
 import { Get, Param, Post, Query, Render, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { AuditService } from '../../audit/audit.service';
-import { Actor, CurrentActor } from '../../common/auth/actor';
+import { Actor, ALL_PRODUCTS, CurrentActor } from '../../common/auth/actor';
 import { AppError, FieldError } from '../../common/errors/app-error';
-import { CreateLicenseDto } from '../../licenses/dto/create-license.dto';
+import { CreateLicenseDto, UpdateLicenseDto } from '../../licenses/dto/create-license.dto';
 import { ReleaseSeatsDto, RevokeLicenseDto } from '../../licenses/dto/license-actions.dto';
-import { ListLicensesQueryDto } from '../../licenses/dto/list-licenses.query';
+import type { LicenseDetailsDto } from '../../licenses/dto/license.dto';
+import { ExportLicensesQueryDto, ListLicensesQueryDto } from '../../licenses/dto/list-licenses.query';
+import { isValidPib } from '../../licenses/dto/license-fields';
+import { sendExport } from '../../common/http/export';
 import { LICENSE_STATUSES } from '../../licenses/license-status';
 import { LICENSE_TYPES } from '../../licenses/license-type';
-import { LicensesService } from '../../licenses/licenses.service';
+import { LICENSE_SORTS, LicenseSort } from '../../licenses/licenses.repository';
+import { initialExpiryMessage, LicensesService, unofferedFeaturesMessage } from '../../licenses/licenses.service';
 import type { Product } from '../../products/product.entity';
 import { ProductsService } from '../../products/products.service';
+import { KeyringService } from '../../keyring/keyring.service';
 import { SigningService } from '../../signing/signing.service';
-import { checkDto, errorsByField, validFilters } from '../http/check-dto';
+import { checkDto, validFilters } from '../http/check-dto';
 import { DashboardController } from '../http/dashboard-controller.decorator';
 import { asFormBody, formText } from '../http/forms';
 import { DashboardIdPipe } from '../http/id-param';
 import { setFlash } from '../http/view-locals';
+import { CONFIRMATIONS, ConfirmAction } from './confirmations';
 import {
+  editLicenseForm,
   emptyLicenseForm,
+  formErrors,
   LicenseFormValues,
   licenseFormView,
+  mergeErrors,
   readLicenseForm,
   toCreateLicenseInput,
-  withFormLabels,
+  toUpdateLicenseInput,
+  withoutFields,
 } from './license-form';
 import { pageNumber, pagination } from './pagination';
 import { payloadPreview } from './payload-preview';
 
 export const LICENSES_PAGE_SIZE = 25;
+export const EXPIRING_SOON_DAYS = 30;
 const FILTERS = ['product', 'status', 'license_type', 'q'] as const;
 
+const COLUMNS: { label: string; sort?: LicenseSort }[] = [
+  { label: 'Licence key', sort: 'license_key' },
+  { label: 'Customer', sort: 'customer_name' },
+  { label: 'Product', sort: 'product' },
+  { label: 'Type', sort: 'license_type' },
+  { label: 'Status', sort: 'status' },
+  { label: 'Seats' },
+  { label: 'Expires', sort: 'expires_at' },
+  { label: 'Created', sort: 'created_at' },
+];
+
+/** The list filters given in the query string (non-empty text only). */
+function readFilters(query: Record<string, unknown>): Record<string, string> {
+  const filters: Record<string, string> = {};
+  for (const name of FILTERS) if (typeof query[name] === 'string' && query[name]) filters[name] = query[name];
+  return filters;
+}
+
 const describeErrors = (errors: FieldError[]) => errors.map((e) => e.message).join('; ');
+const text = (query: Record<string, unknown>, name: string) => (typeof query[name] === 'string' ? (query[name] as string).trim() : '');
 
 @DashboardController('licenses')
 export class LicensesPagesController {
@@ -39,30 +69,86 @@ export class LicensesPagesController {
     private readonly licenses: LicensesService,
     private readonly products: ProductsService,
     private readonly audit: AuditService,
+    private readonly keyring: KeyringService,
     private readonly signing: SigningService,
   ) {}
 
-  /** Filters that fail the admin API's own validation are dropped and named, the rest still apply. */
+  /**
+   * The list with the admin API's filters (invalid ones dropped and named), the staff search (`q` also
+   * finds machines), "expiring in 30 days", and any column's sort order.
+   */
   @Get()
   @Render('licenses/list')
   async list(@Query() query: Record<string, unknown>) {
     const filters: Record<string, string> = {};
-    for (const name of FILTERS) if (typeof query[name] === 'string' && query[name]) filters[name] = query[name];
+    for (const name of FILTERS) if (text(query, name)) filters[name] = text(query, name);
+    if (text(query, 'expiring') === String(EXPIRING_SOON_DAYS)) filters.expiring = String(EXPIRING_SOON_DAYS);
+    const sort = LICENSE_SORTS.find((s) => s === text(query, 'sort'));
+    const direction = text(query, 'dir') === 'asc' ? 'asc' : text(query, 'dir') === 'desc' ? 'desc' : undefined;
     const page = pageNumber(query.page);
     const paging = { limit: LICENSES_PAGE_SIZE, offset: (page - 1) * LICENSES_PAGE_SIZE };
-    const { value, errors } = await validFilters(ListLicensesQueryDto, filters, paging);
-    const result = await this.licenses.listLicenses(value);
+    const { expiring, ...apiFilters } = filters;
+    const { value, errors } = await validFilters(ListLicensesQueryDto, apiFilters, paging);
+    for (const name of FILTERS) if (!(name in apiFilters)) delete filters[name];
+    const result = await this.licenses.listLicensesForStaff(
+      { ...value, search_machines: true, expiring_within_days: expiring ? EXPIRING_SOON_DAYS : undefined },
+      { sort, direction },
+    );
+    const kept = { ...filters, ...(sort ? { sort } : {}), ...(direction ? { dir: direction } : {}) };
     return {
-      title: 'Licences',
+      title: filters.q ? `Search: ${filters.q}` : 'Licences',
       nav: 'licenses',
+      searchTerm: filters.q,
       licenses: result.items,
+      columns: sortableColumns('/licenses', filters, sort ?? 'created_at', direction ?? (sort && sort !== 'created_at' ? 'asc' : 'desc')),
       filters,
+      expiringDays: EXPIRING_SOON_DAYS,
       filterErrors: errors.length ? describeErrors(errors) : null,
       products: await this.products.listProducts(),
       statuses: LICENSE_STATUSES,
       types: LICENSE_TYPES,
-      pagination: pagination('/licenses', filters, page, LICENSES_PAGE_SIZE, result.total),
+      pagination: pagination('/licenses', kept, page, LICENSES_PAGE_SIZE, result.total),
+      // The export takes the filters the admin API knows (product, status, type, q), as shown.
+      exportHref: `/licenses/export.csv?${new URLSearchParams(readFilters(query)).toString()}`,
     };
+  }
+
+  /** One customer's licences: by e-mail (case-insensitive) or PIB; a name alone is a search. */
+  @Get('customer')
+  async customer(@Query() query: Record<string, unknown>, @Res() res: Response): Promise<void> {
+    const email = text(query, 'email');
+    const pib = text(query, 'pib');
+    if (!email && !pib) return res.redirect(303, `/licenses?${new URLSearchParams({ q: text(query, 'name') })}`);
+    if (pib && !isValidPib(pib)) throw AppError.field('pib', `${pib} is not a valid PIB`);
+    if (email.length > 254) throw AppError.field('email', 'The e-mail address is too long');
+    const page = pageNumber(query.page);
+    const filter = email ? { customer_email: email } : { customer_pib: pib };
+    const result = await this.licenses.listLicensesForStaff({
+      ...filter,
+      limit: LICENSES_PAGE_SIZE,
+      offset: (page - 1) * LICENSES_PAGE_SIZE,
+    });
+    const names = [...new Set(result.items.map((l) => l.customer_name))];
+    const shown = email ? { email } : { pib };
+    res.render('licenses/customer', {
+      title: `Customer ${email || pib}`,
+      nav: 'licenses',
+      email,
+      pib,
+      names,
+      licenses: result.items,
+      columns: COLUMNS.map((c) => ({ label: c.label })),
+      auditLink: `/audit?${new URLSearchParams({ customer: email || pib })}`,
+      newLink: '/licenses/new',
+      pagination: pagination('/licenses/customer', shown, page, LICENSES_PAGE_SIZE, result.total),
+    });
+  }
+
+  /** "Export CSV": every licence matching the filters shown (invalid ones dropped, as on the list), streamed. */
+  @Get('export.csv')
+  async exportCsv(@Query() query: Record<string, unknown>, @Res() res: Response): Promise<void> {
+    const { value } = await validFilters(ExportLicensesQueryDto, readFilters(query), { format: 'csv' });
+    sendExport(res, await this.licenses.exportLicenses(value), 'csv', 'licenses');
   }
 
   @Get('new')
@@ -72,28 +158,30 @@ export class LicensesPagesController {
     this.renderForm(res, 200, products, emptyLicenseForm(chosen), []);
   }
 
-  /** The admin API's validation and service; a rejected form comes back with messages and the typed values. */
+  /**
+   * The admin API's validation and service; a rejected form comes back with every message at once
+   * (conversion, the DTO's rules and the product's rules) and the typed values.
+   */
   @Post()
   async create(@Req() req: Request, @Res() res: Response, @CurrentActor() actor: Actor): Promise<void> {
     const products = await this.activeProducts();
     const form = readLicenseForm(asFormBody(req.body), products);
     const { input, errors } = toCreateLicenseInput(form);
-    if (errors.length) return this.renderForm(res, 400, products, form, errors);
-    const checked = await checkDto(CreateLicenseDto, input);
-    if (!checked.value) return this.renderForm(res, 400, products, form, checked.errors);
+    const checked = await checkDto(CreateLicenseDto, withoutFields(input, errors));
+    const product = products.find((p) => p.code === form.product_code);
+    const rules: FieldError[] = [];
+    const features = product && unofferedFeaturesMessage(form.features, product);
+    if (features) rules.push({ field: 'features', message: features });
+    const expiry = initialExpiryMessage(form.license_type, input.expires_at as string | undefined, new Date());
+    if (expiry) rules.push({ field: 'expires_at', message: expiry });
+    const all = mergeErrors(mergeErrors(errors, checked.errors), rules);
+    if (all.length || !checked.value) return this.renderForm(res, 400, products, form, all);
     try {
       const license = await this.licenses.createLicense(checked.value, actor);
       setFlash(req, 'success', `Licence ${license.licenseKey} created.`);
       res.redirect(303, `/licenses/${license.id}`);
     } catch (err) {
-      if (!(err instanceof AppError) || err.status !== 400) throw err;
-      this.renderForm(
-        res,
-        400,
-        products,
-        form,
-        (err.details?.fields as FieldError[] | undefined) ?? [{ field: 'form', message: err.message }],
-      );
+      this.renderForm(res, 400, products, form, badRequestFields(err));
     }
   }
 
@@ -104,18 +192,100 @@ export class LicensesPagesController {
     const [history, audit, preview] = await Promise.all([
       this.licenses.listActivations(id),
       this.audit.listEntries({ license_id: id, limit: 100, offset: 0 }),
-      payloadPreview(license, this.signing),
+      payloadPreview(license, this.keyring, this.signing),
     ]);
-    return { title: license.license_key, nav: 'licenses', license, history, audit: audit.items, auditTotal: audit.total, preview };
+    const summaries = new Map([[id, { license_key: license.license_key, customer_name: license.customer_name }]]);
+    return {
+      title: license.license_key,
+      nav: 'licenses',
+      license,
+      renewable: license.license_type !== 'PERPETUAL' && !license.revoked,
+      seatLimit: license.limits.max_installations ?? 1,
+      customerLink: license.customer_email
+        ? `/licenses/customer?${new URLSearchParams({ email: license.customer_email })}`
+        : license.customer_pib
+          ? `/licenses/customer?${new URLSearchParams({ pib: license.customer_pib })}`
+          : null,
+      history,
+      audit: audit.items.map((e) => ({ ...e, license: e.license_id ? summaries.get(e.license_id) : undefined })),
+      auditTotal: audit.total,
+      preview,
+    };
+  }
+
+  @Get(':id/edit')
+  async editForm(@Param('id', DashboardIdPipe) id: number, @Res() res: Response): Promise<void> {
+    const license = await this.licenses.getLicense(id);
+    const product = await this.productOf(license);
+    this.renderEdit(res, 200, license, product, editLicenseForm(license, product), []);
+  }
+
+  /** PUT through the dashboard: the admin API's DTO and service, every error in one pass. */
+  @Post(':id/edit')
+  async edit(@Param('id', DashboardIdPipe) id: number, @Req() req: Request, @Res() res: Response, @CurrentActor() actor: Actor) {
+    const license = await this.licenses.getLicense(id);
+    const product = await this.productOf(license);
+    const body = asFormBody(req.body);
+    const form = { ...readLicenseForm({ ...body, product_code: product.code }, [product]), active: formText(body, 'active') === 'on' };
+    const { input, errors } = toUpdateLicenseInput(form, license);
+    const checked = await checkDto(UpdateLicenseDto, withoutFields(input, errors));
+    const rules: FieldError[] = [];
+    const features = unofferedFeaturesMessage(form.features, product);
+    if (features) rules.push({ field: 'features', message: features });
+    const expiresAt = 'expires_at' in input ? input.expires_at : license.expires_at;
+    if (form.license_type === 'PERPETUAL' && expiresAt) {
+      rules.push({ field: 'expires_at', message: 'A PERPETUAL licence never expires: expires_at must be null' });
+    }
+    if (form.license_type !== 'PERPETUAL' && (LICENSE_TYPES as readonly string[]).includes(form.license_type) && expiresAt === null) {
+      rules.push({ field: 'expires_at', message: `A ${form.license_type} licence needs an expires_at` });
+    }
+    if (form.active && license.revoked) rules.push({ field: 'active', message: 'A revoked licence cannot be made active again' });
+    const all = mergeErrors(mergeErrors(errors, checked.errors), rules);
+    if (all.length || !checked.value) return this.renderEdit(res, 400, license, product, form, all);
+    try {
+      await this.licenses.updateLicense(id, checked.value, actor);
+      setFlash(req, 'success', 'Licence saved.');
+      res.redirect(303, `/licenses/${id}`);
+    } catch (err) {
+      this.renderEdit(res, 400, license, product, form, badRequestFields(err));
+    }
+  }
+
+  /** One more term of the licence's type from the later of now and its expiry. */
+  @Post(':id/renew')
+  async renew(@Param('id', DashboardIdPipe) id: number, @Req() req: Request, @Res() res: Response, @CurrentActor() actor: Actor) {
+    await this.act(req, res, id, async () => {
+      const renewed = await this.licenses.renewLicense(id, actor);
+      return `Licence renewed until ${(renewed.expires_at as string).slice(0, 10)}.`;
+    });
+  }
+
+  /** The confirmation step of a destructive action: what it does, an optional reason (required to revoke). */
+  @Get(':id/confirm/:action')
+  async confirm(
+    @Param('id', DashboardIdPipe) id: number,
+    @Param('action') action: string,
+    @Query('machine_fingerprint') machine: unknown,
+    @Res() res: Response,
+  ): Promise<void> {
+    const confirmation = CONFIRMATIONS[action as ConfirmAction];
+    if (!Object.prototype.hasOwnProperty.call(CONFIRMATIONS, action)) throw AppError.notFound('Page');
+    const license = await this.licenses.getLicense(id);
+    const seat = typeof machine === 'string' ? license.activations.find((s) => s.machine_fingerprint === machine) : undefined;
+    if (action === 'release' && !seat) throw AppError.notFound('Seat');
+    res.render('licenses/confirm', {
+      ...confirmation,
+      title: `${confirmation.title}: ${license.license_key}`,
+      heading: confirmation.title,
+      nav: 'licenses',
+      license,
+      seat,
+      action,
+    });
   }
 
   @Post(':id/revoke')
-  async revoke(
-    @Param('id', DashboardIdPipe) id: number,
-    @Req() req: Request,
-    @Res() res: Response,
-    @CurrentActor() actor: Actor,
-  ): Promise<void> {
+  async revoke(@Param('id', DashboardIdPipe) id: number, @Req() req: Request, @Res() res: Response, @CurrentActor() actor: Actor) {
     await this.act(req, res, id, async () => {
       const { value, errors } = await checkDto(RevokeLicenseDto, { reason: formText(asFormBody(req.body), 'reason') });
       if (!value) throw AppError.validation(errors.length ? errors : [{ field: 'reason', message: 'give a reason' }]);
@@ -124,14 +294,9 @@ export class LicensesPagesController {
     });
   }
 
-  /** One machine's seat (machine_fingerprint given) or every seat. */
+  /** One machine's seat (machine_fingerprint given) or every seat, with an optional reason for the audit entry. */
   @Post(':id/release')
-  async release(
-    @Param('id', DashboardIdPipe) id: number,
-    @Req() req: Request,
-    @Res() res: Response,
-    @CurrentActor() actor: Actor,
-  ): Promise<void> {
+  async release(@Param('id', DashboardIdPipe) id: number, @Req() req: Request, @Res() res: Response, @CurrentActor() actor: Actor) {
     await this.act(req, res, id, async () => {
       const body = asFormBody(req.body);
       const plain: Record<string, unknown> = {};
@@ -145,25 +310,15 @@ export class LicensesPagesController {
   }
 
   @Post(':id/suspend')
-  async suspend(
-    @Param('id', DashboardIdPipe) id: number,
-    @Req() req: Request,
-    @Res() res: Response,
-    @CurrentActor() actor: Actor,
-  ): Promise<void> {
+  async suspend(@Param('id', DashboardIdPipe) id: number, @Req() req: Request, @Res() res: Response, @CurrentActor() actor: Actor) {
     await this.act(req, res, id, async () => {
-      await this.licenses.updateLicense(id, { active: false }, actor);
+      await this.licenses.updateLicense(id, { active: false }, actor, ALL_PRODUCTS, await optionalReason(req));
       return 'Licence suspended: it no longer activates or validates until reinstated.';
     });
   }
 
   @Post(':id/reinstate')
-  async reinstate(
-    @Param('id', DashboardIdPipe) id: number,
-    @Req() req: Request,
-    @Res() res: Response,
-    @CurrentActor() actor: Actor,
-  ): Promise<void> {
+  async reinstate(@Param('id', DashboardIdPipe) id: number, @Req() req: Request, @Res() res: Response, @CurrentActor() actor: Actor) {
     await this.act(req, res, id, async () => {
       await this.licenses.updateLicense(id, { active: true }, actor);
       return 'Licence reinstated.';
@@ -186,13 +341,68 @@ export class LicensesPagesController {
     return (await this.products.listProducts()).filter((p) => p.active);
   }
 
+  private async productOf(license: LicenseDetailsDto): Promise<Product> {
+    const product = (await this.products.listProducts()).find((p) => p.code === license.product_code);
+    if (!product) throw AppError.notFound('Product');
+    return product;
+  }
+
   private renderForm(res: Response, status: number, products: Product[], form: LicenseFormValues, errors: FieldError[]): void {
     res.status(status).render('licenses/new', {
       title: 'New licence',
       nav: 'new',
       ...licenseFormView(products, form),
-      errors: errorsByField(withFormLabels(errors)),
-      hasErrors: errors.length > 0,
+      ...formErrors(errors),
     });
   }
+
+  private renderEdit(
+    res: Response,
+    status: number,
+    license: LicenseDetailsDto,
+    product: Product,
+    form: LicenseFormValues & { active: boolean },
+    errors: FieldError[],
+  ): void {
+    const view = licenseFormView([product], form);
+    res.status(status).render('licenses/edit', {
+      title: `Edit ${license.license_key}`,
+      nav: 'licenses',
+      license,
+      ...view,
+      product: view.products[0],
+      ...formErrors(errors),
+    });
+  }
+}
+
+/** A 400 from the service as field errors for the form; anything else is not the form's business. */
+function badRequestFields(err: unknown): FieldError[] {
+  if (!(err instanceof AppError) || err.status !== 400) throw err;
+  return (err.details?.fields as FieldError[] | undefined) ?? [{ field: 'form', message: err.message }];
+}
+
+/** The reason typed on a confirmation page, checked like the API's release reason (up to 500 characters). */
+async function optionalReason(req: Request): Promise<string | null> {
+  const reason = formText(asFormBody(req.body), 'reason');
+  if (!reason) return null;
+  const { value, errors } = await checkDto(ReleaseSeatsDto, { reason });
+  if (!value) throw AppError.validation(errors);
+  return value.reason ?? null;
+}
+
+/** Column headers whose links sort by that column (a second click reverses), keeping the filters. */
+export function sortableColumns(path: string, filters: Record<string, string>, sort: LicenseSort, direction: 'asc' | 'desc') {
+  return COLUMNS.map((c) => {
+    if (!c.sort) return { label: c.label };
+    const current = c.sort === sort;
+    const next = current ? (direction === 'asc' ? 'desc' : 'asc') : c.sort === 'created_at' ? 'desc' : 'asc';
+    const href = `${path}?${new URLSearchParams({ ...filters, sort: c.sort, dir: next })}`;
+    return {
+      label: c.label,
+      href,
+      ariaSort: current ? (direction === 'asc' ? 'ascending' : 'descending') : undefined,
+      mark: current ? (direction === 'asc' ? ' ▲' : ' ▼') : '',
+    };
+  });
 }

@@ -7,7 +7,7 @@ import { DashboardController } from '../http/dashboard-controller.decorator';
  */
 @DashboardController()
 export class DashboardNotFoundController {
-  @All(['dashboard/*rest', 'licenses/*rest', 'audit/*rest', 'logout/*rest'])
+  @All(['dashboard/*rest', 'licenses/*rest', 'audit/*rest', 'signing-keys/*rest', 'logout/*rest'])
   notFound(): never {
     throw new NotFoundException('There is no such page.');
   }

@@ -1,20 +1,33 @@
 import { Get, Render } from '@nestjs/common';
 import { AuditService } from '../../audit/audit.service';
+import { LicensesService } from '../../licenses/licenses.service';
 import { StatsService } from '../../stats/stats.service';
 import { DashboardController } from '../http/dashboard-controller.decorator';
+import { withLicenses } from './audit.controller';
+import { EXPIRING_SOON_DAYS } from './licenses.controller';
+
+const EXPIRING_PANEL_SIZE = 10;
 
 @DashboardController()
 export class OverviewController {
   constructor(
     private readonly stats: StatsService,
     private readonly audit: AuditService,
+    private readonly licenses: LicensesService,
   ) {}
 
-  /** Start page: per-product statistics and the latest audit entries. */
+  /** Start page: per-product statistics, the licences expiring soonest, and the latest audit entries. */
   @Get('dashboard')
   @Render('dashboard')
   async overview() {
-    const [products, recent] = await Promise.all([this.stats.productStats(), this.audit.listEntries({ limit: 10, offset: 0 })]);
+    const [products, recent, expiring] = await Promise.all([
+      this.stats.productStats(),
+      this.audit.listEntries({ limit: 10, offset: 0 }),
+      this.licenses.listLicensesForStaff(
+        { expiring_within_days: EXPIRING_SOON_DAYS, limit: EXPIRING_PANEL_SIZE, offset: 0 },
+        { sort: 'expires_at', direction: 'asc' },
+      ),
+    ]);
     const totals = products.reduce(
       (sum, p) => ({
         licenses: sum.licenses + p.licenses.total,
@@ -23,6 +36,15 @@ export class OverviewController {
       }),
       { licenses: 0, usable: 0, seats: 0 },
     );
-    return { title: 'Dashboard', nav: 'dashboard', products, totals, recent: recent.items };
+    return {
+      title: 'Statistics',
+      nav: 'dashboard',
+      products,
+      totals,
+      expiring: expiring.items,
+      expiringTotal: expiring.total,
+      expiringDays: EXPIRING_SOON_DAYS,
+      recent: await withLicenses(recent.items, this.licenses),
+    };
   }
 }

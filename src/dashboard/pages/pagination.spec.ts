@@ -16,6 +16,7 @@ describe('pagination', () => {
     expect(p).toEqual({
       page: 2,
       pages: 3,
+      beyond: false,
       total: 60,
       first: 26,
       last: 50,
@@ -26,6 +27,7 @@ describe('pagination', () => {
 
   it('handles an empty list and a page past the end', () => {
     expect(pagination('/audit', {}, 1, 50, 0)).toMatchObject({ pages: 1, first: 0, last: 0, prev: null, next: null });
-    expect(pagination('/audit', {}, 9, 50, 60)).toMatchObject({ pages: 2, prev: '/audit?page=2', next: null });
+    expect(pagination('/audit', {}, 9, 50, 60)).toMatchObject({ pages: 2, beyond: true, prev: '/audit?page=2', next: null });
+    expect(pagination('/audit', {}, 2, 50, 0)).toMatchObject({ pages: 1, beyond: true, prev: '/audit?page=1' });
   });
 });

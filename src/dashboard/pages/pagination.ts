@@ -19,6 +19,8 @@ export function pagination(
   return {
     page,
     pages,
+    /** A page number past the last page (an old link, a typed URL): said in words instead of "5–4 of 4". */
+    beyond: page > pages,
     total,
     first,
     last: Math.min(page * pageSize, total),

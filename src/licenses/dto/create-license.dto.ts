@@ -11,12 +11,13 @@ import {
   IsString,
   Matches,
   Max,
-  MaxLength,
   Min,
 } from 'class-validator';
 import { IsIsoTimestamp } from '../../common/validation/iso-timestamp';
-import { FEATURE_NAME, IsLimitsMap, IsStorableText } from '../../common/validation/validators';
+import { FEATURE_NAME, IsLimitsMap, IsStorableText, MaxChars } from '../../common/validation/validators';
+import { IsPolicy } from '../license-policy';
 import { LICENSE_TYPES, type LicenseType } from '../license-type';
+import { POLICY_INPUT_SCHEMA } from './seat-policy.dto';
 import { IsOptionalNotNull, IsPib, NOT_BLANK } from './license-fields';
 
 export const MAX_GRACE_DAYS = 365;
@@ -26,7 +27,7 @@ export const DEFAULT_GRACE_DAYS = 7;
 export class CreateLicenseDto {
   @ApiProperty({ example: 'POS_RETAIL', description: 'code of an active product' })
   @IsString()
-  @MaxLength(32)
+  @MaxChars(32)
   product_code: string;
 
   @ApiProperty({
@@ -39,15 +40,15 @@ export class CreateLicenseDto {
 
   @ApiProperty({ example: 'Prodavnica Kod Mike d.o.o.', minLength: 1, maxLength: 200 })
   @IsString()
-  @MaxLength(200)
+  @MaxChars(200)
   @Matches(NOT_BLANK, { message: 'customer_name must not be empty' })
   @IsStorableText()
   customer_name: string;
 
-  @ApiPropertyOptional({ example: 'office@example.rs', maxLength: 254, nullable: true, type: String })
+  @ApiPropertyOptional({ example: 'office@example.rs', nullable: true, type: String })
   @IsOptional()
   @IsString()
-  @MaxLength(254)
+  @MaxChars(254)
   @IsEmail({}, { message: 'customer_email must be an email address' })
   customer_email?: string | null;
 
@@ -85,21 +86,35 @@ export class CreateLicenseDto {
   @Matches(FEATURE_NAME, { each: true, message: 'each feature must be UPPER_SNAKE_CASE' })
   features?: string[];
 
-  @ApiPropertyOptional({ type: 'integer', minimum: 0, maximum: MAX_GRACE_DAYS, default: DEFAULT_GRACE_DAYS, example: 7 })
+  @ApiPropertyOptional({
+    ...POLICY_INPUT_SCHEMA,
+    example: { heartbeat_timeout_seconds: 600, max_deactivations_per_30_days: 3 },
+    description:
+      "the licence's own seat-policy overrides; the product's default_policy applies beneath. On PUT, key by key: a value sets that override, null clears it (the product's default applies), an omitted key stays",
+  })
+  @IsOptionalNotNull()
+  @IsPolicy(true)
+  policy?: Record<string, number | null>;
+
+  // No `default` in the schema: generators would make the field required, and a partial PUT would overwrite it.
+  // The plugin reads only literal validator arguments: MAX_GRACE_DAYS is stated here.
+  @ApiPropertyOptional({ type: 'integer', maximum: MAX_GRACE_DAYS, example: 7, description: `default ${DEFAULT_GRACE_DAYS}` })
   @IsOptionalNotNull()
   @IsInt()
   @Min(0)
   @Max(MAX_GRACE_DAYS)
   grace_days?: number;
 
-  @ApiPropertyOptional({ example: 'Ordered by phone', maxLength: 2000, nullable: true, type: String })
+  @ApiPropertyOptional({ example: 'Ordered by phone', nullable: true, type: String })
   @IsOptional()
   @IsString()
-  @MaxLength(2000)
+  @MaxChars(2000)
   @IsStorableText()
   notes?: string | null;
 
   @ApiPropertyOptional({
+    type: String,
+    format: 'date-time',
     example: '2027-01-31T00:00:00Z',
     description: 'ISO timestamp with a zone, in the future; default computed from license_type. Not allowed for PERPETUAL',
   })
@@ -119,6 +134,7 @@ export class UpdateLicenseDto extends PartialType(OmitType(CreateLicenseDto, ['p
     example: '2026-12-31T23:59:59Z',
     nullable: true,
     type: String,
+    format: 'date-time',
     description: 'may be in the past (ends the licence early); null only for PERPETUAL',
   })
   @IsOptional()

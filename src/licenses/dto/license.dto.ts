@@ -2,6 +2,8 @@ import { ApiProperty } from '@nestjs/swagger';
 import { LICENSE_STATUSES, type LicenseStatus } from '../license-status';
 import { LICENSE_TYPES, type LicenseType } from '../license-type';
 import { ActivationDto } from './activation.dto';
+import type { PolicyOverrides } from '../license-policy';
+import { POLICY_INPUT_SCHEMA, SeatPolicyDto } from './seat-policy.dto';
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
@@ -18,22 +20,32 @@ export interface LicenseListRow {
   revoked: boolean;
   status: LicenseStatus;
   createdAt: Date;
+  /** Only when the page was asked for seats (the dashboard's lists). */
+  seatsUsed?: number;
+  seatLimit?: number;
+  customerPib?: string | null;
 }
 
 /** A licence in lists (SPEC 2.2) plus its derived status, customer e-mail and creation time. */
 export class LicenseListItemDto {
-  @ApiProperty({ example: 42 }) id: number;
+  @ApiProperty({ type: 'integer', example: 42 }) id: number;
   @ApiProperty({ example: 'POS_RETAIL' }) product_code: string;
   @ApiProperty({ example: 'POS-7K3QM-X9D2R-TB4WN-H8C5Z' }) license_key: string;
   @ApiProperty({ enum: LICENSE_TYPES, example: 'MONTHLY' }) license_type: LicenseType;
   @ApiProperty({ example: 'Prodavnica Kod Mike d.o.o.' }) customer_name: string;
-  @ApiProperty({ nullable: true, type: String, example: 'office@example.rs' }) customer_email: string | null;
-  @ApiProperty({ nullable: true, type: String, example: '2026-02-28T10:00:00.000Z', description: 'null: never expires' }) expires_at:
-    string | null;
+  @ApiProperty({ nullable: true, type: String, example: 'office@example.rs', description: 'E-mail address; internationalized (UTF-8) addresses are allowed' }) customer_email: string | null;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    format: 'date-time',
+    example: '2026-02-28T10:00:00.000Z',
+    description: 'null: never expires',
+  })
+  expires_at: string | null;
   @ApiProperty({ example: true, description: 'false: suspended' }) active: boolean;
   @ApiProperty({ example: false }) revoked: boolean;
   @ApiProperty({ enum: LICENSE_STATUSES, example: 'active' }) status: LicenseStatus;
-  @ApiProperty({ example: '2026-01-31T10:00:00.000Z' }) created_at: string;
+  @ApiProperty({ format: 'date-time', example: '2026-01-31T10:00:00.000Z' }) created_at: string;
 
   static from(row: LicenseListRow): LicenseListItemDto {
     return {
@@ -59,13 +71,13 @@ export class LicenseProductDto {
 
 /** One licence with everything stored, its status, merged limits and current seats (CONTRACT 5). */
 export class LicenseDetailsDto {
-  @ApiProperty({ example: 42 }) id: number;
+  @ApiProperty({ type: 'integer', example: 42 }) id: number;
   @ApiProperty({ type: LicenseProductDto }) product: LicenseProductDto;
   @ApiProperty({ example: 'POS_RETAIL' }) product_code: string;
   @ApiProperty({ example: 'POS-7K3QM-X9D2R-TB4WN-H8C5Z' }) license_key: string;
   @ApiProperty({ enum: LICENSE_TYPES, example: 'MONTHLY' }) license_type: LicenseType;
   @ApiProperty({ example: 'Prodavnica Kod Mike d.o.o.' }) customer_name: string;
-  @ApiProperty({ nullable: true, type: String, example: 'office@example.rs' }) customer_email: string | null;
+  @ApiProperty({ nullable: true, type: String, example: 'office@example.rs', description: 'E-mail address; internationalized (UTF-8) addresses are allowed' }) customer_email: string | null;
   @ApiProperty({ nullable: true, type: String, example: '101134702' }) customer_pib: string | null;
   @ApiProperty({
     type: 'object',
@@ -82,17 +94,31 @@ export class LicenseDetailsDto {
   })
   limit_overrides: Record<string, number>;
   @ApiProperty({ type: [String], example: ['FISCAL_PRINTING', 'REPORTS'] }) features: string[];
-  @ApiProperty({ example: 7 }) grace_days: number;
+  @ApiProperty({ type: SeatPolicyDto, description: "effective seat policy: the licence's overrides over the product's default_policy" })
+  policy: SeatPolicyDto;
+  @ApiProperty({
+    ...POLICY_INPUT_SCHEMA,
+    example: { heartbeat_timeout_seconds: 600 },
+    description: "the licence's own policy overrides as stored",
+  })
+  policy_overrides: PolicyOverrides;
+  @ApiProperty({ type: 'integer', minimum: 0, example: 7 }) grace_days: number;
   @ApiProperty({ nullable: true, type: String, example: 'Ordered by phone' }) notes: string | null;
-  @ApiProperty({ nullable: true, type: String, example: '2026-02-28T10:00:00.000Z' }) expires_at: string | null;
-  @ApiProperty({ nullable: true, type: String, example: '2026-03-07T10:00:00.000Z', description: 'expires_at + grace_days' })
+  @ApiProperty({ nullable: true, type: String, format: 'date-time', example: '2026-02-28T10:00:00.000Z' }) expires_at: string | null;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    format: 'date-time',
+    example: '2026-03-07T10:00:00.000Z',
+    description: 'expires_at + grace_days',
+  })
   grace_ends_at: string | null;
   @ApiProperty({ example: true }) active: boolean;
   @ApiProperty({ example: false }) revoked: boolean;
-  @ApiProperty({ nullable: true, type: String, example: null }) revoked_at: string | null;
+  @ApiProperty({ nullable: true, type: String, format: 'date-time', example: null }) revoked_at: string | null;
   @ApiProperty({ nullable: true, type: String, example: null }) revoke_reason: string | null;
   @ApiProperty({ enum: LICENSE_STATUSES, example: 'active' }) status: LicenseStatus;
-  @ApiProperty({ example: '2026-01-31T10:00:00.000Z' }) created_at: string;
-  @ApiProperty({ example: '2026-01-31T10:00:00.000Z' }) updated_at: string;
+  @ApiProperty({ format: 'date-time', example: '2026-01-31T10:00:00.000Z' }) created_at: string;
+  @ApiProperty({ format: 'date-time', example: '2026-01-31T10:00:00.000Z' }) updated_at: string;
   @ApiProperty({ type: [ActivationDto], description: 'current seats, most recent first' }) activations: ActivationDto[];
 }

@@ -1,7 +1,8 @@
-import { ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsOptional, IsString, MaxLength, MinLength } from 'class-validator';
+import { ApiPropertyOptional, OmitType } from '@nestjs/swagger';
+import { IsIn, IsOptional, IsString } from 'class-validator';
+import { EXPORT_FORMATS, type ExportFormat } from '../../common/http/export';
 import { PageQueryDto } from '../../common/http/page-query.dto';
-import { IsStorableText } from '../../common/validation/validators';
+import { IsStorableText, MaxChars, MinChars } from '../../common/validation/validators';
 import { LICENSE_STATUSES, type LicenseStatus } from '../license-status';
 import { LICENSE_TYPES, type LicenseType } from '../license-type';
 
@@ -10,7 +11,7 @@ export class ListLicensesQueryDto extends PageQueryDto {
   @ApiPropertyOptional({ example: 'POS_RETAIL', description: 'product code' })
   @IsOptional()
   @IsString()
-  @MaxLength(32)
+  @MaxChars(32)
   product?: string;
 
   @ApiPropertyOptional({ enum: LICENSE_STATUSES, example: 'active' })
@@ -23,11 +24,23 @@ export class ListLicensesQueryDto extends PageQueryDto {
   @IsIn(LICENSE_TYPES)
   license_type?: LicenseType;
 
-  @ApiPropertyOptional({ example: 'kod mike', description: 'case-insensitive literal substring of customer name, e-mail or licence key' })
+  @ApiPropertyOptional({
+    example: 'kod mike',
+    description:
+      'literal substring (% and _ are not wildcards), case- and accent-insensitive, of the customer name, e-mail or PIB, or the licence key with or without dashes',
+  })
   @IsOptional()
   @IsString()
-  @MinLength(1)
-  @MaxLength(200)
+  @MinChars(1)
+  @MaxChars(200)
   @IsStorableText()
   q?: string;
+}
+
+/** GET /licenses/export: the list's filters (no paging: every match) and the format. */
+export class ExportLicensesQueryDto extends OmitType(ListLicensesQueryDto, ['limit', 'offset'] as const) {
+  @ApiPropertyOptional({ enum: EXPORT_FORMATS, default: 'csv' })
+  @IsOptional()
+  @IsIn(EXPORT_FORMATS)
+  format: ExportFormat = 'csv';
 }

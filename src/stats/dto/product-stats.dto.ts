@@ -1,17 +1,24 @@
 import { ApiProperty } from '@nestjs/swagger';
 
 export class LicenseCountsDto {
-  @ApiProperty({ example: 12 }) total: number;
-  @ApiProperty({ example: 8 }) active: number;
-  @ApiProperty({ example: 1 }) grace: number;
-  @ApiProperty({ example: 1 }) expired: number;
-  @ApiProperty({ example: 1 }) revoked: number;
-  @ApiProperty({ example: 1 }) suspended: number;
+  @ApiProperty({ type: 'integer', minimum: 0, example: 12 }) total: number;
+  @ApiProperty({ type: 'integer', minimum: 0, example: 8 }) active: number;
+  @ApiProperty({ type: 'integer', minimum: 0, example: 1 }) grace: number;
+  @ApiProperty({ type: 'integer', minimum: 0, example: 1 }) expired: number;
+  @ApiProperty({ type: 'integer', minimum: 0, example: 1 }) revoked: number;
+  @ApiProperty({ type: 'integer', minimum: 0, example: 1 }) suspended: number;
 }
 
 export class ActivationCountsDto {
-  @ApiProperty({ example: 9, description: 'seats bound now' }) current: number;
-  @ApiProperty({ example: 4, description: 'bindings made in the last 30 days (released or not)' }) last_30_days: number;
+  @ApiProperty({ type: 'integer', minimum: 0, example: 9, description: 'seats bound now' }) current: number;
+  @ApiProperty({ type: 'integer', minimum: 0, example: 4, description: 'bindings made in the last 30 days (released or not)' })
+  last_30_days: number;
+  @ApiProperty({
+    type: 'integer',
+    example: 2,
+    description: 'seats released in the last 30 days because their machine stopped sending heartbeats (CONTRACT 9)',
+  })
+  released_by_heartbeat_last_30_days: number;
 }
 
 /** Statistics of one product (CONTRACT 5), correct at the moment of the request. */
@@ -22,7 +29,7 @@ export class ProductStatsDto {
   @ApiProperty({ type: ActivationCountsDto }) activations: ActivationCountsDto;
   @ApiProperty({
     type: 'object',
-    additionalProperties: { type: 'integer' },
+    additionalProperties: { type: 'integer', minimum: 0 },
     example: { TRIAL: 2, MONTHLY: 6, QUARTERLY: 0, YEARLY: 3, PERPETUAL: 1 },
     description: 'licences per license_type, every type listed',
   })

@@ -1,0 +1,48 @@
+import { CanActivate, createParamDecorator, ExecutionContext, Injectable } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import type { RequestWithActor } from '../common/auth/actor';
+import { AppError } from '../common/errors/app-error';
+import { ErrorCode } from '../common/errors/error-codes';
+import { AdminAccess, AdminCredentials, satisfies } from './admin-credentials';
+import { credentialFrom } from './api-keys';
+import { FULL_ACCESS, ScopeRequirement } from './scopes';
+
+export const ADMIN_SCOPE_KEY = 'admin:required-scope';
+
+type AdminRequest = RequestWithActor & { adminAccess?: AdminAccess };
+
+/** The scopes and products of this request's admin credential (for handing out no more than it holds). */
+export const CurrentAdminAccess = createParamDecorator(
+  (_: unknown, ctx: ExecutionContext): AdminAccess | undefined => ctx.switchToHttp().getRequest<AdminRequest>().adminAccess,
+);
+
+/**
+ * The admin API guard: authenticates the credential (401), checks the route's scope (403 FORBIDDEN), and
+ * leaves the actor and the product scope on the request for @CurrentActor and @CurrentProductScope.
+ */
+@Injectable()
+export class AdminAuthGuard implements CanActivate {
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly credentials: AdminCredentials,
+  ) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    const req = context.switchToHttp().getRequest<AdminRequest>();
+    const required =
+      this.reflector.getAllAndOverride<ScopeRequirement | undefined>(ADMIN_SCOPE_KEY, [context.getHandler(), context.getClass()]) ??
+      FULL_ACCESS;
+    const access = await this.credentials.authenticate(credentialFrom(req));
+    if (!satisfies(access, required)) {
+      const message =
+        required === FULL_ACCESS
+          ? 'This route needs a credential with every scope for every product'
+          : `This route needs the scope ${required}`;
+      throw new AppError(ErrorCode.FORBIDDEN, 403, message, { required_scope: required });
+    }
+    req.actor = { type: 'admin_api', name: access.actorName, ip: req.ip ?? null };
+    req.productScope = access.products;
+    req.adminAccess = access;
+    return true;
+  }
+}

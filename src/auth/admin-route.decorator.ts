@@ -1,0 +1,49 @@
+import { applyDecorators, SetMetadata, UseGuards, UsePipes } from '@nestjs/common';
+import {
+  ApiBadRequestResponse,
+  ApiBearerAuth,
+  ApiExtension,
+  ApiForbiddenResponse,
+  ApiSecurity,
+  ApiServiceUnavailableResponse,
+  ApiUnauthorizedResponse,
+} from '@nestjs/swagger';
+import { ErrorResponseDto } from '../common/errors/error-response.dto';
+import { RateLimit } from '../common/http/throttling';
+import { strictValidationPipe } from '../common/http/validation.pipe';
+import { ADMIN_SCOPE_KEY, AdminAuthGuard } from './admin-auth.guard';
+import { FULL_ACCESS, ScopeRequirement } from './scopes';
+
+export const API_KEY_SCHEME = 'api-key';
+export const BEARER_SCHEME = 'bearer';
+/** The OpenAPI extension naming each admin operation's scope (read by the scope matrix test). */
+export const SCOPE_EXTENSION = 'x-required-scope';
+
+/**
+ * Marks a route (or every route of a controller) as admin API requiring `scope`: the per-IP 'admin' rate
+ * limit (checked first, so key guessing counts too), the credential and scope guard, the strict validation
+ * pipe (unknown fields rejected), and the Swagger security schemes, scope and 401/403 answers, in one
+ * decorator so they cannot drift. Put it on the controller, or on each method when the scopes differ
+ * (not both: the guard would run twice).
+ */
+export function AdminRoute(scope: ScopeRequirement) {
+  return applyDecorators(
+    RateLimit('admin'),
+    SetMetadata(ADMIN_SCOPE_KEY, scope),
+    UseGuards(AdminAuthGuard),
+    UsePipes(strictValidationPipe),
+    ApiSecurity(API_KEY_SCHEME),
+    ApiBearerAuth(BEARER_SCHEME),
+    ApiExtension(SCOPE_EXTENSION, scope),
+    ApiUnauthorizedResponse({ description: 'UNAUTHORIZED: missing, wrong, expired or revoked credential', type: ErrorResponseDto }),
+    ApiForbiddenResponse({
+      description: scope === FULL_ACCESS ? 'FORBIDDEN: needs every scope for every product' : `FORBIDDEN: needs the scope ${scope}`,
+      type: ErrorResponseDto,
+    }),
+    ApiBadRequestResponse({ description: 'VALIDATION_ERROR', type: ErrorResponseDto }),
+    ApiServiceUnavailableResponse({ description: 'Database unavailable', type: ErrorResponseDto }),
+  );
+}
+
+/** @deprecated the pre-scope decorator: full access only. Convert with `@AdminRoute('<scope>')`. */
+export const AdminApi = () => AdminRoute(FULL_ACCESS);

@@ -1,0 +1,36 @@
+import { Check, Column, Entity, PrimaryGeneratedColumn, Unique } from 'typeorm';
+import type { AdminScope } from './scopes';
+
+/** A scoped admin token (CONTRACT 12). Only the SHA-256 hex of the token is stored. */
+@Entity('admin_tokens')
+@Unique('admin_tokens_token_hash_key', ['tokenHash'])
+@Unique('admin_tokens_name_key', ['name'])
+@Check('admin_tokens_scopes_not_empty', 'cardinality(scopes) > 0')
+export class AdminToken {
+  @PrimaryGeneratedColumn({ primaryKeyConstraintName: 'admin_tokens_pkey' })
+  id: number;
+
+  @Column({ type: 'varchar', length: 100 })
+  name: string;
+
+  @Column({ name: 'token_hash', type: 'char', length: 64 })
+  tokenHash: string;
+
+  @Column({ type: 'text', array: true })
+  scopes: AdminScope[];
+
+  @Column({ type: 'text', array: true, nullable: true })
+  products: string[] | null;
+
+  @Column({ name: 'expires_at', type: 'timestamptz', nullable: true })
+  expiresAt: Date | null;
+
+  @Column({ name: 'created_at', type: 'timestamptz', default: () => 'now()' })
+  createdAt: Date;
+
+  @Column({ name: 'last_used_at', type: 'timestamptz', nullable: true })
+  lastUsedAt: Date | null;
+
+  @Column({ name: 'revoked_at', type: 'timestamptz', nullable: true })
+  revokedAt: Date | null;
+}

@@ -1,0 +1,92 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ArrayMaxSize, ArrayNotEmpty, ArrayUnique, IsArray, IsIn, IsOptional, IsString, Matches } from 'class-validator';
+import { IsIsoTimestamp } from '../../common/validation/iso-timestamp';
+import type { AdminToken } from '../admin-token.entity';
+import { ADMIN_SCOPES, type AdminScope } from '../scopes';
+
+const TOKEN_NAME = /^[A-Za-z0-9][A-Za-z0-9 ._-]{0,99}$/;
+const PRODUCT_CODE = /^[A-Z][A-Z0-9_]{1,31}$/;
+
+/** POST /api/v1/admin/tokens (CONTRACT 12). */
+export class CreateAdminTokenDto {
+  @ApiProperty({ example: 'webshop', pattern: TOKEN_NAME.source, description: 'unique; the audit log names the token `token:<name>`' })
+  @IsString()
+  @Matches(TOKEN_NAME, {
+    message: 'name must be 1-100 letters, digits, spaces, dots, dashes or underscores, starting with a letter or digit',
+  })
+  name: string;
+
+  @ApiProperty({ enum: ADMIN_SCOPES, isArray: true, example: ['licenses:write'] })
+  @IsArray()
+  @ArrayNotEmpty()
+  @ArrayUnique()
+  @IsIn(ADMIN_SCOPES, { each: true, message: `each scope must be one of ${ADMIN_SCOPES.join(', ')}` })
+  scopes: AdminScope[];
+
+  @ApiPropertyOptional({
+    type: [String],
+    nullable: true,
+    example: ['POS_RETAIL'],
+    description: 'product codes the token is limited to; omitted or null: every product',
+  })
+  @IsOptional()
+  @IsArray()
+  @ArrayNotEmpty()
+  @ArrayMaxSize(100)
+  @ArrayUnique()
+  @IsString({ each: true })
+  @Matches(PRODUCT_CODE, { each: true, message: 'each product must be a product code' })
+  products?: string[] | null;
+
+  @ApiPropertyOptional({
+    format: 'date-time',
+    nullable: true,
+    example: '2027-01-01T00:00:00Z',
+    description: 'in the future; omitted or null: never',
+  })
+  @IsOptional()
+  @IsIsoTimestamp()
+  expires_at?: string | null;
+}
+
+export const ADMIN_TOKEN_STATUSES = ['active', 'expired', 'revoked'] as const;
+
+/** A token as GET /tokens shows it: never the token itself. */
+export class AdminTokenDto {
+  @ApiProperty({ type: 'integer', example: 1 }) id: number;
+  @ApiProperty({ example: 'webshop' }) name: string;
+  @ApiProperty({ enum: ADMIN_SCOPES, isArray: true }) scopes: AdminScope[];
+  @ApiProperty({ type: [String], nullable: true, example: ['POS_RETAIL'] }) products: string[] | null;
+  @ApiProperty({ format: 'date-time', nullable: true, type: String }) expires_at: string | null;
+  @ApiProperty({ format: 'date-time' }) created_at: string;
+  @ApiProperty({ format: 'date-time', nullable: true, type: String, description: 'to the minute: written at most once a minute' })
+  last_used_at: string | null;
+  @ApiProperty({ format: 'date-time', nullable: true, type: String }) revoked_at: string | null;
+  @ApiProperty({ enum: ADMIN_TOKEN_STATUSES }) status: (typeof ADMIN_TOKEN_STATUSES)[number];
+
+  static from(t: AdminToken, now = new Date()): AdminTokenDto {
+    const iso = (d: Date | null) => (d ? d.toISOString() : null);
+    return {
+      id: t.id,
+      name: t.name,
+      scopes: t.scopes,
+      products: t.products,
+      expires_at: iso(t.expiresAt),
+      created_at: t.createdAt.toISOString(),
+      last_used_at: iso(t.lastUsedAt),
+      revoked_at: iso(t.revokedAt),
+      status: t.revokedAt ? 'revoked' : t.expiresAt && t.expiresAt.getTime() <= now.getTime() ? 'expired' : 'active',
+    };
+  }
+}
+
+/** The 201 answer: the token is shown here once, never again. */
+export class CreatedAdminTokenDto {
+  @ApiProperty({ type: 'integer', example: 1 }) id: number;
+  @ApiProperty({ example: 'webshop' }) name: string;
+  @ApiProperty({ enum: ADMIN_SCOPES, isArray: true }) scopes: AdminScope[];
+  @ApiProperty({ type: [String], nullable: true }) products: string[] | null;
+  @ApiProperty({ format: 'date-time', nullable: true, type: String }) expires_at: string | null;
+  @ApiProperty({ format: 'date-time' }) created_at: string;
+  @ApiProperty({ example: 'lst_kJ1x0Hc3yQ...', description: 'send as X-API-Key or Authorization: Bearer; shown only here' }) token: string;
+}

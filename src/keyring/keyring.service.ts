@@ -1,0 +1,233 @@
+import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import type { KeyObject } from 'node:crypto';
+import { AuditService } from '../audit/audit.service';
+import type { Actor } from '../common/auth/actor';
+import { AppError } from '../common/errors/app-error';
+import { ErrorCode } from '../common/errors/error-codes';
+import { APP_CONFIG, AppConfig } from '../config/app-config';
+import { ConfigError } from '../config/config.error';
+import { publicJwkOf, SigningJwk } from '../signing/jwk';
+import { generateSigningKey, readSigningKeyFile, SigningKey } from '../signing/signing-key';
+import { KeyEncryption, KeyringDecryptionError } from './key-encryption';
+import { KeyringRepository } from './keyring.repository';
+import { SigningKeyOrigin, StoredSigningKey } from './signing-key.entity';
+
+/** How often each instance reads the keyring's version: a rotation elsewhere reaches it within this (CONTRACT 7 allows 5 s). */
+export const KEYRING_REFRESH_MS = 1000;
+
+/** The key this instance signs with now: sign with it and name it in the payload, so key_id and signature always agree. */
+export interface ActiveSigningKey {
+  keyId: string;
+  privateKey: KeyObject;
+  publicKeyPem: string;
+}
+
+/** A key that verifies: the active one and the retired ones (revoked keys are no longer published). */
+export interface PublishedKey {
+  keyId: string;
+  status: 'active' | 'retired';
+  publicKeyPem: string;
+  createdAt: Date;
+  retiredAt: Date | null;
+}
+
+interface KeyringSnapshot {
+  version: string;
+  active: ActiveSigningKey;
+  published: PublishedKey[];
+  jwks: SigningJwk[];
+}
+
+/** The same string as KeyringRepository.version() computes in SQL (key ids are hex, so code-unit order is the "C" collation). */
+const versionOf = (keys: StoredSigningKey[]) =>
+  keys
+    .map((k) => `${k.keyId}:${k.status}`)
+    .sort()
+    .join(',');
+
+/**
+ * The keyring (CONTRACT 7): keys in PostgreSQL, shared by every instance, private halves encrypted under KEYRING_SECRET.
+ * Each process keeps the active key's KeyObject and the published keys in memory and polls a one-row version read every
+ * second off the request path, so a rotation on any instance is used everywhere within about a second and no request
+ * ever waits for a keyring read.
+ */
+@Injectable()
+export class KeyringService implements OnModuleInit, OnModuleDestroy {
+  private readonly logger = new Logger(KeyringService.name);
+  private readonly encryption: KeyEncryption;
+  private snapshot?: KeyringSnapshot;
+  // Reloads run one after another, so a slow poll that read before a rotation never overwrites the rotation's reload.
+  private reloads: Promise<void> = Promise.resolve();
+  private polling = false;
+  private pollFailing = false;
+  private undecryptable?: string;
+  private timer?: NodeJS.Timeout;
+  /** Set when this start created the keyring's first key (main.ts reports it). */
+  firstKey?: { keyId: string; origin: SigningKeyOrigin };
+
+  constructor(
+    private readonly keys: KeyringRepository,
+    private readonly audit: AuditService,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {
+    this.encryption = new KeyEncryption(config.keyringSecret);
+  }
+
+  async onModuleInit(): Promise<void> {
+    await this.ensureFirstKey();
+    await this.reload(true);
+    this.timer = setInterval(() => void this.poll(), KEYRING_REFRESH_MS);
+    this.timer.unref();
+  }
+
+  onModuleDestroy(): void {
+    clearInterval(this.timer);
+  }
+
+  activeKey(): ActiveSigningKey {
+    return this.current().active;
+  }
+
+  /** The active key first, then the retired ones, newest first. */
+  publishedKeys(): PublishedKey[] {
+    return this.current().published;
+  }
+
+  /** The published keys as RFC 7517 JWKs, in the same order. */
+  jwks(): SigningJwk[] {
+    return this.current().jwks;
+  }
+
+  /** Every key with its state, revoked ones included (admin). */
+  listKeys(): Promise<StoredSigningKey[]> {
+    return this.keys.listAll();
+  }
+
+  /** A new key becomes active, the previous one retired (its private key erased); audited in the same transaction. */
+  async rotate(actor: Actor): Promise<StoredSigningKey> {
+    const key = await generateSigningKey();
+    const created = await this.keys.transaction(async (manager) => {
+      const previous = await this.keys.getActive(manager);
+      if (previous) await this.keys.retire(previous.keyId, manager);
+      const row = await this.keys.insert(this.newRow(key, 'generated'), manager);
+      await this.audit.record(
+        { action: 'signing_key.rotated', actor, details: { key_id: row.keyId, previous_key_id: previous?.keyId ?? null } },
+        manager,
+      );
+      return row;
+    });
+    await this.reload(false);
+    return created;
+  }
+
+  /** A retired key is withdrawn: no longer published, so nothing it signed verifies any more. The active key cannot be. */
+  async revoke(keyId: string, actor: Actor, reason?: string): Promise<StoredSigningKey> {
+    const revoked = await this.keys.transaction(async (manager) => {
+      const key = await this.keys.getByKeyId(keyId, manager);
+      if (!key) throw AppError.notFound('Signing key');
+      if (key.status === 'active') {
+        throw AppError.conflict('The active signing key cannot be revoked: rotate first, then revoke the retired key', { key_id: keyId });
+      }
+      if (key.status === 'revoked')
+        throw AppError.conflict('This signing key is already revoked', { key_id: keyId }, ErrorCode.ALREADY_REVOKED);
+      const row = await this.keys.revoke(keyId, manager);
+      await this.audit.record({ action: 'signing_key.revoked', actor, details: { key_id: keyId, reason: reason ?? null } }, manager);
+      return row;
+    });
+    await this.reload(false);
+    return revoked;
+  }
+
+  private current(): KeyringSnapshot {
+    if (!this.snapshot) throw new Error('the keyring is not loaded yet');
+    return this.snapshot;
+  }
+
+  /**
+   * First start of a deployment: import SIGNING_KEY_FILE (existing deployments keep their key_id) or generate a key.
+   * Only ever when the keyring is empty, under the keyring's advisory lock, so instances starting together create one key.
+   */
+  private async ensureFirstKey(): Promise<void> {
+    if ((await this.keys.version()) !== '') return;
+    const fromFile = readSigningKeyFile(this.config.signingKeyFile);
+    const key = fromFile ?? (await generateSigningKey());
+    const origin: SigningKeyOrigin = fromFile ? 'imported' : 'generated';
+    await this.keys.transaction(async (manager) => {
+      if ((await this.keys.count(manager)) > 0) return;
+      await this.keys.insert(this.newRow(key, origin), manager);
+      this.firstKey = { keyId: key.keyId, origin };
+    });
+    if (this.firstKey) this.logger.log(`Keyring created with the ${origin} key ${key.keyId}`);
+  }
+
+  private newRow(key: SigningKey, origin: SigningKeyOrigin) {
+    return {
+      keyId: key.keyId,
+      status: 'active' as const,
+      publicKeyPem: key.publicKeyPem,
+      privateKeyEncrypted: this.encryption.encrypt(key.privateKey, key.keyId),
+      origin,
+    };
+  }
+
+  private async poll(): Promise<void> {
+    if (this.polling) return;
+    this.polling = true;
+    try {
+      const version = await this.keys.version();
+      if (version !== this.snapshot?.version) await this.reload(false);
+      if (this.pollFailing) this.logger.log('Keyring refresh works again');
+      this.pollFailing = false;
+    } catch (err) {
+      // The database is down: keep signing with the cached key; say so once, not every second.
+      if (!this.pollFailing) this.logger.warn(`Keyring refresh failed, signing with the cached key: ${(err as Error).message}`);
+      this.pollFailing = true;
+    } finally {
+      this.polling = false;
+    }
+  }
+
+  private reload(atStartUp: boolean): Promise<void> {
+    const next = this.reloads.then(() => this.load(atStartUp));
+    this.reloads = next.catch(() => undefined);
+    return next;
+  }
+
+  private async load(atStartUp: boolean): Promise<void> {
+    const rows = await this.keys.listAll();
+    const stored = rows.find((k) => k.status === 'active');
+    if (!stored?.privateKeyEncrypted) throw new Error('the keyring has no active key');
+    let active = this.snapshot?.active;
+    if (active?.keyId !== stored.keyId) {
+      try {
+        active = {
+          keyId: stored.keyId,
+          publicKeyPem: stored.publicKeyPem,
+          privateKey: this.encryption.decrypt(stored.privateKeyEncrypted, stored.keyId),
+        };
+      } catch (err) {
+        if (!(err instanceof KeyringDecryptionError)) throw err;
+        const message =
+          `KEYRING_SECRET does not decrypt the active signing key ${stored.keyId} stored in the database. Start every instance with ` +
+          `the KEYRING_SECRET this keyring was created with (DATA_DIR/keyring-secret when it was generated); no new key is created.`;
+        if (atStartUp) throw new ConfigError(message);
+        // Another instance rotated with a different secret: keep signing with the previous key (it stays published).
+        if (this.undecryptable !== stored.keyId) this.logger.error(message);
+        this.undecryptable = stored.keyId;
+        return;
+      }
+    }
+    const published: PublishedKey[] = rows
+      .filter((k) => k.status !== 'revoked')
+      .sort((a, b) => (a.status === b.status ? b.createdAt.getTime() - a.createdAt.getTime() : a.status === 'active' ? -1 : 1))
+      .map((k) => ({
+        keyId: k.keyId,
+        status: k.status as PublishedKey['status'],
+        publicKeyPem: k.publicKeyPem,
+        createdAt: k.createdAt,
+        retiredAt: k.retiredAt,
+      }));
+    const jwks = await Promise.all(published.map((k) => publicJwkOf(k.publicKeyPem, k.keyId)));
+    this.snapshot = { version: versionOf(rows), active, published, jwks };
+  }
+}

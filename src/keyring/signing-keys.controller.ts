@@ -1,0 +1,65 @@
+import { Body, Controller, Get, HttpCode, Injectable, Param, PipeTransform, Post, Res } from '@nestjs/common';
+import {
+  ApiConflictResponse,
+  ApiCreatedResponse,
+  ApiNotFoundResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiParam,
+  ApiTags,
+} from '@nestjs/swagger';
+import type { Response } from 'express';
+import { AdminRoute } from '../auth/admin-route.decorator';
+import { Actor, CurrentActor } from '../common/auth/actor';
+import { AppError } from '../common/errors/app-error';
+import { ErrorResponseDto } from '../common/errors/error-response.dto';
+import { setTotalCount, TOTAL_COUNT_HEADERS } from '../common/http/page-query.dto';
+import { RevokeSigningKeyDto, SigningKeyDto } from './dto/signing-key.dto';
+import { KeyringService } from './keyring.service';
+
+/** A key_id in a path: 16 hex digits (upper case accepted), else 400 naming key_id. */
+@Injectable()
+export class KeyIdParamPipe implements PipeTransform<string, string> {
+  transform(value: string): string {
+    if (!/^[0-9a-fA-F]{16}$/.test(value)) throw AppError.field('key_id', 'key_id must be 16 hex digits');
+    return value.toLowerCase();
+  }
+}
+
+@ApiTags('admin: signing keys')
+@AdminRoute('signing-keys:manage')
+@Controller('api/v1/admin/signing-keys')
+export class SigningKeysController {
+  constructor(private readonly keyring: KeyringService) {}
+
+  @Get()
+  @ApiOperation({ summary: 'Every signing key with its state (active, retired, revoked), newest first' })
+  @ApiOkResponse({ type: [SigningKeyDto], headers: TOTAL_COUNT_HEADERS })
+  async list(@Res({ passthrough: true }) res: Response): Promise<SigningKeyDto[]> {
+    const keys = (await this.keyring.listKeys()).map(SigningKeyDto.from);
+    return setTotalCount(res, { items: keys, total: keys.length });
+  }
+
+  @Post('rotate')
+  @HttpCode(201)
+  @ApiOperation({ summary: 'Generate a new active key; the previous active key is retired (still published, never signs again)' })
+  @ApiCreatedResponse({ type: SigningKeyDto, description: 'The new active key' })
+  async rotate(@CurrentActor() actor: Actor): Promise<SigningKeyDto> {
+    return SigningKeyDto.from(await this.keyring.rotate(actor));
+  }
+
+  @Post(':key_id/revoke')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Withdraw a retired key: no longer published, so what it signed no longer verifies' })
+  @ApiParam({ name: 'key_id', schema: { type: 'string', pattern: '^[0-9a-f]{16}$' }, description: '16 hex digits' })
+  @ApiOkResponse({ type: SigningKeyDto })
+  @ApiNotFoundResponse({ type: ErrorResponseDto, description: 'NOT_FOUND: no such key' })
+  @ApiConflictResponse({ type: ErrorResponseDto, description: 'CONFLICT: the active key cannot be revoked; ALREADY_REVOKED' })
+  async revoke(
+    @Param('key_id', KeyIdParamPipe) keyId: string,
+    @Body() body: RevokeSigningKeyDto,
+    @CurrentActor() actor: Actor,
+  ): Promise<SigningKeyDto> {
+    return SigningKeyDto.from(await this.keyring.revoke(keyId, actor, body?.reason));
+  }
+}
