@@ -111,7 +111,7 @@ export class HeartbeatResponseDto {
   @ApiProperty({
     type: String,
     nullable: true,
-    enum: ['KEY_REVOKED', 'KEY_SUSPENDED', 'KEY_EXPIRED'],
+    enum: ['KEY_REVOKED', 'KEY_SUSPENDED', 'KEY_EXPIRED', null],
     example: null,
     description: 'null when valid',
   })
