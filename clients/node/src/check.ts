@@ -1,0 +1,119 @@
+import { dearmor, LICENSE_FILE_LABEL } from './armor.js';
+import { KeySet, verifySignature } from './crypto.js';
+import type { ClientState } from './state.js';
+import type { CheckReason, CheckResult, LicensePayload, SignedLicense } from './types.js';
+
+const DAY_MS = 86_400_000;
+
+export interface OfflineCheckInput {
+  state: ClientState;
+  keys: KeySet;
+  fingerprint: string;
+  product?: string;
+  now: Date;
+  clockToleranceSeconds: number;
+  maxOfflineDays?: number;
+}
+
+export type VerifiedDocument = { ok: true; license: LicensePayload } | { ok: false; reason: CheckReason; message: string };
+
+/** Verifies `{license, signature}` against the key its `key_id` names. */
+export function verifyDocument(document: unknown, keys: KeySet): VerifiedDocument {
+  if (!isSignedLicense(document)) return { ok: false, reason: 'INVALID_SIGNATURE', message: 'not a signed licence document' };
+  const key = keys.get(document.license.key_id);
+  if (!key) {
+    return {
+      ok: false,
+      reason: 'UNKNOWN_KEY',
+      message: `signed with key ${String(document.license.key_id)}, which this client does not trust`,
+    };
+  }
+  if (!verifySignature(document.license, document.signature, key)) {
+    return { ok: false, reason: 'INVALID_SIGNATURE', message: 'the signature does not match the licence data' };
+  }
+  return { ok: true, license: document.license };
+}
+
+/** Decodes a licence file (CONTRACT 10) into `{license, signature}`, or undefined when the armor is malformed. */
+export function parseLicenseFile(text: string): SignedLicense | undefined {
+  const document = dearmor(LICENSE_FILE_LABEL, text);
+  return isSignedLicense(document) ? document : undefined;
+}
+
+/** The latest server time among the signed times a document carries. */
+export function signedTimeOf(license: LicensePayload): number {
+  return Math.max(...[license.signed_at, license.file_issued_at, license.activated_at].map(time));
+}
+
+/**
+ * The offline decision, pure: which stored document, is it genuine and for this machine, is the local clock
+ * plausible, is the file still fresh, and the status from `expires_at` + `grace_days` (CONTRACT 3).
+ */
+export function checkOffline(input: OfflineCheckInput): CheckResult {
+  const { state, now } = input;
+  let source: 'license_file' | 'activation';
+  let document: unknown;
+  if (state.license_file !== undefined) {
+    source = 'license_file';
+    document = parseLicenseFile(state.license_file);
+    if (!document) return refuse('INVALID_SIGNATURE', 'the stored licence file is malformed');
+  } else if (state.activation !== undefined) {
+    source = 'activation';
+    document = state.activation;
+  } else {
+    return refuse('NO_LICENSE', 'no licence is stored on this machine');
+  }
+
+  const verified = verifyDocument(document, input.keys);
+  if (!verified.ok) return verified;
+  const license = verified.license;
+  if (license.machine_fingerprint !== input.fingerprint) {
+    return refuse('FINGERPRINT_MISMATCH', 'the licence was issued to another machine', license);
+  }
+  if (input.product !== undefined && license.product !== input.product) {
+    return refuse('PRODUCT_MISMATCH', `the licence is for product ${license.product}`, license);
+  }
+
+  const latestSigned = Math.max(signedTimeOf(license), time(state.latest_signed_at));
+  if (now.getTime() < latestSigned - input.clockToleranceSeconds * 1000) {
+    return refuse(
+      'CLOCK_TAMPERED',
+      `the local clock is earlier than a time the server signed (${new Date(latestSigned).toISOString()})`,
+      license,
+    );
+  }
+
+  const validation = state.last_validation;
+  if (validation && !validation.valid && time(validation.checked_at) >= signedTimeOf(license)) {
+    return refuse('INVALIDATED', `the server answered ${validation.code ?? validation.status} at ${validation.checked_at}`, license);
+  }
+
+  const fileExpiresAt = license.file_expires_at ? new Date(license.file_expires_at) : null;
+  if (source === 'license_file' && (!fileExpiresAt || now > fileExpiresAt)) {
+    return refuse('FILE_EXPIRED', `the licence file expired at ${license.file_expires_at ?? '(no expiry)'}; fetch a new one`, license);
+  }
+  if (input.maxOfflineDays !== undefined && now.getTime() - latestSigned > input.maxOfflineDays * DAY_MS) {
+    return refuse('OFFLINE_TOO_LONG', `no signed answer from the server for more than ${input.maxOfflineDays} days`, license);
+  }
+
+  const expiresAt = license.expires_at ? new Date(license.expires_at) : null;
+  const graceEndsAt = expiresAt ? new Date(expiresAt.getTime() + license.grace_days * DAY_MS) : null;
+  if (graceEndsAt && now > graceEndsAt) return refuse('EXPIRED', `the licence expired at ${license.expires_at}`, license);
+  const status = expiresAt && now > expiresAt ? 'grace' : 'active';
+  return { ok: true, status, license, source, expiresAt, graceEndsAt, fileExpiresAt };
+}
+
+function refuse(reason: CheckReason, message: string, license?: LicensePayload): CheckResult {
+  return license ? { ok: false, reason, message, license } : { ok: false, reason, message };
+}
+
+function time(value: unknown): number {
+  const ms = typeof value === 'string' ? Date.parse(value) : NaN;
+  return Number.isNaN(ms) ? -Infinity : ms;
+}
+
+function isSignedLicense(value: unknown): value is SignedLicense {
+  if (typeof value !== 'object' || value === null) return false;
+  const { license, signature } = value as Record<string, unknown>;
+  return typeof signature === 'string' && typeof license === 'object' && license !== null && !Array.isArray(license);
+}

@@ -1,0 +1,319 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { hostname as osHostname, platform, release } from 'node:os';
+import { ACTIVATION_REQUEST_LABEL, armor } from './armor.js';
+import { checkOffline, parseLicenseFile, signedTimeOf, verifyDocument } from './check.js';
+import { KeySet, verifySignature } from './crypto.js';
+import { LicenseServerError, VerificationError } from './errors.js';
+import { defaultFingerprint, FINGERPRINT_PATTERN } from './fingerprint.js';
+import { HttpOptions, requestJson } from './http.js';
+import { ClientState, StateFile } from './state.js';
+import type {
+  CheckResult,
+  DeactivationAnswer,
+  HeartbeatAnswer,
+  JsonWebKeySet,
+  LicenseFileAnswer,
+  PublicKeyInput,
+  SignedLicense,
+  ValidationAnswer,
+} from './types.js';
+
+export interface LicenseClientOptions {
+  /** Base URL of the licence server, e.g. `https://licences.example.com`. */
+  serverUrl: string;
+  /** The one file where the client keeps its state (written atomically). */
+  statePath: string;
+  /** A secret of your application: salts the default fingerprint and keys the state file's integrity check. */
+  appSalt: string;
+  /** Public keys you ship with the application (trust anchors), as PEMs and/or a JWK Set. */
+  publicKeys?: PublicKeyInput[];
+  jwks?: JsonWebKeySet;
+  /**
+   * Also trust keys fetched from the server's `/.well-known/jwks.json` (over HTTPS in production), and keep them
+   * for offline checks. This is what lets a shipped application follow a key rotation. Default true.
+   */
+  trustServerKeys?: boolean;
+  /** The product code of this application; activations send it and checks require it. */
+  product?: string;
+  /** Replaces the default machine fingerprint (`sha256:` + 64 hex digits). */
+  fingerprint?: string | (() => string | Promise<string>);
+  /** How far the local clock may be behind the latest signed server time before it counts as tampering. Default 300 s. */
+  clockToleranceSeconds?: number;
+  /** Refuse offline use when the latest signed server time is older than this (optional). */
+  maxOfflineDays?: number;
+  /** Per-request timeout, default 10 s; retries of safe requests, default 2. */
+  timeoutMs?: number;
+  retries?: number;
+  /** For tests and simulations. */
+  now?: () => Date;
+  fetch?: typeof fetch;
+}
+
+export interface MachineInfo {
+  hostname?: string;
+  os?: string;
+  appVersion?: string;
+}
+
+export interface HeartbeatLoopOptions {
+  /** Called after every heartbeat answer (also when the server says the seat is gone). */
+  onBeat?: (answer: HeartbeatAnswer) => void;
+  /** Called on a failed attempt; the loop keeps going with backoff. */
+  onError?: (error: unknown) => void;
+  /** Called once when the server answers NOT_ACTIVATED (the seat was released); the loop stops. */
+  onSeatLost?: (error: LicenseServerError) => void;
+  /** Interval when the licence has no heartbeat timeout, default 15 minutes. */
+  fallbackIntervalSeconds?: number;
+}
+
+export interface HeartbeatLoop {
+  stop(): void;
+  readonly stopped: Promise<void>;
+}
+
+/** The licence server's client: online calls, licence files and an offline check, with its state in one file. */
+export class LicenseClient {
+  private readonly http: HttpOptions;
+  private readonly pinned: KeySet;
+  private readonly store: StateFile;
+  private readonly now: () => Date;
+  private fingerprintValue?: string;
+
+  constructor(private readonly options: LicenseClientOptions) {
+    if (!options.appSalt) throw new TypeError('appSalt is required');
+    this.http = {
+      serverUrl: options.serverUrl,
+      timeoutMs: options.timeoutMs ?? 10_000,
+      retries: options.retries ?? 2,
+      fetch: options.fetch ?? globalThis.fetch,
+    };
+    this.pinned = KeySet.from(options.publicKeys, options.jwks);
+    this.store = new StateFile(options.statePath, createHash('sha256').update(`licence-client-state\0${options.appSalt}`).digest());
+    this.now = options.now ?? (() => new Date());
+  }
+
+  /** This machine's fingerprint: the option, or SHA-256 of the OS machine id and the application salt. */
+  async fingerprint(): Promise<string> {
+    if (this.fingerprintValue) return this.fingerprintValue;
+    const given = this.options.fingerprint;
+    const value = typeof given === 'function' ? await given() : (given ?? defaultFingerprint(this.options.appSalt));
+    if (!FINGERPRINT_PATTERN.test(value)) throw new TypeError('a fingerprint is "sha256:" followed by 64 lower-case hex digits');
+    this.fingerprintValue = value;
+    return value;
+  }
+
+  /** Binds this machine to the licence key and stores the verified signed licence. */
+  async activate(licenseKey: string, machine: MachineInfo = {}): Promise<SignedLicense> {
+    const body = await this.activationBody(licenseKey, machine);
+    // Activating again from the same fingerprint is idempotent on the server (CONTRACT 4), so a retry is safe.
+    const answer = await requestJson<SignedLicense>(this.http, 'POST', '/api/v1/activate', body, true);
+    const license = await this.verifyOnline(answer);
+    this.update((state) => {
+      state.activation = answer;
+      delete state.license_file;
+      delete state.last_validation;
+      state.latest_signed_at = later(state.latest_signed_at, signedTimeOf(license));
+    });
+    return answer;
+  }
+
+  /** Frees this machine's seat; the stored licence is removed when the server agrees. Never retried (limits count it). */
+  async deactivate(): Promise<DeactivationAnswer> {
+    const answer = await requestJson<DeactivationAnswer>(this.http, 'POST', '/api/v1/deactivate', await this.seatBody(), false);
+    this.update((state) => {
+      delete state.activation;
+      delete state.license_file;
+      delete state.last_validation;
+    });
+    return answer;
+  }
+
+  /** Online validation with a fresh nonce; the signed answer is verified (key, signature, nonce, key, machine) and remembered. */
+  async validate(): Promise<ValidationAnswer> {
+    const nonce = randomBytes(24).toString('base64url');
+    const seat = await this.seatBody();
+    const answer = await requestJson<ValidationAnswer>(this.http, 'POST', '/api/v1/validate', { ...seat, nonce }, true);
+    const { signature, ...signed } = answer;
+    const keys = await this.keysFor(answer.key_id);
+    const key = keys.get(answer.key_id);
+    if (!key) throw new VerificationError('UNKNOWN_KEY', `the validation answer is signed with unknown key ${String(answer.key_id)}`);
+    if (!verifySignature(signed, signature, key)) throw new VerificationError('INVALID_SIGNATURE', 'the validation answer does not verify');
+    if (answer.nonce !== nonce) throw new VerificationError('NONCE_MISMATCH', 'the validation answer is not for this request (replayed?)');
+    if (answer.license_key !== seat.license_key || answer.machine_fingerprint !== seat.machine_fingerprint) {
+      throw new VerificationError('WRONG_SUBJECT', 'the validation answer is about another licence or machine');
+    }
+    this.update((state) => {
+      state.last_validation = { valid: answer.valid, status: answer.status, code: answer.code, checked_at: answer.checked_at };
+      state.latest_signed_at = later(state.latest_signed_at, Date.parse(answer.checked_at));
+    });
+    return answer;
+  }
+
+  /** One heartbeat. A released seat answers with a LicenseServerError whose code is NOT_ACTIVATED. */
+  async heartbeat(): Promise<HeartbeatAnswer> {
+    return requestJson<HeartbeatAnswer>(this.http, 'POST', '/api/v1/heartbeat', await this.seatBody(), true);
+  }
+
+  /**
+   * Heartbeats until stopped: a third of the licence's timeout apart, with ±10 % jitter so a fleet does not beat in step,
+   * and exponential backoff (never later than the deadline the server gave) after failures.
+   */
+  startHeartbeat(options: HeartbeatLoopOptions = {}): HeartbeatLoop {
+    let timer: NodeJS.Timeout | undefined;
+    let stopped = false;
+    let failures = 0;
+    let deadline = Infinity;
+    let resolveStopped: () => void = () => undefined;
+    const stoppedPromise = new Promise<void>((resolve) => (resolveStopped = resolve));
+    const stop = () => {
+      if (stopped) return;
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      resolveStopped();
+    };
+    const schedule = (ms: number) => {
+      if (!stopped) timer = setTimeout(beat, Math.max(0, ms));
+    };
+    const beat = () => {
+      this.heartbeat().then(
+        (answer) => {
+          failures = 0;
+          options.onBeat?.(answer);
+          const timeout = answer.heartbeat_timeout_seconds ?? options.fallbackIntervalSeconds ?? 900;
+          const interval = answer.heartbeat_timeout_seconds ? timeout / 3 : timeout;
+          deadline = answer.next_heartbeat_before ? Date.parse(answer.next_heartbeat_before) : Infinity;
+          schedule(interval * 1000 * (0.9 + Math.random() * 0.2));
+        },
+        (err: unknown) => {
+          if (err instanceof LicenseServerError && (err.code === 'NOT_ACTIVATED' || err.code === 'INVALID_KEY')) {
+            options.onSeatLost?.(err);
+            stop();
+            return;
+          }
+          options.onError?.(err);
+          failures++;
+          const backoff = Math.min(1000 * 2 ** failures, 300_000);
+          const untilDeadline = deadline - Date.now() - 1000;
+          schedule(Math.min(backoff, Math.max(untilDeadline / 2, 1000)) * (0.9 + Math.random() * 0.2));
+        },
+      );
+    };
+    schedule(0);
+    return { stop, stopped: stoppedPromise };
+  }
+
+  /** Fetches a licence file for offline use (the machine must hold a seat), verifies it and stores it. */
+  async licenseFile(): Promise<LicenseFileAnswer> {
+    const answer = await requestJson<LicenseFileAnswer>(this.http, 'POST', '/api/v1/license-file', await this.seatBody(), true);
+    await this.storeLicenseFile(answer.license_file);
+    return answer;
+  }
+
+  /** The text an air-gapped machine hands to staff, who submit it on the dashboard or the admin API. */
+  async createActivationRequest(licenseKey: string, machine: MachineInfo = {}): Promise<string> {
+    return armor(ACTIVATION_REQUEST_LABEL, await this.activationBody(licenseKey, machine));
+  }
+
+  /** Verifies and stores a licence file (e.g. the answer to an activation request), then checks it offline. */
+  async importLicenseFile(text: string): Promise<CheckResult> {
+    await this.storeLicenseFile(text);
+    return this.check();
+  }
+
+  /** The offline decision from the stored state; never throws, never goes online. */
+  async check(): Promise<CheckResult> {
+    const loaded = this.store.load();
+    if (loaded.kind === 'corrupt') return { ok: false, reason: 'STATE_CORRUPT', message: 'the state file is unreadable; activate again' };
+    if (loaded.kind === 'tampered')
+      return { ok: false, reason: 'STATE_TAMPERED', message: 'the state file was changed outside the client' };
+    return checkOffline({
+      state: loaded.state,
+      keys: this.trustedKeys(loaded.state),
+      fingerprint: await this.fingerprint(),
+      product: this.options.product,
+      now: this.now(),
+      clockToleranceSeconds: this.options.clockToleranceSeconds ?? 300,
+      maxOfflineDays: this.options.maxOfflineDays,
+    });
+  }
+
+  /** Fetches the server's published keys (JWKS); kept for offline use when `trustServerKeys` is on. Returns their ids. */
+  async refreshKeys(): Promise<string[]> {
+    const jwks = await requestJson<JsonWebKeySet>(this.http, 'GET', '/.well-known/jwks.json', undefined, true);
+    const ids = KeySet.from([], jwks).ids();
+    if (this.options.trustServerKeys !== false) {
+      this.update((state) => {
+        state.server_keys = KeySet.from([], state.server_keys).merge(KeySet.from([], jwks)).toJwks();
+      });
+    }
+    return ids;
+  }
+
+  private async storeLicenseFile(text: string): Promise<void> {
+    const document = parseLicenseFile(text);
+    if (!document) throw new VerificationError('MALFORMED', 'not a licence file');
+    const license = await this.verifyOnline(document);
+    if (license.machine_fingerprint !== (await this.fingerprint())) {
+      throw new VerificationError('FINGERPRINT_MISMATCH', 'the licence file was issued to another machine');
+    }
+    this.update((state) => {
+      state.license_file = text;
+      delete state.last_validation;
+      state.latest_signed_at = later(state.latest_signed_at, signedTimeOf(license));
+    });
+  }
+
+  /** Verifies a signed licence from the server, fetching the server's keys once if it names a key not yet known. */
+  private async verifyOnline(document: SignedLicense) {
+    const verified = verifyDocument(document, await this.keysFor(document.license?.key_id));
+    if (!verified.ok) throw new VerificationError(verified.reason, verified.message);
+    return verified.license;
+  }
+
+  private async keysFor(keyId: unknown): Promise<KeySet> {
+    const loaded = this.store.load();
+    let keys = this.trustedKeys(loaded.state);
+    if (!keys.has(keyId) && this.options.trustServerKeys !== false) {
+      await this.refreshKeys();
+      keys = this.trustedKeys(this.store.load().state);
+    }
+    return keys;
+  }
+
+  private trustedKeys(state: ClientState): KeySet {
+    if (this.options.trustServerKeys === false || !state.server_keys) return this.pinned;
+    return this.pinned.merge(KeySet.from([], state.server_keys));
+  }
+
+  private async seatBody(): Promise<{ license_key: string; machine_fingerprint: string }> {
+    const state = this.store.load().state;
+    const stored = parseLicenseFile(state.license_file ?? '')?.license ?? state.activation?.license;
+    if (!stored) throw new LicenseServerError('NOT_ACTIVATED', 400, 'this machine has no stored licence; activate first');
+    return { license_key: stored.license_key, machine_fingerprint: await this.fingerprint() };
+  }
+
+  private async activationBody(licenseKey: string, machine: MachineInfo) {
+    return {
+      license_key: licenseKey,
+      machine_fingerprint: await this.fingerprint(),
+      hostname: machine.hostname ?? osHostname(),
+      os: machine.os ?? `${platform()} ${release()}`,
+      ...(machine.appVersion ? { app_version: machine.appVersion } : {}),
+      ...(this.options.product ? { product: this.options.product } : {}),
+    };
+  }
+
+  /** Read, change, write atomically. A corrupt or tampered file is replaced by a fresh state. */
+  private update(change: (state: ClientState) => void): void {
+    const loaded = this.store.load();
+    const state = loaded.kind === 'ok' ? loaded.state : { version: 1 as const };
+    change(state);
+    this.store.save(state);
+  }
+}
+
+function later(stored: string | undefined, candidate: number): string | undefined {
+  const current = stored ? Date.parse(stored) : -Infinity;
+  const best = Math.max(Number.isNaN(current) ? -Infinity : current, Number.isFinite(candidate) ? candidate : -Infinity);
+  return Number.isFinite(best) ? new Date(best).toISOString() : stored;
+}

@@ -1,0 +1,118 @@
+/** The signed `license` object (activation payload, CONTRACT 4, 8, 9 and 10). Unknown members are kept as received. */
+export interface LicensePayload {
+  license_key: string;
+  product: string;
+  license_type: string;
+  issued_at: string;
+  expires_at: string | null;
+  activated_at: string;
+  machine_fingerprint: string;
+  grace_days: number;
+  limits: Record<string, number>;
+  features: string[];
+  customer: { name: string; email: string | null };
+  key_id: string;
+  signed_at?: string;
+  policy?: LicensePolicy;
+  file_issued_at?: string;
+  file_expires_at?: string;
+  [member: string]: unknown;
+}
+
+export interface LicensePolicy {
+  heartbeat_timeout_seconds: number | null;
+  max_deactivations_per_30_days: number | null;
+  license_file_ttl_days: number;
+  [member: string]: unknown;
+}
+
+/** What `/activate` returns and a licence file contains: the payload and `RSA-SHA256:<base64>` over its JCS bytes. */
+export interface SignedLicense {
+  license: LicensePayload;
+  signature: string;
+}
+
+export type LicenseStatus = 'active' | 'grace' | 'expired' | 'suspended' | 'revoked';
+
+/** A signed `/validate` answer (CONTRACT 8), verified by the client before it is returned. */
+export interface ValidationAnswer {
+  valid: boolean;
+  status: LicenseStatus;
+  expires_at: string | null;
+  revoked: boolean;
+  grace_ends_at: string | null;
+  code: string | null;
+  nonce: string;
+  license_key: string;
+  machine_fingerprint: string;
+  checked_at: string;
+  key_id: string;
+  signature: string;
+  [member: string]: unknown;
+}
+
+export interface HeartbeatAnswer {
+  valid: boolean;
+  status: LicenseStatus;
+  code: string | null;
+  heartbeat_timeout_seconds: number | null;
+  next_heartbeat_before: string | null;
+}
+
+export interface DeactivationAnswer {
+  message: string;
+  can_reactivate: boolean;
+}
+
+export interface LicenseFileAnswer {
+  license_file: string;
+  file_expires_at: string;
+}
+
+/** A public key the client trusts, as `GET /api/v1/public-keys` lists it (only the PEM is required). */
+export interface PublicKeyInput {
+  key_id?: string;
+  public_key_pem: string;
+}
+
+/** An RFC 7517 RSA public key as `/.well-known/jwks.json` serves it. */
+export interface RsaJwk {
+  kty: 'RSA';
+  kid: string;
+  n: string;
+  e: string;
+  alg?: string;
+  use?: string;
+}
+
+export interface JsonWebKeySet {
+  keys: RsaJwk[];
+}
+
+/** Why an offline check refused, as a stable code (never a thrown string). */
+export type CheckReason =
+  | 'NO_LICENSE'
+  | 'STATE_CORRUPT'
+  | 'STATE_TAMPERED'
+  | 'UNKNOWN_KEY'
+  | 'INVALID_SIGNATURE'
+  | 'FINGERPRINT_MISMATCH'
+  | 'PRODUCT_MISMATCH'
+  | 'EXPIRED'
+  | 'FILE_EXPIRED'
+  | 'CLOCK_TAMPERED'
+  | 'OFFLINE_TOO_LONG'
+  | 'INVALIDATED';
+
+export type CheckResult =
+  | {
+      ok: true;
+      status: 'active' | 'grace';
+      license: LicensePayload;
+      /** Which stored document the answer comes from. */
+      source: 'license_file' | 'activation';
+      expiresAt: Date | null;
+      graceEndsAt: Date | null;
+      fileExpiresAt: Date | null;
+    }
+  | { ok: false; reason: CheckReason; message: string; license?: LicensePayload };
