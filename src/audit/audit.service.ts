@@ -44,6 +44,6 @@ export class AuditService {
     if (from && to && from.getTime() > to.getTime()) throw AppError.field('from', 'from must not be after to');
     const filter = { licenseId: query.license_id, action: query.action, actorType: query.actor_type, from: query.from, to: query.to };
     const { entries, total, estimated } = await this.audit.listPage(filter, query.limit ?? DEFAULT_PAGE_LIMIT, query.offset ?? 0);
-    return { items: entries.map(AuditEntryDto.from), total, estimated };
+    return { items: entries.map((e) => AuditEntryDto.from(e)), total, estimated };
   }
 }

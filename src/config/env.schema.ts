@@ -131,7 +131,7 @@ export class EnvironmentVariables {
   @Max(86_400)
   LAST_SEEN_INTERVAL = 60;
 
-  @IsIn(LOG_LEVELS as unknown as string[], { message: `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}` })
+  @IsIn(LOG_LEVELS, { message: `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}` })
   LOG_LEVEL: (typeof LOG_LEVELS)[number] = 'info';
 
   @Transform(toInt)

@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import { cappedCountSql, matchCount, MatchCount } from '../database/match-count';
-import { preparedQuery, statementName } from '../database/prepared-query';
+import { MatchCount, pagedList } from '../database/paged-list';
+import { preparedQuery } from '../database/prepared-query';
 import type { LicenseListRow } from './dto/license.dto';
 import { Product } from '../products/product.entity';
 import { License } from './license.entity';
@@ -31,10 +31,6 @@ export class LicensesRepository {
 
   getById(id: number, manager?: EntityManager): Promise<License | null> {
     return this.oneWithProduct('license-by-id', 'l.id = $1', [id], manager);
-  }
-
-  getByKey(licenseKey: string, manager?: EntityManager): Promise<License | null> {
-    return this.oneWithProduct('license-by-key', 'l.license_key = $1', [licenseKey], manager);
   }
 
   /** SELECT ... FOR UPDATE on the licence row (the product row, joined in, is not locked). */
@@ -75,31 +71,10 @@ export class LicensesRepository {
     // search_text is lower(name || email || key), trigram-indexed; lower() the needle the same way.
     if (filter.search !== undefined) where.push(`l.search_text LIKE '%' || lower(${param(escapeLike(filter.search))}) || '%'`);
     const from = `FROM licenses l JOIN products p ON p.id = l.product_id ${where.length ? `WHERE ${where.join(' AND ')}` : ''}`;
-    const filterParams = [...params];
-    const text = `WITH counted AS (${cappedCountSql(from)})
-       SELECT counted.n AS capped_total, page.* FROM counted LEFT JOIN (
-         SELECT l.id, p.code AS product_code, l.license_key, l.license_type, l.customer_name, l.customer_email, l.expires_at,
-                l.active, l.revoked, l.created_at, ${licenseStatusSql('l')} AS status
-         ${from} ORDER BY l.created_at DESC, l.id DESC LIMIT ${param(limit)} OFFSET ${param(offset)}
-       ) page ON true
-       ORDER BY page.created_at DESC, page.id DESC`;
-    const { rows: raw } = await preparedQuery(manager, statementName(text), text, params);
-    const rows = raw
-      .filter((r) => r.id !== null)
-      .map((r) => ({
-        id: r.id,
-        productCode: r.product_code,
-        licenseKey: r.license_key,
-        licenseType: r.license_type,
-        customerName: r.customer_name,
-        customerEmail: r.customer_email,
-        expiresAt: r.expires_at,
-        active: r.active,
-        revoked: r.revoked,
-        status: r.status,
-        createdAt: r.created_at,
-      }));
-    return { rows, ...(await matchCount(manager, raw[0].capped_total, from, filterParams)) };
+    const columns = `l.id, p.code AS product_code, l.license_key, l.license_type, l.customer_name, l.customer_email, l.expires_at,
+                l.active, l.revoked, l.created_at, ${licenseStatusSql('l')} AS status`;
+    const page = await pagedList<LicenseListDbRow>(manager, { from, params, columns, alias: 'l', limit, offset });
+    return { rows: page.rows.map(licenseListRowFromRow), total: page.total, estimated: page.estimated };
   }
 
   /**
@@ -112,7 +87,7 @@ export class LicensesRepository {
     params: unknown[],
     manager = this.dataSource.manager,
   ): Promise<License | null> {
-    const { rows } = await preparedQuery(manager, name, `${LICENSE_WITH_PRODUCT} WHERE ${condition}`, params);
+    const { rows } = await preparedQuery<LicenseWithProductRow>(manager, name, `${LICENSE_WITH_PRODUCT} WHERE ${condition}`, params);
     return rows.length ? licenseFromRow(rows[0]) : null;
   }
 }
@@ -124,7 +99,65 @@ const LICENSE_WITH_PRODUCT = `SELECT l.id, l.product_id, l.license_key, l.licens
     p.created_at AS p_created_at, p.updated_at AS p_updated_at
   FROM licenses l JOIN products p ON p.id = l.product_id`;
 
-function licenseFromRow(r: Record<string, any>): License {
+/** A licenses row as pg returns it (timestamptz as Date, jsonb parsed); search_text is never read. */
+interface LicenseRow {
+  id: number;
+  product_id: number;
+  license_key: string;
+  license_type: LicenseType;
+  customer_name: string;
+  customer_email: string | null;
+  customer_pib: string | null;
+  limits: Record<string, number>;
+  features: string[];
+  grace_days: number;
+  notes: string | null;
+  expires_at: Date | null;
+  active: boolean;
+  revoked: boolean;
+  revoked_at: Date | null;
+  revoke_reason: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** The licence's product, joined in with a `p_` prefix (its id is the licence's product_id). */
+interface JoinedProductColumns {
+  p_code: string;
+  p_name: string;
+  p_key_prefix: string;
+  p_default_limits: Record<string, number>;
+  p_available_features: string[];
+  p_active: boolean;
+  p_created_at: Date;
+  p_updated_at: Date;
+}
+
+type LicenseWithProductRow = LicenseRow & JoinedProductColumns;
+
+/** A list row: some licence columns, the product's code and the status computed in SQL. */
+type LicenseListDbRow = Pick<
+  LicenseRow,
+  'id' | 'license_key' | 'license_type' | 'customer_name' | 'customer_email' | 'expires_at' | 'active' | 'revoked' | 'created_at'
+> & { product_code: string; status: LicenseStatus };
+
+function licenseListRowFromRow(r: LicenseListDbRow): LicenseListRow {
+  return {
+    id: r.id,
+    productCode: r.product_code,
+    licenseKey: r.license_key,
+    licenseType: r.license_type,
+    customerName: r.customer_name,
+    customerEmail: r.customer_email,
+    expiresAt: r.expires_at,
+    active: r.active,
+    revoked: r.revoked,
+    status: r.status,
+    createdAt: r.created_at,
+  };
+}
+
+function licenseFromRow(r: LicenseWithProductRow): License {
   const product = Object.assign(new Product(), {
     id: r.product_id,
     code: r.p_code,

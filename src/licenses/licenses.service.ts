@@ -124,7 +124,7 @@ export class LicensesService {
   async listLicenses(query: LicenseListQuery): Promise<Page<LicenseListItemDto>> {
     const filter = { productCode: query.product, status: query.status, licenseType: query.license_type, search: query.q };
     const { rows, total, estimated } = await this.licenses.listPage(filter, query.limit ?? DEFAULT_PAGE_LIMIT, query.offset ?? 0);
-    return { items: rows.map(LicenseListItemDto.from), total, estimated };
+    return { items: rows.map((row) => LicenseListItemDto.from(row)), total, estimated };
   }
 
   /** One licence with status, product, merged limits and current seats; 404 NOT_FOUND when unknown. */
@@ -227,7 +227,7 @@ export class LicensesService {
   async listActivations(id: number): Promise<ActivationDto[]> {
     return this.dataSource.transaction('REPEATABLE READ', async (manager) => {
       if (!(await this.licenses.getById(id, manager))) throw AppError.notFound('License');
-      return (await this.seats.listHistory(id, manager)).map(ActivationDto.from);
+      return (await this.seats.listHistory(id, manager)).map((seat) => ActivationDto.from(seat));
     });
   }
 
@@ -275,7 +275,7 @@ export function toLicenseDetails(license: License, currentSeats: Activation[], n
     status: deriveLicenseStatus(license, now),
     created_at: license.createdAt.toISOString(),
     updated_at: license.updatedAt.toISOString(),
-    activations: currentSeats.map(ActivationDto.from),
+    activations: currentSeats.map((seat) => ActivationDto.from(seat)),
   };
 }
 

@@ -17,7 +17,7 @@ export class ProductsController {
   @ApiOperation({ summary: 'List all products' })
   @ApiOkResponse({ type: [ProductDto] })
   async list(): Promise<ProductDto[]> {
-    return (await this.products.listProducts()).map(ProductDto.from);
+    return (await this.products.listProducts()).map((product) => ProductDto.from(product));
   }
 
   @Get(':id')

@@ -34,10 +34,6 @@ export class ProductsService {
     return product;
   }
 
-  findByCode(code: string): Promise<Product | null> {
-    return this.products.getByCode(code);
-  }
-
   async createProduct(input: CreateProductDto, actor: Actor): Promise<Product> {
     return this.withUniqueCodes(() =>
       this.dataSource.transaction(async (manager) => {

@@ -21,5 +21,5 @@ export function AdminApi(): ClassDecorator {
     ApiUnauthorizedResponse({ description: 'Missing or wrong X-API-Key', type: ErrorResponseDto }),
     ApiBadRequestResponse({ description: 'VALIDATION_ERROR', type: ErrorResponseDto }),
     ApiServiceUnavailableResponse({ description: 'Database unavailable', type: ErrorResponseDto }),
-  ) as ClassDecorator;
+  );
 }

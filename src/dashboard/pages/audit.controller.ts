@@ -18,7 +18,7 @@ export class AuditPageController {
   @Get()
   @Render('audit')
   async list(@Query() query: Record<string, unknown>) {
-    const text = (name: string) => (typeof query[name] === 'string' ? (query[name] as string).trim() : '');
+    const text = (name: string) => (typeof query[name] === 'string' ? query[name].trim() : '');
     const shown: Record<string, string> = {};
     for (const name of ['action', 'actor_type', 'license_id', 'from', 'to']) if (text(name)) shown[name] = text(name);
     const filters: Record<string, string> = { ...shown };

@@ -10,7 +10,7 @@ export function formatTimestamp(value: unknown): string {
 }
 
 /** Helpers return plain strings, so Handlebars escapes them like any other value. */
-const HELPERS: Record<string, (...args: any[]) => unknown> = {
+const HELPERS: Record<string, (...args: unknown[]) => unknown> = {
   eq: (a: unknown, b: unknown) => a === b,
   not: (a: unknown) => !a,
   or: (...args: unknown[]) => args.slice(0, -1).some(Boolean),
