@@ -41,7 +41,7 @@ function parseArgs(argv: string[]): Options {
 }
 
 async function fetchPublicKey(server: string): Promise<string> {
-  const url = new URL('/api/v1/public-key', server);
+  const url = new URL('/api/v1/public-key', server).href;
   const res = await fetch(url, { signal: AbortSignal.timeout(10_000) }).catch((err: Error & { cause?: Error }) => {
     throw new Error(`cannot reach ${url}: ${err.cause?.message ?? err.message}`);
   });
@@ -56,7 +56,7 @@ function readPayload(file: string): unknown {
   try {
     return JSON.parse(text);
   } catch (err) {
-    throw new Error(`${file} is not JSON: ${(err as Error).message}`);
+    throw new Error(`${file} is not JSON: ${(err as Error).message}`, { cause: err });
   }
 }
 

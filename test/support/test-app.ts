@@ -1,3 +1,4 @@
+import type { Server } from 'node:http';
 import 'reflect-metadata';
 import { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
@@ -34,7 +35,7 @@ export interface TestApp {
     put: (url: string) => request.Test;
   };
   /** raw SQL against this test file's database */
-  sql: <T = any>(query: string, params?: unknown[]) => Promise<T[]>;
+  sql: <T = Record<string, unknown>>(query: string, params?: unknown[]) => Promise<T[]>;
   cutDatabase: () => Promise<void>;
   restoreDatabase: () => Promise<void>;
   close: () => Promise<void>;
@@ -75,7 +76,7 @@ export async function createTestApp(overrides: Partial<AppConfig> = {}): Promise
   configureApp(app, config);
   await app.init();
   const dataSource = app.get<DataSource>(getDataSourceToken());
-  const server = app.getHttpServer();
+  const server = app.getHttpServer() as Server;
   const http = () => request(server);
   const withKey = (t: request.Test) => t.set('X-API-Key', TEST_API_KEY);
   return {
