@@ -1,19 +1,20 @@
 // Lint gate: typescript-eslint's type-aware recommended rules over everything we run (src, test, scripts, bench, root files).
 import eslint from '@eslint/js';
+import { defineConfig } from 'eslint/config';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
-export default tseslint.config(
+export default defineConfig(
   { ignores: ['dist/**', 'coverage/**', 'data/**', 'node_modules/**', 'bench/results/**', 'test-results/**', 'public/**', 'views/**'] },
   { linterOptions: { reportUnusedDisableDirectives: 'error' } },
   eslint.configs.recommended,
-  ...tseslint.configs.recommendedTypeChecked,
+  tseslint.configs.recommendedTypeChecked,
   {
     languageOptions: {
       globals: { ...globals.node },
       parserOptions: {
-        // Type information from tsconfig.json; config files outside it (jest/eslint configs, .cjs stand-ins) use the default project.
-        projectService: { allowDefaultProject: ['*.js', '*.mjs', '*.cjs', 'test/support/*.cjs'] },
+        // Type information from tsconfig.json (the files tsc checks).
+        projectService: true,
         tsconfigRootDir: import.meta.dirname,
       },
     },
@@ -54,15 +55,15 @@ export default tseslint.config(
     rules: { '@typescript-eslint/require-await': 'off' },
   },
   {
-    // Plain JavaScript config files: CommonJS, no types to check.
-    files: ['**/*.js', '**/*.cjs'],
-    ...tseslint.configs.disableTypeChecked,
-    languageOptions: { sourceType: 'commonjs', globals: { ...globals.node } },
-    rules: { ...tseslint.configs.disableTypeChecked.rules, '@typescript-eslint/no-require-imports': 'off' },
+    // Plain JavaScript (Jest configs, the .cjs binaries stand-in, this file): outside tsconfig, so no type information.
+    files: ['**/*.js', '**/*.cjs', '**/*.mjs'],
+    extends: [tseslint.configs.disableTypeChecked],
   },
   {
-    files: ['**/*.mjs'],
-    ...tseslint.configs.disableTypeChecked,
+    // CommonJS files load their dependencies with require().
+    files: ['**/*.js', '**/*.cjs'],
+    languageOptions: { sourceType: 'commonjs' },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
   // common/ is shared by every feature, so it imports none of them (config/ and database/ are infrastructure, not features);
   // a feature plugs into common through a token or callback instead.
