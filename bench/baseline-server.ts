@@ -3,6 +3,7 @@ import { createPrivateKey, createPublicKey, createHash, sign } from 'node:crypto
 import { readFileSync } from 'node:fs';
 import { createServer, IncomingMessage, ServerResponse } from 'node:http';
 import { Pool } from 'pg';
+import { toError } from '../src/common/errors/to-error';
 
 /**
  * The benchmark's baseline: a bare node:http server (no framework) doing the minimum of the
@@ -26,9 +27,9 @@ function readJson(req: IncomingMessage): Promise<Record<string, string>> {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       try {
-        resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+        resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, string>);
       } catch (err) {
-        reject(err);
+        reject(toError(err));
       }
     });
     req.on('error', reject);
@@ -42,9 +43,10 @@ function send(res: ServerResponse, status: number, body: unknown): void {
 }
 
 async function validate(body: Record<string, string>): Promise<[number, unknown]> {
-  const { rows } = await pool.query('SELECT id, expires_at, revoked, active, grace_days FROM licenses WHERE license_key = $1', [
-    body.license_key,
-  ]);
+  const { rows } = await pool.query<{ id: number; expires_at: Date | null; revoked: boolean; active: boolean; grace_days: number }>(
+    'SELECT id, expires_at, revoked, active, grace_days FROM licenses WHERE license_key = $1',
+    [body.license_key],
+  );
   if (rows.length === 0) return [400, { error: { code: 'INVALID_KEY', message: 'The licence key does not exist' } }];
   const l = rows[0];
   return [

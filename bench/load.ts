@@ -1,6 +1,7 @@
 import autocannon from 'autocannon';
 import { Agent, request } from 'node:http';
 import { CpuMeters, CpuPerRequest, startCpu } from './cpu';
+import { toError } from '../src/common/errors/to-error';
 
 /** One kind of request to measure; `body` is called for every request (fresh keys, random seats). */
 export interface Scenario {
@@ -70,7 +71,7 @@ export async function runAutocannon(
   const started = process.hrtime.bigint();
   const instance = (() => {
     let done!: (err: unknown) => void;
-    finished = new Promise<void>((resolve, reject) => (done = (err) => (err ? reject(err) : resolve())));
+    finished = new Promise<void>((resolve, reject) => (done = (err) => (err ? reject(toError(err)) : resolve())));
     return autocannon(
       {
         url: baseUrl + scenario.path,
@@ -84,7 +85,7 @@ export async function runAutocannon(
                 method: scenario.method,
                 path: scenario.path,
                 headers,
-                setupRequest: (req: any) => ({ ...req, body: (scenario.body as () => string)() }),
+                setupRequest: (req: autocannon.Request) => ({ ...req, body: (scenario.body as () => string)() }),
               },
             ]
           : undefined,
@@ -156,8 +157,10 @@ export async function runPaced(
           inFlight--;
           const status = res.statusCode ?? 0;
           statuses[status] = (statuses[status] ?? 0) + 1;
-          if (status >= 200 && status < 300) (ok++, latencies.push(performance.now() - due));
-          else failures++;
+          if (status >= 200 && status < 300) {
+            ok++;
+            latencies.push(performance.now() - due);
+          } else failures++;
         });
       },
     );
@@ -170,7 +173,10 @@ export async function runPaced(
       const elapsed = (performance.now() - started) / 1000;
       const due = Math.min(Math.floor(elapsed * rate), Math.floor(seconds * rate));
       for (; sent < due; sent++) send(started + (sent / rate) * 1000);
-      if (elapsed >= seconds) (clearInterval(timer), resolve());
+      if (elapsed >= seconds) {
+        clearInterval(timer);
+        resolve();
+      }
     }, 1);
   });
   while (inFlight > 0) await new Promise((r) => setTimeout(r, 5));

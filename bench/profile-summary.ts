@@ -69,7 +69,10 @@ export function summarize(profile: CpuProfile, top = 25): string {
       const where = packageOf(f.url);
       if (!where.startsWith('project ')) continue;
       const key = `${f.functionName || '(anonymous)'} ${where}:${f.lineNumber + 1}`;
-      if (!seen.has(key)) (inclusive.set(key, (inclusive.get(key) ?? 0) + h), seen.add(key));
+      if (!seen.has(key)) {
+        inclusive.set(key, (inclusive.get(key) ?? 0) + h);
+        seen.add(key);
+      }
     }
   }
   const seconds = (profile.endTime - profile.startTime) / 1e6;

@@ -76,7 +76,7 @@ function parseOptions(argv: string[]): Options {
     if (!Number.isFinite(parsed) || parsed < min) throw new Error(`--${name} must be a number >= ${min}`);
     return parsed;
   };
-  const smoke = values.smoke as boolean;
+  const smoke = values.smoke;
   const options: Options = {
     smoke,
     durationSeconds: int('duration', values.duration, smoke ? 2 : 10, 0.5) as number,
@@ -150,10 +150,13 @@ interface Servers {
  * A network error is retried: fetch keeps idle connections, and one the server closes at its keep-alive
  * timeout just as it is reused fails the request ("fetch failed"). A server that died is reported with its output.
  */
+/** A JSON answer as the preflight checks read it (an object's fields; arrays are objects too); `{}` when it was not JSON. */
+type ResponseBody = Partial<Record<string, unknown>>;
+
 async function preflight(
   url: string,
   scenario: Scenario,
-  check: (status: number, body: any) => boolean,
+  check: (status: number, body: ResponseBody) => boolean,
   label: string,
   server?: NodeProcess,
 ): Promise<void> {
@@ -168,17 +171,18 @@ async function preflight(
     } catch (err) {
       if (attempt >= 3 || server?.exited()) {
         const output = server ? `\n--- last output of the server ---\n${server.output().slice(-5000)}` : '';
-        throw new Error(`${label}: ${(err as Error).message} (${String((err as Error).cause ?? '')})${output}`);
+        const cause = (err as Error).cause;
+        throw new Error(`${label}: ${(err as Error).message} (${cause instanceof Error ? cause.message : ''})${output}`, { cause: err });
       }
       await new Promise((r) => setTimeout(r, 200));
     }
   }
   const text = await res.text();
-  let body: unknown;
+  let body: ResponseBody;
   try {
-    body = JSON.parse(text);
+    body = JSON.parse(text) as ResponseBody;
   } catch {
-    body = text;
+    body = {};
   }
   if (!check(res.status, body)) throw new Error(`${label}: unexpected answer ${res.status} ${text.slice(0, 500)}`);
 }
@@ -287,7 +291,7 @@ async function measureScale(
     scenario: Scenario,
     baselineLabel: string,
     baseline: Scenario,
-    check: (status: number, body: any) => boolean,
+    check: (status: number, body: ResponseBody) => boolean,
     withRatio = true,
   ) => {
     await preflight(servers.app, scenario, check, label, servers.appProcess);
@@ -547,7 +551,7 @@ async function main(): Promise<void> {
     const apiKey = randomBytes(24).toString('hex');
     const setup = { workDir, signingKeyFile, apiKey, options, cleanups };
     const small = await startScale(setup, 'small', db.url, db.name);
-    const sharedBuffers = String((await small.pool.query('SHOW shared_buffers')).rows[0].shared_buffers);
+    const sharedBuffers = (await small.pool.query<{ shared_buffers: string }>('SHOW shared_buffers')).rows[0].shared_buffers;
     const smallMeasured = await measureScale(0, 'small', { licenses: options.smallLicenses, audit: options.smallAudit }, small, options);
     const scales: ScaleResult[] = [smallMeasured.result];
     let scaleCheck: BenchReport['scaleCheck'];

@@ -15,7 +15,9 @@ const AUDIT_BATCH = 250_000;
 const TWO_YEARS = "interval '730 days'";
 
 export async function loadProducts(pool: Pool): Promise<SeedProduct[]> {
-  const { rows } = await pool.query('SELECT id, code, key_prefix, available_features FROM products ORDER BY id');
+  const { rows } = await pool.query<{ id: number; code: string; key_prefix: string; available_features: string[] }>(
+    'SELECT id, code, key_prefix, available_features FROM products ORDER BY id',
+  );
   return rows.map((r) => ({ id: r.id, code: r.code, keyPrefix: r.key_prefix, features: r.available_features }));
 }
 
@@ -116,7 +118,7 @@ export async function seedAudit(
            '10.0.0.' || (n % 250), 1 + (n * 7919) % $4, ($5::text[])[1 + n % cardinality($5::text[])],
            jsonb_build_object('hostname', 'host-' || n, 'seed', n)
     FROM (SELECT n, ($6::text[])[1 + n % ${SEED_ACTIONS.length}] AS a FROM generate_series($1::bigint, $2::bigint) AS n) g`;
-  const { rows } = await pool.query('SELECT coalesce(max(id), 1) AS max FROM licenses');
+  const { rows } = await pool.query<{ max: number }>('SELECT coalesce(max(id), 1) AS max FROM licenses');
   const maxLicenseId = Number(rows[0].max);
   for (let a = from; a <= to; a += AUDIT_BATCH) {
     const b = Math.min(to, a + AUDIT_BATCH - 1);
@@ -133,7 +135,7 @@ export interface DatasetSize {
 
 /** Exact sizes, for the report (run between measurements, never during one). */
 export async function datasetSize(pool: Pool): Promise<DatasetSize> {
-  const { rows } = await pool.query(`SELECT (SELECT count(*) FROM licenses)::int AS licenses,
+  const { rows } = await pool.query<DatasetSize>(`SELECT (SELECT count(*) FROM licenses)::int AS licenses,
     (SELECT count(*) FROM activations WHERE released_at IS NULL)::int AS seats, (SELECT count(*) FROM audit_entries)::int AS audit`);
   return rows[0];
 }

@@ -108,7 +108,7 @@ function readJson(file: string): unknown {
   try {
     return JSON.parse(text);
   } catch (err) {
-    throw new Error(`${file} is not JSON: ${(err as Error).message}`);
+    throw new Error(`${file} is not JSON: ${(err as Error).message}`, { cause: err });
   }
 }
 

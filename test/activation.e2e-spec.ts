@@ -14,6 +14,10 @@ async function activatedLicense(t: TestApp, overrides: Partial<LicenseInput> = {
   return { ...lic, fp, details };
 }
 
+/** The columns these tests read from audit_entries and activations rows (pg: timestamptz as Date, jsonb parsed). */
+type AuditRow = Record<string, unknown> & { details: Record<string, unknown>; ip: string | null };
+type SeatRow = Record<string, unknown> & { activated_at: Date; last_seen_at: Date };
+
 describe('client API: POST /api/v1/activate', () => {
   let t: TestApp;
   beforeAll(async () => (t = await createTestApp()));
@@ -28,11 +32,11 @@ describe('client API: POST /api/v1/activate', () => {
   };
   const auditOf = (licenseId: number | null, action: string) =>
     licenseId === null
-      ? t.sql('SELECT * FROM audit_entries WHERE license_id IS NULL AND action = $1 ORDER BY id', [action])
-      : t.sql('SELECT * FROM audit_entries WHERE license_id = $1 AND action = $2 ORDER BY id', [licenseId, action]);
+      ? t.sql<AuditRow>('SELECT * FROM audit_entries WHERE license_id IS NULL AND action = $1 ORDER BY id', [action])
+      : t.sql<AuditRow>('SELECT * FROM audit_entries WHERE license_id = $1 AND action = $2 ORDER BY id', [licenseId, action]);
   const currentSeats = (licenseId: number) =>
-    t.sql('SELECT * FROM activations WHERE license_id = $1 AND released_at IS NULL ORDER BY id', [licenseId]);
-  const expectError = (res: { status: number; body: any }, code: string) => {
+    t.sql<SeatRow>('SELECT * FROM activations WHERE license_id = $1 AND released_at IS NULL ORDER BY id', [licenseId]);
+  const expectError = (res: { status: number; body: unknown }, code: string) => {
     expect(res.status).toBe(400);
     expect(res.body).toEqual({ error: expect.objectContaining({ code, message: expect.any(String) }) });
   };
@@ -185,7 +189,10 @@ describe('client API: POST /api/v1/activate', () => {
       const lic = await newLicense({ limits: { max_installations: 2 } });
       await insertSeat(t, lic.id, { hostname: 'old-host', activated_at: new Date(Date.now() - 5 * DAY) });
       await activation(lic.license_key, fingerprint('recent'), { hostname: 'recent-host' }).expect(200);
-      const [recent] = await t.sql(`SELECT activated_at FROM activations WHERE license_id = $1 AND hostname = 'recent-host'`, [lic.id]);
+      const [recent] = await t.sql<{ activated_at: Date }>(
+        `SELECT activated_at FROM activations WHERE license_id = $1 AND hostname = 'recent-host'`,
+        [lic.id],
+      );
       const res = await activation(lic.license_key, fingerprint('third'));
       expectError(res, 'ALREADY_ACTIVATED');
       expect(res.body.error.details).toEqual({
@@ -268,7 +275,7 @@ describe('client API: POST /api/v1/activate', () => {
   describe('input validation (400 VALIDATION_ERROR, nothing written)', () => {
     const key = 'POS-00000-00000-00000-00000';
     const valid = { license_key: key, machine_fingerprint: fingerprint(), hostname: 'h' };
-    const fieldsOf = (body: any) => body.error.details.fields.map((f: { field: string }) => f.field);
+    const fieldsOf = (body: { error: { details: { fields: { field: string }[] } } }) => body.error.details.fields.map((f) => f.field);
 
     it.each([
       [{ ...valid, license_key: undefined }, 'license_key'],

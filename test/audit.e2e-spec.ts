@@ -4,6 +4,9 @@ import { createTestApp, TestApp } from './support/test-app';
 
 const AUDIT = '/api/v1/admin/audit';
 
+/** The fields of an audit list item these tests read (AuditEntryDto). */
+type AuditItem = Record<string, unknown> & { id: number; created_at: string; action: string };
+
 describe('admin audit API', () => {
   let t: TestApp;
   beforeAll(async () => {
@@ -22,7 +25,7 @@ describe('admin audit API', () => {
 
   const audit = async (query = '') => {
     const res = await t.admin.get(`${AUDIT}${query ? `?${query}` : ''}`).expect(200);
-    return { items: res.body as any[], total: Number(res.headers['x-total-count']), res };
+    return { items: res.body as AuditItem[], total: Number(res.headers['x-total-count']), res };
   };
 
   it('401 UNAUTHORIZED without the API key', async () => {

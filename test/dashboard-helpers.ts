@@ -1,3 +1,4 @@
+import type { Server } from 'node:http';
 import request from 'supertest';
 import type { TestApp } from './support/test-app';
 
@@ -14,7 +15,7 @@ export type Agent = ReturnType<typeof request.agent>;
 
 /** A cookie-keeping client that has logged in through the form; `token()` reads a fresh CSRF token. */
 export async function loggedInAgent(t: TestApp, credentials = ADMIN): Promise<{ agent: Agent; token: (page?: string) => Promise<string> }> {
-  const agent = request.agent(t.app.getHttpServer());
+  const agent = request.agent(t.app.getHttpServer() as Server);
   const loginPage = await agent.get('/login').expect(200);
   await agent
     .post('/login')

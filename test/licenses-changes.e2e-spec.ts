@@ -11,10 +11,13 @@ describe('admin licences API: update, suspend, reinstate, revoke, release', () =
   afterAll(() => t.close());
 
   const auditOf = (id: number, action?: string) =>
-    t.sql<{ action: string; details: any; actor_type: string; actor: string; product_code: string }>(
-      `SELECT * FROM audit_entries WHERE license_id = $1 ${action ? 'AND action = $2' : ''} ORDER BY id`,
-      action ? [id, action] : [id],
-    );
+    t.sql<{
+      action: string;
+      details: Record<string, unknown> & { machine_fingerprints?: string[] };
+      actor_type: string;
+      actor: string;
+      product_code: string;
+    }>(`SELECT * FROM audit_entries WHERE license_id = $1 ${action ? 'AND action = $2' : ''} ORDER BY id`, action ? [id, action] : [id]);
   const licenseRow = async (id: number) => (await t.sql('SELECT * FROM licenses WHERE id = $1', [id]))[0];
   const get = async (id: number) => (await t.admin.get(`${LICENSES}/${id}`).expect(200)).body;
 
@@ -295,7 +298,7 @@ describe('admin licences API: update, suspend, reinstate, revoke, release', () =
       expect(res.body.released).toBe(2);
       expect((await get(id)).activations).toEqual([]);
       const [entry] = await auditOf(id, 'license.released');
-      expect(entry.details.machine_fingerprints.sort()).toEqual(seats.map((s) => s.machine_fingerprint).sort());
+      expect(entry.details.machine_fingerprints?.sort()).toEqual(seats.map((s) => s.machine_fingerprint).sort());
       expect(entry.details).toMatchObject({ released: 2, reason: null });
     });
 

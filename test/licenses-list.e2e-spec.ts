@@ -28,7 +28,7 @@ describe('admin licences API: list, filters and paging', () => {
 
   const list = async (query: string) => {
     const res = await t.admin.get(`${LICENSES}?${query}`).expect(200);
-    return { items: res.body as any[], total: Number(res.headers['x-total-count']), res };
+    return { items: res.body as (Record<string, unknown> & { id: number })[], total: Number(res.headers['x-total-count']), res };
   };
 
   it('returns SPEC 2.2 list items with status, newest first, and X-Total-Count (exposed to browsers)', async () => {
@@ -142,7 +142,7 @@ describe('admin licences API: list, filters and paging', () => {
       expect((await t.admin.get(`${LICENSES}/${id}`).expect(200)).body.status).toBe(status);
       const filtered = await list(`product=STATUSES&status=${status}&limit=1000`);
       expect(ids(filtered.items)).toContain(id);
-      expect(filtered.items.find((l) => l.id === id).status).toBe(status);
+      expect(filtered.items.find((l) => l.id === id)?.status).toBe(status);
     });
   });
 

@@ -49,7 +49,9 @@ describe('licence status: SQL and TypeScript agree', () => {
     expect(rows).toHaveLength(cases.length);
 
     const conditions = LICENSE_STATUSES.map((s) => `(${licenseStatusConditionSql('l', s, '$1::timestamptz')}) AS "is_${s}"`).join(', ');
-    const computed = await t.sql<Record<string, any>>(
+    const computed = await t.sql<
+      Record<string, unknown> & { revoked: boolean; active: boolean; grace_days: number; expires_at: Date | null }
+    >(
       `SELECT l.revoked, l.active, l.grace_days, l.expires_at, ${licenseStatusSql('l', '$1::timestamptz')} AS status, ${conditions}
        FROM licenses l WHERE l.customer_name LIKE 'Matrix %' ORDER BY l.id`,
       [now.toISOString()],

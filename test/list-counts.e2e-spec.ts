@@ -1,4 +1,4 @@
-import { EXACT_COUNT_LIMIT } from '../src/database/match-count';
+import { EXACT_COUNT_LIMIT } from '../src/database/paged-list';
 import { createTestApp, TestApp } from './support/test-app';
 
 /**

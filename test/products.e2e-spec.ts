@@ -121,7 +121,9 @@ describe('admin products API', () => {
     const created = await t.admin.post('/api/v1/admin/products').send({ code: 'EDIT_ME', name: 'Before', key_prefix: 'ED' }).expect(201);
     const res = await t.admin.put(`/api/v1/admin/products/${created.body.id}`).send({ name: 'After', active: false }).expect(200);
     expect(res.body).toMatchObject({ code: 'EDIT_ME', name: 'After', key_prefix: 'ED', active: false });
-    const audit = await t.sql("SELECT details FROM audit_entries WHERE action = 'product.updated' AND product_code = 'EDIT_ME'");
+    const audit = await t.sql<{ details: Record<string, unknown> }>(
+      "SELECT details FROM audit_entries WHERE action = 'product.updated' AND product_code = 'EDIT_ME'",
+    );
     expect(audit).toHaveLength(1);
     expect(audit[0].details.changes).toEqual({ name: 'After', active: false });
   });

@@ -10,7 +10,10 @@ const seatBody = (extra: Record<string, unknown> = {}) => ({
   ...extra,
 });
 
-function expectRateLimited(res: { status: number; body: any; headers: Record<string, string> }, limit: number) {
+function expectRateLimited(
+  res: { status: number; body: { error: { details: { retry_after_seconds: number } } }; headers: Record<string, string> },
+  limit: number,
+) {
   expect(res.status).toBe(429);
   expect(res.body).toEqual({
     error: { code: 'RATE_LIMITED', message: expect.any(String), details: { retry_after_seconds: expect.any(Number) } },

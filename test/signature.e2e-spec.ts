@@ -8,11 +8,14 @@ import { createLicense, fingerprint } from './support/factories';
 import { createTestApp, TestApp } from './support/test-app';
 
 /** Checks signatures outside this codebase's crypto: with the openssl command line, as a client's build script would. */
+/** The signed licence's members these tests tamper with; the rest pass through unchanged. */
+type SignedLicense = Record<string, unknown> & { license_key: string; limits: Record<string, number>; features: string[] };
+
 describe('licence signatures, verified independently with openssl', () => {
   let t: TestApp;
   let dir: string;
   let publicKey: { key_id: string; public_key_pem: string; algorithm: string };
-  let signed: { license: Record<string, any>; signature: string };
+  let signed: { license: SignedLicense; signature: string };
 
   beforeAll(async () => {
     t = await createTestApp();
@@ -67,13 +70,13 @@ describe('licence signatures, verified independently with openssl', () => {
   it.each([
     [
       'changing one character of the key',
-      (l: any) => ({ ...l, license_key: l.license_key.replace(/.$/, (c: string) => (c === 'A' ? 'B' : 'A')) }),
+      (l: SignedLicense) => ({ ...l, license_key: l.license_key.replace(/.$/, (c: string) => (c === 'A' ? 'B' : 'A')) }),
     ],
-    ['moving the expiry', (l: any) => ({ ...l, expires_at: '2099-01-01T00:00:00.000Z' })],
-    ['raising a limit', (l: any) => ({ ...l, limits: { ...l.limits, max_installations: 50 } })],
-    ['changing the fingerprint', (l: any) => ({ ...l, machine_fingerprint: fingerprint('other') })],
-    ['adding a feature', (l: any) => ({ ...l, features: [...l.features, 'EVERYTHING'] })],
-    ['changing the key id', (l: any) => ({ ...l, key_id: '0000000000000000' })],
+    ['moving the expiry', (l: SignedLicense) => ({ ...l, expires_at: '2099-01-01T00:00:00.000Z' })],
+    ['raising a limit', (l: SignedLicense) => ({ ...l, limits: { ...l.limits, max_installations: 50 } })],
+    ['changing the fingerprint', (l: SignedLicense) => ({ ...l, machine_fingerprint: fingerprint('other') })],
+    ['adding a feature', (l: SignedLicense) => ({ ...l, features: [...l.features, 'EVERYTHING'] })],
+    ['changing the key id', (l: SignedLicense) => ({ ...l, key_id: '0000000000000000' })],
   ])('%s makes verification fail', (_label, tamper) => {
     const result = opensslVerify(tamper(signed.license), signed.signature);
     expect(result.ok).toBe(false);

@@ -48,7 +48,7 @@ describe('statistics counters', () => {
   afterAll(() => t.close());
 
   const reference = async () =>
-    (await t.sql(REFERENCE)).map((r) => ({
+    (await t.sql<Record<string, unknown> & { by_type: Record<string, number> }>(REFERENCE)).map((r) => ({
       product_code: r.product_code,
       product_name: r.product_name,
       licenses: { total: r.total, active: r.active, grace: r.grace, expired: r.expired, revoked: r.revoked, suspended: r.suspended },
@@ -189,12 +189,14 @@ describe('statistics counters', () => {
       FROM generate_series(1, 3000) n`);
     await t.app.get(StatsService).fold();
     await t.sql('VACUUM ANALYZE stats_deltas');
-    const [{ pages }] = await t.sql(`SELECT relpages AS pages FROM pg_class WHERE relname = 'stats_deltas'`);
+    const [{ pages }] = await t.sql<{ pages: number }>(`SELECT relpages AS pages FROM pg_class WHERE relname = 'stats_deltas'`);
     expect(pages).toBeGreaterThan(100);
 
     // The pages the read touches in stats_deltas and its indexes (a scan node's buffers include its children's).
-    const [{ 'QUERY PLAN': plan }] = await t.sql(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${productCountersSql()}`);
     type PlanNode = { 'Relation Name'?: string; 'Shared Hit Blocks': number; 'Shared Read Blocks': number; Plans?: PlanNode[] };
+    const [{ 'QUERY PLAN': plan }] = await t.sql<{ 'QUERY PLAN': { Plan: PlanNode }[] }>(
+      `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${productCountersSql()}`,
+    );
     let touched = 0;
     let scans = 0;
     const walk = (node: PlanNode) => {
@@ -227,7 +229,7 @@ describe('statistics counters', () => {
     const expectEdgesToMatch = async () => {
       const expected = (await reference()).map((p) => ({ product_code: p.product_code, activated: p.activations.last_30_days }));
       for (const edge of ['add', 'subtract', 'auto'] as WindowEdge[]) {
-        const rows = await t.sql(productCountersSql(edge));
+        const rows = await t.sql<{ product_code: string; counts: Record<string, number> }>(productCountersSql(edge));
         expect({ edge, rows: rows.map((p) => ({ product_code: p.product_code, activated: Number(p.counts.activated ?? 0) })) }).toEqual({
           edge,
           rows: expected,

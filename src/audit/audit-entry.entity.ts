@@ -1,7 +1,8 @@
 import { Column, Entity, PrimaryGeneratedColumn } from 'typeorm';
+import type { ActorType } from '../common/auth/actor';
 
-export const ACTOR_TYPES = ['admin_api', 'dashboard', 'client', 'system'] as const;
-export type ActorType = (typeof ACTOR_TYPES)[number];
+// Actors are defined in common/ (every feature records one); re-exported here beside the audit actions.
+export { ACTOR_TYPES, type ActorType } from '../common/auth/actor';
 
 export const AUDIT_ACTIONS = [
   'product.created',
@@ -52,5 +53,5 @@ export class AuditEntry {
   productCode: string | null;
 
   @Column({ type: 'jsonb', default: {} })
-  details: Record<string, any>;
+  details: Record<string, unknown>;
 }

@@ -3,8 +3,8 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type { Readable } from 'node:stream';
 import { DataSource, EntityManager } from 'typeorm';
 import type { ProductScope } from '../common/auth/actor';
-import { cappedCountSql, matchCount, MatchCount } from '../database/match-count';
-import { preparedQuery, statementName } from '../database/prepared-query';
+import { MatchCount, pagedList } from '../database/paged-list';
+import { preparedQuery } from '../database/prepared-query';
 import { openRowStream } from '../database/row-stream';
 import { ActorType, AuditAction, AuditEntry } from './audit-entry.entity';
 
@@ -46,31 +46,8 @@ export class AuditRepository {
   ): Promise<{ entries: AuditEntry[] } & MatchCount> {
     const params: unknown[] = [];
     const from = auditFrom(filter, params);
-    const param = (value: unknown) => `$${params.push(value)}`;
-    const filterParams = [...params];
-    const text = `WITH counted AS (${cappedCountSql(from)})
-       SELECT counted.n AS capped_total, page.* FROM counted LEFT JOIN (
-         SELECT a.id, a.created_at, a.action, a.actor_type, a.actor, a.ip, a.license_id, a.product_code, a.details
-         ${from} ORDER BY a.created_at DESC, a.id DESC LIMIT ${param(limit)} OFFSET ${param(offset)}
-       ) page ON true
-       ORDER BY page.created_at DESC, page.id DESC`;
-    const { rows: raw } = await preparedQuery(manager, statementName(text), text, params);
-    const entries = raw
-      .filter((r) => r.id !== null)
-      .map((r) =>
-        Object.assign(new AuditEntry(), {
-          id: String(r.id),
-          createdAt: r.created_at,
-          action: r.action,
-          actorType: r.actor_type,
-          actor: r.actor,
-          ip: r.ip,
-          licenseId: r.license_id,
-          productCode: r.product_code,
-          details: r.details,
-        }),
-      );
-    return { entries, ...(await matchCount(manager, raw[0].capped_total, from, filterParams)) };
+    const page = await pagedList<AuditEntryRow>(manager, { from, params, columns: AUDIT_ENTRY_COLUMNS, alias: 'a', limit, offset });
+    return { entries: page.rows.map(auditEntryFromRow), total: page.total, estimated: page.estimated };
   }
 
   /** Every matching entry, newest first, from a server-side cursor (CONTRACT 13); opens once the first row is read. */
@@ -94,4 +71,33 @@ function auditFrom(filter: AuditFilter, params: unknown[]): string {
   if (filter.from !== undefined) where.push(`a.created_at >= ${param(filter.from)}::timestamptz`);
   if (filter.to !== undefined) where.push(`a.created_at <= ${param(filter.to)}::timestamptz`);
   return `FROM audit_entries a ${where.length ? `WHERE ${where.join(' AND ')}` : ''}`;
+}
+
+const AUDIT_ENTRY_COLUMNS = 'a.id, a.created_at, a.action, a.actor_type, a.actor, a.ip, a.license_id, a.product_code, a.details';
+
+/** An audit_entries row as pg returns it: bigint id as a string, timestamptz as Date, jsonb parsed. */
+interface AuditEntryRow {
+  id: string;
+  created_at: Date;
+  action: AuditAction;
+  actor_type: ActorType;
+  actor: string | null;
+  ip: string | null;
+  license_id: number | null;
+  product_code: string | null;
+  details: Record<string, unknown>;
+}
+
+function auditEntryFromRow(r: AuditEntryRow): AuditEntry {
+  return Object.assign(new AuditEntry(), {
+    id: r.id,
+    createdAt: r.created_at,
+    action: r.action,
+    actorType: r.actor_type,
+    actor: r.actor,
+    ip: r.ip,
+    licenseId: r.license_id,
+    productCode: r.product_code,
+    details: r.details,
+  });
 }

@@ -42,7 +42,7 @@ export class AuditService {
   async listEntries(query: Partial<AuditQueryDto> & { license_ids?: number[] }, products: ProductScope = ALL_PRODUCTS): Promise<Page<AuditEntryDto>> {
     const filter = auditFilter(query, products);
     const { entries, total, estimated } = await this.audit.listPage(filter, query.limit ?? DEFAULT_PAGE_LIMIT, query.offset ?? 0);
-    return { items: entries.map(AuditEntryDto.from), total, estimated };
+    return { items: entries.map((e) => AuditEntryDto.from(e)), total, estimated };
   }
 
   /** Every matching entry, newest first, streamed from a cursor (CONTRACT 13); resolves once the first row is read. */

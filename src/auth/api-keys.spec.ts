@@ -31,7 +31,7 @@ describe('ApiKeyGuard', () => {
     ['a prefix of a real key', { 'x-api-key': 'first-key-012345678' }, 'Invalid API key'],
     ['a non-Bearer authorization', { authorization: 'Basic Zmlyc3Qta2V5LTAxMjM0NTY3ODk=' }, 'Invalid API key'],
   ])('rejects a %s key with 401 UNAUTHORIZED', (_label, headers, message) => {
-    const { ctx } = contextWith(headers as Record<string, string>);
+    const { ctx } = contextWith(headers);
     try {
       guard.canActivate(ctx);
       throw new Error('expected rejection');

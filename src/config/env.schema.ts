@@ -199,7 +199,7 @@ export class EnvironmentVariables {
   @Max(45)
   SEAT_SWEEP_INTERVAL = 15;
 
-  @IsIn(LOG_LEVELS as unknown as string[], { message: `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}` })
+  @IsIn(LOG_LEVELS, { message: `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}` })
   LOG_LEVEL: (typeof LOG_LEVELS)[number] = 'info';
 
   @Transform(toInt)

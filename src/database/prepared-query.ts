@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Pool, PoolClient } from 'pg';
 import { EntityManager, QueryFailedError } from 'typeorm';
+import { pgPool } from './pg-pool';
 
 /**
  * Runs `text` as a named prepared statement on PostgreSQL: parsed and planned once per connection
@@ -10,14 +11,15 @@ import { EntityManager, QueryFailedError } from 'typeorm';
  * `name` identifies the statement text: one name per distinct text, never reused for another.
  * Errors come wrapped like TypeORM's own (QueryFailedError with the pg error as driverError).
  */
-export async function preparedQuery<T extends Record<string, any> = Record<string, any>>(
+export async function preparedQuery<T extends object = Record<string, unknown>>(
   manager: EntityManager,
   name: string,
   text: string,
   values: unknown[],
 ): Promise<{ rows: T[]; rowCount: number }> {
   const runner = manager.queryRunner;
-  const client: Pool | PoolClient = runner ? await runner.connect() : (manager.dataSource.driver as unknown as { master: Pool }).master;
+  const client: Pool | PoolClient | undefined = runner ? ((await runner.connect()) as PoolClient) : pgPool(manager.dataSource);
+  if (!client) throw new Error('preparedQuery before the data source was initialised');
   try {
     const result = await client.query<T>({ name, text, values });
     return { rows: result.rows, rowCount: result.rowCount ?? 0 };

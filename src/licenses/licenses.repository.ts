@@ -3,14 +3,15 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type { Readable } from 'node:stream';
 import { DataSource, EntityManager } from 'typeorm';
 import { ALL_PRODUCTS, type ProductScope } from '../common/auth/actor';
-import { cappedCountSql, matchCount, MatchCount } from '../database/match-count';
-import { preparedQuery, statementName } from '../database/prepared-query';
+import { MatchCount, pagedList } from '../database/paged-list';
+import { preparedQuery } from '../database/prepared-query';
 import { openRowStream } from '../database/row-stream';
 import type { LicenseListRow } from './dto/license.dto';
 import { Product } from '../products/product.entity';
 import { License } from './license.entity';
 import { LicenseStatus, licenseStatusConditionSql, licenseStatusSql } from './license-status';
 import type { LicenseType } from './license-type';
+import type { PolicyOverrides } from './license-policy';
 
 /**
  * Filters of the licence list, combined with AND. `search` is a literal substring, case- and
@@ -115,7 +116,6 @@ export class LicensesRepository {
     const params: unknown[] = [];
     const from = licenseListFrom(filter, params);
     const param = (value: unknown) => `$${params.push(value)}`;
-    const filterParams = [...params];
     const dir = options.direction === 'asc' ? 'ASC' : 'DESC';
     const order = options.sort && options.sort !== 'created_at' ? `${SORT_SQL[options.sort]} ${dir} NULLS LAST, ` : '';
     const createdDir = options.sort === 'created_at' ? dir : 'DESC';
@@ -124,33 +124,25 @@ export class LicensesRepository {
          coalesce((l.limits ->> 'max_installations')::int, (p.default_limits ->> 'max_installations')::int, 1) AS seat_limit,
          l.customer_pib`
       : '';
-    const pageOrder = (alias: string, sortColumn: string) =>
-      `${order ? `${alias}.${sortColumn} ${dir} NULLS LAST, ` : ''}${alias}.created_at ${createdDir}, ${alias}.id ${createdDir}`;
-    const text = `WITH counted AS (${cappedCountSql(from)})
-       SELECT counted.n AS capped_total, page.* FROM counted LEFT JOIN (
-         SELECT l.id, p.code AS product_code, l.license_key, l.license_type, l.customer_name, l.customer_email, l.expires_at,
-                l.active, l.revoked, l.created_at, ${licenseStatusSql('l')} AS status${order ? `, ${SORT_SQL[options.sort as LicenseSort]} AS sort_key` : ''}${seats}
-         ${from} ORDER BY ${order}l.created_at ${createdDir}, l.id ${createdDir} LIMIT ${param(limit)} OFFSET ${param(offset)}
-       ) page ON true
-       ORDER BY ${pageOrder('page', 'sort_key')}`;
-    const { rows: raw } = await preparedQuery(manager, statementName(text), text, params);
-    const rows = raw
-      .filter((r) => r.id !== null)
-      .map((r) => ({
-        id: r.id,
-        productCode: r.product_code,
-        licenseKey: r.license_key,
-        licenseType: r.license_type,
-        customerName: r.customer_name,
-        customerEmail: r.customer_email,
-        expiresAt: r.expires_at,
-        active: r.active,
-        revoked: r.revoked,
-        status: r.status,
-        createdAt: r.created_at,
-        ...(options.withSeats ? { seatsUsed: r.seats_used, seatLimit: r.seat_limit, customerPib: r.customer_pib } : {}),
-      }));
-    return { rows, ...(await matchCount(manager, raw[0].capped_total, from, filterParams)) };
+    const columns = `l.id, p.code AS product_code, l.license_key, l.license_type, l.customer_name, l.customer_email, l.expires_at,
+                l.active, l.revoked, l.created_at, ${licenseStatusSql('l')} AS status${order ? `, ${SORT_SQL[options.sort as LicenseSort]} AS sort_key` : ''}${seats}`;
+    const page = await pagedList<LicenseListDbRow & { seats_used?: number; seat_limit?: number; customer_pib?: string | null }>(manager, {
+      from,
+      params,
+      columns,
+      alias: 'l',
+      limit,
+      offset,
+      order: {
+        inner: `${order}l.created_at ${createdDir}, l.id ${createdDir}`,
+        outer: `${order ? `page.sort_key ${dir} NULLS LAST, ` : ''}page.created_at ${createdDir}, page.id ${createdDir}`,
+      },
+    });
+    const rows = page.rows.map((r) => ({
+      ...licenseListRowFromRow(r),
+      ...(options.withSeats ? { seatsUsed: r.seats_used, seatLimit: r.seat_limit, customerPib: r.customer_pib } : {}),
+    }));
+    return { rows, total: page.total, estimated: page.estimated };
   }
 
   /** Key and customer of each of the licences (for lists of other things that name licences, like the audit log). */
@@ -198,7 +190,7 @@ export class LicensesRepository {
     params: unknown[],
     manager = this.dataSource.manager,
   ): Promise<License | null> {
-    const { rows } = await preparedQuery(manager, name, `${LICENSE_WITH_PRODUCT} WHERE ${condition}`, params);
+    const { rows } = await preparedQuery<LicenseWithProductRow>(manager, name, `${LICENSE_WITH_PRODUCT} WHERE ${condition}`, params);
     return rows.length ? licenseFromRow(rows[0]) : null;
   }
 }
@@ -252,7 +244,67 @@ const LICENSE_WITH_PRODUCT = `SELECT l.id, l.product_id, l.license_key, l.licens
     p.created_at AS p_created_at, p.updated_at AS p_updated_at
   FROM licenses l JOIN products p ON p.id = l.product_id`;
 
-function licenseFromRow(r: Record<string, any>): License {
+/** A licenses row as pg returns it (timestamptz as Date, jsonb parsed); search_text is never read. */
+interface LicenseRow {
+  id: number;
+  product_id: number;
+  license_key: string;
+  license_type: LicenseType;
+  customer_name: string;
+  customer_email: string | null;
+  customer_pib: string | null;
+  limits: Record<string, number>;
+  features: string[];
+  grace_days: number;
+  notes: string | null;
+  expires_at: Date | null;
+  active: boolean;
+  revoked: boolean;
+  revoked_at: Date | null;
+  revoke_reason: string | null;
+  policy: PolicyOverrides;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** The licence's product, joined in with a `p_` prefix (its id is the licence's product_id). */
+interface JoinedProductColumns {
+  p_code: string;
+  p_name: string;
+  p_key_prefix: string;
+  p_default_limits: Record<string, number>;
+  p_available_features: string[];
+  p_default_policy: PolicyOverrides;
+  p_active: boolean;
+  p_created_at: Date;
+  p_updated_at: Date;
+}
+
+type LicenseWithProductRow = LicenseRow & JoinedProductColumns;
+
+/** A list row: some licence columns, the product's code and the status computed in SQL. */
+type LicenseListDbRow = Pick<
+  LicenseRow,
+  'id' | 'license_key' | 'license_type' | 'customer_name' | 'customer_email' | 'expires_at' | 'active' | 'revoked' | 'created_at'
+> & { product_code: string; status: LicenseStatus };
+
+function licenseListRowFromRow(r: LicenseListDbRow): LicenseListRow {
+  return {
+    id: r.id,
+    productCode: r.product_code,
+    licenseKey: r.license_key,
+    licenseType: r.license_type,
+    customerName: r.customer_name,
+    customerEmail: r.customer_email,
+    expiresAt: r.expires_at,
+    active: r.active,
+    revoked: r.revoked,
+    status: r.status,
+    createdAt: r.created_at,
+  };
+}
+
+function licenseFromRow(r: LicenseWithProductRow): License {
   const product = Object.assign(new Product(), {
     id: r.product_id,
     code: r.p_code,

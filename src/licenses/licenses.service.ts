@@ -141,7 +141,7 @@ export class LicensesService {
   async listLicenses(query: LicenseListQuery, products: ProductScope = ALL_PRODUCTS): Promise<Page<LicenseListItemDto>> {
     const filter = listFilter(query, products);
     const { rows, total, estimated } = await this.licenses.listPage(filter, query.limit ?? DEFAULT_PAGE_LIMIT, query.offset ?? 0);
-    return { items: rows.map(LicenseListItemDto.from), total, estimated };
+    return { items: rows.map((row) => LicenseListItemDto.from(row)), total, estimated };
   }
 
   /** The dashboard's list: the same filters plus the staff ones, any sort order, and seats used of each licence. */
@@ -333,7 +333,7 @@ export class LicensesService {
   async listActivations(id: number, products: ProductScope = ALL_PRODUCTS): Promise<ActivationDto[]> {
     return this.dataSource.transaction('REPEATABLE READ', async (manager) => {
       if (!(await this.licenses.getById(id, manager, products))) throw AppError.notFound('License');
-      return (await this.seats.listHistory(id, manager)).map(ActivationDto.from);
+      return (await this.seats.listHistory(id, manager)).map((seat) => ActivationDto.from(seat));
     });
   }
 
@@ -481,7 +481,7 @@ export function toLicenseDetails(license: License, currentSeats: Activation[], n
     status: deriveLicenseStatus(license, now),
     created_at: license.createdAt.toISOString(),
     updated_at: license.updatedAt.toISOString(),
-    activations: currentSeats.map(ActivationDto.from),
+    activations: currentSeats.map((seat) => ActivationDto.from(seat)),
   };
 }
 

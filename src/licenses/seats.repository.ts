@@ -16,23 +16,13 @@ export class SeatsRepository {
 
   /** Current seats, most recent binding first. */
   async listCurrent(licenseId: number, manager?: EntityManager): Promise<Activation[]> {
-    const { rows } = await preparedQuery(
+    const { rows } = await preparedQuery<ActivationRow>(
       manager ?? this.dataSource.manager,
       'seats-current',
       `SELECT ${SEAT_COLUMNS} FROM activations WHERE license_id = $1 AND released_at IS NULL ORDER BY activated_at DESC, id DESC`,
       [licenseId],
     );
-    return rows.map(toActivation);
-  }
-
-  async findCurrent(licenseId: number, machineFingerprint: string, manager?: EntityManager): Promise<Activation | null> {
-    const { rows } = await preparedQuery(
-      manager ?? this.dataSource.manager,
-      'seat-current-of-machine',
-      `SELECT ${SEAT_COLUMNS} FROM activations WHERE license_id = $1 AND machine_fingerprint = $2 AND released_at IS NULL`,
-      [licenseId, machineFingerprint],
-    );
-    return rows.length ? toActivation(rows[0]) : null;
+    return rows.map(activationFromRow);
   }
 
   /**
@@ -41,7 +31,7 @@ export class SeatsRepository {
    * A dead seat (silent for longer than the licence's heartbeat timeout) is no seat, swept yet or not.
    */
   async findForCheck(licenseKey: string, machineFingerprint: string, minIntervalSeconds: number): Promise<SeatCheckRow | null> {
-    const { rows } = await preparedQuery(
+    const { rows } = await preparedQuery<SeatCheckDbRow>(
       this.dataSource.manager,
       'seat-check-live',
       `SELECT l.id, l.expires_at, l.grace_days, l.active, l.revoked, s.id AS seat_id,
@@ -56,7 +46,7 @@ export class SeatsRepository {
     const r = rows[0];
     return {
       license: { id: r.id, expiresAt: r.expires_at, graceDays: r.grace_days, active: r.active, revoked: r.revoked },
-      seat: r.seat_id === null ? null : { id: String(r.seat_id), stale: r.stale === true },
+      seat: r.seat_id === null ? null : { id: r.seat_id, stale: r.stale === true },
     };
   }
 
@@ -69,14 +59,14 @@ export class SeatsRepository {
     seat: Pick<Activation, 'licenseId' | 'machineFingerprint' | 'hostname' | 'os' | 'appVersion' | 'ip' | 'activatedAt' | 'lastSeenAt'>,
     manager: EntityManager,
   ): Promise<Activation> {
-    const { rows } = await preparedQuery(
+    const { rows } = await preparedQuery<ActivationRow>(
       manager,
       'seat-insert',
       `INSERT INTO activations (license_id, machine_fingerprint, hostname, os, app_version, ip, activated_at, last_seen_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING ${SEAT_COLUMNS}`,
       [seat.licenseId, seat.machineFingerprint, seat.hostname, seat.os, seat.appVersion, seat.ip, seat.activatedAt, seat.lastSeenAt],
     );
-    return toActivation(rows[0]);
+    return activationFromRow(rows[0]);
   }
 
   /** Releases the current seat of one fingerprint, or all current seats; returns the released records. */
@@ -93,7 +83,7 @@ export class SeatsRepository {
       .where('license_id = :licenseId AND released_at IS NULL', { licenseId });
     if (machineFingerprint !== undefined) qb.andWhere('machine_fingerprint = :machineFingerprint', { machineFingerprint });
     const result = await qb.returning('*').execute();
-    return (result.raw as Record<string, unknown>[]).map(toActivation);
+    return (result.raw as ActivationRow[]).map(activationFromRow);
   }
 
   /** A machine activating again: refreshes last_seen_at and what it reports about itself; activated_at stays. */
@@ -102,13 +92,13 @@ export class SeatsRepository {
     reported: Pick<Activation, 'hostname' | 'os' | 'appVersion' | 'ip'>,
     manager: EntityManager,
   ): Promise<Activation> {
-    const { rows } = await preparedQuery(
+    const { rows } = await preparedQuery<ActivationRow>(
       manager,
       'seat-refresh',
       `UPDATE activations SET last_seen_at = now(), hostname = $2, os = $3, app_version = $4, ip = $5 WHERE id = $1 RETURNING ${SEAT_COLUMNS}`,
       [seatId, reported.hostname, reported.os, reported.appVersion, reported.ip],
     );
-    return toActivation(rows[0]);
+    return activationFromRow(rows[0]);
   }
 
   /** Refreshes last_seen_at only when older than `minIntervalSeconds`, so frequent validations do not write every time. */
@@ -149,7 +139,7 @@ export class SeatsRepository {
 
   /** Releases the licence's seats silent for longer than `timeoutSeconds` (`heartbeat_timeout`); the caller holds the licence lock. */
   async releaseDead(licenseId: number, timeoutSeconds: number, manager: EntityManager): Promise<Activation[]> {
-    const { rows } = await preparedQuery(
+    const { rows } = await preparedQuery<ActivationRow>(
       manager,
       'seats-release-dead-of-licence',
       `UPDATE activations SET released_at = now(), release_reason = 'heartbeat_timeout'
@@ -157,7 +147,17 @@ export class SeatsRepository {
        RETURNING ${SEAT_COLUMNS}`,
       [licenseId, timeoutSeconds],
     );
-    return rows.map(toActivation);
+    return rows.map(activationFromRow);
+  }
+
+  async findCurrent(licenseId: number, machineFingerprint: string, manager?: EntityManager): Promise<Activation | null> {
+    const { rows } = await preparedQuery<ActivationRow>(
+      manager ?? this.dataSource.manager,
+      'seat-current-of-machine',
+      `SELECT ${SEAT_COLUMNS} FROM activations WHERE license_id = $1 AND machine_fingerprint = $2 AND released_at IS NULL`,
+      [licenseId, machineFingerprint],
+    );
+    return rows.length ? activationFromRow(rows[0]) : null;
   }
 
   /**
@@ -235,18 +235,44 @@ export interface SeatCheckRow {
   seat: { id: string; stale: boolean } | null;
 }
 
-function toActivation(row: Record<string, unknown>): Activation {
+/** The validation check's row: licence status fields and the machine's current seat, null when it has none. */
+interface SeatCheckDbRow {
+  id: number;
+  expires_at: Date | null;
+  grace_days: number;
+  active: boolean;
+  revoked: boolean;
+  seat_id: string | null;
+  stale: boolean | null;
+}
+
+/** An activations row as pg returns it: bigint id as a string, timestamptz as Date. */
+interface ActivationRow {
+  id: string;
+  license_id: number;
+  machine_fingerprint: string;
+  hostname: string | null;
+  os: string | null;
+  app_version: string | null;
+  ip: string | null;
+  activated_at: Date;
+  last_seen_at: Date;
+  released_at: Date | null;
+  release_reason: ReleaseReason | null;
+}
+
+function activationFromRow(row: ActivationRow): Activation {
   return Object.assign(new Activation(), {
     id: String(row.id),
-    licenseId: row.license_id as number,
-    machineFingerprint: row.machine_fingerprint as string,
-    hostname: row.hostname as string | null,
-    os: row.os as string | null,
-    appVersion: row.app_version as string | null,
-    ip: row.ip as string | null,
-    activatedAt: row.activated_at as Date,
-    lastSeenAt: row.last_seen_at as Date,
-    releasedAt: row.released_at as Date | null,
-    releaseReason: row.release_reason as ReleaseReason | null,
+    licenseId: row.license_id,
+    machineFingerprint: row.machine_fingerprint,
+    hostname: row.hostname,
+    os: row.os,
+    appVersion: row.app_version,
+    ip: row.ip,
+    activatedAt: row.activated_at,
+    lastSeenAt: row.last_seen_at,
+    releasedAt: row.released_at,
+    releaseReason: row.release_reason,
   });
 }

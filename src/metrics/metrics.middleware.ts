@@ -11,8 +11,8 @@ export class MetricsMiddleware implements NestMiddleware {
     const start = process.hrtime.bigint();
     res.once('finish', () => {
       // Unknown paths land on a catch-all (`{/*splat}`): count them together.
-      const template = req.route?.path as string | undefined;
-      const route = template && !template.includes('*') ? template : 'unmatched';
+      const template = (req.route as { path?: unknown } | undefined)?.path;
+      const route = typeof template === 'string' && !template.includes('*') ? template : 'unmatched';
       const seconds = Number(process.hrtime.bigint() - start) / 1e9;
       this.metrics.observeRequest(req.method, route, res.statusCode, seconds);
     });

@@ -1,18 +1,14 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { Pool } from 'pg';
 import { DataSource } from 'typeorm';
-
-interface PgPool {
-  totalCount: number;
-  idleCount: number;
-  waitingCount: number;
-  options?: { max?: number };
-}
+import type { RateLimitObserver } from '../common/http/throttling';
+import { pgPool } from '../database/pg-pool';
 
 /** Prometheus metrics of this instance (each instance exposes its own; Prometheus sums them). */
 @Injectable()
-export class MetricsService {
+export class MetricsService implements RateLimitObserver {
   readonly registry = new Registry();
 
   private readonly httpRequests = new Counter({
@@ -46,8 +42,8 @@ export class MetricsService {
 
   constructor(@InjectDataSource() dataSource: DataSource) {
     collectDefaultMetrics({ register: this.registry });
-    const pool = () => (dataSource.driver as unknown as { master?: PgPool }).master;
-    const poolGauge = (name: string, help: string, read: (p: PgPool) => number) =>
+    const pool = () => pgPool(dataSource);
+    const poolGauge = (name: string, help: string, read: (p: Pool) => number) =>
       new Gauge({
         name,
         help,

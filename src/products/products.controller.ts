@@ -17,7 +17,7 @@ export class ProductsController {
   @ApiOperation({ summary: 'List all products', description: 'Active and inactive, in id order; a token limited to products sees only those.' })
   @ApiOkResponse({ type: [ProductDto] })
   async list(@CurrentProductScope() products: ProductScope): Promise<ProductDto[]> {
-    return (await this.products.listProducts(products)).map(ProductDto.from);
+    return (await this.products.listProducts(products)).map((product) => ProductDto.from(product));
   }
 
   @Get(':id')

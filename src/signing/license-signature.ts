@@ -43,7 +43,10 @@ export function verifySignedLicense(document: unknown, publicKeyPem: string): Li
   const publicKey = createPublicKey(publicKeyPem);
   const keyId = (license as { key_id?: unknown }).key_id;
   if (keyId !== undefined && keyId !== keyIdOf(publicKey)) {
-    return { valid: false, reason: `signed with key ${String(keyId)}, but this public key is ${keyIdOf(publicKey)}` };
+    return {
+      valid: false,
+      reason: `signed with key ${typeof keyId === 'string' ? keyId : JSON.stringify(keyId)}, but this public key is ${keyIdOf(publicKey)}`,
+    };
   }
   return verifySignature(license, signature, publicKey)
     ? { valid: true }

@@ -117,7 +117,7 @@ export class StatsRepository {
    * never half; rows of transactions still in flight are not touched. Returns the rows kept.
    */
   async compact(): Promise<number> {
-    const [{ kept }] = await this.dataSource.query(`
+    const [{ kept }] = await this.dataSource.query<{ kept: number }[]>(`
       WITH moved AS (DELETE FROM stats_deltas RETURNING product_id, metric, day, n),
       folded AS (
         INSERT INTO stats_deltas (product_id, metric, day, n)
@@ -135,7 +135,7 @@ export class StatsRepository {
 
   /** The planner's idea of the table's size: free to ask, good enough to decide when to fold. */
   async estimatedDeltaRows(): Promise<number> {
-    const [row] = await this.dataSource.query(
+    const [row] = await this.dataSource.query<{ n: string }[]>(
       `SELECT greatest(reltuples, 0)::bigint AS n FROM pg_class WHERE oid = 'stats_deltas'::regclass`,
     );
     return Number(row?.n ?? 0);

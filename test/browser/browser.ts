@@ -1,3 +1,4 @@
+import type { Server } from 'node:http';
 import { existsSync, mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -13,7 +14,7 @@ export async function startDashboard(): Promise<{ t: TestApp; baseUrl: string; b
   mkdirSync(SCREENSHOTS, { recursive: true });
   const t = await createTestApp();
   await t.app.listen(0, '127.0.0.1');
-  const { port } = t.app.getHttpServer().address() as AddressInfo;
+  const { port } = (t.app.getHttpServer() as Server).address() as AddressInfo;
   const browser = await chromium.launch({
     executablePath: CHROMIUM,
     args: [

@@ -91,6 +91,11 @@ describe('two instances behind a load balancer', () => {
     expect(login.headers.get('location')).toBe('/dashboard');
     const session = (login.headers.get('set-cookie') ?? '').split(';')[0];
     expect(session).toMatch(/^licence_session=/);
+    // Kept in Redis under the deployment's prefix, expiring with the cookie (8 h).
+    const sid = decodeURIComponent(session.slice('licence_session='.length)).slice(2).split('.')[0];
+    const ttl = await cluster.redis.ttl(`sess:${sid}`);
+    expect(ttl).toBeGreaterThan(8 * 3600 - 60);
+    expect(ttl).toBeLessThanOrEqual(8 * 3600);
     // Same cookie, other instance: still logged in.
     const onB = await fetch(`${b.url}/dashboard`, { redirect: 'manual', headers: { cookie: session } });
     expect(onB.status).toBe(200);

@@ -36,7 +36,7 @@ describe('graceful shutdown with the embedded database', () => {
     const statuses = await inFlight;
     expect(code).toBe(0);
     expect(isProcessRunning(postmaster)).toBe(false);
-    const answered = statuses.filter((s) => s.status === 'fulfilled').map((s) => (s as PromiseFulfilledResult<number>).value);
+    const answered = statuses.filter((s) => s.status === 'fulfilled').map((s) => s.value);
     expect(answered.every((status) => status === 200)).toBe(true);
     expect(answered.length).toBeGreaterThan(0);
   });

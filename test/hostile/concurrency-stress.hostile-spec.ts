@@ -4,7 +4,6 @@ import { verifySignature } from '../../src/signing/license-signature';
 import { createLicense, fingerprint } from '../support/factories';
 import { createTestApp, TEST_API_KEY, TestApp } from '../support/test-app';
 import { contractProblems } from './support/contract';
-import type { RawResponse } from './support/raw-http';
 import { report, tally } from './support/report';
 
 /** 30 s by default (issue 7); HOSTILE_STRESS_SECONDS shortens it while iterating. */
@@ -147,7 +146,7 @@ describe('concurrency stress: 200 clients, mixed seat operations on a handful of
           body: text,
           json,
           ms: 0,
-        } as RawResponse);
+        });
         if (problems.length)
           return { op, licenseId: licence.id, fp, status: res.status, code: `NON-CONTRACT ${problems.join(';')}`, body: json };
       }

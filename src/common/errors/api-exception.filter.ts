@@ -31,7 +31,6 @@ export function toErrorResponse(exception: unknown): { status: number; body: Err
   }
   const bodyParserStatus = bodyParserErrorStatus(exception);
   if (bodyParserStatus) {
-    const e = exception as { type?: string; message?: string };
     const message =
       bodyParserStatus === 413
         ? 'Request body is larger than 64 KiB'
@@ -65,7 +64,10 @@ function httpMessage(exception: HttpException): string {
 }
 
 // zlib (Z_DATA_ERROR, Z_BUF_ERROR) and brotli (ERR__ERROR_FORMAT_*) failures on a corrupt compressed body.
-const isZlibError = (exception: unknown) => /^(Z_|ERR__)/.test(String((exception as { code?: unknown })?.code ?? ''));
+function isZlibError(exception: unknown): boolean {
+  const code = (exception as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^(Z_|ERR__)/.test(code);
+}
 
 /**
  * Errors raised by Express's body parser carry `type` and `status`; a body that fails to decompress

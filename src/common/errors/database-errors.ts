@@ -12,8 +12,20 @@ const UNAVAILABLE_MESSAGES = [
   'the database system is starting up',
 ];
 
+/** The fields of driver, TypeORM and aggregate errors that tell what went wrong; any of them may be absent. */
+interface ErrorFields {
+  code?: unknown;
+  message?: unknown;
+  constraint?: unknown;
+  driverError?: unknown;
+  cause?: unknown;
+  errors?: unknown;
+}
+
+const fieldsOf = (err: unknown): ErrorFields | undefined => (typeof err === 'object' && err !== null ? err : undefined);
+
 export function isDatabaseUnavailable(err: unknown): boolean {
-  for (let e: any = err, depth = 0; e && depth < 4; e = e.driverError ?? e.cause, depth++) {
+  for (let e = fieldsOf(err), depth = 0; e && depth < 4; e = fieldsOf(e.driverError ?? e.cause), depth++) {
     const code = typeof e.code === 'string' ? e.code : '';
     if (UNAVAILABLE_SYSTEM_CODES.has(code) || UNAVAILABLE_SQLSTATES.test(code)) return true;
     const message = typeof e.message === 'string' ? e.message : '';
@@ -25,6 +37,6 @@ export function isDatabaseUnavailable(err: unknown): boolean {
 
 /** PostgreSQL unique_violation, with the constraint's name when known. */
 export function uniqueViolation(err: unknown): string | undefined {
-  const e: any = (err as any)?.driverError ?? err;
-  return e?.code === '23505' ? (e.constraint ?? '') : undefined;
+  const e = fieldsOf(fieldsOf(err)?.driverError ?? err);
+  return e?.code === '23505' ? (typeof e.constraint === 'string' ? e.constraint : '') : undefined;
 }

@@ -1,11 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { ErrorCode } from './error-codes';
 
-export class FieldErrorDto {
-  @ApiProperty({ example: 'customer_email' }) field: string;
-  @ApiProperty({ example: 'customer_email must be an email' }) message: string;
-}
-
 export class ErrorDetailDto {
   @ApiProperty({ enum: Object.values(ErrorCode), example: 'VALIDATION_ERROR' }) code: string;
   @ApiProperty({ example: 'Request validation failed' }) message: string;

@@ -4,9 +4,18 @@ import { Writable } from 'node:stream';
 import request from 'supertest';
 import { logLevelOf, maskSecrets, redactQuery, requestIdOf, requestLogger } from './logging';
 
+/** The fields of a request log line these tests read. */
+interface LogLine {
+  level: number;
+  msg: string;
+  responseTime: unknown;
+  res: { status: number };
+  req: { url: string };
+}
+
 function appWithLog(level: string) {
-  const lines: Record<string, any>[] = [];
-  const sink = new Writable({ write: (chunk, _enc, done) => (lines.push(JSON.parse(String(chunk))), done()) });
+  const lines: LogLine[] = [];
+  const sink = new Writable({ write: (chunk, _enc, done) => (lines.push(JSON.parse(String(chunk)) as LogLine), done()) });
   const app = express();
   app.use(requestLogger(pino({ level }, sink)));
   app.get('/ok', (_req, res) => void res.json({ ok: true }));

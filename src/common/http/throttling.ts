@@ -12,7 +12,6 @@ import {
 } from '@nestjs/throttler';
 import type Redis from 'ioredis';
 import { APP_CONFIG, AppConfig, DEFAULT_LOGIN_PAGE_RATE_LIMIT } from '../../config/app-config';
-import { MetricsService } from '../../metrics/metrics.service';
 import { REDIS_CLIENT } from '../redis/redis.module';
 import { AppError } from '../errors/app-error';
 import { ErrorCode } from '../errors/error-codes';
@@ -24,6 +23,12 @@ export const RATE_LIMIT_NAMES: readonly RateLimitName[] = ['activate', 'deactiva
 
 /** Fixed 60-second window (CONTRACT 4). */
 export const RATE_LIMIT_WINDOW_MS = 60_000;
+
+/** Told about every request refused with 429; the metrics module provides it (common/ knows no feature). */
+export interface RateLimitObserver {
+  rateLimitRejected(throttler: string): void;
+}
+export const RATE_LIMIT_OBSERVER = Symbol('RATE_LIMIT_OBSERVER');
 
 type ThrottlerStorageRecord = Awaited<ReturnType<ThrottlerStorage['increment']>>;
 
@@ -47,13 +52,7 @@ export class FixedWindowMemoryStorage implements ThrottlerStorage {
   constructor(private readonly now: () => number = Date.now) {}
 
   // blockDuration is not used: a fixed window blocks until it resets, whatever the block length.
-  async increment(
-    key: string,
-    ttl: number,
-    limit: number,
-    _blockDuration?: number,
-    _throttlerName?: string,
-  ): Promise<ThrottlerStorageRecord> {
+  increment(key: string, ttl: number, limit: number, _blockDuration?: number, _throttlerName?: string): Promise<ThrottlerStorageRecord> {
     const now = this.now();
     this.sweep(now);
     let window = this.windows.get(key);
@@ -64,7 +63,7 @@ export class FixedWindowMemoryStorage implements ThrottlerStorage {
     window.hits++;
     const timeToExpire = Math.max(1, Math.ceil((window.resetAt - now) / 1000));
     const isBlocked = window.hits > limit;
-    return { totalHits: window.hits, timeToExpire, isBlocked, timeToBlockExpire: isBlocked ? timeToExpire : 0 };
+    return Promise.resolve({ totalHits: window.hits, timeToExpire, isBlocked, timeToBlockExpire: isBlocked ? timeToExpire : 0 });
   }
 
   get size(): number {
@@ -150,7 +149,7 @@ export function rateLimitedError(retryAfterSeconds: number): AppError {
 @Injectable()
 export class RateLimitGuard extends ThrottlerGuard {
   // Property injection keeps ThrottlerGuard's own constructor untouched.
-  @Inject(MetricsService) private readonly metrics!: MetricsService;
+  @Inject(RATE_LIMIT_OBSERVER) private readonly observer!: RateLimitObserver;
 
   /**
    * Only the route's own named limit applies (every other throttler skips it), so go straight to it: the
@@ -187,7 +186,7 @@ export class RateLimitGuard extends ThrottlerGuard {
     this.setResponseHeader(res, 'X-RateLimit-Remaining', Math.max(0, limit - totalHits));
     this.setResponseHeader(res, 'X-RateLimit-Reset', timeToExpire);
     if (isBlocked) {
-      this.metrics.rateLimitRejected(String(throttler.name));
+      this.observer.rateLimitRejected(String(throttler.name));
       this.setResponseHeader(res, 'Retry-After', timeToExpire);
       throw rateLimitedError(timeToExpire);
     }

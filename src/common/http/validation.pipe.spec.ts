@@ -34,7 +34,7 @@ describe('DtoValidationPipe: input the DTO classes never see', () => {
   );
 
   it('refuses __proto__ at any depth in both modes', async () => {
-    const withProto = JSON.parse('{"name":"x","note":"y","deep":{"__proto__":{"admin":true}}}');
+    const withProto: unknown = JSON.parse('{"name":"x","note":"y","deep":{"__proto__":{"admin":true}}}');
     expect(await outcome(strictValidationPipe, withProto)).toEqual(['deep.__proto__']);
     expect(await outcome(lenientValidationPipe, withProto)).toEqual(['deep.__proto__']);
   });

@@ -24,7 +24,7 @@ export function createRedisClient(url: string, keyPrefix = '', logger = new Logg
   client.on('error', (err: Error) => {
     if (Date.now() - lastLogged < LOG_EVERY_MS) return;
     lastLogged = Date.now();
-    logger.error(`Redis unreachable (${err.message}); rate limits fail open until it returns`);
+    logger.error(`Redis unreachable (${err.message}); rate limits fail open and dashboard sessions are unavailable until it returns`);
   });
   client.on('ready', () => {
     if (lastLogged) logger.warn('Redis connection restored');

@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import type { NextFunction, Request, Response } from 'express';
+import type { Handler, NextFunction, Request, Response } from 'express';
 import { Authenticator } from 'passport';
 import { Strategy as LocalStrategy } from 'passport-local';
+import { toError } from '../../common/errors/to-error';
 import { AuthenticatedUser, UsersService } from '../users.service';
 
 export const SESSION_MAX_AGE_MS = 8 * 60 * 60 * 1000;
@@ -17,7 +18,8 @@ interface SerializedUser extends AuthenticatedUser {
  */
 @Injectable()
 export class DashboardPassport {
-  readonly passport = new Authenticator();
+  // Typed with Express's handler: @types/passport leaves its middleware `any` by default.
+  readonly passport = new Authenticator() as Authenticator<Handler, Handler>;
 
   constructor(private readonly users: UsersService) {
     this.passport.use(
@@ -43,16 +45,16 @@ export class DashboardPassport {
   /** Checks the form's username/password; the user or null. Never throws for bad credentials. */
   authenticate(req: Request, res: Response): Promise<AuthenticatedUser | null> {
     return new Promise((resolve, reject) => {
-      const next: NextFunction = (err?: unknown) => (err ? reject(err) : resolve(null));
+      const next: NextFunction = (err?: unknown) => (err ? reject(toError(err)) : resolve(null));
       this.passport.authenticate('local', { session: false }, (err: unknown, user: AuthenticatedUser | false) =>
-        err ? reject(err) : resolve(user || null),
+        err ? reject(toError(err)) : resolve(user || null),
       )(req, res, next);
     });
   }
 
   /** Starts the logged-in session; passport 0.7 regenerates the session id first (no fixation). */
   logIn(req: Request, user: AuthenticatedUser): Promise<void> {
-    return new Promise((resolve, reject) => req.logIn(user, (err) => (err ? reject(err) : resolve())));
+    return new Promise((resolve, reject) => req.logIn(user, (err) => (err ? reject(toError(err)) : resolve())));
   }
 
   /**
@@ -60,7 +62,7 @@ export class DashboardPassport {
    * fresh empty session is destroyed too, so nothing of this visitor stays in the store.
    */
   async logOut(req: Request): Promise<void> {
-    await new Promise<void>((resolve, reject) => req.logOut((err) => (err ? reject(err) : resolve())));
-    await new Promise<void>((resolve, reject) => req.session.destroy((err) => (err ? reject(err) : resolve())));
+    await new Promise<void>((resolve, reject) => req.logOut((err) => (err ? reject(toError(err)) : resolve())));
+    await new Promise<void>((resolve, reject) => req.session.destroy((err) => (err ? reject(toError(err)) : resolve())));
   }
 }

@@ -16,5 +16,5 @@ export function DashboardController(prefix = ''): ClassDecorator {
     UseFilters(DashboardExceptionFilter),
     UseGuards(SessionGuard, CsrfGuard),
     UseInterceptors(ViewLocalsInterceptor),
-  ) as ClassDecorator;
+  );
 }

@@ -34,10 +34,7 @@ export function renderDashboardError(exception: unknown, req: Request, res: Resp
     const error = status === 429 ? LOGIN_THROTTLED_MESSAGE : LOGIN_FORM_REFUSED_MESSAGE;
     return res.render('login', { ...locals, title: 'Log in', error, csrfToken: loginForm.formToken(req, res) });
   }
-  const message =
-    status >= 500 && status !== 503
-      ? `The error was logged with request id ${String((req as { id?: unknown }).id ?? '-')}.`
-      : body.error.message;
+  const message = status >= 500 && status !== 503 ? `The error was logged with request id ${loggedRequestId(req)}.` : body.error.message;
   res.render('error', { ...locals, message }, (err, html) =>
     err ? res.type('text/plain').send(`${status} ${locals.title}`) : res.send(html),
   );
@@ -63,4 +60,10 @@ export class DashboardExceptionFilter implements ExceptionFilter {
     const ctx = host.switchToHttp();
     renderDashboardError(exception, ctx.getRequest<Request>(), ctx.getResponse<Response>(), this.logger, this.loginForm);
   }
+}
+
+/** The id the request log line carries (set by the request logger), or '-' before it ran. */
+function loggedRequestId(req: Request): string {
+  const id = (req as { id?: unknown }).id;
+  return typeof id === 'string' || typeof id === 'number' ? String(id) : '-';
 }

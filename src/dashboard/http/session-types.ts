@@ -13,10 +13,8 @@ declare module 'express-session' {
 }
 
 declare global {
-  // eslint-disable-next-line @typescript-eslint/no-namespace
   namespace Express {
     // passport's req.user is the dashboard's session user.
-    // eslint-disable-next-line @typescript-eslint/no-empty-object-type
     interface User extends SessionUser {}
   }
 }

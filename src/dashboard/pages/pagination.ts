@@ -14,7 +14,7 @@ export function pagination(
   const pages = Math.max(1, Math.ceil(total / pageSize));
   const kept = Object.entries(filters).filter(([, v]) => v !== undefined && v !== '') as [string, string | number][];
   const link = (p: number) =>
-    `${path}?${new URLSearchParams([...kept.map(([k, v]): [string, string] => [k, String(v)]), ['page', String(p)]])}`;
+    `${path}?${new URLSearchParams([...kept.map(([k, v]): [string, string] => [k, String(v)]), ['page', String(p)]]).toString()}`;
   const first = total === 0 ? 0 : Math.min((page - 1) * pageSize + 1, total + 1);
   return {
     page,

@@ -2,7 +2,7 @@
 declare module 'hbs' {
   interface HbsInstance {
     __express: (path: string, options: object, callback: (err: Error | null, html?: string) => void) => void;
-    registerHelper(name: string, helper: (...args: any[]) => unknown): void;
+    registerHelper(name: string, helper: (...args: never[]) => unknown): void;
     registerPartial(name: string, template: string): void;
   }
   const hbs: HbsInstance & { create(): HbsInstance };

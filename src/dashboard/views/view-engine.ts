@@ -6,7 +6,7 @@ import { auditDetailLines, customerQuery, displayIp, formatTimestamp, isoTimesta
 export { formatTimestamp } from './display';
 
 /** Helpers return plain strings, so Handlebars escapes them like any other value. */
-const HELPERS: Record<string, (...args: any[]) => unknown> = {
+const HELPERS: Record<string, (...args: unknown[]) => unknown> = {
   eq: (a: unknown, b: unknown) => a === b,
   not: (a: unknown) => !a,
   or: (...args: unknown[]) => args.slice(0, -1).some(Boolean),
@@ -16,7 +16,7 @@ const HELPERS: Record<string, (...args: any[]) => unknown> = {
   shortFingerprint: (value: unknown) => shortFingerprint(value),
   ipAddress: (value: unknown) => displayIp(value),
   auditLines: (value: unknown) => auditDetailLines(value),
-  customerQuery: (row: Parameters<typeof customerQuery>[0]) => customerQuery(row),
+  customerQuery: (row: unknown) => customerQuery((row ?? {}) as Parameters<typeof customerQuery>[0]),
   count: (list: unknown) => (Array.isArray(list) ? list.length : 0),
 };
 

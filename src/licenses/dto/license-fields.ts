@@ -1,8 +1,5 @@
 import { registerDecorator, ValidationOptions } from 'class-validator';
-
-// stdnum ships CommonJS with its own types under a namespace object.
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const { stdnum } = require('stdnum') as { stdnum: { RS: { pib: { validate(v: string): { isValid: boolean } } } } };
+import { stdnum } from 'stdnum';
 
 export const PIB_PATTERN = /^[1-9]\d{8}$/;
 export const MACHINE_FINGERPRINT_PATTERN = /^sha256:[0-9a-f]{64}$/;

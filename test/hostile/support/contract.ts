@@ -34,7 +34,12 @@ export const LEAK_PATTERNS: RegExp[] = [
 export function stringsIn(value: unknown, out: string[] = [], depth = 0): string[] {
   if (depth > 64) return out;
   if (typeof value === 'string') out.push(value);
-  else if (value && typeof value === 'object') for (const [k, v] of Object.entries(value)) (out.push(k), stringsIn(v, out, depth + 1));
+  else if (value && typeof value === 'object') {
+    for (const [k, v] of Object.entries(value)) {
+      out.push(k);
+      stringsIn(v, out, depth + 1);
+    }
+  }
   return out;
 }
 

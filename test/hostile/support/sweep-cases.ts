@@ -704,7 +704,12 @@ function stringsOf(value: unknown): string[] {
     if (depth > 50) return;
     if (typeof v === 'string') out.push(v);
     else if (v instanceof RawJson) out.push(v.text);
-    else if (v && typeof v === 'object') for (const [k, x] of Object.entries(v)) (out.push(k), walk(x, depth + 1));
+    else if (v && typeof v === 'object') {
+      for (const [k, x] of Object.entries(v)) {
+        out.push(k);
+        walk(x, depth + 1);
+      }
+    }
   };
   walk(value, 0);
   return out;
