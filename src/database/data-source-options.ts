@@ -5,19 +5,22 @@ import { User } from '../dashboard/user.entity';
 import { Activation } from '../licenses/activation.entity';
 import { License } from '../licenses/license.entity';
 import { Product } from '../products/product.entity';
+import { StatsDelta } from '../stats/stats-delta.entity';
 import { InitialSchema1763780000000 } from './migrations/1763780000000-initial-schema';
 import { SeedProducts1763780000001 } from './migrations/1763780000001-seed-products';
 import { StatsCounters1795323918361 } from './migrations/1795323918361-stats-counters';
 import { StatsReadIndexes1795395863444 } from './migrations/1795395863444-stats-read-indexes';
+import { EntitiesDescribeSchema1795500000000 } from './migrations/1795500000000-entities-describe-schema';
 
 const STATEMENT_TIMEOUT_MS = 15_000;
 
-export const ENTITIES = [Product, License, Activation, AuditEntry, User];
+export const ENTITIES = [Product, License, Activation, AuditEntry, User, StatsDelta];
 export const MIGRATIONS = [
   InitialSchema1763780000000,
   SeedProducts1763780000001,
   StatsCounters1795323918361,
   StatsReadIndexes1795395863444,
+  EntitiesDescribeSchema1795500000000,
 ];
 
 /** One place for the TypeORM options, shared by the app, the migration CLI and the tests. */
