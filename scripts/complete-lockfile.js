@@ -64,7 +64,9 @@ const file = process.argv[2] ?? 'package-lock.json';
 const lockfile = JSON.parse(readFileSync(file, 'utf8'));
 const { added, unknown } = complete(lockfile);
 writeFileSync(file, JSON.stringify(lockfile, null, 2) + '\n');
-console.log(added.length ? `Added ${added.length} platform binaries to ${file}:\n  ${added.join('\n  ')}` : `${file} lists every platform binary.`);
+console.log(
+  added.length ? `Added ${added.length} platform binaries to ${file}:\n  ${added.join('\n  ')}` : `${file} lists every platform binary.`,
+);
 if (unknown.length) {
   console.error(`Missing optional dependencies whose platform cannot be read from the name (fix by hand):\n  ${unknown.join('\n  ')}`);
   process.exit(1);
