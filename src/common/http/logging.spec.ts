@@ -24,7 +24,7 @@ describe('request log', () => {
     await settle();
     expect(res.headers['x-request-id']).toBe('req-1');
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatchObject({ level: 30, req: { id: 'req-1', method: 'GET', url: '/ok?key=POS-*****' }, res: { status: 200 } });
+    expect(lines[0]).toMatchObject({ level: 30, req: { id: 'req-1', method: 'GET', url: '/ok?key=POS-*****' }, res: { statusCode: 200 } });
     expect(typeof lines[0].responseTime).toBe('number');
     expect(lines[0].msg).toMatch(/^GET \/ok\?key=POS-\*\*\*\*\* 200 \d+ms$/);
     expect(JSON.stringify(lines[0])).not.toContain('ABCDE');
@@ -36,7 +36,7 @@ describe('request log', () => {
     await request(app).get('/missing').expect(404);
     await request(app).get('/boom').expect(500);
     await settle();
-    expect(lines.map((l) => [l.level, l.res.status])).toEqual([
+    expect(lines.map((l) => [l.level, l.res.statusCode])).toEqual([
       [40, 404],
       [50, 500],
     ]);
