@@ -1,12 +1,13 @@
 # Production image: built once, configured by environment (see README "Configuration").
-FROM node:20-bookworm-slim AS build
+# Node 24, the active LTS line, which CI also runs the test suite on (docs/deployment.md "Node.js versions").
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci
 COPY . .
 RUN npm run build && npm prune --omit=dev
 
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
 ENV NODE_ENV=production DATA_DIR=/data
 WORKDIR /app
 COPY --from=build /app/node_modules ./node_modules

@@ -1,11 +1,30 @@
 import { createTestApp, TestApp } from './support/test-app';
 
-/** The request logger runs before everything else, so even a body the parser refuses gets a request id. */
+interface RequestLogLine {
+  level: number;
+  msg: string;
+  req?: { id: string; method: string; url: string; ip: string };
+  res?: { statusCode: number | null };
+  responseTime?: number;
+}
+
+/**
+ * The request log line the real app writes (nestjs-pino's logger, as in production). One app for the file: nestjs-pino
+ * builds its logger once per process, so the first app's destination and level are the file's.
+ */
 describe('request log', () => {
   let t: TestApp;
-  beforeAll(async () => (t = await createTestApp()));
+  const lines: RequestLogLine[] = [];
+  beforeAll(
+    async () =>
+      (t = await createTestApp({ logLevel: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line) as RequestLogLine) })),
+  );
   afterAll(() => t.close());
 
+  const settle = () => new Promise((resolve) => setImmediate(resolve));
+  const lineOf = (id: string) => lines.find((l) => l.req?.id === id);
+
+  // The request logger runs before everything else, so even a body the parser refuses gets a request id.
   it('gives a request id to a refused body (malformed JSON), echoing a well-formed one', async () => {
     const res = await t.http().post('/api/v1/validate').set('Content-Type', 'application/json').send('{"license_key":').expect(400);
     expect(res.body.error.code).toBe('VALIDATION_ERROR');
@@ -18,5 +37,26 @@ describe('request log', () => {
       .send('[1,')
       .expect(400);
     expect(echoed.headers['x-request-id']).toBe('client-42');
+    await settle();
+    expect(lineOf('client-42')).toMatchObject({ res: { statusCode: 400 } });
   });
+
+  it.each([
+    ['GET', '/api/v1/health/live', 200, 30],
+    ['GET', '/api/v1/no-such-route', 404, 40],
+    ['POST', '/api/v1/validate', 400, 40],
+  ] as const)(
+    '%s %s: the line says res.statusCode %i, as its message does, with request id, client IP and duration',
+    async (method, path, status, level) => {
+      const id = `log-${status}`;
+      const call = method === 'GET' ? t.http().get(path) : t.http().post(path).send({});
+      await call.set('X-Request-Id', id).expect(status);
+      await settle();
+      const line = lineOf(id);
+      expect(line).toMatchObject({ level, req: { id, method, url: path }, res: { statusCode: status } });
+      expect(line?.msg).toMatch(new RegExp(`^${method} ${path} ${status} \\d+ms$`));
+      expect(line?.req?.ip).toMatch(/127\.0\.0\.1|::1/);
+      expect(typeof line?.responseTime).toBe('number');
+    },
+  );
 });

@@ -1,4 +1,4 @@
-import { Column, Entity, PrimaryGeneratedColumn } from 'typeorm';
+import { Check, Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
 import type { ActorType } from '../common/auth/actor';
 
 // Actors are defined in common/ (every feature records one); re-exported here beside the audit actions.
@@ -25,10 +25,18 @@ export const AUDIT_ACTIONS = [
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
-/** Append-only: a database trigger refuses UPDATE and DELETE. */
+/**
+ * Append-only: a database trigger refuses UPDATE and DELETE. Constraint names are the ones the migrations create
+ * (test/schema.e2e-spec.ts keeps the two equal); the indexes' DESC order lives in the migrations only.
+ */
 @Entity('audit_entries')
+@Index('audit_entries_created_idx', ['createdAt', 'id']) // (created_at DESC, id DESC)
+@Index('audit_entries_license_idx', ['licenseId', 'id'], { where: 'license_id IS NOT NULL' }) // (license_id, id DESC)
+@Index('audit_entries_action_idx', ['action', 'id']) // (action, id DESC)
+@Index('audit_entries_actor_type_idx', ['actorType', 'id']) // (actor_type, id DESC)
+@Check('audit_entries_actor_type_check', `actor_type IN ('admin_api', 'dashboard', 'client', 'system')`)
 export class AuditEntry {
-  @PrimaryGeneratedColumn({ type: 'bigint' })
+  @PrimaryGeneratedColumn({ type: 'bigint', primaryKeyConstraintName: 'audit_entries_pkey' })
   id: string;
 
   @Column({ name: 'created_at', type: 'timestamptz', default: () => 'now()' })

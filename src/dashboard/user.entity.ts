@@ -1,9 +1,11 @@
-import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn } from 'typeorm';
+import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
 
 /** A dashboard user; the password is stored as an Argon2id hash only. */
 @Entity('users')
+// UNIQUE (lower(username)): an expression TypeORM cannot declare, so a schema diff leaves it alone; the migration creates it.
+@Index('users_username_key', { synchronize: false })
 export class User {
-  @PrimaryGeneratedColumn()
+  @PrimaryGeneratedColumn({ primaryKeyConstraintName: 'users_pkey' })
   id: number;
 
   @Column({ type: 'varchar', length: 64 })

@@ -7,10 +7,12 @@ import { Activation } from '../licenses/activation.entity';
 import { License } from '../licenses/license.entity';
 import { StoredSigningKey } from '../keyring/signing-key.entity';
 import { Product } from '../products/product.entity';
+import { StatsDelta } from '../stats/stats-delta.entity';
 import { InitialSchema1763780000000 } from './migrations/1763780000000-initial-schema';
 import { SeedProducts1763780000001 } from './migrations/1763780000001-seed-products';
 import { StatsCounters1795323918361 } from './migrations/1795323918361-stats-counters';
 import { StatsReadIndexes1795395863444 } from './migrations/1795395863444-stats-read-indexes';
+import { EntitiesDescribeSchema1795500000000 } from './migrations/1795500000000-entities-describe-schema';
 import { AdminTokens1796200000000 } from './migrations/1796200000000-admin-tokens';
 import { SeatPolicies1796100000000 } from './migrations/1796100000000-seat-policies';
 import { SigningKeys1796000000000 } from './migrations/1796000000000-signing-keys';
@@ -18,12 +20,13 @@ import { StaffSearch1796300000000 } from './migrations/1796300000000-staff-searc
 
 const STATEMENT_TIMEOUT_MS = 15_000;
 
-export const ENTITIES = [Product, License, Activation, AuditEntry, User, StoredSigningKey, AdminToken];
+export const ENTITIES = [Product, License, Activation, AuditEntry, User, StoredSigningKey, AdminToken, StatsDelta];
 export const MIGRATIONS = [
   InitialSchema1763780000000,
   SeedProducts1763780000001,
   StatsCounters1795323918361,
   StatsReadIndexes1795395863444,
+  EntitiesDescribeSchema1795500000000,
   SigningKeys1796000000000,
   SeatPolicies1796100000000,
   AdminTokens1796200000000,

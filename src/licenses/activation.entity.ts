@@ -4,20 +4,30 @@ import { License } from './license.entity';
 export const RELEASE_REASONS = ['deactivated', 'force_released', 'heartbeat_timeout'] as const;
 export type ReleaseReason = (typeof RELEASE_REASONS)[number];
 
-/** One seat: a licence bound to a machine from activated_at until released_at. */
+/** The unique index that keeps one current seat per machine and licence, whatever the races (SeatsService relies on it). */
+export const CURRENT_SEAT_INDEX = 'activations_current_seat_key';
+
+/**
+ * One seat: a licence bound to a machine from activated_at until released_at. Constraint names are the ones the
+ * migrations create (test/schema.e2e-spec.ts keeps the two equal); DESC and INCLUDE live in the migrations only.
+ */
 @Entity('activations')
+@Index(CURRENT_SEAT_INDEX, ['licenseId', 'machineFingerprint'], { unique: true, where: 'released_at IS NULL' })
+@Index('activations_license_idx', ['licenseId', 'activatedAt', 'id']) // (license_id, activated_at DESC, id DESC)
+@Index('activations_activated_license_idx', ['activatedAt', 'licenseId']) // (activated_at) INCLUDE (license_id)
 @Index('activations_deactivated_idx', ['licenseId', 'releasedAt'], { where: `release_reason = 'deactivated'` })
 @Index('activations_heartbeat_released_idx', ['releasedAt'], { where: `release_reason = 'heartbeat_timeout'` })
 @Check('activations_release_reason_check', `release_reason IN ('deactivated', 'force_released', 'heartbeat_timeout')`)
+@Check('activations_check', `(released_at IS NULL) = (release_reason IS NULL)`)
 export class Activation {
-  @PrimaryGeneratedColumn({ type: 'bigint' })
+  @PrimaryGeneratedColumn({ type: 'bigint', primaryKeyConstraintName: 'activations_pkey' })
   id: string;
 
   @Column({ name: 'license_id', type: 'int' })
   licenseId: number;
 
   @ManyToOne(() => License, { onDelete: 'CASCADE' })
-  @JoinColumn({ name: 'license_id' })
+  @JoinColumn({ name: 'license_id', foreignKeyConstraintName: 'activations_license_id_fkey' })
   license?: License;
 
   // varchar_pattern_ops (staff search by fingerprint prefix): TypeORM cannot express the operator class.
@@ -39,10 +49,10 @@ export class Activation {
   @Column({ type: 'varchar', length: 45, nullable: true })
   ip: string | null;
 
-  @Column({ name: 'activated_at', type: 'timestamptz' })
+  @Column({ name: 'activated_at', type: 'timestamptz', default: () => 'now()' })
   activatedAt: Date;
 
-  @Column({ name: 'last_seen_at', type: 'timestamptz' })
+  @Column({ name: 'last_seen_at', type: 'timestamptz', default: () => 'now()' })
   lastSeenAt: Date;
 
   @Column({ name: 'released_at', type: 'timestamptz', nullable: true })

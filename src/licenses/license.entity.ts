@@ -1,19 +1,45 @@
-import { Check, Column, CreateDateColumn, Entity, JoinColumn, ManyToOne, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
+import { Check, Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
 import { Product } from '../products/product.entity';
 import type { PolicyOverrides } from './license-policy';
 import type { LicenseType } from './license-type';
 
+/** The unique index on license_key: LicensesService retries key generation when it is violated. */
+export const LICENSE_KEY_INDEX = 'licenses_license_key_key';
+
+/** The SQL every search matches against (`q`): lowercased name, e-mail and key, kept by PostgreSQL itself. */
+export const LICENSE_SEARCH_TEXT = `lower(customer_name || ' ' || coalesce(customer_email, '') || ' ' || license_key)`;
+
+/**
+ * Constraint names are the ones the migrations create (test/schema.e2e-spec.ts keeps the two equal). TypeORM's @Index
+ * cannot say DESC, INCLUDE, an operator class or an expression: the migrations hold those details, and the indexes built
+ * on an expression (or on an optional extension) are declared with `synchronize: false` so a schema diff leaves them alone.
+ */
 @Entity('licenses')
+@Index(LICENSE_KEY_INDEX, ['licenseKey'], { unique: true })
+@Index('licenses_created_idx', ['createdAt', 'id']) // (created_at DESC, id DESC)
+@Index('licenses_product_created_idx', ['productId', 'createdAt', 'id']) // (product_id, created_at DESC, id DESC)
+@Index('licenses_type_created_idx', ['licenseType', 'createdAt', 'id']) // (license_type, created_at DESC, id DESC)
+@Index('licenses_expires_idx', ['expiresAt'])
+// (expires_at) INCLUDE (product_id): the statistics read today's expiries from the index alone.
+@Index('licenses_usable_expires_idx', ['expiresAt', 'productId'], { where: 'NOT revoked AND active AND expires_at IS NOT NULL' })
+// (license_grace_end(expires_at, grace_days)) INCLUDE (product_id, expires_at, grace_days) WHERE NOT revoked AND active AND expires_at IS NOT NULL
+@Index('licenses_usable_grace_end_idx', { synchronize: false })
+// USING gin (search_text gin_trgm_ops), only where the pg_trgm extension can be created.
+@Index('licenses_search_trgm_idx', { synchronize: false })
+@Check('licenses_license_type_check', `license_type IN ('TRIAL', 'MONTHLY', 'QUARTERLY', 'YEARLY', 'PERPETUAL')`)
+@Check('licenses_limits_check', `jsonb_typeof(limits) = 'object'`)
+@Check('licenses_features_check', `jsonb_typeof(features) = 'array'`)
+@Check('licenses_grace_days_check', `grace_days BETWEEN 0 AND 365`)
 @Check('licenses_policy_check', `jsonb_typeof(policy) = 'object'`)
 export class License {
-  @PrimaryGeneratedColumn()
+  @PrimaryGeneratedColumn({ primaryKeyConstraintName: 'licenses_pkey' })
   id: number;
 
   @Column({ name: 'product_id', type: 'int' })
   productId: number;
 
   @ManyToOne(() => Product, { onDelete: 'RESTRICT' })
-  @JoinColumn({ name: 'product_id' })
+  @JoinColumn({ name: 'product_id', foreignKeyConstraintName: 'licenses_product_id_fkey' })
   product?: Product;
 
   @Column({ name: 'license_key', type: 'varchar', length: 64 })

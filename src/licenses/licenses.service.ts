@@ -17,7 +17,7 @@ import { CreateLicenseDto, DEFAULT_GRACE_DAYS, UpdateLicenseDto } from './dto/cr
 import { ReleaseResultDto } from './dto/license-actions.dto';
 import { LicenseDetailsDto, LicenseListItemDto } from './dto/license.dto';
 import { ListLicensesQueryDto } from './dto/list-licenses.query';
-import { License } from './license.entity';
+import { License, LICENSE_KEY_INDEX } from './license.entity';
 import { computeExpiresAt } from './license-expiry';
 import { generateLicenseKey } from './license-key';
 import { mergeLimits } from './license-limits';
@@ -29,7 +29,6 @@ import { SeatsRepository } from './seats.repository';
 
 /** 100 random bits make a collision astronomically rare; a few retries make it harmless. */
 const KEY_ATTEMPTS = 5;
-const LICENSE_KEY_INDEX = 'licenses_license_key_key';
 
 export type LicenseListQuery = Partial<ListLicensesQueryDto> & {
   /** The staff search: `q` also matches machines (hostname substring, fingerprint prefix). */

@@ -1,7 +1,7 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import type { AuditService } from '../audit/audit.service';
 import type { Actor } from '../common/auth/actor';
-import type { Activation } from './activation.entity';
+import { type Activation, CURRENT_SEAT_INDEX } from './activation.entity';
 import type { License } from './license.entity';
 import type { LicensesRepository } from './licenses.repository';
 import type { SeatsRepository } from './seats.repository';
@@ -47,7 +47,7 @@ describe('SeatsService.activateSeat on a unique violation', () => {
   it('retries once and answers as a re-activation of the seat that won', async () => {
     const duplicate = Object.assign(new Error('duplicate key value violates unique constraint'), {
       code: '23505',
-      constraint: 'activations_current_seat_key',
+      constraint: CURRENT_SEAT_INDEX,
     });
     const { service, seats } = setup(jest.fn().mockRejectedValueOnce(duplicate));
     const result = await service.activateSeat({ licenseKey: 'POS-1', machineFingerprint: fp, hostname: 'h' }, actor);
@@ -58,5 +58,15 @@ describe('SeatsService.activateSeat on a unique violation', () => {
   it('lets any other error through', async () => {
     const { service } = setup(jest.fn().mockRejectedValueOnce(new Error('boom')));
     await expect(service.activateSeat({ licenseKey: 'POS-1', machineFingerprint: fp, hostname: 'h' }, actor)).rejects.toThrow('boom');
+  });
+
+  it('does not retry a unique violation of another constraint', async () => {
+    const other = Object.assign(new Error('duplicate key value violates unique constraint'), {
+      code: '23505',
+      constraint: 'some_other_key',
+    });
+    const { service, seats } = setup(jest.fn().mockRejectedValueOnce(other));
+    await expect(service.activateSeat({ licenseKey: 'POS-1', machineFingerprint: fp, hostname: 'h' }, actor)).rejects.toBe(other);
+    expect(seats.refresh).not.toHaveBeenCalled();
   });
 });

@@ -6,7 +6,7 @@ import { SYSTEM_ACTOR, type Actor } from '../common/auth/actor';
 import { AppError } from '../common/errors/app-error';
 import { uniqueViolation } from '../common/errors/database-errors';
 import { ErrorCode } from '../common/errors/error-codes';
-import type { Activation } from './activation.entity';
+import { type Activation, CURRENT_SEAT_INDEX } from './activation.entity';
 import type { License } from './license.entity';
 import { mergeLimits, seatLimit } from './license-limits';
 import { DEACTIVATION_WINDOW_DAYS, mergePolicy, SeatPolicy } from './license-policy';
@@ -98,7 +98,7 @@ export class SeatsService {
     } catch (err) {
       // The licence lock makes this unreachable for client activations; a seat inserted by another path
       // at the same moment would surface here, and a second attempt sees it as the machine's own seat.
-      if (uniqueViolation(err) === undefined) throw err;
+      if (uniqueViolation(err) !== CURRENT_SEAT_INDEX) throw err;
       return this.activateOnce(request, actor);
     }
   }

@@ -1,11 +1,22 @@
-import { Check, Column, CreateDateColumn, Entity, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
+import { Check, Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
 
 import type { PolicyOverrides } from '../licenses/license-policy';
 
+/** The unique indexes whose violation ProductsService turns into a 409 naming the field. */
+export const PRODUCT_CODE_INDEX = 'products_code_key';
+export const PRODUCT_KEY_PREFIX_INDEX = 'products_key_prefix_key';
+
+/** Constraint names are the ones the migrations create (test/schema.e2e-spec.ts keeps the two equal). */
 @Entity('products')
+@Index(PRODUCT_CODE_INDEX, ['code'], { unique: true })
+@Index(PRODUCT_KEY_PREFIX_INDEX, ['keyPrefix'], { unique: true })
+@Check('products_code_check', `code ~ '^[A-Z][A-Z0-9_]{1,31}$'`)
+@Check('products_key_prefix_check', `key_prefix ~ '^[A-Z0-9]{2,8}$'`)
+@Check('products_default_limits_check', `jsonb_typeof(default_limits) = 'object'`)
+@Check('products_available_features_check', `jsonb_typeof(available_features) = 'array'`)
 @Check('products_default_policy_check', `jsonb_typeof(default_policy) = 'object'`)
 export class Product {
-  @PrimaryGeneratedColumn()
+  @PrimaryGeneratedColumn({ primaryKeyConstraintName: 'products_pkey' })
   id: number;
 
   @Column({ type: 'varchar', length: 32 })

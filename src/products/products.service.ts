@@ -8,7 +8,7 @@ import { AppError } from '../common/errors/app-error';
 import { uniqueViolation } from '../common/errors/database-errors';
 import { ErrorCode } from '../common/errors/error-codes';
 import { CreateProductDto, UpdateProductDto } from './dto/product.dto';
-import { Product } from './product.entity';
+import { Product, PRODUCT_CODE_INDEX, PRODUCT_KEY_PREFIX_INDEX } from './product.entity';
 import { ProductsRepository } from './products.repository';
 
 @Injectable()
@@ -103,8 +103,8 @@ export class ProductsService {
       return await work();
     } catch (err) {
       const constraint = uniqueViolation(err);
-      if (constraint === undefined) throw err;
-      const field = constraint.includes('key_prefix') ? 'key_prefix' : 'code';
+      if (constraint !== PRODUCT_CODE_INDEX && constraint !== PRODUCT_KEY_PREFIX_INDEX) throw err;
+      const field = constraint === PRODUCT_KEY_PREFIX_INDEX ? 'key_prefix' : 'code';
       throw AppError.conflict(`A product with this ${field} already exists`, { field });
     }
   }

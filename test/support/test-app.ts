@@ -4,6 +4,7 @@ import { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { OpenAPIObject } from '@nestjs/swagger';
 import { getDataSourceToken } from '@nestjs/typeorm';
+import type { DestinationStream } from 'pino';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { AppModule } from '../../src/app.module';
@@ -90,15 +91,18 @@ export function testConfig(databaseUrl: string, overrides: Partial<AppConfig> = 
   };
 }
 
-/** Builds the real app (configureApp, as main.ts does) on a fresh clone of the migrated template database. */
-export async function createTestApp(overrides: Partial<AppConfig> = {}): Promise<TestApp> {
+/**
+ * Builds the real app (configureApp, as main.ts does) on a fresh clone of the migrated template database.
+ * `logDestination` receives the log lines (JSON) instead of stdout; set `logLevel` in `overrides` to get any.
+ */
+export async function createTestApp(overrides: Partial<AppConfig> = {}, logDestination?: DestinationStream): Promise<TestApp> {
   const adminUrl = process.env[ENV_ADMIN_URL] as string;
   const template = process.env[ENV_TEMPLATE] as string;
   if (!adminUrl || !template) throw new Error('e2e tests need the Jest global setup (run them through `npm test`)');
   const databaseName = newDatabaseName('e2e');
   const databaseUrl = await createDatabaseFromTemplate(adminUrl, template, databaseName);
   const config = testConfig(databaseUrl, overrides);
-  const moduleRef = await Test.createTestingModule({ imports: [AppModule.forRoot(config)] }).compile();
+  const moduleRef = await Test.createTestingModule({ imports: [AppModule.forRoot(config, logDestination)] }).compile();
   const app = moduleRef.createNestApplication({ bodyParser: false, logger: false });
   await configureApp(app, config);
   await app.init();

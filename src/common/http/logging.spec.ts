@@ -9,7 +9,7 @@ interface LogLine {
   level: number;
   msg: string;
   responseTime: unknown;
-  res: { status: number };
+  res: { statusCode: number };
   req: { url: string };
 }
 
@@ -33,7 +33,7 @@ describe('request log', () => {
     await settle();
     expect(res.headers['x-request-id']).toBe('req-1');
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatchObject({ level: 30, req: { id: 'req-1', method: 'GET', url: '/ok?q=POS-*****' }, res: { status: 200 } });
+    expect(lines[0]).toMatchObject({ level: 30, req: { id: 'req-1', method: 'GET', url: '/ok?q=POS-*****' }, res: { statusCode: 200 } });
     expect(typeof lines[0].responseTime).toBe('number');
     expect(lines[0].msg).toMatch(/^GET \/ok\?q=POS-\*\*\*\*\* 200 \d+ms$/);
     expect(JSON.stringify(lines[0])).not.toContain('ABCDE');
@@ -72,7 +72,7 @@ describe('request log', () => {
     await request(app).get('/missing').expect(404);
     await request(app).get('/boom').expect(500);
     await settle();
-    expect(lines.map((l) => [l.level, l.res.status])).toEqual([
+    expect(lines.map((l) => [l.level, l.res.statusCode])).toEqual([
       [40, 404],
       [50, 500],
     ]);

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { Params, PinoLogger } from 'nestjs-pino';
-import type { Logger } from 'pino';
+import type { DestinationStream, Logger } from 'pino';
 import type { AppConfig } from '../../config/app-config';
+import { humanReadableLog } from './log-format';
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
 // Licence keys look like PREFIX-XXXXX-XXXXX-XXXXX-XXXXX; they may appear in dashboard query strings.
@@ -46,12 +47,21 @@ export const logLevelOf = (status: number, finished: boolean): 'error' | 'warn' 
   status >= 500 ? 'error' : status >= 400 || !finished ? 'warn' : 'info';
 
 /**
+ * Where the logs go: one JSON object per line on stdout (what log collectors read), or, when stdout is a terminal,
+ * one human-readable line per entry (a person reading `npm start`).
+ */
+export function logDestinationFor(stdout: Pick<NodeJS.WriteStream, 'isTTY' | 'write'> = process.stdout): DestinationStream | undefined {
+  return stdout.isTTY ? humanReadableLog(stdout) : undefined; // undefined: pino's own fast stdout writer
+}
+
+/**
  * nestjs-pino for the application's own logs, without its per-request middleware (`forRoutes: []`): that one
  * runs every request inside an AsyncLocalStorage context, which on Node 20 hooks every promise and cost about
  * 100 µs of CPU per request, and nothing reads that context (error logs name the request id themselves).
  */
-export function loggerParams(config: AppConfig): Params {
-  return { pinoHttp: { level: config.logLevel }, forRoutes: [] };
+export function loggerParams(config: AppConfig, destination: DestinationStream | undefined = logDestinationFor()): Params {
+  const options = { level: config.logLevel };
+  return { pinoHttp: destination ? [options, destination] : options, forRoutes: [] };
 }
 
 /**
@@ -60,7 +70,10 @@ export function loggerParams(config: AppConfig): Params {
  * that one builds and serialises a child logger for every request even when the line is below LOG_LEVEL, which
  * the benchmark's profile showed as the most expensive middleware. Here nothing is built unless it is written.
  */
-export function requestLogger(logger: Logger = PinoLogger.root): RequestHandler {
+export function requestLogger(root: Logger = PinoLogger.root): RequestHandler {
+  // Our req/res objects are already what the line should say: nestjs-pino's logger would put them through pino-http's
+  // serializers, which expect Node's own objects (and so logged res.statusCode null and dropped the IP).
+  const logger = root.child({}, { serializers: { req: asLogged, res: asLogged } });
   return (req: Request, res: Response, next: NextFunction) => {
     const started = performance.now();
     const id = requestIdOf(req.headers['x-request-id']);
@@ -72,10 +85,12 @@ export function requestLogger(logger: Logger = PinoLogger.root): RequestHandler 
       const url = maskSecrets(req.originalUrl ?? req.url);
       const responseTime = Math.round(performance.now() - started);
       logger[level](
-        { req: { id, method: req.method, url, ip: req.ip ?? req.socket.remoteAddress }, res: { status: res.statusCode }, responseTime },
+        { req: { id, method: req.method, url, ip: req.ip ?? req.socket.remoteAddress }, res: { statusCode: res.statusCode }, responseTime },
         res.writableFinished ? `${req.method} ${url} ${res.statusCode} ${responseTime}ms` : `${req.method} ${url} aborted`,
       );
     });
     next();
   };
 }
+
+const asLogged = <T>(value: T): T => value;

@@ -39,6 +39,8 @@ export class StaffSearch1796300000000 implements MigrationInterface {
       END $$`);
 
     await q.query(`ALTER TABLE licenses ALTER COLUMN search_text DROP EXPRESSION`);
+    // No longer generated: TypeORM's record of the expression goes too (the table stays, for any later generated column).
+    await q.query(`DELETE FROM typeorm_metadata WHERE "type" = 'GENERATED_COLUMN' AND "table" = 'licenses' AND "name" = 'search_text'`);
     await q.query(`
       CREATE FUNCTION licenses_search_text() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN
@@ -72,6 +74,11 @@ export class StaffSearch1796300000000 implements MigrationInterface {
     await q.query(`
       ALTER TABLE licenses ADD COLUMN search_text text
         GENERATED ALWAYS AS (lower(customer_name || ' ' || coalesce(customer_email, '') || ' ' || license_key)) STORED`);
+    await q.query(
+      `INSERT INTO typeorm_metadata ("type", "database", "schema", "table", "name", "value")
+       VALUES ('GENERATED_COLUMN', current_database(), current_schema(), 'licenses', 'search_text', $1)`,
+      [`lower(customer_name || ' ' || coalesce(customer_email, '') || ' ' || license_key)`],
+    );
     await q.query(`
       DO $$ BEGIN
         CREATE INDEX licenses_search_trgm_idx ON licenses USING gin (search_text gin_trgm_ops);

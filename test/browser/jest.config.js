@@ -1,11 +1,11 @@
 /** `npm run test:browser`: the dashboard in a real Chromium (Debian's /usr/bin/chromium via playwright-core). */
-const base = require('./jest.config.js');
+const base = require('../../jest.config.js');
 const e2e = base.projects.find((p) => p.displayName === 'e2e');
 module.exports = {
   transform: e2e.transform,
   transformIgnorePatterns: e2e.transformIgnorePatterns,
   testEnvironment: 'node',
-  rootDir: '.',
+  rootDir: '../..',
   testRegex: 'test/browser/.*\\.browser-spec\\.ts$',
   globalSetup: e2e.globalSetup,
   globalTeardown: e2e.globalTeardown,

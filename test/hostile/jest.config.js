@@ -4,7 +4,7 @@
  * Embedded PostgreSQL everywhere (a template for in-process apps, the server's own for real processes),
  * so the suite also runs on a fresh machine.
  */
-const base = require('./jest.config.js');
+const base = require('../../jest.config.js');
 const e2e = base.projects.find((p) => p.displayName === 'e2e');
 const startup = base.projects.find((p) => p.displayName === 'startup');
 module.exports = {
@@ -13,7 +13,7 @@ module.exports = {
   transformIgnorePatterns: startup.transformIgnorePatterns,
   moduleNameMapper: startup.moduleNameMapper,
   testEnvironment: 'node',
-  rootDir: '.',
+  rootDir: '../..',
   testRegex: 'test/hostile/.*\\.hostile-spec\\.ts$',
   globalSetup: e2e.globalSetup,
   globalTeardown: e2e.globalTeardown,
