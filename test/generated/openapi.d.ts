@@ -75,9 +75,63 @@ export interface paths {
         put?: never;
         /**
          * Optional online check of a licence on this machine
-         * @description valid is true when the status is active or grace and this machine holds a seat; otherwise code says why.
+         * @description valid is true when the status is active or grace and this machine holds a seat; otherwise code says why. With `nonce`, the answer also carries nonce, license_key, machine_fingerprint, checked_at, key_id and signature.
          */
         post: operations["Activation_validate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/license-file": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A signed licence file for offline use by a machine that holds a seat (counts against the validate rate limit) */
+        post: operations["Activation_licenseFile"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/heartbeat": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Keep this machine's seat alive
+         * @description Refreshes the seat's last_seen_at. With a heartbeat timeout in the licence's policy, a seat not heard from for that long is released (reason heartbeat_timeout); send one well before next_heartbeat_before.
+         */
+        post: operations["Heartbeat_heartbeat"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/offline-activations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Bind the seat of an air-gapped machine from its activation request; returns its licence file */
+        post: operations["OfflineActivations_activate"];
         delete?: never;
         options?: never;
         head?: never;
@@ -133,9 +187,29 @@ export interface paths {
         };
         /**
          * Read the audit log
-         * @description Every state change and sign-in, newest first; filters combine with AND.
+         * @description Every state change and sign-in, newest first; filters combine with AND. A token limited to products sees only those products' entries.
          */
         get: operations["Audit_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/audit/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export every matching audit entry (CSV or NDJSON)
+         * @description The list filters, no paging, newest first; streamed from a database cursor. CSV cells starting with = + - @ tab or CR get a leading apostrophe.
+         */
+        get: operations["Audit_export"];
         put?: never;
         post?: never;
         delete?: never;
@@ -151,14 +225,137 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /**
-         * The public key that verifies licence signatures
-         * @description PEM (SubjectPublicKeyInfo) of the RSA-2048 key; key_id matches license.key_id of the signed payload.
-         */
-        get: operations["PublicKey_get"];
+        /** The active public key (the one that signs now) */
+        get: operations["PublicKeys_activeKey"];
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/public-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Every published key: the active one and the retired ones that still verify what they signed */
+        get: operations["PublicKeys_publishedKeys"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/.well-known/jwks.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The published keys as an RFC 7517 JWK Set (kid = key_id, alg RS256) */
+        get: operations["PublicKeys_jwks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/signing-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Every signing key with its state (active, retired, revoked), newest first */
+        get: operations["SigningKeys_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/signing-keys/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Generate a new active key; the previous active key is retired (still published, never signs again) */
+        post: operations["SigningKeys_rotate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/signing-keys/{key_id}/revoke": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Withdraw a retired key: no longer published, so what it signed no longer verifies */
+        post: operations["SigningKeys_revoke"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List tokens (never the token itself), newest first, with last_used_at and status */
+        get: operations["AdminTokens_list"];
+        put?: never;
+        /**
+         * Issue a scoped admin token
+         * @description The token (`lst_...`) is in this answer only; the server keeps its SHA-256. A token can grant only scopes and products it holds itself (403 otherwise).
+         */
+        post: operations["AdminTokens_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/tokens/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke a token
+         * @description Effective at once on every instance: the next request with it gets 401.
+         */
+        delete: operations["AdminTokens_revoke"];
         options?: never;
         head?: never;
         patch?: never;
@@ -173,7 +370,7 @@ export interface paths {
         };
         /**
          * List all products
-         * @description Active and inactive, in id order.
+         * @description Active and inactive, in id order; a token limited to products sees only those.
          */
         get: operations["Products_list"];
         put?: never;
@@ -230,6 +427,26 @@ export interface paths {
          * @description Generates the key; expires_at follows from license_type unless given; limits are stored as overrides of the product defaults.
          */
         post: operations["Licenses_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/licenses/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export every matching licence (CSV or NDJSON)
+         * @description The list filters, no paging, newest first; streamed from a database cursor. CSV: RFC 4180 with a header row; a cell starting with = + - @ tab or CR gets a leading apostrophe.
+         */
+        get: operations["Licenses_export"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -329,7 +546,7 @@ export interface paths {
         };
         /**
          * Statistics per product
-         * @description Every product, including those without licences; computed at request time.
+         * @description Every product (a token limited to products: only those), including those without licences; computed at request time.
          */
         get: operations["Stats_productStats"];
         put?: never;
@@ -349,11 +566,11 @@ export interface components {
              * @example VALIDATION_ERROR
              * @enum {string}
              */
-            code: "VALIDATION_ERROR" | "UNAUTHORIZED" | "FORBIDDEN" | "NOT_FOUND" | "CONFLICT" | "ALREADY_REVOKED" | "NOT_ACTIVATED" | "PAYLOAD_TOO_LARGE" | "HEADERS_TOO_LARGE" | "REQUEST_TIMEOUT" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL_ERROR" | "SERVICE_UNAVAILABLE" | "INVALID_KEY" | "ALREADY_ACTIVATED" | "KEY_EXPIRED" | "KEY_REVOKED" | "KEY_SUSPENDED" | "PRODUCT_MISMATCH";
+            code: "VALIDATION_ERROR" | "UNAUTHORIZED" | "FORBIDDEN" | "NOT_FOUND" | "CONFLICT" | "ALREADY_REVOKED" | "NOT_ACTIVATED" | "PAYLOAD_TOO_LARGE" | "HEADERS_TOO_LARGE" | "REQUEST_TIMEOUT" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL_ERROR" | "SERVICE_UNAVAILABLE" | "INVALID_KEY" | "ALREADY_ACTIVATED" | "KEY_EXPIRED" | "KEY_REVOKED" | "KEY_SUSPENDED" | "PRODUCT_MISMATCH" | "DEACTIVATION_LIMIT_REACHED";
             /** @example Request validation failed */
             message: string;
             /**
-             * @description Depends on the code: `fields` for VALIDATION_ERROR, `activated_on`/`activated_at` for ALREADY_ACTIVATED, `retry_after_seconds` for RATE_LIMITED
+             * @description Depends on the code: `fields` for VALIDATION_ERROR, `activated_on`/`activated_at` for ALREADY_ACTIVATED, `retry_after_seconds` for RATE_LIMITED, `required_scope` for FORBIDDEN
              * @example {
              *       "fields": [
              *         {
@@ -397,10 +614,27 @@ export interface components {
             /** @example Acme d.o.o. */
             name: string;
             /**
-             * Format: email
+             * @description E-mail address; internationalized (UTF-8) addresses are allowed, so no format: email
              * @example it@acme.example
              */
             email: string | null;
+        };
+        SeatPolicyDto: {
+            /**
+             * @description seconds without a heartbeat after which a seat dies and is released; null: seats never die
+             * @example 600
+             */
+            heartbeat_timeout_seconds: number | null;
+            /**
+             * @description client deactivations allowed per licence in any 30 days; null: unlimited
+             * @example 3
+             */
+            max_deactivations_per_30_days: number | null;
+            /**
+             * @description validity of a licence file (default 30)
+             * @example 30
+             */
+            license_file_ttl_days: number;
         };
         LicensePayloadDto: {
             /** @example POS-7K2QF-9XWMB-R4TZN-H8CVD */
@@ -454,10 +688,18 @@ export interface components {
             features: string[];
             customer: components["schemas"]["LicenseCustomerDto"];
             /**
-             * @description GET /api/v1/public-key key_id of the signing key
+             * @description key_id of the signing key (GET /api/v1/public-keys)
              * @example 3f9a1c0b7d2e4f65
              */
             key_id: string;
+            /**
+             * Format: date-time
+             * @description Server time of this signature; a local clock earlier than the latest signed_at seen means the clock was set back
+             * @example 2026-01-02T09:30:00.412Z
+             */
+            signed_at: string;
+            /** @description the licence's effective seat policy (CONTRACT 9) */
+            policy: components["schemas"]["SeatPolicyDto"];
         };
         SignedLicenseDto: {
             license: components["schemas"]["LicensePayloadDto"];
@@ -485,6 +727,23 @@ export interface components {
             /** @description The licence could be activated again now (not revoked, suspended or expired) */
             can_reactivate: boolean;
         };
+        ValidateRequestDto: {
+            /**
+             * @description Case-insensitive; surrounding whitespace ignored
+             * @example POS-7K2QF-9XWMB-R4TZN-H8CVD
+             */
+            license_key: string;
+            /**
+             * @description Upper-case hex is accepted and lower-cased
+             * @example sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa
+             */
+            machine_fingerprint: string;
+            /**
+             * @description Fresh random value per call (16-128 of A-Z a-z 0-9 _ -). Given: the answer is signed and echoes it, so a replayed answer fails the check. null is refused.
+             * @example m3WqJx7Yc1tP0aZr9LkV2eHs
+             */
+            nonce?: string;
+        };
         ValidateResponseDto: {
             /** @description status is active or grace and this machine holds a seat */
             valid: boolean;
@@ -511,6 +770,87 @@ export interface components {
              * @enum {string|null}
              */
             code: "NOT_ACTIVATED" | "KEY_REVOKED" | "KEY_SUSPENDED" | "KEY_EXPIRED" | null;
+            /**
+             * @description Only when the request carried a nonce: that nonce, echoed
+             * @example m3WqJx7Yc1tP0aZr9LkV2eHs
+             */
+            nonce?: string;
+            /**
+             * @description Only with a nonce: the licence key checked (trimmed, upper-cased)
+             * @example POS-7K2QF-9XWMB-R4TZN-H8CVD
+             */
+            license_key?: string;
+            /**
+             * @description Only with a nonce: the machine checked (lower-case hex)
+             * @example sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa
+             */
+            machine_fingerprint?: string;
+            /**
+             * Format: date-time
+             * @description Only with a nonce: server time of the check
+             * @example 2026-03-01T12:00:00.000Z
+             */
+            checked_at?: string;
+            /**
+             * @description Only with a nonce: the key that signed this answer
+             * @example 3f9a1c0b7d2e4f65
+             */
+            key_id?: string;
+            /**
+             * @description Only with a nonce: `RSA-SHA256:` + base64 of RSASSA-PKCS1-v1_5 / SHA-256 over the UTF-8 bytes of the RFC 8785 canonical JSON of this response object without `signature`
+             * @example RSA-SHA256:MIIB...
+             */
+            signature?: string;
+        };
+        LicenseFileResponseDto: {
+            /**
+             * @description Armored base64 (64-character lines) of the UTF-8 JSON {"license": {...payload, file_issued_at, file_expires_at}, "signature": "RSA-SHA256:..."}; the signature is computed exactly as for activation
+             * @example -----BEGIN LICENSE FILE-----
+             *     eyJsaWNlbnNlIjp7...
+             *     -----END LICENSE FILE-----
+             */
+            license_file: string;
+            /**
+             * Format: date-time
+             * @description file_issued_at + license_file_ttl_days
+             * @example 2026-02-01T09:30:00.000Z
+             */
+            file_expires_at: string;
+        };
+        HeartbeatResponseDto: {
+            /** @description status is active or grace (this machine holds a live seat, or the answer would be 400) */
+            valid: boolean;
+            /**
+             * @example active
+             * @enum {string}
+             */
+            status: "active" | "grace" | "expired" | "revoked" | "suspended";
+            /**
+             * @description null when valid
+             * @example null
+             * @enum {string|null}
+             */
+            code: "KEY_REVOKED" | "KEY_SUSPENDED" | "KEY_EXPIRED" | null;
+            /**
+             * @description the licence's heartbeat timeout; null: the seat never dies (heartbeats are optional)
+             * @example 600
+             */
+            heartbeat_timeout_seconds: number | null;
+            /**
+             * Format: date-time
+             * @description the seat is released if no heartbeat arrives before this time; null: never
+             * @example 2026-01-02T09:40:00.000Z
+             */
+            next_heartbeat_before: string | null;
+        };
+        OfflineActivationRequestDto: {
+            /**
+             * @description base64 of the JSON body of /activate between -----BEGIN ACTIVATION REQUEST----- and -----END ACTIVATION REQUEST-----
+             * @example -----BEGIN ACTIVATION REQUEST-----
+             *     eyJsaWNlbnNlX2tleSI6...
+             *     -----END ACTIVATION REQUEST-----
+             */
+            request: string;
         };
         HealthDto: {
             /**
@@ -549,7 +889,7 @@ export interface components {
              * @example license.revoked
              * @enum {string}
              */
-            action: "product.created" | "product.updated" | "license.created" | "license.updated" | "license.revoked" | "license.released" | "license.activated" | "license.activation_denied" | "license.deactivated" | "auth.login" | "auth.login_failed" | "auth.logout";
+            action: "product.created" | "product.updated" | "license.created" | "license.updated" | "license.revoked" | "license.released" | "license.activated" | "license.activation_denied" | "license.deactivated" | "license.file_issued" | "auth.login" | "auth.login_failed" | "auth.logout" | "signing_key.rotated" | "signing_key.revoked" | "token.created" | "token.revoked";
             /**
              * @example admin_api
              * @enum {string}
@@ -593,6 +933,188 @@ export interface components {
              */
             public_key_pem: string;
         };
+        PublishedKeyDto: {
+            /**
+             * @description First 16 hex chars of SHA-256 over the DER SubjectPublicKeyInfo
+             * @example 3f9a1c0b7d2e4f65
+             */
+            key_id: string;
+            /**
+             * @example RSA-SHA256
+             * @enum {string}
+             */
+            algorithm: "RSA-SHA256";
+            /**
+             * @description active: signs now; retired: only verifies what it signed
+             * @example active
+             * @enum {string}
+             */
+            status: "active" | "retired";
+            /**
+             * @example -----BEGIN PUBLIC KEY-----
+             *     ...
+             *     -----END PUBLIC KEY-----
+             */
+            public_key_pem: string;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description null while active
+             * @example null
+             */
+            retired_at: string | null;
+        };
+        PublishedKeysDto: {
+            /** @description Active first, then retired keys, newest first; revoked keys are not listed */
+            keys: components["schemas"]["PublishedKeyDto"][];
+        };
+        JwkDto: {
+            /** @enum {string} */
+            kty: "RSA";
+            /**
+             * @description the key_id
+             * @example 3f9a1c0b7d2e4f65
+             */
+            kid: string;
+            /**
+             * @description RSASSA-PKCS1-v1_5 with SHA-256 (the RSA-SHA256 signatures)
+             * @enum {string}
+             */
+            alg: "RS256";
+            /** @enum {string} */
+            use: "sig";
+            /** @description modulus, base64url */
+            n: string;
+            /**
+             * @description public exponent, base64url
+             * @example AQAB
+             */
+            e: string;
+        };
+        JwkSetDto: {
+            /** @description The same keys as GET /api/v1/public-keys, in the same order */
+            keys: components["schemas"]["JwkDto"][];
+        };
+        SigningKeyDto: {
+            /**
+             * @description First 16 hex chars of SHA-256 over the DER SubjectPublicKeyInfo
+             * @example 3f9a1c0b7d2e4f65
+             */
+            key_id: string;
+            /**
+             * @example RSA-SHA256
+             * @enum {string}
+             */
+            algorithm: "RSA-SHA256";
+            /**
+             * @example active
+             * @enum {string}
+             */
+            status: "active" | "retired" | "revoked";
+            /**
+             * @description imported from SIGNING_KEY_FILE on the first start, or generated by the server
+             * @enum {string}
+             */
+            origin: "imported" | "generated";
+            /**
+             * @example -----BEGIN PUBLIC KEY-----
+             *     ...
+             *     -----END PUBLIC KEY-----
+             */
+            public_key_pem: string;
+            /** Format: date-time */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description when it stopped signing
+             */
+            retired_at: string | null;
+            /**
+             * Format: date-time
+             * @description when it stopped being published
+             */
+            revoked_at: string | null;
+        };
+        RevokeSigningKeyDto: {
+            /**
+             * @description kept in the audit entry
+             * @example key file found in a leaked backup
+             */
+            reason?: string;
+        };
+        CreateAdminTokenDto: {
+            /**
+             * @description unique; the audit log names the token `token:<name>`
+             * @example webshop
+             */
+            name: string;
+            /**
+             * @example [
+             *       "licenses:write"
+             *     ]
+             */
+            scopes: ("products:read" | "products:write" | "licenses:read" | "licenses:write" | "audit:read" | "stats:read" | "webhooks:manage" | "tokens:manage" | "signing-keys:manage")[];
+            /**
+             * @description product codes the token is limited to; omitted or null: every product
+             * @example [
+             *       "POS_RETAIL"
+             *     ]
+             */
+            products?: string[] | null;
+            /**
+             * Format: date-time
+             * @description in the future; omitted or null: never
+             * @example 2027-01-01T00:00:00Z
+             */
+            expires_at?: Record<string, never> | null;
+        };
+        CreatedAdminTokenDto: {
+            /** @example 1 */
+            id: number;
+            /** @example webshop */
+            name: string;
+            scopes: ("products:read" | "products:write" | "licenses:read" | "licenses:write" | "audit:read" | "stats:read" | "webhooks:manage" | "tokens:manage" | "signing-keys:manage")[];
+            products: string[] | null;
+            /** Format: date-time */
+            expires_at: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /**
+             * @description send as X-API-Key or Authorization: Bearer; shown only here
+             * @example lst_kJ1x0Hc3yQ...
+             */
+            token: string;
+        };
+        AdminTokenDto: {
+            /** @example 1 */
+            id: number;
+            /** @example webshop */
+            name: string;
+            scopes: ("products:read" | "products:write" | "licenses:read" | "licenses:write" | "audit:read" | "stats:read" | "webhooks:manage" | "tokens:manage" | "signing-keys:manage")[];
+            /**
+             * @example [
+             *       "POS_RETAIL"
+             *     ]
+             */
+            products: string[] | null;
+            /** Format: date-time */
+            expires_at: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description to the minute: written at most once a minute
+             */
+            last_used_at: string | null;
+            /** Format: date-time */
+            revoked_at: string | null;
+            /** @enum {string} */
+            status: "active" | "expired" | "revoked";
+        };
         ProductDto: {
             /** @example 1 */
             id: number;
@@ -610,6 +1132,8 @@ export interface components {
             default_limits: {
                 [key: string]: number;
             };
+            /** @description seat policy of its licences, every key (unset keys at their defaults) */
+            default_policy: components["schemas"]["SeatPolicyDto"];
             /**
              * @example [
              *       "REPORTS"
@@ -644,6 +1168,20 @@ export interface components {
                 [key: string]: number;
             };
             /**
+             * @description seat policy of its licences unless a licence overrides a key (CONTRACT 9); on PUT, key by key (an omitted key stays). Unset keys: heartbeat_timeout_seconds null, max_deactivations_per_30_days null, license_file_ttl_days 30
+             * @example {
+             *       "heartbeat_timeout_seconds": 600
+             *     }
+             */
+            default_policy?: {
+                /** @description seconds without a heartbeat after which a seat dies and is released; null: seats never die */
+                heartbeat_timeout_seconds?: number | null;
+                /** @description client deactivations allowed per licence in any 30 days; null: unlimited */
+                max_deactivations_per_30_days?: number | null;
+                /** @description validity of a licence file (default 30) */
+                license_file_ttl_days?: number;
+            };
+            /**
              * @example [
              *       "REPORTS",
              *       "MULTI_OPERATOR"
@@ -667,6 +1205,20 @@ export interface components {
              */
             default_limits?: {
                 [key: string]: number;
+            };
+            /**
+             * @description seat policy of its licences unless a licence overrides a key (CONTRACT 9); on PUT, key by key (an omitted key stays). Unset keys: heartbeat_timeout_seconds null, max_deactivations_per_30_days null, license_file_ttl_days 30
+             * @example {
+             *       "heartbeat_timeout_seconds": 600
+             *     }
+             */
+            default_policy?: {
+                /** @description seconds without a heartbeat after which a seat dies and is released; null: seats never die */
+                heartbeat_timeout_seconds?: number | null;
+                /** @description client deactivations allowed per licence in any 30 days; null: unlimited */
+                max_deactivations_per_30_days?: number | null;
+                /** @description validity of a licence file (default 30) */
+                license_file_ttl_days?: number;
             };
             /**
              * @example [
@@ -721,6 +1273,21 @@ export interface components {
              */
             features?: string[];
             /**
+             * @description the licence's own seat-policy overrides; the product's default_policy applies beneath. On PUT, key by key: a value sets that override, null clears it (the product's default applies), an omitted key stays
+             * @example {
+             *       "heartbeat_timeout_seconds": 600,
+             *       "max_deactivations_per_30_days": 3
+             *     }
+             */
+            policy?: {
+                /** @description seconds without a heartbeat after which a seat dies and is released; null: seats never die */
+                heartbeat_timeout_seconds?: number | null;
+                /** @description client deactivations allowed per licence in any 30 days; null: unlimited */
+                max_deactivations_per_30_days?: number | null;
+                /** @description validity of a licence file (default 30) */
+                license_file_ttl_days?: number;
+            };
+            /**
              * @description default 7
              * @example 7
              */
@@ -757,7 +1324,7 @@ export interface components {
             /** @example Prodavnica Kod Mike d.o.o. */
             customer_name: string;
             /**
-             * Format: email
+             * @description E-mail address; internationalized (UTF-8) addresses are allowed
              * @example office@example.rs
              */
             customer_email: string | null;
@@ -823,7 +1390,7 @@ export interface components {
              * @example null
              * @enum {string|null}
              */
-            release_reason: "deactivated" | "force_released" | null;
+            release_reason: "deactivated" | "force_released" | "heartbeat_timeout" | null;
             /** @description true while the seat is bound (released_at is null) */
             active: boolean;
         };
@@ -843,7 +1410,7 @@ export interface components {
             /** @example Prodavnica Kod Mike d.o.o. */
             customer_name: string;
             /**
-             * Format: email
+             * @description E-mail address; internationalized (UTF-8) addresses are allowed
              * @example office@example.rs
              */
             customer_email: string | null;
@@ -875,6 +1442,22 @@ export interface components {
              *     ]
              */
             features: string[];
+            /** @description effective seat policy: the licence's overrides over the product's default_policy */
+            policy: components["schemas"]["SeatPolicyDto"];
+            /**
+             * @description the licence's own policy overrides as stored
+             * @example {
+             *       "heartbeat_timeout_seconds": 600
+             *     }
+             */
+            policy_overrides: {
+                /** @description seconds without a heartbeat after which a seat dies and is released; null: seats never die */
+                heartbeat_timeout_seconds?: number | null;
+                /** @description client deactivations allowed per licence in any 30 days; null: unlimited */
+                max_deactivations_per_30_days?: number | null;
+                /** @description validity of a licence file (default 30) */
+                license_file_ttl_days?: number;
+            };
             /** @example 7 */
             grace_days: number;
             /** @example Ordered by phone */
@@ -957,6 +1540,21 @@ export interface components {
              */
             features?: string[];
             /**
+             * @description the licence's own seat-policy overrides; the product's default_policy applies beneath. On PUT, key by key: a value sets that override, null clears it (the product's default applies), an omitted key stays
+             * @example {
+             *       "heartbeat_timeout_seconds": 600,
+             *       "max_deactivations_per_30_days": 3
+             *     }
+             */
+            policy?: {
+                /** @description seconds without a heartbeat after which a seat dies and is released; null: seats never die */
+                heartbeat_timeout_seconds?: number | null;
+                /** @description client deactivations allowed per licence in any 30 days; null: unlimited */
+                max_deactivations_per_30_days?: number | null;
+                /** @description validity of a licence file (default 30) */
+                license_file_ttl_days?: number;
+            };
+            /**
              * @description default 7
              * @example 7
              */
@@ -1022,6 +1620,11 @@ export interface components {
              * @example 4
              */
             last_30_days: number;
+            /**
+             * @description seats released in the last 30 days because their machine stopped sending heartbeats (CONTRACT 9)
+             * @example 2
+             */
+            released_by_heartbeat_last_30_days: number;
         };
         ProductStatsDto: {
             /** @example POS_RETAIL */
@@ -1075,6 +1678,23 @@ export interface operations {
             /** @description UNAUTHORIZED: neither a valid METRICS_TOKEN nor a valid X-API-Key */
             401: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description RATE_LIMITED: per-IP limit hit; `Retry-After` header and `details.retry_after_seconds` */
+            429: {
+                headers: {
+                    /** @description seconds until the window resets */
+                    "Retry-After": number;
+                    /** @description requests allowed per window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description requests left in this window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description seconds until the window resets */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1180,7 +1800,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeactivateResponseDto"];
                 };
             };
-            /** @description VALIDATION_ERROR, INVALID_KEY, NOT_ACTIVATED */
+            /** @description VALIDATION_ERROR, INVALID_KEY, NOT_ACTIVATED, DEACTIVATION_LIMIT_REACHED (policy max_deactivations_per_30_days; details.next_allowed_at) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1244,7 +1864,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["SeatRequestDto"];
+                "application/json": components["schemas"]["ValidateRequestDto"];
             };
         };
         responses: {
@@ -1256,8 +1876,254 @@ export interface operations {
                     "application/json": components["schemas"]["ValidateResponseDto"];
                 };
             };
-            /** @description VALIDATION_ERROR, INVALID_KEY */
+            /** @description VALIDATION_ERROR (also a malformed nonce), INVALID_KEY */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the JSON body is over 64 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body is not JSON, or its charset or encoding is not supported */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description RATE_LIMITED: per-IP limit hit; `Retry-After` header and `details.retry_after_seconds` */
+            429: {
+                headers: {
+                    /** @description seconds until the window resets */
+                    "Retry-After": number;
+                    /** @description requests allowed per window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description requests left in this window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description seconds until the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Database unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    Activation_licenseFile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SeatRequestDto"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LicenseFileResponseDto"];
+                };
+            };
+            /** @description VALIDATION_ERROR, INVALID_KEY, KEY_REVOKED, KEY_SUSPENDED, KEY_EXPIRED, NOT_ACTIVATED (this machine holds no seat) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the JSON body is over 64 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body is not JSON, or its charset or encoding is not supported */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description RATE_LIMITED: per-IP limit hit; `Retry-After` header and `details.retry_after_seconds` */
+            429: {
+                headers: {
+                    /** @description seconds until the window resets */
+                    "Retry-After": number;
+                    /** @description requests allowed per window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description requests left in this window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description seconds until the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Database unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    Heartbeat_heartbeat: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SeatRequestDto"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HeartbeatResponseDto"];
+                };
+            };
+            /** @description VALIDATION_ERROR, INVALID_KEY, NOT_ACTIVATED (no live seat for this machine: never activated, released or dead) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the JSON body is over 64 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body is not JSON, or its charset or encoding is not supported */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description RATE_LIMITED: per-IP limit hit; `Retry-After` header and `details.retry_after_seconds` */
+            429: {
+                headers: {
+                    /** @description seconds until the window resets */
+                    "Retry-After": number;
+                    /** @description requests allowed per window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description requests left in this window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description seconds until the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Database unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    OfflineActivations_activate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OfflineActivationRequestDto"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LicenseFileResponseDto"];
+                };
+            };
+            /** @description VALIDATION_ERROR (malformed request: markers, base64, JSON, or the fields of /activate as request.<field>), or first failing of INVALID_KEY, PRODUCT_MISMATCH, KEY_REVOKED, KEY_SUSPENDED, KEY_EXPIRED, ALREADY_ACTIVATED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description UNAUTHORIZED: missing, wrong, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description FORBIDDEN: needs the scope licenses:write */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1364,7 +2230,7 @@ export interface operations {
                 limit?: number;
                 offset?: number;
                 license_id?: number;
-                action?: "product.created" | "product.updated" | "license.created" | "license.updated" | "license.revoked" | "license.released" | "license.activated" | "license.activation_denied" | "license.deactivated" | "auth.login" | "auth.login_failed" | "auth.logout";
+                action?: "product.created" | "product.updated" | "license.created" | "license.updated" | "license.revoked" | "license.released" | "license.activated" | "license.activation_denied" | "license.deactivated" | "license.file_issued" | "auth.login" | "auth.login_failed" | "auth.logout" | "signing_key.rotated" | "signing_key.revoked" | "token.created" | "token.revoked";
                 actor_type?: "admin_api" | "dashboard" | "client" | "system";
                 /** @description entries at or after this ISO timestamp */
                 from?: string;
@@ -1398,8 +2264,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponseDto"];
                 };
             };
-            /** @description Missing or wrong X-API-Key */
+            /** @description UNAUTHORIZED: missing, wrong, expired or revoked credential */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description FORBIDDEN: needs the scope audit:read */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1435,7 +2310,92 @@ export interface operations {
             };
         };
     };
-    PublicKey_get: {
+    Audit_export: {
+        parameters: {
+            query?: {
+                license_id?: number;
+                action?: "product.created" | "product.updated" | "license.created" | "license.updated" | "license.revoked" | "license.released" | "license.activated" | "license.activation_denied" | "license.deactivated" | "license.file_issued" | "auth.login" | "auth.login_failed" | "auth.logout" | "signing_key.rotated" | "signing_key.revoked" | "token.created" | "token.revoked";
+                actor_type?: "admin_api" | "dashboard" | "client" | "system";
+                /** @description entries at or after this ISO timestamp */
+                from?: string;
+                /** @description entries at or before this ISO timestamp; not before `from` */
+                to?: string;
+                format?: "csv" | "ndjson";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The rows as an attachment (Content-Disposition), streamed */
+            200: {
+                headers: {
+                    /** @description attachment; filename="<name>-<UTC time>.<format>" */
+                    "Content-Disposition"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
+                    "application/x-ndjson": string;
+                };
+            };
+            /** @description VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description UNAUTHORIZED: missing, wrong, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description FORBIDDEN: needs the scope audit:read */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description RATE_LIMITED: per-IP limit hit; `Retry-After` header and `details.retry_after_seconds` */
+            429: {
+                headers: {
+                    /** @description seconds until the window resets */
+                    "Retry-After": number;
+                    /** @description requests allowed per window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description requests left in this window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description seconds until the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Database unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    PublicKeys_activeKey: {
         parameters: {
             query?: never;
             header?: never;
@@ -1450,6 +2410,582 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PublicKeyDto"];
+                };
+            };
+        };
+    };
+    PublicKeys_publishedKeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublishedKeysDto"];
+                };
+            };
+        };
+    };
+    PublicKeys_jwks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JwkSetDto"];
+                };
+            };
+        };
+    };
+    SigningKeys_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    /** @description matches without limit/offset: exact up to 1000, beyond that an estimate */
+                    "X-Total-Count": number;
+                    /** @description `true` when X-Total-Count is the database's estimate (over 1000 matches) */
+                    "X-Total-Count-Estimated"?: boolean;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SigningKeyDto"][];
+                };
+            };
+            /** @description VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description UNAUTHORIZED: missing, wrong, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description FORBIDDEN: needs the scope signing-keys:manage */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description RATE_LIMITED: per-IP limit hit; `Retry-After` header and `details.retry_after_seconds` */
+            429: {
+                headers: {
+                    /** @description seconds until the window resets */
+                    "Retry-After": number;
+                    /** @description requests allowed per window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description requests left in this window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description seconds until the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Database unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    SigningKeys_rotate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The new active key */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SigningKeyDto"];
+                };
+            };
+            /** @description VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description UNAUTHORIZED: missing, wrong, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description FORBIDDEN: needs the scope signing-keys:manage */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description RATE_LIMITED: per-IP limit hit; `Retry-After` header and `details.retry_after_seconds` */
+            429: {
+                headers: {
+                    /** @description seconds until the window resets */
+                    "Retry-After": number;
+                    /** @description requests allowed per window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description requests left in this window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description seconds until the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Database unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    SigningKeys_revoke: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description 16 hex digits */
+                key_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RevokeSigningKeyDto"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SigningKeyDto"];
+                };
+            };
+            /** @description VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description UNAUTHORIZED: missing, wrong, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description FORBIDDEN: needs the scope signing-keys:manage */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description NOT_FOUND: no such key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description CONFLICT: the active key cannot be revoked; ALREADY_REVOKED */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the JSON body is over 64 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body is not JSON, or its charset or encoding is not supported */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description RATE_LIMITED: per-IP limit hit; `Retry-After` header and `details.retry_after_seconds` */
+            429: {
+                headers: {
+                    /** @description seconds until the window resets */
+                    "Retry-After": number;
+                    /** @description requests allowed per window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description requests left in this window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description seconds until the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Database unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    AdminTokens_list: {
+        parameters: {
+            query?: {
+                limit?: number;
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    /** @description matches without limit/offset: exact up to 1000, beyond that an estimate */
+                    "X-Total-Count": number;
+                    /** @description `true` when X-Total-Count is the database's estimate (over 1000 matches) */
+                    "X-Total-Count-Estimated"?: boolean;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminTokenDto"][];
+                };
+            };
+            /** @description VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description UNAUTHORIZED: missing, wrong, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description FORBIDDEN: needs the scope tokens:manage */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description RATE_LIMITED: per-IP limit hit; `Retry-After` header and `details.retry_after_seconds` */
+            429: {
+                headers: {
+                    /** @description seconds until the window resets */
+                    "Retry-After": number;
+                    /** @description requests allowed per window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description requests left in this window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description seconds until the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Database unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    AdminTokens_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateAdminTokenDto"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreatedAdminTokenDto"];
+                };
+            };
+            /** @description VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description UNAUTHORIZED: missing, wrong, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description FORBIDDEN: needs the scope tokens:manage */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description CONFLICT: a token with this name exists */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the JSON body is over 64 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body is not JSON, or its charset or encoding is not supported */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description RATE_LIMITED: per-IP limit hit; `Retry-After` header and `details.retry_after_seconds` */
+            429: {
+                headers: {
+                    /** @description seconds until the window resets */
+                    "Retry-After": number;
+                    /** @description requests allowed per window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description requests left in this window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description seconds until the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Database unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    AdminTokens_revoke: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminTokenDto"];
+                };
+            };
+            /** @description VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description UNAUTHORIZED: missing, wrong, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description FORBIDDEN: needs the scope tokens:manage */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description NOT_FOUND: no token with this id */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description ALREADY_REVOKED */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description RATE_LIMITED: per-IP limit hit; `Retry-After` header and `details.retry_after_seconds` */
+            429: {
+                headers: {
+                    /** @description seconds until the window resets */
+                    "Retry-After": number;
+                    /** @description requests allowed per window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description requests left in this window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description seconds until the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Database unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
                 };
             };
         };
@@ -1480,8 +3016,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponseDto"];
                 };
             };
-            /** @description Missing or wrong X-API-Key */
+            /** @description UNAUTHORIZED: missing, wrong, expired or revoked credential */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description FORBIDDEN: needs the scope products:read */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1547,8 +3092,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponseDto"];
                 };
             };
-            /** @description Missing or wrong X-API-Key */
+            /** @description UNAUTHORIZED: missing, wrong, expired or revoked credential */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description FORBIDDEN: needs the scope products:write */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1639,7 +3193,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponseDto"];
                 };
             };
-            /** @description Missing or wrong X-API-Key */
+            /** @description UNAUTHORIZED: missing, wrong, expired or revoked credential */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1648,7 +3202,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponseDto"];
                 };
             };
-            /** @description NOT_FOUND: no product with this id */
+            /** @description FORBIDDEN: needs the scope products:read */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description NOT_FOUND: no product with this id (or not one of the token's products) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1717,8 +3280,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponseDto"];
                 };
             };
-            /** @description Missing or wrong X-API-Key */
+            /** @description UNAUTHORIZED: missing, wrong, expired or revoked credential */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description FORBIDDEN: needs the scope products:write */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1799,7 +3371,7 @@ export interface operations {
                 product?: string;
                 status?: "active" | "grace" | "expired" | "revoked" | "suspended";
                 license_type?: "TRIAL" | "MONTHLY" | "QUARTERLY" | "YEARLY" | "PERPETUAL";
-                /** @description case-insensitive literal substring of customer name, e-mail or licence key */
+                /** @description literal substring (% and _ are not wildcards), case- and accent-insensitive, of the customer name, e-mail or PIB, or the licence key with or without dashes */
                 q?: string;
             };
             header?: never;
@@ -1829,8 +3401,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponseDto"];
                 };
             };
-            /** @description Missing or wrong X-API-Key */
+            /** @description UNAUTHORIZED: missing, wrong, expired or revoked credential */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description FORBIDDEN: needs the scope licenses:read */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1896,8 +3477,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponseDto"];
                 };
             };
-            /** @description Missing or wrong X-API-Key */
+            /** @description UNAUTHORIZED: missing, wrong, expired or revoked credential */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description FORBIDDEN: needs the scope licenses:write */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1916,6 +3506,90 @@ export interface operations {
             };
             /** @description UNSUPPORTED_MEDIA_TYPE: the body is not JSON, or its charset or encoding is not supported */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description RATE_LIMITED: per-IP limit hit; `Retry-After` header and `details.retry_after_seconds` */
+            429: {
+                headers: {
+                    /** @description seconds until the window resets */
+                    "Retry-After": number;
+                    /** @description requests allowed per window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description requests left in this window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description seconds until the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Database unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    Licenses_export: {
+        parameters: {
+            query?: {
+                /** @description product code */
+                product?: string;
+                status?: "active" | "grace" | "expired" | "revoked" | "suspended";
+                license_type?: "TRIAL" | "MONTHLY" | "QUARTERLY" | "YEARLY" | "PERPETUAL";
+                /** @description literal substring (% and _ are not wildcards), case- and accent-insensitive, of the customer name, e-mail or PIB, or the licence key with or without dashes */
+                q?: string;
+                format?: "csv" | "ndjson";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The rows as an attachment (Content-Disposition), streamed */
+            200: {
+                headers: {
+                    /** @description attachment; filename="<name>-<UTC time>.<format>" */
+                    "Content-Disposition"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
+                    "application/x-ndjson": string;
+                };
+            };
+            /** @description VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description UNAUTHORIZED: missing, wrong, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description FORBIDDEN: needs the scope licenses:read */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1979,7 +3653,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponseDto"];
                 };
             };
-            /** @description Missing or wrong X-API-Key */
+            /** @description UNAUTHORIZED: missing, wrong, expired or revoked credential */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1988,7 +3662,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponseDto"];
                 };
             };
-            /** @description NOT_FOUND: no licence with this id */
+            /** @description FORBIDDEN: needs the scope licenses:read */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description NOT_FOUND: no licence with this id (among the credential's products) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2057,7 +3740,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponseDto"];
                 };
             };
-            /** @description Missing or wrong X-API-Key */
+            /** @description UNAUTHORIZED: missing, wrong, expired or revoked credential */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2066,7 +3749,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponseDto"];
                 };
             };
-            /** @description NOT_FOUND: no licence with this id */
+            /** @description FORBIDDEN: needs the scope licenses:write */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description NOT_FOUND: no licence with this id (among the credential's products) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2162,7 +3854,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponseDto"];
                 };
             };
-            /** @description Missing or wrong X-API-Key */
+            /** @description UNAUTHORIZED: missing, wrong, expired or revoked credential */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2171,7 +3863,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponseDto"];
                 };
             };
-            /** @description NOT_FOUND: no licence with this id */
+            /** @description FORBIDDEN: needs the scope licenses:write */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description NOT_FOUND: no licence with this id (among the credential's products) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2267,7 +3968,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponseDto"];
                 };
             };
-            /** @description Missing or wrong X-API-Key */
+            /** @description UNAUTHORIZED: missing, wrong, expired or revoked credential */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2276,7 +3977,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponseDto"];
                 };
             };
-            /** @description NOT_FOUND: no licence with this id */
+            /** @description FORBIDDEN: needs the scope licenses:write */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description NOT_FOUND: no licence with this id (among the credential's products) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2368,7 +4078,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponseDto"];
                 };
             };
-            /** @description Missing or wrong X-API-Key */
+            /** @description UNAUTHORIZED: missing, wrong, expired or revoked credential */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2377,7 +4087,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponseDto"];
                 };
             };
-            /** @description NOT_FOUND: no licence with this id */
+            /** @description FORBIDDEN: needs the scope licenses:read */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description NOT_FOUND: no licence with this id (among the credential's products) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2440,8 +4159,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponseDto"];
                 };
             };
-            /** @description Missing or wrong X-API-Key */
+            /** @description UNAUTHORIZED: missing, wrong, expired or revoked credential */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description FORBIDDEN: needs the scope stats:read */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
