@@ -4,6 +4,7 @@ const e2e = base.projects.find((p) => p.displayName === 'e2e');
 module.exports = {
   transform: e2e.transform,
   transformIgnorePatterns: e2e.transformIgnorePatterns,
+  moduleNameMapper: e2e.moduleNameMapper,
   testEnvironment: 'node',
   rootDir: '../..',
   testRegex: 'test/cluster/.*\\.cluster-spec\\.ts$',
