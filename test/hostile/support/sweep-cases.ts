@@ -893,7 +893,10 @@ function addAuthCases(f: SweepFixtures, add: Add): void {
       ],
     ],
     ['10 KB key', [['X-API-Key', MANY(10_000, 'k')]]],
-    ['key as a Bearer token', [['Authorization', `Bearer ${f.apiKey}`]]],
+    // A right key as a Bearer token is accepted (CONTRACT 12); wrong ones are not.
+    ['wrong key as a Bearer token', [['Authorization', `Bearer ${f.apiKey}x`]]],
+    ['Bearer without a token', [['Authorization', 'Bearer ']]],
+    ['key in Basic authorization', [['Authorization', `Basic ${Buffer.from(`admin:${f.apiKey}`).toString('base64')}`]]],
     ['key in a cookie', [['Cookie', `X-API-Key=${f.apiKey}`]]],
     ['injection as key', [['X-API-Key', "' OR '1'='1"]]],
   ];
