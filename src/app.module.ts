@@ -15,6 +15,7 @@ import { LicensesModule } from './licenses/licenses.module';
 import { ProductsModule } from './products/products.module';
 import { SigningModule } from './signing/signing.module';
 import { StatsModule } from './stats/stats.module';
+import { WebhooksModule } from './webhooks/webhooks.module';
 
 @Module({})
 export class AppModule {
@@ -36,6 +37,7 @@ export class AppModule {
         ProductsModule,
         LicensesModule,
         StatsModule,
+        WebhooksModule,
         DashboardModule,
       ],
     };

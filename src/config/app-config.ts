@@ -21,6 +21,12 @@ export interface AppConfig {
   logLevel: EnvironmentVariables['LOG_LEVEL'];
   dbPoolSize: number;
   metricsToken?: string;
+  webhooks: {
+    /** Seconds to wait before each retry; after the last one a delivery is `failed`. */
+    retryScheduleSeconds: number[];
+    expiringDays: number;
+    allowPrivateNetworks: boolean;
+  };
 }
 
 export const APP_CONFIG = Symbol('APP_CONFIG');

@@ -10,16 +10,19 @@ import { SeedProducts1763780000001 } from './migrations/1763780000001-seed-produ
 import { StatsCounters1795323918361 } from './migrations/1795323918361-stats-counters';
 import { StatsReadIndexes1795395863444 } from './migrations/1795395863444-stats-read-indexes';
 import { SeatPolicies1796100000000 } from './migrations/1796100000000-seat-policies';
+import { Webhooks1796400000000 } from './migrations/1796400000000-webhooks';
+import { WebhookDelivery, WebhookEndpoint, WebhookEvent, WebhookExpiryNotice } from '../webhooks/webhook.entities';
 
 const STATEMENT_TIMEOUT_MS = 15_000;
 
-export const ENTITIES = [Product, License, Activation, AuditEntry, User];
+export const ENTITIES = [Product, License, Activation, AuditEntry, User, WebhookEndpoint, WebhookEvent, WebhookDelivery, WebhookExpiryNotice];
 export const MIGRATIONS = [
   InitialSchema1763780000000,
   SeedProducts1763780000001,
   StatsCounters1795323918361,
   StatsReadIndexes1795395863444,
   SeatPolicies1796100000000,
+  Webhooks1796400000000,
 ];
 
 /** One place for the TypeORM options, shared by the app, the migration CLI and the tests. */

@@ -56,6 +56,8 @@ export function testConfig(databaseUrl: string, overrides: Partial<AppConfig> = 
     rateLimits: { activate: 10_000, deactivate: 10_000, validate: 10_000, heartbeat: 10_000, admin: 10_000, login: 10_000 },
     lastSeenIntervalSeconds: 60,
     seatSweepIntervalSeconds: 15,
+    // Tests deliver to a receiver on 127.0.0.1 with short retries; the SSRF tests turn private networks off again.
+    webhooks: { retryScheduleSeconds: [1, 1], expiringDays: 7, allowPrivateNetworks: true },
     logLevel: 'silent',
     dbPoolSize: 10,
     metricsToken: undefined,
