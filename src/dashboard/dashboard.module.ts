@@ -4,6 +4,7 @@ import { LicensesModule } from '../licenses/licenses.module';
 import { ProductsModule } from '../products/products.module';
 import { SigningModule } from '../signing/signing.module';
 import { StatsModule } from '../stats/stats.module';
+import { WebhooksModule } from '../webhooks/webhooks.module';
 import { AuthController } from './auth/auth.controller';
 import { DashboardPassport } from './auth/dashboard-passport';
 import { FirstUserInitializer } from './first-user';
@@ -11,15 +12,23 @@ import { AuditPageController } from './pages/audit.controller';
 import { LicensesPagesController } from './pages/licenses.controller';
 import { DashboardNotFoundController } from './pages/not-found.controller';
 import { OverviewController } from './pages/overview.controller';
+import { WebhooksPagesController } from './pages/webhooks.controller';
 import { DashboardSessionStore } from './session-store';
 import { UsersRepository } from './users.repository';
 import { UsersService } from './users.service';
 
 /** The staff dashboard: server-rendered pages on top of the same services as the admin API (never its own SQL for licences). */
 @Module({
-  imports: [AuditModule, LicensesModule, ProductsModule, SigningModule, StatsModule],
+  imports: [AuditModule, LicensesModule, ProductsModule, SigningModule, StatsModule, WebhooksModule],
   // DashboardNotFoundController last: it catches only what no page matched.
-  controllers: [AuthController, OverviewController, LicensesPagesController, AuditPageController, DashboardNotFoundController],
+  controllers: [
+    AuthController,
+    OverviewController,
+    LicensesPagesController,
+    AuditPageController,
+    WebhooksPagesController,
+    DashboardNotFoundController,
+  ],
   providers: [UsersRepository, UsersService, DashboardPassport, DashboardSessionStore, FirstUserInitializer],
   exports: [UsersService],
 })
