@@ -43,7 +43,15 @@ export interface ResolvedTarget {
  * a name with one private address among public ones could be made to answer with that one later.
  */
 export type Resolver = (host: string) => Promise<{ address: string; family: number }[]>;
-const systemResolver: Resolver = (host) => dnsLookup(host, { all: true, verbatim: true });
+/** A name that does not resolve within this counts as not resolving (it bounds an attempt, see ATTEMPT_LEASE_SECONDS). */
+export const RESOLVE_TIMEOUT_MS = 5_000;
+const systemResolver: Resolver = (host) => {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error('DNS timeout')), RESOLVE_TIMEOUT_MS);
+  });
+  return Promise.race([dnsLookup(host, { all: true, verbatim: true }), timeout]).finally(() => clearTimeout(timer));
+};
 
 export async function resolveWebhookTarget(
   raw: string,

@@ -30,8 +30,13 @@ interface ClaimedRow {
   payload: Record<string, unknown>;
 }
 
-/** A claimed attempt holds its delivery this long; a crashed sender's attempt is taken up again after it. */
-const ATTEMPT_LEASE_SECONDS = 60;
+/**
+ * A claimed attempt holds its delivery this long; a crashed sender's attempt is taken up again after it. Longer than
+ * the longest attempt (DNS bounded to 5 s, the request to 10 s, then one UPDATE), so no two sends of it overlap.
+ */
+export const ATTEMPT_LEASE_SECONDS = 30;
+/** At most this many deliveries are re-enqueued per redrive run (a duplicate job is a no-op, but not free). */
+const REDRIVE_BATCH = 1000;
 
 @Injectable()
 export class WebhooksRepository {
@@ -85,14 +90,32 @@ export class WebhooksRepository {
    * (or a duplicated job) can never send the same attempt at once. Null when it is not due, not pending, or gone.
    */
   async claimAttempt(deliveryId: string): Promise<ClaimedDelivery | null> {
+    return this.claim(
+      `SELECT id FROM webhook_deliveries WHERE id = $1 AND status = 'pending' AND (next_attempt_at IS NULL OR next_attempt_at <= now()) FOR UPDATE`,
+      [deliveryId],
+    );
+  }
+
+  /** Claims the oldest due attempt of any pending delivery that no one else is claiming right now (SKIP LOCKED). */
+  async claimNextDue(): Promise<ClaimedDelivery | null> {
+    return this.claim(
+      `SELECT id FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= now()
+       ORDER BY created_at LIMIT 1 FOR UPDATE SKIP LOCKED`,
+      [],
+    );
+  }
+
+  private async claim(select: string, params: unknown[]): Promise<ClaimedDelivery | null> {
+    const lease = params.length + 1;
     const rows = await this.dataSource.query<ClaimedRow[]>(
-      `WITH claimed AS (
-         UPDATE webhook_deliveries SET attempts = attempts + 1, next_attempt_at = now() + make_interval(secs => $2)
-         WHERE id = $1 AND status = 'pending' AND (next_attempt_at IS NULL OR next_attempt_at <= now())
-         RETURNING id, attempts, endpoint_id, event_id)
+      `WITH due AS (${select}),
+       claimed AS (
+         UPDATE webhook_deliveries d SET attempts = d.attempts + 1, next_attempt_at = now() + make_interval(secs => $${lease})
+         FROM due WHERE d.id = due.id
+         RETURNING d.id, d.attempts, d.endpoint_id, d.event_id)
        SELECT c.id, c.attempts, c.endpoint_id, e.url, e.secret, e.active, c.event_id, ev.type, ev.created_at AS event_created_at, ev.payload
        FROM claimed c JOIN webhook_endpoints e ON e.id = c.endpoint_id JOIN webhook_events ev ON ev.id = c.event_id`,
-      [deliveryId, ATTEMPT_LEASE_SECONDS],
+      [...params, ATTEMPT_LEASE_SECONDS],
     );
     const r = rows[0];
     if (!r) return null;
@@ -110,18 +133,42 @@ export class WebhooksRepository {
     };
   }
 
+  /**
+   * Records the outcome of the claimed attempt `attempt`; false (nothing written) when the delivery moved on without
+   * it (its lease ran out and another worker claimed a later attempt), so a late finisher never overwrites that one.
+   */
   async finishAttempt(
     deliveryId: string,
+    attempt: number,
     outcome: { status: DeliveryStatus; statusCode: number | null; error: string | null; nextAttemptInSeconds: number | null },
     manager: EntityManager,
-  ): Promise<void> {
-    await manager.query(
-      `UPDATE webhook_deliveries SET status = $2::varchar, last_status_code = $3::int, last_error = $4::varchar,
-         next_attempt_at = CASE WHEN $5::int IS NULL THEN NULL ELSE now() + make_interval(secs => $5::int) END,
-         delivered_at = CASE WHEN $2::varchar = 'delivered' THEN now() ELSE delivered_at END
-       WHERE id = $1`,
-      [deliveryId, outcome.status, outcome.statusCode, outcome.error?.slice(0, 500) ?? null, outcome.nextAttemptInSeconds],
+  ): Promise<boolean> {
+    const rows = await manager.query<{ id: string }[]>(
+      `WITH finished AS (
+         UPDATE webhook_deliveries SET status = $2::varchar, last_status_code = $3::int, last_error = $4::varchar,
+           next_attempt_at = CASE WHEN $5::int IS NULL THEN NULL ELSE now() + make_interval(secs => $5::int) END,
+           delivered_at = CASE WHEN $2::varchar = 'delivered' THEN now() ELSE delivered_at END
+         WHERE id = $1 AND attempts = $6 AND status = 'pending' RETURNING id)
+       SELECT id FROM finished`,
+      [deliveryId, outcome.status, outcome.statusCode, outcome.error?.slice(0, 500) ?? null, outcome.nextAttemptInSeconds, attempt],
     );
+    return rows.length > 0;
+  }
+
+  /**
+   * Pending deliveries whose job may be gone: an attempt claimed by a process that died (lease over), a retry or a
+   * first attempt long overdue. Their jobs are sent again; one that still had a job loses nothing (the claim is atomic).
+   */
+  async overdueDeliveryIds(): Promise<string[]> {
+    const rows = await this.dataSource.query<{ id: string }[]>(
+      `SELECT id FROM webhook_deliveries
+       WHERE status = 'pending'
+         AND ((attempts > 0 AND next_attempt_at < now() - interval '5 seconds')
+           OR (attempts = 0 AND next_attempt_at < now() - interval '15 minutes'))
+       ORDER BY created_at LIMIT $1`,
+      [REDRIVE_BATCH],
+    );
+    return rows.map((r) => String(r.id));
   }
 
   /** A failed delivery goes back to pending, due now; false when it is not failed. */

@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { randomBytes } from 'node:crypto';
 import { Counter, Gauge } from 'prom-client';
@@ -16,11 +16,20 @@ import { resolveWebhookTarget } from './url-guard';
 import { WebhookDelivery, WebhookEndpoint } from './webhook.entities';
 import { ALL_EVENTS, isWebhookEvent } from './webhook-events';
 import { postOnce } from './webhook-sender';
-import { ClaimedDelivery, WebhooksRepository } from './webhooks.repository';
+import { ATTEMPT_LEASE_SECONDS, ClaimedDelivery, WebhooksRepository } from './webhooks.repository';
 
 export const DELIVER_QUEUE = 'webhook-deliver';
 export const EXPIRY_QUEUE = 'webhook-expiry-scan';
+export const REDRIVE_QUEUE = 'webhook-redrive';
+/** Its own queue (not stately like the minute's one): every start's look after the lease is kept, even with one waiting. */
+export const REDRIVE_AFTER_START_QUEUE = 'webhook-redrive-after-start';
 const EXPIRY_BATCH = 500;
+/**
+ * A delivery job also sends whatever else is due, this many at once, for up to DRAIN_MS: the engine hands a worker one
+ * job per poll (two a second), far too few for a burst. The last attempt ends well before the job's 60 s expiry.
+ */
+const DRAIN_CONCURRENCY = 8;
+const DRAIN_MS = 20_000;
 
 /** `whsec_` + base64 of 32 random bytes (CONTRACT 11), the format `standardwebhooks` reads. */
 export const newWebhookSecret = () => `whsec_${randomBytes(32).toString('base64')}`;
@@ -57,7 +66,7 @@ const toDeliveryDto = (d: WebhookDelivery, eventType: string): WebhookDeliveryDt
  * at once. Retries follow WEBHOOK_RETRY_SCHEDULE; after the last one the delivery is `failed`.
  */
 @Injectable()
-export class WebhooksService implements OnModuleInit {
+export class WebhooksService implements OnModuleInit, OnApplicationBootstrap {
   private readonly logger = new Logger('Webhooks');
   private readonly outcomes: Counter<'outcome'>;
 
@@ -111,6 +120,35 @@ export class WebhooksService implements OnModuleInit {
       },
       { policy: 'stately' },
     );
+    // The safety net for deliveries whose job was lost with a killed process (see redrive).
+    this.jobs.schedule(
+      REDRIVE_QUEUE,
+      '* * * * *',
+      async () => {
+        await this.redrive();
+      },
+      { policy: 'stately' },
+    );
+    this.jobs.work(REDRIVE_AFTER_START_QUEUE, async () => {
+      await this.redrive();
+    });
+  }
+
+  /** After a crash the dead process's claimed attempts are free again once their lease ends: look then, not up to a minute later. */
+  async onApplicationBootstrap(): Promise<void> {
+    await this.jobs.send(REDRIVE_AFTER_START_QUEUE, {}, { startAfterSeconds: ATTEMPT_LEASE_SECONDS + 1 });
+  }
+
+  /**
+   * Sends a job again for every pending delivery that is overdue: an attempt claimed by a process that was killed
+   * (its pg-boss job comes back only after the job's expiry and the engine's next supervision, a minute or more) or
+   * a job the engine gave up on. Returns how many.
+   */
+  async redrive(): Promise<number> {
+    const ids = await this.repository.overdueDeliveryIds();
+    for (const deliveryId of ids) await this.jobs.send(DELIVER_QUEUE, { deliveryId });
+    if (ids.length) this.logger.log(`redrive: ${ids.length} overdue webhook deliveries enqueued again`);
+    return ids.length;
   }
 
   // --- endpoints ---------------------------------------------------------------------------------------------
@@ -237,12 +275,33 @@ export class WebhooksService implements OnModuleInit {
 
   // --- sending -------------------------------------------------------------------------------------------------
 
-  /** One attempt of one delivery (a job). Claimed first, so a second worker with the same job does nothing. */
+  /**
+   * A delivery job: its own attempt when due, then every other due attempt (claimed one by one, SKIP LOCKED, so two
+   * workers or instances never hold the same one). A claimed attempt's own job later finds nothing to do.
+   */
   async attempt(deliveryId: string): Promise<void> {
     const claimed = await this.repository.claimAttempt(deliveryId);
-    if (!claimed) return;
+    if (claimed) await this.sendAndFinish(claimed);
+    await this.drain();
+  }
+
+  private async drain(): Promise<void> {
+    const until = Date.now() + DRAIN_MS;
+    const lane = async () => {
+      while (Date.now() < until) {
+        const next = await this.repository.claimNextDue();
+        if (!next) return;
+        await this.sendAndFinish(next);
+      }
+    };
+    const lanes = await Promise.allSettled(Array.from({ length: DRAIN_CONCURRENCY }, lane));
+    const failed = lanes.find((l): l is PromiseRejectedResult => l.status === 'rejected');
+    if (failed) throw failed.reason as Error;
+  }
+
+  private async sendAndFinish(claimed: ClaimedDelivery): Promise<void> {
     const result = await this.send(claimed);
-    await this.finish(deliveryId, claimed, result);
+    await this.finish(claimed.id, claimed, result);
   }
 
   private async finish(
@@ -256,22 +315,25 @@ export class WebhooksService implements OnModuleInit {
         this.outcomes.inc({ outcome: 'delivered' });
         await this.repository.finishAttempt(
           deliveryId,
+          claimed.attempts,
           { status: 'delivered', statusCode: result.statusCode, error: null, nextAttemptInSeconds: null },
           manager,
         );
       } else if (claimed.attempts <= schedule.length && claimed.endpointActive) {
         const delay = schedule[claimed.attempts - 1];
         this.outcomes.inc({ outcome: 'retry' });
-        await this.repository.finishAttempt(
+        const recorded = await this.repository.finishAttempt(
           deliveryId,
+          claimed.attempts,
           { status: 'pending', statusCode: result.statusCode, error: result.error, nextAttemptInSeconds: delay },
           manager,
         );
-        await this.jobs.send(DELIVER_QUEUE, { deliveryId }, { manager, startAfterSeconds: delay });
+        if (recorded) await this.jobs.send(DELIVER_QUEUE, { deliveryId }, { manager, startAfterSeconds: delay });
       } else {
         this.outcomes.inc({ outcome: 'failed' });
         await this.repository.finishAttempt(
           deliveryId,
+          claimed.attempts,
           { status: 'failed', statusCode: result.statusCode, error: result.error, nextAttemptInSeconds: null },
           manager,
         );
