@@ -1,4 +1,5 @@
 import { Webhook } from 'standardwebhooks';
+import { WebhooksRepository } from '../src/webhooks/webhooks.repository';
 import { WebhooksService } from '../src/webhooks/webhooks.service';
 import { createLicense, fingerprint, setLicenseExpiry } from './support/factories';
 import { createTestApp, TestApp } from './support/test-app';
@@ -246,6 +247,56 @@ describe('webhooks (CONTRACT 11)', () => {
     const res = await t.admin.post('/api/v1/admin/webhooks').send(body).expect(400);
     expect(res.body.error.code).toBe('VALIDATION_ERROR');
     expect(res.body.error.details.fields.map((f: { field: string }) => f.field)).toContain(field);
+  });
+
+  it('an attempt is claimed once: ten workers racing for one due delivery, one wins; a late finisher does not overwrite', async () => {
+    const hook = await endpoint(['license.created']);
+    await createLicense(t);
+    const delivered = await waitForStatus(hook.id, 'delivered');
+    // As if a crashed sender's lease had run out: pending and due again.
+    await t.sql(`UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = now() - interval '1 minute' WHERE id = $1`, [
+      delivered.id,
+    ]);
+    const repository = t.app.get(WebhooksRepository);
+    const claims = await Promise.all(Array.from({ length: 10 }, () => repository.claimAttempt(String(delivered.id))));
+    const won = claims.filter((c) => c !== null);
+    expect(won).toHaveLength(1);
+    expect(won[0]?.attempts).toBe(2);
+    expect(await repository.claimNextDue()).toBeNull();
+    // The finisher of attempt 1 comes back after attempt 2 was claimed: nothing is written.
+    const stale = await t.dataSource.transaction((m) =>
+      repository.finishAttempt(
+        String(delivered.id),
+        1,
+        { status: 'failed', statusCode: 500, error: 'late', nextAttemptInSeconds: null },
+        m,
+      ),
+    );
+    expect(stale).toBe(false);
+    const [row] = await t.sql<{ status: string; attempts: number }>(`SELECT status, attempts FROM webhook_deliveries WHERE id = $1`, [
+      delivered.id,
+    ]);
+    expect(row).toEqual({ status: 'pending', attempts: 2 });
+    await deleteEndpoint(hook.id);
+  });
+
+  it('the redrive sends again a delivery whose sender died (lease over), with the same webhook-id; a held lease is left alone', async () => {
+    const service = t.app.get(WebhooksService);
+    const hook = await endpoint(['license.created']);
+    await createLicense(t);
+    const delivered = await waitForStatus(hook.id, 'delivered');
+    const before = receiver.received.filter((h) => h.headers['webhook-id'] === delivered.event_id).length;
+    // Claimed by a process that was killed mid-send: attempts counted, lease still running, no job left.
+    await t.sql(`UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = now() + interval '20 seconds' WHERE id = $1`, [
+      delivered.id,
+    ]);
+    expect(await service.redrive()).toBe(0);
+    await t.sql(`UPDATE webhook_deliveries SET next_attempt_at = now() - interval '10 seconds' WHERE id = $1`, [delivered.id]);
+    expect(await service.redrive()).toBe(1);
+    await receiver.waitFor(before + 1, (h) => h.headers['webhook-id'] === delivered.event_id);
+    const again = await waitForStatus(hook.id, 'delivered');
+    expect(again).toMatchObject({ id: delivered.id, status: 'delivered', attempts: 2 });
+    await deleteEndpoint(hook.id);
   });
 
   it('unknown endpoints are 404', async () => {
