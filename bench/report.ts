@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { Measurement } from './load';
 import type { DatasetSize } from './seed';
+import type { WebhookLag } from './webhook-receiver';
 
 export interface ScenarioResult {
   label: string;
@@ -9,6 +10,8 @@ export interface ScenarioResult {
   /** target req/s ÷ baseline req/s (medians). */
   ratio?: number;
   warning?: string;
+  /** activate: delivery lag of the license.activated webhooks the load caused (commit to receipt). */
+  webhookLag?: WebhookLag;
 }
 
 export interface ScaleResult {
@@ -92,6 +95,16 @@ function preamble(report: BenchReport): string[] {
   ];
 }
 
+const lagLines = (report: BenchReport) =>
+  report.scales.flatMap((s) =>
+    Object.values(s.scenarios)
+      .filter((r) => r.webhookLag)
+      .map((r) => {
+        const l = r.webhookLag as WebhookLag;
+        return `${s.name} webhook delivery lag under "${r.label}" (commit to receipt, local receiver answering 204): ${num(l.delivered)} delivered, p50 ${num(l.p50Ms)} ms, p99 ${num(l.p99Ms)} ms, max ${num(l.maxMs)} ms; backlog drained ${num(l.drainSeconds, 1)} s after the load`;
+      }),
+  );
+
 const warnings = (report: BenchReport) => [
   ...report.scales.flatMap((s) =>
     Object.values(s.scenarios)
@@ -108,9 +121,15 @@ export function renderText(report: BenchReport): string {
   const { header, body } = rows(report);
   const widths = header.map((h, i) => Math.max(h.length, ...body.map((r) => r[i].length)));
   const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
-  return [...preamble(report), '', line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...body.map(line), ...warnings(report)].join(
-    '\n',
-  );
+  return [
+    ...preamble(report),
+    '',
+    line(header),
+    widths.map((w) => '-'.repeat(w)).join('  '),
+    ...body.map(line),
+    ...lagLines(report),
+    ...warnings(report),
+  ].join('\n');
 }
 
 /** The same as a Markdown table, for docs/performance.md. */
@@ -123,6 +142,7 @@ export function renderMarkdown(report: BenchReport): string {
     line(header),
     line(header.map((_, i) => (i === 0 ? '---' : '---:'))),
     ...body.map(line),
+    ...lagLines(report).map((l) => `\n${l}`),
     ...warnings(report).map((w) => `\n${w}`),
   ].join('\n');
 }

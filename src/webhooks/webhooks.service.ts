@@ -277,26 +277,36 @@ export class WebhooksService implements OnModuleInit, OnApplicationBootstrap {
 
   /**
    * A delivery job: its own attempt when due, then every other due attempt (claimed one by one, SKIP LOCKED, so two
-   * workers or instances never hold the same one). A claimed attempt's own job later finds nothing to do.
+   * workers or instances never hold the same one). A job whose attempt a drain already took does nothing more.
    */
   async attempt(deliveryId: string): Promise<void> {
     const claimed = await this.repository.claimAttempt(deliveryId);
-    if (claimed) await this.sendAndFinish(claimed);
+    if (!claimed) return;
+    await this.sendAndFinish(claimed);
     await this.drain();
   }
 
+  /** Claims due attempts one at a time and sends up to DRAIN_CONCURRENCY at once; stops at the first claim that finds none. */
   private async drain(): Promise<void> {
     const until = Date.now() + DRAIN_MS;
-    const lane = async () => {
-      while (Date.now() < until) {
-        const next = await this.repository.claimNextDue();
-        if (!next) return;
-        await this.sendAndFinish(next);
+    const sending = new Set<Promise<void>>();
+    let failure: unknown;
+    while (Date.now() < until && failure === undefined) {
+      if (sending.size >= DRAIN_CONCURRENCY) {
+        await Promise.race(sending);
+        continue;
       }
-    };
-    const lanes = await Promise.allSettled(Array.from({ length: DRAIN_CONCURRENCY }, lane));
-    const failed = lanes.find((l): l is PromiseRejectedResult => l.status === 'rejected');
-    if (failed) throw failed.reason as Error;
+      const next = await this.repository.claimNextDue();
+      if (!next) break;
+      const send: Promise<void> = this.sendAndFinish(next)
+        .catch((err: unknown) => {
+          failure ??= err;
+        })
+        .finally(() => sending.delete(send));
+      sending.add(send);
+    }
+    await Promise.all(sending);
+    if (failure !== undefined) throw failure as Error;
   }
 
   private async sendAndFinish(claimed: ClaimedDelivery): Promise<void> {
