@@ -277,12 +277,12 @@ export class WebhooksService implements OnModuleInit, OnApplicationBootstrap {
 
   /**
    * A delivery job: its own attempt when due, then every other due attempt (claimed one by one, SKIP LOCKED, so two
-   * workers or instances never hold the same one). A job whose attempt a drain already took does nothing more.
+   * workers or instances never hold the same one). A job whose attempt a drain already took still drains: the engine
+   * hands out one job per poll, so the jobs of a burst queue up behind each other and every one must move the outbox.
    */
   async attempt(deliveryId: string): Promise<void> {
     const claimed = await this.repository.claimAttempt(deliveryId);
-    if (!claimed) return;
-    await this.sendAndFinish(claimed);
+    if (claimed) await this.sendAndFinish(claimed);
     await this.drain();
   }
 
