@@ -258,7 +258,7 @@ describe('webhooks (CONTRACT 11)', () => {
       delivered.id,
     ]);
     const repository = t.app.get(WebhooksRepository);
-    const claims = await Promise.all(Array.from({ length: 10 }, () => repository.claimAttempt(String(delivered.id))));
+    const claims = await Promise.all(Array.from({ length: 10 }, () => repository.claimNextDue()));
     const won = claims.filter((c) => c !== null);
     expect(won).toHaveLength(1);
     expect(won[0]?.attempts).toBe(2);
@@ -280,7 +280,7 @@ describe('webhooks (CONTRACT 11)', () => {
     await deleteEndpoint(hook.id);
   });
 
-  it('the redrive sends again a delivery whose sender died (lease over), with the same webhook-id; a held lease is left alone', async () => {
+  it('the sweep sends again a delivery whose sender died (lease over), with the same webhook-id; a held lease is left alone', async () => {
     const service = t.app.get(WebhooksService);
     const hook = await endpoint(['license.created']);
     await createLicense(t);
@@ -290,9 +290,9 @@ describe('webhooks (CONTRACT 11)', () => {
     await t.sql(`UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = now() + interval '20 seconds' WHERE id = $1`, [
       delivered.id,
     ]);
-    expect(await service.redrive()).toBe(0);
+    expect(await service.deliverDue()).toBe(0);
     await t.sql(`UPDATE webhook_deliveries SET next_attempt_at = now() - interval '10 seconds' WHERE id = $1`, [delivered.id]);
-    expect(await service.redrive()).toBe(1);
+    expect(await service.deliverDue()).toBe(1);
     await receiver.waitFor(before + 1, (h) => h.headers['webhook-id'] === delivered.event_id);
     const again = await waitForStatus(hook.id, 'delivered');
     expect(again).toMatchObject({ id: delivered.id, status: 'delivered', attempts: 2 });

@@ -35,8 +35,6 @@ interface ClaimedRow {
  * the longest attempt (DNS bounded to 5 s, the request to 10 s, then one UPDATE), so no two sends of it overlap.
  */
 export const ATTEMPT_LEASE_SECONDS = 30;
-/** At most this many deliveries are re-enqueued per redrive run (a duplicate job is a no-op, but not free). */
-const REDRIVE_BATCH = 1000;
 
 @Injectable()
 export class WebhooksRepository {
@@ -83,17 +81,6 @@ export class WebhooksRepository {
       [endpointIds, id],
     );
     return rows.map((r) => String(r.id));
-  }
-
-  /**
-   * Claims the next attempt of a pending delivery: counts it and takes a lease, in one statement, so two workers
-   * (or a duplicated job) can never send the same attempt at once. Null when it is not due, not pending, or gone.
-   */
-  async claimAttempt(deliveryId: string): Promise<ClaimedDelivery | null> {
-    return this.claim(
-      `SELECT id FROM webhook_deliveries WHERE id = $1 AND status = 'pending' AND (next_attempt_at IS NULL OR next_attempt_at <= now()) FOR UPDATE`,
-      [deliveryId],
-    );
   }
 
   /** Claims the oldest due attempt of any pending delivery that no one else is claiming right now (SKIP LOCKED). */
@@ -153,22 +140,6 @@ export class WebhooksRepository {
       [deliveryId, outcome.status, outcome.statusCode, outcome.error?.slice(0, 500) ?? null, outcome.nextAttemptInSeconds, attempt],
     );
     return rows.length > 0;
-  }
-
-  /**
-   * Pending deliveries whose job may be gone: an attempt claimed by a process that died (lease over), a retry or a
-   * first attempt long overdue. Their jobs are sent again; one that still had a job loses nothing (the claim is atomic).
-   */
-  async overdueDeliveryIds(): Promise<string[]> {
-    const rows = await this.dataSource.query<{ id: string }[]>(
-      `SELECT id FROM webhook_deliveries
-       WHERE status = 'pending'
-         AND ((attempts > 0 AND next_attempt_at < now() - interval '5 seconds')
-           OR (attempts = 0 AND next_attempt_at < now() - interval '15 minutes'))
-       ORDER BY created_at LIMIT $1`,
-      [REDRIVE_BATCH],
-    );
-    return rows.map((r) => String(r.id));
   }
 
   /** A failed delivery goes back to pending, due now; false when it is not failed. */

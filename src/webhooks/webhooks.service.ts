@@ -18,16 +18,19 @@ import { ALL_EVENTS, isWebhookEvent } from './webhook-events';
 import { postOnce } from './webhook-sender';
 import { ATTEMPT_LEASE_SECONDS, ClaimedDelivery, WebhooksRepository } from './webhooks.repository';
 
-export const DELIVER_QUEUE = 'webhook-deliver';
-export const EXPIRY_QUEUE = 'webhook-expiry-scan';
-export const REDRIVE_QUEUE = 'webhook-redrive';
-/** Its own queue (not stately like the minute's one): every start's look after the lease is kept, even with one waiting. */
-export const REDRIVE_AFTER_START_QUEUE = 'webhook-redrive-after-start';
-const EXPIRY_BATCH = 500;
 /**
- * A delivery job also sends whatever else is due, this many at once, for up to DRAIN_MS: the engine hands a worker one
- * job per poll (two a second), far too few for a burst. The last attempt ends well before the job's 60 s expiry.
+ * The outbox is the queue; jobs only wake a worker to drain it. `short`: at most one waiting job, any number running,
+ * so a burst of events adds one job, not one per event (the engine hands a worker one job per poll).
  */
+export const DRAIN_QUEUE = 'webhook-drain';
+/** A failed attempt's wake-up at its retry time (one job per retry). */
+export const RETRY_QUEUE = 'webhook-retry';
+export const EXPIRY_QUEUE = 'webhook-expiry-scan';
+export const SWEEP_QUEUE = 'webhook-sweep';
+/** Its own queue (not stately like the minute's one): every start's look after the lease is kept, even with one waiting. */
+export const SWEEP_AFTER_START_QUEUE = 'webhook-sweep-after-start';
+const EXPIRY_BATCH = 500;
+/** A drain sends this many attempts at once, for up to DRAIN_MS; its last attempt ends well before the job's 60 s expiry. */
 const DRAIN_CONCURRENCY = 8;
 const DRAIN_MS = 20_000;
 
@@ -106,12 +109,12 @@ export class WebhooksService implements OnModuleInit, OnApplicationBootstrap {
 
   onModuleInit(): void {
     this.audit.onRecord((event, manager) => this.onAudited(event, manager));
-    this.jobs.work<{ deliveryId: string }>(DELIVER_QUEUE, (data) => this.attempt(data.deliveryId), {
-      pollingIntervalSeconds: 0.5,
-      // Longer than an attempt's 10 s, so a running attempt is never handed to a second worker.
-      expireInSeconds: 60,
-      retryLimit: 5,
-    });
+    const drain = async () => {
+      await this.deliverDue();
+    };
+    // Longer than a drain (DRAIN_MS plus its last attempts), so a running drain is never handed to a second worker.
+    this.jobs.work(DRAIN_QUEUE, drain, { policy: 'short', pollingIntervalSeconds: 0.5, expireInSeconds: 60, retryLimit: 5 });
+    this.jobs.work(RETRY_QUEUE, drain, { pollingIntervalSeconds: 1, expireInSeconds: 60, retryLimit: 5 });
     this.jobs.schedule(
       EXPIRY_QUEUE,
       '* * * * *',
@@ -120,35 +123,15 @@ export class WebhooksService implements OnModuleInit, OnApplicationBootstrap {
       },
       { policy: 'stately' },
     );
-    // The safety net for deliveries whose job was lost with a killed process (see redrive).
-    this.jobs.schedule(
-      REDRIVE_QUEUE,
-      '* * * * *',
-      async () => {
-        await this.redrive();
-      },
-      { policy: 'stately' },
-    );
-    this.jobs.work(REDRIVE_AFTER_START_QUEUE, async () => {
-      await this.redrive();
-    });
+    // The safety net: attempts claimed by a process that was killed (free again when their lease ends), and the rare
+    // event whose wake-up was refused while a waiting job was already being taken.
+    this.jobs.schedule(SWEEP_QUEUE, '* * * * *', drain, { policy: 'stately' });
+    this.jobs.work(SWEEP_AFTER_START_QUEUE, drain);
   }
 
   /** After a crash the dead process's claimed attempts are free again once their lease ends: look then, not up to a minute later. */
   async onApplicationBootstrap(): Promise<void> {
-    await this.jobs.send(REDRIVE_AFTER_START_QUEUE, {}, { startAfterSeconds: ATTEMPT_LEASE_SECONDS + 1 });
-  }
-
-  /**
-   * Sends a job again for every pending delivery that is overdue: an attempt claimed by a process that was killed
-   * (its pg-boss job comes back only after the job's expiry and the engine's next supervision, a minute or more) or
-   * a job the engine gave up on. Returns how many.
-   */
-  async redrive(): Promise<number> {
-    const ids = await this.repository.overdueDeliveryIds();
-    for (const deliveryId of ids) await this.jobs.send(DELIVER_QUEUE, { deliveryId });
-    if (ids.length) this.logger.log(`redrive: ${ids.length} overdue webhook deliveries enqueued again`);
-    return ids.length;
+    await this.jobs.send(SWEEP_AFTER_START_QUEUE, {}, { startAfterSeconds: ATTEMPT_LEASE_SECONDS + 1 });
   }
 
   // --- endpoints ---------------------------------------------------------------------------------------------
@@ -235,7 +218,7 @@ export class WebhooksService implements OnModuleInit, OnApplicationBootstrap {
       if (!(await this.repository.reopenFailed(id, manager))) {
         throw AppError.conflict(`Only a failed delivery can be retried; this one is ${delivery.status}`, { status: delivery.status });
       }
-      await this.jobs.send(DELIVER_QUEUE, { deliveryId: id }, { manager });
+      await this.jobs.send(DRAIN_QUEUE, {}, { manager });
       await this.audit.record(
         { action: 'webhook.delivery_retried', actor, details: { delivery_id: Number(id), event_id: delivery.eventId } },
         manager,
@@ -269,27 +252,21 @@ export class WebhooksService implements OnModuleInit, OnApplicationBootstrap {
   private async enqueue(type: string, data: Record<string, unknown>, endpointIds: number[], manager: EntityManager): Promise<void> {
     const id = newEventId();
     const payload = { type, timestamp: new Date().toISOString(), data };
-    const deliveryIds = await this.repository.insertEvent(id, type, payload, endpointIds, manager);
-    for (const deliveryId of deliveryIds) await this.jobs.send(DELIVER_QUEUE, { deliveryId }, { manager });
+    await this.repository.insertEvent(id, type, payload, endpointIds, manager);
+    // Refused (null) when a wake-up is already waiting: that one drains this event too.
+    await this.jobs.send(DRAIN_QUEUE, {}, { manager });
   }
 
   // --- sending -------------------------------------------------------------------------------------------------
 
   /**
-   * A delivery job: its own attempt when due, then every other due attempt (claimed one by one, SKIP LOCKED, so two
-   * workers or instances never hold the same one). A job whose attempt a drain already took still drains: the engine
-   * hands out one job per poll, so the jobs of a burst queue up behind each other and every one must move the outbox.
+   * Sends every due attempt: claimed one at a time (SKIP LOCKED, so two workers or instances never hold the same one),
+   * up to DRAIN_CONCURRENCY in flight, for at most DRAIN_MS; stops at the first claim that finds none. Returns how many.
    */
-  async attempt(deliveryId: string): Promise<void> {
-    const claimed = await this.repository.claimAttempt(deliveryId);
-    if (claimed) await this.sendAndFinish(claimed);
-    await this.drain();
-  }
-
-  /** Claims due attempts one at a time and sends up to DRAIN_CONCURRENCY at once; stops at the first claim that finds none. */
-  private async drain(): Promise<void> {
+  async deliverDue(): Promise<number> {
     const until = Date.now() + DRAIN_MS;
     const sending = new Set<Promise<void>>();
+    let sent = 0;
     let failure: unknown;
     while (Date.now() < until && failure === undefined) {
       if (sending.size >= DRAIN_CONCURRENCY) {
@@ -298,6 +275,7 @@ export class WebhooksService implements OnModuleInit, OnApplicationBootstrap {
       }
       const next = await this.repository.claimNextDue();
       if (!next) break;
+      sent++;
       const send: Promise<void> = this.sendAndFinish(next)
         .catch((err: unknown) => {
           failure ??= err;
@@ -307,6 +285,9 @@ export class WebhooksService implements OnModuleInit, OnApplicationBootstrap {
     }
     await Promise.all(sending);
     if (failure !== undefined) throw failure as Error;
+    // Cut short with attempts still due: wake another worker rather than wait for the sweep.
+    if (Date.now() >= until) await this.jobs.send(DRAIN_QUEUE, {});
+    return sent;
   }
 
   private async sendAndFinish(claimed: ClaimedDelivery): Promise<void> {
@@ -338,7 +319,7 @@ export class WebhooksService implements OnModuleInit, OnApplicationBootstrap {
           { status: 'pending', statusCode: result.statusCode, error: result.error, nextAttemptInSeconds: delay },
           manager,
         );
-        if (recorded) await this.jobs.send(DELIVER_QUEUE, { deliveryId }, { manager, startAfterSeconds: delay });
+        if (recorded) await this.jobs.send(RETRY_QUEUE, { deliveryId }, { manager, startAfterSeconds: delay });
       } else {
         this.outcomes.inc({ outcome: 'failed' });
         await this.repository.finishAttempt(
