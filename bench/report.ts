@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { ExportBenchResult } from './export';
 import type { Measurement } from './load';
 import type { DatasetSize } from './seed';
+import type { WebhookLag } from './webhook-receiver';
 
 export interface ScenarioResult {
   label: string;
@@ -10,6 +11,8 @@ export interface ScenarioResult {
   /** target req/s ÷ baseline req/s (medians). */
   ratio?: number;
   warning?: string;
+  /** activate: delivery lag of the license.activated webhooks the load caused (commit to receipt). */
+  webhookLag?: WebhookLag;
 }
 
 export interface ScaleResult {
@@ -103,6 +106,15 @@ const exportLines = (report: BenchReport) =>
       const e = s.export as ExportBenchResult;
       return `${s.name} ${e.label}: ${num(e.rows)} rows in ${num(e.seconds, 2)} s = ${num(e.rowsPerSecond)} rows/s, ${num(e.bytes / 1048576, 1)} MiB; server RSS ${num(e.rssBeforeMiB, 1)} MiB before, peak ${num(e.rssPeakMiB, 1)} MiB, growth ${num(e.rssGrowthMiB, 1)} MiB (limit 100); RSS after each tenth: ${(e.rssByTenthMiB ?? []).map((m) => num(m, 0)).join(' ')}`;
     });
+const lagLines = (report: BenchReport) =>
+  report.scales.flatMap((s) =>
+    Object.values(s.scenarios)
+      .filter((r) => r.webhookLag)
+      .map((r) => {
+        const l = r.webhookLag as WebhookLag;
+        return `${s.name} webhook delivery lag under "${r.label}" (commit to receipt, local receiver answering 204): ${num(l.delivered)} delivered, p50 ${num(l.p50Ms)} ms, p99 ${num(l.p99Ms)} ms, max ${num(l.maxMs)} ms; backlog drained ${num(l.drainSeconds, 1)} s after the load`;
+      }),
+  );
 
 const warnings = (report: BenchReport) => [
   ...report.scales.filter((s) => s.export?.warning).map((s) => `WARNING ${s.name} ${s.export?.label}: ${s.export?.warning}`),
@@ -128,6 +140,7 @@ export function renderText(report: BenchReport): string {
     widths.map((w) => '-'.repeat(w)).join('  '),
     ...body.map(line),
     ...exportLines(report),
+    ...lagLines(report),
     ...warnings(report),
   ].join('\n');
 }
@@ -143,6 +156,7 @@ export function renderMarkdown(report: BenchReport): string {
     line(header.map((_, i) => (i === 0 ? '---' : '---:'))),
     ...body.map(line),
     ...exportLines(report).map((l) => `\n${l}`),
+    ...lagLines(report).map((l) => `\n${l}`),
     ...warnings(report).map((w) => `\n${w}`),
   ].join('\n');
 }

@@ -14,6 +14,7 @@ import { ExportBenchResult, measureExport } from './export';
 import { LoadOptions, measurePair, RunResult, Scenario } from './load';
 import { NodeProcess, spawnNode } from './processes';
 import { BenchReport, renderText, ScaleResult, ScenarioResult } from './report';
+import { settleLag, startLagReceiver } from './webhook-receiver';
 import { datasetSize, freshPoolStart, loadProducts, productOf, SeedProduct, seedAudit, seedLicenses, vacuumAnalyze } from './seed';
 
 // The built layout is <out>/bench and <out>/src; the project root holds package.json and views/.
@@ -398,9 +399,18 @@ async function measureScale(
         app_version: '1.0.0',
       });
     };
+    // One endpoint subscribed to license.activated: the row also measures the outbox, and the delivery lag under it.
+    const receiver = await startLagReceiver();
+    const hook = await fetch(`${servers.app}/api/v1/admin/webhooks`, {
+      method: 'POST',
+      headers: { ...admin, 'content-type': 'application/json' },
+      body: JSON.stringify({ url: receiver.url, events: ['license.activated'], description: 'bench: delivery lag' }),
+    });
+    if (hook.status !== 201) throw new Error(`webhook endpoint: ${hook.status} ${await hook.text()}`);
+    const hookId = ((await hook.json()) as { id: number }).id;
     const r = await paired(
       'activate',
-      'POST /api/v1/activate (fresh licence)',
+      'POST /api/v1/activate (fresh licence, one webhook endpoint)',
       { method: 'POST', path: '/api/v1/activate', body: freshBody },
       'bare node:http + RSA sign',
       baselineActivate,
@@ -410,6 +420,15 @@ async function measureScale(
       r.warning = [r.warning, `the pool of ${poolSize} fresh licences ran out: later requests were re-activations`]
         .filter(Boolean)
         .join('; ');
+    log('  webhook deliveries: waiting until none is pending');
+    r.webhookLag = await settleLag(pool, receiver.lags);
+    log(`  webhook delivery lag: ${JSON.stringify(r.webhookLag)}`);
+    if (r.webhookLag.pendingAfterWait > 0)
+      r.warning = [r.warning, `${r.webhookLag.pendingAfterWait} webhook deliveries still pending after the wait`]
+        .filter(Boolean)
+        .join('; ');
+    await fetch(`${servers.app}/api/v1/admin/webhooks/${hookId}`, { method: 'DELETE', headers: admin });
+    await receiver.close();
   }
   return { result: { name, dataset, seedSeconds, scenarios, export: exportResult }, requests };
 }
@@ -451,6 +470,8 @@ async function startScale(setup: Setup, name: string, dbUrl: string, dbName: str
       LOG_LEVEL: 'warn',
       // The validate rows run for over a minute after their seats are refreshed: keep them fresh throughout.
       LAST_SEEN_INTERVAL: '3600',
+      // The delivery-lag receiver listens on 127.0.0.1.
+      WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
       ...limits,
     },
   });

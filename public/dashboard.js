@@ -115,3 +115,19 @@ document.addEventListener('DOMContentLoaded', () => {
     if (file) text.value = await file.text();
   });
 });
+
+// A secret shown once: selected whole on focus, and a Copy button where the clipboard API exists.
+document.addEventListener('DOMContentLoaded', () => {
+  const field = document.querySelector('input[data-copy-field]');
+  if (!field) return;
+  field.addEventListener('focus', () => field.select());
+  const button = document.querySelector('button[data-copy-button]');
+  if (!button || !navigator.clipboard) return;
+  button.hidden = false;
+  button.addEventListener('click', () => {
+    navigator.clipboard.writeText(field.value).then(
+      () => (button.textContent = 'Copied'),
+      () => field.select(),
+    );
+  });
+});

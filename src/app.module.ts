@@ -17,6 +17,7 @@ import { RedisModule } from './common/redis/redis.module';
 import { LicensesModule } from './licenses/licenses.module';
 import { ProductsModule } from './products/products.module';
 import { StatsModule } from './stats/stats.module';
+import { WebhooksModule } from './webhooks/webhooks.module';
 
 @Module({})
 export class AppModule {
@@ -40,6 +41,7 @@ export class AppModule {
         ProductsModule,
         LicensesModule,
         StatsModule,
+        WebhooksModule,
         DashboardModule,
       ],
     };

@@ -23,6 +23,7 @@ const TAGS: [string, string][] = [
   ['admin: audit', 'The audit log (admin API key)'],
   ['admin: stats', 'Statistics per product (admin API key)'],
   ['admin: tokens', 'Scoped admin tokens (admin API key or a token with tokens:manage)'],
+  ['admin: webhooks', 'Webhook endpoints, secrets and deliveries (admin API key or a token with webhooks:manage)'],
   ['admin: signing keys', 'The keyring: list, rotate, revoke signing keys (admin API key)'],
   ['health', 'Readiness and liveness probes'],
   ['operations', 'Prometheus metrics'],

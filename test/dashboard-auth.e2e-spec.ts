@@ -13,11 +13,27 @@ const PAGES = [
   '/audit',
   '/licenses/1/unknown',
   '/audit/x',
+  '/webhooks',
+  '/webhooks/1',
+  '/webhooks/1/delete',
+];
+const ACTIONS = [
+  '/logout',
+  '/licenses',
+  '/licenses/1/revoke',
+  '/licenses/1/release',
+  '/licenses/1/suspend',
+  '/licenses/1/reinstate',
+  '/webhooks',
+  '/webhooks/1/deactivate',
+  '/webhooks/1/activate',
+  '/webhooks/1/rotate-secret',
+  '/webhooks/1/delete',
+  '/webhooks/1/deliveries/1/retry',
 ];
 /** Every Set-Cookie header of a response (supertest types headers as single strings). */
 const setCookies = (res: { headers: Record<string, unknown> }): string[] => (res.headers['set-cookie'] as string[] | undefined) ?? [];
 
-const ACTIONS = ['/logout', '/licenses', '/licenses/1/revoke', '/licenses/1/release', '/licenses/1/suspend', '/licenses/1/reinstate'];
 
 describe('dashboard: login, sessions, CSRF, headers', () => {
   let t: TestApp;

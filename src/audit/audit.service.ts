@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { EntityManager } from 'typeorm';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { type Actor, ALL_PRODUCTS, type ProductScope } from '../common/auth/actor';
 import { AppError } from '../common/errors/app-error';
 import type { ExportSource, ExportValue } from '../common/http/export';
@@ -18,12 +19,29 @@ export interface AuditEvent {
   details?: Record<string, unknown>;
 }
 
-/** The audit log: a leaf every module may use. Pass the transaction's manager so the entry commits with the change. */
+/** Runs in the transaction of the audited change, after its entry is written (the webhooks outbox subscribes here). */
+export type AuditListener = (event: AuditEvent, manager: EntityManager) => Promise<void>;
+
+/**
+ * The audit log: a leaf every module may use. Pass the transaction's manager so the entry commits with the change.
+ * Listeners let other modules add to that transaction without the audit log knowing them.
+ */
 @Injectable()
 export class AuditService {
-  constructor(private readonly audit: AuditRepository) {}
+  private readonly listeners: AuditListener[] = [];
+
+  constructor(
+    private readonly audit: AuditRepository,
+    @InjectDataSource() private readonly dataSource: DataSource,
+  ) {}
+
+  onRecord(listener: AuditListener): void {
+    this.listeners.push(listener);
+  }
 
   async record(event: AuditEvent, manager?: EntityManager): Promise<void> {
+    // Without a caller's transaction and with listeners, the entry and what they add commit together in one of our own.
+    if (!manager && this.listeners.length) return this.dataSource.transaction((own) => this.record(event, own));
     await this.audit.insert(
       {
         action: event.action,
@@ -36,6 +54,7 @@ export class AuditService {
       },
       manager,
     );
+    for (const listener of this.listeners) await listener(event, manager as EntityManager);
   }
 
   /** A page of entries matching the filters (licence, action, actor type, time range), newest first, with the total. */

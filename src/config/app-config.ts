@@ -24,6 +24,12 @@ export interface AppConfig {
   logLevel: EnvironmentVariables['LOG_LEVEL'];
   dbPoolSize: number;
   metricsToken?: string;
+  webhooks: {
+    /** Seconds to wait before each retry; after the last one a delivery is `failed`. */
+    retryScheduleSeconds: number[];
+    expiringDays: number;
+    allowPrivateNetworks: boolean;
+  };
 }
 
 export const DEFAULT_LOGIN_PAGE_RATE_LIMIT = 30;

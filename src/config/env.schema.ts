@@ -44,6 +44,9 @@ export const ENV_NAMES = [
   'LOG_LEVEL',
   'DB_POOL_SIZE',
   'METRICS_TOKEN',
+  'WEBHOOK_RETRY_SCHEDULE',
+  'WEBHOOK_EXPIRING_DAYS',
+  'WEBHOOK_ALLOW_PRIVATE_NETWORKS',
 ] as const;
 
 export const TRUST_EVERYONE_MESSAGE =
@@ -191,6 +194,20 @@ export class EnvironmentVariables {
   @Min(0)
   @Max(86_400)
   LAST_SEEN_INTERVAL = 60;
+
+  @Matches(/^\s*\d{1,6}\s*(,\s*\d{1,6}\s*){0,19}$/, {
+    message: 'WEBHOOK_RETRY_SCHEDULE must be 1 to 20 comma-separated delays in seconds (each up to 999999)',
+  })
+  WEBHOOK_RETRY_SCHEDULE = '5,30,120,600,1800,7200,28800,86400';
+
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(365)
+  WEBHOOK_EXPIRING_DAYS = 7;
+
+  @IsIn(['true', 'false'], { message: 'WEBHOOK_ALLOW_PRIVATE_NETWORKS must be true or false' })
+  WEBHOOK_ALLOW_PRIVATE_NETWORKS = 'false';
 
   /** Seconds between sweeps for dead seats (CONTRACT 9 wants them released within 60 s of death). */
   @Transform(toInt)

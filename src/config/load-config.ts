@@ -65,6 +65,11 @@ export function buildConfig(env: EnvironmentVariables, databaseUrl: string): { c
     logLevel: env.LOG_LEVEL,
     dbPoolSize: env.DB_POOL_SIZE,
     metricsToken: env.METRICS_TOKEN,
+    webhooks: {
+      retryScheduleSeconds: env.WEBHOOK_RETRY_SCHEDULE.split(',').map((s) => Number(s.trim())),
+      expiringDays: env.WEBHOOK_EXPIRING_DAYS,
+      allowPrivateNetworks: env.WEBHOOK_ALLOW_PRIVATE_NETWORKS === 'true',
+    },
   };
   return { config, generated };
 }

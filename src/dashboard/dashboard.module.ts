@@ -5,6 +5,7 @@ import { LicensesModule } from '../licenses/licenses.module';
 import { ProductsModule } from '../products/products.module';
 import { KeyringModule } from '../keyring/keyring.module';
 import { StatsModule } from '../stats/stats.module';
+import { WebhooksModule } from '../webhooks/webhooks.module';
 import { AuthController } from './auth/auth.controller';
 import { DashboardPassport } from './auth/dashboard-passport';
 import { loginFormTokensProvider } from './auth/login-form-token';
@@ -16,13 +17,14 @@ import { DashboardNotFoundController } from './pages/not-found.controller';
 import { OverviewController } from './pages/overview.controller';
 import { SigningKeysPageController } from './pages/signing-keys.controller';
 import { TokensPageController } from './pages/tokens.controller';
+import { WebhooksPagesController } from './pages/webhooks.controller';
 import { DashboardSessionStore } from './session-store';
 import { UsersRepository } from './users.repository';
 import { UsersService } from './users.service';
 
 /** The staff dashboard: server-rendered pages on top of the same services as the admin API (never its own SQL for licences). */
 @Module({
-  imports: [ActivationModule, AuditModule, KeyringModule, LicensesModule, ProductsModule, StatsModule],
+  imports: [ActivationModule, AuditModule, KeyringModule, LicensesModule, ProductsModule, StatsModule, WebhooksModule],
   // DashboardNotFoundController last: it catches only what no page matched.
   controllers: [
     AuthController,
@@ -32,6 +34,7 @@ import { UsersService } from './users.service';
     SigningKeysPageController,
     TokensPageController,
     LicenseFilesPagesController,
+    WebhooksPagesController,
     DashboardNotFoundController,
   ],
   providers: [UsersRepository, UsersService, DashboardPassport, DashboardSessionStore, FirstUserInitializer, loginFormTokensProvider],

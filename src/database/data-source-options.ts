@@ -17,10 +17,25 @@ import { AdminTokens1796200000000 } from './migrations/1796200000000-admin-token
 import { SeatPolicies1796100000000 } from './migrations/1796100000000-seat-policies';
 import { SigningKeys1796000000000 } from './migrations/1796000000000-signing-keys';
 import { StaffSearch1796300000000 } from './migrations/1796300000000-staff-search';
+import { Webhooks1796400000000 } from './migrations/1796400000000-webhooks';
+import { WebhookDelivery, WebhookEndpoint, WebhookEvent, WebhookExpiryNotice } from '../webhooks/webhook.entities';
 
 const STATEMENT_TIMEOUT_MS = 15_000;
 
-export const ENTITIES = [Product, License, Activation, AuditEntry, User, StoredSigningKey, AdminToken, StatsDelta];
+export const ENTITIES = [
+  Product,
+  License,
+  Activation,
+  AuditEntry,
+  User,
+  StoredSigningKey,
+  AdminToken,
+  StatsDelta,
+  WebhookEndpoint,
+  WebhookEvent,
+  WebhookDelivery,
+  WebhookExpiryNotice,
+];
 export const MIGRATIONS = [
   InitialSchema1763780000000,
   SeedProducts1763780000001,
@@ -31,6 +46,7 @@ export const MIGRATIONS = [
   SeatPolicies1796100000000,
   AdminTokens1796200000000,
   StaffSearch1796300000000,
+  Webhooks1796400000000,
 ];
 
 /** One place for the TypeORM options, shared by the app, the migration CLI and the tests. */

@@ -359,6 +359,12 @@ export class LicensesService {
     return license;
   }
 
+  /** The licence as GET shows it, read in the caller's transaction (a webhook event's data, written with the change). */
+  async getLicenseIn(id: number, manager: EntityManager): Promise<LicenseDetailsDto | null> {
+    const license = await this.licenses.getById(id, manager);
+    return license ? this.details(license, manager) : null;
+  }
+
   private async details(license: License, manager: EntityManager): Promise<LicenseDetailsDto> {
     const seats = await this.seats.listCurrent(license.id, manager);
     return toLicenseDetails(license, seats, new Date());

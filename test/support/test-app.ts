@@ -73,6 +73,8 @@ export function testConfig(databaseUrl: string, overrides: Partial<AppConfig> = 
     // Generous by default so unrelated tests never trip them; the rate-limit tests set their own.
     lastSeenIntervalSeconds: 60,
     seatSweepIntervalSeconds: 15,
+    // Tests deliver to a receiver on 127.0.0.1 with short retries; the SSRF tests turn private networks off again.
+    webhooks: { retryScheduleSeconds: [1, 1], expiringDays: 7, allowPrivateNetworks: true },
     logLevel: 'silent',
     dbPoolSize: 10,
     metricsToken: undefined,

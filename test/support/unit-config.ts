@@ -14,6 +14,7 @@ export function testConfigFor(overrides: Partial<AppConfig> = {}): AppConfig {
     rateLimits: { activate: 10, deactivate: 10, validate: 60, heartbeat: 60, admin: 600, login: 5 },
     lastSeenIntervalSeconds: 60,
     seatSweepIntervalSeconds: 15,
+    webhooks: { retryScheduleSeconds: [5, 30], expiringDays: 7, allowPrivateNetworks: false },
     logLevel: 'silent',
     dbPoolSize: 5,
     ...overrides,

@@ -1,0 +1,68 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Pool } from 'pg';
+
+/** Delivery lag of webhooks (from the event's commit to its receipt), measured under a load. */
+export interface WebhookLag {
+  delivered: number;
+  p50Ms: number;
+  p99Ms: number;
+  maxMs: number;
+  /** Seconds from the end of the load until nothing was pending any more (the backlog the load left). */
+  drainSeconds: number;
+  /** Deliveries still pending when the bench stopped waiting. */
+  pendingAfterWait: number;
+}
+
+const percentile = (sorted: number[], p: number) =>
+  sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] : NaN;
+
+/**
+ * A receiver in the bench process that answers 204 at once and keeps, per request, now − the body's `timestamp`
+ * (set in the transaction of the change, just before its commit; same machine, same clock).
+ */
+export async function startLagReceiver(): Promise<{ url: string; lags: number[]; close: () => Promise<void> }> {
+  const lags: number[] = [];
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const receivedAt = Date.now();
+      try {
+        const { timestamp } = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { timestamp: string };
+        lags.push(receivedAt - Date.parse(timestamp));
+      } catch {
+        // not a webhook: ignore
+      }
+      res.statusCode = 204;
+      res.end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/hooks`,
+    lags,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+/** Waits (at most `maxSeconds`) until no delivery is pending, then summarises the lags. */
+export async function settleLag(pool: Pool, lags: number[], maxSeconds = 120): Promise<WebhookLag> {
+  const started = Date.now();
+  let pending = Number.POSITIVE_INFINITY;
+  while (Date.now() - started < maxSeconds * 1000) {
+    pending = Number((await pool.query<{ n: string }>(`SELECT count(*) AS n FROM webhook_deliveries WHERE status = 'pending'`)).rows[0].n);
+    if (pending === 0) break;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  const sorted = [...lags].sort((a, b) => a - b);
+  return {
+    delivered: sorted.length,
+    p50Ms: percentile(sorted, 50),
+    p99Ms: percentile(sorted, 99),
+    maxMs: sorted.length ? sorted[sorted.length - 1] : NaN,
+    drainSeconds: Math.round((Date.now() - started) / 100) / 10,
+    pendingAfterWait: pending,
+  };
+}

@@ -1,0 +1,112 @@
+import { Check, Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn, PrimaryGeneratedColumn, Unique } from 'typeorm';
+
+export const DELIVERY_STATUSES = ['pending', 'delivered', 'failed'] as const;
+export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
+
+/** A receiver of events (CONTRACT 11). The secret signs every delivery (Standard Webhooks). */
+@Entity('webhook_endpoints')
+@Check('webhook_endpoints_events_check', `cardinality(events) > 0`)
+export class WebhookEndpoint {
+  @PrimaryGeneratedColumn()
+  id: number;
+
+  @Column({ type: 'varchar', length: 2048 })
+  url: string;
+
+  @Column({ type: 'varchar', length: 500, nullable: true })
+  description: string | null;
+
+  @Column({ type: 'text', array: true })
+  events: string[];
+
+  @Column({ type: 'varchar', length: 100 })
+  secret: string;
+
+  @Column({ type: 'boolean', default: true })
+  active: boolean;
+
+  @Column({ name: 'created_at', type: 'timestamptz', default: () => 'now()' })
+  createdAt: Date;
+
+  @Column({ name: 'updated_at', type: 'timestamptz', default: () => 'now()' })
+  updatedAt: Date;
+}
+
+/** One event, written in the transaction of the change that caused it (the outbox); its id is the `webhook-id`. */
+@Entity('webhook_events')
+export class WebhookEvent {
+  @PrimaryColumn({ type: 'varchar', length: 40 })
+  id: string;
+
+  @Column({ type: 'varchar', length: 64 })
+  type: string;
+
+  @Column({ type: 'jsonb' })
+  payload: Record<string, unknown>;
+
+  @Column({ name: 'created_at', type: 'timestamptz', default: () => 'now()' })
+  createdAt: Date;
+}
+
+/** An event for one endpoint: its attempts, outcome and next attempt. */
+@Entity('webhook_deliveries')
+@Unique('webhook_deliveries_endpoint_event_key', ['endpointId', 'eventId'])
+@Index('webhook_deliveries_endpoint_idx', ['endpointId', 'id'])
+@Index('webhook_deliveries_pending_idx', ['createdAt'], { where: `status = 'pending'` })
+@Check('webhook_deliveries_status_check', `status IN ('pending', 'delivered', 'failed')`)
+export class WebhookDelivery {
+  @PrimaryGeneratedColumn({ type: 'bigint' })
+  id: string;
+
+  @Column({ name: 'endpoint_id', type: 'int' })
+  endpointId: number;
+
+  @ManyToOne(() => WebhookEndpoint, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'endpoint_id', foreignKeyConstraintName: 'FK_webhook_deliveries_endpoint' })
+  endpoint?: WebhookEndpoint;
+
+  @Column({ name: 'event_id', type: 'varchar', length: 40 })
+  eventId: string;
+
+  @ManyToOne(() => WebhookEvent, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'event_id', foreignKeyConstraintName: 'FK_webhook_deliveries_event' })
+  event?: WebhookEvent;
+
+  @Column({ type: 'varchar', length: 16, default: 'pending' })
+  status: DeliveryStatus;
+
+  @Column({ type: 'int', default: 0 })
+  attempts: number;
+
+  @Column({ name: 'last_status_code', type: 'int', nullable: true })
+  lastStatusCode: number | null;
+
+  @Column({ name: 'last_error', type: 'varchar', length: 500, nullable: true })
+  lastError: string | null;
+
+  @Column({ name: 'next_attempt_at', type: 'timestamptz', nullable: true })
+  nextAttemptAt: Date | null;
+
+  @Column({ name: 'created_at', type: 'timestamptz', default: () => 'now()' })
+  createdAt: Date;
+
+  @Column({ name: 'delivered_at', type: 'timestamptz', nullable: true })
+  deliveredAt: Date | null;
+}
+
+/** Time-driven events already sent: one row per licence, kind and expiry date, so each fires once. */
+@Entity('webhook_expiry_notices')
+@Check('webhook_expiry_notices_kind_check', `kind IN ('expiring_soon', 'expired')`)
+export class WebhookExpiryNotice {
+  @PrimaryColumn({ name: 'license_id', type: 'int' })
+  licenseId: number;
+
+  @PrimaryColumn({ type: 'varchar', length: 16 })
+  kind: 'expiring_soon' | 'expired';
+
+  @PrimaryColumn({ name: 'expires_at', type: 'timestamptz' })
+  expiresAt: Date;
+
+  @Column({ name: 'created_at', type: 'timestamptz', default: () => 'now()' })
+  createdAt: Date;
+}

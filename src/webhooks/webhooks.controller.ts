@@ -1,0 +1,105 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, Res } from '@nestjs/common';
+import {
+  ApiConflictResponse,
+  ApiCreatedResponse,
+  ApiNoContentResponse,
+  ApiNotFoundResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiTags,
+} from '@nestjs/swagger';
+import type { Response } from 'express';
+import { AdminRoute } from '../auth/admin-route.decorator';
+import { Actor, CurrentActor } from '../common/auth/actor';
+import { ErrorResponseDto } from '../common/errors/error-response.dto';
+import { IdParamPipe } from '../common/http/id-param.pipe';
+import { setTotalCount, TOTAL_COUNT_HEADERS } from '../common/http/page-query.dto';
+import {
+  CreatedWebhookDto,
+  CreateWebhookDto,
+  ListDeliveriesQueryDto,
+  UpdateWebhookDto,
+  WebhookDeliveryDto,
+  WebhookEndpointDto,
+  WebhookSecretDto,
+} from './dto/webhook.dto';
+import { WebhooksService } from './webhooks.service';
+
+const NOT_FOUND = { description: 'NOT_FOUND', type: ErrorResponseDto };
+
+/** Webhook endpoints, their secrets and deliveries (CONTRACT 11). */
+@ApiTags('admin: webhooks')
+@AdminRoute('webhooks:manage')
+@Controller('api/v1/admin')
+export class WebhooksController {
+  constructor(private readonly webhooks: WebhooksService) {}
+
+  @Post('webhooks')
+  @ApiOperation({ summary: 'Register an endpoint; the answer holds its secret, shown only here' })
+  @ApiCreatedResponse({ type: CreatedWebhookDto })
+  create(@Body() body: CreateWebhookDto, @CurrentActor() actor: Actor): Promise<CreatedWebhookDto> {
+    return this.webhooks.createEndpoint(body, actor);
+  }
+
+  @Get('webhooks')
+  @ApiOperation({ summary: 'All endpoints (never their secrets)' })
+  @ApiOkResponse({ type: [WebhookEndpointDto] })
+  list(): Promise<WebhookEndpointDto[]> {
+    return this.webhooks.listEndpoints();
+  }
+
+  @Get('webhooks/:id')
+  @ApiOkResponse({ type: WebhookEndpointDto })
+  @ApiNotFoundResponse(NOT_FOUND)
+  get(@Param('id', IdParamPipe) id: number): Promise<WebhookEndpointDto> {
+    return this.webhooks.getEndpoint(id);
+  }
+
+  @Put('webhooks/:id')
+  @ApiOperation({ summary: 'Partial update of url, events, description, active' })
+  @ApiOkResponse({ type: WebhookEndpointDto })
+  @ApiNotFoundResponse(NOT_FOUND)
+  update(@Param('id', IdParamPipe) id: number, @Body() body: UpdateWebhookDto, @CurrentActor() actor: Actor): Promise<WebhookEndpointDto> {
+    return this.webhooks.updateEndpoint(id, body, actor);
+  }
+
+  @Delete('webhooks/:id')
+  @HttpCode(204)
+  @ApiOperation({ summary: 'Delete an endpoint and its deliveries' })
+  @ApiNoContentResponse({ description: 'Deleted' })
+  @ApiNotFoundResponse(NOT_FOUND)
+  async remove(@Param('id', IdParamPipe) id: number, @CurrentActor() actor: Actor): Promise<void> {
+    await this.webhooks.deleteEndpoint(id, actor);
+  }
+
+  @Post('webhooks/:id/rotate-secret')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'A new secret for the endpoint, shown only here; the old one stops signing at once' })
+  @ApiOkResponse({ type: WebhookSecretDto })
+  @ApiNotFoundResponse(NOT_FOUND)
+  rotate(@Param('id', IdParamPipe) id: number, @CurrentActor() actor: Actor): Promise<WebhookSecretDto> {
+    return this.webhooks.rotateSecret(id, actor);
+  }
+
+  @Get('webhooks/:id/deliveries')
+  @ApiOperation({ summary: "The endpoint's deliveries, newest first" })
+  @ApiOkResponse({ type: [WebhookDeliveryDto], headers: TOTAL_COUNT_HEADERS })
+  @ApiNotFoundResponse(NOT_FOUND)
+  async deliveries(
+    @Param('id', IdParamPipe) id: number,
+    @Query() query: ListDeliveriesQueryDto,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<WebhookDeliveryDto[]> {
+    return setTotalCount(res, await this.webhooks.listDeliveries(id, query.limit, query.offset));
+  }
+
+  @Post('webhook-deliveries/:id/retry')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Send a failed delivery again (same webhook-id, a fresh retry schedule)' })
+  @ApiOkResponse({ type: WebhookDeliveryDto })
+  @ApiNotFoundResponse(NOT_FOUND)
+  @ApiConflictResponse({ description: 'CONFLICT: the delivery is not failed', type: ErrorResponseDto })
+  retry(@Param('id', IdParamPipe) id: number, @CurrentActor() actor: Actor): Promise<WebhookDeliveryDto> {
+    return this.webhooks.retryDelivery(String(id), actor);
+  }
+}

@@ -1,0 +1,16 @@
+import { Module } from '@nestjs/common';
+import { AuditModule } from '../audit/audit.module';
+import { JobsModule } from '../jobs/jobs.module';
+import { LicensesModule } from '../licenses/licenses.module';
+import { WebhooksController } from './webhooks.controller';
+import { WebhooksRepository } from './webhooks.repository';
+import { WebhooksService } from './webhooks.service';
+
+/** Webhook endpoints, the event outbox and delivery on the job engine (CONTRACT 11). */
+@Module({
+  imports: [AuditModule, JobsModule, LicensesModule],
+  controllers: [WebhooksController],
+  providers: [WebhooksRepository, WebhooksService],
+  exports: [WebhooksService],
+})
+export class WebhooksModule {}

@@ -1,0 +1,390 @@
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleInit } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { randomBytes } from 'node:crypto';
+import { Counter, Gauge } from 'prom-client';
+import { Webhook } from 'standardwebhooks';
+import { DataSource, EntityManager } from 'typeorm';
+import { AuditEvent, AuditService } from '../audit/audit.service';
+import type { Actor } from '../common/auth/actor';
+import { AppError } from '../common/errors/app-error';
+import { APP_CONFIG, AppConfig } from '../config/app-config';
+import { JobsService } from '../jobs/jobs.service';
+import { LicensesService } from '../licenses/licenses.service';
+import { MetricsService } from '../metrics/metrics.service';
+import type { CreateWebhookDto, UpdateWebhookDto, WebhookDeliveryDto, WebhookEndpointDto } from './dto/webhook.dto';
+import { resolveWebhookTarget } from './url-guard';
+import { WebhookDelivery, WebhookEndpoint } from './webhook.entities';
+import { ALL_EVENTS, isWebhookEvent } from './webhook-events';
+import { postOnce } from './webhook-sender';
+import { ATTEMPT_LEASE_SECONDS, ClaimedDelivery, WebhooksRepository } from './webhooks.repository';
+
+/**
+ * The outbox is the queue; jobs only wake a worker to drain it. `short`: at most one waiting job, any number running,
+ * so a burst of events adds one job, not one per event (the engine hands a worker one job per poll).
+ */
+export const DRAIN_QUEUE = 'webhook-drain';
+/** A failed attempt's wake-up at its retry time (one job per retry). */
+export const RETRY_QUEUE = 'webhook-retry';
+export const EXPIRY_QUEUE = 'webhook-expiry-scan';
+export const SWEEP_QUEUE = 'webhook-sweep';
+/** Its own queue (not stately like the minute's one): every start's look after the lease is kept, even with one waiting. */
+export const SWEEP_AFTER_START_QUEUE = 'webhook-sweep-after-start';
+const EXPIRY_BATCH = 500;
+/** A drain sends this many attempts at once, for up to DRAIN_MS; its last attempt ends well before the job's 60 s expiry. */
+const DRAIN_CONCURRENCY = 8;
+const DRAIN_MS = 20_000;
+
+/** `whsec_` + base64 of 32 random bytes (CONTRACT 11), the format `standardwebhooks` reads. */
+export const newWebhookSecret = () => `whsec_${randomBytes(32).toString('base64')}`;
+/** The `webhook-id`: unique per event, the same on every retry. */
+const newEventId = () => `msg_${randomBytes(16).toString('hex')}`;
+
+const toEndpointDto = (e: WebhookEndpoint): WebhookEndpointDto => ({
+  id: e.id,
+  url: e.url,
+  events: e.events,
+  description: e.description,
+  active: e.active,
+  created_at: e.createdAt.toISOString(),
+  updated_at: e.updatedAt.toISOString(),
+});
+
+const toDeliveryDto = (d: WebhookDelivery, eventType: string): WebhookDeliveryDto => ({
+  id: Number(d.id),
+  event_id: d.eventId,
+  event_type: eventType,
+  status: d.status,
+  attempts: d.attempts,
+  last_status_code: d.lastStatusCode,
+  last_error: d.lastError,
+  next_attempt_at: d.status === 'pending' && d.nextAttemptAt ? d.nextAttemptAt.toISOString() : null,
+  created_at: d.createdAt.toISOString(),
+  delivered_at: d.deliveredAt ? d.deliveredAt.toISOString() : null,
+});
+
+/**
+ * Webhooks (CONTRACT 11). Events are written to the outbox in the transaction of the change (through the audit
+ * log's listener), each delivery is a job on the PostgreSQL job engine enqueued in that same transaction, and every
+ * attempt is claimed in one statement before it is sent, so nothing is lost on a crash and no attempt is sent twice
+ * at once. Retries follow WEBHOOK_RETRY_SCHEDULE; after the last one the delivery is `failed`.
+ */
+@Injectable()
+export class WebhooksService implements OnModuleInit, OnApplicationBootstrap {
+  private readonly logger = new Logger('Webhooks');
+  private readonly outcomes: Counter<'outcome'>;
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly repository: WebhooksRepository,
+    private readonly audit: AuditService,
+    private readonly jobs: JobsService,
+    private readonly licenses: LicensesService,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    metrics: MetricsService,
+  ) {
+    this.outcomes = new Counter({
+      name: 'webhook_delivery_attempts_total',
+      help: 'Webhook delivery attempts by outcome (delivered, retry, failed)',
+      labelNames: ['outcome'] as const,
+      registers: [metrics.registry],
+    });
+    const summary = () => this.repository.pendingSummary();
+    new Gauge({
+      name: 'webhook_deliveries_pending',
+      help: 'Webhook deliveries waiting to be delivered (the queue depth)',
+      registers: [metrics.registry],
+      async collect() {
+        this.set((await summary()).pending);
+      },
+    });
+    new Gauge({
+      name: 'webhook_oldest_pending_age_seconds',
+      help: 'Age of the oldest webhook delivery still pending',
+      registers: [metrics.registry],
+      async collect() {
+        this.set((await summary()).oldestSeconds);
+      },
+    });
+  }
+
+  onModuleInit(): void {
+    this.audit.onRecord((event, manager) => this.onAudited(event, manager));
+    const drain = async () => {
+      await this.deliverDue();
+    };
+    // Longer than a drain (DRAIN_MS plus its last attempts), so a running drain is never handed to a second worker.
+    this.jobs.work(DRAIN_QUEUE, drain, { policy: 'short', pollingIntervalSeconds: 0.5, expireInSeconds: 60, retryLimit: 5 });
+    this.jobs.work(RETRY_QUEUE, drain, { pollingIntervalSeconds: 1, expireInSeconds: 60, retryLimit: 5 });
+    this.jobs.schedule(
+      EXPIRY_QUEUE,
+      '* * * * *',
+      async () => {
+        await this.scanExpiries();
+      },
+      { policy: 'stately' },
+    );
+    // The safety net: attempts claimed by a process that was killed (free again when their lease ends), and the rare
+    // event whose wake-up was refused while a waiting job was already being taken.
+    this.jobs.schedule(SWEEP_QUEUE, '* * * * *', drain, { policy: 'stately' });
+    this.jobs.work(SWEEP_AFTER_START_QUEUE, drain);
+  }
+
+  /** After a crash the dead process's claimed attempts are free again once their lease ends: look then, not up to a minute later. */
+  async onApplicationBootstrap(): Promise<void> {
+    await this.jobs.send(SWEEP_AFTER_START_QUEUE, {}, { startAfterSeconds: ATTEMPT_LEASE_SECONDS + 1 });
+  }
+
+  // --- endpoints ---------------------------------------------------------------------------------------------
+
+  async createEndpoint(input: CreateWebhookDto, actor: Actor): Promise<WebhookEndpointDto & { secret: string }> {
+    WebhooksService.checkEvents(input.events);
+    await this.checkUrl(input.url);
+    const secret = newWebhookSecret();
+    const saved = await this.dataSource.transaction(async (manager) => {
+      const endpoint = await this.repository.saveEndpoint(
+        { url: input.url, events: input.events, description: input.description ?? null, active: input.active ?? true, secret },
+        manager,
+      );
+      await this.audit.record(
+        { action: 'webhook.created', actor, details: { webhook_id: endpoint.id, url: endpoint.url, events: endpoint.events } },
+        manager,
+      );
+      return endpoint;
+    });
+    return { ...toEndpointDto(saved), secret };
+  }
+
+  async listEndpoints(): Promise<WebhookEndpointDto[]> {
+    return (await this.repository.listEndpoints()).map(toEndpointDto);
+  }
+
+  async getEndpoint(id: number): Promise<WebhookEndpointDto> {
+    return toEndpointDto(await this.endpointOr404(id));
+  }
+
+  async updateEndpoint(id: number, input: UpdateWebhookDto, actor: Actor): Promise<WebhookEndpointDto> {
+    WebhooksService.checkEvents(input.events);
+    if (input.url !== undefined) await this.checkUrl(input.url);
+    return this.dataSource.transaction(async (manager) => {
+      const endpoint = await this.endpointOr404(id, manager);
+      const changes: Record<string, { from: unknown; to: unknown }> = {};
+      for (const field of ['url', 'events', 'description', 'active'] as const) {
+        const value = input[field];
+        if (value === undefined || JSON.stringify(value) === JSON.stringify(endpoint[field])) continue;
+        changes[field] = { from: endpoint[field], to: value };
+        Object.assign(endpoint, { [field]: value });
+      }
+      if (Object.keys(changes).length === 0) return toEndpointDto(endpoint);
+      endpoint.updatedAt = new Date();
+      const saved = await this.repository.saveEndpoint(endpoint, manager);
+      await this.audit.record({ action: 'webhook.updated', actor, details: { webhook_id: id, changes } }, manager);
+      return toEndpointDto(saved);
+    });
+  }
+
+  async deleteEndpoint(id: number, actor: Actor): Promise<void> {
+    await this.dataSource.transaction(async (manager) => {
+      const endpoint = await this.endpointOr404(id, manager);
+      await this.repository.deleteEndpoint(id, manager);
+      await this.audit.record({ action: 'webhook.deleted', actor, details: { webhook_id: id, url: endpoint.url } }, manager);
+    });
+  }
+
+  async rotateSecret(id: number, actor: Actor): Promise<{ secret: string }> {
+    const secret = newWebhookSecret();
+    await this.dataSource.transaction(async (manager) => {
+      const endpoint = await this.endpointOr404(id, manager);
+      endpoint.secret = secret;
+      endpoint.updatedAt = new Date();
+      await this.repository.saveEndpoint(endpoint, manager);
+      await this.audit.record({ action: 'webhook.secret_rotated', actor, details: { webhook_id: id } }, manager);
+    });
+    return { secret };
+  }
+
+  // --- deliveries --------------------------------------------------------------------------------------------
+
+  async listDeliveries(endpointId: number, limit: number, offset: number): Promise<{ items: WebhookDeliveryDto[]; total: number }> {
+    await this.endpointOr404(endpointId);
+    const { rows, total } = await this.repository.listDeliveries(endpointId, limit, offset);
+    return { items: rows.map((d) => toDeliveryDto(d, d.eventType)), total };
+  }
+
+  /** Sends a failed delivery again (same event, same `webhook-id`), with a fresh retry schedule. 409 unless failed. */
+  async retryDelivery(id: string, actor: Actor): Promise<WebhookDeliveryDto> {
+    await this.dataSource.transaction(async (manager) => {
+      const delivery = await this.repository.getDelivery(id, manager);
+      if (!delivery) throw AppError.notFound('Webhook delivery');
+      if (!(await this.repository.reopenFailed(id, manager))) {
+        throw AppError.conflict(`Only a failed delivery can be retried; this one is ${delivery.status}`, { status: delivery.status });
+      }
+      await this.jobs.send(DRAIN_QUEUE, {}, { manager });
+      await this.audit.record(
+        { action: 'webhook.delivery_retried', actor, details: { delivery_id: Number(id), event_id: delivery.eventId } },
+        manager,
+      );
+    });
+    const delivery = (await this.repository.getDelivery(id)) as WebhookDelivery & { event: { type: string } };
+    return toDeliveryDto(delivery, delivery.event.type);
+  }
+
+  // --- the outbox ----------------------------------------------------------------------------------------------
+
+  /** In the transaction of every audited change: an event for each subscribed endpoint, or nothing (one cheap read). */
+  private async onAudited(event: AuditEvent, manager: EntityManager): Promise<void> {
+    if (!isWebhookEvent(event.action)) return;
+    const endpointIds = await this.repository.subscriberIds(event.action, manager);
+    if (endpointIds.length === 0) return;
+    const data = await this.eventData(event, manager);
+    await this.enqueue(event.action, data, endpointIds, manager);
+  }
+
+  /** A licence event carries the licence as the admin API's GET shows it (plus who did what); others their audit details. */
+  private async eventData(event: AuditEvent, manager: EntityManager): Promise<Record<string, unknown>> {
+    const context = { actor_type: event.actor.type, actor: event.actor.name, details: event.details ?? {} };
+    if (event.licenseId) {
+      const license = await this.licenses.getLicenseIn(event.licenseId, manager);
+      if (license) return { ...license, event: context };
+    }
+    return { ...(event.details ?? {}), ...(event.productCode ? { product_code: event.productCode } : {}), event: context };
+  }
+
+  private async enqueue(type: string, data: Record<string, unknown>, endpointIds: number[], manager: EntityManager): Promise<void> {
+    const id = newEventId();
+    const payload = { type, timestamp: new Date().toISOString(), data };
+    await this.repository.insertEvent(id, type, payload, endpointIds, manager);
+    // Refused (null) when a wake-up is already waiting: that one drains this event too.
+    await this.jobs.send(DRAIN_QUEUE, {}, { manager });
+  }
+
+  // --- sending -------------------------------------------------------------------------------------------------
+
+  /**
+   * Sends every due attempt: claimed one at a time (SKIP LOCKED, so two workers or instances never hold the same one),
+   * up to DRAIN_CONCURRENCY in flight, for at most DRAIN_MS; stops at the first claim that finds none. Returns how many.
+   */
+  async deliverDue(): Promise<number> {
+    const until = Date.now() + DRAIN_MS;
+    const sending = new Set<Promise<void>>();
+    let sent = 0;
+    let failure: unknown;
+    while (Date.now() < until && failure === undefined) {
+      if (sending.size >= DRAIN_CONCURRENCY) {
+        await Promise.race(sending);
+        continue;
+      }
+      const next = await this.repository.claimNextDue();
+      if (!next) break;
+      sent++;
+      const send: Promise<void> = this.sendAndFinish(next)
+        .catch((err: unknown) => {
+          failure ??= err;
+        })
+        .finally(() => sending.delete(send));
+      sending.add(send);
+    }
+    await Promise.all(sending);
+    if (failure !== undefined) throw failure as Error;
+    // Cut short with attempts still due: wake another worker rather than wait for the sweep.
+    if (Date.now() >= until) await this.jobs.send(DRAIN_QUEUE, {});
+    return sent;
+  }
+
+  private async sendAndFinish(claimed: ClaimedDelivery): Promise<void> {
+    const result = await this.send(claimed);
+    await this.finish(claimed.id, claimed, result);
+  }
+
+  private async finish(
+    deliveryId: string,
+    claimed: ClaimedDelivery,
+    result: { ok: boolean; statusCode: number | null; error: string | null },
+  ): Promise<void> {
+    const schedule = this.config.webhooks.retryScheduleSeconds;
+    await this.dataSource.transaction(async (manager) => {
+      if (result.ok) {
+        this.outcomes.inc({ outcome: 'delivered' });
+        await this.repository.finishAttempt(
+          deliveryId,
+          claimed.attempts,
+          { status: 'delivered', statusCode: result.statusCode, error: null, nextAttemptInSeconds: null },
+          manager,
+        );
+      } else if (claimed.attempts <= schedule.length && claimed.endpointActive) {
+        const delay = schedule[claimed.attempts - 1];
+        this.outcomes.inc({ outcome: 'retry' });
+        const recorded = await this.repository.finishAttempt(
+          deliveryId,
+          claimed.attempts,
+          { status: 'pending', statusCode: result.statusCode, error: result.error, nextAttemptInSeconds: delay },
+          manager,
+        );
+        if (recorded) await this.jobs.send(RETRY_QUEUE, { deliveryId }, { manager, startAfterSeconds: delay });
+      } else {
+        this.outcomes.inc({ outcome: 'failed' });
+        await this.repository.finishAttempt(
+          deliveryId,
+          claimed.attempts,
+          { status: 'failed', statusCode: result.statusCode, error: result.error, nextAttemptInSeconds: null },
+          manager,
+        );
+      }
+    });
+  }
+
+  private async send(claimed: ClaimedDelivery): Promise<{ ok: boolean; statusCode: number | null; error: string | null }> {
+    if (!claimed.endpointActive) return { ok: false, statusCode: null, error: 'the endpoint is inactive' };
+    // Resolved again at every send: a name that now points inside the network is refused, and the request goes
+    // to exactly the address that was checked.
+    const target = await resolveWebhookTarget(claimed.url, this.config.webhooks.allowPrivateNetworks);
+    if ('problem' in target) return { ok: false, statusCode: null, error: target.problem };
+    const body = JSON.stringify(claimed.payload);
+    const sentAt = new Date();
+    const signature = new Webhook(claimed.secret).sign(claimed.eventId, sentAt, body);
+    const headers = {
+      'webhook-id': claimed.eventId,
+      'webhook-timestamp': String(Math.floor(sentAt.getTime() / 1000)),
+      'webhook-signature': signature,
+    };
+    return postOnce(target, headers, body);
+  }
+
+  // --- time-driven events --------------------------------------------------------------------------------------
+
+  /** `license.expiring_soon` and `license.expired`, each once per licence and expiry date (the notice row's key). */
+  async scanExpiries(): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const sent = await this.dataSource.transaction(async (manager) => {
+        const notices = await this.repository.claimExpiryNotices(this.config.webhooks.expiringDays, EXPIRY_BATCH, manager);
+        for (const notice of notices) {
+          const type = notice.kind === 'expired' ? 'license.expired' : 'license.expiring_soon';
+          const endpointIds = await this.repository.subscriberIds(type, manager);
+          if (endpointIds.length === 0) continue;
+          const license = await this.licenses.getLicenseIn(notice.licenseId, manager);
+          if (license)
+            await this.enqueue(type, { ...license, event: { actor_type: 'system', actor: 'system', details: {} } }, endpointIds, manager);
+        }
+        return notices.length;
+      });
+      total += sent;
+      if (sent < EXPIRY_BATCH) return total;
+    }
+  }
+
+  private async endpointOr404(id: number, manager?: EntityManager): Promise<WebhookEndpoint> {
+    const endpoint = await this.repository.getEndpoint(id, manager);
+    if (!endpoint) throw AppError.notFound('Webhook');
+    return endpoint;
+  }
+
+  private static checkEvents(events: string[] | undefined): void {
+    if (events && events.includes(ALL_EVENTS) && events.length > 1)
+      throw AppError.field('events', 'events: "*" means every event and stands alone');
+  }
+
+  private async checkUrl(url: string): Promise<void> {
+    const target = await resolveWebhookTarget(url, this.config.webhooks.allowPrivateNetworks);
+    if ('problem' in target) throw AppError.field('url', target.problem);
+  }
+}
