@@ -11,7 +11,7 @@ import { createTestApp, TestApp } from './support/test-app';
 const DAY = 86_400_000;
 
 interface LicenseFileDocument {
-  license: Record<string, any> & { file_issued_at: string; file_expires_at: string; machine_fingerprint: string; key_id: string };
+  license: Record<string, unknown> & { file_issued_at: string; file_expires_at: string; machine_fingerprint: string; key_id: string };
   signature: string;
 }
 
