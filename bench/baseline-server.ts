@@ -56,7 +56,7 @@ async function validate(body: Record<string, string>): Promise<[number, unknown]
 }
 
 async function heartbeat(body: Record<string, string>): Promise<[number, unknown]> {
-  const { rows } = await pool.query(
+  const { rows } = await pool.query<{ last_seen_at: Date; active: boolean; revoked: boolean }>(
     `UPDATE activations s SET last_seen_at = now() FROM licenses l
      WHERE l.license_key = $1 AND s.license_id = l.id AND s.machine_fingerprint = $2 AND s.released_at IS NULL
      RETURNING s.last_seen_at, l.active, l.revoked`,

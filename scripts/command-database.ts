@@ -21,13 +21,13 @@ export async function commandDatabase(
   { migrate = true }: { migrate?: boolean } = {},
 ): Promise<CommandDatabase> {
   const vars = validateEnv(env);
-  if (vars.DATABASE_URL) return { url: vars.DATABASE_URL, release: async () => undefined };
+  if (vars.DATABASE_URL) return { url: vars.DATABASE_URL, release: () => Promise.resolve() };
   const dataDir = resolve(vars.DATA_DIR);
   const running = runningEmbeddedPort(join(dataDir, 'postgres'));
   const passwordFile = join(dataDir, 'postgres-password');
   if (running && existsSync(passwordFile)) {
     const password = encodeURIComponent(readFileSync(passwordFile, 'utf8').trim());
-    return { url: `postgres://postgres:${password}@127.0.0.1:${running}/${EMBEDDED_DATABASE_NAME}`, release: async () => undefined };
+    return { url: `postgres://postgres:${password}@127.0.0.1:${running}/${EMBEDDED_DATABASE_NAME}`, release: () => Promise.resolve() };
   }
   if (!migrate) {
     log(`DATABASE_URL is unset: starting the embedded PostgreSQL in ${join(dataDir, 'postgres')}`);

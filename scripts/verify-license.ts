@@ -76,7 +76,7 @@ async function getJson(url: URL): Promise<{ status: number; body: unknown }> {
   const res = await fetch(url, { signal: AbortSignal.timeout(10_000) }).catch((err: Error & { cause?: Error }) => {
     throw new Error(`cannot reach ${url.href}: ${err.cause?.message ?? err.message}`);
   });
-  return { status: res.status, body: res.ok ? ((await res.json()) as unknown) : undefined };
+  return { status: res.status, body: res.ok ? await res.json() : undefined };
 }
 
 /** GET /api/v1/public-keys (every published key); a server from before the keyring only has /api/v1/public-key. */
@@ -136,7 +136,10 @@ export function verifyLicenseDocument(document: unknown, publicKeyPem: string, n
   const result = verifySignedLicense(document, publicKeyPem);
   const fileExpiry = (document as { license?: { file_expires_at?: unknown } }).license?.file_expires_at;
   if (result.valid && fileExpiry !== undefined && !(typeof fileExpiry === 'string' && Date.parse(fileExpiry) > now.getTime())) {
-    return { valid: false, reason: `the signature is genuine, but the licence file expired at ${String(fileExpiry)}: fetch a new one` };
+    return {
+      valid: false,
+      reason: `the signature is genuine, but the licence file expired at ${typeof fileExpiry === 'string' ? fileExpiry : JSON.stringify(fileExpiry)}: fetch a new one`,
+    };
   }
   return result;
 }

@@ -52,7 +52,10 @@ export async function createOpenApiDocument(app: INestApplication): Promise<Open
       { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'Admin credential: an API_KEY key or a scoped token (lst_...)' },
       API_KEY_SCHEME,
     )
-    .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'The same admin credential as X-API-Key, as Authorization: Bearer' }, BEARER_SCHEME)
+    .addBearerAuth(
+      { type: 'http', scheme: 'bearer', description: 'The same admin credential as X-API-Key, as Authorization: Bearer' },
+      BEARER_SCHEME,
+    )
     .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'METRICS_TOKEN, for a Prometheus scraper' }, METRICS_TOKEN_SCHEME);
   for (const [name, description] of TAGS) builder.addTag(name, description);
   const document = SwaggerModule.createDocument(app, builder.build(), {

@@ -100,7 +100,9 @@ describe('dashboard: login, sessions, CSRF, headers', () => {
   });
 
   it('limits GET /login per IP (RATE_LIMIT_LOGIN_PAGE): 429 with the login form and Retry-After', async () => {
-    const limited = await createTestApp({ rateLimits: { activate: 10, deactivate: 10, validate: 60, heartbeat: 60, admin: 600, login: 5, loginPage: 3 } });
+    const limited = await createTestApp({
+      rateLimits: { activate: 10, deactivate: 10, validate: 60, heartbeat: 60, admin: 600, login: 5, loginPage: 3 },
+    });
     try {
       for (let i = 0; i < 3; i++) await limited.http().get('/login').expect(200);
       const res = await limited.http().get('/login').expect(429);

@@ -26,7 +26,7 @@ describe('dashboard staff tasks', () => {
   const flashOf = async (url: string) =>
     /class="flash flash-(\w+)" role="status">([^<]*)</.exec((await agent.get(url).expect(200)).text)?.slice(1);
   const rowKeys = (html: string) => [...html.matchAll(/<a class="mono" href="\/licenses\/\d+">([^<]+)<\/a>/g)].map((m) => m[1]);
-  const search = async (q: string) => rowKeys((await agent.get(`/licenses?${new URLSearchParams({ q })}`).expect(200)).text);
+  const search = async (q: string) => rowKeys((await agent.get(`/licenses?${new URLSearchParams({ q }).toString()}`).expect(200)).text);
 
   const editForm = (overrides: Record<string, string | string[]> = {}) => ({
     license_type: 'YEARLY',
@@ -290,9 +290,9 @@ describe('dashboard staff tasks', () => {
 
     it("extends the admin API's q compatibly: still a literal substring, now accent-insensitive and with the dashless key and PIB", async () => {
       const q = async (text: string) =>
-        ((await t.admin.get(`/api/v1/admin/licenses?${new URLSearchParams({ q: text })}`).expect(200)).body as { id: number }[]).map(
-          (l) => l.id,
-        );
+        (
+          (await t.admin.get(`/api/v1/admin/licenses?${new URLSearchParams({ q: text }).toString()}`).expect(200)).body as { id: number }[]
+        ).map((l) => l.id);
       expect(await q('muller')).toEqual([muller.id]);
       expect(await q(muller.license_key.replace(/-/g, '').toLowerCase())).toEqual([muller.id]);
       expect(await q('100000024')).toEqual([muller.id]);
@@ -359,7 +359,7 @@ describe('dashboard staff tasks', () => {
       await t.admin.put(`/api/v1/admin/licenses/${a.id}`).send({ expires_at: '2032-12-01T00:00:00Z' }).expect(200);
       const rowsOf = (html: string) => html.match(/data-testid="audit-row"/g)?.length ?? 0;
       for (const key of [a.license_key, a.license_key.replace(/-/g, '').toLowerCase(), String(a.id)]) {
-        const res = await agent.get(`/audit?${new URLSearchParams({ license_id: key })}`).expect(200);
+        const res = await agent.get(`/audit?${new URLSearchParams({ license_id: key }).toString()}`).expect(200);
         expect(rowsOf(res.text)).toBe(2);
         expect(res.text).toContain(`>${a.license_key}</a>`);
         expect(res.text).toContain('Audit Čustomer');

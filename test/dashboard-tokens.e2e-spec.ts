@@ -86,7 +86,7 @@ describe('dashboard: tokens page and CSV exports', () => {
     expect(href).toBe('/licenses/export.csv?product=ERP_SUITE&status=active');
     const res = await agent.get(href).expect(200);
     expect(res.headers['content-disposition']).toMatch(/^attachment; filename="licenses-.*\.csv"$/);
-    const rows = parse(res.text, { columns: true }) as { product_code: string; customer_name: string }[];
+    const rows = parse<{ product_code: string; customer_name: string }>(res.text, { columns: true });
     expect(rows.length).toBeGreaterThan(0);
     expect(new Set(rows.map((r) => r.product_code))).toEqual(new Set(['ERP_SUITE']));
   });
@@ -96,7 +96,7 @@ describe('dashboard: tokens page and CSV exports', () => {
     const href = unescape(/href="([^"]+)" data-testid="export-csv"/.exec(page.text)![1]);
     expect(href).toBe('/audit/export.csv?action=token.created&from=2000-01-01');
     const res = await agent.get(href).expect(200);
-    const rows = parse(res.text, { columns: true }) as { action: string }[];
+    const rows = parse<{ action: string }>(res.text, { columns: true });
     expect(rows.length).toBeGreaterThanOrEqual(2);
     expect(new Set(rows.map((r) => r.action))).toEqual(new Set(['token.created']));
   });

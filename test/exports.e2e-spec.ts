@@ -25,13 +25,13 @@ const TRICKY = [
 
 /** RFC 4180, strictly: CRLF records, quotes only where RFC 4180 allows them, the same column count everywhere. */
 const parseCsv = (text: string) =>
-  parse(text, {
+  parse<Record<string, string>>(text, {
     columns: true,
     record_delimiter: '\r\n',
     relax_quotes: false,
     relax_column_count: false,
     skip_empty_lines: false,
-  }) as Record<string, string>[];
+  });
 
 describe('exports (CONTRACT 13)', () => {
   let t: TestApp;

@@ -299,7 +299,7 @@ async function startSecondApp(t: Pick<TestApp, 'config'>, overrides: Partial<App
   const config = { ...t.config, ...overrides };
   const moduleRef = await Test.createTestingModule({ imports: [AppModule.forRoot(config)] }).compile();
   const app = moduleRef.createNestApplication({ bodyParser: false, logger: false });
-  configureApp(app, config);
+  await configureApp(app, config);
   try {
     await app.init();
   } catch (err) {

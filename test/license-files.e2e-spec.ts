@@ -11,7 +11,7 @@ import { createTestApp, TestApp } from './support/test-app';
 const DAY = 86_400_000;
 
 interface LicenseFileDocument {
-  license: Record<string, any> & { file_issued_at: string; file_expires_at: string; machine_fingerprint: string; key_id: string };
+  license: Record<string, unknown> & { file_issued_at: string; file_expires_at: string; machine_fingerprint: string; key_id: string };
   signature: string;
 }
 
@@ -135,7 +135,11 @@ describe('licence files and air-gapped activation (CONTRACT 10)', () => {
         [fromProduct, 14],
         [fromLicense, 3],
       ] as const) {
-        const res = await t.http().post('/api/v1/license-file').send({ license_key: lic.license_key, machine_fingerprint: lic.fp }).expect(200);
+        const res = await t
+          .http()
+          .post('/api/v1/license-file')
+          .send({ license_key: lic.license_key, machine_fingerprint: lic.fp })
+          .expect(200);
         const doc = decodeLicenseFile(res.body.license_file);
         expect(Date.parse(doc.license.file_expires_at) - Date.parse(doc.license.file_issued_at)).toBe(days * DAY);
         expect(doc.license.policy).toMatchObject({ license_file_ttl_days: days });
@@ -354,7 +358,10 @@ describe('licence files and air-gapped activation (CONTRACT 10)', () => {
     it('a token limited to other products cannot bind this licence: INVALID_KEY, nothing stored', async () => {
       const lic = await createLicense(t, { product_code: 'POS_RETAIL' });
       const token = (
-        await t.admin.post('/api/v1/admin/tokens').send({ name: 'erp-shop', scopes: ['licenses:write'], products: ['ERP_SUITE'] }).expect(201)
+        await t.admin
+          .post('/api/v1/admin/tokens')
+          .send({ name: 'erp-shop', scopes: ['licenses:write'], products: ['ERP_SUITE'] })
+          .expect(201)
       ).body.token as string;
       const request = activationRequest({ license_key: lic.license_key, machine_fingerprint: fingerprint('scoped'), hostname: 'h' });
       const res = await t.http().post('/api/v1/admin/offline-activations').set('X-API-Key', token).send({ request }).expect(400);

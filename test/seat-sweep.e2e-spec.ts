@@ -13,7 +13,7 @@ async function secondInstance(t: TestApp): Promise<INestApplication> {
   const config = testConfig(t.config.databaseUrl, { seatSweepIntervalSeconds: t.config.seatSweepIntervalSeconds });
   const moduleRef = await Test.createTestingModule({ imports: [AppModule.forRoot(config)] }).compile();
   const app = moduleRef.createNestApplication({ bodyParser: false, logger: false });
-  configureApp(app, config);
+  await configureApp(app, config);
   await app.init();
   return app;
 }

@@ -54,7 +54,7 @@ const activate = async (t: TestApp, fields: Record<string, string>) => {
 };
 const licenseColumn = (column: string) => async (t: TestApp, res: Response) =>
   (await t.sql(`SELECT ${column} AS v FROM licenses WHERE id = $1`, [res.body.id]))[0].v as string;
-const seatColumn = (column: string) => async (t: TestApp, res: Response) =>
+const seatColumn = (column: string) => async (t: TestApp, _res: Response) =>
   (await t.sql(`SELECT ${column} AS v FROM activations ORDER BY id DESC LIMIT 1`))[0].v as string;
 const productName = async (t: TestApp, res: Response) => (await t.sql('SELECT name AS v FROM products WHERE id = $1', [res.body.id]))[0].v;
 

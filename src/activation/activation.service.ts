@@ -16,13 +16,7 @@ import { SigningService } from '../signing/signing.service';
 import { ActivateRequestDto, SeatRequestDto, ValidateRequestDto } from './dto/client-requests.dto';
 import { DeactivateResponseDto, HeartbeatResponseDto, ValidateResponseDto } from './dto/client-responses.dto';
 import type { LicenseFileResponseDto } from './dto/license-file.dto';
-import {
-  armor,
-  LICENSE_FILE_LABEL,
-  LicenseFilePayload,
-  licenseFileTimes,
-  parseActivationRequest,
-} from './license-file';
+import { armor, LICENSE_FILE_LABEL, LicenseFilePayload, licenseFileTimes, parseActivationRequest } from './license-file';
 import { buildLicensePayload, LicensePayload, PayloadBinding, SignedLicense } from './license-payload';
 
 const LICENCE_QUEUE_MAX_WAIT_MS = 10_000;

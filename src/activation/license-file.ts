@@ -25,9 +25,6 @@ export function armor(label: string, value: unknown): string {
 }
 
 /** `issuedAt` + the TTL in whole days (a day is 24 h: the file's lifetime does not move with daylight saving). */
-/** CONTRACT 9: `license_file_ttl_days` defaults to 30 when neither the product nor the licence sets it. */
-export const DEFAULT_LICENSE_FILE_TTL_DAYS = 30;
-
 export function licenseFileTimes(issuedAt: Date, ttlDays: number): { file_issued_at: string; file_expires_at: string } {
   return { file_issued_at: issuedAt.toISOString(), file_expires_at: new Date(issuedAt.getTime() + ttlDays * DAY_MS).toISOString() };
 }

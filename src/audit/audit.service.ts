@@ -58,14 +58,20 @@ export class AuditService {
   }
 
   /** A page of entries matching the filters (licence, action, actor type, time range), newest first, with the total. */
-  async listEntries(query: Partial<AuditQueryDto> & { license_ids?: number[] }, products: ProductScope = ALL_PRODUCTS): Promise<Page<AuditEntryDto>> {
+  async listEntries(
+    query: Partial<AuditQueryDto> & { license_ids?: number[] },
+    products: ProductScope = ALL_PRODUCTS,
+  ): Promise<Page<AuditEntryDto>> {
     const filter = auditFilter(query, products);
     const { entries, total, estimated } = await this.audit.listPage(filter, query.limit ?? DEFAULT_PAGE_LIMIT, query.offset ?? 0);
     return { items: entries.map((e) => AuditEntryDto.from(e)), total, estimated };
   }
 
   /** Every matching entry, newest first, streamed from a cursor (CONTRACT 13); resolves once the first row is read. */
-  async exportEntries(query: Partial<AuditQueryDto> & { license_ids?: number[] }, products: ProductScope = ALL_PRODUCTS): Promise<ExportSource<AuditExportRow>> {
+  async exportEntries(
+    query: Partial<AuditQueryDto> & { license_ids?: number[] },
+    products: ProductScope = ALL_PRODUCTS,
+  ): Promise<ExportSource<AuditExportRow>> {
     const rows = await this.audit.streamExport(auditFilter(query, products));
     return { rows, columns: AUDIT_EXPORT_COLUMNS, toRecord: auditExportRecord };
   }

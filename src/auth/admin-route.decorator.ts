@@ -45,5 +45,8 @@ export function AdminRoute(scope: ScopeRequirement) {
   );
 }
 
-/** @deprecated the pre-scope decorator: full access only. Convert with `@AdminRoute('<scope>')`. */
+/**
+ * @deprecated the pre-scope decorator: full access only. Convert with `@AdminRoute('<scope>')`.
+ * @public kept for routes on branches written before scopes (docs/admin-api.md), though no route here uses it now.
+ */
 export const AdminApi = () => AdminRoute(FULL_ACCESS);

@@ -17,7 +17,15 @@ export interface AppConfig {
   redisKeyPrefix?: string;
   trustProxy?: string;
   /** Per-IP requests per minute; `loginPage` (GET /login) defaults to DEFAULT_LOGIN_PAGE_RATE_LIMIT when a config built in code omits it. */
-  rateLimits: { activate: number; deactivate: number; validate: number; heartbeat: number; admin: number; login: number; loginPage?: number };
+  rateLimits: {
+    activate: number;
+    deactivate: number;
+    validate: number;
+    heartbeat: number;
+    admin: number;
+    login: number;
+    loginPage?: number;
+  };
   lastSeenIntervalSeconds: number;
   /** Seconds between sweeps that release dead seats (see SeatSweepService). */
   seatSweepIntervalSeconds: number;

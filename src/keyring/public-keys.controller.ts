@@ -21,7 +21,7 @@ export class PublicKeysController {
   @ApiOperation({ summary: 'Every published key: the active one and the retired ones that still verify what they signed' })
   @ApiOkResponse({ type: PublishedKeysDto })
   publishedKeys(): PublishedKeysDto {
-    return { keys: this.keyring.publishedKeys().map(PublishedKeyDto.from) };
+    return { keys: this.keyring.publishedKeys().map((key) => PublishedKeyDto.from(key)) };
   }
 
   @Get('.well-known/jwks.json')

@@ -36,7 +36,7 @@ export class SigningKeysController {
   @ApiOperation({ summary: 'Every signing key with its state (active, retired, revoked), newest first' })
   @ApiOkResponse({ type: [SigningKeyDto], headers: TOTAL_COUNT_HEADERS })
   async list(@Res({ passthrough: true }) res: Response): Promise<SigningKeyDto[]> {
-    const keys = (await this.keyring.listKeys()).map(SigningKeyDto.from);
+    const keys = (await this.keyring.listKeys()).map((key) => SigningKeyDto.from(key));
     return setTotalCount(res, { items: keys, total: keys.length });
   }
 

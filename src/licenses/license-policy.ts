@@ -52,7 +52,7 @@ export function licensePolicyOverrides(input: Record<string, number | null>): Po
 export function productDefaultPolicy(input: Record<string, number | null>): PolicyOverrides {
   const out: Record<string, number | null> = {};
   for (const key of POLICY_KEYS) if (input[key] !== undefined) out[key] = input[key];
-  return out as PolicyOverrides;
+  return out;
 }
 
 /**

@@ -6,9 +6,6 @@ import type { LicenseType } from './license-type';
 /** The unique index on license_key: LicensesService retries key generation when it is violated. */
 export const LICENSE_KEY_INDEX = 'licenses_license_key_key';
 
-/** The SQL every search matches against (`q`): lowercased name, e-mail and key, kept by PostgreSQL itself. */
-export const LICENSE_SEARCH_TEXT = `lower(customer_name || ' ' || coalesce(customer_email, '') || ' ' || license_key)`;
-
 /**
  * Constraint names are the ones the migrations create (test/schema.e2e-spec.ts keeps the two equal). TypeORM's @Index
  * cannot say DESC, INCLUDE, an operator class or an expression: the migrations hold those details, and the indexes built

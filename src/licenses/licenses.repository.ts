@@ -115,7 +115,6 @@ export class LicensesRepository {
   ): Promise<{ rows: LicenseListRow[] } & MatchCount> {
     const params: unknown[] = [];
     const from = licenseListFrom(filter, params);
-    const param = (value: unknown) => `$${params.push(value)}`;
     const dir = options.direction === 'asc' ? 'ASC' : 'DESC';
     const order = options.sort && options.sort !== 'created_at' ? `${SORT_SQL[options.sort]} ${dir} NULLS LAST, ` : '';
     const createdDir = options.sort === 'created_at' ? dir : 'DESC';

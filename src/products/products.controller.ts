@@ -14,7 +14,10 @@ export class ProductsController {
 
   @Get()
   @AdminRoute('products:read')
-  @ApiOperation({ summary: 'List all products', description: 'Active and inactive, in id order; a token limited to products sees only those.' })
+  @ApiOperation({
+    summary: 'List all products',
+    description: 'Active and inactive, in id order; a token limited to products sees only those.',
+  })
   @ApiOkResponse({ type: [ProductDto] })
   async list(@CurrentProductScope() products: ProductScope): Promise<ProductDto[]> {
     return (await this.products.listProducts(products)).map((product) => ProductDto.from(product));
@@ -24,7 +27,7 @@ export class ProductsController {
   @AdminRoute('products:read')
   @ApiOperation({ summary: 'Get one product', description: 'With its default limits and available features.' })
   @ApiOkResponse({ type: ProductDto })
-  @ApiNotFoundResponse({ description: 'NOT_FOUND: no product with this id (or not one of the token\'s products)', type: ErrorResponseDto })
+  @ApiNotFoundResponse({ description: "NOT_FOUND: no product with this id (or not one of the token's products)", type: ErrorResponseDto })
   async get(@Param('id', IdParamPipe) id: number, @CurrentProductScope() products: ProductScope): Promise<ProductDto> {
     return ProductDto.from(await this.products.getProduct(id, products));
   }

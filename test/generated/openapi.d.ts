@@ -1070,7 +1070,7 @@ export interface components {
              * @description in the future; omitted or null: never
              * @example 2027-01-01T00:00:00Z
              */
-            expires_at?: Record<string, never> | null;
+            expires_at?: string | null;
         };
         CreatedAdminTokenDto: {
             /** @example 1 */

@@ -5,7 +5,13 @@ import { LICENSE_TYPES, type LicenseType } from '../../licenses/license-type';
 
 export class LicenseCustomerDto {
   @ApiProperty({ example: 'Acme d.o.o.' }) name: string;
-  @ApiProperty({ type: String, nullable: true, example: 'it@acme.example', description: 'E-mail address; internationalized (UTF-8) addresses are allowed, so no format: email' }) email: string | null;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    example: 'it@acme.example',
+    description: 'E-mail address; internationalized (UTF-8) addresses are allowed, so no format: email',
+  })
+  email: string | null;
 }
 
 /** The signed `license` object (SPEC 2.4); key_id names the signing key. */

@@ -39,6 +39,7 @@ export class CreateAdminTokenDto {
   products?: string[] | null;
 
   @ApiPropertyOptional({
+    type: String,
     format: 'date-time',
     nullable: true,
     example: '2027-01-01T00:00:00Z',

@@ -32,7 +32,7 @@ describe('human-readable log lines (stdout is a terminal)', () => {
     const written: string[] = [];
     pino({ level: 'info', base: undefined }, humanReadableLog({ write: (s: string) => written.push(s) }, false)).warn('careful');
     expect(written).toHaveLength(1);
-    expect(written[0]).toMatch(/^\d\d:\d\d:\d\d\.\d{3} WARN  careful\n$/);
+    expect(written[0]).toMatch(/^\d\d:\d\d:\d\d\.\d{3} WARN {2}careful\n$/);
   });
 
   it('is chosen when stdout is a terminal; otherwise pino writes JSON to stdout', () => {

@@ -61,7 +61,9 @@ describe('rateLimitOptions', () => {
   });
 
   it('limits GET /login to 30 per minute when a config built in code leaves it out', () => {
-    const options = rateLimitOptions(testConfigFor({ rateLimits: { activate: 1, deactivate: 2, validate: 3, heartbeat: 60, admin: 4, login: 5 } }));
+    const options = rateLimitOptions(
+      testConfigFor({ rateLimits: { activate: 1, deactivate: 2, validate: 3, heartbeat: 60, admin: 4, login: 5 } }),
+    );
     const throttlers = Array.isArray(options) ? options : options.throttlers;
     expect(throttlers.find((t) => t.name === 'loginPage')?.limit).toBe(30);
   });

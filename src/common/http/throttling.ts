@@ -19,7 +19,15 @@ import { ErrorResponseDto } from '../errors/error-response.dto';
 
 /** The named per-IP limits (CONTRACT 4): one bucket per name and client IP, so each client endpoint counts on its own. */
 export type RateLimitName = keyof AppConfig['rateLimits'];
-export const RATE_LIMIT_NAMES: readonly RateLimitName[] = ['activate', 'deactivate', 'validate', 'heartbeat', 'admin', 'login', 'loginPage'];
+export const RATE_LIMIT_NAMES: readonly RateLimitName[] = [
+  'activate',
+  'deactivate',
+  'validate',
+  'heartbeat',
+  'admin',
+  'login',
+  'loginPage',
+];
 
 /** Fixed 60-second window (CONTRACT 4). */
 export const RATE_LIMIT_WINDOW_MS = 60_000;

@@ -77,7 +77,7 @@ export class AuditPageController {
    * turned into its id; a customer into the ids of their licences), with what could not be used.
    */
   private async readFilters(query: Record<string, unknown>) {
-    const text = (name: string) => (typeof query[name] === 'string' ? (query[name] as string).trim() : '');
+    const text = (name: string) => (typeof query[name] === 'string' ? query[name].trim() : '');
     const shown: Record<string, string> = {};
     for (const name of ['action', 'actor_type', 'license_id', 'customer', 'from', 'to']) if (text(name)) shown[name] = text(name);
     const errors: FieldError[] = [];

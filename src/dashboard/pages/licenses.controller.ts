@@ -61,7 +61,7 @@ function readFilters(query: Record<string, unknown>): Record<string, string> {
 }
 
 const describeErrors = (errors: FieldError[]) => errors.map((e) => e.message).join('; ');
-const text = (query: Record<string, unknown>, name: string) => (typeof query[name] === 'string' ? (query[name] as string).trim() : '');
+const text = (query: Record<string, unknown>, name: string) => (typeof query[name] === 'string' ? query[name].trim() : '');
 
 @DashboardController('licenses')
 export class LicensesPagesController {
@@ -118,7 +118,7 @@ export class LicensesPagesController {
   async customer(@Query() query: Record<string, unknown>, @Res() res: Response): Promise<void> {
     const email = text(query, 'email');
     const pib = text(query, 'pib');
-    if (!email && !pib) return res.redirect(303, `/licenses?${new URLSearchParams({ q: text(query, 'name') })}`);
+    if (!email && !pib) return res.redirect(303, `/licenses?${new URLSearchParams({ q: text(query, 'name') }).toString()}`);
     if (pib && !isValidPib(pib)) throw AppError.field('pib', `${pib} is not a valid PIB`);
     if (email.length > 254) throw AppError.field('email', 'The e-mail address is too long');
     const page = pageNumber(query.page);
@@ -138,7 +138,7 @@ export class LicensesPagesController {
       names,
       licenses: result.items,
       columns: COLUMNS.map((c) => ({ label: c.label })),
-      auditLink: `/audit?${new URLSearchParams({ customer: email || pib })}`,
+      auditLink: `/audit?${new URLSearchParams({ customer: email || pib }).toString()}`,
       newLink: '/licenses/new',
       pagination: pagination('/licenses/customer', shown, page, LICENSES_PAGE_SIZE, result.total),
     });
@@ -202,9 +202,9 @@ export class LicensesPagesController {
       renewable: license.license_type !== 'PERPETUAL' && !license.revoked,
       seatLimit: license.limits.max_installations ?? 1,
       customerLink: license.customer_email
-        ? `/licenses/customer?${new URLSearchParams({ email: license.customer_email })}`
+        ? `/licenses/customer?${new URLSearchParams({ email: license.customer_email }).toString()}`
         : license.customer_pib
-          ? `/licenses/customer?${new URLSearchParams({ pib: license.customer_pib })}`
+          ? `/licenses/customer?${new URLSearchParams({ pib: license.customer_pib }).toString()}`
           : null,
       history,
       audit: audit.items.map((e) => ({ ...e, license: e.license_id ? summaries.get(e.license_id) : undefined })),
@@ -397,7 +397,7 @@ export function sortableColumns(path: string, filters: Record<string, string>, s
     if (!c.sort) return { label: c.label };
     const current = c.sort === sort;
     const next = current ? (direction === 'asc' ? 'desc' : 'asc') : c.sort === 'created_at' ? 'desc' : 'asc';
-    const href = `${path}?${new URLSearchParams({ ...filters, sort: c.sort, dir: next })}`;
+    const href = `${path}?${new URLSearchParams({ ...filters, sort: c.sort, dir: next }).toString()}`;
     return {
       label: c.label,
       href,

@@ -19,7 +19,7 @@ export class SigningKeysPageController {
   @Get()
   @Render('signing-keys/list')
   async list() {
-    const keys = (await this.keyring.listKeys()).map(SigningKeyDto.from);
+    const keys = (await this.keyring.listKeys()).map((key) => SigningKeyDto.from(key));
     return { title: 'Signing keys', nav: 'signing-keys', keys, active: keys.find((k) => k.status === 'active') };
   }
 

@@ -55,7 +55,9 @@ function displayValue(value: unknown): { value: string; title?: string } {
     const entries = Object.entries(value as Record<string, unknown>);
     return { value: entries.length ? entries.map(([k, v]) => `${k} ${displayValue(v).value}`).join(', ') : 'none' };
   }
-  return { value: String(value) };
+  // Audit details are JSON: what is left here is a number or a boolean (a symbol or function is only named).
+  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return { value: String(value) };
+  return { value: typeof value };
 }
 
 /**

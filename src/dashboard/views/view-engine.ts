@@ -16,7 +16,7 @@ const HELPERS: Record<string, (...args: unknown[]) => unknown> = {
   shortFingerprint: (value: unknown) => shortFingerprint(value),
   ipAddress: (value: unknown) => displayIp(value),
   auditLines: (value: unknown) => auditDetailLines(value),
-  customerQuery: (row: unknown) => customerQuery((row ?? {}) as Parameters<typeof customerQuery>[0]),
+  customerQuery: (row: unknown) => customerQuery(row ?? {}),
   count: (list: unknown) => (Array.isArray(list) ? list.length : 0),
 };
 

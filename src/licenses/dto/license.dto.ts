@@ -33,7 +33,13 @@ export class LicenseListItemDto {
   @ApiProperty({ example: 'POS-7K3QM-X9D2R-TB4WN-H8C5Z' }) license_key: string;
   @ApiProperty({ enum: LICENSE_TYPES, example: 'MONTHLY' }) license_type: LicenseType;
   @ApiProperty({ example: 'Prodavnica Kod Mike d.o.o.' }) customer_name: string;
-  @ApiProperty({ nullable: true, type: String, example: 'office@example.rs', description: 'E-mail address; internationalized (UTF-8) addresses are allowed' }) customer_email: string | null;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    example: 'office@example.rs',
+    description: 'E-mail address; internationalized (UTF-8) addresses are allowed',
+  })
+  customer_email: string | null;
   @ApiProperty({
     nullable: true,
     type: String,
@@ -77,7 +83,13 @@ export class LicenseDetailsDto {
   @ApiProperty({ example: 'POS-7K3QM-X9D2R-TB4WN-H8C5Z' }) license_key: string;
   @ApiProperty({ enum: LICENSE_TYPES, example: 'MONTHLY' }) license_type: LicenseType;
   @ApiProperty({ example: 'Prodavnica Kod Mike d.o.o.' }) customer_name: string;
-  @ApiProperty({ nullable: true, type: String, example: 'office@example.rs', description: 'E-mail address; internationalized (UTF-8) addresses are allowed' }) customer_email: string | null;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    example: 'office@example.rs',
+    description: 'E-mail address; internationalized (UTF-8) addresses are allowed',
+  })
+  customer_email: string | null;
   @ApiProperty({ nullable: true, type: String, example: '101134702' }) customer_pib: string | null;
   @ApiProperty({
     type: 'object',
