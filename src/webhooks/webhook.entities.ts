@@ -7,7 +7,7 @@ export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 @Entity('webhook_endpoints')
 @Check('webhook_endpoints_events_check', `cardinality(events) > 0`)
 export class WebhookEndpoint {
-  @PrimaryGeneratedColumn()
+  @PrimaryGeneratedColumn({ primaryKeyConstraintName: 'webhook_endpoints_pkey' })
   id: number;
 
   @Column({ type: 'varchar', length: 2048 })
@@ -35,7 +35,7 @@ export class WebhookEndpoint {
 /** One event, written in the transaction of the change that caused it (the outbox); its id is the `webhook-id`. */
 @Entity('webhook_events')
 export class WebhookEvent {
-  @PrimaryColumn({ type: 'varchar', length: 40 })
+  @PrimaryColumn({ type: 'varchar', length: 40, primaryKeyConstraintName: 'webhook_events_pkey' })
   id: string;
 
   @Column({ type: 'varchar', length: 64 })
@@ -55,7 +55,7 @@ export class WebhookEvent {
 @Index('webhook_deliveries_pending_idx', ['createdAt'], { where: `status = 'pending'` })
 @Check('webhook_deliveries_status_check', `status IN ('pending', 'delivered', 'failed')`)
 export class WebhookDelivery {
-  @PrimaryGeneratedColumn({ type: 'bigint' })
+  @PrimaryGeneratedColumn({ type: 'bigint', primaryKeyConstraintName: 'webhook_deliveries_pkey' })
   id: string;
 
   @Column({ name: 'endpoint_id', type: 'int' })
@@ -98,13 +98,13 @@ export class WebhookDelivery {
 @Entity('webhook_expiry_notices')
 @Check('webhook_expiry_notices_kind_check', `kind IN ('expiring_soon', 'expired')`)
 export class WebhookExpiryNotice {
-  @PrimaryColumn({ name: 'license_id', type: 'int' })
+  @PrimaryColumn({ name: 'license_id', type: 'int', primaryKeyConstraintName: 'webhook_expiry_notices_pkey' })
   licenseId: number;
 
-  @PrimaryColumn({ type: 'varchar', length: 16 })
+  @PrimaryColumn({ type: 'varchar', length: 16, primaryKeyConstraintName: 'webhook_expiry_notices_pkey' })
   kind: 'expiring_soon' | 'expired';
 
-  @PrimaryColumn({ name: 'expires_at', type: 'timestamptz' })
+  @PrimaryColumn({ name: 'expires_at', type: 'timestamptz', primaryKeyConstraintName: 'webhook_expiry_notices_pkey' })
   expiresAt: Date;
 
   @Column({ name: 'created_at', type: 'timestamptz', default: () => 'now()' })
