@@ -1,14 +1,7 @@
 import { Agent, loggedInAgent, postForm } from './dashboard-helpers';
-import { createLicense, fingerprint } from './support/factories';
+import { activationRequest, createLicense, fingerprint } from './support/factories';
 import { createTestApp, TestApp } from './support/test-app';
 
-const activationRequest = (body: unknown) => {
-  const lines =
-    Buffer.from(JSON.stringify(body), 'utf8')
-      .toString('base64')
-      .match(/.{1,64}/g) ?? [];
-  return ['-----BEGIN ACTIVATION REQUEST-----', ...lines, '-----END ACTIVATION REQUEST-----', ''].join('\n');
-};
 const decode = (file: string) =>
   JSON.parse(Buffer.from(file.trim().split('\n').slice(1, -1).join(''), 'base64').toString('utf8')) as {
     license: { license_key: string; machine_fingerprint: string };

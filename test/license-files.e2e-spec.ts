@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readDocument, verifyLicenseDocument } from '../scripts/verify-license';
-import { createLicense, fingerprint, setLicenseExpiry } from './support/factories';
+import { activationRequest, createLicense, fingerprint, setLicenseExpiry } from './support/factories';
 import { createTestApp, TestApp } from './support/test-app';
 
 const DAY = 86_400_000;
@@ -25,14 +25,6 @@ function decodeLicenseFile(text: string): LicenseFileDocument {
   expect(body[body.length - 1].length).toBeLessThanOrEqual(64);
   return JSON.parse(Buffer.from(body.join(''), 'base64').toString('utf8')) as LicenseFileDocument;
 }
-
-const activationRequest = (body: unknown) => {
-  const lines =
-    Buffer.from(JSON.stringify(body), 'utf8')
-      .toString('base64')
-      .match(/.{1,64}/g) ?? [];
-  return ['-----BEGIN ACTIVATION REQUEST-----', ...lines, '-----END ACTIVATION REQUEST-----', ''].join('\n');
-};
 
 describe('licence files and air-gapped activation (CONTRACT 10)', () => {
   let t: TestApp;

@@ -3,17 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { ADMIN } from '../dashboard-helpers';
-import { createLicense, fingerprint } from '../support/factories';
+import { activationRequest, createLicense, fingerprint } from '../support/factories';
 import type { TestApp } from '../support/test-app';
 import { collectConsoleErrors, screenshot, startDashboard } from './browser';
-
-const activationRequest = (body: unknown) => {
-  const lines =
-    Buffer.from(JSON.stringify(body), 'utf8')
-      .toString('base64')
-      .match(/.{1,64}/g) ?? [];
-  return ['-----BEGIN ACTIVATION REQUEST-----', ...lines, '-----END ACTIVATION REQUEST-----', ''].join('\n');
-};
 
 /** Air-gapped activation as staff do it: upload the machine's request, check what it binds, confirm, take the .lic file. */
 describe('offline activation in Chromium', () => {

@@ -84,3 +84,12 @@ export async function setLicenseExpiry(t: TestApp, licenseId: number, expiresAt:
   if (graceDays === undefined) await t.sql('UPDATE licenses SET expires_at = $2 WHERE id = $1', [licenseId, expiresAt]);
   else await t.sql('UPDATE licenses SET expires_at = $2, grace_days = $3 WHERE id = $1', [licenseId, expiresAt, graceDays]);
 }
+
+/** An air-gapped machine's activation request (CONTRACT 10): the /activate body, base64 in 64-character lines between markers. */
+export function activationRequest(body: unknown): string {
+  const lines =
+    Buffer.from(JSON.stringify(body), 'utf8')
+      .toString('base64')
+      .match(/.{1,64}/g) ?? [];
+  return ['-----BEGIN ACTIVATION REQUEST-----', ...lines, '-----END ACTIVATION REQUEST-----', ''].join('\n');
+}
