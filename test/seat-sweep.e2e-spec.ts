@@ -32,17 +32,20 @@ describe('dead-seat sweep', () => {
       .post(`/api/v1/${path}`)
       .send({ license_key: key, machine_fingerprint: fingerprint(machine), ...extra });
 
-  it('is scheduled on the job engine (every minute, restarting the chain) next to the statistics fold', async () => {
-    // The engine starts in the background once the app is up.
-    let schedules: { name: string; cron: string }[] = [];
-    for (let i = 0; i < 100 && schedules.length < 2; i++) {
-      schedules = await t.sql<{ name: string; cron: string }>(`SELECT name, cron FROM pgboss.schedule ORDER BY name`);
-      if (schedules.length < 2) await sleep(100);
-    }
-    expect(schedules).toEqual([
+  it('is scheduled on the job engine (every minute, restarting the chain) next to the other schedules', async () => {
+    // The engine starts in the background once the app is up; every schedule of the app is on it.
+    const expected = [
       { name: 'seats.sweep', cron: '* * * * *' },
       { name: 'stats.fold', cron: '* * * * *' },
-    ]);
+      { name: 'webhook-expiry-scan', cron: '* * * * *' },
+      { name: 'webhook-sweep', cron: '* * * * *' },
+    ];
+    let schedules: { name: string; cron: string }[] = [];
+    for (let i = 0; i < 100 && schedules.length < expected.length; i++) {
+      schedules = await t.sql<{ name: string; cron: string }>(`SELECT name, cron FROM pgboss.schedule ORDER BY name`);
+      if (schedules.length < expected.length) await sleep(100);
+    }
+    expect(schedules).toEqual(expected);
   });
 
   it('releases a silent machine within 60 s of its death while a machine heartbeating every 3 s keeps its seat for a minute', async () => {
