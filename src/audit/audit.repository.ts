@@ -53,8 +53,7 @@ export class AuditRepository {
   /** Every matching entry, newest first, from a server-side cursor (CONTRACT 13); opens once the first row is read. */
   streamExport(filter: AuditFilter): Promise<Readable> {
     const params: unknown[] = [];
-    const text = `SELECT a.id, a.created_at, a.action, a.actor_type, a.actor, a.ip, a.license_id, a.product_code, a.details
-      ${auditFrom(filter, params)} ORDER BY a.created_at DESC, a.id DESC`;
+    const text = `SELECT ${AUDIT_ENTRY_COLUMNS} ${auditFrom(filter, params)} ORDER BY a.created_at DESC, a.id DESC`;
     return openRowStream(this.dataSource, text, params);
   }
 }
@@ -76,7 +75,7 @@ function auditFrom(filter: AuditFilter, params: unknown[]): string {
 const AUDIT_ENTRY_COLUMNS = 'a.id, a.created_at, a.action, a.actor_type, a.actor, a.ip, a.license_id, a.product_code, a.details';
 
 /** An audit_entries row as pg returns it: bigint id as a string, timestamptz as Date, jsonb parsed. */
-interface AuditEntryRow {
+export interface AuditEntryRow {
   id: string;
   created_at: Date;
   action: AuditAction;

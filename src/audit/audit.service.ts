@@ -6,8 +6,8 @@ import { AppError } from '../common/errors/app-error';
 import type { ExportSource, ExportValue } from '../common/http/export';
 import { DEFAULT_PAGE_LIMIT, Page } from '../common/http/page-query.dto';
 import { parseIsoTimestamp } from '../common/validation/iso-timestamp';
-import type { ActorType, AuditAction } from './audit-entry.entity';
-import { AuditFilter, AuditRepository } from './audit.repository';
+import type { AuditAction } from './audit-entry.entity';
+import { AuditEntryRow, AuditFilter, AuditRepository } from './audit.repository';
 import { AuditEntryDto } from './dto/audit-entry.dto';
 import type { AuditQueryDto } from './dto/audit-query.dto';
 
@@ -71,7 +71,7 @@ export class AuditService {
   async exportEntries(
     query: Partial<AuditQueryDto> & { license_ids?: number[] },
     products: ProductScope = ALL_PRODUCTS,
-  ): Promise<ExportSource<AuditExportRow>> {
+  ): Promise<ExportSource<AuditEntryRow>> {
     const rows = await this.audit.streamExport(auditFilter(query, products));
     return { rows, columns: AUDIT_EXPORT_COLUMNS, toRecord: auditExportRecord };
   }
@@ -93,19 +93,6 @@ function auditFilter(query: Partial<AuditQueryDto> & { license_ids?: number[] },
   };
 }
 
-/** A row of the audit export as the database returns it (bigint id as text). */
-export interface AuditExportRow {
-  id: string;
-  created_at: Date;
-  action: AuditAction;
-  actor_type: ActorType;
-  actor: string | null;
-  ip: string | null;
-  license_id: number | null;
-  product_code: string | null;
-  details: Record<string, unknown>;
-}
-
 export const AUDIT_EXPORT_COLUMNS = [
   'id',
   'created_at',
@@ -118,6 +105,6 @@ export const AUDIT_EXPORT_COLUMNS = [
   'details',
 ] as const;
 
-function auditExportRecord(r: AuditExportRow): Record<(typeof AUDIT_EXPORT_COLUMNS)[number], ExportValue> {
+function auditExportRecord(r: AuditEntryRow): Record<(typeof AUDIT_EXPORT_COLUMNS)[number], ExportValue> {
   return { ...r, id: Number(r.id) };
 }
