@@ -50,6 +50,26 @@ function percentile(sorted: Float64Array, p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 }
 
+/** A run's result from the latencies of its successful requests (one each) and its wall-clock seconds. */
+function runResult(
+  latencies: number[],
+  elapsed: number,
+  failures: number,
+  statuses: Record<string, number>,
+  cpu: CpuPerRequest,
+): RunResult {
+  const sorted = Float64Array.from(latencies).sort();
+  return {
+    rps: round(latencies.length / elapsed, 0),
+    p50: round(percentile(sorted, 50)),
+    p99: round(percentile(sorted, 99)),
+    requests: latencies.length,
+    failures,
+    statuses,
+    cpu,
+  };
+}
+
 /**
  * One load run with autocannon at `connections` for `seconds`. Latencies are collected from every
  * 2xx response at sub-millisecond resolution (autocannon's own histogram rounds to whole ms).
@@ -105,16 +125,7 @@ export async function runAutocannon(
   instance.on('reqError', () => failures++);
   await finished;
   const elapsed = Number(process.hrtime.bigint() - started) / 1e9;
-  const sorted = Float64Array.from(latencies).sort();
-  return {
-    rps: round(ok / elapsed, 0),
-    p50: round(percentile(sorted, 50)),
-    p99: round(percentile(sorted, 99)),
-    requests: ok,
-    failures,
-    statuses,
-    cpu: cpu(ok),
-  };
+  return runResult(latencies, elapsed, failures, statuses, cpu(ok));
 }
 
 /**
@@ -182,16 +193,7 @@ export async function runPaced(
   while (inFlight > 0) await new Promise((r) => setTimeout(r, 5));
   agent.destroy();
   const elapsed = (performance.now() - started) / 1000;
-  const sorted = Float64Array.from(latencies).sort();
-  return {
-    rps: round(ok / elapsed, 0),
-    p50: round(percentile(sorted, 50)),
-    p99: round(percentile(sorted, 99)),
-    requests: ok,
-    failures,
-    statuses,
-    cpu: cpu(ok),
-  };
+  return runResult(latencies, elapsed, failures, statuses, cpu(ok));
 }
 
 export function summarize(runs: RunResult[]): Measurement {
