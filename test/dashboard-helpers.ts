@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
 import request from 'supertest';
-import type { TestApp } from './support/test-app';
+import { createTestApp, type TestApp } from './support/test-app';
 
 export const ADMIN = { username: 'admin', password: 'test-password-123' };
 
@@ -25,6 +25,13 @@ export async function loggedInAgent(t: TestApp, credentials = ADMIN): Promise<{ 
     .expect('Location', '/dashboard');
   const token = async (page = '/licenses/new') => csrfFrom((await agent.get(page).expect(200)).text);
   return { agent, token };
+}
+
+/** A test app with the admin logged in on the dashboard, and a CSRF token of that session. */
+export async function openDashboard(): Promise<{ t: TestApp; agent: Agent; token: string }> {
+  const t = await createTestApp();
+  const session = await loggedInAgent(t);
+  return { t, agent: session.agent, token: await session.token() };
 }
 
 /** Submits a dashboard form with the session's CSRF token. */

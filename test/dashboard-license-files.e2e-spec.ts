@@ -1,6 +1,6 @@
-import { Agent, loggedInAgent, postForm } from './dashboard-helpers';
+import { Agent, openDashboard, postForm } from './dashboard-helpers';
 import { activationRequest, createLicense, fingerprint } from './support/factories';
-import { createTestApp, TestApp } from './support/test-app';
+import type { TestApp } from './support/test-app';
 
 const decode = (file: string) =>
   JSON.parse(Buffer.from(file.trim().split('\n').slice(1, -1).join(''), 'base64').toString('utf8')) as {
@@ -13,10 +13,7 @@ describe('dashboard: offline activation and licence file downloads', () => {
   let token: string;
 
   beforeAll(async () => {
-    t = await createTestApp();
-    const session = await loggedInAgent(t);
-    agent = session.agent;
-    token = await session.token();
+    ({ t, agent, token } = await openDashboard());
   });
   afterAll(() => t.close());
 

@@ -1,8 +1,8 @@
 import { KeyringService } from '../src/keyring/keyring.service';
 import { verifySignature } from '../src/signing/license-signature';
-import { Agent, csrfFrom, loggedInAgent, postForm } from './dashboard-helpers';
+import { Agent, csrfFrom, openDashboard, postForm } from './dashboard-helpers';
 import { createLicense, fingerprint, insertSeat } from './support/factories';
-import { createTestApp, TestApp } from './support/test-app';
+import type { TestApp } from './support/test-app';
 
 const XSS = '<script>alert(1)</script>';
 const ESCAPED_XSS = '&lt;script&gt;alert(1)&lt;/script&gt;';
@@ -20,10 +20,7 @@ describe('dashboard pages and actions', () => {
   let token: string;
 
   beforeAll(async () => {
-    t = await createTestApp();
-    const session = await loggedInAgent(t);
-    agent = session.agent;
-    token = await session.token();
+    ({ t, agent, token } = await openDashboard());
   });
   afterAll(() => t.close());
 

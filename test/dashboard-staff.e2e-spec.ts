@@ -1,7 +1,7 @@
 import { computeExpiresAt } from '../src/licenses/license-expiry';
-import { Agent, loggedInAgent, postForm } from './dashboard-helpers';
+import { Agent, openDashboard, postForm } from './dashboard-helpers';
 import { createLicense, fingerprint, insertSeat, setLicenseExpiry } from './support/factories';
-import { createTestApp, TestApp } from './support/test-app';
+import type { TestApp } from './support/test-app';
 
 // Under load (2 cores shared by several suites) building the app and logging in can take longer than Jest's 5 s.
 jest.setTimeout(60_000);
@@ -13,10 +13,7 @@ describe('dashboard staff tasks', () => {
   let token: string;
 
   beforeAll(async () => {
-    t = await createTestApp();
-    const session = await loggedInAgent(t);
-    agent = session.agent;
-    token = await session.token();
+    ({ t, agent, token } = await openDashboard());
   });
   afterAll(() => t.close());
 
