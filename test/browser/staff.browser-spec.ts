@@ -104,6 +104,10 @@ describe('staff dashboard in Chromium (edit, renew, confirmations, search, phone
     await page.fill('#field-grace_days', '400');
     await page.click('button:has-text("Save changes")');
     await page.waitForSelector('[data-error-summary]');
+    // The page's deferred script moves the focus after the summary exists: wait for it (bounded) before checking.
+    await page
+      .waitForFunction(`document.activeElement?.hasAttribute('data-error-summary')`, undefined, { timeout: 5000 })
+      .catch(() => undefined);
     expect(await page.evaluate<boolean>(`document.activeElement?.hasAttribute('data-error-summary')`)).toBe(true);
     const summary = await page.textContent('[data-error-summary]');
     for (const message of [
