@@ -1,7 +1,7 @@
 import { join, resolve } from 'node:path';
 import { AppConfig } from './config/app-config';
 import { ConfigError } from './config/config.error';
-import { validateEnv } from './config/env.schema';
+import { resolveWebConcurrency, validateEnv } from './config/env.schema';
 import { buildConfig, GeneratedSecrets } from './config/load-config';
 import { EmbeddedDatabase } from './database/embedded-database';
 import { runMigrations } from './database/migrate';
@@ -11,6 +11,8 @@ export interface Runtime {
   generated: GeneratedSecrets;
   embedded?: EmbeddedDatabase;
   migrations: string[];
+  /** WEB_CONCURRENCY resolved: how many worker processes serve requests (1: this process does). */
+  workers: number;
 }
 
 export const EMBEDDED_DATABASE_NAME = 'licence_server';
@@ -35,7 +37,7 @@ export async function prepareRuntime(env: NodeJS.ProcessEnv, log: (line: string)
     const migrations = await runMigrations(config.databaseUrl).catch((err: Error) => {
       throw new ConfigError(`DATABASE_URL: cannot migrate the database: ${err.message}`);
     });
-    return { config, generated, embedded, migrations };
+    return { config, generated, embedded, migrations, workers: resolveWebConcurrency(vars.WEB_CONCURRENCY) };
   } catch (err) {
     await embedded?.stop().catch(() => undefined);
     throw err;

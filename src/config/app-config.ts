@@ -32,6 +32,11 @@ export interface AppConfig {
   logLevel: EnvironmentVariables['LOG_LEVEL'];
   dbPoolSize: number;
   metricsToken?: string;
+  /**
+   * Set in the workers of WEB_CONCURRENCY > 1 (src/cluster): the primary runs the job engine's clock and maintenance,
+   * and /metrics answers with the sum over every worker, which the primary gathers.
+   */
+  clusterWorker?: boolean;
   webhooks: {
     /** Seconds to wait before each retry; after the last one a delivery is `failed`. */
     retryScheduleSeconds: number[];

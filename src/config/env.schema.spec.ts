@@ -1,5 +1,5 @@
 import { ConfigError } from './config.error';
-import { validateEnv } from './env.schema';
+import { MAX_WEB_CONCURRENCY, resolveWebConcurrency, validateEnv } from './env.schema';
 
 describe('validateEnv', () => {
   it('applies the CONTRACT defaults to an empty environment', () => {
@@ -58,6 +58,11 @@ describe('validateEnv', () => {
     ['LOG_LEVEL', 'loud'],
     ['TRUST_PROXY', 'everyone; rm -rf'],
     ['ADMIN_USERNAME', 'bad name!'],
+    ['WEB_CONCURRENCY', '0'],
+    ['WEB_CONCURRENCY', '65'],
+    ['WEB_CONCURRENCY', '-1'],
+    ['WEB_CONCURRENCY', '1.5'],
+    ['WEB_CONCURRENCY', 'max'],
   ])('rejects %s=%s with a message naming the variable', (name, value) => {
     expect(() => validateEnv({ [name]: value })).toThrow(ConfigError);
     expect(() => validateEnv({ [name]: value })).toThrow(new RegExp(`Invalid environment variables:[\\s\\S]*${name}`));
@@ -83,5 +88,38 @@ describe('validateEnv', () => {
       expect((err as Error).message).toMatch(/PORT/);
       expect((err as Error).message).toMatch(/LOG_LEVEL/);
     }
+  });
+
+  describe('WEB_CONCURRENCY', () => {
+    it('defaults to one process', () => {
+      expect(validateEnv({}).WEB_CONCURRENCY).toBeUndefined();
+      expect(resolveWebConcurrency(validateEnv({}).WEB_CONCURRENCY)).toBe(1);
+      expect(resolveWebConcurrency(validateEnv({ WEB_CONCURRENCY: ' ' }).WEB_CONCURRENCY)).toBe(1);
+    });
+
+    it.each([
+      ['1', 1],
+      ['2', 2],
+      [' 8 ', 8],
+      ['64', 64],
+    ])('reads %s as %d workers', (value, workers) => {
+      const parsed = validateEnv({ WEB_CONCURRENCY: value }).WEB_CONCURRENCY;
+      expect(parsed).toBe(workers);
+      expect(resolveWebConcurrency(parsed, 4)).toBe(workers);
+    });
+
+    it.each(['auto', 'AUTO', ' auto '])('reads %s as the number of cores, at most 64', (value) => {
+      const parsed = validateEnv({ WEB_CONCURRENCY: value }).WEB_CONCURRENCY;
+      expect(parsed).toBe('auto');
+      expect(resolveWebConcurrency(parsed, 6)).toBe(6);
+      expect(resolveWebConcurrency(parsed, 1)).toBe(1);
+      expect(resolveWebConcurrency(parsed, 200)).toBe(MAX_WEB_CONCURRENCY);
+    });
+
+    it('explains the accepted values', () => {
+      expect(() => validateEnv({ WEB_CONCURRENCY: '100' })).toThrow(
+        /Invalid environment variables:\n {2}WEB_CONCURRENCY: WEB_CONCURRENCY must be auto or a whole number from 1 to 64/,
+      );
+    });
   });
 });

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { plainToInstance, Transform } from 'class-transformer';
 import {
   IsIn,
@@ -47,6 +48,7 @@ export const ENV_NAMES = [
   'WEBHOOK_RETRY_SCHEDULE',
   'WEBHOOK_EXPIRING_DAYS',
   'WEBHOOK_ALLOW_PRIVATE_NETWORKS',
+  'WEB_CONCURRENCY',
 ] as const;
 
 export const TRUST_EVERYONE_MESSAGE =
@@ -71,6 +73,38 @@ function IsNotTrustEveryone(options: ValidationOptions): PropertyDecorator {
       options,
       validator: { validate: (value: unknown) => !trustsEveryone(value) },
     });
+}
+
+/** Most worker processes WEB_CONCURRENCY may ask for (and what `auto` is capped at). */
+export const MAX_WEB_CONCURRENCY = 64;
+
+const toConcurrency = ({ value }: { value: unknown }) => {
+  if (typeof value !== 'string') return value;
+  const trimmed = value.trim().toLowerCase();
+  if (trimmed === '') return undefined;
+  return /^\d+$/.test(trimmed) ? Number(trimmed) : trimmed;
+};
+
+function IsWebConcurrency(options: ValidationOptions): PropertyDecorator {
+  return (target: object, propertyName: string | symbol) =>
+    registerDecorator({
+      name: 'isWebConcurrency',
+      target: target.constructor,
+      propertyName: propertyName as string,
+      options,
+      validator: {
+        validate: (value: unknown) =>
+          value === undefined ||
+          value === 'auto' ||
+          (Number.isInteger(value) && (value as number) >= 1 && (value as number) <= MAX_WEB_CONCURRENCY),
+      },
+    });
+}
+
+/** The number of worker processes WEB_CONCURRENCY asks for: `auto` is every core this process may run on (at most 64). */
+export function resolveWebConcurrency(value: number | 'auto' | undefined, cores: number = availableParallelism()): number {
+  if (value === undefined) return 1;
+  return value === 'auto' ? Math.max(1, Math.min(cores, MAX_WEB_CONCURRENCY)) : value;
 }
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -230,6 +264,11 @@ export class EnvironmentVariables {
   @IsString()
   @MinLength(16, { message: 'METRICS_TOKEN must be at least 16 characters' })
   METRICS_TOKEN?: string;
+
+  /** Worker processes sharing the port (node:cluster); 1 runs everything in this one process. */
+  @Transform(toConcurrency)
+  @IsWebConcurrency({ message: `WEB_CONCURRENCY must be auto or a whole number from 1 to ${MAX_WEB_CONCURRENCY}` })
+  WEB_CONCURRENCY?: number | 'auto';
 }
 
 /** Validates `env`; throws a ConfigError naming every bad variable. */

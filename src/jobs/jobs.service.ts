@@ -38,7 +38,9 @@ const STOP_TIMEOUT_MS = 10_000;
  * The job engine: pg-boss on the app's PostgreSQL (its own small pool, schema `pgboss`). Modules register
  * queues while the app initialises (schedule, work); the engine starts when the app has bootstrapped (in the
  * background) and drains on shutdown, before the database pool closes. Every instance works every queue: pg-boss hands
- * each job to one of them (SKIP LOCKED), and a schedule fires once per occurrence across all instances.
+ * each job to one of them (SKIP LOCKED), and a schedule fires once per occurrence across all instances. Every instance
+ * stores its schedules (an idempotent upsert); in a cluster worker (WEB_CONCURRENCY > 1) the clock that fires them and
+ * pg-boss's maintenance run in the primary instead.
  */
 @Injectable()
 export class JobsService implements OnApplicationBootstrap, OnModuleDestroy {
@@ -97,7 +99,10 @@ export class JobsService implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   private async start(): Promise<PgBoss> {
-    const boss = createJobEngine(this.config.databaseUrl, { max: 4 });
+    // A cluster worker only works queues: the primary's engine (src/cluster/primary.ts) runs the clock that turns schedules
+    // into jobs and the maintenance, once for the machine; the primary also installed the schema before forking.
+    const role = this.config.clusterWorker ? { schedule: false, supervise: false, migrate: false } : {};
+    const boss = createJobEngine(this.config.databaseUrl, { max: 4, ...role });
     // pg-boss reports database trouble as events; without a listener Node would throw them.
     boss.on('error', (err: Error) => this.logger.warn(`job engine: ${err.message}`));
     await boss.start();

@@ -1,15 +1,22 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Pool } from 'pg';
 import { DataSource } from 'typeorm';
+import { clusterWorkerMetrics } from '../cluster/metrics-ipc';
 import type { RateLimitObserver } from '../common/http/throttling';
+import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { pgPool } from '../database/pg-pool';
 
-/** Prometheus metrics of this instance (each instance exposes its own; Prometheus sums them). */
+/**
+ * Prometheus metrics of this instance (each instance exposes its own; Prometheus sums them). With WEB_CONCURRENCY > 1
+ * an instance is several worker processes: each counts its own, and /metrics answers with their sum (src/cluster).
+ * A metric that every process reads from the database (the same value everywhere) says `aggregator: 'max'`.
+ */
 @Injectable()
-export class MetricsService implements RateLimitObserver {
+export class MetricsService implements RateLimitObserver, OnModuleDestroy {
   readonly registry = new Registry();
+  private readonly cluster?: ReturnType<typeof clusterWorkerMetrics>;
 
   private readonly httpRequests = new Counter({
     name: 'http_requests_total',
@@ -40,8 +47,9 @@ export class MetricsService implements RateLimitObserver {
     registers: [this.registry],
   });
 
-  constructor(@InjectDataSource() dataSource: DataSource) {
+  constructor(@InjectDataSource() dataSource: DataSource, @Inject(APP_CONFIG) config: AppConfig) {
     collectDefaultMetrics({ register: this.registry });
+    if (config.clusterWorker) this.cluster = clusterWorkerMetrics(this.registry);
     const pool = () => pgPool(dataSource);
     const poolGauge = (name: string, help: string, read: (p: Pool) => number) =>
       new Gauge({
@@ -72,7 +80,12 @@ export class MetricsService implements RateLimitObserver {
     this.rateLimited.inc({ throttler });
   }
 
+  /** This process's metrics, or in a cluster worker the sum over every worker of the instance. */
   render(): Promise<string> {
-    return this.registry.metrics();
+    return this.cluster ? this.cluster.scrape() : this.registry.metrics();
+  }
+
+  onModuleDestroy(): void {
+    this.cluster?.stop();
   }
 }

@@ -93,6 +93,8 @@ export class WebhooksService implements OnModuleInit, OnApplicationBootstrap {
       name: 'webhook_deliveries_pending',
       help: 'Webhook deliveries waiting to be delivered (the queue depth)',
       registers: [metrics.registry],
+      // Read from the database by every worker of a cluster: the same value, not one to add up.
+      aggregator: 'max',
       async collect() {
         this.set((await summary()).pending);
       },
@@ -101,6 +103,7 @@ export class WebhooksService implements OnModuleInit, OnApplicationBootstrap {
       name: 'webhook_oldest_pending_age_seconds',
       help: 'Age of the oldest webhook delivery still pending',
       registers: [metrics.registry],
+      aggregator: 'max',
       async collect() {
         this.set((await summary()).oldestSeconds);
       },
