@@ -8,7 +8,9 @@ COPY . .
 RUN npm run build && npm prune --omit=dev
 
 FROM node:24-bookworm-slim
-ENV NODE_ENV=production DATA_DIR=/data
+# WEB_CONCURRENCY=auto: one worker process per CPU core, sharing port 3000 (docs/deployment.md "All cores of one machine").
+# Under a CPU quota (docker run --cpus=2) or beside other replicas on one host, set a number instead.
+ENV NODE_ENV=production DATA_DIR=/data WEB_CONCURRENCY=auto
 WORKDIR /app
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
