@@ -263,8 +263,23 @@ function clusterSuite(name: string, deploy: () => Promise<Deployment>, embedded:
         ? Number(readFileSync(join(deployment.env.DATA_DIR, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0])
         : 0;
       if (embedded) expect(isProcessRunning(postmaster)).toBe(true);
+      // Requests under way when the signal arrives are answered in full by their worker (as in shutdown.cluster-spec.ts).
+      let answeredBeforeSignal!: () => void;
+      const firstAnswer = new Promise<void>((r) => (answeredBeforeSignal = r));
+      const inFlight = Promise.allSettled(
+        Array.from({ length: 20 }, () =>
+          request(`${server.url}/api/v1/admin/stats`, false, { 'x-api-key': deployment.apiKey() }).then((r) => {
+            answeredBeforeSignal();
+            return r.status;
+          }),
+        ),
+      );
+      await firstAnswer;
       const started = Date.now();
       const code = await server.stop('SIGTERM');
+      const answered = (await inFlight).filter((s) => s.status === 'fulfilled').map((s) => s.value);
+      expect(answered.length).toBeGreaterThan(0);
+      expect(answered.every((status) => status === 200)).toBe(true);
       expect(code).toBe(0);
       expect(Date.now() - started).toBeLessThan(25_000);
       for (const pid of workers) expect(isProcessRunning(pid)).toBe(false);
