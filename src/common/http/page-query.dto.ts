@@ -81,6 +81,11 @@ export const LINK_HEADER = 'Link';
 /** Swagger description of the list headers of a keyset-paged list (TOTAL_COUNT_HEADERS plus Link). */
 export const KEYSET_PAGE_HEADERS = {
   ...TOTAL_COUNT_HEADERS,
+  [TOTAL_COUNT_HEADER]: {
+    ...TOTAL_COUNT_HEADERS[TOTAL_COUNT_HEADER],
+    description:
+      'matches of the filters without limit/offset/after, so the same on every page of a walk: exact up to 1000, beyond that an estimate',
+  },
   [LINK_HEADER]: {
     description:
       'RFC 8288 link to the next page, on every page that is followed by more matches (with or without `after`/`offset`), absent on the ' +
