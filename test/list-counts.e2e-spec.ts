@@ -32,7 +32,7 @@ describe('list totals', () => {
     expect(res.headers['x-total-count']).toBe(String(EXACT_COUNT_LIMIT));
     expect(res.headers['x-total-count-estimated']).toBeUndefined();
     expect(res.body).toHaveLength(2);
-    expect(res.headers['access-control-expose-headers']).toBe('X-Total-Count, X-Total-Count-Estimated');
+    expect(res.headers['access-control-expose-headers']).toBe('X-Total-Count, X-Total-Count-Estimated, Link');
   });
 
   it('sends an estimate, flagged, beyond that', async () => {

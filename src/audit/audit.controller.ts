@@ -1,17 +1,19 @@
-import { Controller, Get, Query, Res } from '@nestjs/common';
+import { Controller, Get, Query, Req, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import type { Response } from 'express';
+import type { Request, Response } from 'express';
 import { AdminRoute } from '../auth/admin-route.decorator';
 import { CurrentProductScope, type ProductScope } from '../common/auth/actor';
 import { EXPORT_RESPONSE, sendExport } from '../common/http/export';
-import { setTotalCount, TOTAL_COUNT_HEADERS } from '../common/http/page-query.dto';
+import { DEFAULT_PAGE_LIMIT, KEYSET_PAGE_HEADERS, setKeysetPageHeaders } from '../common/http/page-query.dto';
 import { AuditService } from './audit.service';
 import { AuditEntryDto } from './dto/audit-entry.dto';
 import { AuditQueryDto, ExportAuditQueryDto } from './dto/audit-query.dto';
 
+const AUDIT_PATH = '/api/v1/admin/audit';
+
 @ApiTags('admin: audit')
 @AdminRoute('audit:read')
-@Controller('api/v1/admin/audit')
+@Controller(AUDIT_PATH.slice(1))
 export class AuditController {
   constructor(private readonly audit: AuditService) {}
 
@@ -19,15 +21,18 @@ export class AuditController {
   @ApiOperation({
     summary: 'Read the audit log',
     description:
-      "Every state change and sign-in, newest first; filters combine with AND. A token limited to products sees only those products' entries.",
+      "Every state change and sign-in, newest first; filters combine with AND. A token limited to products sees only those products' entries. " +
+      'Page with `after` (keyset: follow the `Link` rel="next" header, the same cost at any depth) or `offset` (costs grow with the offset).',
   })
-  @ApiOkResponse({ type: [AuditEntryDto], headers: TOTAL_COUNT_HEADERS })
+  @ApiOkResponse({ type: [AuditEntryDto], headers: KEYSET_PAGE_HEADERS })
   async list(
     @Query() query: AuditQueryDto,
     @CurrentProductScope() products: ProductScope,
+    @Req() req: Request,
     @Res({ passthrough: true }) res: Response,
   ): Promise<AuditEntryDto[]> {
-    return setTotalCount(res, await this.audit.listEntries(query, products));
+    const page = await this.audit.listEntries(query, products);
+    return setKeysetPageHeaders(res, req, AUDIT_PATH, query.limit ?? DEFAULT_PAGE_LIMIT, page);
   }
 
   @Get('export')

@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type { Readable } from 'node:stream';
 import { DataSource, EntityManager } from 'typeorm';
 import type { ProductScope } from '../common/auth/actor';
+import type { KeysetPosition } from '../common/http/keyset-cursor';
 import { MatchCount, pagedList } from '../database/paged-list';
 import { preparedQuery } from '../database/prepared-query';
 import { openRowStream } from '../database/row-stream';
@@ -37,17 +38,18 @@ export class AuditRepository {
     );
   }
 
-  /** One page of matching entries, newest first, and the number of matches (exact up to EXACT_COUNT_LIMIT, else estimated), from one snapshot. */
+  /** One page of matching entries, newest first (after a keyset position when given), and the number of matches (exact up to EXACT_COUNT_LIMIT, else estimated), from one snapshot. */
   async listPage(
     filter: AuditFilter,
     limit: number,
     offset: number,
+    after?: KeysetPosition,
     manager: EntityManager = this.dataSource.manager,
-  ): Promise<{ entries: AuditEntry[] } & MatchCount> {
+  ): Promise<{ entries: AuditEntry[]; next?: KeysetPosition } & MatchCount> {
     const params: unknown[] = [];
     const from = auditFrom(filter, params);
-    const page = await pagedList<AuditEntryRow>(manager, { from, params, columns: AUDIT_ENTRY_COLUMNS, alias: 'a', limit, offset });
-    return { entries: page.rows.map(auditEntryFromRow), total: page.total, estimated: page.estimated };
+    const page = await pagedList<AuditEntryRow>(manager, { from, params, columns: AUDIT_ENTRY_COLUMNS, alias: 'a', limit, offset, after });
+    return { entries: page.rows.map(auditEntryFromRow), total: page.total, estimated: page.estimated, next: page.next };
   }
 
   /** Every matching entry, newest first, from a server-side cursor (CONTRACT 13); opens once the first row is read. */
@@ -69,7 +71,8 @@ function auditFrom(filter: AuditFilter, params: unknown[]): string {
   if (filter.actorType !== undefined) where.push(`a.actor_type = ${param(filter.actorType)}`);
   if (filter.from !== undefined) where.push(`a.created_at >= ${param(filter.from)}::timestamptz`);
   if (filter.to !== undefined) where.push(`a.created_at <= ${param(filter.to)}::timestamptz`);
-  return `FROM audit_entries a ${where.length ? `WHERE ${where.join(' AND ')}` : ''}`;
+  // Always a WHERE clause (no top-level OR in any part): the keyset condition is ANDed to it.
+  return `FROM audit_entries a WHERE ${where.length ? where.join(' AND ') : 'true'}`;
 }
 
 const AUDIT_ENTRY_COLUMNS = 'a.id, a.created_at, a.action, a.actor_type, a.actor, a.ip, a.license_id, a.product_code, a.details';

@@ -4,6 +4,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { type Actor, ALL_PRODUCTS, type ProductScope } from '../common/auth/actor';
 import { AppError } from '../common/errors/app-error';
 import type { ExportSource, ExportValue } from '../common/http/export';
+import { decodeCursor } from '../common/http/keyset-cursor';
 import { DEFAULT_PAGE_LIMIT, Page } from '../common/http/page-query.dto';
 import { parseIsoTimestamp } from '../common/validation/iso-timestamp';
 import type { AuditAction } from './audit-entry.entity';
@@ -63,8 +64,13 @@ export class AuditService {
     products: ProductScope = ALL_PRODUCTS,
   ): Promise<Page<AuditEntryDto>> {
     const filter = auditFilter(query, products);
-    const { entries, total, estimated } = await this.audit.listPage(filter, query.limit ?? DEFAULT_PAGE_LIMIT, query.offset ?? 0);
-    return { items: entries.map((e) => AuditEntryDto.from(e)), total, estimated };
+    const { entries, total, estimated, next } = await this.audit.listPage(
+      filter,
+      query.limit ?? DEFAULT_PAGE_LIMIT,
+      query.offset ?? 0,
+      decodeCursor(query.after),
+    );
+    return { items: entries.map((e) => AuditEntryDto.from(e)), total, estimated, next };
   }
 
   /** Every matching entry, newest first, streamed from a cursor (CONTRACT 13); resolves once the first row is read. */

@@ -1,12 +1,12 @@
-import { Body, Controller, Get, HttpCode, Param, Post, Put, Query, Res } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Param, Post, Put, Query, Req, Res } from '@nestjs/common';
 import { ApiConflictResponse, ApiCreatedResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import type { Response } from 'express';
+import type { Request, Response } from 'express';
 import { AdminRoute } from '../auth/admin-route.decorator';
 import { Actor, CurrentActor, CurrentProductScope, type ProductScope } from '../common/auth/actor';
 import { ErrorResponseDto } from '../common/errors/error-response.dto';
 import { IdParamPipe } from '../common/http/id-param.pipe';
 import { EXPORT_RESPONSE, sendExport } from '../common/http/export';
-import { setTotalCount, TOTAL_COUNT_HEADERS } from '../common/http/page-query.dto';
+import { DEFAULT_PAGE_LIMIT, KEYSET_PAGE_HEADERS, setKeysetPageHeaders } from '../common/http/page-query.dto';
 import { ActivationDto } from './dto/activation.dto';
 import { CreateLicenseDto, UpdateLicenseDto } from './dto/create-license.dto';
 import { CreatedLicenseDto, ReleaseResultDto, ReleaseSeatsDto, RevokeLicenseDto } from './dto/license-actions.dto';
@@ -14,10 +14,11 @@ import { LicenseDetailsDto, LicenseListItemDto } from './dto/license.dto';
 import { ExportLicensesQueryDto, ListLicensesQueryDto } from './dto/list-licenses.query';
 import { LicensesService } from './licenses.service';
 
+const LICENSES_PATH = '/api/v1/admin/licenses';
 const NOT_FOUND = { description: "NOT_FOUND: no licence with this id (among the credential's products)", type: ErrorResponseDto };
 
 @ApiTags('admin: licenses')
-@Controller('api/v1/admin/licenses')
+@Controller(LICENSES_PATH.slice(1))
 export class LicensesController {
   constructor(private readonly licenses: LicensesService) {}
 
@@ -43,15 +44,19 @@ export class LicensesController {
   @AdminRoute('licenses:read')
   @ApiOperation({
     summary: 'List licences',
-    description: 'Newest first. Filters combine with AND; q is a literal case-insensitive substring of customer name, e-mail or key.',
+    description:
+      'Newest first. Filters combine with AND; q is a literal case-insensitive substring of customer name, e-mail or key. ' +
+      'Page with `after` (keyset: follow the `Link` rel="next" header, the same cost at any depth) or `offset` (costs grow with the offset).',
   })
-  @ApiOkResponse({ type: [LicenseListItemDto], headers: TOTAL_COUNT_HEADERS })
+  @ApiOkResponse({ type: [LicenseListItemDto], headers: KEYSET_PAGE_HEADERS })
   async list(
     @Query() query: ListLicensesQueryDto,
     @CurrentProductScope() products: ProductScope,
+    @Req() req: Request,
     @Res({ passthrough: true }) res: Response,
   ): Promise<LicenseListItemDto[]> {
-    return setTotalCount(res, await this.licenses.listLicenses(query, products));
+    const page = await this.licenses.listLicenses(query, products);
+    return setKeysetPageHeaders(res, req, LICENSES_PATH, query.limit ?? DEFAULT_PAGE_LIMIT, page);
   }
 
   // Before ':id', which would otherwise take "export" for an id.

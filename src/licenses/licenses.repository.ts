@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type { Readable } from 'node:stream';
 import { DataSource, EntityManager } from 'typeorm';
 import { ALL_PRODUCTS, type ProductScope } from '../common/auth/actor';
+import type { KeysetPosition } from '../common/http/keyset-cursor';
 import { MatchCount, pagedList } from '../database/paged-list';
 import { preparedQuery } from '../database/prepared-query';
 import { openRowStream } from '../database/row-stream';
@@ -36,11 +37,13 @@ export interface LicenseListFilter {
 export const LICENSE_SORTS = ['created_at', 'expires_at', 'customer_name', 'license_key', 'product', 'license_type', 'status'] as const;
 export type LicenseSort = (typeof LICENSE_SORTS)[number];
 
-/** Page options beyond limit/offset: the order (default newest first) and the seat counts of each row. */
+/** Page options beyond limit/offset: the order (default newest first), the seat counts of each row, the keyset position. */
 export interface LicensePageOptions {
   sort?: LicenseSort;
   direction?: 'asc' | 'desc';
   withSeats?: boolean;
+  /** Only the rows after this position (newest-first order only). */
+  after?: KeysetPosition;
 }
 
 const SORT_SQL: Record<LicenseSort, string> = {
@@ -112,7 +115,7 @@ export class LicensesRepository {
     offset: number,
     options: LicensePageOptions = {},
     manager = this.dataSource.manager,
-  ): Promise<{ rows: LicenseListRow[] } & MatchCount> {
+  ): Promise<{ rows: LicenseListRow[]; next?: KeysetPosition } & MatchCount> {
     const params: unknown[] = [];
     const from = licenseListFrom(filter, params);
     const dir = options.direction === 'asc' ? 'ASC' : 'DESC';
@@ -125,6 +128,8 @@ export class LicensesRepository {
       : '';
     const columns = `l.id, p.code AS product_code, l.license_key, l.license_type, l.customer_name, l.customer_email, l.expires_at,
                 l.active, l.revoked, l.created_at, ${licenseStatusSql('l')} AS status${order ? `, ${SORT_SQL[options.sort as LicenseSort]} AS sort_key` : ''}${seats}`;
+    // Newest first (the API's only order) is pagedList's own, the one keyset paging continues.
+    const newestFirst = !order && createdDir === 'DESC';
     const page = await pagedList<LicenseListDbRow & { seats_used?: number; seat_limit?: number; customer_pib?: string | null }>(manager, {
       from,
       params,
@@ -132,16 +137,19 @@ export class LicensesRepository {
       alias: 'l',
       limit,
       offset,
-      order: {
-        inner: `${order}l.created_at ${createdDir}, l.id ${createdDir}`,
-        outer: `${order ? `page.sort_key ${dir} NULLS LAST, ` : ''}page.created_at ${createdDir}, page.id ${createdDir}`,
-      },
+      after: options.after,
+      order: newestFirst
+        ? undefined
+        : {
+            inner: `${order}l.created_at ${createdDir}, l.id ${createdDir}`,
+            outer: `${order ? `page.sort_key ${dir} NULLS LAST, ` : ''}page.created_at ${createdDir}, page.id ${createdDir}`,
+          },
     });
     const rows = page.rows.map((r) => ({
       ...licenseListRowFromRow(r),
       ...(options.withSeats ? { seatsUsed: r.seats_used, seatLimit: r.seat_limit, customerPib: r.customer_pib } : {}),
     }));
-    return { rows, total: page.total, estimated: page.estimated };
+    return { rows, total: page.total, estimated: page.estimated, next: page.next };
   }
 
   /** Key and customer of each of the licences (for lists of other things that name licences, like the audit log). */
@@ -233,7 +241,8 @@ function licenseListFrom(filter: LicenseListFilter, params: unknown[]): string {
       `NOT l.revoked AND l.active AND l.expires_at > now() AND l.expires_at <= now() + make_interval(days => ${param(filter.expiringWithinDays)})`,
     );
   }
-  return `FROM licenses l JOIN products p ON p.id = l.product_id ${where.length ? `WHERE ${where.join(' AND ')}` : ''}`;
+  // Always a WHERE clause (no top-level OR in any part): the keyset condition is ANDed to it.
+  return `FROM licenses l JOIN products p ON p.id = l.product_id WHERE ${where.length ? where.join(' AND ') : 'true'}`;
 }
 
 const LICENSE_WITH_PRODUCT = `SELECT l.id, l.product_id, l.license_key, l.license_type, l.customer_name, l.customer_email, l.customer_pib,

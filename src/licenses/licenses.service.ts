@@ -7,6 +7,7 @@ import { AppError } from '../common/errors/app-error';
 import { uniqueViolation } from '../common/errors/database-errors';
 import { ErrorCode } from '../common/errors/error-codes';
 import type { ExportSource, ExportValue } from '../common/http/export';
+import { decodeCursor } from '../common/http/keyset-cursor';
 import { DEFAULT_PAGE_LIMIT, Page } from '../common/http/page-query.dto';
 import { parseIsoTimestamp } from '../common/validation/iso-timestamp';
 import type { Product } from '../products/product.entity';
@@ -139,14 +140,16 @@ export class LicensesService {
   /** A page of licences matching the filters (product code, status, type, search text), newest first, with the total (estimated beyond 1000). */
   async listLicenses(query: LicenseListQuery, products: ProductScope = ALL_PRODUCTS): Promise<Page<LicenseListItemDto>> {
     const filter = listFilter(query, products);
-    const { rows, total, estimated } = await this.licenses.listPage(filter, query.limit ?? DEFAULT_PAGE_LIMIT, query.offset ?? 0);
-    return { items: rows.map((row) => LicenseListItemDto.from(row)), total, estimated };
+    const { rows, total, estimated, next } = await this.licenses.listPage(filter, query.limit ?? DEFAULT_PAGE_LIMIT, query.offset ?? 0, {
+      after: decodeCursor(query.after),
+    });
+    return { items: rows.map((row) => LicenseListItemDto.from(row)), total, estimated, next };
   }
 
   /** The dashboard's list: the same filters plus the staff ones, any sort order, and seats used of each licence. */
   async listLicensesForStaff(
     query: LicenseListQuery,
-    order: Omit<LicensePageOptions, 'withSeats'> = {},
+    order: Pick<LicensePageOptions, 'sort' | 'direction'> = {},
   ): Promise<Page<LicenseStaffListItem>> {
     const { rows, total, estimated } = await this.licenses.listPage(
       listFilter(query),

@@ -91,7 +91,7 @@ export class WebhooksController {
     @Query() query: ListDeliveriesQueryDto,
     @Res({ passthrough: true }) res: Response,
   ): Promise<WebhookDeliveryDto[]> {
-    return setTotalCount(res, await this.webhooks.listDeliveries(id, query.limit, query.offset));
+    return setTotalCount(res, await this.webhooks.listDeliveries(id, query.limit, query.offset ?? 0));
   }
 
   @Post('webhook-deliveries/:id/retry')

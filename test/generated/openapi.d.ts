@@ -187,7 +187,7 @@ export interface paths {
         };
         /**
          * Read the audit log
-         * @description Every state change and sign-in, newest first; filters combine with AND. A token limited to products sees only those products' entries.
+         * @description Every state change and sign-in, newest first; filters combine with AND. A token limited to products sees only those products' entries. Page with `after` (keyset: follow the `Link` rel="next" header, the same cost at any depth) or `offset` (costs grow with the offset).
          */
         get: operations["Audit_list"];
         put?: never;
@@ -418,7 +418,7 @@ export interface paths {
         };
         /**
          * List licences
-         * @description Newest first. Filters combine with AND; q is a literal case-insensitive substring of customer name, e-mail or key.
+         * @description Newest first. Filters combine with AND; q is a literal case-insensitive substring of customer name, e-mail or key. Page with `after` (keyset: follow the `Link` rel="next" header, the same cost at any depth) or `offset` (costs grow with the offset).
          */
         get: operations["Licenses_list"];
         put?: never;
@@ -2412,6 +2412,8 @@ export interface operations {
             query?: {
                 limit?: number;
                 offset?: number;
+                /** @description keyset cursor: the `after` value of the previous page's `Link: <...>; rel="next"` header (opaque base64url). The page holds the matches strictly after the last row of the previous page in newest-first order, at the cost of page 1 however deep; a cursor stays valid when that row is deleted. Not together with `offset`. */
+                after?: string;
                 license_id?: number;
                 action?: "product.created" | "product.updated" | "license.created" | "license.updated" | "license.revoked" | "license.released" | "license.activated" | "license.activation_denied" | "license.deactivated" | "license.file_issued" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "webhook.delivery_retried" | "auth.login" | "auth.login_failed" | "auth.logout" | "signing_key.rotated" | "signing_key.revoked" | "token.created" | "token.revoked";
                 actor_type?: "admin_api" | "dashboard" | "client" | "system";
@@ -2428,10 +2430,12 @@ export interface operations {
         responses: {
             200: {
                 headers: {
-                    /** @description matches without limit/offset: exact up to 1000, beyond that an estimate */
+                    /** @description matches of the filters without limit/offset/after, so the same on every page of a walk: exact up to 1000, beyond that an estimate */
                     "X-Total-Count": number;
                     /** @description `true` when X-Total-Count is the database's estimate (over 1000 matches) */
                     "X-Total-Count-Estimated"?: boolean;
+                    /** @description RFC 8288 link to the next page, on every page that is followed by more matches (with or without `after`/`offset`), absent on the last page: `</api/v1/...?<the same filters>&limit=<limit>&after=<cursor>>; rel="next"`, a path-absolute URL (resolve it against the request URL) with the same filters and limit, `after` and no `offset` */
+                    Link?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3550,6 +3554,8 @@ export interface operations {
             query?: {
                 limit?: number;
                 offset?: number;
+                /** @description keyset cursor: the `after` value of the previous page's `Link: <...>; rel="next"` header (opaque base64url). The page holds the matches strictly after the last row of the previous page in newest-first order, at the cost of page 1 however deep; a cursor stays valid when that row is deleted. Not together with `offset`. */
+                after?: string;
                 /** @description product code */
                 product?: string;
                 status?: "active" | "grace" | "expired" | "revoked" | "suspended";
@@ -3565,10 +3571,12 @@ export interface operations {
         responses: {
             200: {
                 headers: {
-                    /** @description matches without limit/offset: exact up to 1000, beyond that an estimate */
+                    /** @description matches of the filters without limit/offset/after, so the same on every page of a walk: exact up to 1000, beyond that an estimate */
                     "X-Total-Count": number;
                     /** @description `true` when X-Total-Count is the database's estimate (over 1000 matches) */
                     "X-Total-Count-Estimated"?: boolean;
+                    /** @description RFC 8288 link to the next page, on every page that is followed by more matches (with or without `after`/`offset`), absent on the last page: `</api/v1/...?<the same filters>&limit=<limit>&after=<cursor>>; rel="next"`, a path-absolute URL (resolve it against the request URL) with the same filters and limit, `after` and no `offset` */
+                    Link?: string;
                     [name: string]: unknown;
                 };
                 content: {

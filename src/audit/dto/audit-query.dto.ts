@@ -2,12 +2,12 @@ import { ApiPropertyOptional, OmitType } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsIn, IsInt, IsOptional, Max, Min } from 'class-validator';
 import { EXPORT_FORMATS, type ExportFormat } from '../../common/http/export';
-import { PageQueryDto, toQueryInteger } from '../../common/http/page-query.dto';
+import { KeysetPageQueryDto, toQueryInteger } from '../../common/http/page-query.dto';
 import { IsIsoTimestamp } from '../../common/validation/iso-timestamp';
 import { ACTOR_TYPES, AUDIT_ACTIONS, type ActorType, type AuditAction } from '../audit-entry.entity';
 
 /** GET /audit filters (CONTRACT 5), combined with AND; `from` and `to` are inclusive. */
-export class AuditQueryDto extends PageQueryDto {
+export class AuditQueryDto extends KeysetPageQueryDto {
   @ApiPropertyOptional({ type: 'integer', example: 42 })
   @IsOptional()
   @Transform(toQueryInteger)
@@ -42,7 +42,7 @@ export class AuditQueryDto extends PageQueryDto {
 }
 
 /** GET /audit/export: the list's filters (no paging: every match) and the format. */
-export class ExportAuditQueryDto extends OmitType(AuditQueryDto, ['limit', 'offset'] as const) {
+export class ExportAuditQueryDto extends OmitType(AuditQueryDto, ['limit', 'offset', 'after'] as const) {
   @ApiPropertyOptional({ enum: EXPORT_FORMATS, default: 'csv' })
   @IsOptional()
   @IsIn(EXPORT_FORMATS)

@@ -1,13 +1,13 @@
 import { ApiPropertyOptional, OmitType } from '@nestjs/swagger';
 import { IsIn, IsOptional, IsString } from 'class-validator';
 import { EXPORT_FORMATS, type ExportFormat } from '../../common/http/export';
-import { PageQueryDto } from '../../common/http/page-query.dto';
+import { KeysetPageQueryDto } from '../../common/http/page-query.dto';
 import { IsStorableText, MaxChars, MinChars } from '../../common/validation/validators';
 import { LICENSE_STATUSES, type LicenseStatus } from '../license-status';
 import { LICENSE_TYPES, type LicenseType } from '../license-type';
 
 /** GET /licenses filters (CONTRACT 5); every one optional and combined with AND. */
-export class ListLicensesQueryDto extends PageQueryDto {
+export class ListLicensesQueryDto extends KeysetPageQueryDto {
   @ApiPropertyOptional({ example: 'POS_RETAIL', description: 'product code' })
   @IsOptional()
   @IsString()
@@ -38,7 +38,7 @@ export class ListLicensesQueryDto extends PageQueryDto {
 }
 
 /** GET /licenses/export: the list's filters (no paging: every match) and the format. */
-export class ExportLicensesQueryDto extends OmitType(ListLicensesQueryDto, ['limit', 'offset'] as const) {
+export class ExportLicensesQueryDto extends OmitType(ListLicensesQueryDto, ['limit', 'offset', 'after'] as const) {
   @ApiPropertyOptional({ enum: EXPORT_FORMATS, default: 'csv' })
   @IsOptional()
   @IsIn(EXPORT_FORMATS)
