@@ -1,27 +1,59 @@
 import { readdirSync, readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 
 /**
  * CPU time (user + system) of processes, read from /proc, to split each request's cost between the
  * server, PostgreSQL and the load generator. Linux only: elsewhere every reading is undefined.
  */
-const TICK_US = 10_000; // USER_HZ is 100 on Linux
+export const TICK_US = 10_000; // USER_HZ is 100 on Linux
+
+/** The fields of /proc/<pid>/stat after the command name: [0] is field 3 (state), [1] ppid, [11] utime, [12] stime. */
+export function statFields(stat: string): string[] {
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+}
 
 function ticksOf(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const fields = statFields(readFileSync(`/proc/${pid}/stat`, 'utf8'));
   return Number(fields[11]) + Number(fields[12]);
 }
 
 /** CPU microseconds used so far, per process id, by the processes a meter watches. */
 export type CpuMeter = () => Map<number, number> | undefined;
 
-export function processCpu(pid: number): CpuMeter {
+const processIds = () => readdirSync('/proc').filter((d) => /^\d+$/.test(d));
+
+/**
+ * A process and all its descendants (the server's node:cluster workers, WEB_CONCURRENCY): each reading walks
+ * /proc, so workers that a restart replaces are counted from when they appear.
+ */
+export function processTreeCpu(root: number): CpuMeter {
   return () => {
+    let pids: string[];
     try {
-      return new Map([[pid, ticksOf(pid) * TICK_US]]);
+      pids = processIds();
     } catch {
       return undefined;
     }
+    const children = new Map<number, number[]>();
+    const ticks = new Map<number, number>();
+    for (const pid of pids) {
+      try {
+        const fields = statFields(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+        const parent = Number(fields[1]);
+        children.set(parent, [...(children.get(parent) ?? []), Number(pid)]);
+        ticks.set(Number(pid), Number(fields[11]) + Number(fields[12]));
+      } catch {
+        // gone meanwhile
+      }
+    }
+    if (!ticks.has(root)) return undefined;
+    const used = new Map<number, number>();
+    for (const queue = [root]; queue.length;) {
+      const pid = queue.pop() as number;
+      used.set(pid, (ticks.get(pid) ?? 0) * TICK_US);
+      queue.push(...(children.get(pid) ?? []));
+    }
+    return used;
   };
 }
 
@@ -31,7 +63,7 @@ export function postgresCpu(database: string): CpuMeter {
     const used = new Map<number, number>();
     let dirs: string[];
     try {
-      dirs = readdirSync('/proc').filter((d) => /^\d+$/.test(d));
+      dirs = processIds();
     } catch {
       return undefined;
     }
@@ -55,10 +87,10 @@ function usedBetween(before: Map<number, number> | undefined, after: Map<number,
   return total;
 }
 
-/** This process (autocannon runs here). */
-const loadGeneratorCpu: CpuMeter = () => {
+/** This process (autocannon and the paced runner run here). */
+const benchProcessCpu = (): number => {
   const usage = process.cpuUsage();
-  return new Map([[process.pid, usage.user + usage.system]]);
+  return usage.user + usage.system;
 };
 
 export interface CpuMeters {
@@ -70,22 +102,29 @@ export interface CpuPerRequest {
   serverUs?: number;
   databaseUs?: number;
   loadGeneratorUs?: number;
+  /** The load generator's CPU over the run as a share of the whole machine's (all cores), in per cent. */
+  loadGeneratorShare?: number;
 }
 
-/** Starts a reading; the returned function gives the µs per request since then. */
-export function startCpu(meters: CpuMeters | undefined): (requests: number) => CpuPerRequest {
-  const read = () => ({ server: meters?.server(), database: meters?.database(), load: loadGeneratorCpu() });
+/**
+ * Starts a reading; the returned function gives the µs per request since then. The load generator is this
+ * process unless `generator` gives what an external one (wrk) reported it used over the run.
+ */
+export function startCpu(
+  meters: CpuMeters | undefined,
+): (requests: number, elapsedSeconds: number, generator?: { us: number }) => CpuPerRequest {
+  const read = () => ({ server: meters?.server(), database: meters?.database(), bench: benchProcessCpu() });
   const before = read();
-  return (requests) => {
+  return (requests, elapsedSeconds, generator) => {
     const after = read();
-    const per = (a?: Map<number, number>, b?: Map<number, number>) => {
-      const used = usedBetween(a, b);
-      return used === undefined || requests === 0 ? undefined : Math.round(used / requests);
-    };
+    const perRequest = (used: number | undefined) => (used === undefined || requests === 0 ? undefined : Math.round(used / requests));
+    const generatorUs = generator?.us ?? after.bench - before.bench;
     return {
-      serverUs: per(before.server, after.server),
-      databaseUs: per(before.database, after.database),
-      loadGeneratorUs: per(before.load, after.load),
+      serverUs: perRequest(usedBetween(before.server, after.server)),
+      databaseUs: perRequest(usedBetween(before.database, after.database)),
+      loadGeneratorUs: perRequest(generatorUs),
+      loadGeneratorShare:
+        elapsedSeconds > 0 ? Math.round((generatorUs / (elapsedSeconds * 1e6 * availableParallelism())) * 1000) / 10 : undefined,
     };
   };
 }

@@ -22,6 +22,8 @@ export interface ScaleResult {
   scenarios: Record<string, ScenarioResult>;
   /** The streaming licence export: rows per second and the server's RSS growth (CONTRACT 13). */
   export?: ExportBenchResult;
+  /** Rows left out, and why (e.g. the deep-page rows on a build without keyset pagination). */
+  notes?: string[];
 }
 
 export interface BenchReport {
@@ -30,7 +32,17 @@ export interface BenchReport {
   mode: 'full' | 'smoke';
   machine: { cpus: number; cpuModel: string; memoryGiB: number; os: string; node: string; loadBefore: number[]; loadAfter: number[] };
   database: string;
-  options: { connections: number; warmupSeconds: number; durationSeconds: number; runs: number };
+  options: {
+    connections: number;
+    warmupSeconds: number;
+    durationSeconds: number;
+    runs: number;
+    /** The closed-loop load generator (absent in runs before wrk: autocannon). */
+    generator?: 'wrk' | 'autocannon';
+    generatorVersion?: string;
+    /** WEB_CONCURRENCY values at which validate and fresh activation were measured. */
+    workers?: number[];
+  };
   startup: { firstHealthyMs: number };
   scales: ScaleResult[];
   /** With a large scale: endpoints measured again at both scales run by run in turn; p50Ratio = large ÷ small p50 (medians). */
@@ -46,13 +58,41 @@ const cpuCell = (m?: Measurement) =>
     ? '-'
     : `${num(m.median.serverUs)}+${m.median.databaseUs === undefined ? '?' : num(m.median.databaseUs)}`;
 
+/** The load generator's µs per request, `target / baseline`. */
+const generatorUsCell = (r?: ScenarioResult) =>
+  r?.target.median.loadGeneratorUs === undefined
+    ? '-'
+    : [r.target, r.baseline]
+        .filter((m) => m !== undefined)
+        .map((m) => num(m.median.loadGeneratorUs))
+        .join(' / ');
+
+/** The load generator's share of the machine's CPU over the runs, `target / baseline`. */
+const generatorShareCell = (r?: ScenarioResult) =>
+  r?.target.median.loadGeneratorShare === undefined
+    ? '-'
+    : [r.target, r.baseline]
+        .filter((m) => m !== undefined)
+        .map((m) => `${num(m.median.loadGeneratorShare, 1)} %`)
+        .join(' / ');
+
 const scaleTitle = (s: ScaleResult) => `${s.name}: ${num(s.dataset.licenses)} licences, ${num(s.dataset.audit)} audit entries`;
 
 /** Rows of the side-by-side table: one per scenario, the scales as column groups. */
 function rows(report: BenchReport): { header: string[]; body: string[][] } {
   const header = ['endpoint'];
   for (const s of report.scales)
-    header.push(`${s.name} req/s`, 'p50 ms', 'p99 ms', 'CPU µs/req', 'baseline req/s', 'baseline p99', 'ratio');
+    header.push(
+      `${s.name} req/s`,
+      'p50 ms',
+      'p99 ms',
+      'CPU µs/req',
+      'baseline req/s',
+      'baseline p99',
+      'ratio',
+      'gen. µs/req',
+      'gen. CPU share',
+    );
   if (report.scales.length > 1) header.push('large/small p50, halves', 'large/small p50, in turn');
   const names = [...new Set(report.scales.flatMap((s) => Object.keys(s.scenarios)))];
   const body = names.map((name) => {
@@ -68,6 +108,8 @@ function rows(report: BenchReport): { header: string[]; body: string[][] } {
         num(r?.baseline?.median.rps),
         num(r?.baseline?.median.p99, 2),
         r?.ratio === undefined ? '-' : num(r.ratio, 2),
+        generatorUsCell(r),
+        generatorShareCell(r),
       );
     }
     if (report.scales.length > 1) {
@@ -86,7 +128,8 @@ function preamble(report: BenchReport): string[] {
   return [
     `${report.date}, commit ${report.commit}, ${report.mode} mode`,
     `machine: ${m.cpus} x ${m.cpuModel}, ${m.memoryGiB} GiB, ${m.os}, Node ${m.node}; load average ${m.loadBefore.map((l) => l.toFixed(2)).join(' ')} before, ${m.loadAfter.map((l) => l.toFixed(2)).join(' ')} after`,
-    `database: ${report.database}; CPU µs/req = server process + its PostgreSQL backends; ${report.options.connections} connections, ${report.options.warmupSeconds} s warm-up, median of ${report.options.runs} x ${report.options.durationSeconds} s`,
+    `database: ${report.database}; CPU µs/req = server process tree (primary and workers) + its PostgreSQL backends; ${report.options.connections} connections, ${report.options.warmupSeconds} s warm-up, median of ${report.options.runs} x ${report.options.durationSeconds} s`,
+    `load generator: ${report.options.generatorVersion ?? 'autocannon (in the bench process)'}, keep-alive; the fixed-rate row: the bench's open-loop paced runner (Debian has no wrk2), latency from when each request was due; gen. µs/req and gen. CPU share (of all ${m.cpus} cores over the run) are the generator's own, target / baseline`,
     `start-up to first 200 of GET /api/v1/health (embedded PostgreSQL, fresh DATA_DIR): ${num(report.startup.firstHealthyMs)} ms`,
     ...report.scales.map((s) => `${scaleTitle(s)}, ${num(s.dataset.seats)} bound seats (seeded in ${num(s.seedSeconds, 1)} s)`),
     'validate: random seats of a 50,000-seat sample, refreshed just before (the read path; the last_seen_at write is part of activate)',
@@ -116,6 +159,8 @@ const lagLines = (report: BenchReport) =>
       }),
   );
 
+const noteLines = (report: BenchReport) => report.scales.flatMap((s) => (s.notes ?? []).map((n) => `NOTE ${s.name}: ${n}`));
+
 const warnings = (report: BenchReport) => [
   ...report.scales.filter((s) => s.export?.warning).map((s) => `WARNING ${s.name} ${s.export?.label}: ${s.export?.warning}`),
   ...report.scales.flatMap((s) =>
@@ -141,6 +186,7 @@ export function renderText(report: BenchReport): string {
     ...body.map(line),
     ...exportLines(report),
     ...lagLines(report),
+    ...noteLines(report),
     ...warnings(report),
   ].join('\n');
 }
@@ -157,6 +203,7 @@ export function renderMarkdown(report: BenchReport): string {
     ...body.map(line),
     ...exportLines(report).map((l) => `\n${l}`),
     ...lagLines(report).map((l) => `\n${l}`),
+    ...noteLines(report).map((l) => `\n${l}`),
     ...warnings(report).map((w) => `\n${w}`),
   ].join('\n');
 }

@@ -7,11 +7,11 @@ import { parseArgs } from 'node:util';
 import { Pool } from 'pg';
 import { projectRoot } from '../src/common/paths';
 import { loadOrCreateSigningKey } from '../src/signing/signing-key';
-import { CpuMeters, postgresCpu, processCpu } from './cpu';
+import { CpuMeters, postgresCpu, processTreeCpu } from './cpu';
 import { freshDatabase } from './database';
 import { fingerprintOf, licenseKeyOf, SEAT_EVERY } from './dataset';
 import { ExportBenchResult, measureExport } from './export';
-import { LoadOptions, measurePair, RunResult, Scenario } from './load';
+import { bodyOf, chooseGenerator, LoadOptions, measurePair, RunResult, Scenario, uniqueBodiesFor } from './load';
 import { NodeProcess, spawnNode } from './processes';
 import { BenchReport, renderText, ScaleResult, ScenarioResult } from './report';
 import { settleLag, startLagReceiver } from './webhook-receiver';
@@ -22,6 +22,23 @@ const ROOT = projectRoot(__dirname);
 /** The fixed request rate at which validate's latency is also measured (50 connections, not saturated). */
 const VALIDATE_RATE = 1000;
 const MAIN_SCRIPT = join(__dirname, '..', 'src', 'main.js');
+/** The rows `--only` can name (validate and activate also run at each --workers count). */
+const ROW_NAMES = [
+  'stats',
+  'licenses',
+  'audit',
+  'licenses-deep',
+  'audit-deep',
+  'export',
+  'floor',
+  'validate',
+  'validate-signed',
+  'validate-rate',
+  'heartbeat',
+  'license-file',
+  'reactivate',
+  'activate',
+];
 const USAGE = `npm run bench [-- options]
   --duration <s>       seconds per measured run (default 10)
   --runs <n>           measured runs per endpoint, median reported (default 3)
@@ -31,7 +48,10 @@ const USAGE = `npm run bench [-- options]
   --audit <n>          ... and this many audit entries, e.g. 5000000
   --small-licenses <n> licences of the small scale (default 10000)
   --small-audit <n>    audit entries of the small scale (default 50000)
-  --only <names>       comma-separated subset of: ${'stats,licenses,audit,export,floor,validate,validate-rate,heartbeat,reactivate,activate'}
+  --only <names>       comma-separated subset of: ${ROW_NAMES.join(',')}
+  --generator <name>   wrk (default when installed: one thread, the connections, keep-alive) or autocannon (in the bench
+                       process); the fixed-rate row always uses the bench's open-loop paced runner
+  --workers <list>     WEB_CONCURRENCY values to measure validate and fresh activation at (default 1,2; smoke: 1)
   --profile <dir>      run the servers with node --cpu-prof, writing to <dir>/small and <dir>/large
   --out <file>         results JSON (default bench/results/<date>.json; smoke: a temporary file)
   --smoke              CI mode: small data, 2 s per endpoint, one run, no warm-up
@@ -46,6 +66,10 @@ interface Options extends LoadOptions {
   profileDir?: string;
   out?: string;
   smoke: boolean;
+  /** wrk's or autocannon's version line, for the report. */
+  generatorVersion: string;
+  /** WEB_CONCURRENCY values at which validate and fresh activation are measured. */
+  workers: number[];
 }
 
 function parseOptions(argv: string[]): Options {
@@ -64,6 +88,8 @@ function parseOptions(argv: string[]): Options {
       profile: { type: 'string' },
       out: { type: 'string' },
       smoke: { type: 'boolean', default: false },
+      generator: { type: 'string' },
+      workers: { type: 'string' },
       help: { type: 'boolean', default: false },
     },
   });
@@ -78,8 +104,17 @@ function parseOptions(argv: string[]): Options {
     return parsed;
   };
   const smoke = values.smoke;
+  const only = values.only ? new Set(values.only.split(',').map((s) => s.trim())) : undefined;
+  const unknown = [...(only ?? [])].filter((name) => !ROW_NAMES.includes(name));
+  if (unknown.length) throw new Error(`--only: unknown ${unknown.join(', ')} (known: ${ROW_NAMES.join(', ')})`);
+  const workers = (values.workers ?? (smoke ? '1' : '1,2')).split(',').map((w) => Number(w.trim()));
+  if (workers.some((w) => !Number.isInteger(w) || w < 1)) throw new Error('--workers must be a list of counts >= 1, e.g. 1,2');
+  const { generator, version } = chooseGenerator(values.generator);
   const options: Options = {
     smoke,
+    generator,
+    generatorVersion: version,
+    workers: [...new Set(workers)],
     durationSeconds: int('duration', values.duration, smoke ? 2 : 10, 0.5) as number,
     runs: int('runs', values.runs, smoke ? 1 : 3, 1) as number,
     warmupSeconds: int('warmup', values.warmup, smoke ? 0 : 5, 0) as number,
@@ -88,7 +123,7 @@ function parseOptions(argv: string[]): Options {
     smallAudit: int('small-audit', values['small-audit'], smoke ? 1_000 : 50_000, 0) as number,
     largeLicenses: int('licenses', values.licenses, undefined, SEAT_EVERY),
     largeAudit: int('audit', values.audit, undefined, 0),
-    only: values.only ? new Set(values.only.split(',').map((s) => s.trim())) : undefined,
+    only,
     profileDir: values.profile ? resolve(values.profile) : undefined,
     out: values.out ? resolve(values.out) : undefined,
   };
@@ -136,24 +171,39 @@ function sample<T>(size: number, count: number, make: (i: number) => T): T[] {
   return Array.from({ length: count }, () => make(Math.floor(Math.random() * size)));
 }
 
-interface Servers {
-  app: string;
-  baseline: string;
-  appProcess: NodeProcess;
-  baselineProcess: NodeProcess;
-  apiKey: string;
-  appCpu: CpuMeters;
-  baselineCpu: CpuMeters;
+/** A server under test or a baseline: where it listens, its process and what its CPU meters read. */
+interface Endpoint {
+  url: string;
+  process: NodeProcess;
+  cpu: CpuMeters;
 }
+
+interface Servers {
+  app: Endpoint;
+  baseline: Endpoint;
+  apiKey: string;
+}
+
+/** A failed measurement, with the output of any of the processes that died meanwhile. */
+async function explainFailure<T>(measuring: Promise<T>, endpoints: Endpoint[]): Promise<T> {
+  try {
+    return await measuring;
+  } catch (err) {
+    const dead = endpoints.filter((e) => e.process.exited());
+    if (!dead.length) throw err;
+    const output = dead.map((e) => `\n--- last output of ${e.url} (exited) ---\n${e.process.output().slice(-5000)}`).join('');
+    throw new Error(`${(err as Error).message}${output}`, { cause: err });
+  }
+}
+
+/** A JSON answer as the preflight checks read it (an object's fields; arrays are objects too); `{}` when it was not JSON. */
+type ResponseBody = Partial<Record<string, unknown>>;
 
 /**
  * Sends one request of the scenario and checks the answer, so a misconfigured run fails before measuring.
  * A network error is retried: fetch keeps idle connections, and one the server closes at its keep-alive
  * timeout just as it is reused fails the request ("fetch failed"). A server that died is reported with its output.
  */
-/** A JSON answer as the preflight checks read it (an object's fields; arrays are objects too); `{}` when it was not JSON. */
-type ResponseBody = Partial<Record<string, unknown>>;
-
 async function preflight(
   url: string,
   scenario: Scenario,
@@ -162,12 +212,14 @@ async function preflight(
   server?: NodeProcess,
 ): Promise<void> {
   let res: Response | undefined;
+  // A fresh-activation check uses up one licence of the pool (sized with room for it).
+  const body = bodyOf(scenario);
   for (let attempt = 1; !res; attempt++) {
     try {
       res = await fetch(url + scenario.path, {
         method: scenario.method,
         headers: { 'content-type': 'application/json', ...scenario.headers },
-        body: scenario.body?.(),
+        body: body?.(),
       });
     } catch (err) {
       if (attempt >= 3 || server?.exited()) {
@@ -179,13 +231,13 @@ async function preflight(
     }
   }
   const text = await res.text();
-  let body: ResponseBody;
+  let parsed: ResponseBody;
   try {
-    body = JSON.parse(text) as ResponseBody;
+    parsed = JSON.parse(text) as ResponseBody;
   } catch {
-    body = {};
+    parsed = {};
   }
-  if (!check(res.status, body)) throw new Error(`${label}: unexpected answer ${res.status} ${text.slice(0, 500)}`);
+  if (!check(res.status, parsed)) throw new Error(`${label}: unexpected answer ${res.status} ${text.slice(0, 500)}`);
 }
 
 /**
@@ -199,16 +251,34 @@ async function refreshSeats(pool: Pool): Promise<void> {
   await pool.query('VACUUM (ANALYZE) activations');
 }
 
+/**
+ * The path of a page near the end of a list, by keyset cursor: one request with `offset` two pages before the
+ * end, whose `Link: <...>; rel="next"` header carries the cursor of the last full page. Undefined when the
+ * answer has no such header (a server without keyset pagination).
+ */
+async function deepPagePath(servers: Servers, path: string, rows: number): Promise<string | undefined> {
+  const res = await fetch(`${servers.app.url}${path}&offset=${Math.max(0, rows - 200)}`, { headers: { 'x-api-key': servers.apiKey } });
+  await res.arrayBuffer();
+  if (res.status !== 200) throw new Error(`${path}&offset=...: answered ${res.status}`);
+  const next = /<([^>]+)>\s*;\s*rel="?next"?/.exec(res.headers.get('link') ?? '');
+  if (!next) return undefined;
+  const url = new URL(next[1], servers.app.url);
+  return url.pathname + url.search;
+}
+
 interface MeasuredScale {
   result: ScaleResult;
   requests: Record<string, Scenario>;
 }
 
+const seatBody = (s: { key: string; fingerprint: string }, extra: Record<string, unknown> = {}) =>
+  JSON.stringify({ license_key: s.key, machine_fingerprint: s.fingerprint, ...extra });
+
 async function measureScale(
   index: number,
   name: string,
   target: { licenses: number; audit: number },
-  { pool, products, servers }: ScaleServers,
+  { pool, products, servers, startWorkers }: ScaleServers,
   options: Options,
 ): Promise<MeasuredScale> {
   log(`\n== ${name} scale: ${target.licenses.toLocaleString('en-US')} licences, ${target.audit.toLocaleString('en-US')} audit entries`);
@@ -223,38 +293,46 @@ async function measureScale(
 
   const admin = { 'x-api-key': servers.apiKey };
   const seatCount = Math.floor(target.licenses / SEAT_EVERY);
-  const seatBodies = sample(seatCount, 50_000, (i) => {
+  const seats = sample(seatCount, 50_000, (i) => {
     const n = (i + 1) * SEAT_EVERY;
-    return { n, key: licenseKeyOf(productOf(products, n).keyPrefix, n), fingerprint: fingerprintOf(n) };
+    return { n, key: licenseKeyOf(productOf(products, n).keyPrefix, n), fingerprint: fingerprintOf(n), seatId: 0 };
   });
-  const randomSeat = () => seatBodies[Math.floor(Math.random() * seatBodies.length)];
-  const validateBody = () => {
-    const s = randomSeat();
-    return JSON.stringify({ license_key: s.key, machine_fingerprint: s.fingerprint });
-  };
-  const activateBody = () => {
-    const s = randomSeat();
-    return JSON.stringify({
-      license_key: s.key,
-      machine_fingerprint: s.fingerprint,
-      hostname: `host-${s.n}`,
-      os: 'Linux',
-      app_version: '1.0.0',
-    });
-  };
+  // The activation baseline writes the seat row itself, by id.
+  const { rows: seatRows } = await pool.query<{ id: string; machine_fingerprint: string }>(
+    'SELECT id, machine_fingerprint FROM activations WHERE released_at IS NULL AND machine_fingerprint = ANY($1::text[])',
+    [[...new Set(seats.map((s) => s.fingerprint))]],
+  );
+  const seatIds = new Map(seatRows.map((r) => [r.machine_fingerprint, Number(r.id)]));
+  for (const s of seats) s.seatId = seatIds.get(s.fingerprint) ?? 0;
+  // The bodies, built once: every request sends one of them, picked at random.
+  const activation = (s: (typeof seats)[number]) => ({ hostname: `host-${s.n}`, os: 'Linux', app_version: '1.0.0' });
+  const validateBodies = seats.map((s) => seatBody(s));
+  const signedValidateBodies = seats.map((s) => seatBody(s, { nonce: randomBytes(18).toString('base64url') }));
+  const activateBodies = seats.map((s) => seatBody(s, activation(s)));
+  const baselineActivateBodies = seats.map((s) => seatBody(s, { ...activation(s), seat_id: s.seatId }));
 
   const scenarios: Record<string, ScenarioResult> = {};
+  const notes: string[] = [];
   /** What each scenario sent, to measure it again against the other scale (compareScales). */
   const requests: Record<string, Scenario> = {};
   const onRun = (label: string) => (who: 'target' | 'baseline', i: number, r: RunResult) =>
     log(
       `  ${label} ${who === 'baseline' ? '(baseline)' : ''} run ${i + 1}: ${r.rps} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms, ` +
-        `CPU per request: server ${r.cpu.serverUs ?? '?'} µs, PostgreSQL ${r.cpu.databaseUs ?? '?'} µs, load generator ${r.cpu.loadGeneratorUs ?? '?'} µs` +
+        `CPU per request: server ${r.cpu.serverUs ?? '?'} µs, PostgreSQL ${r.cpu.databaseUs ?? '?'} µs, ` +
+        `load generator (${r.generator}) ${r.cpu.loadGeneratorUs ?? '?'} µs = ${r.cpu.loadGeneratorShare ?? '?'} % of the machine` +
         (r.failures ? `, ${r.failures} FAILED ${JSON.stringify(r.statuses)}` : ''),
     );
   const failureWarning = (target: { runs: RunResult[] }) => {
     const failed = target.runs.reduce((sum, r) => sum + r.failures, 0);
-    return failed ? `${failed} requests failed (${JSON.stringify(target.runs.map((r) => r.statuses))})` : undefined;
+    const repeated = target.runs.reduce((sum, r) => sum + (r.repeatedBodies ?? 0), 0);
+    return (
+      [
+        failed ? `${failed} requests failed (${JSON.stringify(target.runs.map((r) => r.statuses))})` : '',
+        repeated ? `${repeated} requests reused a fresh licence wrk had already sent (re-activations)` : '',
+      ]
+        .filter(Boolean)
+        .join('; ') || undefined
+    );
   };
   const wanted = (key: string) => !options.only || options.only.has(key);
 
@@ -263,12 +341,28 @@ async function measureScale(
     ['licenses', 'GET /api/v1/admin/licenses?limit=100', '/api/v1/admin/licenses?limit=100'],
     ['audit', 'GET /api/v1/admin/audit?limit=100', '/api/v1/admin/audit?limit=100'],
   ];
+  // A page near the end by keyset cursor: it should cost what the first page costs.
+  for (const [key, list, rows] of [
+    ['licenses-deep', '/api/v1/admin/licenses?limit=100', dataset.licenses],
+    ['audit-deep', '/api/v1/admin/audit?limit=100', dataset.audit],
+  ] as const) {
+    if (!wanted(key)) continue;
+    const path = await deepPagePath(servers, list, rows);
+    if (path) reads.push([key, `GET ${list.split('?')[0]}?limit=100&after=<cursor> (last page of ${rows.toLocaleString('en-US')})`, path]);
+    else {
+      notes.push(`${key} skipped: ${list}&offset=... answered without a Link rel="next" header (no keyset pagination in this build)`);
+      log(`  NOTE ${notes[notes.length - 1]}`);
+    }
+  }
   for (const [key, label, path] of reads) {
     if (!wanted(key)) continue;
     const scenario: Scenario = { method: 'GET', path, headers: admin };
-    await preflight(servers.app, scenario, (status, body) => status === 200 && Array.isArray(body), label, servers.appProcess);
+    await preflight(servers.app.url, scenario, (status, body) => status === 200 && Array.isArray(body), label, servers.app.process);
     log(`  ${label}`);
-    const { target: m } = await measurePair({ url: servers.app, scenario, meters: servers.appCpu }, undefined, options, onRun(label));
+    const { target: m } = await explainFailure(
+      measurePair({ url: servers.app.url, scenario, meters: servers.app.cpu }, undefined, options, onRun(label)),
+      [servers.app],
+    );
     scenarios[key] = { label, target: m, warning: failureWarning(m) };
     requests[key] = scenario;
   }
@@ -277,7 +371,7 @@ async function measureScale(
   if (wanted('export')) {
     // Before the fresh-activation licences are seeded: the export then has exactly the scale's licences.
     log(`  GET /api/v1/admin/licenses/export?format=csv (${dataset.licenses.toLocaleString('en-US')} rows)`);
-    exportResult = await measureExport(servers.app, servers.apiKey, servers.appProcess.pid, dataset.licenses);
+    exportResult = await measureExport(servers.app.url, servers.apiKey, servers.app.process.pid, dataset.licenses);
     log(
       `  export: ${exportResult.rows} rows in ${exportResult.seconds} s (${exportResult.rowsPerSecond} rows/s, ${Math.round(exportResult.bytes / 1024)} KiB); ` +
         `server RSS ${exportResult.rssBeforeMiB} MiB before, peak ${exportResult.rssPeakMiB} MiB (+${exportResult.rssGrowthMiB} MiB)` +
@@ -293,16 +387,19 @@ async function measureScale(
     baselineLabel: string,
     baseline: Scenario,
     check: (status: number, body: ResponseBody) => boolean,
-    withRatio = true,
+    { withRatio = true, on = servers }: { withRatio?: boolean; on?: Servers } = {},
   ) => {
-    await preflight(servers.app, scenario, check, label, servers.appProcess);
-    await preflight(servers.baseline, baseline, (status) => status === 200, baselineLabel, servers.baselineProcess);
+    await preflight(on.app.url, scenario, check, label, on.app.process);
+    await preflight(on.baseline.url, baseline, (status) => status === 200, baselineLabel, on.baseline.process);
     log(`  ${label} vs ${baselineLabel}`);
-    const m = await measurePair(
-      { url: servers.app, scenario, meters: servers.appCpu },
-      { url: servers.baseline, scenario: baseline, meters: servers.baselineCpu },
-      options,
-      onRun(label),
+    const m = await explainFailure(
+      measurePair(
+        { url: on.app.url, scenario, meters: on.app.cpu },
+        { url: on.baseline.url, scenario: baseline, meters: on.baseline.cpu },
+        options,
+        onRun(label),
+      ),
+      [on.app, on.baseline],
     );
     const result: ScenarioResult = {
       label,
@@ -316,9 +413,24 @@ async function measureScale(
     return result;
   };
 
-  if (wanted('validate') || wanted('validate-rate')) await refreshSeats(pool);
-  const baselineValidate: Scenario = { method: 'POST', path: '/validate', body: validateBody };
-  const baselineActivate: Scenario = { method: 'POST', path: '/activate', body: activateBody };
+  const validateCheck = (status: number, body: ResponseBody) => status === 200 && body.valid === true;
+  const signedCheck = (status: number, body: ResponseBody) => status === 200 && String(body.signature).startsWith('RSA-SHA256:');
+  const baselineValidate: Scenario = { method: 'POST', path: '/validate', bodies: validateBodies };
+  const baselineActivate: Scenario = { method: 'POST', path: '/activate', bodies: baselineActivateBodies };
+  const workersSuffix = (n: number) => (n === 1 ? '' : ` (${n} workers)`);
+  const validateRow = (n: number, on: Servers) =>
+    paired(
+      n === 1 ? 'validate' : `validate-${n}w`,
+      `POST /api/v1/validate${workersSuffix(n)}`,
+      { method: 'POST', path: '/api/v1/validate', bodies: validateBodies },
+      `bare node:http + pg SELECT${workersSuffix(n)}`,
+      baselineValidate,
+      validateCheck,
+      { on },
+    );
+  const withOneWorker = options.workers.includes(1);
+
+  if (['validate', 'validate-signed', 'validate-rate'].some(wanted)) await refreshSeats(pool);
   if (wanted('floor')) {
     // What the stack costs before any work: every middleware, the Nest pipeline and a JSON answer, no database.
     // Its ratio bounds what validate can reach against a baseline that does its SELECT in less.
@@ -331,20 +443,22 @@ async function measureScale(
       (status, body) => status === 200 && body.status === 'ok',
     );
   }
-  if (wanted('validate')) {
+  if (wanted('validate') && withOneWorker) await validateRow(1, servers);
+  if (wanted('validate-signed')) {
+    // CONTRACT 8: with a nonce the answer is signed, so the row costs a SELECT and an RSA signature.
     await paired(
-      'validate',
-      'POST /api/v1/validate',
-      { method: 'POST', path: '/api/v1/validate', body: validateBody },
-      'bare node:http + pg SELECT',
-      baselineValidate,
-      (status, body) => status === 200 && body.valid === true,
+      'validate-signed',
+      'POST /api/v1/validate with a nonce (signed answer)',
+      { method: 'POST', path: '/api/v1/validate', bodies: signedValidateBodies },
+      'bare node:http + pg SELECT + RSA sign',
+      { method: 'POST', path: '/validate-signed', bodies: signedValidateBodies },
+      (status, body) => validateCheck(status, body) && signedCheck(status, body),
     );
   }
   if (wanted('validate-rate')) {
     // Saturated, 50 connections queue by Little's law (p50 = 50 / req/s); at a fixed rate the latency is the server's own.
     const label = `POST /api/v1/validate at ${VALIDATE_RATE.toLocaleString('en-US')} req/s`;
-    const scenario: Scenario = { method: 'POST', path: '/api/v1/validate', body: validateBody, rate: VALIDATE_RATE };
+    const scenario: Scenario = { method: 'POST', path: '/api/v1/validate', bodies: validateBodies, rate: VALIDATE_RATE };
     // The baseline at the same rate tells the machine's own tail (scheduling, the load generator) from the server's.
     await paired(
       'validate-rate',
@@ -352,8 +466,8 @@ async function measureScale(
       scenario,
       `bare node:http + pg SELECT at ${VALIDATE_RATE.toLocaleString('en-US')} req/s`,
       { ...baselineValidate, rate: VALIDATE_RATE },
-      (status, body) => status === 200 && body.valid === true,
-      false,
+      validateCheck,
+      { withRatio: false },
     );
   }
   if (wanted('heartbeat')) {
@@ -361,10 +475,21 @@ async function measureScale(
     await paired(
       'heartbeat',
       'POST /api/v1/heartbeat',
-      { method: 'POST', path: '/api/v1/heartbeat', body: validateBody },
+      { method: 'POST', path: '/api/v1/heartbeat', bodies: validateBodies },
       'bare node:http + pg UPDATE',
-      { method: 'POST', path: '/heartbeat', body: validateBody },
-      (status, body) => status === 200 && body.valid === true,
+      { method: 'POST', path: '/heartbeat', bodies: validateBodies },
+      validateCheck,
+    );
+  }
+  if (wanted('license-file')) {
+    // CONTRACT 10: the seat's licence, signed, and an audit entry written before the answer (one write, one signature).
+    await paired(
+      'license-file',
+      'POST /api/v1/license-file',
+      { method: 'POST', path: '/api/v1/license-file', bodies: validateBodies },
+      'bare node:http + locked UPDATE + RSA sign',
+      baselineActivate,
+      (status, body) => status === 200 && String(body.license_file).startsWith('-----BEGIN LICENSE FILE-----'),
     );
   }
   let signingRps: number | undefined;
@@ -372,36 +497,43 @@ async function measureScale(
     const r = await paired(
       'reactivate',
       'POST /api/v1/activate (re-activation)',
-      { method: 'POST', path: '/api/v1/activate', body: activateBody },
-      'bare node:http + RSA sign',
+      { method: 'POST', path: '/api/v1/activate', bodies: activateBodies },
+      'bare node:http + locked UPDATE + RSA sign',
       baselineActivate,
-      (status, body) => status === 200 && String(body.signature).startsWith('RSA-SHA256:'),
+      signedCheck,
     );
     signingRps = r.baseline?.median.rps;
   }
-  if (wanted('activate')) {
-    // Each request binds a licence never activated before: size the pool from the signing ceiling.
-    const ceiling = signingRps ?? 8_000;
-    const poolSize = Math.ceil((options.warmupSeconds + options.runs * options.durationSeconds) * ceiling * 1.5) + 1_000;
-    const start = freshPoolStart(index);
+
+  let nextFresh = freshPoolStart(index);
+  /** Fresh activation: each request binds a licence never activated before, from a pool sized from the signing ceiling. */
+  const activateRow = async (n: number, on: Servers) => {
+    const ceiling = (signingRps ?? 4_000) * n;
+    const runSeconds = [
+      ...(options.warmupSeconds > 0 ? [options.warmupSeconds] : []),
+      ...Array<number>(options.runs).fill(options.durationSeconds),
+    ];
+    const poolSize = runSeconds.reduce((sum, seconds) => sum + uniqueBodiesFor(seconds, ceiling), 1_000);
+    const start = nextFresh;
+    nextFresh += poolSize;
     await seedLicenses(pool, products, start, start + poolSize - 1, true, progressBar('fresh-activation licences'));
     await pool.query('ANALYZE licenses');
     let next = 0;
     let exhausted = false;
-    const freshBody = () => {
+    const nextBody = () => {
       if (next >= poolSize) exhausted = true;
-      const n = start + (next++ % poolSize);
+      const k = start + (next++ % poolSize);
       return JSON.stringify({
-        license_key: licenseKeyOf(productOf(products, n).keyPrefix, n),
-        machine_fingerprint: fingerprintOf(n),
-        hostname: `host-${n}`,
+        license_key: licenseKeyOf(productOf(products, k).keyPrefix, k),
+        machine_fingerprint: fingerprintOf(k),
+        hostname: `host-${k}`,
         os: 'Linux',
         app_version: '1.0.0',
       });
     };
     // One endpoint subscribed to license.activated: the row also measures the outbox, and the delivery lag under it.
     const receiver = await startLagReceiver();
-    const hook = await fetch(`${servers.app}/api/v1/admin/webhooks`, {
+    const hook = await fetch(`${on.app.url}/api/v1/admin/webhooks`, {
       method: 'POST',
       headers: { ...admin, 'content-type': 'application/json' },
       body: JSON.stringify({ url: receiver.url, events: ['license.activated'], description: 'bench: delivery lag' }),
@@ -409,12 +541,13 @@ async function measureScale(
     if (hook.status !== 201) throw new Error(`webhook endpoint: ${hook.status} ${await hook.text()}`);
     const hookId = ((await hook.json()) as { id: number }).id;
     const r = await paired(
-      'activate',
-      'POST /api/v1/activate (fresh licence, one webhook endpoint)',
-      { method: 'POST', path: '/api/v1/activate', body: freshBody },
-      'bare node:http + RSA sign',
+      n === 1 ? 'activate' : `activate-${n}w`,
+      `POST /api/v1/activate (fresh licence, one webhook endpoint)${workersSuffix(n)}`,
+      { method: 'POST', path: '/api/v1/activate', nextBody, uniquePerSecond: ceiling },
+      `bare node:http + locked UPDATE + RSA sign${workersSuffix(n)}`,
       baselineActivate,
-      (status, body) => status === 200 && String(body.signature).startsWith('RSA-SHA256:'),
+      signedCheck,
+      { on },
     );
     if (exhausted)
       r.warning = [r.warning, `the pool of ${poolSize} fresh licences ran out: later requests were re-activations`]
@@ -427,16 +560,35 @@ async function measureScale(
       r.warning = [r.warning, `${r.webhookLag.pendingAfterWait} webhook deliveries still pending after the wait`]
         .filter(Boolean)
         .join('; ');
-    await fetch(`${servers.app}/api/v1/admin/webhooks/${hookId}`, { method: 'DELETE', headers: admin });
+    await fetch(`${on.app.url}/api/v1/admin/webhooks/${hookId}`, { method: 'DELETE', headers: admin });
     await receiver.close();
+  };
+  if (wanted('activate') && withOneWorker) await activateRow(1, servers);
+
+  // The same two rows with the server (and its baseline) running n node:cluster workers.
+  for (const n of options.workers.filter((w) => w !== 1)) {
+    if (!wanted('validate') && !wanted('activate')) break;
+    log(`  starting the server and its baseline with WEB_CONCURRENCY=${n}`);
+    const more = await startWorkers(n);
+    try {
+      if (wanted('validate')) {
+        await refreshSeats(pool);
+        await validateRow(n, more);
+      }
+      if (wanted('activate')) await activateRow(n, more);
+    } finally {
+      await more.stop();
+    }
   }
-  return { result: { name, dataset, seedSeconds, scenarios, export: exportResult }, requests };
+  return { result: { name, dataset, seedSeconds, scenarios, export: exportResult, notes: notes.length ? notes : undefined }, requests };
 }
 
 interface Setup {
   workDir: string;
   signingKeyFile: string;
   apiKey: string;
+  /** KEYRING_SECRET and SESSION_SECRET of every server: a scale's servers share its database and so its keyring. */
+  secrets: { keyring: string; session: string };
   options: Options;
   cleanups: (() => Promise<unknown>)[];
 }
@@ -445,29 +597,35 @@ interface ScaleServers {
   servers: Servers;
   pool: Pool;
   products: SeedProduct[];
+  /** Another server and baseline on the same database, each running `workers` node:cluster workers. */
+  startWorkers: (workers: number) => Promise<Servers & { stop: () => Promise<void> }>;
 }
 
-/** The server under test and its baseline, both on database `dbName`, and a pool for seeding it. */
-async function startScale(setup: Setup, name: string, dbUrl: string, dbName: string): Promise<ScaleServers> {
-  const { options, cleanups } = setup;
+/** The server under test and its baseline on database `dbName`, each with WEB_CONCURRENCY=`workers`. */
+async function startServers(setup: Setup, name: string, dbUrl: string, dbName: string, workers: number): Promise<Servers> {
+  const { options } = setup;
   const limits = Object.fromEntries(
     ['ACTIVATE', 'DEACTIVATE', 'VALIDATE', 'HEARTBEAT', 'ADMIN', 'LOGIN'].map((n) => [`RATE_LIMIT_${n}`, '1000000000']),
   );
+  const label = workers === 1 ? name : `${name}-${workers}w`;
   const app = await spawnNode({
     script: MAIN_SCRIPT,
     cwd: ROOT,
     readyPath: '/api/v1/health',
     nodeArgs: [
-      ...(options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${join(options.profileDir, name)}`] : []),
+      ...(options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${join(options.profileDir, label)}`] : []),
       ...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean),
     ],
     env: {
       DATABASE_URL: dbUrl,
-      DATA_DIR: join(setup.workDir, `app-${name}`),
+      DATA_DIR: join(setup.workDir, `app-${label}`),
       SIGNING_KEY_FILE: setup.signingKeyFile,
       API_KEY: setup.apiKey,
+      KEYRING_SECRET: setup.secrets.keyring,
+      SESSION_SECRET: setup.secrets.session,
       ADMIN_PASSWORD: 'bench-password-1',
       LOG_LEVEL: 'warn',
+      WEB_CONCURRENCY: String(workers),
       // The validate rows run for over a minute after their seats are refreshed: keep them fresh throughout.
       LAST_SEEN_INTERVAL: '3600',
       // The delivery-lag receiver listens on 127.0.0.1.
@@ -475,31 +633,42 @@ async function startScale(setup: Setup, name: string, dbUrl: string, dbName: str
       ...limits,
     },
   });
-  cleanups.push(app.stop);
   const baseline = await spawnNode({
     script: join(__dirname, 'baseline-server.js'),
     cwd: ROOT,
     readyPath: '/health',
-    env: { DATABASE_URL: dbUrl, SIGNING_KEY_FILE: setup.signingKeyFile },
+    env: { DATABASE_URL: dbUrl, SIGNING_KEY_FILE: setup.signingKeyFile, WEB_CONCURRENCY: String(workers) },
+  }).catch(async (err: unknown) => {
+    await app.stop();
+    throw err;
   });
-  cleanups.push(baseline.stop);
-  const pool = new Pool({ connectionString: dbUrl, max: 2 });
-  cleanups.push(() => pool.end());
+  // CPU of each process tree (the primary and its workers) and of every PostgreSQL backend of the database.
   const databaseCpu = postgresCpu(dbName);
-  const servers: Servers = {
-    app: app.url,
-    baseline: baseline.url,
-    appProcess: app,
-    baselineProcess: baseline,
+  return {
+    app: { url: app.url, process: app, cpu: { server: processTreeCpu(app.pid), database: databaseCpu } },
+    baseline: { url: baseline.url, process: baseline, cpu: { server: processTreeCpu(baseline.pid), database: databaseCpu } },
     apiKey: setup.apiKey,
-    appCpu: { server: processCpu(app.pid), database: databaseCpu },
-    baselineCpu: { server: processCpu(baseline.pid), database: databaseCpu },
   };
-  return { servers, pool, products: await loadProducts(pool) };
 }
 
-/** The endpoints whose large/small latency is measured again with the two scales in turn. */
-const COMPARED = ['stats', 'licenses', 'audit', 'validate', 'reactivate'];
+/** The scale's single-worker server and baseline, both on database `dbName`, and a pool for seeding it. */
+async function startScale(setup: Setup, name: string, dbUrl: string, dbName: string): Promise<ScaleServers> {
+  const { cleanups } = setup;
+  const servers = await startServers(setup, name, dbUrl, dbName, 1);
+  cleanups.push(servers.app.process.stop, servers.baseline.process.stop);
+  const pool = new Pool({ connectionString: dbUrl, max: 2 });
+  cleanups.push(() => pool.end());
+  const startWorkers = async (workers: number) => {
+    const more = await startServers(setup, name, dbUrl, dbName, workers);
+    const stop = () => Promise.all([more.app.process.stop(), more.baseline.process.stop()]).then(() => undefined);
+    cleanups.push(stop);
+    return { ...more, stop };
+  };
+  return { servers, pool, products: await loadProducts(pool), startWorkers };
+}
+
+/** The endpoints whose large/small latency is measured again with the two scales in turn (those present at both). */
+const COMPARED = ['stats', 'licenses', 'audit', 'licenses-deep', 'audit-deep', 'validate', 'reactivate'];
 
 /**
  * Each endpoint once more at both scales, run by run in turn (large, small, large, ...), so a machine whose
@@ -517,8 +686,8 @@ async function compareScales(
     const label = small.result.scenarios[key].label;
     log(`  ${label}`);
     const m = await measurePair(
-      { url: large.servers.app, scenario: large.requests[key], meters: large.servers.appCpu },
-      { url: small.servers.app, scenario: small.requests[key], meters: small.servers.appCpu },
+      { url: large.servers.app.url, scenario: large.requests[key], meters: large.servers.app.cpu },
+      { url: small.servers.app.url, scenario: small.requests[key], meters: small.servers.app.cpu },
       options,
       (who, i, r) =>
         log(
@@ -555,6 +724,9 @@ async function main(): Promise<void> {
   process.once('SIGINT', () => void cleanup().finally(() => process.exit(130)));
   try {
     // Start-up on its own, before anything else runs: a fresh DATA_DIR means initdb, migrations and key generation.
+    log(
+      `load generator: ${options.generatorVersion}, ${options.connections} connections, keep-alive; workers ${options.workers.join(',')}`,
+    );
     log('start-up: server with the embedded PostgreSQL and a fresh DATA_DIR');
     const cold = await spawnNode({
       script: MAIN_SCRIPT,
@@ -570,7 +742,8 @@ async function main(): Promise<void> {
     const signingKeyFile = join(workDir, 'signing-key.pem');
     loadOrCreateSigningKey(signingKeyFile);
     const apiKey = randomBytes(24).toString('hex');
-    const setup = { workDir, signingKeyFile, apiKey, options, cleanups };
+    const secrets = { keyring: randomBytes(32).toString('hex'), session: randomBytes(32).toString('hex') };
+    const setup = { workDir, signingKeyFile, apiKey, secrets, options, cleanups };
     const small = await startScale(setup, 'small', db.url, db.name);
     const sharedBuffers = (await small.pool.query<{ shared_buffers: string }>('SHOW shared_buffers')).rows[0].shared_buffers;
     const smallMeasured = await measureScale(0, 'small', { licenses: options.smallLicenses, audit: options.smallAudit }, small, options);
@@ -607,6 +780,9 @@ async function main(): Promise<void> {
         warmupSeconds: options.warmupSeconds,
         durationSeconds: options.durationSeconds,
         runs: options.runs,
+        generator: options.generator,
+        generatorVersion: options.generatorVersion,
+        workers: options.workers,
       },
       startup: { firstHealthyMs: Math.round(cold.readyMs) },
       scales,
