@@ -1,9 +1,11 @@
 import { Logger, ServiceUnavailableException } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import express, { type NextFunction, type Request, type RequestHandler, type Response, type Router } from 'express';
 import session from 'express-session';
 import { join } from 'node:path';
 import { toError } from '../common/errors/to-error';
+import { isApiPath } from '../common/http/http-hardening';
+import { chain } from '../common/http/middleware-chain';
 import type { AppConfig } from '../config/app-config';
 import { DashboardPassport, SESSION_MAX_AGE_MS } from './auth/dashboard-passport';
 import { LoginFormTokens } from './auth/login-form-token';
@@ -39,11 +41,11 @@ const onDashboardPaths =
 /**
  * The dashboard's HTTP plumbing, called by configureApp (main.ts and tests alike): Handlebars with
  * the layout, the stylesheet under /assets/, and sessions + passport on dashboard paths only.
+ * Returns the router that only paths outside the JSON API reach (configureApp adds the API docs to it).
  */
-export function configureDashboard(app: NestExpressApplication, config: AppConfig, root: string): void {
+export function configureDashboard(app: NestExpressApplication, config: AppConfig, root: string): Router {
   app.engine('hbs', createViewEngine(join(root, 'views')).__express);
   app.set('view options', { layout: 'layouts/main' });
-  app.useStaticAssets(join(root, 'public'), { prefix: ASSETS_PREFIX, index: false, maxAge: '1h', dotfiles: 'ignore' });
 
   const sessions = session({
     name: SESSION_COOKIE,
@@ -55,35 +57,42 @@ export function configureDashboard(app: NestExpressApplication, config: AppConfi
     cookie: { httpOnly: true, sameSite: 'lax', secure: 'auto', maxAge: SESSION_MAX_AGE_MS, path: '/' },
   });
   const logger = new Logger('Dashboard');
-  // The store (PostgreSQL or Redis) being unreachable is an outage, not a bug: a 503 page.
-  app.use(
-    onDashboardPaths((req, res, next) =>
-      sessions(req, res, (err?: unknown) => {
-        if (err) logger.warn(`session store unavailable: ${toError(err).message}`);
-        next(err ? new ServiceUnavailableException('Sessions cannot be read right now; try again shortly.') : undefined);
-      }),
+  const { passport } = app.get(DashboardPassport);
+  // The stylesheet and the dashboard's session plumbing in one router that the JSON API's paths skip with one path
+  // test (they never need either): every layer Express walks costs on every request of the client API.
+  const dashboard = express.Router();
+  dashboard.use(ASSETS_PREFIX, express.static(join(root, 'public'), { index: false, maxAge: '1h', dotfiles: 'ignore' }));
+  dashboard.use(
+    onDashboardPaths(
+      chain(
+        // The store (PostgreSQL or Redis) being unreachable is an outage, not a bug: a 503 page.
+        (req, res, next) =>
+          sessions(req, res, (err?: unknown) => {
+            if (err) logger.warn(`session store unavailable: ${toError(err).message}`);
+            next(err ? new ServiceUnavailableException('Sessions cannot be read right now; try again shortly.') : undefined);
+          }),
+        // express-session sends a redirect's headers before its store write finishes, so a fast browser can
+        // follow the redirect and read the old session (a lost flash message). Save first, then redirect.
+        (req, res, next) => {
+          const redirect = res.redirect.bind(res) as (...args: unknown[]) => void;
+          res.redirect = (...args: unknown[]) => {
+            // An empty session (e.g. just after logout) is not worth storing.
+            if (!req.session || Object.keys(req.session).every((k) => k === 'cookie')) return redirect(...args);
+            req.session.save(() => redirect(...args));
+          };
+          next();
+        },
+        passport.initialize(),
+        passport.session(),
+      ),
     ),
   );
-  // express-session sends a redirect's headers before its store write finishes, so a fast browser can
-  // follow the redirect and read the old session (a lost flash message). Save first, then redirect.
-  app.use(
-    onDashboardPaths((req, res, next) => {
-      const redirect = res.redirect.bind(res) as (...args: unknown[]) => void;
-      res.redirect = (...args: unknown[]) => {
-        // An empty session (e.g. just after logout) is not worth storing.
-        if (!req.session || Object.keys(req.session).every((k) => k === 'cookie')) return redirect(...args);
-        req.session.save(() => redirect(...args));
-      };
-      next();
-    }),
-  );
-  const { passport } = app.get(DashboardPassport);
-  app.use(onDashboardPaths(passport.initialize()));
-  app.use(onDashboardPaths(passport.session()));
+  app.use((req: Request, res: Response, next: NextFunction) => (isApiPath(req.path) ? next() : dashboard(req, res, next)));
 
   // Failures before Nest's router (session store down, a session that cannot be read) as an HTML page.
   const loginForm = app.get(LoginFormTokens);
   app.use((err: unknown, req: Request, res: Response, next: NextFunction) =>
     isDashboardPath(req.path) ? renderDashboardError(err, req, res, logger, loginForm) : next(err),
   );
+  return dashboard;
 }

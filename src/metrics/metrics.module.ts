@@ -1,9 +1,9 @@
-import { Global, MiddlewareConsumer, Module, NestModule } from '@nestjs/common';
+import { Global, Module } from '@nestjs/common';
 import { RATE_LIMIT_OBSERVER } from '../common/http/throttling';
 import { MetricsController } from './metrics.controller';
-import { MetricsMiddleware } from './metrics.middleware';
 import { MetricsService } from './metrics.service';
 
+/** Request timings are observed by configureApp's front middleware (requestMetrics), not by a Nest middleware. */
 @Global()
 @Module({
   controllers: [MetricsController],
@@ -11,8 +11,4 @@ import { MetricsService } from './metrics.service';
   providers: [MetricsService, { provide: RATE_LIMIT_OBSERVER, useExisting: MetricsService }],
   exports: [MetricsService, RATE_LIMIT_OBSERVER],
 })
-export class MetricsModule implements NestModule {
-  configure(consumer: MiddlewareConsumer): void {
-    consumer.apply(MetricsMiddleware).forRoutes('*');
-  }
-}
+export class MetricsModule {}

@@ -43,6 +43,18 @@ const PARSER_ERRORS: Record<string, { status: number; code: ErrorCode; message: 
 };
 const MALFORMED = { status: 400, code: ErrorCode.VALIDATION_ERROR, message: 'Malformed HTTP request' };
 
+// What `app.use('/api/v1', ...)` matched: the prefix as a whole segment, case-insensitively (Express's default routing).
+const API_PATH = /^\/api\/v1(?:\/|$)/i;
+
+/** The JSON API's paths: the only ones that take `no-store` and the JSON-only body rule, and none of the dashboard's work. */
+export const isApiPath = (path: string): boolean => API_PATH.test(path);
+
+/** `handler` on API paths only, as one cheap path test instead of a mounted router layer. */
+export const onApiPaths =
+  (handler: RequestHandler): RequestHandler =>
+  (req, res, next) =>
+    isApiPath(req.path) ? handler(req, res, next) : next();
+
 /** API answers carry customer data, keys and signed licences: never kept by a browser or a proxy cache. */
 export function noStore(_req: Request, res: Response, next: NextFunction): void {
   res.setHeader('Cache-Control', 'no-store');

@@ -64,13 +64,17 @@ export function loggerParams(config: AppConfig, destination: DestinationStream |
   return { pinoHttp: destination ? [options, destination] : options, forRoutes: [] };
 }
 
+/** Told the elapsed milliseconds of every finished response (the metrics take their request timings from it). */
+export type ResponseObserver = (req: Request, res: Response, elapsedMs: number) => void;
+
 /**
  * One structured line per request (id, method, path with licence keys masked, status, ms, client IP), mounted
  * first by configureApp on the logger nestjs-pino created (one destination). Hand-written rather than pino-http:
  * that one builds and serialises a child logger for every request even when the line is below LOG_LEVEL, which
  * the benchmark's profile showed as the most expensive middleware. Here nothing is built unless it is written.
+ * `onFinished` shares the one `close` listener (each listener costs on every request).
  */
-export function requestLogger(root: Logger = PinoLogger.root): RequestHandler {
+export function requestLogger(root: Logger = PinoLogger.root, onFinished?: ResponseObserver): RequestHandler {
   // Our req/res objects are already what the line should say: nestjs-pino's logger would put them through pino-http's
   // serializers, which expect Node's own objects (and so logged res.statusCode null and dropped the IP).
   const logger = root.child({}, { serializers: { req: asLogged, res: asLogged } });
@@ -80,13 +84,15 @@ export function requestLogger(root: Logger = PinoLogger.root): RequestHandler {
     (req as Request & { id: string }).id = id;
     res.setHeader('X-Request-Id', id);
     res.once('close', () => {
-      const level = logLevelOf(res.statusCode, res.writableFinished);
+      const finished = res.writableFinished;
+      if (finished && onFinished) onFinished(req, res, performance.now() - started);
+      const level = logLevelOf(res.statusCode, finished);
       if (!logger.isLevelEnabled(level)) return;
       const url = maskSecrets(req.originalUrl ?? req.url);
       const responseTime = Math.round(performance.now() - started);
       logger[level](
         { req: { id, method: req.method, url, ip: req.ip ?? req.socket.remoteAddress }, res: { statusCode: res.statusCode }, responseTime },
-        res.writableFinished ? `${req.method} ${url} ${res.statusCode} ${responseTime}ms` : `${req.method} ${url} aborted`,
+        finished ? `${req.method} ${url} ${res.statusCode} ${responseTime}ms` : `${req.method} ${url} aborted`,
       );
     });
     next();

@@ -138,9 +138,21 @@ export const RateLimitModule = ThrottlerModule.forRootAsync({
   useFactory: (config: AppConfig, redis: Redis | null) => rateLimitOptions(config, createRateLimitStorage(config, redis)),
 });
 
+// normalizeIp parses an IPv6 address into hextets on every call (and a dual-stack server sees IPv4 clients as
+// `::ffff:a.b.c.d`): remember the answers for the addresses seen lately, up to a bound, then start again.
+const normalizedIps = new Map<string, string>();
+const NORMALIZED_IPS_MAX = 10_000;
+
 /** The client IP as Express resolved it: honours TRUST_PROXY, so without it X-Forwarded-For is ignored. IPv6 grouped by /64. */
 export function clientIp(req: { ip?: string; socket?: { remoteAddress?: string } }): string {
-  return normalizeIp(req.ip ?? req.socket?.remoteAddress ?? 'unknown');
+  const raw = req.ip ?? req.socket?.remoteAddress ?? 'unknown';
+  let normalized = normalizedIps.get(raw);
+  if (normalized === undefined) {
+    if (normalizedIps.size >= NORMALIZED_IPS_MAX) normalizedIps.clear();
+    normalized = normalizeIp(raw);
+    normalizedIps.set(raw, normalized);
+  }
+  return normalized;
 }
 
 export function rateLimitedError(retryAfterSeconds: number): AppError {
@@ -158,14 +170,21 @@ export function rateLimitedError(retryAfterSeconds: number): AppError {
 export class RateLimitGuard extends ThrottlerGuard {
   // Property injection keeps ThrottlerGuard's own constructor untouched.
   @Inject(RATE_LIMIT_OBSERVER) private readonly observer!: RateLimitObserver;
+  /** Each route's throttler (null: not limited), resolved from its metadata once: the metadata never changes. */
+  private readonly routeThrottlers = new WeakMap<object, ThrottlerRequest['throttler'] | null>();
 
   /**
    * Only the route's own named limit applies (every other throttler skips it), so go straight to it: the
    * base guard resolves half a dozen metadata values for every configured throttler on every request.
    */
   override async canActivate(context: ExecutionContext): Promise<boolean> {
-    const name = routeRateLimit(context);
-    const throttler = name === undefined ? undefined : this.throttlers.find((t) => t.name === name);
+    const handler = context.getHandler();
+    let throttler = this.routeThrottlers.get(handler);
+    if (throttler === undefined) {
+      const name = routeRateLimit(context);
+      throttler = (name === undefined ? undefined : this.throttlers.find((t) => t.name === name)) ?? null;
+      this.routeThrottlers.set(handler, throttler);
+    }
     if (!throttler) return true;
     const ttl = throttler.ttl as number;
     const { getTracker, generateKey } = this.commonOptions;
@@ -182,7 +201,7 @@ export class RateLimitGuard extends ThrottlerGuard {
 
   protected override async handleRequest({ context, limit, ttl, throttler, blockDuration }: ThrottlerRequest): Promise<boolean> {
     const { req, res } = this.getRequestResponse(context);
-    const key = `rate-limit:${throttler.name}:${clientIp(req)}`;
+    const key = `rate-limit:${throttler.name}:${clientIp(req as { ip?: string })}`;
     const { totalHits, timeToExpire, isBlocked } = await this.storageService.increment(
       key,
       ttl,

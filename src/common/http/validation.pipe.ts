@@ -1,5 +1,6 @@
 import { ArgumentMetadata, Injectable, PipeTransform, ValidationError, ValidationPipe } from '@nestjs/common';
 import { AppError, FieldError } from '../errors/app-error';
+import { CompiledDto, compileDto } from './compiled-dto';
 
 /** Flattens class-validator's tree into `{field, message}` with dotted paths. */
 export function flattenValidationErrors(errors: ValidationError[], parent = ''): FieldError[] {
@@ -58,6 +59,19 @@ function unstorableText(dto: unknown): FieldError | undefined {
   return undefined;
 }
 
+/** Nest's ValidationPipe as the DTO pipes run it: class-transformer + class-validator, whitelist, no coercion. */
+export function classValidatorPipe(strict: boolean): ValidationPipe {
+  return new ValidationPipe({
+    transform: true,
+    whitelist: true,
+    forbidNonWhitelisted: strict,
+    forbidUnknownValues: true,
+    transformOptions: { enableImplicitConversion: false },
+    validationError: { target: false, value: false },
+    exceptionFactory: (errors) => AppError.validation(flattenValidationErrors(errors)),
+  });
+}
+
 /**
  * Validates bodies and queries against their DTO class. Never coerces JSON types.
  * `strict`: unknown fields are an error (admin API); otherwise they are dropped (client API, CONTRACT 4).
@@ -65,17 +79,11 @@ function unstorableText(dto: unknown): FieldError | undefined {
 @Injectable()
 export class DtoValidationPipe implements PipeTransform {
   private readonly inner: ValidationPipe;
+  /** Per DTO class, its check compiled on first use (null: not compilable, class-validator runs). Lenient pipe only. */
+  private readonly compiled = new Map<new () => object, CompiledDto | null>();
 
   constructor(private readonly strict: boolean) {
-    this.inner = new ValidationPipe({
-      transform: true,
-      whitelist: true,
-      forbidNonWhitelisted: strict,
-      forbidUnknownValues: true,
-      transformOptions: { enableImplicitConversion: false },
-      validationError: { target: false, value: false },
-      exceptionFactory: (errors) => AppError.validation(flattenValidationErrors(errors)),
-    });
+    this.inner = classValidatorPipe(strict);
   }
 
   async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
@@ -88,11 +96,21 @@ export class DtoValidationPipe implements PipeTransform {
     }
     const structure = structureProblem(value, this.strict);
     if (structure) throw AppError.validation([structure]);
-    const dto: unknown = await this.inner.transform(value, metadata);
+    // A valid body takes the compiled check; anything else (and every error report) takes class-validator's path.
+    const dto: unknown =
+      this.compiledFor(metadata.metatype as new () => object)?.(value as Record<string, unknown>) ??
+      (await this.inner.transform(value, metadata));
     // After the whitelist: unknown fields the client API ignores are not checked.
     const text = unstorableText(dto);
     if (text) throw AppError.validation([text]);
     return dto;
+  }
+
+  private compiledFor(cls: new () => object): CompiledDto | null {
+    if (this.strict) return null;
+    let compiled = this.compiled.get(cls);
+    if (compiled === undefined) this.compiled.set(cls, (compiled = compileDto(cls)));
+    return compiled;
   }
 }
 
