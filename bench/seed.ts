@@ -68,10 +68,10 @@ export async function seedLicenses(
              CASE WHEN NOT $8 AND n % 100 = 3 THEN c + interval '1 day' END,
              CASE WHEN NOT $8 AND n % 100 = 3 THEN 'Benchmark data' END, c, c
       FROM src
-      RETURNING id, license_key, created_at
+      RETURNING id, product_id, license_key, created_at
     )
-    INSERT INTO activations (license_id, machine_fingerprint, hostname, os, app_version, ip, activated_at, last_seen_at)
-    SELECT l.id, ${fingerprintSql('s.n')}, 'host-' || s.n, 'Linux', '1.0.0', '10.0.0.1',
+    INSERT INTO activations (license_id, product_id, machine_fingerprint, hostname, os, app_version, ip, activated_at, last_seen_at)
+    SELECT l.id, l.product_id, ${fingerprintSql('s.n')}, 'host-' || s.n, 'Linux', '1.0.0', '10.0.0.1',
            l.created_at + interval '1 hour', l.created_at + interval '1 hour'
     FROM inserted l JOIN src s ON s.license_key = l.license_key
     WHERE NOT $8 AND s.n % ${SEAT_EVERY} = 0`;

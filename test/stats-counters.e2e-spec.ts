@@ -1,4 +1,5 @@
-import { productCountersSql, WindowEdge } from '../src/stats/stats.repository';
+import { Client } from 'pg';
+import { compactSql, productCountersSql, WindowEdge } from '../src/stats/stats.repository';
 import { StatsService } from '../src/stats/stats.service';
 import { createLicense, fingerprint } from './support/factories';
 import { createTestApp, TestApp } from './support/test-app';
@@ -114,8 +115,8 @@ describe('statistics counters', () => {
             const activated = instant(r);
             const released = r.next() < 0.3 ? new Date(activated.getTime() + HOUR) : null;
             await t.sql(
-              `INSERT INTO activations (license_id, machine_fingerprint, activated_at, last_seen_at, released_at, release_reason)
-               VALUES ($1, $2, $3, $3, $4, $5)`,
+              `INSERT INTO activations (license_id, product_id, machine_fingerprint, activated_at, last_seen_at, released_at, release_reason)
+               SELECT $1, product_id, $2, $3, $3, $4, $5 FROM licenses WHERE id = $1`,
               [r.pick(licences), fingerprint(), activated, released, released ? 'deactivated' : null],
             );
           }
@@ -132,7 +133,12 @@ describe('statistics counters', () => {
             await t.sql('UPDATE activations SET activated_at = $2, last_seen_at = now() WHERE id = $1', [r.pick(seats), instant(r)]);
           break;
         case 9:
-          if (seats.length) await t.sql('UPDATE activations SET license_id = $2 WHERE id = $1', [r.pick(seats), r.pick(licences)]);
+          // Moved to another licence, maybe of another product (the foreign key on both columns keeps the product right).
+          if (seats.length)
+            await t.sql(
+              'UPDATE activations SET (license_id, product_id) = (SELECT id, product_id FROM licenses WHERE id = $2) WHERE id = $1',
+              [r.pick(seats), r.pick(licences)],
+            );
           break;
         case 10:
           if (seats.length) await t.sql('DELETE FROM activations WHERE id = ANY($1)', [[r.pick(seats), r.pick(seats)]]);
@@ -163,10 +169,10 @@ describe('statistics counters', () => {
         await expectCountersToMatch();
       }
     }
-    // Folding keeps one row per product, metric and day, and drops what sums to zero.
+    // Folding keeps one row per product, metric and hour, and drops what sums to zero.
     await stats.fold();
     const [{ duplicates }] = await t.sql(
-      `SELECT count(*)::int - count(DISTINCT (product_id, metric, day))::int AS duplicates FROM stats_deltas`,
+      `SELECT count(*)::int - count(DISTINCT (product_id, metric, hour))::int AS duplicates FROM stats_deltas`,
     );
     expect(duplicates).toBe(0);
     expect(await t.sql('SELECT 1 FROM stats_deltas WHERE n = 0')).toEqual([]);
@@ -174,15 +180,15 @@ describe('statistics counters', () => {
   });
 
   it('are read from a few pages of the delta table, not all of them, once folding has left it mostly empty pages', async () => {
-    // 60,000 delta rows of every kind the read sums (undated, past days, the 30-day window) that cancel out:
+    // 60,000 delta rows of every kind the read sums (undated, past hours, the 30-day window) that cancel out:
     // the fold deletes them all, leaving pages that VACUUM empties but cannot give back.
     await t.sql(`
-      INSERT INTO stats_deltas (product_id, metric, day, n)
-      SELECT p.id, m.metric, m.day, s
+      INSERT INTO stats_deltas (product_id, metric, hour, n)
+      SELECT p.id, m.metric, date_trunc('hour', now() AT TIME ZONE 'UTC') - m.ago, s
       FROM products p, generate_series(1, 5000), (VALUES (1), (-1)) AS sign(s),
-           (VALUES ('usable', NULL::date), ('expires', current_date - 400), ('activated', current_date - 3)) AS m(metric, day)`);
+           (VALUES ('usable', NULL::interval), ('expires', interval '400 days'), ('activated_ends', interval '3 days')) AS m(metric, ago)`);
     // What the fold keeps, written after the dead rows: as on a real server, a row per product and future
-    // expiry day (here 3,000 licences expiring over the next two years).
+    // expiry hour (here 3,000 licences expiring over the next two years).
     await t.sql(`
       INSERT INTO licenses (product_id, license_key, license_type, customer_name, expires_at, grace_days)
       SELECT 1 + n % 3, 'CNT-FUTURE-' || n, 'YEARLY', 'Counter test', now() + n * interval '6 hours', 7
@@ -220,17 +226,20 @@ describe('statistics counters', () => {
     );
     for (let hours = -26; hours <= 26; hours++) {
       const activated = new Date(Date.now() - 30 * 24 * HOUR + hours * HOUR - 10 * 60_000);
-      await t.sql(`INSERT INTO activations (license_id, machine_fingerprint, activated_at, last_seen_at) VALUES ($1, $2, $3, $3)`, [
-        licences[(hours + 26) % 3].id,
-        fingerprint(),
-        activated,
-      ]);
+      await t.sql(
+        `INSERT INTO activations (license_id, product_id, machine_fingerprint, activated_at, last_seen_at) SELECT $1, product_id, $2, $3, $3 FROM licenses WHERE id = $1`,
+        [licences[(hours + 26) % 3].id, fingerprint(), activated],
+      );
     }
     const expectEdgesToMatch = async () => {
       const expected = (await reference()).map((p) => ({ product_code: p.product_code, activated: p.activations.last_30_days }));
       for (const edge of ['add', 'subtract', 'auto'] as WindowEdge[]) {
         const rows = await t.sql<{ product_code: string; counts: Record<string, number> }>(productCountersSql(edge));
-        expect({ edge, rows: rows.map((p) => ({ product_code: p.product_code, activated: Number(p.counts.activated ?? 0) })) }).toEqual({
+        const count = (p: (typeof rows)[number], metric: string) => Number(p.counts[metric] ?? 0);
+        expect({
+          edge,
+          rows: rows.map((p) => ({ product_code: p.product_code, activated: count(p, 'activated') - count(p, 'activated_ends') })),
+        }).toEqual({
           edge,
           rows: expected,
         });
@@ -267,5 +276,97 @@ describe('statistics counters', () => {
         (s: { licenses: { total: number }; activations: { current: number } }) => s.licenses.total === 0 && s.activations.current === 0,
       ),
     ).toBe(true);
+  });
+});
+
+describe('statistics counters at the edges of an hour', () => {
+  let t: TestApp;
+  beforeAll(async () => (t = await createTestApp()));
+  afterAll(() => t.close());
+  const HOUR = 3_600_000;
+
+  it('are exact at every moment of an hour, events at its edges included (a clock the test sets)', async () => {
+    // now() resolves to test_clock.now() on this connection (the schema comes before pg_catalog in its search
+    // path), so the reference and the counters are read at chosen instants: on the hour, a microsecond either
+    // side, at the half hour where the server switches from adding to subtracting, and on events themselves.
+    const client = new Client({ connectionString: t.config.databaseUrl });
+    await client.connect();
+    try {
+      await client.query(`CREATE SCHEMA test_clock`);
+      await client.query(
+        `CREATE FUNCTION test_clock.now() RETURNS timestamptz LANGUAGE sql STABLE AS $$ SELECT current_setting('test_clock.now')::timestamptz $$`,
+      );
+      await client.query(`SET search_path = test_clock, pg_catalog, public`);
+      // An hour ahead of the real clock: a fold at the real clock (the app's minute check) merges only hours that
+      // are past at the test's clock too. (A fold at the test's clock would mislead a read at the real one: this
+      // app reads only at the test's clock.)
+      const hour = new Date(Math.floor(Date.now() / HOUR) * HOUR + 2 * HOUR);
+      const at = (ms: number) => new Date(hour.getTime() + ms).toISOString();
+      const HALF = HOUR / 2;
+      const edges = [-HOUR, -1, 0, 1, HALF - 1, HALF, HALF + 1, HOUR - 1, HOUR, HOUR + 1];
+      const microsecond = ['-00:00:00.000001', '00:00:00', '00:00:00.000001'];
+      // Licences expiring on each edge (grace 0: the grace ends there too), others whose grace (1 day) ends there;
+      // seats activated and heartbeat releases made exactly 30 days (720 hours) before each edge.
+      const { rows: licences } = await client.query<{ id: number }>(
+        `INSERT INTO licenses (product_id, license_key, license_type, customer_name, expires_at, grace_days)
+         SELECT 1 + (e.n + g.d) % 3, 'CNT-EDGE-' || e.n || '-' || m.k || '-' || g.d, 'MONTHLY', 'Edge test',
+                e.at::timestamptz + m.shift::interval - make_interval(days => g.d), g.d
+         FROM unnest($1::text[]) WITH ORDINALITY e(at, n), unnest($2::text[]) WITH ORDINALITY m(shift, k), (VALUES (0), (1)) g(d)
+         RETURNING id`,
+        [edges.map(at), microsecond],
+      );
+      await client.query(
+        `INSERT INTO activations (license_id, product_id, machine_fingerprint, activated_at, last_seen_at, released_at, release_reason)
+         SELECT l.id, l.product_id, 'sha256:' || md5(e.at || m.shift || r.released), a.at, a.at,
+                CASE WHEN r.released THEN a.at + interval '1 hour' END, CASE WHEN r.released THEN 'heartbeat_timeout' END
+         FROM unnest($1::text[]) WITH ORDINALITY e(at, n), unnest($2::text[]) m(shift), (VALUES (false), (true)) r(released),
+              LATERAL (SELECT e.at::timestamptz + m.shift::interval - interval '720 hours' - CASE WHEN r.released THEN interval '1 hour' ELSE interval '0 hours' END AS at) a,
+              LATERAL (SELECT id, product_id FROM licenses WHERE id = ($3::int[])[1 + e.n % cardinality($3::int[])]) l`,
+        [edges.map(at), microsecond, licences.map((l) => l.id)],
+      );
+
+      const clocks = edges.filter((ms) => ms >= 0 && ms <= HOUR).flatMap((ms) => microsecond.map((shift) => [at(ms), shift]));
+      for (const [instant, shift] of clocks) {
+        await client.query(`SELECT set_config('test_clock.now', ($1::timestamptz + $2::interval)::text, false)`, [instant, shift]);
+        const { rows: clock } = await client.query(`SELECT now() = $1::timestamptz + $2::interval AS set`, [instant, shift]);
+        expect(clock).toEqual([{ set: true }]);
+        const { rows: ref } = await client.query(REFERENCE);
+        const expected = ref.map((r) => ({
+          product_code: r.product_code,
+          active: r.active,
+          grace: r.grace,
+          expired: r.expired,
+          last_30_days: r.last_30_days,
+          released_by_heartbeat: r.released_by_heartbeat,
+        }));
+        const read = async (edge: WindowEdge) =>
+          (await client.query<{ product_code: string; counts: Record<string, number> }>(productCountersSql(edge))).rows.map((p) => {
+            const count = (metric: string) => Number(p.counts[metric] ?? 0);
+            return {
+              product_code: p.product_code,
+              active: count('usable') - count('expires'),
+              grace: count('expires') - count('grace_ends'),
+              expired: count('grace_ends'),
+              last_30_days: count('activated') - count('activated_ends'),
+              released_by_heartbeat: count('heartbeat_released') - count('heartbeat_released_ends'),
+            };
+          });
+        for (const edge of ['add', 'subtract', 'auto'] as WindowEdge[]) {
+          expect({ clock: `${instant} + ${shift}`, edge, rows: await read(edge) }).toEqual({
+            clock: `${instant} + ${shift}`,
+            edge,
+            rows: expected,
+          });
+        }
+        await client.query(compactSql()); // folded at that moment, as the minute check would
+        expect({ clock: `${instant} + ${shift}`, folded: await read('auto') }).toEqual({
+          clock: `${instant} + ${shift}`,
+          folded: expected,
+        });
+      }
+    } finally {
+      await client.query(`DROP SCHEMA IF EXISTS test_clock CASCADE`).catch(() => undefined);
+      await client.end();
+    }
   });
 });

@@ -18,6 +18,7 @@ import { SeatPolicies1796100000000 } from './migrations/1796100000000-seat-polic
 import { SigningKeys1796000000000 } from './migrations/1796000000000-signing-keys';
 import { StaffSearch1796300000000 } from './migrations/1796300000000-staff-search';
 import { Webhooks1796400000000 } from './migrations/1796400000000-webhooks';
+import { StatsHourly1796500000000 } from './migrations/1796500000000-stats-hourly';
 import { WebhookDelivery, WebhookEndpoint, WebhookEvent, WebhookExpiryNotice } from '../webhooks/webhook.entities';
 
 const STATEMENT_TIMEOUT_MS = 15_000;
@@ -47,6 +48,7 @@ export const MIGRATIONS = [
   AdminTokens1796200000000,
   StaffSearch1796300000000,
   Webhooks1796400000000,
+  StatsHourly1796500000000,
 ];
 
 /** One place for the TypeORM options, shared by the app, the migration CLI and the tests. */

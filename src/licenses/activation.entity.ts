@@ -14,9 +14,10 @@ export const CURRENT_SEAT_INDEX = 'activations_current_seat_key';
 @Entity('activations')
 @Index(CURRENT_SEAT_INDEX, ['licenseId', 'machineFingerprint'], { unique: true, where: 'released_at IS NULL' })
 @Index('activations_license_idx', ['licenseId', 'activatedAt', 'id']) // (license_id, activated_at DESC, id DESC)
-@Index('activations_activated_license_idx', ['activatedAt', 'licenseId']) // (activated_at) INCLUDE (license_id)
+@Index('activations_activated_product_idx', ['activatedAt', 'productId']) // (activated_at) INCLUDE (product_id)
 @Index('activations_deactivated_idx', ['licenseId', 'releasedAt'], { where: `release_reason = 'deactivated'` })
-@Index('activations_heartbeat_released_idx', ['releasedAt'], { where: `release_reason = 'heartbeat_timeout'` })
+// (released_at) INCLUDE (product_id) WHERE release_reason = 'heartbeat_timeout'
+@Index('activations_heartbeat_released_idx', ['releasedAt', 'productId'], { where: `release_reason = 'heartbeat_timeout'` })
 @Check('activations_release_reason_check', `release_reason IN ('deactivated', 'force_released', 'heartbeat_timeout')`)
 @Check('activations_check', `(released_at IS NULL) = (release_reason IS NULL)`)
 export class Activation {
@@ -26,8 +27,15 @@ export class Activation {
   @Column({ name: 'license_id', type: 'int' })
   licenseId: number;
 
-  @ManyToOne(() => License, { onDelete: 'CASCADE' })
-  @JoinColumn({ name: 'license_id', foreignKeyConstraintName: 'activations_license_id_fkey' })
+  /** Always its licence's product (the foreign key on both columns, ON UPDATE CASCADE): the statistics read it from the seat. */
+  @Column({ name: 'product_id', type: 'int' })
+  productId: number;
+
+  @ManyToOne(() => License, { onDelete: 'CASCADE', onUpdate: 'CASCADE' })
+  @JoinColumn([
+    { name: 'license_id', referencedColumnName: 'id', foreignKeyConstraintName: 'activations_license_product_fkey' },
+    { name: 'product_id', referencedColumnName: 'productId' },
+  ])
   license?: License;
 
   // varchar_pattern_ops (staff search by fingerprint prefix): TypeORM cannot express the operator class.

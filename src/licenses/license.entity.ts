@@ -1,4 +1,15 @@
-import { Check, Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
+import {
+  Check,
+  Column,
+  CreateDateColumn,
+  Entity,
+  Index,
+  JoinColumn,
+  ManyToOne,
+  PrimaryGeneratedColumn,
+  Unique,
+  UpdateDateColumn,
+} from 'typeorm';
 import { Product } from '../products/product.entity';
 import type { PolicyOverrides } from './license-policy';
 import type { LicenseType } from './license-type';
@@ -23,6 +34,8 @@ export const LICENSE_KEY_INDEX = 'licenses_license_key_key';
 @Index('licenses_usable_grace_end_idx', { synchronize: false })
 // USING gin (search_text gin_trgm_ops), only where the pg_trgm extension can be created.
 @Index('licenses_search_trgm_idx', { synchronize: false })
+// What activations_license_product_fkey refers to: a seat's product is its licence's.
+@Unique('licenses_id_product_key', ['id', 'productId'])
 @Check('licenses_license_type_check', `license_type IN ('TRIAL', 'MONTHLY', 'QUARTERLY', 'YEARLY', 'PERPETUAL')`)
 @Check('licenses_limits_check', `jsonb_typeof(limits) = 'object'`)
 @Check('licenses_features_check', `jsonb_typeof(features) = 'array'`)

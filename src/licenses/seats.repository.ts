@@ -56,15 +56,28 @@ export class SeatsRepository {
   }
 
   async insert(
-    seat: Pick<Activation, 'licenseId' | 'machineFingerprint' | 'hostname' | 'os' | 'appVersion' | 'ip' | 'activatedAt' | 'lastSeenAt'>,
+    seat: Pick<
+      Activation,
+      'licenseId' | 'productId' | 'machineFingerprint' | 'hostname' | 'os' | 'appVersion' | 'ip' | 'activatedAt' | 'lastSeenAt'
+    >,
     manager: EntityManager,
   ): Promise<Activation> {
     const { rows } = await preparedQuery<ActivationRow>(
       manager,
       'seat-insert',
-      `INSERT INTO activations (license_id, machine_fingerprint, hostname, os, app_version, ip, activated_at, last_seen_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING ${SEAT_COLUMNS}`,
-      [seat.licenseId, seat.machineFingerprint, seat.hostname, seat.os, seat.appVersion, seat.ip, seat.activatedAt, seat.lastSeenAt],
+      `INSERT INTO activations (license_id, product_id, machine_fingerprint, hostname, os, app_version, ip, activated_at, last_seen_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING ${SEAT_COLUMNS}`,
+      [
+        seat.licenseId,
+        seat.productId,
+        seat.machineFingerprint,
+        seat.hostname,
+        seat.os,
+        seat.appVersion,
+        seat.ip,
+        seat.activatedAt,
+        seat.lastSeenAt,
+      ],
     );
     return activationFromRow(rows[0]);
   }
@@ -227,7 +240,7 @@ export interface HeartbeatRow {
 }
 
 const SEAT_COLUMNS =
-  'id, license_id, machine_fingerprint, hostname, os, app_version, ip, activated_at, last_seen_at, released_at, release_reason';
+  'id, license_id, product_id, machine_fingerprint, hostname, os, app_version, ip, activated_at, last_seen_at, released_at, release_reason';
 
 /** The licence fields that decide its status, and the checked machine's current seat (if any). */
 export interface SeatCheckRow {
@@ -250,6 +263,7 @@ interface SeatCheckDbRow {
 interface ActivationRow {
   id: string;
   license_id: number;
+  product_id: number;
   machine_fingerprint: string;
   hostname: string | null;
   os: string | null;
@@ -265,6 +279,7 @@ function activationFromRow(row: ActivationRow): Activation {
   return Object.assign(new Activation(), {
     id: String(row.id),
     licenseId: row.license_id,
+    productId: row.product_id,
     machineFingerprint: row.machine_fingerprint,
     hostname: row.hostname,
     os: row.os,

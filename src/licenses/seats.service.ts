@@ -173,7 +173,14 @@ export class SeatsService {
     const seat = existing
       ? await this.seats.refresh(existing.id, reported, manager)
       : await this.seats.insert(
-          { licenseId: license.id, machineFingerprint: request.machineFingerprint, ...reported, activatedAt: now, lastSeenAt: now },
+          {
+            licenseId: license.id,
+            productId: license.productId,
+            machineFingerprint: request.machineFingerprint,
+            ...reported,
+            activatedAt: now,
+            lastSeenAt: now,
+          },
           manager,
         );
     await this.audit.record(

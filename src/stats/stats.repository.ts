@@ -11,72 +11,64 @@ export interface ProductCountersRow {
   counts: Record<string, number>;
 }
 
-// Day buckets are UTC days. Written inline (not in a CTE) so the planner sees the values: with a CTE it
-// misjudged the row counts by 300x and spent more time compiling the query (JIT) than running it.
-const TODAY = `(now() AT TIME ZONE 'UTC')::date`;
-const TODAY_START = `(date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC')`;
-const WINDOW_DAY = `((now() - interval '30 days') AT TIME ZONE 'UTC')::date`;
-const WINDOW_START = `(now() - interval '30 days')`;
-const WINDOW_DAY_START = `(date_trunc('day', (now() - interval '30 days') AT TIME ZONE 'UTC') AT TIME ZONE 'UTC')`;
-const WINDOW_DAY_END = `((date_trunc('day', (now() - interval '30 days') AT TIME ZONE 'UTC') + interval '1 day') AT TIME ZONE 'UTC')`;
-/** The window starts in the second half of its UTC day: fewer seats lie between it and the day's end than before it. */
-const WINDOW_IN_LATE_HALF = `(${WINDOW_START} >= ${WINDOW_DAY_START} + interval '12 hours')`;
+// Hour buckets are UTC hours (timestamps without time zone). Written inline (not in a CTE) so the planner sees the
+// values: with a CTE it misjudged the row counts by 300x and spent more time compiling the query (JIT) than running it.
+const HOUR = `date_trunc('hour', now() AT TIME ZONE 'UTC')`;
+const HOUR_START = `(${HOUR} AT TIME ZONE 'UTC')`;
+const HOUR_END = `(${HOUR_START} + interval '1 hour')`;
+/** The 30-day window of the seats and releases: 30 days of 24 hours, as the triggers bucket them (seat_stat_rows). */
+const WINDOW = `interval '720 hours'`;
+/** The read is in the second half of its UTC hour: fewer events lie between now and the hour's end than before now. */
+const IN_LATE_HALF = `(now() >= ${HOUR_START} + interval '30 minutes')`;
 
 /**
- * How the seats bound in the 30-day window are counted at its older edge, where the window starts part-way
- * through a day bucket. Both are exact at any moment: `add` sums the buckets after that day and counts
- * the seats from the window's start to the day's end; `subtract` sums that day's bucket too and takes away
- * the seats from the day's start to the window's start. `auto` (what the server runs) picks the shorter
- * stretch, so the rows counted at the edge are at most half a day's activations.
+ * How the part of the current hour is counted for the clock-driven counters (expiries, grace ends, seats and
+ * releases leaving the 30-day window). Both are exact at any moment: `add` sums the buckets of the hours before
+ * the current one and counts the events from the hour's start to now; `subtract` sums the current hour's bucket
+ * too and takes away the events from now to the hour's end. `auto` (what the server runs) picks the shorter
+ * stretch, so the rows counted from the tables are at most half an hour's events.
  */
 export type WindowEdge = 'auto' | 'add' | 'subtract';
 
 /**
+ * The current hour's part of one clock-driven metric, counted from `rows` (an index range: `col` is the indexed
+ * column, and the event happens `shift` after it). `strict`: the event has passed when `col + shift < now()`
+ * (expiries: a licence expiring at this very instant has not passed yet); otherwise when `<=` (the window's
+ * edge: a seat activated exactly 30 days ago is out of it). Two branches, each gated by the half of the hour,
+ * so only one of them reads anything.
+ */
+function currentHour(metric: string, rows: string, col: string, late: string, shift: string | null, strict: boolean): string {
+  const at = (instant: string) => (shift ? `${instant} - ${shift}` : instant);
+  const [passed, notPassed] = strict ? ['<', '>='] : ['<=', '>'];
+  return `
+    SELECT product_id, '${metric}', count(*), 0 FROM ${rows}
+      AND NOT ${late} AND ${col} >= ${at(HOUR_START)} AND ${col} ${passed} ${at('now()')} GROUP BY 1
+    UNION ALL
+    SELECT product_id, '${metric}', -count(*), 0 FROM ${rows}
+      AND ${late} AND ${col} ${notPassed} ${at('now()')} AND ${col} < ${at(HOUR_END)} GROUP BY 1`;
+}
+
+/**
  * One row per product: its counters summed (metric -> n) and, in every row, how many delta rows that took.
- * Every part is an index range (see the StatsReadIndexes migration), written as separate branches rather
- * than one OR so the planner reads each by its index, whatever the table's size on disk.
+ * Every part is an index range (see the StatsReadIndexes and StatsHourly migrations), written as separate branches
+ * rather than one OR so the planner reads each by its index, whatever the table's size on disk.
  */
 export function productCountersSql(edge: WindowEdge = 'auto', scoped = false): string {
-  const late = edge === 'auto' ? WINDOW_IN_LATE_HALF : edge === 'add' ? 'true' : 'false';
-  const seatsOfProducts = `SELECT l.product_id, count(*) AS n FROM activations a JOIN licenses l ON l.id = a.license_id`;
+  const late = edge === 'auto' ? IN_LATE_HALF : edge === 'add' ? 'false' : 'true';
+  const usable = `licenses WHERE NOT revoked AND active AND expires_at IS NOT NULL`;
   return `
   WITH summed AS (
     SELECT d.product_id, d.metric, sum(d.n) AS n, count(*) AS delta_rows FROM stats_deltas d
-    WHERE d.day IS NULL GROUP BY 1, 2
+    WHERE d.hour IS NULL GROUP BY 1, 2
     UNION ALL
     SELECT d.product_id, d.metric, sum(d.n), count(*) FROM stats_deltas d
-    WHERE d.metric IN ('expires', 'grace_ends') AND d.day < ${TODAY} GROUP BY 1, 2
-    UNION ALL
-    SELECT d.product_id, d.metric, sum(d.n), count(*) FROM stats_deltas d
-    WHERE d.metric = 'activated' AND d.day >= ${WINDOW_DAY} + CASE WHEN ${late} THEN 1 ELSE 0 END GROUP BY 1, 2
-    UNION ALL
-    SELECT l.product_id, 'expires', count(*), 0 FROM licenses l
-    WHERE NOT l.revoked AND l.active AND l.expires_at IS NOT NULL AND l.expires_at >= ${TODAY_START} AND l.expires_at < now()
-    GROUP BY 1
-    UNION ALL
-    SELECT l.product_id, 'grace_ends', count(*), 0 FROM licenses l
-    WHERE NOT l.revoked AND l.active AND l.expires_at IS NOT NULL
-      AND license_grace_end(l.expires_at, l.grace_days) >= ${TODAY_START} AND license_grace_end(l.expires_at, l.grace_days) < now()
-    GROUP BY 1
-    UNION ALL
-    SELECT product_id, 'activated', n, 0 FROM (
-      ${seatsOfProducts}
-      WHERE ${late} AND a.activated_at > ${WINDOW_START} AND a.activated_at < ${WINDOW_DAY_END}
-      GROUP BY 1
-    ) edge_after
-    UNION ALL
-    SELECT product_id, 'activated', -n, 0 FROM (
-      ${seatsOfProducts}
-      WHERE NOT ${late} AND a.activated_at >= ${WINDOW_DAY_START} AND a.activated_at <= ${WINDOW_START}
-      GROUP BY 1
-    ) edge_before
-    UNION ALL
-    -- Seats of dead machines released in the window, counted from their partial index (activations_heartbeat_released_idx).
-    SELECT product_id, 'heartbeat_released', n, 0 FROM (
-      ${seatsOfProducts}
-      WHERE a.release_reason = 'heartbeat_timeout' AND a.released_at > ${WINDOW_START}
-      GROUP BY 1
-    ) heartbeat_released
+    WHERE d.metric IN ('expires', 'grace_ends', 'activated_ends', 'heartbeat_released_ends')
+      AND d.hour < ${HOUR} + CASE WHEN ${late} THEN interval '1 hour' ELSE interval '0 hours' END
+    GROUP BY 1, 2
+    UNION ALL ${currentHour('expires', usable, 'expires_at', late, null, true)}
+    UNION ALL ${currentHour('grace_ends', usable, 'license_grace_end(expires_at, grace_days)', late, null, true)}
+    UNION ALL ${currentHour('activated_ends', 'activations WHERE true', 'activated_at', late, WINDOW, false)}
+    UNION ALL ${currentHour('heartbeat_released_ends', `activations WHERE release_reason = 'heartbeat_timeout'`, 'released_at', late, WINDOW, false)}
   )
   SELECT p.code AS product_code, p.name AS product_name,
          coalesce((SELECT jsonb_object_agg(m.metric, m.n) FROM (
@@ -86,14 +78,37 @@ export function productCountersSql(edge: WindowEdge = 'auto', scoped = false): s
   FROM products p ${scoped ? 'WHERE p.code = ANY($1::text[])' : ''} ORDER BY p.id`;
 }
 
+/** StatsRepository.compact's one statement (a function so a test can run it on its own connection): returns `kept`. */
+export function compactSql(): string {
+  return `
+    WITH moved AS (
+      DELETE FROM stats_deltas d
+      WHERE d.hour IS NULL OR d.hour < ${HOUR} - interval '1 hour' OR (d.product_id, d.metric, d.hour) IN (
+        SELECT product_id, metric, hour FROM stats_deltas WHERE hour >= ${HOUR} - interval '1 hour'
+        GROUP BY 1, 2, 3 HAVING count(*) > 1
+      )
+      RETURNING product_id, metric, hour, n
+    ),
+    folded AS (
+      INSERT INTO stats_deltas (product_id, metric, hour, n)
+      SELECT product_id, metric, hour, sum(n) FROM (
+        SELECT product_id, metric, n, CASE WHEN hour < ${HOUR} - interval '1 hour' THEN ${HOUR} - interval '2 hours' ELSE hour END AS hour
+        FROM moved
+      ) m
+      GROUP BY 1, 2, 3 HAVING sum(n) <> 0
+      RETURNING 1
+    )
+    SELECT ((SELECT count(*) FROM stats_deltas) - (SELECT count(*) FROM moved) + (SELECT count(*) FROM folded))::int AS kept`;
+}
+
 const PRODUCT_COUNTERS_SQL = productCountersSql();
 /** The same for a credential limited to products: `$1` is their codes. */
 const SCOPED_PRODUCT_COUNTERS_SQL = productCountersSql('auto', true);
 
 /**
  * Statistics from counters that triggers keep in the writing transactions (stats_deltas), so they
- * are exact at the moment of the request without scanning every licence: day-bucketed metrics are
- * summed for the days before today, and today's part is counted from the indexed rows themselves.
+ * are exact at the moment of the request without scanning every licence: hour-bucketed metrics are
+ * summed for the hours before the current one, and the current hour's part is counted from the indexed rows.
  */
 @Injectable()
 export class StatsRepository {
@@ -111,25 +126,14 @@ export class StatsRepository {
   }
 
   /**
-   * Folds the deltas into one row per product, metric and day, dropping zeros and the days no read can
-   * need again: bindings of days before the window's first day go, expiry days before yesterday merge into one row
-   * (reads sum every day before today anyway). One statement, so readers see the sums before or after,
-   * never half; rows of transactions still in flight are not touched. Returns the rows kept.
+   * Folds the deltas into one row per product, metric and hour, dropping zeros: the hours before the previous one
+   * merge into one row (reads sum every hour before the current one anyway). Only the rows that fold are rewritten
+   * (undated, past, or sharing their hour with another row); a future hour's single row stays where it is. One
+   * statement, so readers see the sums before or after, never half; rows of transactions still in flight are not
+   * touched. Returns the rows the table holds after it.
    */
   async compact(): Promise<number> {
-    const [{ kept }] = await this.dataSource.query<{ kept: number }[]>(`
-      WITH moved AS (DELETE FROM stats_deltas RETURNING product_id, metric, day, n),
-      folded AS (
-        INSERT INTO stats_deltas (product_id, metric, day, n)
-        SELECT product_id, metric, day, sum(n) FROM (
-          SELECT product_id, metric, n,
-                 CASE WHEN metric IN ('expires', 'grace_ends') AND day < ${TODAY} - 1 THEN ${TODAY} - 2 ELSE day END AS day
-          FROM moved WHERE NOT (metric = 'activated' AND day < ${WINDOW_DAY})
-        ) m
-        GROUP BY 1, 2, 3 HAVING sum(n) <> 0
-        RETURNING 1
-      )
-      SELECT count(*)::int AS kept FROM folded`);
+    const [{ kept }] = await this.dataSource.query<{ kept: number }[]>(compactSql());
     return kept;
   }
 

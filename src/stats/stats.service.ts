@@ -7,7 +7,7 @@ import { StatsRepository } from './stats.repository';
 
 /** A read that had to add up more delta rows than this folds them (a folded table reads a few dozen). */
 const FOLD_AFTER_READING_ROWS = 1_000;
-/** The minute check folds when the table grew by this many rows since the last fold (each new seat adds two). */
+/** The minute check folds when the table grew by this many rows since the last fold (each new seat adds three). */
 const FOLD_SLACK_ROWS = 5_000;
 export const STATS_FOLD_QUEUE = 'stats.fold';
 
@@ -60,8 +60,9 @@ export class StatsService implements OnModuleInit {
         },
         activations: {
           current: count('seats'),
-          last_30_days: count('activated'),
-          released_by_heartbeat_last_30_days: count('heartbeat_released'),
+          // Totals minus those that have left the 30-day window.
+          last_30_days: count('activated') - count('activated_ends'),
+          released_by_heartbeat_last_30_days: count('heartbeat_released') - count('heartbeat_released_ends'),
         },
         by_type: byType,
       };

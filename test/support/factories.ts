@@ -61,8 +61,8 @@ export async function insertSeat(t: TestApp, licenseId: number, seat: SeatRow = 
   const activatedAt = seat.activated_at ?? new Date();
   const releasedAt = seat.released_at ?? null;
   const [row] = await t.sql<{ id: string }>(
-    `INSERT INTO activations (license_id, machine_fingerprint, hostname, os, app_version, ip, activated_at, last_seen_at, released_at, release_reason)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id`,
+    `INSERT INTO activations (license_id, product_id, machine_fingerprint, hostname, os, app_version, ip, activated_at, last_seen_at, released_at, release_reason)
+     SELECT $1, l.product_id, $2, $3, $4, $5, $6, $7, $8, $9, $10 FROM licenses l WHERE l.id = $1 RETURNING id`,
     [
       licenseId,
       fp,
