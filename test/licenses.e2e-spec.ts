@@ -372,9 +372,11 @@ describe('admin licences API: create and read', () => {
       expect(success.$ref ?? success.items?.$ref).toMatch(/^#\/components\/schemas\//);
     }
     expect(doc.paths['/api/v1/admin/licenses'].get.responses['200'].headers['X-Total-Count']).toBeDefined();
+    expect(doc.paths['/api/v1/admin/licenses'].get.responses['200'].headers.Link).toBeDefined();
     expect(doc.paths['/api/v1/admin/audit'].get.parameters.map((p: { name: string }) => p.name).sort()).toEqual([
       'action',
       'actor_type',
+      'after',
       'from',
       'license_id',
       'limit',
