@@ -38,7 +38,10 @@ const ROW_NAMES = [
   'license-file',
   'reactivate',
   'activate',
+  'activate-plain',
 ];
+/** Rows measured only when --only names them (a full run leaves them out). */
+const OPT_IN_ROWS = new Set(['activate-plain']);
 const USAGE = `npm run bench [-- options]
   --duration <s>       seconds per measured run (default 10)
   --runs <n>           measured runs per endpoint, median reported (default 3)
@@ -334,7 +337,7 @@ async function measureScale(
         .join('; ') || undefined
     );
   };
-  const wanted = (key: string) => !options.only || options.only.has(key);
+  const wanted = (key: string) => (options.only ? options.only.has(key) : !OPT_IN_ROWS.has(key));
 
   const reads: [string, string, string][] = [
     ['stats', 'GET /api/v1/admin/stats', '/api/v1/admin/stats'],
@@ -506,8 +509,12 @@ async function measureScale(
   }
 
   let nextFresh = freshPoolStart(index);
-  /** Fresh activation: each request binds a licence never activated before, from a pool sized from the signing ceiling. */
-  const activateRow = async (n: number, on: Servers) => {
+  /**
+   * Fresh activation: each request binds a licence never activated before, from a pool sized from the signing ceiling.
+   * With `webhook` (the default row) one endpoint is subscribed to license.activated, so the row also measures the
+   * outbox and the delivery lag under the load; `activate-plain` measures the same without any endpoint.
+   */
+  const activateRow = async (n: number, on: Servers, webhook = true) => {
     const ceiling = (signingRps ?? 4_000) * n;
     const runSeconds = [
       ...(options.warmupSeconds > 0 ? [options.warmupSeconds] : []),
@@ -531,6 +538,19 @@ async function measureScale(
         app_version: '1.0.0',
       });
     };
+    if (!webhook) {
+      const plain = await paired(
+        'activate-plain',
+        `POST /api/v1/activate (fresh licence, no webhook endpoint)${workersSuffix(n)}`,
+        { method: 'POST', path: '/api/v1/activate', nextBody, uniquePerSecond: ceiling },
+        `bare node:http + locked UPDATE + RSA sign${workersSuffix(n)}`,
+        baselineActivate,
+        signedCheck,
+        { on },
+      );
+      if (exhausted) plain.warning = `the pool of ${poolSize} fresh licences ran out: later requests were re-activations`;
+      return;
+    }
     // One endpoint subscribed to license.activated: the row also measures the outbox, and the delivery lag under it.
     const receiver = await startLagReceiver();
     const hook = await fetch(`${on.app.url}/api/v1/admin/webhooks`, {
@@ -564,6 +584,7 @@ async function measureScale(
     await receiver.close();
   };
   if (wanted('activate') && withOneWorker) await activateRow(1, servers);
+  if (wanted('activate-plain') && withOneWorker) await activateRow(1, servers, false);
 
   // The same two rows with the server (and its baseline) running n node:cluster workers.
   for (const n of options.workers.filter((w) => w !== 1)) {
