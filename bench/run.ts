@@ -734,6 +734,8 @@ async function main(): Promise<void> {
   if (!existsSync(MAIN_SCRIPT)) throw new Error(`${MAIN_SCRIPT} is missing: run npm run build first (npm run bench does)`);
   const loadBefore = loadavg();
   const date = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+  // The code measured is the build made now: a source edit during a long run must not mark the results.
+  const commit = gitCommit();
   const workDir = mkdtempSync(join(tmpdir(), 'licence-bench-'));
   // Traversable (not readable) by others: as root, the embedded PostgreSQL runs as the postgres OS user.
   chmodSync(workDir, 0o711);
@@ -784,7 +786,7 @@ async function main(): Promise<void> {
     const cpu = cpus();
     const report: BenchReport = {
       date,
-      commit: gitCommit(),
+      commit,
       mode: options.smoke ? 'smoke' : 'full',
       machine: {
         cpus: cpu.length,
