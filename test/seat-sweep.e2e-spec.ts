@@ -116,8 +116,19 @@ describe('dead-seat sweep', () => {
       const theirs = other.get(SeatSweepService);
       // Both instances' job chains may run too: every release is counted from the database, not from return values.
       await Promise.all([mine.sweep(), theirs.sweep(), mine.sweep(), theirs.sweep()]);
-
-      const rows = await t.sql(`SELECT machine_fingerprint, release_reason FROM activations WHERE license_id = ANY($1)`, [licences]);
+      // A sweep skips the seats another transaction holds (SKIP LOCKED): a background sweep of either job chain may
+      // still be committing its batch when the four above return. Sweep again until that batch has landed.
+      const readRows = () =>
+        t.sql<{ machine_fingerprint: string; release_reason: string | null }>(
+          `SELECT machine_fingerprint, release_reason FROM activations WHERE license_id = ANY($1)`,
+          [licences],
+        );
+      let rows = await readRows();
+      for (let i = 0; i < 50 && !rows.every((r) => r.release_reason !== null); i++) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        await mine.sweep();
+        rows = await readRows();
+      }
       expect(rows).toHaveLength(60);
       expect(rows.every((r) => r.release_reason === 'heartbeat_timeout')).toBe(true);
       const audits = await t.sql<{ details: { machine_fingerprints: string[] } }>(
