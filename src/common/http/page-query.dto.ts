@@ -95,11 +95,14 @@ export const KEYSET_PAGE_HEADERS = {
   },
 };
 
-/** Sends a page's total as X-Total-Count (plus X-Total-Count-Estimated: true for an estimate) and returns its items as the body. */
-export function setTotalCount<T>(res: { setHeader(name: string, value: string): unknown }, page: Page<T>): T[] {
+/**
+ * Sends a page's total as X-Total-Count (plus X-Total-Count-Estimated: true for an estimate) and returns its items as the
+ * body. `exposed`: further response headers of the list that browsers may read (Access-Control-Expose-Headers).
+ */
+export function setTotalCount<T>(res: { setHeader(name: string, value: string): unknown }, page: Page<T>, exposed: string[] = []): T[] {
   res.setHeader(TOTAL_COUNT_HEADER, String(page.total));
   if (page.estimated) res.setHeader(TOTAL_COUNT_ESTIMATED_HEADER, 'true');
-  res.setHeader('Access-Control-Expose-Headers', `${TOTAL_COUNT_HEADER}, ${TOTAL_COUNT_ESTIMATED_HEADER}`);
+  res.setHeader('Access-Control-Expose-Headers', [TOTAL_COUNT_HEADER, TOTAL_COUNT_ESTIMATED_HEADER, ...exposed].join(', '));
   return page.items;
 }
 
@@ -114,8 +117,7 @@ export function setKeysetPageHeaders<T>(
   limit: number,
   page: Page<T>,
 ): T[] {
-  const items = setTotalCount(res, page);
-  res.setHeader('Access-Control-Expose-Headers', `${TOTAL_COUNT_HEADER}, ${TOTAL_COUNT_ESTIMATED_HEADER}, ${LINK_HEADER}`);
+  const items = setTotalCount(res, page, [LINK_HEADER]);
   if (page.next) {
     const at = request.originalUrl.indexOf('?');
     const query = new URLSearchParams(at < 0 ? '' : request.originalUrl.slice(at + 1));
