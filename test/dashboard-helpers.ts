@@ -41,3 +41,11 @@ export function postForm(agent: Agent, token: string, url: string, fields: Recor
     .type('form')
     .send({ ...fields, _csrf: token });
 }
+
+/** Attribute values as a browser reads them (Handlebars also escapes `=` and quotes). */
+export const unescape = (html: string) =>
+  html
+    .replace(/&#x3D;/g, '=')
+    .replace(/&quot;/g, '"')
+    .replace(/&#x27;/g, "'")
+    .replace(/&amp;/g, '&');

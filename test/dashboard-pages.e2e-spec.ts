@@ -1,18 +1,11 @@
 import { KeyringService } from '../src/keyring/keyring.service';
 import { verifySignature } from '../src/signing/license-signature';
-import { Agent, csrfFrom, openDashboard, postForm } from './dashboard-helpers';
+import { Agent, csrfFrom, openDashboard, postForm, unescape } from './dashboard-helpers';
 import { createLicense, fingerprint, insertSeat } from './support/factories';
 import type { TestApp } from './support/test-app';
 
 const XSS = '<script>alert(1)</script>';
 const ESCAPED_XSS = '&lt;script&gt;alert(1)&lt;/script&gt;';
-/** Attribute values as a browser reads them (Handlebars also escapes `=` and quotes). */
-const unescape = (html: string) =>
-  html
-    .replace(/&#x3D;/g, '=')
-    .replace(/&quot;/g, '"')
-    .replace(/&#x27;/g, "'")
-    .replace(/&amp;/g, '&');
 
 describe('dashboard pages and actions', () => {
   let t: TestApp;

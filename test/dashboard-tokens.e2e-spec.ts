@@ -1,14 +1,7 @@
 import { parse } from 'csv-parse/sync';
-import { Agent, loggedInAgent, postForm } from './dashboard-helpers';
+import { Agent, loggedInAgent, postForm, unescape } from './dashboard-helpers';
 import { createLicense } from './support/factories';
 import { createTestApp, TestApp } from './support/test-app';
-
-const unescape = (html: string) =>
-  html
-    .replace(/&#x3D;/g, '=')
-    .replace(/&quot;/g, '"')
-    .replace(/&#x27;/g, "'")
-    .replace(/&amp;/g, '&');
 
 describe('dashboard: tokens page and CSV exports', () => {
   let t: TestApp;

@@ -3,6 +3,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { Browser, chromium, Page } from 'playwright-core';
+import { ADMIN } from '../dashboard-helpers';
 import { createTestApp, TestApp } from '../support/test-app';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -50,4 +51,13 @@ export function collectConsoleErrors(page: Page): string[] {
 export async function screenshot(page: Page, name: string, options: { viewport?: boolean } = {}): Promise<void> {
   await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
   if (options.viewport) await page.screenshot({ path: join(SCREENSHOTS, `${name}-viewport.png`) });
+}
+
+/** Signs in through the login form as ADMIN and waits for the dashboard. */
+export async function signIn(page: Page, baseUrl: string): Promise<void> {
+  await page.goto(`${baseUrl}/login`);
+  await page.fill('input[name=username]', ADMIN.username);
+  await page.fill('input[name=password]', ADMIN.password);
+  await page.click('button[type=submit]');
+  await page.waitForURL(`${baseUrl}/dashboard`);
 }

@@ -2,10 +2,9 @@ import { readFileSync, writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { ADMIN } from '../dashboard-helpers';
 import { activationRequest, createLicense, fingerprint } from '../support/factories';
 import type { TestApp } from '../support/test-app';
-import { collectConsoleErrors, screenshot, startDashboard } from './browser';
+import { collectConsoleErrors, screenshot, signIn, startDashboard } from './browser';
 
 /** Air-gapped activation as staff do it: upload the machine's request, check what it binds, confirm, take the .lic file. */
 describe('offline activation in Chromium', () => {
@@ -19,11 +18,7 @@ describe('offline activation in Chromium', () => {
     ({ t, browser, baseUrl } = await startDashboard());
     page = await browser.newPage({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
     consoleErrors = collectConsoleErrors(page);
-    await page.goto(`${baseUrl}/login`);
-    await page.fill('input[name=username]', ADMIN.username);
-    await page.fill('input[name=password]', ADMIN.password);
-    await page.click('button[type=submit]');
-    await page.waitForURL(`${baseUrl}/dashboard`);
+    await signIn(page, baseUrl);
   });
   afterAll(async () => {
     await browser?.close();

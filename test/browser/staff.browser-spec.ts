@@ -1,9 +1,8 @@
 import { readFileSync } from 'node:fs';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { ADMIN } from '../dashboard-helpers';
 import { createLicense, insertSeat } from '../support/factories';
 import type { TestApp } from '../support/test-app';
-import { collectConsoleErrors, screenshot, startDashboard } from './browser';
+import { collectConsoleErrors, screenshot, signIn, startDashboard } from './browser';
 
 /** axe-core's source, injected with page.evaluate: the CSP (rightly) refuses addScriptTag's inline script. */
 const AXE_SOURCE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
@@ -73,11 +72,7 @@ describe('staff dashboard in Chromium (edit, renew, confirmations, search, phone
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: baseUrl });
     page = await context.newPage();
     consoleErrors = collectConsoleErrors(page);
-    await go('/login');
-    await page.fill('input[name=username]', ADMIN.username);
-    await page.fill('input[name=password]', ADMIN.password);
-    await page.click('button[type=submit]');
-    await page.waitForURL(`${baseUrl}/dashboard`);
+    await signIn(page, baseUrl);
   });
   afterAll(async () => {
     await browser?.close();
