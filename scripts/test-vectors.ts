@@ -85,6 +85,33 @@ const cases: [string, string, string][] = [
   ],
 ];
 
+/** A signed `/validate` answer as received: a client verifies it without `signature`, then checks nonce and subject. */
+export interface ValidateAnswerVector {
+  name: string;
+  description: string;
+  /** What the client sent: the answer must echo the nonce and name this licence and machine. */
+  nonce: string;
+  license_key: string;
+  machine_fingerprint: string;
+  /** The whole answer as JSON text, `signature` included. */
+  answer_json: string;
+  /** RFC 8785 bytes of the answer without `signature` (what is signed). */
+  canonical_hex: string;
+}
+
+const validateAnswers: [string, string, Record<string, unknown>][] = [
+  [
+    'validate-answer-valid',
+    'A signed validate answer for a valid licence: the signed bytes are the JCS form of the answer without `signature`.',
+    { valid: true, status: 'active', expires_at: '2027-01-15T09:30:00.000Z', revoked: false, grace_ends_at: null, code: null },
+  ],
+  [
+    'validate-answer-revoked',
+    'A signed validate answer that says no (revoked): a verified "no" is a verdict; an unsigned error answer is not.',
+    { valid: false, status: 'revoked', expires_at: '2027-01-15T09:30:00.000Z', revoked: true, grace_ends_at: null, code: 'KEY_REVOKED' },
+  ],
+];
+
 function main(): void {
   const keyFile = join(sourceDir, 'test-key.pem');
   if (!existsSync(keyFile)) {
@@ -106,6 +133,28 @@ function main(): void {
       signature: SIGNATURE_PREFIX + sign('sha256', bytes, privateKey).toString('base64'),
     };
   });
+  const nonce = 'bm9uY2UtZm9yLXRlc3QtdmVjdG9ycy0wMQ';
+  const answers: ValidateAnswerVector[] = validateAnswers.map(([name, description, result]) => {
+    const unsigned = {
+      ...result,
+      nonce,
+      license_key: base.license_key,
+      machine_fingerprint: base.machine_fingerprint,
+      checked_at: '2026-02-01T08:30:00.123Z',
+      key_id: keyId,
+    };
+    const bytes = canonicalBytes(unsigned);
+    const signature = SIGNATURE_PREFIX + sign('sha256', bytes, privateKey).toString('base64');
+    return {
+      name,
+      description,
+      nonce,
+      license_key: base.license_key,
+      machine_fingerprint: base.machine_fingerprint,
+      answer_json: JSON.stringify({ ...unsigned, signature }),
+      canonical_hex: bytes.toString('hex'),
+    };
+  });
   const document = {
     description:
       'Test vectors for the licence signature: parse payload_json, canonicalize (RFC 8785), compare with canonical_hex, verify signature (RSASSA-PKCS1-v1_5, SHA-256) with test-key.pub.pem. TEST KEY ONLY: never use it for real licences.',
@@ -113,9 +162,10 @@ function main(): void {
     key_id: keyId,
     public_key_pem: publicKey.export({ type: 'spki', format: 'pem' }),
     vectors,
+    validate_answers: answers,
   };
   writeFileSync(join(sourceDir, 'vectors.json'), JSON.stringify(document, null, 2) + '\n');
-  console.log(`wrote ${vectors.length} vectors (key ${keyId}) to ${sourceDir}`);
+  console.log(`wrote ${vectors.length} vectors and ${answers.length} validate answers (key ${keyId}) to ${sourceDir}`);
 }
 
 if (require.main === module) main();

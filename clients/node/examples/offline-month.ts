@@ -30,6 +30,8 @@ async function main(): Promise<void> {
       statePath,
       appSalt: 'example-app-2026',
       publicKeys: [shippedKey],
+      // Follows the key rotation below without an application update (trust then rests on TLS to serverUrl).
+      fetchServerKeys: true,
       product: 'POS_RETAIL',
       now: () => new Date(Date.now() + simulatedOffset),
     });
@@ -69,7 +71,7 @@ async function main(): Promise<void> {
       await new Promise((r) => setTimeout(r, 500));
       answer = await client.validate();
     }
-    expect(answer.valid && answer.key_id === rotated.key_id, 'signed validation verifies with the rotated key (from the JWKS)');
+    expect(answer.valid && answer.key_id === rotated.key_id, 'signed validation verifies with the rotated key (from /public-keys)');
     await client.licenseFile();
     const fresh = await client.check();
     log(`after renewal: ${describe(fresh)}`);

@@ -8,6 +8,8 @@ const DAY_MS = 86_400_000;
 export interface OfflineCheckInput {
   state: ClientState;
   keys: KeySet;
+  /** Key ids the server stopped publishing or lists as revoked (only filled with `fetchServerKeys`). */
+  withdrawnKeyIds?: readonly string[];
   fingerprint: string;
   product?: string;
   now: Date;
@@ -64,6 +66,10 @@ export function checkOffline(input: OfflineCheckInput): CheckResult {
     return refuse('NO_LICENSE', 'no licence is stored on this machine');
   }
 
+  const keyId = (document as { license?: { key_id?: unknown } } | undefined)?.license?.key_id;
+  if (typeof keyId === 'string' && input.withdrawnKeyIds?.includes(keyId)) {
+    return refuse('KEY_REVOKED', `signed with key ${keyId}, which the server no longer publishes (revoked)`);
+  }
   const verified = verifyDocument(document, input.keys);
   if (!verified.ok) return verified;
   const license = verified.license;
@@ -86,6 +92,22 @@ export function checkOffline(input: OfflineCheckInput): CheckResult {
   const validation = state.last_validation;
   if (validation && !validation.valid && time(validation.checked_at) >= signedTimeOf(license)) {
     return refuse('INVALIDATED', `the server answered ${validation.code ?? validation.status} at ${validation.checked_at}`, license);
+  }
+
+  // A floating seat (docs/licences.md, Seat policies): the server releases it once no heartbeat came within the timeout.
+  const heartbeatTimeout = license.policy?.heartbeat_timeout_seconds;
+  if (typeof heartbeatTimeout === 'number') {
+    const seenAt = Math.max(time(state.seat_seen_at), time(license.activated_at));
+    if (state.seat_lost && time(state.seat_lost.at) >= seenAt) {
+      return refuse('SEAT_LOST', `the server answered ${state.seat_lost.code} to a heartbeat: the seat was released`, license);
+    }
+    if (now.getTime() - seenAt > heartbeatTimeout * 1000) {
+      return refuse(
+        'HEARTBEAT_OVERDUE',
+        `no successful heartbeat for more than ${heartbeatTimeout} s: the server releases the seat`,
+        license,
+      );
+    }
   }
 
   const fileExpiresAt = license.file_expires_at ? new Date(license.file_expires_at) : null;

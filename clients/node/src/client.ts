@@ -1,8 +1,8 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, createPublicKey, randomBytes } from 'node:crypto';
 import { hostname as osHostname, platform, release } from 'node:os';
 import { ACTIVATION_REQUEST_LABEL, armor } from './armor.js';
 import { checkOffline, parseLicenseFile, signedTimeOf, verifyDocument } from './check.js';
-import { KeySet, verifySignature } from './crypto.js';
+import { KeySet, keyIdOf, verifySignature } from './crypto.js';
 import { LicenseServerError, VerificationError } from './errors.js';
 import { defaultFingerprint, FINGERPRINT_PATTERN } from './fingerprint.js';
 import { HttpOptions, requestJson } from './http.js';
@@ -13,26 +13,34 @@ import type {
   HeartbeatAnswer,
   JsonWebKeySet,
   LicenseFileAnswer,
+  PublicKeyList,
   PublicKeyInput,
   SignedLicense,
   ValidationAnswer,
 } from './types.js';
 
 export interface LicenseClientOptions {
-  /** Base URL of the licence server, e.g. `https://licences.example.com`. */
+  /** Base URL of the licence server, e.g. `https://licences.example.com` or `https://vendor.example/licensing/` (the path is kept). */
   serverUrl: string;
   /** The one file where the client keeps its state (written atomically). */
   statePath: string;
   /** A secret of your application: salts the default fingerprint and keys the state file's integrity check. */
   appSalt: string;
-  /** Public keys you ship with the application (trust anchors), as PEMs and/or a JWK Set. */
+  /**
+   * Public keys you ship with the application (trust anchors), as PEMs and/or a JWK Set. Required unless
+   * `fetchServerKeys` is on: by default these are the only keys the client trusts.
+   */
   publicKeys?: PublicKeyInput[];
   jwks?: JsonWebKeySet;
   /**
-   * Also trust keys fetched from the server's `/.well-known/jwks.json` (over HTTPS in production), and keep them
-   * for offline checks. This is what lets a shipped application follow a key rotation. Default true.
+   * Opt-in: also trust the keys the server publishes at `/api/v1/public-keys`, so a shipped application follows a
+   * key rotation without an update. Trust then rests on TLS to `serverUrl`: whoever answers there (a hosts-file
+   * line, a proxy) can issue licences. Each refresh replaces the fetched set; keys the server no longer publishes
+   * or lists as revoked are refused from then on, pinned or not. Default false.
    */
-  trustServerKeys?: boolean;
+  fetchServerKeys?: boolean;
+  /** With `fetchServerKeys`: online calls refresh the key set when it is older than this. Default 3600 s. */
+  keyRefreshIntervalSeconds?: number;
   /** The product code of this application; activations send it and checks require it. */
   product?: string;
   /** Replaces the default machine fingerprint (`sha256:` + 64 hex digits). */
@@ -81,6 +89,9 @@ export class LicenseClient {
 
   constructor(private readonly options: LicenseClientOptions) {
     if (!options.appSalt) throw new TypeError('appSalt is required');
+    if ('trustServerKeys' in options) {
+      throw new TypeError('trustServerKeys was replaced by fetchServerKeys (default false: only the pinned keys are trusted)');
+    }
     this.http = {
       serverUrl: options.serverUrl,
       timeoutMs: options.timeoutMs ?? 10_000,
@@ -88,6 +99,9 @@ export class LicenseClient {
       fetch: options.fetch ?? globalThis.fetch,
     };
     this.pinned = KeySet.from(options.publicKeys, options.jwks);
+    if (this.pinned.ids().length === 0 && options.fetchServerKeys !== true) {
+      throw new TypeError("publicKeys or jwks is required: ship the server's public keys, or opt in with fetchServerKeys: true");
+    }
     this.store = new StateFile(options.statePath, createHash('sha256').update(`licence-client-state\0${options.appSalt}`).digest());
     this.now = options.now ?? (() => new Date());
   }
@@ -105,6 +119,7 @@ export class LicenseClient {
   /** Binds this machine to the licence key and stores the verified signed licence. */
   async activate(licenseKey: string, machine: MachineInfo = {}): Promise<SignedLicense> {
     const body = await this.activationBody(licenseKey, machine);
+    await this.refreshKeysIfDue();
     // Activating again from the same fingerprint is idempotent on the server (CONTRACT 4), so a retry is safe.
     const answer = await requestJson<SignedLicense>(this.http, 'POST', '/api/v1/activate', body, true);
     const license = await this.verifyOnline(answer);
@@ -112,6 +127,8 @@ export class LicenseClient {
       state.activation = answer;
       delete state.license_file;
       delete state.last_validation;
+      delete state.seat_lost;
+      state.seat_seen_at = this.now().toISOString();
       state.latest_signed_at = later(state.latest_signed_at, signedTimeOf(license));
     });
     return answer;
@@ -124,12 +141,15 @@ export class LicenseClient {
       delete state.activation;
       delete state.license_file;
       delete state.last_validation;
+      delete state.seat_seen_at;
+      delete state.seat_lost;
     });
     return answer;
   }
 
   /** Online validation with a fresh nonce; the signed answer is verified (key, signature, nonce, key, machine) and remembered. */
   async validate(): Promise<ValidationAnswer> {
+    await this.refreshKeysIfDue();
     const nonce = randomBytes(24).toString('base64url');
     const seat = await this.seatBody();
     const answer = await requestJson<ValidationAnswer>(this.http, 'POST', '/api/v1/validate', { ...seat, nonce }, true);
@@ -149,9 +169,25 @@ export class LicenseClient {
     return answer;
   }
 
-  /** One heartbeat. A released seat answers with a LicenseServerError whose code is NOT_ACTIVATED. */
+  /**
+   * One heartbeat, remembered for `check()`: a success as the seat's last sign of life, a released seat (a
+   * LicenseServerError whose code is NOT_ACTIVATED) as `SEAT_LOST`.
+   */
   async heartbeat(): Promise<HeartbeatAnswer> {
-    return requestJson<HeartbeatAnswer>(this.http, 'POST', '/api/v1/heartbeat', await this.seatBody(), true);
+    const seat = await this.seatBody();
+    const sentAt = this.now().toISOString();
+    let answer: HeartbeatAnswer;
+    try {
+      answer = await requestJson<HeartbeatAnswer>(this.http, 'POST', '/api/v1/heartbeat', seat, true);
+    } catch (err) {
+      if (err instanceof LicenseServerError && SEAT_GONE.has(err.code)) {
+        this.update((state) => (state.seat_lost = { code: err.code, at: this.now().toISOString() }));
+      }
+      throw err;
+    }
+    // The time the request left, not the answer's: the server refreshed the seat no earlier than that.
+    if (answer.valid) this.update((state) => (state.seat_seen_at = later(state.seat_seen_at, Date.parse(sentAt))));
+    return answer;
   }
 
   /**
@@ -185,7 +221,7 @@ export class LicenseClient {
           schedule(interval * 1000 * (0.9 + Math.random() * 0.2));
         },
         (err: unknown) => {
-          if (err instanceof LicenseServerError && (err.code === 'NOT_ACTIVATED' || err.code === 'INVALID_KEY')) {
+          if (err instanceof LicenseServerError && SEAT_GONE.has(err.code)) {
             options.onSeatLost?.(err);
             stop();
             return;
@@ -204,6 +240,7 @@ export class LicenseClient {
 
   /** Fetches a licence file for offline use (the machine must hold a seat), verifies it and stores it. */
   async licenseFile(): Promise<LicenseFileAnswer> {
+    await this.refreshKeysIfDue();
     const answer = await requestJson<LicenseFileAnswer>(this.http, 'POST', '/api/v1/license-file', await this.seatBody(), true);
     await this.storeLicenseFile(answer.license_file);
     return answer;
@@ -229,6 +266,7 @@ export class LicenseClient {
     return checkOffline({
       state: loaded.state,
       keys: this.trustedKeys(loaded.state),
+      withdrawnKeyIds: this.options.fetchServerKeys === true ? (loaded.state.withdrawn_key_ids ?? []) : [],
       fingerprint: await this.fingerprint(),
       product: this.options.product,
       now: this.now(),
@@ -237,16 +275,44 @@ export class LicenseClient {
     });
   }
 
-  /** Fetches the server's published keys (JWKS); kept for offline use when `trustServerKeys` is on. Returns their ids. */
+  /**
+   * With `fetchServerKeys`: fetches `/api/v1/public-keys` and replaces the stored set with it. A key trusted
+   * before (pinned or fetched) that the server no longer publishes, or lists as revoked, is withdrawn: documents
+   * signed by it fail with `KEY_REVOKED` (docs/signing.md, What a client pins). Returns the published key ids.
+   */
   async refreshKeys(): Promise<string[]> {
-    const jwks = await requestJson<JsonWebKeySet>(this.http, 'GET', '/.well-known/jwks.json', undefined, true);
-    const ids = KeySet.from([], jwks).ids();
-    if (this.options.trustServerKeys !== false) {
-      this.update((state) => {
-        state.server_keys = KeySet.from([], state.server_keys).merge(KeySet.from([], jwks)).toJwks();
-      });
+    if (this.options.fetchServerKeys !== true) throw new TypeError('refreshKeys() needs fetchServerKeys: true');
+    const list = await requestJson<PublicKeyList>(this.http, 'GET', '/api/v1/public-keys', undefined, true);
+    const entries = Array.isArray(list?.keys) ? list.keys : [];
+    const published = new KeySet();
+    const revoked: string[] = [];
+    for (const entry of entries) {
+      try {
+        const key = createPublicKey(entry.public_key_pem);
+        if (entry.status === 'revoked') revoked.push(keyIdOf(key));
+        else published.add(key);
+      } catch {
+        // a malformed entry is skipped; the others still count
+      }
     }
-    return ids;
+    // An answer without a single usable key is not a key set (an error page, a half-started server): keep the old one.
+    if (published.ids().length === 0) throw new VerificationError('NO_KEYS', 'the server published no usable public key');
+    this.update((state) => {
+      const before = [...this.pinned.ids(), ...KeySet.from([], state.server_keys).ids(), ...(state.withdrawn_key_ids ?? []), ...revoked];
+      state.withdrawn_key_ids = [...new Set(before)].filter((id) => !published.has(id)).sort();
+      state.server_keys = published.toJwks();
+      state.server_keys_fetched_at = this.now().toISOString();
+    });
+    return published.ids();
+  }
+
+  /** With `fetchServerKeys`, refreshes a key set older than `keyRefreshIntervalSeconds`; a failed refresh keeps the old one. */
+  private async refreshKeysIfDue(): Promise<void> {
+    if (this.options.fetchServerKeys !== true) return;
+    const fetchedAt = Date.parse(this.store.load().state.server_keys_fetched_at ?? '');
+    const interval = (this.options.keyRefreshIntervalSeconds ?? 3600) * 1000;
+    if (!Number.isNaN(fetchedAt) && this.now().getTime() - fetchedAt < interval && this.now().getTime() >= fetchedAt) return;
+    await this.refreshKeys().catch(() => undefined);
   }
 
   private async storeLicenseFile(text: string): Promise<void> {
@@ -273,7 +339,7 @@ export class LicenseClient {
   private async keysFor(keyId: unknown): Promise<KeySet> {
     const loaded = this.store.load();
     let keys = this.trustedKeys(loaded.state);
-    if (!keys.has(keyId) && this.options.trustServerKeys !== false) {
+    if (!keys.has(keyId) && this.options.fetchServerKeys === true) {
       await this.refreshKeys();
       keys = this.trustedKeys(this.store.load().state);
     }
@@ -281,8 +347,8 @@ export class LicenseClient {
   }
 
   private trustedKeys(state: ClientState): KeySet {
-    if (this.options.trustServerKeys === false || !state.server_keys) return this.pinned;
-    return this.pinned.merge(KeySet.from([], state.server_keys));
+    if (this.options.fetchServerKeys !== true) return this.pinned;
+    return this.pinned.merge(KeySet.from([], state.server_keys)).without(state.withdrawn_key_ids ?? []);
   }
 
   private async seatBody(): Promise<{ license_key: string; machine_fingerprint: string }> {
@@ -311,6 +377,8 @@ export class LicenseClient {
     this.store.save(state);
   }
 }
+
+const SEAT_GONE = new Set(['NOT_ACTIVATED', 'INVALID_KEY']);
 
 function later(stored: string | undefined, candidate: number): string | undefined {
   const current = stored ? Date.parse(stored) : -Infinity;

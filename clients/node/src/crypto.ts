@@ -1,5 +1,5 @@
-import canonicalize from 'canonicalize';
 import { createHash, createPublicKey, KeyObject, verify } from 'node:crypto';
+import { canonicalize } from './jcs.js';
 import type { JsonWebKeySet, PublicKeyInput } from './types.js';
 
 export const SIGNATURE_PREFIX = 'RSA-SHA256:';
@@ -7,9 +7,7 @@ const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$
 
 /** RFC 8785 (JCS) canonical JSON as UTF-8: the exact bytes the server signs. */
 export function canonicalBytes(value: unknown): Buffer {
-  const json = canonicalize(value);
-  if (json === undefined) throw new TypeError('value cannot be canonicalized');
-  return Buffer.from(json, 'utf8');
+  return Buffer.from(canonicalize(value), 'utf8');
 }
 
 /** First 16 hex digits of SHA-256 over the DER SubjectPublicKeyInfo: the server's `key_id`. */
@@ -78,6 +76,13 @@ export class KeySet {
 
   ids(): string[] {
     return [...this.keys.keys()];
+  }
+
+  /** This set without the given key ids. */
+  without(keyIds: readonly string[]): KeySet {
+    const kept = new KeySet();
+    for (const [id, key] of this.keys) if (!keyIds.includes(id)) kept.add(key);
+    return kept;
   }
 
   merge(other: KeySet): KeySet {

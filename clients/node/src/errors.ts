@@ -29,4 +29,9 @@ export class VerificationError extends Error {
   ) {
     super(message);
   }
+
+  /** The same as `reason`, so every error of this package can be told apart by `code`. */
+  get code(): string {
+    return this.reason;
+  }
 }

@@ -36,7 +36,7 @@ export async function requestJson<T>(
 }
 
 async function once<T>(options: HttpOptions, method: string, path: string, body: unknown): Promise<T> {
-  const url = new URL(path, options.serverUrl);
+  const url = endpoint(options.serverUrl, path);
   let response: Response;
   try {
     response = await options.fetch(url, {
@@ -62,4 +62,13 @@ async function once<T>(options: HttpOptions, method: string, path: string, body:
   const retryAfter = response.headers.get('retry-after');
   if (retryAfter !== null && details.retry_after_seconds === undefined) details.retry_after_seconds = Number(retryAfter);
   throw new LicenseServerError(error.code, response.status, String(error.message ?? error.code), details);
+}
+
+/** `path` under the server's base URL, keeping a base path (`https://vendor.example/licensing` + `/api/v1/x`). */
+export function endpoint(serverUrl: string, path: string): URL {
+  const base = new URL(serverUrl);
+  if (!base.pathname.endsWith('/')) base.pathname += '/';
+  base.search = '';
+  base.hash = '';
+  return new URL(path.replace(/^\/+/, ''), base);
 }

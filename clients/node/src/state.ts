@@ -15,8 +15,16 @@ export interface ClientState {
   latest_signed_at?: string;
   /** The last verified online validation, so an offline check knows a licence was revoked meanwhile. */
   last_validation?: { valid: boolean; status: string; code: string | null; checked_at: string };
-  /** Public keys fetched from the server's JWKS (only kept when the client trusts server keys). */
+  /** The keys the server published at the last refresh (only with `fetchServerKeys`); replaced, never merged. */
   server_keys?: JsonWebKeySet;
+  /** When `server_keys` was fetched (local clock). */
+  server_keys_fetched_at?: string;
+  /** Keys the server stopped publishing or lists as revoked: refused even when pinned (only with `fetchServerKeys`). */
+  withdrawn_key_ids?: string[];
+  /** Local time of the last activation or successful heartbeat: a floating seat dies without one (policy). */
+  seat_seen_at?: string;
+  /** The server answered a heartbeat with NOT_ACTIVATED or INVALID_KEY (the seat is gone) at this local time. */
+  seat_lost?: { code: string; at: string };
 }
 
 export type LoadedState =

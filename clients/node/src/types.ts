@@ -73,6 +73,12 @@ export interface LicenseFileAnswer {
 export interface PublicKeyInput {
   key_id?: string;
   public_key_pem: string;
+  status?: string;
+}
+
+/** `GET /api/v1/public-keys`: the published keys, active first. */
+export interface PublicKeyList {
+  keys: PublicKeyInput[];
 }
 
 /** An RFC 7517 RSA public key as `/.well-known/jwks.json` serves it. */
@@ -102,7 +108,10 @@ export type CheckReason =
   | 'FILE_EXPIRED'
   | 'CLOCK_TAMPERED'
   | 'OFFLINE_TOO_LONG'
-  | 'INVALIDATED';
+  | 'INVALIDATED'
+  | 'KEY_REVOKED'
+  | 'HEARTBEAT_OVERDUE'
+  | 'SEAT_LOST';
 
 export type CheckResult =
   | {

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
-import { generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
+import { createPublicKey, generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -12,6 +13,7 @@ import {
   defaultFingerprint,
   LicenseClient,
   LICENSE_FILE_LABEL,
+  verifySignature,
   type LicensePayload,
 } from '../src/index.js';
 
@@ -56,7 +58,6 @@ function client(now: number, extra: Partial<ConstructorParameters<typeof License
     statePath: join(dir, 'state.json'),
     appSalt: 'offline-test-salt',
     publicKeys: [{ public_key_pem: pem(publicKey) }],
-    trustServerKeys: false,
     fingerprint,
     product: 'POS_RETAIL',
     now: () => new Date(clock),
@@ -158,6 +159,66 @@ describe('offline check', () => {
     setNow(T0 + 8 * DAY);
     const result = await c.check();
     assert.equal(!result.ok && result.reason, 'OFFLINE_TOO_LONG');
+  });
+
+  it('a floating licence (heartbeat timeout) is HEARTBEAT_OVERDUE offline once the last heartbeat is older than the timeout', async () => {
+    const policy = { heartbeat_timeout_seconds: 600, max_deactivations_per_30_days: null, license_file_ttl_days: 30 };
+    let answer: () => Response = () =>
+      Response.json({ valid: true, status: 'active', code: null, heartbeat_timeout_seconds: 600, next_heartbeat_before: null });
+    const { client: c, setNow } = client(T0, { fetch: async () => answer() });
+    await c.importLicenseFile(fileFor(T0, 30, { policy, activated_at: new Date(T0).toISOString() }));
+    setNow(T0 + 599_000);
+    assert.equal((await c.check()).ok, true);
+    setNow(T0 + 601_000);
+    const overdue = await c.check();
+    assert.equal(!overdue.ok && overdue.reason, 'HEARTBEAT_OVERDUE');
+
+    assert.equal((await c.heartbeat()).valid, true);
+    assert.equal((await c.check()).ok, true, 'a successful heartbeat is stored');
+    setNow(T0 + 1_202_000);
+    assert.equal((await c.check()).ok, false);
+
+    // The server released the seat meanwhile: its NOT_ACTIVATED answer is stored too.
+    setNow(T0 + 1_300_000);
+    answer = () => Response.json({ error: { code: 'NOT_ACTIVATED', message: 'released', details: {} } }, { status: 400 });
+    await assert.rejects(c.heartbeat(), { code: 'NOT_ACTIVATED' });
+    const lost = await c.check();
+    assert.equal(!lost.ok && lost.reason, 'SEAT_LOST');
+  });
+
+  it('a licence without a heartbeat timeout never needs a heartbeat offline', async () => {
+    const { client: c, setNow } = client(T0);
+    await c.importLicenseFile(fileFor(T0));
+    setNow(T0 + 20 * DAY);
+    assert.equal((await c.check()).ok, true);
+  });
+
+  it('the constructor requires pinned keys unless fetchServerKeys is set, and refuses the old trustServerKeys', () => {
+    assert.throws(() => client(T0, { publicKeys: [] }), /publicKeys or jwks is required/);
+    assert.throws(() => client(T0, { publicKeys: undefined }), TypeError);
+    assert.doesNotThrow(() => client(T0, { publicKeys: undefined, fetchServerKeys: true }));
+    assert.throws(() => client(T0, { trustServerKeys: true } as never), /replaced by fetchServerKeys/);
+  });
+
+  it('the built-in JCS gives the canonical bytes of every test vector, and the signatures verify', () => {
+    const file = fileURLToPath(new URL('../../../../docs/test-vectors/vectors.json', import.meta.url));
+    const vectors = JSON.parse(readFileSync(file, 'utf8')) as {
+      public_key_pem: string;
+      vectors: { name: string; payload_json: string; canonical_hex: string; signature: string }[];
+    };
+    const key = createPublicKey(vectors.public_key_pem);
+    assert.ok(vectors.vectors.length >= 9);
+    for (const vector of vectors.vectors) {
+      const payload = JSON.parse(vector.payload_json) as unknown;
+      assert.equal(canonicalBytes(payload).toString('hex'), vector.canonical_hex, vector.name);
+      assert.equal(verifySignature(payload, vector.signature, key), true, vector.name);
+    }
+    assert.throws(() => canonicalBytes({ text: 'lone \ud800' }), /lone surrogate/);
+    assert.throws(() => canonicalBytes({ n: Number.NaN }), TypeError);
+    assert.equal(
+      canonicalBytes({ b: [1, undefined, 'x'], a: undefined, '\u20ac': 1, '\ud83d\ude00': 2 }).toString(),
+      '{"b":[1,null,"x"],"€":1,"😀":2}',
+    );
   });
 
   it('the default fingerprint is sha256 of the machine id and the salt', () => {

@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { LicenseClient, LicenseServerError, NetworkError, type LicenseClientOptions } from '../src/index.js';
+import { LicenseClient, LicenseServerError, NetworkError, VerificationError, type LicenseClientOptions } from '../src/index.js';
 import { createLicense, fingerprintOf, serverPublicKey, startTestServer, type TestServer } from './server.js';
+import { startPathProxy, startStandIn } from './standin.js';
 
 const DAY = 86_400_000;
 let server: TestServer;
@@ -103,27 +104,6 @@ describe('against a real server', () => {
     assert.equal(result.ok && result.license.machine_fingerprint, fingerprintOf('airgap-1'));
   });
 
-  it('follows a key rotation through the JWKS, and keeps verifying offline after it', async () => {
-    const { license_key } = await createLicense(server);
-    const { client } = clientFor('rotate-1');
-    await client.activate(license_key);
-    const rotated = await server.admin<{ key_id: string }>('POST', '/signing-keys/rotate');
-    assert.notEqual(rotated.key_id, pinned.key_id);
-    const deadline = Date.now() + 10_000;
-    let answer = await client.validate();
-    while (answer.key_id !== rotated.key_id && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 500));
-      answer = await client.validate();
-    }
-    assert.equal(answer.key_id, rotated.key_id, 'the answer is signed by the new key, fetched from the JWKS');
-    const again = await client.activate(license_key);
-    assert.equal(again.license.key_id, rotated.key_id);
-    assert.equal((await client.check()).ok, true);
-
-    const pinnedOnly = clientFor('rotate-1', { trustServerKeys: false }).client;
-    await assert.rejects(pinnedOnly.activate(license_key), { reason: 'UNKNOWN_KEY' });
-  });
-
   it('a floating seat is taken over after missed heartbeats; the silent machine learns it lost the seat', async () => {
     const { license_key } = await createLicense(server, { policy: { heartbeat_timeout_seconds: 10 } });
     const first = clientFor('float-1').client;
@@ -131,14 +111,70 @@ describe('against a real server', () => {
     await first.activate(license_key);
     const beat = await first.heartbeat();
     assert.equal(beat.heartbeat_timeout_seconds, 10);
+    assert.equal((await first.check()).ok, true);
     await new Promise((r) => setTimeout(r, 11_000));
+    const overdue = await first.check();
+    assert.equal(!overdue.ok && overdue.reason, 'HEARTBEAT_OVERDUE', 'offline, the machine stops once the server would release the seat');
     await second.activate(license_key);
     let lost: LicenseServerError | undefined;
     const loop = first.startHeartbeat({ onSeatLost: (err) => (lost = err) });
     await loop.stopped;
     assert.equal(lost?.code, 'NOT_ACTIVATED');
+    const seatLost = await first.check();
+    assert.equal(!seatLost.ok && seatLost.reason, 'SEAT_LOST', 'the NOT_ACTIVATED answer is remembered');
     const secondLoop = second.startHeartbeat({ onBeat: () => secondLoop.stop() });
     await secondLoop.stopped;
+  });
+
+  it('the default refuses a stand-in server that signs with its own key (and publishes it)', async () => {
+    const standIn = await startStandIn();
+    try {
+      const { client, statePath } = clientFor('stand-in-1', { serverUrl: standIn.url });
+      await assert.rejects(client.activate('POS-AAAAA-BBBBB-CCCCC-DDDDD'), (err: unknown) => {
+        assert.ok(err instanceof VerificationError);
+        assert.equal(err.code, 'UNKNOWN_KEY');
+        return true;
+      });
+      const checked = await client.check();
+      assert.equal(!checked.ok && checked.reason, 'NO_LICENSE');
+      const seat = JSON.stringify({ license_key: 'POS-AAAAA-BBBBB-CCCCC-DDDDD', machine_fingerprint: fingerprintOf('stand-in-1') });
+      const file = (await (await fetch(`${standIn.url}/api/v1/license-file`, { method: 'POST', body: seat })).json()) as {
+        license_file: string;
+      };
+      await assert.rejects(client.importLicenseFile(file.license_file), { code: 'UNKNOWN_KEY' });
+      assert.equal((await client.check()).ok, false);
+      assert.ok(!standIn.requests.some((r) => r.includes('public-key') || r.includes('jwks')), 'the default never asks for keys');
+      assert.ok(!existsSync(statePath) || !readFileSync(statePath, 'utf8').includes(standIn.keyId), 'nothing of it is stored');
+
+      // The documented cost of the opt-in: trust rests on whoever answers at serverUrl.
+      const optIn = clientFor('stand-in-2', { serverUrl: standIn.url, fetchServerKeys: true }).client;
+      await optIn.activate('POS-AAAAA-BBBBB-CCCCC-DDDDD');
+      assert.equal((await optIn.check()).ok, true);
+    } finally {
+      await standIn.close();
+    }
+  });
+
+  it('keeps the path of serverUrl (a server mounted under /licensing)', async () => {
+    const proxy = await startPathProxy(server.url, '/licensing');
+    try {
+      for (const [seed, serverUrl] of [
+        ['path-1', proxy.url],
+        ['path-2', proxy.url.replace(/\/$/, '')],
+      ]) {
+        const { license_key } = await createLicense(server);
+        const { client } = clientFor(seed, { serverUrl, fetchServerKeys: true });
+        await client.activate(license_key);
+        assert.equal((await client.validate()).valid, true);
+      }
+      assert.ok(proxy.requests.length >= 4);
+      assert.ok(
+        proxy.requests.every((path) => path.startsWith('/licensing/api/v1/')),
+        proxy.requests.join(' '),
+      );
+    } finally {
+      await proxy.close();
+    }
   });
 
   it('an outage: offline check keeps working, online calls fail with NetworkError, and recover', async () => {
@@ -159,5 +195,55 @@ describe('against a real server', () => {
     writeFileSync(statePath, JSON.stringify(stored));
     const tampered = await client.check();
     assert.equal(!tampered.ok && tampered.reason, 'STATE_TAMPERED');
+  });
+  it('with fetchServerKeys: follows a key rotation, and keeps verifying offline after it', async () => {
+    const { license_key } = await createLicense(server);
+    const { client } = clientFor('rotate-1', { fetchServerKeys: true });
+    await client.activate(license_key);
+    const rotated = await server.admin<{ key_id: string }>('POST', '/signing-keys/rotate');
+    assert.notEqual(rotated.key_id, pinned.key_id);
+    const deadline = Date.now() + 10_000;
+    let answer = await client.validate();
+    while (answer.key_id !== rotated.key_id && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 500));
+      answer = await client.validate();
+    }
+    assert.equal(answer.key_id, rotated.key_id, 'the answer is signed by the new key, fetched from /public-keys');
+    const again = await client.activate(license_key);
+    assert.equal(again.license.key_id, rotated.key_id);
+    assert.equal((await client.check()).ok, true);
+
+    // The default trusts only the pinned keys: a key the server hands out is not enough.
+    const pinnedOnly = clientFor('rotate-1').client;
+    await assert.rejects(pinnedOnly.activate(license_key), { reason: 'UNKNOWN_KEY', code: 'UNKNOWN_KEY' });
+  });
+
+  it('with fetchServerKeys: a revoked key is dropped at the next refresh, pinned or fetched; pinned-only keeps its keys', async () => {
+    const active = await serverPublicKey(server);
+    const { license_key } = await createLicense(server);
+    const pinnedActive = clientFor('revoke-key-1', { fetchServerKeys: true, publicKeys: [active] }).client;
+    const fetchedOnly = clientFor('revoke-key-1', { fetchServerKeys: true }).client;
+    const pinnedOnly = clientFor('revoke-key-1', { publicKeys: [active] }).client;
+    for (const client of [pinnedActive, fetchedOnly, pinnedOnly]) {
+      const signed = await client.activate(license_key);
+      assert.equal(signed.license.key_id, active.key_id);
+    }
+    await server.admin('POST', '/signing-keys/rotate');
+    await server.admin('POST', `/signing-keys/${active.key_id}/revoke`, { reason: 'found in a leaked backup' });
+    const deadline = Date.now() + 10_000;
+    while (Date.now() < deadline) {
+      const { keys } = (await (await fetch(`${server.url}/api/v1/public-keys`)).json()) as { keys: { key_id: string }[] };
+      if (!keys.some((k) => k.key_id === active.key_id)) break;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    for (const client of [pinnedActive, fetchedOnly]) {
+      assert.equal((await client.check()).ok, true, 'trusted until the next refresh');
+      assert.ok(!(await client.refreshKeys()).includes(active.key_id));
+      const refused = await client.check();
+      assert.equal(!refused.ok && refused.reason, 'KEY_REVOKED');
+    }
+    // docs/signing.md, After a leak: a client that only uses pinned keys trusts them until an application update.
+    assert.equal((await pinnedOnly.check()).ok, true);
+    await assert.rejects(pinnedOnly.refreshKeys(), TypeError);
   });
 });
