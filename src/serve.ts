@@ -25,7 +25,9 @@ export function printGenerated(runtime: Pick<Runtime, 'config' | 'generated'>, f
   if (firstKey?.origin === 'imported') say(`  The keyring imported the signing key ${firstKey.keyId} from ${config.signingKeyFile}`);
   if (firstKey?.origin === 'generated') say(`  A new RSA-2048 signing key ${firstKey.keyId} was generated into the keyring`);
   if (generated.keyringSecret)
-    say('  A new keyring secret was generated in DATA_DIR/keyring-secret: back it up, the signing keys cannot be decrypted without it');
+    say(
+      '  A new keyring secret was generated in DATA_DIR/keyring-secret: back it up, the signing keys and webhook secrets cannot be decrypted without it',
+    );
   if (generated.sessionSecret) say('  A new session secret was generated in DATA_DIR/session-secret');
 }
 

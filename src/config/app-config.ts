@@ -10,7 +10,7 @@ export interface AppConfig {
   adminPassword?: string;
   sessionSecret: string;
   signingKeyFile: string;
-  /** Encrypts the keyring's private keys at rest (AES-256-GCM); every instance of a deployment needs the same one. */
+  /** Encrypts the keyring's private keys and the webhook secrets at rest (AES-256-GCM); every instance needs the same one. */
   keyringSecret: string;
   redisUrl?: string;
   /** Namespace of every Redis key (rate-limit counters, sessions), so deployments can share one Redis. */

@@ -40,5 +40,8 @@ describe('KeyEncryption (private keys at rest)', () => {
     expect(() => encryption.decrypt([...parts.slice(0, 4), body.toString('base64url')].join('.'), keyId)).toThrow(KeyringDecryptionError);
     expect(() => encryption.decrypt('v2.' + parts.slice(1).join('.'), keyId)).toThrow(KeyringDecryptionError);
     expect(() => encryption.decrypt('garbage', keyId)).toThrow(KeyringDecryptionError);
+    // A tag cut to 4 bytes would be checked on those 4 only: refused, not half-verified.
+    const shortTag = Buffer.from(parts[3], 'base64url').subarray(0, 4).toString('base64url');
+    expect(() => encryption.decrypt([...parts.slice(0, 3), shortTag, parts[4]].join('.'), keyId)).toThrow(KeyringDecryptionError);
   });
 });

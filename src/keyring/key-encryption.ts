@@ -1,6 +1,6 @@
-import { createCipheriv, createDecipheriv, createPrivateKey, hkdfSync, KeyObject, randomBytes } from 'node:crypto';
+import { createPrivateKey, KeyObject } from 'node:crypto';
+import { SecretEnvelope } from '../common/crypto/secret-envelope';
 
-const VERSION = 'v1';
 const HKDF_INFO = 'licence-server keyring v1 aes-256-gcm';
 
 /** The secret does not open this key: KEYRING_SECRET differs from the one that encrypted it, or the row was altered. */
@@ -17,35 +17,22 @@ export class KeyringDecryptionError extends Error {
  * Stored as `v1.<salt>.<iv>.<tag>.<ciphertext>` (base64url) of the PKCS#8 DER: a database dump alone reveals no key.
  */
 export class KeyEncryption {
-  constructor(private readonly secret: string) {}
+  private readonly envelope: SecretEnvelope;
+
+  constructor(secret: string) {
+    this.envelope = new SecretEnvelope(secret, HKDF_INFO);
+  }
 
   encrypt(privateKey: KeyObject, keyId: string): string {
-    const salt = randomBytes(16);
-    const iv = randomBytes(12);
-    const cipher = createCipheriv('aes-256-gcm', this.keyFor(salt), iv);
-    cipher.setAAD(Buffer.from(keyId, 'utf8'));
-    const der = privateKey.export({ type: 'pkcs8', format: 'der' });
-    const ciphertext = Buffer.concat([cipher.update(der), cipher.final()]);
-    return [VERSION, salt, iv, cipher.getAuthTag(), ciphertext].map((p) => (typeof p === 'string' ? p : p.toString('base64url'))).join('.');
+    return this.envelope.seal(privateKey.export({ type: 'pkcs8', format: 'der' }), keyId);
   }
 
   /** Throws KeyringDecryptionError when the secret (or the envelope) is not the one this key was stored with. */
   decrypt(envelope: string, keyId: string): KeyObject {
-    const parts = envelope.split('.');
-    if (parts.length !== 5 || parts[0] !== VERSION) throw new KeyringDecryptionError(keyId);
-    const [salt, iv, tag, ciphertext] = parts.slice(1).map((p) => Buffer.from(p, 'base64url'));
     try {
-      const decipher = createDecipheriv('aes-256-gcm', this.keyFor(salt), iv);
-      decipher.setAAD(Buffer.from(keyId, 'utf8'));
-      decipher.setAuthTag(tag);
-      const der = Buffer.concat([decipher.update(ciphertext), decipher.final()]);
-      return createPrivateKey({ key: der, format: 'der', type: 'pkcs8' });
+      return createPrivateKey({ key: this.envelope.open(envelope, keyId), format: 'der', type: 'pkcs8' });
     } catch {
       throw new KeyringDecryptionError(keyId);
     }
-  }
-
-  private keyFor(salt: Buffer): Buffer {
-    return Buffer.from(hkdfSync('sha256', Buffer.from(this.secret, 'utf8'), salt, HKDF_INFO, 32));
   }
 }

@@ -19,7 +19,8 @@ export class WebhookEndpoint {
   @Column({ type: 'text', array: true })
   events: string[];
 
-  @Column({ type: 'varchar', length: 100 })
+  /** Sealed under KEYRING_SECRET and bound to `id` (webhook-secrets.ts); plain `whsec_` text only from before the upgrade. */
+  @Column({ type: 'varchar', length: 200 })
   secret: string;
 
   @Column({ type: 'boolean', default: true })

@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { AuditModule } from '../audit/audit.module';
 import { JobsModule } from '../jobs/jobs.module';
 import { LicensesModule } from '../licenses/licenses.module';
+import { WebhookSecrets } from './webhook-secrets';
 import { WebhooksController } from './webhooks.controller';
 import { WebhooksRepository } from './webhooks.repository';
 import { WebhooksService } from './webhooks.service';
@@ -10,7 +11,7 @@ import { WebhooksService } from './webhooks.service';
 @Module({
   imports: [AuditModule, JobsModule, LicensesModule],
   controllers: [WebhooksController],
-  providers: [WebhooksRepository, WebhooksService],
+  providers: [WebhooksRepository, WebhooksService, WebhookSecrets],
   exports: [WebhooksService],
 })
 export class WebhooksModule {}

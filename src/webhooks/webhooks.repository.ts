@@ -9,7 +9,8 @@ export interface ClaimedDelivery {
   attempts: number;
   endpointId: number;
   url: string;
-  secret: string;
+  /** As stored: sealed (webhook-secrets.ts), or plain text from before the upgrade. */
+  storedSecret: string;
   endpointActive: boolean;
   eventId: string;
   eventType: string;
@@ -64,6 +65,25 @@ export class WebhooksRepository {
     await this.endpoints(manager).delete({ id });
   }
 
+  /** Stores an endpoint's sealed secret (webhook-secrets.ts). */
+  async setSecret(id: number, sealed: string, manager: EntityManager): Promise<void> {
+    await this.endpoints(manager).update({ id }, { secret: sealed });
+  }
+
+  /** Endpoints whose secret is still the plain text an earlier version stored. */
+  plainSecrets(prefix: string): Promise<{ id: number; secret: string }[]> {
+    return this.dataSource.query(`SELECT id, secret FROM webhook_endpoints WHERE starts_with(secret, $1) ORDER BY id`, [prefix]);
+  }
+
+  /** Replaces a plain secret with its sealed form unless someone changed it meanwhile (a rotation, another instance). */
+  async replacePlainSecret(id: number, plain: string, sealed: string): Promise<boolean> {
+    const rows = await this.dataSource.query<{ id: number }[]>(
+      `WITH sealed AS (UPDATE webhook_endpoints SET secret = $3 WHERE id = $1 AND secret = $2 RETURNING id) SELECT id FROM sealed`,
+      [id, plain, sealed],
+    );
+    return rows.length > 0;
+  }
+
   /** Active endpoints subscribed to `type` (or to everything): one indexed read of a small table per audited change. */
   async subscriberIds(type: string, manager: EntityManager): Promise<number[]> {
     const rows = await manager.query<{ id: number }[]>(
@@ -111,7 +131,7 @@ export class WebhooksRepository {
       attempts: r.attempts,
       endpointId: r.endpoint_id,
       url: r.url,
-      secret: r.secret,
+      storedSecret: r.secret,
       endpointActive: r.active,
       eventId: r.event_id,
       eventType: r.type,

@@ -13,6 +13,7 @@ import { LicensesService } from '../licenses/licenses.service';
 import { MetricsService } from '../metrics/metrics.service';
 import type { CreateWebhookDto, UpdateWebhookDto, WebhookDeliveryDto, WebhookEndpointDto } from './dto/webhook.dto';
 import { resolveWebhookTarget } from './url-guard';
+import { WebhookSecrets } from './webhook-secrets';
 import { WebhookDelivery, WebhookEndpoint } from './webhook.entities';
 import { ALL_EVENTS, isWebhookEvent } from './webhook-events';
 import { postOnce } from './webhook-sender';
@@ -36,6 +37,8 @@ const DRAIN_MS = 20_000;
 
 /** `whsec_` + base64 of 32 random bytes (CONTRACT 11), the format `standardwebhooks` reads. */
 export const newWebhookSecret = () => `whsec_${randomBytes(32).toString('base64')}`;
+/** A failed attempt's last_error when KEYRING_SECRET does not open the endpoint's secret (docs/webhooks.md, "Secrets at rest"). */
+const UNREADABLE_SECRET = "the endpoint's secret cannot be decrypted with this KEYRING_SECRET: rotate it";
 /** The `webhook-id`: unique per event, the same on every retry. */
 const newEventId = () => `msg_${randomBytes(16).toString('hex')}`;
 
@@ -79,6 +82,7 @@ export class WebhooksService implements OnModuleInit, OnApplicationBootstrap {
     private readonly audit: AuditService,
     private readonly jobs: JobsService,
     private readonly licenses: LicensesService,
+    private readonly secrets: WebhookSecrets,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     metrics: MetricsService,
   ) {
@@ -145,9 +149,11 @@ export class WebhooksService implements OnModuleInit, OnApplicationBootstrap {
     const secret = newWebhookSecret();
     const saved = await this.dataSource.transaction(async (manager) => {
       const endpoint = await this.repository.saveEndpoint(
-        { url: input.url, events: input.events, description: input.description ?? null, active: input.active ?? true, secret },
+        { url: input.url, events: input.events, description: input.description ?? null, active: input.active ?? true, secret: '' },
         manager,
       );
+      // Sealed to the row's id, which exists only after the insert (docs/webhooks.md, "Secrets at rest").
+      await this.repository.setSecret(endpoint.id, this.secrets.seal(secret, endpoint.id), manager);
       await this.audit.record(
         { action: 'webhook.created', actor, details: { webhook_id: endpoint.id, url: endpoint.url, events: endpoint.events } },
         manager,
@@ -197,7 +203,7 @@ export class WebhooksService implements OnModuleInit, OnApplicationBootstrap {
     const secret = newWebhookSecret();
     await this.dataSource.transaction(async (manager) => {
       const endpoint = await this.endpointOr404(id, manager);
-      endpoint.secret = secret;
+      endpoint.secret = this.secrets.seal(secret, id);
       endpoint.updatedAt = new Date();
       await this.repository.saveEndpoint(endpoint, manager);
       await this.audit.record({ action: 'webhook.secret_rotated', actor, details: { webhook_id: id } }, manager);
@@ -337,13 +343,15 @@ export class WebhooksService implements OnModuleInit, OnApplicationBootstrap {
 
   private async send(claimed: ClaimedDelivery): Promise<{ ok: boolean; statusCode: number | null; error: string | null }> {
     if (!claimed.endpointActive) return { ok: false, statusCode: null, error: 'the endpoint is inactive' };
+    const secret = await this.secrets.reveal(claimed.endpointId, claimed.storedSecret);
+    if (secret === null) return { ok: false, statusCode: null, error: UNREADABLE_SECRET };
     // Resolved again at every send: a name that now points inside the network is refused, and the request goes
     // to exactly the address that was checked.
     const target = await resolveWebhookTarget(claimed.url, this.config.webhooks.allowPrivateNetworks);
     if ('problem' in target) return { ok: false, statusCode: null, error: target.problem };
     const body = JSON.stringify(claimed.payload);
     const sentAt = new Date();
-    const signature = new Webhook(claimed.secret).sign(claimed.eventId, sentAt, body);
+    const signature = new Webhook(secret).sign(claimed.eventId, sentAt, body);
     const headers = {
       'webhook-id': claimed.eventId,
       'webhook-timestamp': String(Math.floor(sentAt.getTime() / 1000)),
