@@ -38,5 +38,5 @@ export class ProductsRepository {
   }
 }
 
-/** The product condition of a scope: nothing for every product, else `code IN (...)`. */
-const inScope = (products: ProductScope): FindOptionsWhere<Product> => (products ? { code: In([...products]) } : {});
+/** The product condition of a scope: nothing for every product, else `id IN (...)` (never `IN ()`: -1 is no id). */
+const inScope = (products: ProductScope): FindOptionsWhere<Product> => (products ? { id: In(products.length ? [...products] : [-1]) } : {});
