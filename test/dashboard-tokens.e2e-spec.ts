@@ -35,7 +35,8 @@ describe('dashboard: tokens page and CSV exports', () => {
     expect(token).toBeDefined();
     expect(res.text).toContain('data-copy="#new-token"');
     const [row] = await t.sql<{ scopes: string[]; products: string[]; expires_at: Date }>(
-      `SELECT scopes, products, expires_at FROM admin_tokens WHERE name = 'finance export'`,
+      `SELECT scopes, ARRAY(SELECT p.code FROM products p WHERE p.id = ANY(t.product_ids)) AS products, expires_at
+       FROM admin_tokens t WHERE name = 'finance export'`,
     );
     expect(row).toEqual({
       scopes: ['licenses:read', 'audit:read'],

@@ -101,6 +101,13 @@ describe('dashboard: webhooks page', () => {
     expect(row.events).toEqual(['*']);
     const page = await agent.get(`/webhooks/${row.id}`).expect(200);
     expect(page.text).toContain('all events');
+    // Staff make endpoints for every product; one made by a limited token shows its products.
+    expect(page.text).toContain('every product');
+    const [pos] = await t.sql<{ id: number }>(`SELECT id FROM products WHERE code = 'POS_RETAIL'`);
+    await t.sql(`UPDATE webhook_endpoints SET product_ids = $1 WHERE id = $2`, [[pos.id], row.id]);
+    const limited = await agent.get(`/webhooks/${row.id}`).expect(200);
+    expect(limited.text).toContain('<span class="badge badge-neutral">POS_RETAIL</span>');
+    expect(limited.text).not.toContain('every product');
   });
 
   it('rejects a form without events, with a bad URL or with an unknown event: 400 with the reason and the typed values kept', async () => {

@@ -60,6 +60,7 @@ describe('webhooks (CONTRACT 11)', () => {
       events: ['license.created'],
       description: 'CRM',
       active: true,
+      products: null,
       created_at: expect.any(String),
       updated_at: expect.any(String),
     });

@@ -64,7 +64,15 @@ export class AuditRepository {
 function auditFrom(filter: AuditFilter, params: unknown[]): string {
   const param = (value: unknown) => `$${params.push(value)}`;
   const where: string[] = [];
-  if (filter.productScope) where.push(`a.product_code = ANY(${param(filter.productScope)}::text[])`);
+  if (filter.productScope) {
+    // By product id, not the stored product_code: a renamed product's code can name another product later
+    // (docs/security.md, Review findings (round 3)). Product entries carry details.product_id, licence entries their licence.
+    const ids = param(filter.productScope);
+    where.push(
+      `(a.license_id IN (SELECT sl.id FROM licenses sl WHERE sl.product_id = ANY(${ids}::int[]))` +
+        ` OR (a.license_id IS NULL AND a.details->>'product_id' = ANY(${ids}::int[]::text[])))`,
+    );
+  }
   if (filter.licenseId !== undefined) where.push(`a.license_id = ${param(filter.licenseId)}`);
   if (filter.licenseIds !== undefined) where.push(`a.license_id = ANY(${param(filter.licenseIds)}::int[])`);
   if (filter.action !== undefined) where.push(`a.action = ${param(filter.action)}`);

@@ -5,7 +5,7 @@ import { AppError } from '../common/errors/app-error';
 import { ErrorCode } from '../common/errors/error-codes';
 import { AdminAccess, AdminCredentials, satisfies } from './admin-credentials';
 import { credentialFrom } from './api-keys';
-import { FULL_ACCESS, ScopeRequirement } from './scopes';
+import { FULL_ACCESS, isGlobalScope, ScopeRequirement } from './scopes';
 
 export const ADMIN_SCOPE_KEY = 'admin:required-scope';
 
@@ -37,7 +37,9 @@ export class AdminAuthGuard implements CanActivate {
       const message =
         required === FULL_ACCESS
           ? 'This route needs a credential with every scope for every product'
-          : `This route needs the scope ${required}`;
+          : isGlobalScope(required) && access.scopes.includes(required)
+            ? `This route needs the scope ${required} for every product: this token is limited to products`
+            : `This route needs the scope ${required}`;
       throw new AppError(ErrorCode.FORBIDDEN, 403, message, { required_scope: required });
     }
     req.actor = { type: 'admin_api', name: access.actorName, ip: req.ip ?? null };

@@ -1,5 +1,5 @@
 import { satisfies } from './admin-credentials';
-import { ADMIN_SCOPES, FULL_ACCESS } from './scopes';
+import { ADMIN_SCOPES, FULL_ACCESS, GLOBAL_SCOPES } from './scopes';
 
 describe('satisfies (scope check)', () => {
   const key = { actorName: 'key:0', scopes: ADMIN_SCOPES, products: null };
@@ -14,7 +14,17 @@ describe('satisfies (scope check)', () => {
   });
 
   it('full access needs every product too', () => {
-    expect(satisfies({ ...key, products: ['POS_RETAIL'] }, FULL_ACCESS)).toBe(false);
-    expect(satisfies({ ...key, products: ['POS_RETAIL'] }, 'stats:read')).toBe(true);
+    expect(satisfies({ ...key, products: [1] }, FULL_ACCESS)).toBe(false);
+    expect(satisfies({ ...key, products: [1] }, 'stats:read')).toBe(true);
+  });
+
+  it('a global scope needs every product: a limited token holding it does not pass (attacker: limited signing-keys:manage)', () => {
+    expect(GLOBAL_SCOPES).toContain('signing-keys:manage');
+    for (const scope of GLOBAL_SCOPES) {
+      expect(satisfies({ scopes: [scope], products: null }, scope)).toBe(true);
+      expect(satisfies({ scopes: [scope], products: [1] }, scope)).toBe(false);
+      expect(satisfies({ scopes: [scope], products: [] }, scope)).toBe(false);
+    }
+    expect(satisfies({ scopes: ['licenses:read'], products: [1] }, 'licenses:read')).toBe(true);
   });
 });

@@ -5,19 +5,26 @@ import { ErrorCode } from '../common/errors/error-codes';
 import { adminTokenHash, looksLikeAdminToken } from './admin-token';
 import { AdminTokensRepository, LAST_USED_RESOLUTION_SECONDS, TokenCredentialRow } from './admin-tokens.repository';
 import { ApiKeys, invalidCredential, missingCredential } from './api-keys';
-import { ADMIN_SCOPES, AdminScope, FULL_ACCESS, ScopeRequirement } from './scopes';
+import { ADMIN_SCOPES, AdminScope, FULL_ACCESS, isGlobalScope, ScopeRequirement } from './scopes';
 
 /** What an authenticated admin credential is and may do. */
 export interface AdminAccess {
   /** The audit log's actor: `key:<id>` or `token:<name>`. */
   actorName: string;
   scopes: readonly AdminScope[];
+  /** Product ids (null: every product). */
   products: ProductScope;
+  /** When a token stops working (null: never, and always for API_KEY keys); it cannot issue one that outlives it. */
+  expiresAt: Date | null;
 }
 
-/** Whether the access satisfies a route's requirement; FULL_ACCESS needs every scope for every product. */
-export function satisfies(access: AdminAccess, required: ScopeRequirement): boolean {
+/**
+ * Whether the access satisfies a route's requirement. FULL_ACCESS and the global scopes need a credential for every
+ * product: a limited token holding signing-keys:manage (stored before that was refused) does not pass.
+ */
+export function satisfies(access: Pick<AdminAccess, 'scopes' | 'products'>, required: ScopeRequirement): boolean {
   if (required === FULL_ACCESS) return access.products === null && ADMIN_SCOPES.every((s) => access.scopes.includes(s));
+  if (isGlobalScope(required) && access.products !== null) return false;
   return access.scopes.includes(required);
 }
 
@@ -41,7 +48,7 @@ export class AdminCredentials {
     // Also for an unknown lst_ value: an API_KEY key may happen to start with the prefix.
     const keyId = this.apiKeys.match(credential);
     if (!keyId) throw invalidCredential();
-    return { actorName: `key:${keyId}`, scopes: ADMIN_SCOPES, products: null };
+    return { actorName: `key:${keyId}`, scopes: ADMIN_SCOPES, products: null, expiresAt: null };
   }
 
   private async tokenAccess(row: TokenCredentialRow): Promise<AdminAccess> {
@@ -52,6 +59,6 @@ export class AdminCredentials {
     if (!row.last_used_at || row.last_used_at.getTime() < now - LAST_USED_RESOLUTION_SECONDS * 1000) {
       await this.tokens.touchLastUsed(row.id);
     }
-    return { actorName: `token:${row.name}`, scopes: row.scopes, products: row.products };
+    return { actorName: `token:${row.name}`, scopes: row.scopes, products: row.product_ids, expiresAt: row.expires_at };
   }
 }

@@ -19,8 +19,9 @@ export class AdminToken {
   @Column({ type: 'text', array: true })
   scopes: AdminScope[];
 
-  @Column({ type: 'text', array: true, nullable: true })
-  products: string[] | null;
+  /** Product ids, not codes: a code can be renamed and reused (docs/security.md, Review findings (round 3)); null: every product. */
+  @Column({ name: 'product_ids', type: 'int', array: true, nullable: true })
+  productIds: number[] | null;
 
   @Column({ name: 'expires_at', type: 'timestamptz', nullable: true })
   expiresAt: Date | null;

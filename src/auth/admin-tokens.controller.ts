@@ -1,7 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
 import { ApiConflictResponse, ApiCreatedResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
-import { Actor, CurrentActor } from '../common/auth/actor';
+import { Actor, CurrentActor, CurrentProductScope, type ProductScope } from '../common/auth/actor';
 import { ErrorResponseDto } from '../common/errors/error-response.dto';
 import { IdParamPipe } from '../common/http/id-param.pipe';
 import { PageQueryDto, setTotalCount, TOTAL_COUNT_HEADERS } from '../common/http/page-query.dto';
@@ -22,7 +22,7 @@ export class AdminTokensController {
   @ApiOperation({
     summary: 'Issue a scoped admin token',
     description:
-      'The token (`lst_...`) is in this answer only; the server keeps its SHA-256. A token can grant only scopes and products it holds itself (403 otherwise).',
+      'The token (`lst_...`) is in this answer only; the server keeps its SHA-256. A token can grant only scopes and products it holds itself (403 otherwise), and a token that expires only tokens that expire no later (400 on expires_at). signing-keys:manage needs a token for every product (400 on scopes).',
   })
   @ApiCreatedResponse({ type: CreatedAdminTokenDto })
   @ApiConflictResponse({ description: 'CONFLICT: a token with this name exists', type: ErrorResponseDto })
@@ -35,18 +35,33 @@ export class AdminTokensController {
   }
 
   @Get()
-  @ApiOperation({ summary: 'List tokens (never the token itself), newest first, with last_used_at and status' })
+  @ApiOperation({
+    summary: 'List tokens (never the token itself), newest first, with last_used_at and status',
+    description: 'A token limited to products lists only tokens limited to (some of) its products.',
+  })
   @ApiOkResponse({ type: [AdminTokenDto], headers: TOTAL_COUNT_HEADERS })
-  async list(@Query() query: PageQueryDto, @Res({ passthrough: true }) res: Response): Promise<AdminTokenDto[]> {
-    return setTotalCount(res, await this.tokens.listTokens(query));
+  async list(
+    @Query() query: PageQueryDto,
+    @CurrentProductScope() products: ProductScope,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<AdminTokenDto[]> {
+    return setTotalCount(res, await this.tokens.listTokens(query, products));
   }
 
   @Delete(':id')
   @ApiOperation({ summary: 'Revoke a token', description: 'Effective at once on every instance: the next request with it gets 401.' })
   @ApiOkResponse({ type: AdminTokenDto })
-  @ApiNotFoundResponse({ description: 'NOT_FOUND: no token with this id', type: ErrorResponseDto })
+  @ApiNotFoundResponse({
+    description:
+      "NOT_FOUND: no token with this id, or (for a token limited to products) one not limited to (some of) the caller's products",
+    type: ErrorResponseDto,
+  })
   @ApiConflictResponse({ description: 'ALREADY_REVOKED', type: ErrorResponseDto })
-  revoke(@Param('id', IdParamPipe) id: number, @CurrentActor() actor: Actor): Promise<AdminTokenDto> {
-    return this.tokens.revokeToken(id, actor);
+  revoke(
+    @Param('id', IdParamPipe) id: number,
+    @CurrentActor() actor: Actor,
+    @CurrentProductScope() products: ProductScope,
+  ): Promise<AdminTokenDto> {
+    return this.tokens.revokeToken(id, actor, products);
   }
 }

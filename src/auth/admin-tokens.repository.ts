@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource, EntityManager, SelectQueryBuilder } from 'typeorm';
+import { ALL_PRODUCTS, type ProductScope } from '../common/auth/actor';
 import { preparedQuery } from '../database/prepared-query';
 import { AdminToken } from './admin-token.entity';
 import type { AdminScope } from './scopes';
@@ -10,7 +11,7 @@ export interface TokenCredentialRow {
   id: number;
   name: string;
   scopes: AdminScope[];
-  products: string[] | null;
+  product_ids: number[] | null;
   expires_at: Date | null;
   revoked_at: Date | null;
   last_used_at: Date | null;
@@ -31,7 +32,7 @@ export class AdminTokensRepository {
     const { rows } = await preparedQuery<TokenCredentialRow>(
       this.dataSource.manager,
       'admin-token-by-hash',
-      `SELECT id, name, scopes, products, expires_at, revoked_at, last_used_at FROM admin_tokens WHERE token_hash = $1`,
+      `SELECT id, name, scopes, product_ids, expires_at, revoked_at, last_used_at FROM admin_tokens WHERE token_hash = $1`,
       [tokenHash],
     );
     return rows[0] ?? null;
@@ -52,16 +53,26 @@ export class AdminTokensRepository {
     return this.repo(manager).save(this.repo(manager).create(token));
   }
 
-  lockById(id: number, manager: EntityManager): Promise<AdminToken | null> {
-    return this.repo(manager).createQueryBuilder('t').setLock('pessimistic_write').where('t.id = :id', { id }).getOne();
+  /** With a product scope, a token whose products are not all within it is not found. */
+  lockById(id: number, manager: EntityManager, products: ProductScope = ALL_PRODUCTS): Promise<AdminToken | null> {
+    const query = this.repo(manager).createQueryBuilder('t').setLock('pessimistic_write').where('t.id = :id', { id });
+    return withinScope(query, products).getOne();
   }
 
   save(token: AdminToken, manager: EntityManager): Promise<AdminToken> {
     return this.repo(manager).save(token);
   }
 
-  async listPage(limit: number, offset: number): Promise<{ tokens: AdminToken[]; total: number }> {
-    const [tokens, total] = await this.repo().findAndCount({ order: { createdAt: 'DESC', id: 'DESC' }, take: limit, skip: offset });
+  /** Newest first; with a product scope only the tokens whose products all lie within it. */
+  async listPage(limit: number, offset: number, products: ProductScope = ALL_PRODUCTS): Promise<{ tokens: AdminToken[]; total: number }> {
+    const query = this.repo().createQueryBuilder('t').orderBy('t.created_at', 'DESC').addOrderBy('t.id', 'DESC').take(limit).skip(offset);
+    const [tokens, total] = await withinScope(query, products).getManyAndCount();
     return { tokens, total };
   }
+}
+
+/** The SQL of productScopeWithin (common/auth/actor.ts): a token for every product is within no limited scope. */
+function withinScope(query: SelectQueryBuilder<AdminToken>, products: ProductScope): SelectQueryBuilder<AdminToken> {
+  if (products === null) return query;
+  return query.andWhere('t.product_ids IS NOT NULL AND t.product_ids <@ CAST(:scope AS int[])', { scope: [...products] });
 }

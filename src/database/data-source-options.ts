@@ -20,6 +20,7 @@ import { StaffSearch1796300000000 } from './migrations/1796300000000-staff-searc
 import { Webhooks1796400000000 } from './migrations/1796400000000-webhooks';
 import { StatsHourly1796500000000 } from './migrations/1796500000000-stats-hourly';
 import { WebhookSecretsEncrypted1796610000000 } from './migrations/1796610000000-webhook-secrets-encrypted';
+import { ProductIds1796630000000 } from './migrations/1796630000000-product-ids';
 import { WebhookDelivery, WebhookEndpoint, WebhookEvent, WebhookExpiryNotice } from '../webhooks/webhook.entities';
 
 const STATEMENT_TIMEOUT_MS = 15_000;
@@ -51,6 +52,7 @@ export const MIGRATIONS = [
   Webhooks1796400000000,
   StatsHourly1796500000000,
   WebhookSecretsEncrypted1796610000000,
+  ProductIds1796630000000,
 ];
 
 /** One place for the TypeORM options, shared by the app, the migration CLI and the tests. */

@@ -62,8 +62,8 @@ export function fingerprintPrefix(text: string): string | undefined {
   return m ? `sha256:${m[1].toLowerCase()}` : undefined;
 }
 
-/** `$2` is the product scope: null for every product, else the codes the credential may see. */
-const IN_PRODUCT_SCOPE = '($2::text[] IS NULL OR p.code = ANY($2::text[]))';
+/** `$2` is the product scope: null for every product, else the product ids the credential may see. */
+const IN_PRODUCT_SCOPE = '($2::int[] IS NULL OR l.product_id = ANY($2::int[]))';
 
 /** LIKE treats % _ and \ as special: escape them so the search is literal. */
 export const escapeLike = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
@@ -222,7 +222,7 @@ function searchCondition(search: string, machines: boolean, param: (value: unkno
 function licenseListFrom(filter: LicenseListFilter, params: unknown[]): string {
   const param = (value: unknown) => `$${params.push(value)}`;
   const where: string[] = [];
-  if (filter.productScope) where.push(`p.code = ANY(${param(filter.productScope)}::text[])`);
+  if (filter.productScope) where.push(`l.product_id = ANY(${param(filter.productScope)}::int[])`);
   if (filter.productCode !== undefined) where.push(`p.code = ${param(filter.productCode)}`);
   if (filter.licenseType !== undefined) where.push(`l.license_type = ${param(filter.licenseType)}`);
   if (filter.status !== undefined) where.push(licenseStatusConditionSql('l', filter.status));

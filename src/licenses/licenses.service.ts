@@ -80,10 +80,10 @@ export class LicensesService {
    * features outside the product's, an expires_at not in the future, or an expires_at on a PERPETUAL licence.
    */
   async createLicense(input: CreateLicenseDto, actor: Actor, products: ProductScope = ALL_PRODUCTS): Promise<License> {
-    // Outside the credential's products a product is as unknown as one that does not exist.
-    if (!productScopeIncludes(products, input.product_code))
-      throw AppError.field('product_code', `product_code "${input.product_code}" is not an active product`);
     const product = await this.products.getActiveProductByCode(input.product_code);
+    // Outside the credential's products a product is as unknown as one that does not exist.
+    if (!productScopeIncludes(products, product.id))
+      throw AppError.field('product_code', `product_code "${input.product_code}" is not an active product`);
     const features = input.features === undefined ? [...product.availableFeatures] : checkFeatures(input.features, product);
     const now = new Date();
     const expiresAt = initialExpiry(input.license_type, input.expires_at, now);

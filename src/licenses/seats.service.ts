@@ -343,9 +343,9 @@ export class SeatsService {
   }
 
   /** Whether the licence with this key belongs to one of `products` (false for an unknown key). */
-  async licenseInProducts(licenseKey: string, products: readonly string[]): Promise<boolean> {
+  async licenseInProducts(licenseKey: string, products: readonly number[]): Promise<boolean> {
     const license = await this.licenses.getByKey(licenseKey);
-    return license !== null && products.includes(license.product?.code ?? '');
+    return license !== null && products.includes(license.productId);
   }
 
   /**

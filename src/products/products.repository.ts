@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager, FindOptionsWhere, In } from 'typeorm';
-import { ALL_PRODUCTS, type ProductScope } from '../common/auth/actor';
+import { ALL_PRODUCTS, type ProductScope, productScopeIncludes } from '../common/auth/actor';
 import { Product } from './product.entity';
 
 @Injectable()
@@ -18,7 +18,7 @@ export class ProductsRepository {
   }
 
   getById(id: number, manager?: EntityManager, products: ProductScope = ALL_PRODUCTS): Promise<Product | null> {
-    return this.repo(manager).findOneBy({ id, ...inScope(products) });
+    return this.repo(manager).findOneBy({ id: idInScope(id, products) });
   }
 
   getByCode(code: string, manager?: EntityManager): Promise<Product | null> {
@@ -26,7 +26,7 @@ export class ProductsRepository {
   }
 
   lockById(id: number, manager: EntityManager, products: ProductScope = ALL_PRODUCTS): Promise<Product | null> {
-    return this.repo(manager).findOne({ where: { id, ...inScope(products) }, lock: { mode: 'pessimistic_write' } });
+    return this.repo(manager).findOne({ where: { id: idInScope(id, products) }, lock: { mode: 'pessimistic_write' } });
   }
 
   insert(product: Partial<Product>, manager: EntityManager): Promise<Product> {
@@ -38,5 +38,8 @@ export class ProductsRepository {
   }
 }
 
-/** The product condition of a scope: nothing for every product, else `code IN (...)`. */
-const inScope = (products: ProductScope): FindOptionsWhere<Product> => (products ? { code: In([...products]) } : {});
+/** The id to look for: an id outside the scope looks for -1, which is no product's. */
+const idInScope = (id: number, products: ProductScope): number => (productScopeIncludes(products, id) ? id : -1);
+
+/** The product condition of a scope: nothing for every product, else `id IN (...)` (never `IN ()`: -1 is no id). */
+const inScope = (products: ProductScope): FindOptionsWhere<Product> => (products ? { id: In(products.length ? [...products] : [-1]) } : {});

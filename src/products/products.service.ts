@@ -37,6 +37,13 @@ export class ProductsService {
     return product;
   }
 
+  /** The current code of each of these product ids (a product limit is stored as ids and shown as codes). */
+  async codesById(ids: Iterable<number>): Promise<Map<number, string>> {
+    const wanted = [...new Set(ids)];
+    if (wanted.length === 0) return new Map();
+    return new Map((await this.products.listAll(wanted)).map((p) => [p.id, p.code]));
+  }
+
   findByCode(code: string): Promise<Product | null> {
     return this.products.getByCode(code);
   }

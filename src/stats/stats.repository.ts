@@ -75,7 +75,7 @@ export function productCountersSql(edge: WindowEdge = 'auto', scoped = false): s
            SELECT s.metric, sum(s.n)::bigint AS n FROM summed s WHERE s.product_id = p.id GROUP BY s.metric
          ) m), '{}'::jsonb) AS counts,
          (SELECT coalesce(sum(delta_rows), 0) FROM summed) AS delta_rows
-  FROM products p ${scoped ? 'WHERE p.code = ANY($1::text[])' : ''} ORDER BY p.id`;
+  FROM products p ${scoped ? 'WHERE p.id = ANY($1::int[])' : ''} ORDER BY p.id`;
 }
 
 /** StatsRepository.compact's one statement (a function so a test can run it on its own connection): returns `kept`. */

@@ -26,6 +26,10 @@ export class WebhookEndpoint {
   @Column({ type: 'boolean', default: true })
   active: boolean;
 
+  /** The products whose events it receives, those of the limited token that made it; null: every product (docs/webhooks.md, Product limits). */
+  @Column({ name: 'product_ids', type: 'int', array: true, nullable: true })
+  productIds: number[] | null;
+
   @Column({ name: 'created_at', type: 'timestamptz', default: () => 'now()' })
   createdAt: Date;
 

@@ -10,7 +10,7 @@ import {
 } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { AdminRoute } from '../auth/admin-route.decorator';
-import { Actor, CurrentActor } from '../common/auth/actor';
+import { Actor, CurrentActor, CurrentProductScope, type ProductScope } from '../common/auth/actor';
 import { ErrorResponseDto } from '../common/errors/error-response.dto';
 import { IdParamPipe } from '../common/http/id-param.pipe';
 import { setTotalCount, TOTAL_COUNT_HEADERS } from '../common/http/page-query.dto';
@@ -25,7 +25,10 @@ import {
 } from './dto/webhook.dto';
 import { WebhooksService } from './webhooks.service';
 
-const NOT_FOUND = { description: 'NOT_FOUND', type: ErrorResponseDto };
+const NOT_FOUND = {
+  description: "NOT_FOUND: no such endpoint, or (for a token limited to products) one not limited to (some of) the token's products",
+  type: ErrorResponseDto,
+};
 
 /** Webhook endpoints, their secrets and deliveries (CONTRACT 11). */
 @ApiTags('admin: webhooks')
@@ -35,33 +38,48 @@ export class WebhooksController {
   constructor(private readonly webhooks: WebhooksService) {}
 
   @Post('webhooks')
-  @ApiOperation({ summary: 'Register an endpoint; the answer holds its secret, shown only here' })
+  @ApiOperation({
+    summary: 'Register an endpoint; the answer holds its secret, shown only here',
+    description: "Made by a token limited to products, it receives only those products' licence and product events.",
+  })
   @ApiCreatedResponse({ type: CreatedWebhookDto })
-  create(@Body() body: CreateWebhookDto, @CurrentActor() actor: Actor): Promise<CreatedWebhookDto> {
-    return this.webhooks.createEndpoint(body, actor);
+  create(
+    @Body() body: CreateWebhookDto,
+    @CurrentActor() actor: Actor,
+    @CurrentProductScope() products: ProductScope,
+  ): Promise<CreatedWebhookDto> {
+    return this.webhooks.createEndpoint(body, actor, products);
   }
 
   @Get('webhooks')
-  @ApiOperation({ summary: 'All endpoints (never their secrets)' })
+  @ApiOperation({
+    summary: 'All endpoints (never their secrets)',
+    description: 'A token limited to products lists only endpoints limited to (some of) its products.',
+  })
   @ApiOkResponse({ type: [WebhookEndpointDto] })
-  list(): Promise<WebhookEndpointDto[]> {
-    return this.webhooks.listEndpoints();
+  list(@CurrentProductScope() products: ProductScope): Promise<WebhookEndpointDto[]> {
+    return this.webhooks.listEndpoints(products);
   }
 
   @Get('webhooks/:id')
   @ApiOperation({ summary: 'One endpoint (never its secret)' })
   @ApiOkResponse({ type: WebhookEndpointDto })
   @ApiNotFoundResponse(NOT_FOUND)
-  get(@Param('id', IdParamPipe) id: number): Promise<WebhookEndpointDto> {
-    return this.webhooks.getEndpoint(id);
+  get(@Param('id', IdParamPipe) id: number, @CurrentProductScope() products: ProductScope): Promise<WebhookEndpointDto> {
+    return this.webhooks.getEndpoint(id, products);
   }
 
   @Put('webhooks/:id')
   @ApiOperation({ summary: 'Partial update of url, events, description, active' })
   @ApiOkResponse({ type: WebhookEndpointDto })
   @ApiNotFoundResponse(NOT_FOUND)
-  update(@Param('id', IdParamPipe) id: number, @Body() body: UpdateWebhookDto, @CurrentActor() actor: Actor): Promise<WebhookEndpointDto> {
-    return this.webhooks.updateEndpoint(id, body, actor);
+  update(
+    @Param('id', IdParamPipe) id: number,
+    @Body() body: UpdateWebhookDto,
+    @CurrentActor() actor: Actor,
+    @CurrentProductScope() products: ProductScope,
+  ): Promise<WebhookEndpointDto> {
+    return this.webhooks.updateEndpoint(id, body, actor, products);
   }
 
   @Delete('webhooks/:id')
@@ -69,8 +87,12 @@ export class WebhooksController {
   @ApiOperation({ summary: 'Delete an endpoint and its deliveries' })
   @ApiNoContentResponse({ description: 'Deleted' })
   @ApiNotFoundResponse(NOT_FOUND)
-  async remove(@Param('id', IdParamPipe) id: number, @CurrentActor() actor: Actor): Promise<void> {
-    await this.webhooks.deleteEndpoint(id, actor);
+  async remove(
+    @Param('id', IdParamPipe) id: number,
+    @CurrentActor() actor: Actor,
+    @CurrentProductScope() products: ProductScope,
+  ): Promise<void> {
+    await this.webhooks.deleteEndpoint(id, actor, products);
   }
 
   @Post('webhooks/:id/rotate-secret')
@@ -78,8 +100,12 @@ export class WebhooksController {
   @ApiOperation({ summary: 'A new secret for the endpoint, shown only here; the old one stops signing at once' })
   @ApiOkResponse({ type: WebhookSecretDto })
   @ApiNotFoundResponse(NOT_FOUND)
-  rotate(@Param('id', IdParamPipe) id: number, @CurrentActor() actor: Actor): Promise<WebhookSecretDto> {
-    return this.webhooks.rotateSecret(id, actor);
+  rotate(
+    @Param('id', IdParamPipe) id: number,
+    @CurrentActor() actor: Actor,
+    @CurrentProductScope() products: ProductScope,
+  ): Promise<WebhookSecretDto> {
+    return this.webhooks.rotateSecret(id, actor, products);
   }
 
   @Get('webhooks/:id/deliveries')
@@ -89,9 +115,10 @@ export class WebhooksController {
   async deliveries(
     @Param('id', IdParamPipe) id: number,
     @Query() query: ListDeliveriesQueryDto,
+    @CurrentProductScope() products: ProductScope,
     @Res({ passthrough: true }) res: Response,
   ): Promise<WebhookDeliveryDto[]> {
-    return setTotalCount(res, await this.webhooks.listDeliveries(id, query.limit, query.offset ?? 0));
+    return setTotalCount(res, await this.webhooks.listDeliveries(id, query.limit, query.offset ?? 0, products));
   }
 
   @Post('webhook-deliveries/:id/retry')
@@ -100,7 +127,11 @@ export class WebhooksController {
   @ApiOkResponse({ type: WebhookDeliveryDto })
   @ApiNotFoundResponse(NOT_FOUND)
   @ApiConflictResponse({ description: 'CONFLICT: the delivery is not failed', type: ErrorResponseDto })
-  retry(@Param('id', IdParamPipe) id: number, @CurrentActor() actor: Actor): Promise<WebhookDeliveryDto> {
-    return this.webhooks.retryDelivery(String(id), actor);
+  retry(
+    @Param('id', IdParamPipe) id: number,
+    @CurrentActor() actor: Actor,
+    @CurrentProductScope() products: ProductScope,
+  ): Promise<WebhookDeliveryDto> {
+    return this.webhooks.retryDelivery(String(id), actor, products);
   }
 }

@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { AuditModule } from '../audit/audit.module';
 import { JobsModule } from '../jobs/jobs.module';
 import { LicensesModule } from '../licenses/licenses.module';
+import { ProductsModule } from '../products/products.module';
 import { WebhookSecrets } from './webhook-secrets';
 import { WebhooksController } from './webhooks.controller';
 import { WebhooksRepository } from './webhooks.repository';
@@ -9,7 +10,7 @@ import { WebhooksService } from './webhooks.service';
 
 /** Webhook endpoints, the event outbox and delivery on the job engine (CONTRACT 11). */
 @Module({
-  imports: [AuditModule, JobsModule, LicensesModule],
+  imports: [AuditModule, JobsModule, LicensesModule, ProductsModule],
   controllers: [WebhooksController],
   providers: [WebhooksRepository, WebhooksService, WebhookSecrets],
   exports: [WebhooksService],

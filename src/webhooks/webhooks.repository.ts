@@ -84,13 +84,29 @@ export class WebhooksRepository {
     return rows.length > 0;
   }
 
-  /** Active endpoints subscribed to `type` (or to everything): one indexed read of a small table per audited change. */
-  async subscriberIds(type: string, manager: EntityManager): Promise<number[]> {
-    const rows = await manager.query<{ id: number }[]>(
-      `SELECT id FROM webhook_endpoints WHERE active AND events && ARRAY[$1, '*']::text[] ORDER BY id`,
+  /**
+   * Active endpoints subscribed to `type` (or to everything), with their product limits for endpointReceives: one
+   * read of a small table per audited change.
+   */
+  async subscribers(type: string, manager: EntityManager): Promise<{ id: number; productIds: number[] | null }[]> {
+    const rows = await manager.query<{ id: number; product_ids: number[] | null }[]>(
+      `SELECT id, product_ids FROM webhook_endpoints WHERE active AND events && ARRAY[$1, '*']::text[] ORDER BY id`,
       [type],
     );
-    return rows.map((r) => r.id);
+    return rows.map((r) => ({ id: r.id, productIds: r.product_ids }));
+  }
+
+  /**
+   * The product an event is about: its licence's, else the product with its code (product events; in the change's
+   * transaction, so the code is the current one); null for an event about no product.
+   */
+  async eventProductId(licenseId: number | null, productCode: string | null, manager: EntityManager): Promise<number | null> {
+    if (licenseId === null && productCode === null) return null;
+    const [row] = await manager.query<{ id: number | null }[]>(
+      `SELECT coalesce((SELECT product_id FROM licenses WHERE id = $1), (SELECT id FROM products WHERE code = $2)) AS id`,
+      [licenseId, productCode],
+    );
+    return row?.id ?? null;
   }
 
   /** The outbox: the event and one pending delivery per endpoint, in the caller's transaction; returns the deliveries' ids. */

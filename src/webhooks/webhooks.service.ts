@@ -5,13 +5,15 @@ import { Counter, Gauge } from 'prom-client';
 import { Webhook } from 'standardwebhooks';
 import { DataSource, EntityManager } from 'typeorm';
 import { AuditEvent, AuditService } from '../audit/audit.service';
-import type { Actor } from '../common/auth/actor';
+import { type Actor, ALL_PRODUCTS, type ProductScope, productScopeWithin } from '../common/auth/actor';
 import { AppError } from '../common/errors/app-error';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { JobsService } from '../jobs/jobs.service';
 import { LicensesService } from '../licenses/licenses.service';
 import { MetricsService } from '../metrics/metrics.service';
+import { ProductsService } from '../products/products.service';
 import type { CreateWebhookDto, UpdateWebhookDto, WebhookDeliveryDto, WebhookEndpointDto } from './dto/webhook.dto';
+import { endpointReceives } from './endpoint-receives';
 import { resolveWebhookTarget } from './url-guard';
 import { WebhookSecrets } from './webhook-secrets';
 import { WebhookDelivery, WebhookEndpoint } from './webhook.entities';
@@ -42,12 +44,14 @@ const UNREADABLE_SECRET = "the endpoint's secret cannot be decrypted with this K
 /** The `webhook-id`: unique per event, the same on every retry. */
 const newEventId = () => `msg_${randomBytes(16).toString('hex')}`;
 
-const toEndpointDto = (e: WebhookEndpoint): WebhookEndpointDto => ({
+/** `codes`: the current code of each product id (an endpoint's limit is stored as ids, shown as codes). */
+const toEndpointDto = (e: WebhookEndpoint, codes: ReadonlyMap<number, string>): WebhookEndpointDto => ({
   id: e.id,
   url: e.url,
   events: e.events,
   description: e.description,
   active: e.active,
+  products: e.productIds && e.productIds.flatMap((id) => codes.get(id) ?? []),
   created_at: e.createdAt.toISOString(),
   updated_at: e.updatedAt.toISOString(),
 });
@@ -83,6 +87,7 @@ export class WebhooksService implements OnModuleInit, OnApplicationBootstrap {
     private readonly jobs: JobsService,
     private readonly licenses: LicensesService,
     private readonly secrets: WebhookSecrets,
+    private readonly products: ProductsService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     metrics: MetricsService,
   ) {
@@ -143,39 +148,65 @@ export class WebhooksService implements OnModuleInit, OnApplicationBootstrap {
 
   // --- endpoints ---------------------------------------------------------------------------------------------
 
-  async createEndpoint(input: CreateWebhookDto, actor: Actor): Promise<WebhookEndpointDto & { secret: string }> {
+  /**
+   * An endpoint made by a credential limited to products is limited to those products: it receives only their
+   * events (docs/webhooks.md, Product limits).
+   */
+  async createEndpoint(
+    input: CreateWebhookDto,
+    actor: Actor,
+    products: ProductScope = ALL_PRODUCTS,
+  ): Promise<WebhookEndpointDto & { secret: string }> {
     WebhooksService.checkEvents(input.events);
     await this.checkUrl(input.url);
     const secret = newWebhookSecret();
+    const productIds = products === null ? null : [...products];
     const saved = await this.dataSource.transaction(async (manager) => {
       const endpoint = await this.repository.saveEndpoint(
-        { url: input.url, events: input.events, description: input.description ?? null, active: input.active ?? true, secret: '' },
+        {
+          url: input.url,
+          events: input.events,
+          description: input.description ?? null,
+          active: input.active ?? true,
+          secret: '',
+          productIds,
+        },
         manager,
       );
       // Sealed to the row's id, which exists only after the insert (docs/webhooks.md, "Secrets at rest").
       await this.repository.setSecret(endpoint.id, this.secrets.seal(secret, endpoint.id), manager);
       await this.audit.record(
-        { action: 'webhook.created', actor, details: { webhook_id: endpoint.id, url: endpoint.url, events: endpoint.events } },
+        {
+          action: 'webhook.created',
+          actor,
+          details: { webhook_id: endpoint.id, url: endpoint.url, events: endpoint.events, product_ids: productIds },
+        },
         manager,
       );
       return endpoint;
     });
-    return { ...toEndpointDto(saved), secret };
+    return { ...(await this.endpointDtos([saved]))[0], secret };
   }
 
-  async listEndpoints(): Promise<WebhookEndpointDto[]> {
-    return (await this.repository.listEndpoints()).map(toEndpointDto);
+  /** A credential limited to products sees only endpoints limited to (some of) its products. */
+  async listEndpoints(products: ProductScope = ALL_PRODUCTS): Promise<WebhookEndpointDto[]> {
+    return this.endpointDtos((await this.repository.listEndpoints()).filter((e) => productScopeWithin(e.productIds, products)));
   }
 
-  async getEndpoint(id: number): Promise<WebhookEndpointDto> {
-    return toEndpointDto(await this.endpointOr404(id));
+  async getEndpoint(id: number, products: ProductScope = ALL_PRODUCTS): Promise<WebhookEndpointDto> {
+    return (await this.endpointDtos([await this.endpointOr404(id, undefined, products)]))[0];
   }
 
-  async updateEndpoint(id: number, input: UpdateWebhookDto, actor: Actor): Promise<WebhookEndpointDto> {
+  async updateEndpoint(
+    id: number,
+    input: UpdateWebhookDto,
+    actor: Actor,
+    products: ProductScope = ALL_PRODUCTS,
+  ): Promise<WebhookEndpointDto> {
     WebhooksService.checkEvents(input.events);
     if (input.url !== undefined) await this.checkUrl(input.url);
-    return this.dataSource.transaction(async (manager) => {
-      const endpoint = await this.endpointOr404(id, manager);
+    const saved = await this.dataSource.transaction(async (manager) => {
+      const endpoint = await this.endpointOr404(id, manager, products);
       const changes: Record<string, { from: unknown; to: unknown }> = {};
       for (const field of ['url', 'events', 'description', 'active'] as const) {
         const value = input[field];
@@ -183,26 +214,27 @@ export class WebhooksService implements OnModuleInit, OnApplicationBootstrap {
         changes[field] = { from: endpoint[field], to: value };
         Object.assign(endpoint, { [field]: value });
       }
-      if (Object.keys(changes).length === 0) return toEndpointDto(endpoint);
+      if (Object.keys(changes).length === 0) return endpoint;
       endpoint.updatedAt = new Date();
-      const saved = await this.repository.saveEndpoint(endpoint, manager);
+      const updated = await this.repository.saveEndpoint(endpoint, manager);
       await this.audit.record({ action: 'webhook.updated', actor, details: { webhook_id: id, changes } }, manager);
-      return toEndpointDto(saved);
+      return updated;
     });
+    return (await this.endpointDtos([saved]))[0];
   }
 
-  async deleteEndpoint(id: number, actor: Actor): Promise<void> {
+  async deleteEndpoint(id: number, actor: Actor, products: ProductScope = ALL_PRODUCTS): Promise<void> {
     await this.dataSource.transaction(async (manager) => {
-      const endpoint = await this.endpointOr404(id, manager);
+      const endpoint = await this.endpointOr404(id, manager, products);
       await this.repository.deleteEndpoint(id, manager);
       await this.audit.record({ action: 'webhook.deleted', actor, details: { webhook_id: id, url: endpoint.url } }, manager);
     });
   }
 
-  async rotateSecret(id: number, actor: Actor): Promise<{ secret: string }> {
+  async rotateSecret(id: number, actor: Actor, products: ProductScope = ALL_PRODUCTS): Promise<{ secret: string }> {
     const secret = newWebhookSecret();
     await this.dataSource.transaction(async (manager) => {
-      const endpoint = await this.endpointOr404(id, manager);
+      const endpoint = await this.endpointOr404(id, manager, products);
       endpoint.secret = this.secrets.seal(secret, id);
       endpoint.updatedAt = new Date();
       await this.repository.saveEndpoint(endpoint, manager);
@@ -213,17 +245,25 @@ export class WebhooksService implements OnModuleInit, OnApplicationBootstrap {
 
   // --- deliveries --------------------------------------------------------------------------------------------
 
-  async listDeliveries(endpointId: number, limit: number, offset: number): Promise<{ items: WebhookDeliveryDto[]; total: number }> {
-    await this.endpointOr404(endpointId);
+  async listDeliveries(
+    endpointId: number,
+    limit: number,
+    offset: number,
+    products: ProductScope = ALL_PRODUCTS,
+  ): Promise<{ items: WebhookDeliveryDto[]; total: number }> {
+    await this.endpointOr404(endpointId, undefined, products);
     const { rows, total } = await this.repository.listDeliveries(endpointId, limit, offset);
     return { items: rows.map((d) => toDeliveryDto(d, d.eventType)), total };
   }
 
-  /** Sends a failed delivery again (same event, same `webhook-id`), with a fresh retry schedule. 409 unless failed. */
-  async retryDelivery(id: string, actor: Actor): Promise<WebhookDeliveryDto> {
+  /**
+   * Sends a failed delivery again (same event, same `webhook-id`), with a fresh retry schedule. 409 unless failed;
+   * 404 for a delivery of an endpoint outside the credential's products.
+   */
+  async retryDelivery(id: string, actor: Actor, products: ProductScope = ALL_PRODUCTS): Promise<WebhookDeliveryDto> {
     await this.dataSource.transaction(async (manager) => {
       const delivery = await this.repository.getDelivery(id, manager);
-      if (!delivery) throw AppError.notFound('Webhook delivery');
+      if (!delivery || !(await this.endpointIn(delivery.endpointId, products, manager))) throw AppError.notFound('Webhook delivery');
       if (!(await this.repository.reopenFailed(id, manager))) {
         throw AppError.conflict(`Only a failed delivery can be retried; this one is ${delivery.status}`, { status: delivery.status });
       }
@@ -239,10 +279,13 @@ export class WebhooksService implements OnModuleInit, OnApplicationBootstrap {
 
   // --- the outbox ----------------------------------------------------------------------------------------------
 
-  /** In the transaction of every audited change: an event for each subscribed endpoint, or nothing (one cheap read). */
+  /**
+   * In the transaction of every audited change: an event for each subscribed endpoint that receives the event's
+   * product (endpointReceives), or nothing (one cheap read).
+   */
   private async onAudited(event: AuditEvent, manager: EntityManager): Promise<void> {
     if (!isWebhookEvent(event.action)) return;
-    const endpointIds = await this.repository.subscriberIds(event.action, manager);
+    const endpointIds = await this.receivers(event.action, event.licenseId ?? null, event.productCode ?? null, manager);
     if (endpointIds.length === 0) return;
     const data = await this.eventData(event, manager);
     await this.enqueue(event.action, data, endpointIds, manager);
@@ -256,6 +299,14 @@ export class WebhooksService implements OnModuleInit, OnApplicationBootstrap {
       if (license) return { ...license, event: context };
     }
     return { ...(event.details ?? {}), ...(event.productCode ? { product_code: event.productCode } : {}), event: context };
+  }
+
+  /** The subscribed endpoints that receive this event by the product rule; the product is looked up only when one is limited. */
+  private async receivers(type: string, licenseId: number | null, productCode: string | null, manager: EntityManager): Promise<number[]> {
+    const subscribers = await this.repository.subscribers(type, manager);
+    if (subscribers.every((s) => s.productIds === null)) return subscribers.map((s) => s.id);
+    const productId = await this.repository.eventProductId(licenseId, productCode, manager);
+    return subscribers.filter((s) => endpointReceives(s.productIds, productId)).map((s) => s.id);
   }
 
   private async enqueue(type: string, data: Record<string, unknown>, endpointIds: number[], manager: EntityManager): Promise<void> {
@@ -370,7 +421,7 @@ export class WebhooksService implements OnModuleInit, OnApplicationBootstrap {
         const notices = await this.repository.claimExpiryNotices(this.config.webhooks.expiringDays, EXPIRY_BATCH, manager);
         for (const notice of notices) {
           const type = notice.kind === 'expired' ? 'license.expired' : 'license.expiring_soon';
-          const endpointIds = await this.repository.subscriberIds(type, manager);
+          const endpointIds = await this.receivers(type, notice.licenseId, null, manager);
           if (endpointIds.length === 0) continue;
           const license = await this.licenses.getLicenseIn(notice.licenseId, manager);
           if (license)
@@ -383,10 +434,22 @@ export class WebhooksService implements OnModuleInit, OnApplicationBootstrap {
     }
   }
 
-  private async endpointOr404(id: number, manager?: EntityManager): Promise<WebhookEndpoint> {
+  /** 404 also for an endpoint outside the credential's products: it is not told apart from one that does not exist. */
+  private async endpointOr404(id: number, manager?: EntityManager, products: ProductScope = ALL_PRODUCTS): Promise<WebhookEndpoint> {
     const endpoint = await this.repository.getEndpoint(id, manager);
-    if (!endpoint) throw AppError.notFound('Webhook');
+    if (!endpoint || !productScopeWithin(endpoint.productIds, products)) throw AppError.notFound('Webhook');
     return endpoint;
+  }
+
+  private async endpointIn(id: number, products: ProductScope, manager: EntityManager): Promise<boolean> {
+    if (products === null) return true;
+    const endpoint = await this.repository.getEndpoint(id, manager);
+    return endpoint !== null && productScopeWithin(endpoint.productIds, products);
+  }
+
+  private async endpointDtos(endpoints: WebhookEndpoint[]): Promise<WebhookEndpointDto[]> {
+    const codes = await this.products.codesById(endpoints.flatMap((e) => e.productIds ?? []));
+    return endpoints.map((e) => toEndpointDto(e, codes));
   }
 
   private static checkEvents(events: string[] | undefined): void {

@@ -327,12 +327,15 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List tokens (never the token itself), newest first, with last_used_at and status */
+        /**
+         * List tokens (never the token itself), newest first, with last_used_at and status
+         * @description A token limited to products lists only tokens limited to (some of) its products.
+         */
         get: operations["AdminTokens_list"];
         put?: never;
         /**
          * Issue a scoped admin token
-         * @description The token (`lst_...`) is in this answer only; the server keeps its SHA-256. A token can grant only scopes and products it holds itself (403 otherwise).
+         * @description The token (`lst_...`) is in this answer only; the server keeps its SHA-256. A token can grant only scopes and products it holds itself (403 otherwise), and a token that expires only tokens that expire no later (400 on expires_at). signing-keys:manage needs a token for every product (400 on scopes).
          */
         post: operations["AdminTokens_create"];
         delete?: never;
@@ -564,10 +567,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** All endpoints (never their secrets) */
+        /**
+         * All endpoints (never their secrets)
+         * @description A token limited to products lists only endpoints limited to (some of) its products.
+         */
         get: operations["Webhooks_list"];
         put?: never;
-        /** Register an endpoint; the answer holds its secret, shown only here */
+        /**
+         * Register an endpoint; the answer holds its secret, shown only here
+         * @description Made by a token limited to products, it receives only those products' licence and product events.
+         */
         post: operations["Webhooks_create"];
         delete?: never;
         options?: never;
@@ -1147,7 +1156,7 @@ export interface components {
              */
             scopes: ("products:read" | "products:write" | "licenses:read" | "licenses:write" | "audit:read" | "stats:read" | "webhooks:manage" | "tokens:manage" | "signing-keys:manage")[];
             /**
-             * @description product codes the token is limited to; omitted or null: every product
+             * @description product codes the token is limited to (stored as the products, so a later rename does not move the limit); omitted or null: every product. Not with signing-keys:manage (400)
              * @example [
              *       "POS_RETAIL"
              *     ]
@@ -1155,7 +1164,7 @@ export interface components {
             products?: string[] | null;
             /**
              * Format: date-time
-             * @description in the future; omitted or null: never
+             * @description in the future; omitted or null: never. A token that expires can issue only tokens that expire no later than itself (400 otherwise)
              * @example 2027-01-01T00:00:00Z
              */
             expires_at?: string | null;
@@ -1184,6 +1193,7 @@ export interface components {
             name: string;
             scopes: ("products:read" | "products:write" | "licenses:read" | "licenses:write" | "audit:read" | "stats:read" | "webhooks:manage" | "tokens:manage" | "signing-keys:manage")[];
             /**
+             * @description the products' current codes; null: every product
              * @example [
              *       "POS_RETAIL"
              *     ]
@@ -1768,6 +1778,11 @@ export interface components {
             events: string[];
             description: string | null;
             active: boolean;
+            /**
+             * @description null: events of every product (and those about no product). Made by a token limited to products: those products' current codes, and only their licence and product events
+             * @example null
+             */
+            products: string[] | null;
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -1791,6 +1806,11 @@ export interface components {
             events: string[];
             description: string | null;
             active: boolean;
+            /**
+             * @description null: events of every product (and those about no product). Made by a token limited to products: those products' current codes, and only their licence and product events
+             * @example null
+             */
+            products: string[] | null;
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -3131,7 +3151,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponseDto"];
                 };
             };
-            /** @description NOT_FOUND: no token with this id */
+            /** @description NOT_FOUND: no token with this id, or (for a token limited to products) one not limited to (some of) the caller's products */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4608,7 +4628,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponseDto"];
                 };
             };
-            /** @description NOT_FOUND */
+            /** @description NOT_FOUND: no such endpoint, or (for a token limited to products) one not limited to (some of) the token's products */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4695,7 +4715,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponseDto"];
                 };
             };
-            /** @description NOT_FOUND */
+            /** @description NOT_FOUND: no such endpoint, or (for a token limited to products) one not limited to (some of) the token's products */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4795,7 +4815,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponseDto"];
                 };
             };
-            /** @description NOT_FOUND */
+            /** @description NOT_FOUND: no such endpoint, or (for a token limited to products) one not limited to (some of) the token's products */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4878,7 +4898,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponseDto"];
                 };
             };
-            /** @description NOT_FOUND */
+            /** @description NOT_FOUND: no such endpoint, or (for a token limited to products) one not limited to (some of) the token's products */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4968,7 +4988,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponseDto"];
                 };
             };
-            /** @description NOT_FOUND */
+            /** @description NOT_FOUND: no such endpoint, or (for a token limited to products) one not limited to (some of) the token's products */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -5051,7 +5071,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponseDto"];
                 };
             };
-            /** @description NOT_FOUND */
+            /** @description NOT_FOUND: no such endpoint, or (for a token limited to products) one not limited to (some of) the token's products */
             404: {
                 headers: {
                     [name: string]: unknown;

@@ -27,7 +27,8 @@ export class CreateAdminTokenDto {
     type: [String],
     nullable: true,
     example: ['POS_RETAIL'],
-    description: 'product codes the token is limited to; omitted or null: every product',
+    description:
+      'product codes the token is limited to (stored as the products, so a later rename does not move the limit); omitted or null: every product. Not with signing-keys:manage (400)',
   })
   @IsOptional()
   @IsArray()
@@ -43,7 +44,8 @@ export class CreateAdminTokenDto {
     format: 'date-time',
     nullable: true,
     example: '2027-01-01T00:00:00Z',
-    description: 'in the future; omitted or null: never',
+    description:
+      'in the future; omitted or null: never. A token that expires can issue only tokens that expire no later than itself (400 otherwise)',
   })
   @IsOptional()
   @IsIsoTimestamp()
@@ -57,7 +59,8 @@ export class AdminTokenDto {
   @ApiProperty({ type: 'integer', example: 1 }) id: number;
   @ApiProperty({ example: 'webshop' }) name: string;
   @ApiProperty({ enum: ADMIN_SCOPES, isArray: true }) scopes: AdminScope[];
-  @ApiProperty({ type: [String], nullable: true, example: ['POS_RETAIL'] }) products: string[] | null;
+  @ApiProperty({ type: [String], nullable: true, example: ['POS_RETAIL'], description: "the products' current codes; null: every product" })
+  products: string[] | null;
   @ApiProperty({ format: 'date-time', nullable: true, type: String }) expires_at: string | null;
   @ApiProperty({ format: 'date-time' }) created_at: string;
   @ApiProperty({ format: 'date-time', nullable: true, type: String, description: 'to the minute: written at most once a minute' })
@@ -65,13 +68,14 @@ export class AdminTokenDto {
   @ApiProperty({ format: 'date-time', nullable: true, type: String }) revoked_at: string | null;
   @ApiProperty({ enum: ADMIN_TOKEN_STATUSES }) status: (typeof ADMIN_TOKEN_STATUSES)[number];
 
-  static from(t: AdminToken, now = new Date()): AdminTokenDto {
+  /** `codes`: the current code of each product id (a product limit is stored as ids). */
+  static from(t: AdminToken, codes: ReadonlyMap<number, string>, now = new Date()): AdminTokenDto {
     const iso = (d: Date | null) => (d ? d.toISOString() : null);
     return {
       id: t.id,
       name: t.name,
       scopes: t.scopes,
-      products: t.products,
+      products: t.productIds && t.productIds.flatMap((id) => codes.get(id) ?? []),
       expires_at: iso(t.expiresAt),
       created_at: t.createdAt.toISOString(),
       last_used_at: iso(t.lastUsedAt),

@@ -13,10 +13,11 @@ export interface Actor {
 }
 
 /**
- * The product codes an admin credential may see, or null for every product. Services take it and put it into
- * their queries (never filter afterwards), so another product's licence is simply not found.
+ * The product ids an admin credential may see, or null for every product. Ids, not codes: a code can be renamed
+ * and reused (docs/security.md, Review findings (round 3)). Services take it and put it into their queries
+ * (never filter afterwards), so another product's licence is simply not found.
  */
-export type ProductScope = readonly string[] | null;
+export type ProductScope = readonly number[] | null;
 export const ALL_PRODUCTS: ProductScope = null;
 
 export type RequestWithActor = Request & { actor?: Actor; productScope?: ProductScope };
@@ -35,7 +36,11 @@ export const CurrentProductScope = createParamDecorator(
   (_: unknown, ctx: ExecutionContext): ProductScope => ctx.switchToHttp().getRequest<RequestWithActor>().productScope ?? ALL_PRODUCTS,
 );
 
-/** Whether a credential with this scope may see the product with this code. */
-export const productScopeIncludes = (scope: ProductScope, code: string): boolean => scope === null || scope.includes(code);
+/** Whether a credential with this scope may see the product with this id. */
+export const productScopeIncludes = (scope: ProductScope, productId: number): boolean => scope === null || scope.includes(productId);
+
+/** Whether `inner` (a token's or an endpoint's products) lies within `outer` (the credential's): null is every product. */
+export const productScopeWithin = (inner: ProductScope, outer: ProductScope): boolean =>
+  outer === null || (inner !== null && inner.every((id) => outer.includes(id)));
 
 export const SYSTEM_ACTOR: Actor = { type: 'system', name: 'system', ip: null };

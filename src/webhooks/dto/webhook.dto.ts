@@ -91,6 +91,14 @@ export class WebhookEndpointDto {
   @ApiProperty({ type: [String], example: ['license.created'] }) events: string[];
   @ApiProperty({ type: String, nullable: true }) description: string | null;
   @ApiProperty() active: boolean;
+  @ApiProperty({
+    type: [String],
+    nullable: true,
+    example: null,
+    description:
+      "null: events of every product (and those about no product). Made by a token limited to products: those products' current codes, and only their licence and product events",
+  })
+  products: string[] | null;
   @ApiProperty({ format: 'date-time' }) created_at: string;
   @ApiProperty({ format: 'date-time' }) updated_at: string;
 }
