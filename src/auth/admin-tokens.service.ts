@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { AuditService } from '../audit/audit.service';
+import { EventRecorder } from '../audit/event-recorder';
 import type { Actor } from '../common/auth/actor';
 import { AppError } from '../common/errors/app-error';
 import { uniqueViolation } from '../common/errors/database-errors';
@@ -23,7 +23,7 @@ export class AdminTokensService {
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly tokens: AdminTokensRepository,
     private readonly products: ProductsService,
-    private readonly audit: AuditService,
+    private readonly events: EventRecorder,
   ) {}
 
   /**
@@ -64,14 +64,11 @@ export class AdminTokensService {
           manager,
         );
         const shown = AdminTokenDto.from(saved);
-        await this.audit.record(
-          {
-            action: 'token.created',
-            actor,
-            details: { token_id: saved.id, name: saved.name, scopes: saved.scopes, products, expires_at: shown.expires_at },
-          },
-          manager,
-        );
+        await this.events.record(manager, {
+          type: 'token.created',
+          actor,
+          details: { token_id: saved.id, name: saved.name, scopes: saved.scopes, products, expires_at: shown.expires_at },
+        });
         const { id, name, scopes, expires_at, created_at } = shown;
         return { id, name, scopes, products, expires_at, created_at, token };
       });
@@ -100,7 +97,7 @@ export class AdminTokensService {
       }
       token.revokedAt = new Date();
       const saved = await this.tokens.save(token, manager);
-      await this.audit.record({ action: 'token.revoked', actor, details: { token_id: saved.id, name: saved.name } }, manager);
+      await this.events.record(manager, { type: 'token.revoked', actor, details: { token_id: saved.id, name: saved.name } });
       return AdminTokenDto.from(saved);
     });
   }

@@ -2,6 +2,8 @@ import { Module } from '@nestjs/common';
 import { AuditModule } from '../audit/audit.module';
 import { JobsModule } from '../jobs/jobs.module';
 import { LicensesModule } from '../licenses/licenses.module';
+import { EventFanoutService } from './event-fanout.service';
+import { EventOutboxRepository } from './event-outbox.repository';
 import { WebhooksController } from './webhooks.controller';
 import { WebhooksRepository } from './webhooks.repository';
 import { WebhooksService } from './webhooks.service';
@@ -10,7 +12,7 @@ import { WebhooksService } from './webhooks.service';
 @Module({
   imports: [AuditModule, JobsModule, LicensesModule],
   controllers: [WebhooksController],
-  providers: [WebhooksRepository, WebhooksService],
-  exports: [WebhooksService],
+  providers: [WebhooksRepository, WebhooksService, EventOutboxRepository, EventFanoutService],
+  exports: [WebhooksService, EventFanoutService],
 })
 export class WebhooksModule {}

@@ -64,25 +64,6 @@ export class WebhooksRepository {
     await this.endpoints(manager).delete({ id });
   }
 
-  /** Active endpoints subscribed to `type` (or to everything): one indexed read of a small table per audited change. */
-  async subscriberIds(type: string, manager: EntityManager): Promise<number[]> {
-    const rows = await manager.query<{ id: number }[]>(
-      `SELECT id FROM webhook_endpoints WHERE active AND events && ARRAY[$1, '*']::text[] ORDER BY id`,
-      [type],
-    );
-    return rows.map((r) => r.id);
-  }
-
-  /** The outbox: the event and one pending delivery per endpoint, in the caller's transaction; returns the deliveries' ids. */
-  async insertEvent(id: string, type: string, payload: object, endpointIds: number[], manager: EntityManager): Promise<string[]> {
-    await manager.query(`INSERT INTO webhook_events (id, type, payload) VALUES ($1, $2, $3)`, [id, type, JSON.stringify(payload)]);
-    const rows = await manager.query<{ id: string }[]>(
-      `INSERT INTO webhook_deliveries (endpoint_id, event_id, next_attempt_at) SELECT e, $2, now() FROM unnest($1::int[]) AS e RETURNING id`,
-      [endpointIds, id],
-    );
-    return rows.map((r) => String(r.id));
-  }
-
   /** Claims the oldest due attempt of any pending delivery that no one else is claiming right now (SKIP LOCKED). */
   async claimNextDue(): Promise<ClaimedDelivery | null> {
     return this.claim(
@@ -191,8 +172,8 @@ export class WebhooksRepository {
     expiringDays: number,
     limit: number,
     manager: EntityManager,
-  ): Promise<{ licenseId: number; kind: 'expiring_soon' | 'expired' }[]> {
-    const rows = await manager.query<{ license_id: number; kind: 'expiring_soon' | 'expired' }[]>(
+  ): Promise<{ licenseId: number; productId: number; kind: 'expiring_soon' | 'expired' }[]> {
+    const rows = await manager.query<{ license_id: number; product_id: number; kind: 'expiring_soon' | 'expired' }[]>(
       `WITH due AS (
          SELECT id, expires_at, 'expiring_soon' AS kind FROM licenses
          WHERE NOT revoked AND active AND expires_at > now() AND expires_at <= now() + make_interval(days => $1)
@@ -205,9 +186,9 @@ export class WebhooksRepository {
        SELECT d.id, d.kind, d.expires_at FROM due d
        WHERE NOT EXISTS (SELECT 1 FROM webhook_expiry_notices n WHERE n.license_id = d.id AND n.kind = d.kind AND n.expires_at = d.expires_at)
        ORDER BY d.expires_at LIMIT $2
-       ON CONFLICT DO NOTHING RETURNING license_id, kind`,
+       ON CONFLICT DO NOTHING RETURNING license_id, (SELECT l.product_id FROM licenses l WHERE l.id = license_id) AS product_id, kind`,
       [expiringDays, limit],
     );
-    return rows.map((r) => ({ licenseId: r.license_id, kind: r.kind }));
+    return rows.map((r) => ({ licenseId: r.license_id, productId: r.product_id, kind: r.kind }));
   }
 }
