@@ -12,10 +12,12 @@ export const FANOUT_BATCH = 100;
 export const FANOUT_POLL_MS = 200;
 
 /**
- * The one place endpoints are chosen per event (docs/webhooks.md, The event spine): an active endpoint subscribed to
- * the event's type or to everything. Endpoints limited to products filter here too, on `event.productId`.
+ * The one place endpoints are chosen per event (docs/webhooks.md, The event spine): an endpoint active at fan-out,
+ * existing when the event happened, subscribed to its type or to everything. Endpoints limited to products filter
+ * here too, on `event.productId`.
  */
 export function endpointTakes(endpoint: FanoutEndpoint, event: PendingEvent): boolean {
+  if (endpoint.createdAt.getTime() > event.createdAt.getTime()) return false;
   return endpoint.events.includes(event.type) || endpoint.events.includes(ALL_EVENTS);
 }
 

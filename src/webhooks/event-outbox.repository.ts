@@ -8,12 +8,14 @@ export interface PendingEvent {
   id: string;
   type: string;
   productId: number | null;
+  createdAt: Date;
 }
 
 /** An endpoint as the fan-out sees it: active, with what it subscribed to. */
 export interface FanoutEndpoint {
   id: number;
   events: string[];
+  createdAt: Date;
 }
 
 /** The events outbox (webhook_events) as the fan-out reads and settles it (docs/webhooks.md, The event spine). */
@@ -34,23 +36,23 @@ export class EventOutboxRepository {
 
   /** Up to `limit` pending events, oldest first, locked; those another fan-out holds are skipped, not waited for. */
   async claimPending(limit: number, manager: EntityManager): Promise<PendingEvent[]> {
-    const { rows } = await preparedQuery<{ id: string; type: string; product_id: number | null }>(
+    const { rows } = await preparedQuery<{ id: string; type: string; product_id: number | null; created_at: Date }>(
       manager,
       'events-claim-pending',
-      `SELECT id, type, product_id FROM webhook_events WHERE fanned_out_at IS NULL ORDER BY created_at LIMIT $1 FOR UPDATE SKIP LOCKED`,
+      `SELECT id, type, product_id, created_at FROM webhook_events WHERE fanned_out_at IS NULL ORDER BY created_at LIMIT $1 FOR UPDATE SKIP LOCKED`,
       [limit],
     );
-    return rows.map((r) => ({ id: r.id, type: r.type, productId: r.product_id }));
+    return rows.map((r) => ({ id: r.id, type: r.type, productId: r.product_id, createdAt: r.created_at }));
   }
 
   async activeEndpoints(manager: EntityManager): Promise<FanoutEndpoint[]> {
-    const { rows } = await preparedQuery<FanoutEndpoint>(
+    const { rows } = await preparedQuery<{ id: number; events: string[]; created_at: Date }>(
       manager,
       'events-active-endpoints',
-      `SELECT id, events FROM webhook_endpoints WHERE active ORDER BY id`,
+      `SELECT id, events, created_at FROM webhook_endpoints WHERE active ORDER BY id`,
       [],
     );
-    return rows;
+    return rows.map((r) => ({ id: r.id, events: r.events, createdAt: r.created_at }));
   }
 
   /**
