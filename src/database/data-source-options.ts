@@ -19,7 +19,7 @@ import { SigningKeys1796000000000 } from './migrations/1796000000000-signing-key
 import { StaffSearch1796300000000 } from './migrations/1796300000000-staff-search';
 import { Webhooks1796400000000 } from './migrations/1796400000000-webhooks';
 import { StatsHourly1796500000000 } from './migrations/1796500000000-stats-hourly';
-import { EventSpine1796600000000 } from './migrations/1796600000000-event-spine';
+import { EventSpine1796700000000 } from './migrations/1796700000000-event-spine';
 import { WebhookDelivery, WebhookEndpoint, WebhookEvent, WebhookExpiryNotice } from '../webhooks/webhook.entities';
 
 const STATEMENT_TIMEOUT_MS = 15_000;
@@ -50,7 +50,7 @@ export const MIGRATIONS = [
   StaffSearch1796300000000,
   Webhooks1796400000000,
   StatsHourly1796500000000,
-  EventSpine1796600000000,
+  EventSpine1796700000000,
 ];
 
 /** One place for the TypeORM options, shared by the app, the migration CLI and the tests. */

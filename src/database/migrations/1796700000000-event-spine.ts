@@ -4,8 +4,8 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  * webhook_events becomes the events outbox of every state change (docs/webhooks.md, The event spine): written with the
  * change by the event recorder, fanned out to endpoints after commit. Events written before were fanned out already.
  */
-export class EventSpine1796600000000 implements MigrationInterface {
-  name = 'EventSpine1796600000000';
+export class EventSpine1796700000000 implements MigrationInterface {
+  name = 'EventSpine1796700000000';
 
   async up(q: QueryRunner): Promise<void> {
     await q.query(`ALTER TABLE webhook_events ADD COLUMN license_id int, ADD COLUMN product_id int, ADD COLUMN fanned_out_at timestamptz`);
