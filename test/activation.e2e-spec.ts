@@ -123,7 +123,7 @@ describe('client API: POST /api/v1/activate', () => {
       expect(seats[0].last_seen_at.getTime()).toBeGreaterThan(before.last_seen_at.getTime());
       expect(seats[0].app_version).toBe('4.3.0');
       const audits = await auditOf(lic.id, 'license.activated');
-      expect(audits.map((a) => a.details.reactivation)).toEqual([false, true]);
+      expect(audits.map((a) => a.details.reactivation)).toEqual([false]);
     });
 
     it('a licence in grace (expired, within grace_days) still activates', async () => {

@@ -1,6 +1,6 @@
 import { ProductIds1796630000000 } from '../src/database/migrations/1796630000000-product-ids';
 import { fieldsOf } from './support/api-errors';
-import { createLicense } from './support/factories';
+import { createLicense, fannedOut } from './support/factories';
 import { createTestApp, TestApp } from './support/test-app';
 import { startReceiver } from './support/webhook-receiver';
 
@@ -98,7 +98,8 @@ describe('product-limited credentials', () => {
         .expect(200);
       await issue({ scopes: ['stats:read'] });
 
-      // The outbox rows are written with each change: what each endpoint will ever be sent.
+      // After the fan-out, the deliveries are what each endpoint will ever be sent.
+      await fannedOut(t);
       expect(await eventsOf(mine.id)).toEqual([
         { type: 'license.created', product: 'POS_RETAIL', customer: 'Pos Own Customer' },
         { type: 'product.updated', product: null, customer: null },
@@ -131,8 +132,9 @@ describe('product-limited credentials', () => {
         secret: string;
       };
       await createLicense(t, { product_code: 'ERP_SUITE' });
-      const [delivery] = await t.sql<{ id: string }>(`SELECT id FROM webhook_deliveries WHERE endpoint_id = $1`, [victim.id]);
+      await fannedOut(t);
       await allReceiver.waitFor(1, (h) => h.body.includes('license.created'));
+      const [delivery] = await t.sql<{ id: string }>(`SELECT id FROM webhook_deliveries WHERE endpoint_id = $1`, [victim.id]);
       await t.sql(`UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL WHERE id = $1`, [delivery.id]);
       const before = await t.sql(`SELECT url, secret, events, active FROM webhook_endpoints WHERE id = $1`, [victim.id]);
 

@@ -1,14 +1,14 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { AuditService } from '../audit/audit.service';
+import { EventRecorder } from '../audit/event-recorder';
 import { ALL_PRODUCTS, type Actor, type ProductScope } from '../common/auth/actor';
 import { KeyedQueue } from '../common/concurrency/keyed-queue';
 import { AppError } from '../common/errors/app-error';
 import { ErrorCode } from '../common/errors/error-codes';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { MetricsService } from '../metrics/metrics.service';
-import type { Activation } from '../licenses/activation.entity';
 import type { License } from '../licenses/license.entity';
-import { ActivationRequest, SeatsService } from '../licenses/seats.service';
+import { toLicenseDetails } from '../licenses/licenses.service';
+import { ActivationRequest, BoundSeat, SeatsService } from '../licenses/seats.service';
 import { lenientValidationPipe } from '../common/http/validation.pipe';
 import type { Product } from '../products/product.entity';
 import { ActiveSigningKey, KeyringService } from '../keyring/keyring.service';
@@ -37,7 +37,7 @@ export class ActivationService {
     private readonly keyring: KeyringService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly metrics: MetricsService,
-    private readonly audit: AuditService,
+    private readonly events: EventRecorder,
   ) {}
 
   /** Binds the machine and returns the signed licence; signing happens after the seat's transaction has committed. */
@@ -74,8 +74,8 @@ export class ActivationService {
 
   /** A licence file for a machine that holds a seat (CONTRACT 10); the codes of validate otherwise. */
   async issueLicenseFile(input: SeatRequestDto, actor: Actor): Promise<LicenseFileResponseDto> {
-    const { license, seat } = await this.seats.boundSeat({ licenseKey: input.license_key, machineFingerprint: input.machine_fingerprint });
-    return this.licenseFileFor(license, seat, actor);
+    const bound = await this.seats.boundSeat({ licenseKey: input.license_key, machineFingerprint: input.machine_fingerprint });
+    return this.licenseFileFor(bound, actor);
   }
 
   /**
@@ -90,20 +90,21 @@ export class ActivationService {
     if (products !== null && !(await this.seats.licenseInProducts(input.license_key, products))) {
       throw new AppError(ErrorCode.INVALID_KEY, 400, 'The licence key does not exist');
     }
-    const { license, seat } = await this.bindSeat(input, actor);
-    return this.licenseFileFor(license, seat, actor);
+    return this.licenseFileFor(await this.bindSeat(input, actor), actor);
   }
 
-  /** Signs the activation payload plus the file's times; the file is returned only once its audit entry is written. */
-  private async licenseFileFor(license: License, seat: Activation, actor: Actor): Promise<LicenseFileResponseDto> {
+  /** Signs the activation payload plus the file's times; the file is returned only once its event is recorded. */
+  private async licenseFileFor({ license, seat, seats }: BoundSeat, actor: Actor): Promise<LicenseFileResponseDto> {
     const key = this.keyring.activeKey();
     const payload = this.licensePayload(license, license.product as Product, seat, key);
     const file: LicenseFilePayload = { ...payload, ...licenseFileTimes(new Date(), payload.policy.license_file_ttl_days) };
     const signature = await this.signing.sign(file, key.privateKey);
-    await this.audit.record({
-      action: 'license.file_issued',
+    await this.events.record(undefined, {
+      type: 'license.file_issued',
       actor,
       licenseId: license.id,
+      productId: license.productId,
+      license: toLicenseDetails(license, seats, new Date()),
       productCode: license.product?.code ?? null,
       details: {
         machine_fingerprint: seat.machineFingerprint,

@@ -5,7 +5,6 @@ import { DataSource, EntityManager } from 'typeorm';
 import type { ProductScope } from '../common/auth/actor';
 import type { KeysetPosition } from '../common/http/keyset-cursor';
 import { MatchCount, pagedList } from '../database/paged-list';
-import { preparedQuery } from '../database/prepared-query';
 import { openRowStream } from '../database/row-stream';
 import { ActorType, AuditAction, AuditEntry } from './audit-entry.entity';
 
@@ -22,21 +21,9 @@ export interface AuditFilter {
   to?: string;
 }
 
-export type NewAuditEntry = Pick<AuditEntry, 'action' | 'actorType' | 'actor' | 'ip' | 'licenseId' | 'productCode' | 'details'>;
-
 @Injectable()
 export class AuditRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
-
-  /** A prepared plain INSERT: it runs in every activation's transaction, where the ORM's insert builder with RETURNING cost a lot per call. */
-  async insert(entry: NewAuditEntry, manager: EntityManager = this.dataSource.manager): Promise<void> {
-    await preparedQuery(
-      manager,
-      'audit-insert',
-      `INSERT INTO audit_entries (action, actor_type, actor, ip, license_id, product_code, details) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-      [entry.action, entry.actorType, entry.actor, entry.ip, entry.licenseId, entry.productCode, JSON.stringify(entry.details)],
-    );
-  }
 
   /** One page of matching entries, newest first (after a keyset position when given), and the number of matches (exact up to EXACT_COUNT_LIMIT, else estimated), from one snapshot. */
   async listPage(

@@ -1,62 +1,18 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
-import { type Actor, ALL_PRODUCTS, type ProductScope } from '../common/auth/actor';
+import { ALL_PRODUCTS, type ProductScope } from '../common/auth/actor';
 import { AppError } from '../common/errors/app-error';
 import type { ExportSource, ExportValue } from '../common/http/export';
 import { decodeCursor } from '../common/http/keyset-cursor';
 import { DEFAULT_PAGE_LIMIT, Page } from '../common/http/page-query.dto';
 import { parseIsoTimestamp } from '../common/validation/iso-timestamp';
-import type { AuditAction } from './audit-entry.entity';
 import { AuditEntryRow, AuditFilter, AuditRepository } from './audit.repository';
 import { AuditEntryDto } from './dto/audit-entry.dto';
 import type { AuditQueryDto } from './dto/audit-query.dto';
 
-export interface AuditEvent {
-  action: AuditAction;
-  actor: Actor;
-  licenseId?: number | null;
-  productCode?: string | null;
-  details?: Record<string, unknown>;
-}
-
-/** Runs in the transaction of the audited change, after its entry is written (the webhooks outbox subscribes here). */
-export type AuditListener = (event: AuditEvent, manager: EntityManager) => Promise<void>;
-
-/**
- * The audit log: a leaf every module may use. Pass the transaction's manager so the entry commits with the change.
- * Listeners let other modules add to that transaction without the audit log knowing them.
- */
+/** The audit log's reads (list, export); entries are written by EventRecorder with the event they record (docs/webhooks.md, The event spine). */
 @Injectable()
 export class AuditService {
-  private readonly listeners: AuditListener[] = [];
-
-  constructor(
-    private readonly audit: AuditRepository,
-    @InjectDataSource() private readonly dataSource: DataSource,
-  ) {}
-
-  onRecord(listener: AuditListener): void {
-    this.listeners.push(listener);
-  }
-
-  async record(event: AuditEvent, manager?: EntityManager): Promise<void> {
-    // Without a caller's transaction and with listeners, the entry and what they add commit together in one of our own.
-    if (!manager && this.listeners.length) return this.dataSource.transaction((own) => this.record(event, own));
-    await this.audit.insert(
-      {
-        action: event.action,
-        actorType: event.actor.type,
-        actor: event.actor.name?.slice(0, 200) ?? null,
-        ip: event.actor.ip?.slice(0, 45) ?? null,
-        licenseId: event.licenseId ?? null,
-        productCode: event.productCode ?? null,
-        details: event.details ?? {},
-      },
-      manager,
-    );
-    for (const listener of this.listeners) await listener(event, manager as EntityManager);
-  }
+  constructor(private readonly audit: AuditRepository) {}
 
   /** A page of entries matching the filters (licence, action, actor type, time range), newest first, with the total. */
   async listEntries(

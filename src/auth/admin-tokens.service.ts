@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { AuditService } from '../audit/audit.service';
+import { EventRecorder } from '../audit/event-recorder';
 import { type Actor, ALL_PRODUCTS, type ProductScope, productScopeWithin } from '../common/auth/actor';
 import { AppError } from '../common/errors/app-error';
 import { uniqueViolation } from '../common/errors/database-errors';
@@ -27,7 +27,7 @@ export class AdminTokensService {
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly tokens: AdminTokensRepository,
     private readonly products: ProductsService,
-    private readonly audit: AuditService,
+    private readonly events: EventRecorder,
   ) {}
 
   /**
@@ -62,21 +62,18 @@ export class AdminTokensService {
           manager,
         );
         const shown = AdminTokenDto.from(saved, new Map(productIds?.map((id, i) => [id, (codes as string[])[i]])));
-        await this.audit.record(
-          {
-            action: 'token.created',
-            actor,
-            details: {
-              token_id: saved.id,
-              name: saved.name,
-              scopes: saved.scopes,
-              products: shown.products,
-              product_ids: productIds,
-              expires_at: shown.expires_at,
-            },
+        await this.events.record(manager, {
+          type: 'token.created',
+          actor,
+          details: {
+            token_id: saved.id,
+            name: saved.name,
+            scopes: saved.scopes,
+            products: shown.products,
+            product_ids: productIds,
+            expires_at: shown.expires_at,
           },
-          manager,
-        );
+        });
         const { id, name, scopes, products, expires_at, created_at } = shown;
         return { id, name, scopes, products, expires_at, created_at, token };
       });
@@ -129,7 +126,7 @@ export class AdminTokensService {
       }
       token.revokedAt = new Date();
       const saved = await this.tokens.save(token, manager);
-      await this.audit.record({ action: 'token.revoked', actor, details: { token_id: saved.id, name: saved.name } }, manager);
+      await this.events.record(manager, { type: 'token.revoked', actor, details: { token_id: saved.id, name: saved.name } });
       return saved;
     });
     return AdminTokenDto.from(revoked, await this.products.codesById(revoked.productIds ?? []));

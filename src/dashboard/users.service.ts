@@ -1,7 +1,7 @@
 import { Injectable, Optional } from '@nestjs/common';
 import { Algorithm, hash, verify } from '@node-rs/argon2';
 import { createHash } from 'node:crypto';
-import { AuditService } from '../audit/audit.service';
+import { EventRecorder } from '../audit/event-recorder';
 import type { Actor } from '../common/auth/actor';
 import type { User } from './user.entity';
 import { UsersRepository } from './users.repository';
@@ -51,7 +51,7 @@ export class UsersService {
   // Optional so the user:create command can build the service without the app's audit log.
   constructor(
     private readonly users: UsersRepository,
-    @Optional() private readonly audit?: AuditService,
+    @Optional() private readonly events?: EventRecorder,
   ) {}
 
   hashPassword(password: string): Promise<string> {
@@ -77,7 +77,7 @@ export class UsersService {
   recordLogin(user: SessionUser, actor: Actor): Promise<void> {
     return this.users.transaction(async (manager) => {
       await this.users.touchLastLogin(user.id, manager);
-      await this.audit?.record({ action: 'auth.login', actor }, manager);
+      await this.events?.record(manager, { type: 'auth.login', actor });
     });
   }
 

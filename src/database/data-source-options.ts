@@ -21,6 +21,7 @@ import { Webhooks1796400000000 } from './migrations/1796400000000-webhooks';
 import { StatsHourly1796500000000 } from './migrations/1796500000000-stats-hourly';
 import { WebhookSecretsEncrypted1796610000000 } from './migrations/1796610000000-webhook-secrets-encrypted';
 import { ProductIds1796630000000 } from './migrations/1796630000000-product-ids';
+import { EventSpine1796700000000 } from './migrations/1796700000000-event-spine';
 import { WebhookDelivery, WebhookEndpoint, WebhookEvent, WebhookExpiryNotice } from '../webhooks/webhook.entities';
 
 const STATEMENT_TIMEOUT_MS = 15_000;
@@ -53,6 +54,7 @@ export const MIGRATIONS = [
   StatsHourly1796500000000,
   WebhookSecretsEncrypted1796610000000,
   ProductIds1796630000000,
+  EventSpine1796700000000,
 ];
 
 /** One place for the TypeORM options, shared by the app, the migration CLI and the tests. */

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import type { KeyObject } from 'node:crypto';
-import { AuditService } from '../audit/audit.service';
+import { EventRecorder } from '../audit/event-recorder';
 import type { Actor } from '../common/auth/actor';
 import { AppError } from '../common/errors/app-error';
 import { ErrorCode } from '../common/errors/error-codes';
@@ -67,7 +67,7 @@ export class KeyringService implements OnModuleInit, OnModuleDestroy {
 
   constructor(
     private readonly keys: KeyringRepository,
-    private readonly audit: AuditService,
+    private readonly events: EventRecorder,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {
     this.encryption = new KeyEncryption(config.keyringSecret);
@@ -110,10 +110,11 @@ export class KeyringService implements OnModuleInit, OnModuleDestroy {
       const previous = await this.keys.getActive(manager);
       if (previous) await this.keys.retire(previous.keyId, manager);
       const row = await this.keys.insert(this.newRow(key, 'generated'), manager);
-      await this.audit.record(
-        { action: 'signing_key.rotated', actor, details: { key_id: row.keyId, previous_key_id: previous?.keyId ?? null } },
-        manager,
-      );
+      await this.events.record(manager, {
+        type: 'signing_key.rotated',
+        actor,
+        details: { key_id: row.keyId, previous_key_id: previous?.keyId ?? null },
+      });
       return row;
     });
     await this.reload(false);
@@ -131,7 +132,7 @@ export class KeyringService implements OnModuleInit, OnModuleDestroy {
       if (key.status === 'revoked')
         throw AppError.conflict('This signing key is already revoked', { key_id: keyId }, ErrorCode.ALREADY_REVOKED);
       const row = await this.keys.revoke(keyId, manager);
-      await this.audit.record({ action: 'signing_key.revoked', actor, details: { key_id: keyId, reason: reason ?? null } }, manager);
+      await this.events.record(manager, { type: 'signing_key.revoked', actor, details: { key_id: keyId, reason: reason ?? null } });
       return row;
     });
     await this.reload(false);

@@ -253,7 +253,7 @@ const LICENSE_WITH_PRODUCT = `SELECT l.id, l.product_id, l.license_key, l.licens
   FROM licenses l JOIN products p ON p.id = l.product_id`;
 
 /** A licenses row as pg returns it (timestamptz as Date, jsonb parsed); search_text is never read. */
-interface LicenseRow {
+export interface LicenseRow {
   id: number;
   product_id: number;
   license_key: string;
@@ -271,6 +271,20 @@ interface LicenseRow {
   revoked_at: Date | null;
   revoke_reason: string | null;
   policy: PolicyOverrides;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** A products row as pg returns it. */
+export interface ProductRow {
+  id: number;
+  code: string;
+  name: string;
+  key_prefix: string;
+  default_limits: Record<string, number>;
+  available_features: string[];
+  default_policy: PolicyOverrides;
+  active: boolean;
   created_at: Date;
   updated_at: Date;
 }
@@ -312,7 +326,7 @@ function licenseListRowFromRow(r: LicenseListDbRow): LicenseListRow {
   };
 }
 
-function licenseFromRow(r: LicenseWithProductRow): License {
+export function licenseFromRow(r: LicenseWithProductRow): License {
   const product = Object.assign(new Product(), {
     id: r.product_id,
     code: r.p_code,

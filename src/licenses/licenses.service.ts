@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import { AuditService } from '../audit/audit.service';
+import { EventRecorder } from '../audit/event-recorder';
 import { type Actor, ALL_PRODUCTS, type ProductScope, productScopeIncludes } from '../common/auth/actor';
 import { AppError } from '../common/errors/app-error';
 import { uniqueViolation } from '../common/errors/database-errors';
@@ -72,7 +72,7 @@ export class LicensesService {
     private readonly licenses: LicensesRepository,
     private readonly seats: SeatsRepository,
     private readonly products: ProductsService,
-    private readonly audit: AuditService,
+    private readonly events: EventRecorder,
   ) {}
 
   /**
@@ -110,24 +110,23 @@ export class LicensesService {
             manager,
           );
           license.product = product;
-          await this.audit.record(
-            {
-              action: 'license.created',
-              actor,
-              licenseId: license.id,
-              productCode: product.code,
-              details: {
-                license_type: license.licenseType,
-                customer_name: license.customerName,
-                expires_at: license.expiresAt?.toISOString() ?? null,
-                grace_days: license.graceDays,
-                limits: license.limits,
-                features: license.features,
-                policy: license.policy,
-              },
+          await this.events.record(manager, {
+            type: 'license.created',
+            actor,
+            licenseId: license.id,
+            productId: product.id,
+            productCode: product.code,
+            license: toLicenseDetails(license, [], now),
+            details: {
+              license_type: license.licenseType,
+              customer_name: license.customerName,
+              expires_at: license.expiresAt?.toISOString() ?? null,
+              grace_days: license.graceDays,
+              limits: license.limits,
+              features: license.features,
+              policy: license.policy,
             },
-            manager,
-          );
+          });
           return license;
         });
       } catch (err) {
@@ -237,17 +236,17 @@ export class LicensesService {
       if (Object.keys(changes).length === 0) return this.details(license, manager);
       Object.assign(license, next);
       const saved = await this.licenses.save(license, manager);
-      await this.audit.record(
-        {
-          action: 'license.updated',
-          actor,
-          licenseId: id,
-          productCode: license.product?.code,
-          details: reason ? { changes, reason } : { changes },
-        },
-        manager,
-      );
-      return this.details(saved, manager);
+      const after = await this.details(saved, manager);
+      await this.events.record(manager, {
+        type: 'license.updated',
+        actor,
+        licenseId: id,
+        productId: license.productId,
+        productCode: license.product?.code,
+        license: after,
+        details: reason ? { changes, reason } : { changes },
+      });
+      return after;
     });
   }
 
@@ -267,11 +266,17 @@ export class LicensesService {
       const changes = { expires_at: { from: auditValue(license.expiresAt), to: expiresAt.toISOString() } };
       license.expiresAt = expiresAt;
       const saved = await this.licenses.save(license, manager);
-      await this.audit.record(
-        { action: 'license.updated', actor, licenseId: id, productCode: license.product?.code, details: { changes, renewed: true } },
-        manager,
-      );
-      return this.details(saved, manager);
+      const after = await this.details(saved, manager);
+      await this.events.record(manager, {
+        type: 'license.updated',
+        actor,
+        licenseId: id,
+        productId: license.productId,
+        productCode: license.product?.code,
+        license: after,
+        details: { changes, renewed: true },
+      });
+      return after;
     });
   }
 
@@ -290,11 +295,17 @@ export class LicensesService {
       license.revokedAt = new Date();
       license.revokeReason = reason;
       const saved = await this.licenses.save(license, manager);
-      await this.audit.record(
-        { action: 'license.revoked', actor, licenseId: id, productCode: license.product?.code, details: { reason } },
-        manager,
-      );
-      return this.details(saved, manager);
+      const after = await this.details(saved, manager);
+      await this.events.record(manager, {
+        type: 'license.revoked',
+        actor,
+        licenseId: id,
+        productId: license.productId,
+        productCode: license.product?.code,
+        license: after,
+        details: { reason },
+      });
+      return after;
     });
   }
 
@@ -313,20 +324,19 @@ export class LicensesService {
           : 'The licence is not activated on any machine';
         throw AppError.conflict(message, undefined, ErrorCode.NOT_ACTIVATED);
       }
-      await this.audit.record(
-        {
-          action: 'license.released',
-          actor,
-          licenseId: id,
-          productCode: license.product?.code,
-          details: {
-            machine_fingerprints: released.map((s) => s.machineFingerprint),
-            released: released.length,
-            reason: input.reason ?? null,
-          },
+      await this.events.record(manager, {
+        type: 'license.released',
+        actor,
+        licenseId: id,
+        productId: license.productId,
+        productCode: license.product?.code,
+        license: await this.details(license, manager),
+        details: {
+          machine_fingerprints: released.map((s) => s.machineFingerprint),
+          released: released.length,
+          reason: input.reason ?? null,
         },
-        manager,
-      );
+      });
       return { message: `${released.length} seat${released.length === 1 ? '' : 's'} released`, released: released.length };
     });
   }
@@ -362,7 +372,7 @@ export class LicensesService {
     return license;
   }
 
-  /** The licence as GET shows it, read in the caller's transaction (a webhook event's data, written with the change). */
+  /** The licence as GET shows it, read in the caller's transaction (the expiry scan's events). */
   async getLicenseIn(id: number, manager: EntityManager): Promise<LicenseDetailsDto | null> {
     const license = await this.licenses.getById(id, manager);
     return license ? this.details(license, manager) : null;

@@ -3,7 +3,9 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { preparedQuery } from '../database/prepared-query';
 import { Activation, ReleaseReason } from './activation.entity';
+import type { RecordedChange } from '../audit/event-recorder';
 import type { License } from './license.entity';
+import { licenseFromRow, type LicenseRow, type ProductRow } from './licenses.repository';
 
 /** Activation records ("seats"). A seat is current while released_at is null. */
 @Injectable()
@@ -12,6 +14,31 @@ export class SeatsRepository {
 
   private repo(manager?: EntityManager) {
     return (manager ?? this.dataSource.manager).getRepository(Activation);
+  }
+
+  /**
+   * A seat change's one load: locks the licence (and, when seats can die, its live seats), then returns it with its
+   * product, live seats (most recent binding first), client deactivations of the last 30 days, the transaction's
+   * time and the id a new seat will take. Null for an unknown key. The caller holds the transaction.
+   */
+  async lockForSeatChange(licenseKey: string, manager: EntityManager): Promise<SeatChangeLoad | null> {
+    const { rows } = await preparedQuery<{ load: SeatChangeJson | null }>(
+      manager,
+      'license-for-seat-change',
+      `SELECT license_for_seat_change($1) AS load`,
+      [licenseKey],
+    );
+    const load = rows[0]?.load;
+    if (!load) return null;
+    return {
+      license: licenseFromJson(load.license, load.product),
+      seats: load.seats.map((s) =>
+        activationFromRow({ ...s, activated_at: new Date(s.activated_at), last_seen_at: new Date(s.last_seen_at), released_at: null }),
+      ),
+      recentDeactivations: load.recent_deactivations.map((d) => new Date(d)),
+      now: new Date(load.now),
+      nextSeatId: String(load.next_seat_id),
+    };
   }
 
   /** Current seats, most recent binding first. */
@@ -55,33 +82,6 @@ export class SeatsRepository {
     return this.repo(manager).find({ where: { licenseId }, order: { activatedAt: 'DESC', id: 'DESC' } });
   }
 
-  async insert(
-    seat: Pick<
-      Activation,
-      'licenseId' | 'productId' | 'machineFingerprint' | 'hostname' | 'os' | 'appVersion' | 'ip' | 'activatedAt' | 'lastSeenAt'
-    >,
-    manager: EntityManager,
-  ): Promise<Activation> {
-    const { rows } = await preparedQuery<ActivationRow>(
-      manager,
-      'seat-insert',
-      `INSERT INTO activations (license_id, product_id, machine_fingerprint, hostname, os, app_version, ip, activated_at, last_seen_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING ${SEAT_COLUMNS}`,
-      [
-        seat.licenseId,
-        seat.productId,
-        seat.machineFingerprint,
-        seat.hostname,
-        seat.os,
-        seat.appVersion,
-        seat.ip,
-        seat.activatedAt,
-        seat.lastSeenAt,
-      ],
-    );
-    return activationFromRow(rows[0]);
-  }
-
   /** Releases the current seat of one fingerprint, or all current seats; returns the released records. */
   async release(
     licenseId: number,
@@ -97,21 +97,6 @@ export class SeatsRepository {
     if (machineFingerprint !== undefined) qb.andWhere('machine_fingerprint = :machineFingerprint', { machineFingerprint });
     const result = await qb.returning('*').execute();
     return (result.raw as ActivationRow[]).map(activationFromRow);
-  }
-
-  /** A machine activating again: refreshes last_seen_at and what it reports about itself; activated_at stays. */
-  async refresh(
-    seatId: string,
-    reported: Pick<Activation, 'hostname' | 'os' | 'appVersion' | 'ip'>,
-    manager: EntityManager,
-  ): Promise<Activation> {
-    const { rows } = await preparedQuery<ActivationRow>(
-      manager,
-      'seat-refresh',
-      `UPDATE activations SET last_seen_at = now(), hostname = $2, os = $3, app_version = $4, ip = $5 WHERE id = $1 RETURNING ${SEAT_COLUMNS}`,
-      [seatId, reported.hostname, reported.os, reported.appVersion, reported.ip],
-    );
-    return activationFromRow(rows[0]);
   }
 
   /** Refreshes last_seen_at only when older than `minIntervalSeconds`, so frequent validations do not write every time. */
@@ -150,29 +135,6 @@ export class SeatsRepository {
     return rows[0] ?? null;
   }
 
-  /** Releases the licence's seats silent for longer than `timeoutSeconds` (`heartbeat_timeout`); the caller holds the licence lock. */
-  async releaseDead(licenseId: number, timeoutSeconds: number, manager: EntityManager): Promise<Activation[]> {
-    const { rows } = await preparedQuery<ActivationRow>(
-      manager,
-      'seats-release-dead-of-licence',
-      `UPDATE activations SET released_at = now(), release_reason = 'heartbeat_timeout'
-       WHERE license_id = $1 AND released_at IS NULL AND last_seen_at < now() - make_interval(secs => $2)
-       RETURNING ${SEAT_COLUMNS}`,
-      [licenseId, timeoutSeconds],
-    );
-    return rows.map(activationFromRow);
-  }
-
-  async findCurrent(licenseId: number, machineFingerprint: string, manager?: EntityManager): Promise<Activation | null> {
-    const { rows } = await preparedQuery<ActivationRow>(
-      manager ?? this.dataSource.manager,
-      'seat-current-of-machine',
-      `SELECT ${SEAT_COLUMNS} FROM activations WHERE license_id = $1 AND machine_fingerprint = $2 AND released_at IS NULL`,
-      [licenseId, machineFingerprint],
-    );
-    return rows.length ? activationFromRow(rows[0]) : null;
-  }
-
   /**
    * One batch of the sweep: releases up to `batch` dead seats of any licence. Seats another transaction holds
    * (a sweep on another instance, an activation releasing them itself) are skipped, not waited for, and the
@@ -195,19 +157,6 @@ export class SeatsRepository {
       [batch],
     );
     return rows.map((r) => ({ ...r, id: String(r.id) }));
-  }
-
-  /** The licence's client deactivations since `days` days ago, oldest first (the caller holds the licence lock). */
-  async recentDeactivations(licenseId: number, days: number, manager: EntityManager): Promise<Date[]> {
-    const { rows } = await preparedQuery<{ released_at: Date }>(
-      manager,
-      'seats-recent-deactivations',
-      `SELECT released_at FROM activations
-       WHERE license_id = $1 AND release_reason = 'deactivated' AND released_at > now() - make_interval(days => $2)
-       ORDER BY released_at`,
-      [licenseId, days],
-    );
-    return rows.map((r) => r.released_at);
   }
 }
 
@@ -239,6 +188,112 @@ export interface HeartbeatRow {
   last_seen_at: Date | null;
 }
 
+/** Releases the seats $1 (dead ones, under the licence lock) as `heartbeat_timeout`: the first CTE of every seat change. */
+const RELEASE_DEAD_CTE = `dead AS (
+    UPDATE activations SET released_at = now(), release_reason = 'heartbeat_timeout' WHERE id = ANY($1::bigint[]) AND released_at IS NULL RETURNING id)`;
+
+/** The reported machine fields of a seat. */
+export type ReportedMachine = Pick<Activation, 'hostname' | 'os' | 'appVersion' | 'ip'>;
+
+/**
+ * The writes of seat changes, as CTEs for EventRecorder.recordWith: the change and its events are one statement.
+ * Each releases `dead` (seat ids) first; `change` returns the seat it wrote.
+ */
+export const seatChanges = {
+  /** The dead seats go first (reading `dead` runs it before the insert), so a machine whose own seat died binds again. */
+  bind(dead: string[], seat: Activation): RecordedChange {
+    return {
+      name: 'seat-bind',
+      ctes: `${RELEASE_DEAD_CTE}, change AS (
+        INSERT INTO activations (id, license_id, product_id, machine_fingerprint, hostname, os, app_version, ip, activated_at, last_seen_at)
+        SELECT $2::bigint, $3::int, $4::int, $5::varchar, $6::varchar, $7::varchar, $8::varchar, $9::varchar, $10::timestamptz, $11::timestamptz
+        FROM (SELECT count(*) FROM dead) AS released_first
+        RETURNING ${SEAT_COLUMNS})`,
+      params: [
+        dead,
+        seat.id,
+        seat.licenseId,
+        seat.productId,
+        seat.machineFingerprint,
+        seat.hostname,
+        seat.os,
+        seat.appVersion,
+        seat.ip,
+        seat.activatedAt,
+        seat.lastSeenAt,
+      ],
+    };
+  },
+  /** A machine activating again: last_seen_at and what it reports about itself; activated_at stays. */
+  refresh(dead: string[], seatId: string, reported: ReportedMachine): RecordedChange {
+    return {
+      name: 'seat-refresh-again',
+      ctes: `${RELEASE_DEAD_CTE}, change AS (
+        UPDATE activations SET last_seen_at = now(), hostname = $3, os = $4, app_version = $5, ip = $6 WHERE id = $2 RETURNING ${SEAT_COLUMNS})`,
+      params: [dead, seatId, reported.hostname, reported.os, reported.appVersion, reported.ip],
+    };
+  },
+  /** A client's deactivation of seat $2. */
+  deactivate(dead: string[], seatId: string): RecordedChange {
+    return {
+      name: 'seat-deactivate',
+      ctes: `${RELEASE_DEAD_CTE}, change AS (
+        UPDATE activations SET released_at = now(), release_reason = 'deactivated' WHERE id = $2 AND released_at IS NULL RETURNING ${SEAT_COLUMNS})`,
+      params: [dead, seatId],
+    };
+  },
+  /** Only the dead seats (a refused change still releases them). */
+  releaseDead(dead: string[]): RecordedChange {
+    return { name: 'seats-release-dead', ctes: `${RELEASE_DEAD_CTE}, change AS (SELECT 1)`, params: [dead] };
+  },
+};
+
+/** Maps the rows `change` returned. */
+export const seatsFromRows = (rows: ActivationRow[]) => rows.map(activationFromRow);
+
+/** What a seat change loads under the licence lock (see lockForSeatChange). */
+export interface SeatChangeLoad {
+  license: License;
+  seats: Activation[];
+  recentDeactivations: Date[];
+  now: Date;
+  nextSeatId: string;
+}
+
+type Json<T> = { [K in keyof T]: T[K] extends Date ? string : T[K] extends Date | null ? string | null : T[K] };
+
+interface SeatChangeJson {
+  license: Json<LicenseRow>;
+  product: Json<ProductRow>;
+  seats: Json<ActivationRow>[];
+  recent_deactivations: string[];
+  now: string;
+  next_seat_id: number;
+}
+
+function jsonDates<T extends object, K extends keyof T & string>(row: T, keys: K[]): Record<K, Date | null> {
+  return Object.fromEntries(keys.map((k) => [k, row[k] == null ? null : new Date(row[k] as string)])) as Record<K, Date | null>;
+}
+
+function licenseFromJson(l: Json<LicenseRow>, p: Json<ProductRow>): License {
+  return licenseFromRow({
+    ...l,
+    ...(jsonDates(l, ['expires_at', 'revoked_at', 'created_at', 'updated_at']) as Pick<
+      LicenseRow,
+      'expires_at' | 'revoked_at' | 'created_at' | 'updated_at'
+    >),
+    p_code: p.code,
+    p_name: p.name,
+    p_key_prefix: p.key_prefix,
+    p_default_limits: p.default_limits,
+    p_default_policy: p.default_policy,
+    p_available_features: p.available_features,
+    p_active: p.active,
+    p_created_at: new Date(p.created_at),
+    p_updated_at: new Date(p.updated_at),
+  });
+}
+
 const SEAT_COLUMNS =
   'id, license_id, product_id, machine_fingerprint, hostname, os, app_version, ip, activated_at, last_seen_at, released_at, release_reason';
 
@@ -260,7 +315,7 @@ interface SeatCheckDbRow {
 }
 
 /** An activations row as pg returns it: bigint id as a string, timestamptz as Date. */
-interface ActivationRow {
+export interface ActivationRow {
   id: string;
   license_id: number;
   product_id: number;

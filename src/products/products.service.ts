@@ -2,7 +2,7 @@ import { productDefaultPolicy } from '../licenses/license-policy';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { AuditService } from '../audit/audit.service';
+import { EventRecorder } from '../audit/event-recorder';
 import { type Actor, ALL_PRODUCTS, type ProductScope } from '../common/auth/actor';
 import { AppError } from '../common/errors/app-error';
 import { uniqueViolation } from '../common/errors/database-errors';
@@ -16,7 +16,7 @@ export class ProductsService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly products: ProductsRepository,
-    private readonly audit: AuditService,
+    private readonly events: EventRecorder,
   ) {}
 
   listProducts(products: ProductScope = ALL_PRODUCTS): Promise<Product[]> {
@@ -65,10 +65,13 @@ export class ProductsService {
           },
           manager,
         );
-        await this.audit.record(
-          { action: 'product.created', actor, productCode: product.code, details: { product_id: product.id, ...input } },
-          manager,
-        );
+        await this.events.record(manager, {
+          type: 'product.created',
+          actor,
+          productId: product.id,
+          productCode: product.code,
+          details: { product_id: product.id, ...input },
+        });
         return product;
       }),
     );
@@ -95,10 +98,13 @@ export class ProductsService {
           product.defaultPolicy = productDefaultPolicy({ ...product.defaultPolicy, ...input.default_policy });
         if (input.active !== undefined) product.active = input.active;
         const saved = await this.products.save(product, manager);
-        await this.audit.record(
-          { action: 'product.updated', actor, productCode: saved.code, details: { product_id: id, changes: input } },
-          manager,
-        );
+        await this.events.record(manager, {
+          type: 'product.updated',
+          actor,
+          productId: saved.id,
+          productCode: saved.code,
+          details: { product_id: id, changes: input },
+        });
         return saved;
       }),
     );

@@ -37,8 +37,12 @@ export class WebhookEndpoint {
   updatedAt: Date;
 }
 
-/** One event, written in the transaction of the change that caused it (the outbox); its id is the `webhook-id`. */
+/**
+ * One event, written with the change that caused it by the event recorder (the outbox); its id is the `webhook-id`.
+ * Pending until fanned out to the endpoints active then (docs/webhooks.md, The event spine).
+ */
 @Entity('webhook_events')
+@Index('webhook_events_pending_fanout_idx', ['createdAt'], { where: 'fanned_out_at IS NULL' })
 export class WebhookEvent {
   @PrimaryColumn({ type: 'varchar', length: 40, primaryKeyConstraintName: 'webhook_events_pkey' })
   id: string;
@@ -49,8 +53,18 @@ export class WebhookEvent {
   @Column({ type: 'jsonb' })
   payload: Record<string, unknown>;
 
+  @Column({ name: 'license_id', type: 'int', nullable: true })
+  licenseId: number | null;
+
+  /** The product the event concerns, what endpoints limited to products filter on; null for events about no product. */
+  @Column({ name: 'product_id', type: 'int', nullable: true })
+  productId: number | null;
+
   @Column({ name: 'created_at', type: 'timestamptz', default: () => 'now()' })
   createdAt: Date;
+
+  @Column({ name: 'fanned_out_at', type: 'timestamptz', nullable: true })
+  fannedOutAt: Date | null;
 }
 
 /** An event for one endpoint: its attempts, outcome and next attempt. */

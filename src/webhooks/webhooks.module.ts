@@ -3,6 +3,8 @@ import { AuditModule } from '../audit/audit.module';
 import { JobsModule } from '../jobs/jobs.module';
 import { LicensesModule } from '../licenses/licenses.module';
 import { ProductsModule } from '../products/products.module';
+import { EventFanoutService } from './event-fanout.service';
+import { EventOutboxRepository } from './event-outbox.repository';
 import { WebhookSecrets } from './webhook-secrets';
 import { WebhooksController } from './webhooks.controller';
 import { WebhooksRepository } from './webhooks.repository';
@@ -12,7 +14,7 @@ import { WebhooksService } from './webhooks.service';
 @Module({
   imports: [AuditModule, JobsModule, LicensesModule, ProductsModule],
   controllers: [WebhooksController],
-  providers: [WebhooksRepository, WebhooksService, WebhookSecrets],
-  exports: [WebhooksService],
+  providers: [WebhooksRepository, WebhooksService, WebhookSecrets, EventOutboxRepository, EventFanoutService],
+  exports: [WebhooksService, EventFanoutService],
 })
 export class WebhooksModule {}

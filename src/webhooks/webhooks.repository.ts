@@ -84,41 +84,6 @@ export class WebhooksRepository {
     return rows.length > 0;
   }
 
-  /**
-   * Active endpoints subscribed to `type` (or to everything), with their product limits for endpointReceives: one
-   * read of a small table per audited change.
-   */
-  async subscribers(type: string, manager: EntityManager): Promise<{ id: number; productIds: number[] | null }[]> {
-    const rows = await manager.query<{ id: number; product_ids: number[] | null }[]>(
-      `SELECT id, product_ids FROM webhook_endpoints WHERE active AND events && ARRAY[$1, '*']::text[] ORDER BY id`,
-      [type],
-    );
-    return rows.map((r) => ({ id: r.id, productIds: r.product_ids }));
-  }
-
-  /**
-   * The product an event is about: its licence's, else the product with its code (product events; in the change's
-   * transaction, so the code is the current one); null for an event about no product.
-   */
-  async eventProductId(licenseId: number | null, productCode: string | null, manager: EntityManager): Promise<number | null> {
-    if (licenseId === null && productCode === null) return null;
-    const [row] = await manager.query<{ id: number | null }[]>(
-      `SELECT coalesce((SELECT product_id FROM licenses WHERE id = $1), (SELECT id FROM products WHERE code = $2)) AS id`,
-      [licenseId, productCode],
-    );
-    return row?.id ?? null;
-  }
-
-  /** The outbox: the event and one pending delivery per endpoint, in the caller's transaction; returns the deliveries' ids. */
-  async insertEvent(id: string, type: string, payload: object, endpointIds: number[], manager: EntityManager): Promise<string[]> {
-    await manager.query(`INSERT INTO webhook_events (id, type, payload) VALUES ($1, $2, $3)`, [id, type, JSON.stringify(payload)]);
-    const rows = await manager.query<{ id: string }[]>(
-      `INSERT INTO webhook_deliveries (endpoint_id, event_id, next_attempt_at) SELECT e, $2, now() FROM unnest($1::int[]) AS e RETURNING id`,
-      [endpointIds, id],
-    );
-    return rows.map((r) => String(r.id));
-  }
-
   /** Claims the oldest due attempt of any pending delivery that no one else is claiming right now (SKIP LOCKED). */
   async claimNextDue(): Promise<ClaimedDelivery | null> {
     return this.claim(
@@ -227,8 +192,8 @@ export class WebhooksRepository {
     expiringDays: number,
     limit: number,
     manager: EntityManager,
-  ): Promise<{ licenseId: number; kind: 'expiring_soon' | 'expired' }[]> {
-    const rows = await manager.query<{ license_id: number; kind: 'expiring_soon' | 'expired' }[]>(
+  ): Promise<{ licenseId: number; productId: number; kind: 'expiring_soon' | 'expired' }[]> {
+    const rows = await manager.query<{ license_id: number; product_id: number; kind: 'expiring_soon' | 'expired' }[]>(
       `WITH due AS (
          SELECT id, expires_at, 'expiring_soon' AS kind FROM licenses
          WHERE NOT revoked AND active AND expires_at > now() AND expires_at <= now() + make_interval(days => $1)
@@ -241,9 +206,9 @@ export class WebhooksRepository {
        SELECT d.id, d.kind, d.expires_at FROM due d
        WHERE NOT EXISTS (SELECT 1 FROM webhook_expiry_notices n WHERE n.license_id = d.id AND n.kind = d.kind AND n.expires_at = d.expires_at)
        ORDER BY d.expires_at LIMIT $2
-       ON CONFLICT DO NOTHING RETURNING license_id, kind`,
+       ON CONFLICT DO NOTHING RETURNING license_id, (SELECT l.product_id FROM licenses l WHERE l.id = license_id) AS product_id, kind`,
       [expiringDays, limit],
     );
-    return rows.map((r) => ({ licenseId: r.license_id, kind: r.kind }));
+    return rows.map((r) => ({ licenseId: r.license_id, productId: r.product_id, kind: r.kind }));
   }
 }

@@ -4,8 +4,8 @@ import { randomBytes } from 'node:crypto';
 import { Counter, Gauge } from 'prom-client';
 import { Webhook } from 'standardwebhooks';
 import { DataSource, EntityManager } from 'typeorm';
-import { AuditEvent, AuditService } from '../audit/audit.service';
-import { type Actor, ALL_PRODUCTS, type ProductScope, productScopeWithin } from '../common/auth/actor';
+import { EventRecorder } from '../audit/event-recorder';
+import { type Actor, ALL_PRODUCTS, type ProductScope, productScopeWithin, SYSTEM_ACTOR } from '../common/auth/actor';
 import { AppError } from '../common/errors/app-error';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { JobsService } from '../jobs/jobs.service';
@@ -13,11 +13,10 @@ import { LicensesService } from '../licenses/licenses.service';
 import { MetricsService } from '../metrics/metrics.service';
 import { ProductsService } from '../products/products.service';
 import type { CreateWebhookDto, UpdateWebhookDto, WebhookDeliveryDto, WebhookEndpointDto } from './dto/webhook.dto';
-import { endpointReceives } from './endpoint-receives';
 import { resolveWebhookTarget } from './url-guard';
 import { WebhookSecrets } from './webhook-secrets';
 import { WebhookDelivery, WebhookEndpoint } from './webhook.entities';
-import { ALL_EVENTS, isWebhookEvent } from './webhook-events';
+import { ALL_EVENTS } from './webhook-events';
 import { postOnce } from './webhook-sender';
 import { ATTEMPT_LEASE_SECONDS, ClaimedDelivery, WebhooksRepository } from './webhooks.repository';
 
@@ -41,8 +40,6 @@ const DRAIN_MS = 20_000;
 export const newWebhookSecret = () => `whsec_${randomBytes(32).toString('base64')}`;
 /** A failed attempt's last_error when KEYRING_SECRET does not open the endpoint's secret (docs/webhooks.md, "Secrets at rest"). */
 const UNREADABLE_SECRET = "the endpoint's secret cannot be decrypted with this KEYRING_SECRET: rotate it";
-/** The `webhook-id`: unique per event, the same on every retry. */
-const newEventId = () => `msg_${randomBytes(16).toString('hex')}`;
 
 /** `codes`: the current code of each product id (an endpoint's limit is stored as ids, shown as codes). */
 const toEndpointDto = (e: WebhookEndpoint, codes: ReadonlyMap<number, string>): WebhookEndpointDto => ({
@@ -70,10 +67,10 @@ const toDeliveryDto = (d: WebhookDelivery, eventType: string): WebhookDeliveryDt
 });
 
 /**
- * Webhooks (CONTRACT 11). Events are written to the outbox in the transaction of the change (through the audit
- * log's listener), each delivery is a job on the PostgreSQL job engine enqueued in that same transaction, and every
- * attempt is claimed in one statement before it is sent, so nothing is lost on a crash and no attempt is sent twice
- * at once. Retries follow WEBHOOK_RETRY_SCHEDULE; after the last one the delivery is `failed`.
+ * Webhooks (CONTRACT 11). Events are written to the outbox with the change by the event recorder and fanned out to
+ * deliveries after commit (EventFanoutService); every attempt is claimed in one statement before it is sent, so nothing
+ * is lost on a crash and no attempt is sent twice at once. Retries follow WEBHOOK_RETRY_SCHEDULE; after the last one
+ * the delivery is `failed`.
  */
 @Injectable()
 export class WebhooksService implements OnModuleInit, OnApplicationBootstrap {
@@ -83,7 +80,7 @@ export class WebhooksService implements OnModuleInit, OnApplicationBootstrap {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly repository: WebhooksRepository,
-    private readonly audit: AuditService,
+    private readonly events: EventRecorder,
     private readonly jobs: JobsService,
     private readonly licenses: LicensesService,
     private readonly secrets: WebhookSecrets,
@@ -120,7 +117,6 @@ export class WebhooksService implements OnModuleInit, OnApplicationBootstrap {
   }
 
   onModuleInit(): void {
-    this.audit.onRecord((event, manager) => this.onAudited(event, manager));
     const drain = async () => {
       await this.deliverDue();
     };
@@ -175,14 +171,11 @@ export class WebhooksService implements OnModuleInit, OnApplicationBootstrap {
       );
       // Sealed to the row's id, which exists only after the insert (docs/webhooks.md, "Secrets at rest").
       await this.repository.setSecret(endpoint.id, this.secrets.seal(secret, endpoint.id), manager);
-      await this.audit.record(
-        {
-          action: 'webhook.created',
-          actor,
-          details: { webhook_id: endpoint.id, url: endpoint.url, events: endpoint.events, product_ids: productIds },
-        },
-        manager,
-      );
+      await this.events.record(manager, {
+        type: 'webhook.created',
+        actor,
+        details: { webhook_id: endpoint.id, url: endpoint.url, events: endpoint.events, product_ids: productIds },
+      });
       return endpoint;
     });
     return { ...(await this.endpointDtos([saved]))[0], secret };
@@ -217,7 +210,7 @@ export class WebhooksService implements OnModuleInit, OnApplicationBootstrap {
       if (Object.keys(changes).length === 0) return endpoint;
       endpoint.updatedAt = new Date();
       const updated = await this.repository.saveEndpoint(endpoint, manager);
-      await this.audit.record({ action: 'webhook.updated', actor, details: { webhook_id: id, changes } }, manager);
+      await this.events.record(manager, { type: 'webhook.updated', actor, details: { webhook_id: id, changes } });
       return updated;
     });
     return (await this.endpointDtos([saved]))[0];
@@ -227,7 +220,7 @@ export class WebhooksService implements OnModuleInit, OnApplicationBootstrap {
     await this.dataSource.transaction(async (manager) => {
       const endpoint = await this.endpointOr404(id, manager, products);
       await this.repository.deleteEndpoint(id, manager);
-      await this.audit.record({ action: 'webhook.deleted', actor, details: { webhook_id: id, url: endpoint.url } }, manager);
+      await this.events.record(manager, { type: 'webhook.deleted', actor, details: { webhook_id: id, url: endpoint.url } });
     });
   }
 
@@ -238,7 +231,7 @@ export class WebhooksService implements OnModuleInit, OnApplicationBootstrap {
       endpoint.secret = this.secrets.seal(secret, id);
       endpoint.updatedAt = new Date();
       await this.repository.saveEndpoint(endpoint, manager);
-      await this.audit.record({ action: 'webhook.secret_rotated', actor, details: { webhook_id: id } }, manager);
+      await this.events.record(manager, { type: 'webhook.secret_rotated', actor, details: { webhook_id: id } });
     });
     return { secret };
   }
@@ -268,53 +261,14 @@ export class WebhooksService implements OnModuleInit, OnApplicationBootstrap {
         throw AppError.conflict(`Only a failed delivery can be retried; this one is ${delivery.status}`, { status: delivery.status });
       }
       await this.jobs.send(DRAIN_QUEUE, {}, { manager });
-      await this.audit.record(
-        { action: 'webhook.delivery_retried', actor, details: { delivery_id: Number(id), event_id: delivery.eventId } },
-        manager,
-      );
+      await this.events.record(manager, {
+        type: 'webhook.delivery_retried',
+        actor,
+        details: { delivery_id: Number(id), event_id: delivery.eventId },
+      });
     });
     const delivery = (await this.repository.getDelivery(id)) as WebhookDelivery & { event: { type: string } };
     return toDeliveryDto(delivery, delivery.event.type);
-  }
-
-  // --- the outbox ----------------------------------------------------------------------------------------------
-
-  /**
-   * In the transaction of every audited change: an event for each subscribed endpoint that receives the event's
-   * product (endpointReceives), or nothing (one cheap read).
-   */
-  private async onAudited(event: AuditEvent, manager: EntityManager): Promise<void> {
-    if (!isWebhookEvent(event.action)) return;
-    const endpointIds = await this.receivers(event.action, event.licenseId ?? null, event.productCode ?? null, manager);
-    if (endpointIds.length === 0) return;
-    const data = await this.eventData(event, manager);
-    await this.enqueue(event.action, data, endpointIds, manager);
-  }
-
-  /** A licence event carries the licence as the admin API's GET shows it (plus who did what); others their audit details. */
-  private async eventData(event: AuditEvent, manager: EntityManager): Promise<Record<string, unknown>> {
-    const context = { actor_type: event.actor.type, actor: event.actor.name, details: event.details ?? {} };
-    if (event.licenseId) {
-      const license = await this.licenses.getLicenseIn(event.licenseId, manager);
-      if (license) return { ...license, event: context };
-    }
-    return { ...(event.details ?? {}), ...(event.productCode ? { product_code: event.productCode } : {}), event: context };
-  }
-
-  /** The subscribed endpoints that receive this event by the product rule; the product is looked up only when one is limited. */
-  private async receivers(type: string, licenseId: number | null, productCode: string | null, manager: EntityManager): Promise<number[]> {
-    const subscribers = await this.repository.subscribers(type, manager);
-    if (subscribers.every((s) => s.productIds === null)) return subscribers.map((s) => s.id);
-    const productId = await this.repository.eventProductId(licenseId, productCode, manager);
-    return subscribers.filter((s) => endpointReceives(s.productIds, productId)).map((s) => s.id);
-  }
-
-  private async enqueue(type: string, data: Record<string, unknown>, endpointIds: number[], manager: EntityManager): Promise<void> {
-    const id = newEventId();
-    const payload = { type, timestamp: new Date().toISOString(), data };
-    await this.repository.insertEvent(id, type, payload, endpointIds, manager);
-    // Refused (null) when a wake-up is already waiting: that one drains this event too.
-    await this.jobs.send(DRAIN_QUEUE, {}, { manager });
   }
 
   // --- sending -------------------------------------------------------------------------------------------------
@@ -413,24 +367,27 @@ export class WebhooksService implements OnModuleInit, OnApplicationBootstrap {
 
   // --- time-driven events --------------------------------------------------------------------------------------
 
-  /** `license.expiring_soon` and `license.expired`, each once per licence and expiry date (the notice row's key). */
+  /**
+   * `license.expiring_soon` and `license.expired`, each once per licence and expiry date (the notice row's key),
+   * recorded like any event, with the licence as GET shows it then; the fan-out finds their endpoints.
+   */
   async scanExpiries(): Promise<number> {
     let total = 0;
     for (;;) {
-      const sent = await this.dataSource.transaction(async (manager) => {
+      const claimed = await this.dataSource.transaction(async (manager) => {
         const notices = await this.repository.claimExpiryNotices(this.config.webhooks.expiringDays, EXPIRY_BATCH, manager);
+        const events = [];
         for (const notice of notices) {
-          const type = notice.kind === 'expired' ? 'license.expired' : 'license.expiring_soon';
-          const endpointIds = await this.receivers(type, notice.licenseId, null, manager);
-          if (endpointIds.length === 0) continue;
           const license = await this.licenses.getLicenseIn(notice.licenseId, manager);
-          if (license)
-            await this.enqueue(type, { ...license, event: { actor_type: 'system', actor: 'system', details: {} } }, endpointIds, manager);
+          if (!license) continue;
+          const type = notice.kind === 'expired' ? ('license.expired' as const) : ('license.expiring_soon' as const);
+          events.push({ type, actor: SYSTEM_ACTOR, licenseId: notice.licenseId, productId: notice.productId, license });
         }
+        if (events.length) await this.events.record(manager, ...events);
         return notices.length;
       });
-      total += sent;
-      if (sent < EXPIRY_BATCH) return total;
+      total += claimed;
+      if (claimed < EXPIRY_BATCH) return total;
     }
   }
 

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { TestApp } from './test-app';
+import { EventFanoutService } from '../../src/webhooks/event-fanout.service';
 
 /** Body of POST /api/v1/admin/licenses (CONTRACT 3); every field may be overridden. */
 export interface LicenseInput {
@@ -92,4 +93,23 @@ export function activationRequest(body: unknown): string {
       .toString('base64')
       .match(/.{1,64}/g) ?? [];
   return ['-----BEGIN ACTIVATION REQUEST-----', ...lines, '-----END ACTIVATION REQUEST-----', ''].join('\n');
+}
+
+/**
+ * Waits until every committed event has been fanned out to its endpoints (docs/webhooks.md, The event spine): the
+ * fan-out runs after commit, so a test that reads deliveries right after a change runs a pass itself and waits for
+ * any pass the background poll holds.
+ */
+export async function fannedOut(t: TestApp, timeoutMs = 10_000): Promise<void> {
+  const fanout = t.app.get(EventFanoutService);
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    await fanout.fanOutPending();
+    const [{ pending }] = await t.sql<{ pending: number }>(
+      'SELECT count(*)::int AS pending FROM webhook_events WHERE fanned_out_at IS NULL',
+    );
+    if (pending === 0) return;
+    if (Date.now() > deadline) throw new Error(`${pending} events still not fanned out after ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
 }

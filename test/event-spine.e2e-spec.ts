@@ -1,0 +1,191 @@
+import type { PoolClient } from 'pg';
+import { pgPool } from '../src/database/pg-pool';
+import { EventFanoutService } from '../src/webhooks/event-fanout.service';
+import { createLicense, fingerprint, insertSeat } from './support/factories';
+import { createTestApp, TestApp } from './support/test-app';
+
+/**
+ * The event spine (docs/webhooks.md, The event spine): one recorder writes the audit entry and the outbox event with
+ * the change, the fan-out turns committed events into deliveries after commit. The poller is stopped here, so every
+ * fan-out is one this file runs itself.
+ */
+describe('event spine', () => {
+  let t: TestApp;
+  let fanout: EventFanoutService;
+  let counting = false;
+  let statements: string[] = [];
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    fanout = t.app.get(EventFanoutService);
+    await fanout.stop();
+    const pool = pgPool(t.dataSource);
+    if (!pool) throw new Error('no pool');
+    const wrapped = new WeakSet<PoolClient>();
+    pool.on('acquire', (client: PoolClient) => {
+      if (wrapped.has(client)) return;
+      wrapped.add(client);
+      const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+      (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+        const first = args[0] as string | { text: string };
+        if (counting) statements.push(typeof first === 'string' ? first : first.text);
+        return query(...args);
+      };
+    });
+  }, 60_000);
+  afterAll(() => t.close());
+  afterEach(async () => {
+    await t.sql('DELETE FROM webhook_endpoints');
+    await t.sql('DELETE FROM webhook_events');
+  });
+
+  const activate = (license_key: string, fp: string) =>
+    t.http().post('/api/v1/activate').send({ license_key, machine_fingerprint: fp, hostname: 'till' });
+  const subscribe = async (events: string[], active = true) => {
+    const [row] = await t.sql<{ id: number }>(
+      `INSERT INTO webhook_endpoints (url, events, secret, active) VALUES ('https://hooks.example.com/x', $1, 'whsec_x', $2) RETURNING id`,
+      [events, active],
+    );
+    return row.id;
+  };
+  const pendingEvents = () => t.sql<{ id: string; type: string }>(`SELECT id, type FROM webhook_events WHERE fanned_out_at IS NULL`);
+  const deliveries = () => t.sql<{ endpoint_id: number; event_id: string }>(`SELECT endpoint_id, event_id FROM webhook_deliveries`);
+
+  /** PostgreSQL round trips of the app's pool while `work` runs; the least of three runs, so a background job's query cannot add to it. */
+  async function roundTrips(work: (run: number) => Promise<unknown>): Promise<{ count: number; statements: string[] }> {
+    let best: { count: number; statements: string[] } | undefined;
+    for (let run = 0; run < 3; run++) {
+      statements = [];
+      counting = false;
+      counting = true;
+      await work(run);
+      counting = false;
+      if (!best || statements.length < best.count) best = { count: statements.length, statements };
+    }
+    return best as { count: number; statements: string[] };
+  }
+
+  describe('round trips per activation', () => {
+    it.each([
+      ['without a webhook endpoint', false],
+      ['with a subscribed webhook endpoint', true],
+    ])('a fresh activation %s: BEGIN, load, write, COMMIT', async (_label, subscribed) => {
+      if (subscribed) await subscribe(['*']);
+      const keys = await Promise.all([0, 1, 2].map(() => createLicense(t)));
+      const { count, statements: seen } = await roundTrips((run) => activate(keys[run].license_key, fingerprint()).expect(200));
+      expect(count).toBeLessThanOrEqual(4);
+      expect(seen[0]).toBe('START TRANSACTION');
+      expect(seen[seen.length - 1]).toBe('COMMIT');
+      expect(seen.join('\n')).not.toMatch(/webhook_endpoints/);
+    });
+
+    it('a re-activation and a refused activation take at most 4 as well', async () => {
+      await subscribe(['*']);
+      const lic = await createLicense(t);
+      const fp = fingerprint();
+      await activate(lic.license_key, fp).expect(200);
+      expect((await roundTrips(() => activate(lic.license_key, fp).expect(200))).count).toBeLessThanOrEqual(4);
+      expect((await roundTrips(() => activate(lic.license_key, fingerprint()).expect(400))).count).toBeLessThanOrEqual(4);
+    });
+
+    it('a licence with a dead seat releases it and binds the new machine in the same 4', async () => {
+      const licences = await Promise.all([0, 1, 2].map(() => createLicense(t, { policy: { heartbeat_timeout_seconds: 60 } })));
+      for (const lic of licences) await insertSeat(t, lic.id, { last_seen_at: new Date(Date.now() - 3_600_000) });
+      const { count } = await roundTrips((run) => activate(licences[run].license_key, fingerprint()).expect(200));
+      expect(count).toBeLessThanOrEqual(4);
+      const released = await t.sql(
+        `SELECT count(*)::int AS n FROM audit_entries WHERE license_id = ANY($1) AND action = 'license.released' AND details->>'reason' = 'heartbeat_timeout'`,
+        [licences.map((l) => l.id)],
+      );
+      expect(released[0].n).toBe(3);
+    });
+  });
+
+  describe('re-activation', () => {
+    it('refreshes the seat and records nothing: no audit entry, no event, no delivery', async () => {
+      const endpoint = await subscribe(['*']);
+      const lic = await createLicense(t);
+      const fp = fingerprint();
+      await activate(lic.license_key, fp).expect(200);
+      await fanout.fanOutPending();
+      const before = await t.sql(`SELECT count(*)::int AS n FROM audit_entries WHERE license_id = $1`, [lic.id]);
+      for (let i = 0; i < 5; i++) await activate(lic.license_key, fp).expect(200);
+      expect(await t.sql(`SELECT count(*)::int AS n FROM audit_entries WHERE license_id = $1`, [lic.id])).toEqual(before);
+      expect(await pendingEvents()).toEqual([]);
+      await fanout.fanOutPending();
+      const activated = await t.sql(
+        `SELECT count(*)::int AS n FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id WHERE d.endpoint_id = $1 AND e.type = 'license.activated'`,
+        [endpoint],
+      );
+      expect(activated[0].n).toBe(1);
+    });
+  });
+
+  describe('the outbox and the fan-out', () => {
+    it('the event carries the licence product id and the licence as admin GET shows it; token events carry no product', async () => {
+      const lic = await createLicense(t);
+      await activate(lic.license_key, fingerprint('with-product')).expect(200);
+      const [event] = await t.sql(
+        `SELECT product_id, license_id, payload FROM webhook_events WHERE type = 'license.activated' AND license_id = $1`,
+        [lic.id],
+      );
+      const [licence] = await t.sql(`SELECT product_id FROM licenses WHERE id = $1`, [lic.id]);
+      expect(event.product_id).toBe(licence.product_id);
+      const details = (await t.admin.get(`/api/v1/admin/licenses/${lic.id}`).expect(200)).body;
+      expect({ ...event.payload.data, event: undefined }).toEqual({ ...details, event: undefined });
+      await t.admin
+        .post('/api/v1/admin/tokens')
+        .send({ name: 'spine', scopes: ['licenses:read'] })
+        .expect(201);
+      const [token] = await t.sql(`SELECT product_id, license_id FROM webhook_events WHERE type = 'token.created'`);
+      expect(token).toEqual({ product_id: null, license_id: null });
+    });
+
+    it('an event no endpoint takes is dropped at fan-out; its audit entry stays', async () => {
+      const lic = await createLicense(t);
+      expect((await pendingEvents()).map((e) => e.type)).toEqual(['license.created']);
+      await fanout.fanOutPending();
+      expect(await t.sql(`SELECT id FROM webhook_events`)).toEqual([]);
+      expect(await t.sql(`SELECT action FROM audit_entries WHERE license_id = $1`, [lic.id])).toEqual([{ action: 'license.created' }]);
+    });
+
+    it('a repeated fan-out of an event adds no second delivery (unique endpoint and event)', async () => {
+      const endpoint = await subscribe(['license.created']);
+      await createLicense(t);
+      await fanout.fanOutPending();
+      await t.sql(`UPDATE webhook_events SET fanned_out_at = NULL`);
+      await fanout.fanOutPending();
+      const rows = await deliveries();
+      expect(rows).toHaveLength(1);
+      expect(rows[0].endpoint_id).toBe(endpoint);
+      expect(await pendingEvents()).toEqual([]);
+    });
+
+    it('an inactive endpoint, an endpoint of other types and an endpoint created after the event receive nothing', async () => {
+      await subscribe(['*'], false);
+      await subscribe(['license.revoked']);
+      await createLicense(t);
+      await subscribe(['*']);
+      await fanout.fanOutPending();
+      expect(await deliveries()).toEqual([]);
+    });
+
+    it('two fan-outs racing over 250 events give each event exactly one delivery per endpoint', async () => {
+      const endpoint = await subscribe(['license.created']);
+      const product = await t.sql<{ id: number }>(`SELECT id FROM products WHERE code = 'POS_RETAIL'`);
+      await t.sql(
+        `INSERT INTO webhook_events (id, type, payload, product_id) SELECT 'msg_race_' || g, 'license.created', '{}', $1 FROM generate_series(1, 250) g`,
+        [product[0].id],
+      );
+      for (let pass = 0; pass < 5 && (await pendingEvents()).length > 0; pass++) {
+        await Promise.all([fanout.fanOutPending(), fanout.fanOutPending(), fanout.fanOutPending()]);
+      }
+      expect(await pendingEvents()).toEqual([]);
+      const [counts] = await t.sql(
+        `SELECT count(*)::int AS deliveries, count(DISTINCT event_id)::int AS events FROM webhook_deliveries WHERE endpoint_id = $1`,
+        [endpoint],
+      );
+      expect(counts).toEqual({ deliveries: 250, events: 250 });
+    });
+  });
+});
