@@ -8,7 +8,7 @@ import { createTestApp, TestApp } from './support/test-app';
 describe('pgPool (the pg pool behind TypeORM)', () => {
   let t: TestApp;
   beforeAll(async () => (t = await createTestApp()), 60_000);
-  afterAll(() => t?.close());
+  afterAll(() => t?.close(), 60_000);
 
   it('is the pg Pool TypeORM draws its connections from', async () => {
     const pool = pgPool(t.dataSource);
@@ -34,7 +34,7 @@ describe('pgPool (the pg pool behind TypeORM)', () => {
   it('refuses a driver that keeps something else than a pg Pool (a TypeORM upgrade that changed it)', () => {
     const changed = { driver: { options: { type: 'postgres' }, master: { query: () => undefined } } } as unknown as DataSource;
     expect(() => pgPool(changed)).toThrow(/no longer keeps a pg Pool/);
-    const other = { driver: { options: { type: 'mysql' }, master: new Pool() } } as unknown as DataSource;
+    const other = { driver: { options: { type: 'mysql' }, master: Object.create(Pool.prototype) as Pool } } as unknown as DataSource;
     expect(() => pgPool(other)).toThrow(/PostgreSQL data source is needed/);
   });
 });
