@@ -6,7 +6,7 @@ import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Pool } from 'pg';
 import { projectRoot } from '../src/common/paths';
-import { loadOrCreateSigningKey } from '../src/signing/signing-key';
+import { loadOrCreateSigningKey } from '../src/keyring/signing-key';
 import { CpuMeters, postgresCpu, processTreeCpu } from './cpu';
 import { freshDatabase } from './database';
 import { fingerprintOf, licenseKeyOf, SEAT_EVERY } from './dataset';

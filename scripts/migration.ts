@@ -63,7 +63,7 @@ async function generate(args: string[]): Promise<void> {
     const file = join(process.cwd(), MIGRATIONS_DIR, migrationFileName(name, timestamp));
     writeFileSync(file, migrationSource(name, timestamp, sql), { flag: 'wx' });
     console.log(`Wrote ${relative(process.cwd(), file)} (${sql.upQueries.length} statements).`);
-    console.log(`Read it, say why in its comment, and add ${name}${timestamp} to MIGRATIONS in src/database/data-source-options.ts.`);
+    console.log('Read it and say why in its comment; it is picked up from the folder (npm run build for dist/).');
   } finally {
     await embedded.stop();
     rmSync(workDir, { recursive: true, force: true });

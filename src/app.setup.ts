@@ -22,7 +22,7 @@ import { configureDashboard, isDashboardPath } from './dashboard/dashboard.setup
 import { securityHeaders } from './dashboard/security-headers';
 import { requestMetrics } from './metrics/metrics.middleware';
 import { MetricsService } from './metrics/metrics.service';
-import { setupOpenApi } from './openapi';
+import { API_DOCS_PATH, setupOpenApi } from './openapi';
 
 export const BODY_LIMIT = '64kb';
 const BODY_LIMIT_BYTES = 64 * 1024;
@@ -79,11 +79,10 @@ export async function configureApp(nestApp: INestApplication, config: AppConfig)
   app.setViewEngine('hbs');
   const nonApi = configureDashboard(app, config, root);
 
-  // Swagger UI's routes and static files (ten layers) would sit in front of every Nest route, walked by every API
-  // request: they join the dashboard's router, which the JSON API's paths skip with one path test.
-  const { router } = app.getHttpAdapter().getInstance();
-  const registered = router.stack.length;
-  await setupOpenApi(app);
-  nonApi.stack.push(...router.stack.splice(registered));
+  // Swagger UI's routes and static files (ten layers) in front of every Nest route would be walked by every API
+  // request: their own Express app joins the dashboard's router, which the JSON API's paths skip with one path test.
+  const docs = await setupOpenApi(app);
+  // Only the docs' own paths enter that app: a mounted app leaves its request and response prototypes behind.
+  nonApi.use((req: Request, res: Response, next: NextFunction) => (req.path.startsWith(API_DOCS_PATH) ? docs(req, res, next) : next()));
   return app;
 }

@@ -1,4 +1,7 @@
-import { INestApplication } from '@nestjs/common';
+import { INestApplication, Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { ExpressAdapter } from '@nestjs/platform-express';
+import express, { type Express } from 'express';
 import { DocumentBuilder, OpenAPIObject, OperationObject, ResponseObject, SwaggerModule } from '@nestjs/swagger';
 import { API_KEY_SCHEME, BEARER_SCHEME } from './auth/admin-route.decorator';
 import { ErrorResponseDto } from './common/errors/error-response.dto';
@@ -28,6 +31,13 @@ const TAGS: [string, string][] = [
   ['health', 'Readiness and liveness probes'],
   ['operations', 'Prometheus metrics'],
 ];
+
+/** Nothing but the host of the API docs' routes. */
+@Module({})
+class OpenApiHostModule {}
+
+/** Swagger UI and, beside it, the JSON document (`/api/docs-json`). */
+export const API_DOCS_PATH = '/api/docs';
 
 let pluginMetadataLoaded: Promise<void> | undefined;
 
@@ -74,8 +84,18 @@ export async function createOpenApiDocument(app: INestApplication): Promise<Open
   return document;
 }
 
-/** Swagger UI at /api/docs and the JSON document at /api/docs-json (CONTRACT 5). */
-export async function setupOpenApi(app: INestApplication): Promise<void> {
+/**
+ * Swagger UI at /api/docs and the JSON document at /api/docs-json, served by an Express app of their own
+ * (a Nest application on its own ExpressAdapter, public APIs only) that the caller mounts where the JSON API's
+ * requests never walk its ten routes (docs/performance.md, Framework seams).
+ */
+export async function setupOpenApi(app: INestApplication): Promise<Express> {
   const document = await createOpenApiDocument(app);
-  SwaggerModule.setup('api/docs', app, document, { jsonDocumentUrl: 'api/docs-json', customSiteTitle: 'Licence server API' });
+  const docs = express();
+  // The main app's settings (app.setup.ts), which a mounted app does not inherit.
+  docs.disable('x-powered-by');
+  docs.set('etag', false);
+  const host = await NestFactory.create(OpenApiHostModule, new ExpressAdapter(docs), { logger: false });
+  SwaggerModule.setup('api/docs', host, document, { jsonDocumentUrl: 'api/docs-json', customSiteTitle: 'Licence server API' });
+  return docs;
 }

@@ -3,9 +3,14 @@ import type { Readable } from 'node:stream';
 import type { Pool } from 'pg';
 import QueryStream from 'pg-query-stream';
 import type { DataSource } from 'typeorm';
+import { pgPool } from './pg-pool';
 
-/** The pg pool behind the app's DataSource: the one way this code base reaches it. */
-export const poolOf = (dataSource: DataSource): Pool => (dataSource.driver as unknown as { master: Pool }).master;
+/** The pg pool behind the app's DataSource, through the one seam (pg-pool.ts); the data source must be initialised. */
+export function poolOf(dataSource: DataSource): Pool {
+  const pool = pgPool(dataSource);
+  if (!pool) throw new Error('row stream before the data source was initialised');
+  return pool;
+}
 
 /** Rows fetched per round trip; also the stream's buffer, so memory stays at one batch whatever the total. */
 const BATCH_ROWS = 500;

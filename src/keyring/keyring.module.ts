@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { AuditModule } from '../audit/audit.module';
-import { SigningModule } from '../signing/signing.module';
+import { SigningService } from '../signing/signing.service';
 import { KeyringRepository } from './keyring.repository';
 import { KeyringService } from './keyring.service';
 import { PublicKeysController } from './public-keys.controller';
@@ -8,9 +8,10 @@ import { SigningKeysController } from './signing-keys.controller';
 
 /** Signing keys in PostgreSQL (encrypted at rest), rotation, revocation and the public key endpoints; hands `signing/` the active key. */
 @Module({
-  imports: [AuditModule, SigningModule],
+  imports: [AuditModule],
   controllers: [PublicKeysController, SigningKeysController],
-  providers: [KeyringRepository, KeyringService],
-  exports: [KeyringService, SigningModule],
+  // One signer per process, so its concurrency limit covers every caller (docs/signing.md, Where the code lives).
+  providers: [KeyringRepository, KeyringService, { provide: SigningService, useFactory: () => new SigningService() }],
+  exports: [KeyringService, SigningService],
 })
 export class KeyringModule {}

@@ -7,7 +7,7 @@ import { ErrorCode } from '../common/errors/error-codes';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { ConfigError } from '../config/config.error';
 import { publicJwkOf, SigningJwk } from '../signing/jwk';
-import { generateSigningKey, readSigningKeyFile, SigningKey } from '../signing/signing-key';
+import { generateSigningKey, readSigningKeyFile, SigningKey } from './signing-key';
 import { KeyEncryption, KeyringDecryptionError } from './key-encryption';
 import { KeyringRepository } from './keyring.repository';
 import { SigningKeyOrigin, StoredSigningKey } from './signing-key.entity';

@@ -1,6 +1,5 @@
 import { constants, createPublicKey, generateKeyPairSync, publicDecrypt, verify } from 'node:crypto';
-import { verifySignature } from './license-signature';
-import { parseSigningKey } from './signing-key';
+import { keyIdOf, verifySignature } from './license-signature';
 import { canonicalBytes, SIGNATURE_PREFIX, SigningService } from './signing.service';
 
 describe('canonicalBytes (RFC 8785)', () => {
@@ -23,8 +22,9 @@ describe('canonicalBytes (RFC 8785)', () => {
 });
 
 describe('SigningService', () => {
-  const pem = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
-  const key = parseSigningKey(pem);
+  const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const publicKeyPem = publicKey.export({ type: 'spki', format: 'pem' }).toString();
+  const key = { privateKey, publicKeyPem, keyId: keyIdOf(publicKey) };
   const service = new SigningService();
   const sign = (p: unknown) => service.sign(p, key.privateKey);
   const verifyOwn = (p: unknown, s: string) => verifySignature(p, s, key.publicKeyPem);

@@ -1,4 +1,3 @@
-import { Injectable } from '@nestjs/common';
 import { KeyObject, sign } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { ConcurrencyLimit } from '../common/concurrency/concurrency-limit';
@@ -10,8 +9,8 @@ export { canonicalBytes, SIGNATURE_PREFIX } from './license-signature';
  * Signs payloads with RSASSA-PKCS1-v1_5 / SHA-256 over their canonical bytes (CONTRACT 4) with the key it is given
  * (the keyring hands it the active key, parsed once). Signing runs on libuv's thread pool (async crypto.sign)
  * so the event loop stays free.
+ * A plain class (signing/ knows no Nest): the keyring module provides the one instance (docs/signing.md).
  */
-@Injectable()
 export class SigningService {
   // Signatures in the thread pool at once: all but one core. With every core signing, the event loop (which
   // every request needs, and which runs the activation's transaction) got a fraction of one and throughput fell.

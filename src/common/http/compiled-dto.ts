@@ -1,10 +1,8 @@
-import { TransformationType } from 'class-transformer';
-import { defaultMetadataStorage } from 'class-transformer/cjs/storage';
+import { plainToInstance } from 'class-transformer';
 import { getMetadataStorage, ValidationArguments, ValidationTypes } from 'class-validator';
 
 type Dto = Record<string, unknown>;
 type Condition = (object: unknown, value: unknown) => boolean;
-type TransformFn = (params: { value: unknown; key: string; obj: unknown; type: TransformationType; options: object }) => unknown;
 
 interface Check {
   validateIf?: Condition;
@@ -14,7 +12,6 @@ interface Check {
 
 interface Property {
   name: string;
-  transforms: TransformFn[];
   conditions: Condition[];
   checks: Check[];
 }
@@ -26,36 +23,27 @@ interface Property {
  */
 export type CompiledDto = (input: Dto) => object | undefined;
 
+// As the ValidationPipe's transformOptions (classValidatorPipe): no coercion.
 const TRANSFORM_OPTIONS = { enableImplicitConversion: false };
 
 /**
- * A check of `cls` compiled once from its class-validator and class-transformer metadata, doing what the lenient
- * ValidationPipe (transform, whitelist, no coercion) does for a valid body without reflecting on every request: the
- * metadata lookup (a walk over every decorated class), the per-property grouping, the ValidationError objects and
- * promises are what the profile showed. The rules themselves are class-validator's own validator instances, called
- * with the same arguments, so a body passes here exactly when it passes there; the result is built as
- * class-transformer builds it (`new cls()`, then the input's known keys in order, @Transform applied). Returns null
- * when the class uses anything this does not model (nested or `each` rules, groups, IsDefined, @Type, @Expose...).
+ * A check of `cls` compiled once from its class-validator metadata, doing what the lenient ValidationPipe (transform,
+ * whitelist, no coercion) does for a valid body without reflecting on every request: the metadata lookup (a walk over
+ * every decorated class), the per-property grouping, the ValidationError objects and promises are what the profile
+ * showed. Public APIs only (docs/performance.md, What the profiles changed): the object is built by class-transformer's
+ * own `plainToInstance` with the pipe's options (so @Transform, @Type, @Expose behave as they do there), then the
+ * whitelist deletes what has no rule, as class-validator's does; the rules are class-validator's own validator
+ * instances from its exported `getMetadataStorage()`, called with the same arguments, so a body passes here exactly
+ * when it passes there. Returns null when the class uses anything this does not model (nested or `each` rules,
+ * groups, IsDefined, async rules...).
  */
 export function compileDto(cls: new () => object): CompiledDto | null {
   const storage = getMetadataStorage();
   const metadatas = storage.getTargetValidationMetadatas(cls, '', false, false, undefined);
   if (metadatas.length === 0) return null;
-  if (defaultMetadataStorage.getExposedMetadatas(cls).length > 0 || defaultMetadataStorage.getExcludedMetadatas(cls).length > 0)
-    return null;
   const properties: Property[] = [];
   for (const [name, rules] of Object.entries(storage.groupByPropertyName(metadatas))) {
-    if (defaultMetadataStorage.findTypeMetadata(cls, name)) return null;
-    const transformMetadatas = defaultMetadataStorage.findTransformMetadatas(cls, name, TransformationType.PLAIN_TO_CLASS);
-    // class-transformer applies only the transforms without groups when it is called without groups.
-    if (transformMetadatas.some((t) => t.options?.groups?.length || t.options?.since !== undefined || t.options?.until !== undefined))
-      return null;
-    const property: Property = {
-      name,
-      transforms: transformMetadatas.map((t) => t.transformFn as TransformFn),
-      conditions: [],
-      checks: [],
-    };
+    const property: Property = { name, conditions: [], checks: [] };
     for (const rule of rules) {
       if (rule.each || rule.always !== undefined || rule.groups?.length) return null;
       if (rule.type === ValidationTypes.CONDITIONAL_VALIDATION) {
@@ -72,26 +60,19 @@ export function compileDto(cls: new () => object): CompiledDto | null {
     }
     properties.push(property);
   }
-  const known = new Map(properties.map((p) => [p.name, p]));
-  // Fields the class itself defines (class fields) but that carry no rule: the whitelist deletes them.
-  const unruled = Object.keys(new cls()).filter((key) => !known.has(key));
+  const known = new Set(properties.map((p) => p.name));
   const targetName = cls.name;
 
   return (input: Dto) => {
-    const dto = new cls() as Dto;
-    for (const key of unruled) delete dto[key];
-    for (const key of Object.keys(input)) {
-      const property = known.get(key);
-      if (!property) continue; // unknown fields are dropped (the whitelist)
-      let value = input[key];
-      // class-transformer copies objects and arrays (and would turn a {then} object into a promise): not modelled.
-      if (typeof value === 'object' && value !== null) return undefined;
-      for (const transform of property.transforms)
-        value = transform({ value, key, obj: input, type: TransformationType.PLAIN_TO_CLASS, options: TRANSFORM_OPTIONS });
-      dto[key] = value;
-    }
+    // class-transformer copies objects and arrays (and would turn a {then} object into a promise): not modelled.
+    for (const name of known) if (typeof input[name] === 'object' && input[name] !== null) return undefined;
+    const dto = plainToInstance(cls, input, TRANSFORM_OPTIONS) as Dto;
+    // The whitelist: every own field without a rule goes (unknown input, class field defaults), as class-validator's does.
+    for (const key of Object.keys(dto)) if (!known.has(key)) delete dto[key];
     for (const property of properties) {
       const value = dto[property.name];
+      // A transform that made an object (or a renamed field that brought one) is the slow path's to judge.
+      if (typeof value === 'object' && value !== null) return undefined;
       if (!property.conditions.every((condition) => condition(dto, value))) continue;
       for (const check of property.checks) {
         if (check.validateIf && !check.validateIf(dto, value)) continue;

@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { writeFileExclusive } from '../config/secrets';
 import { dirname } from 'node:path';
 import { ConfigError } from '../config/config.error';
-import { keyIdOf } from './license-signature';
+import { keyIdOf } from '../signing/license-signature';
 
 export interface SigningKey {
   privateKey: KeyObject;

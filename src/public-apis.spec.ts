@@ -1,0 +1,38 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+
+/** Frameworks through their public APIs only (docs/performance.md, Framework seams): a minor upgrade must not break us silently. */
+const root = join(__dirname, '..');
+const sources = (dir: string): string[] =>
+  readdirSync(join(root, dir), { recursive: true, encoding: 'utf8' })
+    .filter((name) => name.endsWith('.ts') && !name.endsWith('.spec.ts') && !name.endsWith('.d.ts') && name !== 'metadata.ts')
+    .map((name) => join(dir, name));
+const files = [...sources('src'), ...sources('scripts'), ...sources('bench'), 'ormconfig.ts'];
+
+// A value import of a file inside these packages (type-only imports vanish at run time and tsc checks them).
+const PRIVATE_IMPORT = /^import (?!type )[^;]*? from '(class-transformer|class-validator|express|typeorm|@nestjs\/[\w-]+)\/[^']+';/gm;
+const privateImports = (source: string) => [...source.matchAll(PRIVATE_IMPORT)].map((m) => m[0]);
+
+describe('public framework APIs only', () => {
+  it('has files to check', () => expect(files.length).toBeGreaterThan(100));
+
+  it.each(files)('%s imports no private file of class-transformer, class-validator, Express, TypeORM or Nest', (file) => {
+    expect(privateImports(readFileSync(join(root, file), 'utf8'))).toEqual([]);
+  });
+
+  it('nothing rearranges Express router stacks, and only database/pg-pool.ts reaches into the TypeORM driver', () => {
+    const offenders = files.filter((file) => {
+      const source = readFileSync(join(root, file), 'utf8');
+      return (
+        /\.stack\.(push|splice|unshift)|router\.stack/.test(source) ||
+        (/driver[^\n]*\.master\b/.test(source) && !file.endsWith('pg-pool.ts'))
+      );
+    });
+    expect(offenders.map((file) => relative(root, join(root, file)))).toEqual([]);
+  });
+
+  it('would catch a private import (the check itself)', () => {
+    const source = `import { defaultMetadataStorage } from 'class-transformer/cjs/storage';\nimport type { Query } from 'typeorm/driver/Query';\n`;
+    expect(privateImports(source)).toEqual([`import { defaultMetadataStorage } from 'class-transformer/cjs/storage';`]);
+  });
+});
