@@ -22,6 +22,7 @@ describe('request log', () => {
   beforeAll(
     async () =>
       (t = await createTestApp({ logLevel: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line) as RequestLogLine) })),
+    60_000,
   );
   afterAll(() => t.close());
 

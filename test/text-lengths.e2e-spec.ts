@@ -186,7 +186,7 @@ const FIELDS: BoundedField[] = [
 
 describe('text limits count code points, as varchar(n) does', () => {
   let t: TestApp;
-  beforeAll(async () => (t = await createTestApp()));
+  beforeAll(async () => (t = await createTestApp()), 60_000);
   afterAll(() => t.close());
 
   it('the reported case: 101 × "❤️" as customer_name is a 400 on POST and PUT, not a 500', async () => {
