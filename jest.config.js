@@ -14,13 +14,15 @@ const common = {
 
 module.exports = {
   maxWorkers: 2,
+  // A global option: Jest reads testTimeout from the top level only (a project's own is ignored, which left hooks and tests
+  // at 5 s), so it is the default for every hook and test. Real PostgreSQL, Argon2 logins and the job engine on 2 shared
+  // cores: a hang guard, not a speed goal (speed lives in npm run bench); hooks that build an app give their own 60 s.
+  testTimeout: 30_000,
   projects: [
     { ...common, displayName: 'unit', rootDir: 'src', testRegex: '.*\\.spec\\.ts$' },
     {
       ...common,
       displayName: 'e2e',
-      // Real PostgreSQL, Argon2 logins and the job engine on 2 shared cores: a hang guard, not a speed goal (speed lives in npm run bench).
-      testTimeout: 30_000,
       rootDir: '.',
       testRegex: 'test/.*\\.e2e-spec\\.ts$',
       testPathIgnorePatterns: ['/node_modules/', '/test/startup/'],

@@ -7,7 +7,7 @@ describe('concurrent activations', () => {
   beforeAll(async () => {
     t = await createTestApp();
     await t.app.listen(0); // one listening server for all parallel requests
-  });
+  }, 60_000);
   afterAll(() => t.close());
 
   const activateFrom = (licenseKey: string, machine: string) =>

@@ -20,7 +20,7 @@ type SeatRow = Record<string, unknown> & { activated_at: Date; last_seen_at: Dat
 
 describe('client API: POST /api/v1/activate', () => {
   let t: TestApp;
-  beforeAll(async () => (t = await createTestApp()));
+  beforeAll(async () => (t = await createTestApp()), 60_000);
   afterAll(() => t.close());
 
   const activate = (body: Record<string, unknown>) => t.http().post('/api/v1/activate').send(body);
@@ -330,7 +330,7 @@ describe('client API: POST /api/v1/activate', () => {
 
 describe('client API: POST /api/v1/deactivate', () => {
   let t: TestApp;
-  beforeAll(async () => (t = await createTestApp()));
+  beforeAll(async () => (t = await createTestApp()), 60_000);
   afterAll(() => t.close());
 
   const deactivate = (license_key: unknown, machine_fingerprint: unknown) =>
@@ -389,7 +389,7 @@ describe('client API: POST /api/v1/deactivate', () => {
 
 describe('client API: POST /api/v1/validate', () => {
   let t: TestApp;
-  beforeAll(async () => (t = await createTestApp()));
+  beforeAll(async () => (t = await createTestApp()), 60_000);
   afterAll(() => t.close());
 
   const validate = (license_key: string, machine_fingerprint: string) =>

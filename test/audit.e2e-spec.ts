@@ -20,7 +20,7 @@ describe('admin audit API', () => {
         ('2001-01-04T00:00:00Z', 'product.updated', 'system', 'system', NULL, NULL, 'ERP_SUITE', '{}'),
         ('2001-01-04T00:00:00Z', 'auth.logout', 'dashboard', 'admin', '10.0.0.5', NULL, NULL, '{}')`,
     );
-  });
+  }, 60_000);
   afterAll(() => t.close());
 
   const audit = async (query = '') => {

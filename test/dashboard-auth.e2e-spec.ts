@@ -38,7 +38,7 @@ describe('dashboard: login, sessions, CSRF, headers', () => {
   let t: TestApp;
   beforeAll(async () => {
     t = await createTestApp();
-  });
+  }, 60_000);
   afterAll(() => t.close());
 
   const auditActions = async (action: string) =>

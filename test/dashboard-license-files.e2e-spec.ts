@@ -14,7 +14,7 @@ describe('dashboard: offline activation and licence file downloads', () => {
 
   beforeAll(async () => {
     ({ t, agent, token } = await openDashboard());
-  });
+  }, 60_000);
   afterAll(() => t.close());
 
   const seats = async (licenseId: number) =>

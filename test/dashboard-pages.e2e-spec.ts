@@ -14,7 +14,7 @@ describe('dashboard pages and actions', () => {
 
   beforeAll(async () => {
     ({ t, agent, token } = await openDashboard());
-  });
+  }, 60_000);
   afterAll(() => t.close());
 
   const count = async (table: string) => (await t.sql<{ n: number }>(`SELECT count(*)::int AS n FROM ${table}`))[0].n;

@@ -22,7 +22,7 @@ describe('dashboard set-up: first user, login rate limit, session lifetime, sess
       } finally {
         write.mockRestore();
       }
-    });
+    }, 60_000);
     afterAll(async () => {
       await t.close();
       rmSync(dataDir, { recursive: true, force: true });
@@ -66,7 +66,7 @@ describe('dashboard set-up: first user, login rate limit, session lifetime, sess
     let t: TestApp;
     beforeAll(async () => {
       t = await createTestApp({ rateLimits: { activate: 1000, deactivate: 1000, validate: 1000, heartbeat: 1000, admin: 1000, login: 3 } });
-    });
+    }, 60_000);
     afterAll(() => t.close());
 
     it('allows RATE_LIMIT_LOGIN attempts per minute and IP, then re-renders the login form with 429', async () => {
@@ -87,7 +87,7 @@ describe('dashboard set-up: first user, login rate limit, session lifetime, sess
 
   describe('session lifetime', () => {
     let t: TestApp;
-    beforeAll(async () => (t = await createTestApp()));
+    beforeAll(async () => (t = await createTestApp()), 60_000);
     afterAll(() => t.close());
 
     it('ends a session 8 hours after login even while it is in use', async () => {
@@ -111,7 +111,7 @@ describe('dashboard set-up: first user, login rate limit, session lifetime, sess
 
   describe('npm run user:create (createOrResetUser)', () => {
     let t: TestApp;
-    beforeAll(async () => (t = await createTestApp()));
+    beforeAll(async () => (t = await createTestApp()), 60_000);
     afterAll(() => t.close());
 
     it('creates a user who can log in, then resets the password, which ends their sessions', async () => {
@@ -146,7 +146,7 @@ describe('dashboard set-up: first user, login rate limit, session lifetime, sess
 
   describe('with REDIS_URL unreachable', () => {
     let t: TestApp;
-    beforeAll(async () => (t = await createTestApp({ redisUrl: 'redis://127.0.0.1:1' })));
+    beforeAll(async () => (t = await createTestApp({ redisUrl: 'redis://127.0.0.1:1' })), 60_000);
     afterAll(() => t.close());
 
     it('keeps sessions in Redis only: logging in answers a 503 page at once instead of hanging; the API keeps working', async () => {

@@ -12,7 +12,7 @@ describe('dashboard: signing keys', () => {
   beforeAll(async () => {
     t = await createTestApp();
     session = await loggedInAgent(t);
-  });
+  }, 60_000);
   afterAll(() => t.close());
 
   const activeKeyId = () => t.app.get(KeyringService).activeKey().keyId;

@@ -14,7 +14,7 @@ describe('dashboard staff tasks', () => {
 
   beforeAll(async () => {
     ({ t, agent, token } = await openDashboard());
-  });
+  }, 60_000);
   afterAll(() => t.close());
 
   const license = async (id: number) => (await t.sql('SELECT * FROM licenses WHERE id = $1', [id]))[0];
@@ -254,7 +254,7 @@ describe('dashboard staff tasks', () => {
       });
       other = await createLicense(t, { customer_name: 'Unrelated 100% Shop_1' });
       seatFingerprint = (await insertSeat(t, muller.id, { hostname: 'KASA-Novi-Sad-07' })).machine_fingerprint;
-    });
+    }, 60_000);
 
     it('finds a customer by name or e-mail regardless of accents and case', async () => {
       expect(await search('muller')).toEqual([muller.license_key]);

@@ -7,7 +7,7 @@ const expectError = (body: unknown, code: string) =>
 
 describe('foundation: health, errors, public key, Swagger', () => {
   let t: TestApp;
-  beforeAll(async () => (t = await createTestApp()));
+  beforeAll(async () => (t = await createTestApp()), 60_000);
   afterAll(() => t.close());
 
   describe('GET /api/v1/health', () => {

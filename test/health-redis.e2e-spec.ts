@@ -3,7 +3,7 @@ import { createTestApp, TestApp } from './support/test-app';
 /** Health with REDIS_URL set. Uses a Redis URL nobody listens on, so it runs on any machine. */
 describe('GET /api/v1/health with Redis configured but unreachable', () => {
   let t: TestApp;
-  beforeAll(async () => (t = await createTestApp({ redisUrl: 'redis://127.0.0.1:1' })));
+  beforeAll(async () => (t = await createTestApp({ redisUrl: 'redis://127.0.0.1:1' })), 60_000);
   afterAll(() => t.close());
 
   it('reports degraded with 200: the database is up and the server keeps serving', async () => {
@@ -21,6 +21,7 @@ describe('rate limits with Redis configured but unreachable', () => {
         redisUrl: 'redis://127.0.0.1:1',
         rateLimits: { activate: 2, deactivate: 2, validate: 2, heartbeat: 2, admin: 600, login: 5 },
       })),
+    60_000,
   );
   afterAll(() => t.close());
 

@@ -36,7 +36,7 @@ describe('job engine (pg-boss)', () => {
     return nest;
   }
 
-  beforeAll(async () => (app = await build()));
+  beforeAll(async () => (app = await build()), 60_000);
   afterAll(async () => {
     await app?.close();
     await dropDatabase(adminUrl, databaseName);

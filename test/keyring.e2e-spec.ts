@@ -51,7 +51,7 @@ interface Signed {
 /** CONTRACT 7: the keyring, rotation, revocation and the public key endpoints, through the real app. */
 describe('signing keys: keyring, rotation, revocation', () => {
   let t: TestApp;
-  beforeAll(async () => (t = await createTestApp()));
+  beforeAll(async () => (t = await createTestApp()), 60_000);
   afterAll(() => t.close());
 
   const publishedKeys = async () => (await t.http().get('/api/v1/public-keys').expect(200)).body as { keys: PublishedKey[] };
@@ -141,7 +141,7 @@ describe('signing keys: keyring, rotation, revocation', () => {
       licenseKey = (await createLicense(t)).license_key;
       oldPayload = await activate(licenseKey, fp);
       oldKey = (await publishedKeys()).keys[0];
-    });
+    }, 60_000);
 
     it('POST /rotate answers 201 with the new active key; the previous one is retired', async () => {
       const res = await t.admin.post(`${KEYS}/rotate`).expect(201);
@@ -311,7 +311,7 @@ async function startSecondApp(t: Pick<TestApp, 'config'>, overrides: Partial<App
 
 describe('KEYRING_SECRET', () => {
   let t: TestApp;
-  beforeAll(async () => (t = await createTestApp()));
+  beforeAll(async () => (t = await createTestApp()), 60_000);
   afterAll(() => t.close());
 
   it('a wrong secret fails start-up with a message naming KEYRING_SECRET, and never creates a new key', async () => {

@@ -54,7 +54,7 @@ describe('keyset pagination: after and Link rel="next"', () => {
               CASE WHEN n % 2 = 0 THEN 'license.updated' ELSE 'license.activated' END, 'system', 'system', 919191, 'KEYSET', '{}'
        FROM generate_series(1, 17) AS n`,
     );
-  });
+  }, 60_000);
   afterAll(() => t.close());
 
   const get = (url: string) => t.admin.get(url).expect(200);

@@ -36,7 +36,7 @@ describe('licence files and air-gapped activation (CONTRACT 10)', () => {
     publicKeyPem = (await t.http().get('/api/v1/public-key').expect(200)).body.public_key_pem;
     dir = mkdtempSync(join(tmpdir(), 'licfile-'));
     writeFileSync(join(dir, 'public.pem'), publicKeyPem);
-  });
+  }, 60_000);
   afterAll(async () => {
     rmSync(dir, { recursive: true, force: true });
     await t.close();

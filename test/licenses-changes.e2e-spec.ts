@@ -7,7 +7,7 @@ const DAY_MS = 86_400_000;
 
 describe('admin licences API: update, suspend, reinstate, revoke, release', () => {
   let t: TestApp;
-  beforeAll(async () => (t = await createTestApp()));
+  beforeAll(async () => (t = await createTestApp()), 60_000);
   afterAll(() => t.close());
 
   const auditOf = (id: number, action?: string) =>
@@ -147,7 +147,7 @@ describe('admin licences API: update, suspend, reinstate, revoke, release', () =
 
     describe('rejects invalid changes with 400 VALIDATION_ERROR, leaving the licence and the audit log untouched', () => {
       let id: number;
-      beforeAll(async () => (id = (await createLicense(t, { license_type: 'MONTHLY' })).id));
+      beforeAll(async () => (id = (await createLicense(t, { license_type: 'MONTHLY' })).id), 60_000);
 
       it.each([
         [{}, 'body'],

@@ -23,7 +23,7 @@ describe('admin licences API: list, filters and paging', () => {
         .send({ code, name: `Product ${code}`, key_prefix: prefix, available_features: ['F_ONE'] })
         .expect(201);
     }
-  });
+  }, 60_000);
   afterAll(() => t.close());
 
   const list = async (query: string) => {
@@ -99,7 +99,7 @@ describe('admin licences API: list, filters and paging', () => {
       await setLicenseExpiry(t, byStatus.expired, new Date(Date.now() - 10 * DAY_MS), 7);
       await t.admin.put(`${LICENSES}/${byStatus.suspended}`).send({ active: false }).expect(200);
       await t.admin.post(`${LICENSES}/${byStatus.revoked}/revoke`).send({ reason: 'test' }).expect(200);
-    });
+    }, 60_000);
 
     it.each([
       ['active', ['active', 'perpetual']],
@@ -157,7 +157,7 @@ describe('admin licences API: list, filters and paging', () => {
         accents: { customer_name: 'ĐURĐEVIĆ' },
       };
       for (const [name, input] of Object.entries(customers)) made[name] = await createLicense(t, { product_code: 'SEARCH', ...input });
-    });
+    }, 60_000);
     const search = async (q: string) => ids((await list(`product=SEARCH&q=${encodeURIComponent(q)}`)).items).sort();
     const idsOf = (...names: string[]) => names.map((n) => made[n].id).sort();
 
@@ -197,7 +197,7 @@ describe('admin licences API: list, filters and paging', () => {
                 timestamptz '2025-01-01T00:00:00Z' + n * interval '1 minute'
          FROM products p, generate_series(1, 1001) AS n WHERE p.code = 'BULK'`,
       );
-    });
+    }, 60_000);
 
     it('defaults to 100 items, allows up to 1000, and counts all matches', async () => {
       const page = await list('product=BULK');

@@ -10,7 +10,7 @@ const DAY_MS = 86_400_000;
  */
 describe('licence status: SQL and TypeScript agree', () => {
   let t: TestApp;
-  beforeAll(async () => (t = await createTestApp()));
+  beforeAll(async () => (t = await createTestApp()), 60_000);
   afterAll(() => t.close());
 
   const now = new Date('2026-06-15T12:00:00.000Z');

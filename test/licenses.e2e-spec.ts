@@ -11,7 +11,7 @@ const future = (days: number) => new Date(Date.now() + days * DAY_MS).toISOStrin
 
 describe('admin licences API: create and read', () => {
   let t: TestApp;
-  beforeAll(async () => (t = await createTestApp()));
+  beforeAll(async () => (t = await createTestApp()), 60_000);
   afterAll(() => t.close());
 
   const auditCount = async () => (await t.sql<{ n: number }>('SELECT count(*)::int AS n FROM audit_entries'))[0].n;

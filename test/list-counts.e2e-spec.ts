@@ -11,7 +11,7 @@ describe('list totals', () => {
   beforeAll(async () => {
     t = await createTestApp();
     await t.admin.post('/api/v1/admin/products').send({ code: 'COUNTED', name: 'Counted', key_prefix: 'CNT' }).expect(201);
-  });
+  }, 60_000);
   afterAll(() => t.close());
 
   const auditFor = (licenseId: number, n: number) =>

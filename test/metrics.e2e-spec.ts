@@ -9,6 +9,7 @@ describe('GET /metrics', () => {
         metricsToken: 'metrics-token-0123456789',
         rateLimits: { activate: 3, deactivate: 10, validate: 60, heartbeat: 60, admin: 600, login: 5 },
       })),
+    60_000,
   );
   afterAll(() => t.close());
 

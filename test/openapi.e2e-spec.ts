@@ -33,7 +33,7 @@ describe('OpenAPI document', () => {
   beforeAll(async () => {
     t = await createTestApp();
     dir = mkdtempSync(join(tmpdir(), 'openapi-'));
-  });
+  }, 60_000);
   afterAll(async () => {
     await t.close();
     rmSync(dir, { recursive: true, force: true });

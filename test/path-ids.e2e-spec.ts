@@ -3,7 +3,7 @@ import { createTestApp, TestApp } from './support/test-app';
 /** Path ids are positive integers in plain digits; nothing is coerced into one. */
 describe('path ids on admin routes', () => {
   let t: TestApp;
-  beforeAll(async () => (t = await createTestApp()));
+  beforeAll(async () => (t = await createTestApp()), 60_000);
   afterAll(() => t.close());
 
   it.each(['1e3', '01', '+1', '0x1', '1.0', ' 1', '1 ', '-1', '0', 'abc', '99999999999', '1%00'])(

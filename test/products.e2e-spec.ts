@@ -2,7 +2,7 @@ import { createTestApp, TestApp } from './support/test-app';
 
 describe('admin products API', () => {
   let t: TestApp;
-  beforeAll(async () => (t = await createTestApp()));
+  beforeAll(async () => (t = await createTestApp()), 60_000);
   afterAll(() => t.close());
 
   const fieldsOf = (body: { error: { details?: { fields?: { field: string }[] } } }) =>

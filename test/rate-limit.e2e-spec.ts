@@ -29,7 +29,7 @@ function expectRateLimited(
 
 describe('per-IP rate limits, admin API', () => {
   let t: TestApp;
-  beforeAll(async () => (t = await createTestApp({ rateLimits: LIMITS })));
+  beforeAll(async () => (t = await createTestApp({ rateLimits: LIMITS })), 60_000);
   afterAll(() => t.close());
 
   it('limits the whole admin API per IP (600/min by default; 3 here), counting requests with a wrong key too', async () => {
@@ -59,7 +59,7 @@ describe('per-IP rate limits, admin API', () => {
 
 describe('per-IP rate limits behind a trusted proxy (TRUST_PROXY=loopback)', () => {
   let t: TestApp;
-  beforeAll(async () => (t = await createTestApp({ rateLimits: LIMITS, trustProxy: 'loopback' })));
+  beforeAll(async () => (t = await createTestApp({ rateLimits: LIMITS, trustProxy: 'loopback' })), 60_000);
   afterAll(() => t.close());
 
   it('gives each forwarded client IP its own bucket', async () => {
@@ -73,7 +73,7 @@ describe('per-IP rate limits behind a trusted proxy (TRUST_PROXY=loopback)', () 
 
 describe('per-IP rate limits, client API (SPEC 8: 10 / 10 / 60 per minute)', () => {
   let t: TestApp;
-  beforeAll(async () => (t = await createTestApp({ rateLimits: LIMITS })));
+  beforeAll(async () => (t = await createTestApp({ rateLimits: LIMITS })), 60_000);
   afterAll(() => t.close());
 
   const post = (path: string, body: Record<string, unknown>, ip?: string) => {
@@ -123,7 +123,7 @@ describe('per-IP rate limits, client API (SPEC 8: 10 / 10 / 60 per minute)', () 
 
 describe('per-IP rate limits, client API behind a trusted proxy', () => {
   let t: TestApp;
-  beforeAll(async () => (t = await createTestApp({ rateLimits: LIMITS, trustProxy: '1' })));
+  beforeAll(async () => (t = await createTestApp({ rateLimits: LIMITS, trustProxy: '1' })), 60_000);
   afterAll(() => t.close());
 
   const activateAs = (ip: string) => t.http().post('/api/v1/activate').set('X-Forwarded-For', ip).send(seatBody());

@@ -1,3 +1,7 @@
+import { generateAdminToken } from '../src/auth/admin-token';
+import { generateApiKey } from '../src/config/secrets';
+import { generateLicenseKey } from '../src/licenses/license-key';
+import { newWebhookSecret } from '../src/webhooks/webhooks.service';
 import { createTestApp, TestApp } from './support/test-app';
 
 interface RequestLogLine {
@@ -18,6 +22,7 @@ describe('request log', () => {
   beforeAll(
     async () =>
       (t = await createTestApp({ logLevel: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line) as RequestLogLine) })),
+    60_000,
   );
   afterAll(() => t.close());
 
@@ -59,4 +64,32 @@ describe('request log', () => {
       expect(typeof line?.responseTime).toBe('number');
     },
   );
+
+  // docs/security.md, Review findings (round 3): the server's own credentials are masked by value, whatever they are called.
+  it('masks API keys, admin tokens, webhook secrets and licence keys by value in query values, path segments and the request id', async () => {
+    // From the generators, so a changed prefix cannot slip past the log.
+    const apiKey = generateApiKey();
+    const token = generateAdminToken();
+    const secret = newWebhookSecret();
+    const licenceKey = generateLicenseKey('POS');
+    const cases: [string, string][] = [
+      [`/api/v1/health/live?p=${apiKey}`, '/api/v1/health/live?p=[REDACTED]'],
+      [`/api/v1/health/live?x=${encodeURIComponent(secret)}&y=1`, '/api/v1/health/live?x=[REDACTED]&y=1'],
+      [`/api/v1/no-such-route/${token}`, '/api/v1/no-such-route/[REDACTED]'],
+      [`/api/v1/no-such-route/${licenceKey.replace('-', '%2D')}`, '/api/v1/no-such-route/[REDACTED]'],
+    ];
+    for (const [i, [path, logged]] of cases.entries()) {
+      await t.http().get(path).set('X-Request-Id', `by-value-${i}`);
+      await settle();
+      expect(lineOf(`by-value-${i}`)?.req?.url).toBe(logged);
+    }
+    const echoed = await t.http().get('/api/v1/health/live').set('X-Request-Id', token).expect(200);
+    expect(echoed.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    await settle();
+    expect(lineOf(echoed.headers['x-request-id'])).toBeDefined();
+    const all = JSON.stringify(lines);
+    for (const value of [apiKey, token, secret, encodeURIComponent(secret)].map((v) => v.slice(8, 30)).concat(licenceKey.slice(4))) {
+      expect(all).not.toContain(value);
+    }
+  });
 });

@@ -10,7 +10,7 @@ describe('seat policies', () => {
     // A long sweep interval: dead seats here are released by activations (the sweep has its own spec).
     t = await createTestApp({ seatSweepIntervalSeconds: 45 });
     await t.app.listen(0);
-  });
+  }, 60_000);
   afterAll(() => t.close());
 
   const client = (path: string, body: Record<string, unknown>) => t.http().post(`/api/v1/${path}`).send(body);

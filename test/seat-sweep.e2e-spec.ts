@@ -23,7 +23,7 @@ describe('dead-seat sweep', () => {
   let t: TestApp;
   beforeAll(async () => {
     t = await createTestApp({ seatSweepIntervalSeconds: 2 });
-  });
+  }, 60_000);
   afterAll(() => t.close());
 
   const client = (path: string, key: string, machine: string, extra: Record<string, unknown> = {}) =>

@@ -33,7 +33,7 @@ describe('licence signatures, verified independently with openssl', () => {
       .send({ license_key: lic.license_key, machine_fingerprint: fingerprint('openssl'), hostname: 'h' })
       .expect(200);
     signed = res.body;
-  });
+  }, 60_000);
   afterAll(async () => {
     rmSync(dir, { recursive: true, force: true });
     await t.close();

@@ -21,7 +21,7 @@ describe('signed validate answers', () => {
     licenseKey = (await createLicense(t)).license_key;
     await t.http().post('/api/v1/activate').send({ license_key: licenseKey, machine_fingerprint: fp, hostname: 'h' }).expect(200);
     publicKeyPem = (await t.http().get('/api/v1/public-key').expect(200)).body.public_key_pem;
-  });
+  }, 60_000);
   afterAll(() => t.close());
 
   const validate = (body: Record<string, unknown>) => t.http().post('/api/v1/validate').send(body);
@@ -70,7 +70,7 @@ describe('signed validate answers', () => {
     const sent = nonce();
     beforeAll(async () => {
       answer = (await validate({ license_key: licenseKey, machine_fingerprint: fp, nonce: sent }).expect(200)).body;
-    });
+    }, 60_000);
 
     it.each([
       ['valid', false],

@@ -45,7 +45,7 @@ function prng(seed: number) {
 
 describe('statistics counters', () => {
   let t: TestApp;
-  beforeAll(async () => (t = await createTestApp()));
+  beforeAll(async () => (t = await createTestApp()), 60_000);
   afterAll(() => t.close());
 
   const reference = async () =>
@@ -281,7 +281,7 @@ describe('statistics counters', () => {
 
 describe('statistics counters at the edges of an hour', () => {
   let t: TestApp;
-  beforeAll(async () => (t = await createTestApp()));
+  beforeAll(async () => (t = await createTestApp()), 60_000);
   afterAll(() => t.close());
   const HOUR = 3_600_000;
 

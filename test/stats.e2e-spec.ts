@@ -10,7 +10,7 @@ describe('admin stats API', () => {
   beforeAll(async () => {
     t = await createTestApp();
     await t.admin.post('/api/v1/admin/products').send({ code: 'STATS_P', name: 'Stats product', key_prefix: 'SP' }).expect(201);
-  });
+  }, 60_000);
   afterAll(() => t.close());
 
   const statsOf = async (code = 'STATS_P') => {

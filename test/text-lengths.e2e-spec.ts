@@ -38,6 +38,8 @@ interface BoundedField {
   /** An accepted value that is not a validation error but a domain answer (lookups of keys and codes). */
   okCode?: string;
   units?: readonly (readonly [string, string])[];
+  /** Fixed ASCII start of the value (a URL's scheme and host), counted in the limit. */
+  prefix?: string;
 }
 
 let productSeq = 0;
@@ -56,6 +58,11 @@ const licenseColumn = (column: string) => async (t: TestApp, res: Response) =>
   (await t.sql(`SELECT ${column} AS v FROM licenses WHERE id = $1`, [res.body.id]))[0].v as string;
 const seatColumn = (column: string) => async (t: TestApp, _res: Response) =>
   (await t.sql(`SELECT ${column} AS v FROM activations ORDER BY id DESC LIMIT 1`))[0].v as string;
+const webhookColumn = (column: string) => async (t: TestApp, res: Response) =>
+  (await t.sql(`SELECT ${column} AS v FROM webhook_endpoints WHERE id = $1`, [res.body.id]))[0].v as string;
+const newWebhook = (t: TestApp, fields: Record<string, string> = {}) =>
+  t.admin.post('/api/v1/admin/webhooks').send({ url: 'https://93.184.216.34/hook', events: ['*'], ...fields });
+const HOOK_URL = 'https://93.184.216.34/'; // a public literal address: no DNS
 const productName = async (t: TestApp, res: Response) => (await t.sql('SELECT name AS v FROM products WHERE id = $1', [res.body.id]))[0].v;
 
 // An e-mail address takes variation selectors in its local part (validator.js allows U+FE0F there), not surrogates.
@@ -151,6 +158,31 @@ const FIELDS: BoundedField[] = [
     send: (t, v) => activate(t, { app_version: v }),
     stored: seatColumn('app_version'),
   },
+  // docs/security.md, Review findings (round 3): the webhook fields were still counted by MaxLength (a 500 on both routes).
+  ...(['description', 'url'] as const).flatMap((field): BoundedField[] => {
+    const max = field === 'url' ? 2048 : 500;
+    const prefix = field === 'url' ? HOOK_URL : undefined;
+    return [
+      {
+        route: 'POST /webhooks',
+        field,
+        max,
+        prefix,
+        okStatus: 201,
+        send: (t, v) => newWebhook(t, { [field]: v }),
+        stored: webhookColumn(field),
+      },
+      {
+        route: 'PUT /webhooks/{id}',
+        field,
+        max,
+        prefix,
+        okStatus: 200,
+        send: async (t, v) => t.admin.put(`/api/v1/admin/webhooks/${(await newWebhook(t)).body.id}`).send({ [field]: v }),
+        stored: webhookColumn(field),
+      },
+    ];
+  }),
   // Looked up, not stored: at the limit the lookup answers, one over is a validation error.
   {
     route: 'POST /validate',
@@ -186,7 +218,7 @@ const FIELDS: BoundedField[] = [
 
 describe('text limits count code points, as varchar(n) does', () => {
   let t: TestApp;
-  beforeAll(async () => (t = await createTestApp()));
+  beforeAll(async () => (t = await createTestApp()), 60_000);
   afterAll(() => t.close());
 
   it('the reported case: 101 × "❤️" as customer_name is a 400 on POST and PUT, not a 500', async () => {
@@ -205,7 +237,8 @@ describe('text limits count code points, as varchar(n) does', () => {
   });
 
   describe.each(FIELDS.map((f) => [`${f.route} ${f.field} (${f.max})`, f] as const))('%s', (_label, f) => {
-    const value = (unit: string, n: number) => (f.field === 'customer_email' ? email(n) : text(unit, n));
+    const value = (unit: string, n: number) =>
+      f.field === 'customer_email' ? email(n) : (f.prefix ?? '') + text(unit, n - [...(f.prefix ?? '')].length);
 
     it.each(f.units ?? UNITS)(
       `with %s: exactly ${f.max} characters accepted (stored unchanged), ${f.max + 1} refused with 400`,
@@ -236,5 +269,16 @@ describe('text limits count code points, as varchar(n) does', () => {
     expect(res.status).toBe(400);
     expect(res.text).toContain('Customer name must be shorter than or equal to 200 characters');
     expect((await t.sql('SELECT count(*)::int AS n FROM licenses'))[0].n).toBe(before);
+  });
+
+  it('the reported webhook case: 251 × "❤️" as description and a URL of them are 400 on POST and PUT, not 500', async () => {
+    const description = HEART.repeat(251);
+    const url = HOOK_URL + HEART.repeat(1020);
+    const id = (await newWebhook(t)).body.id;
+    for (const body of [{ description }, { url }] as Record<string, string>[]) {
+      for (const res of [await newWebhook(t, body), await t.admin.put(`/api/v1/admin/webhooks/${id}`).send(body)]) {
+        expect([res.status, res.body.error?.code]).toEqual([400, 'VALIDATION_ERROR']);
+      }
+    }
   });
 });

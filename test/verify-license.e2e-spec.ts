@@ -23,7 +23,7 @@ describe('npm run verify-license', () => {
     server = `http://127.0.0.1:${(t.app.getHttpServer().address() as AddressInfo).port}`;
     dir = mkdtempSync(join(tmpdir(), 'verify-license-'));
     licenseKey = (await createLicense(t)).license_key;
-  });
+  }, 60_000);
   afterAll(async () => {
     rmSync(dir, { recursive: true, force: true });
     await t.close();

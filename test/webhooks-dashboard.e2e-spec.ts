@@ -28,7 +28,7 @@ describe('dashboard: webhooks page', () => {
     const session = await loggedInAgent(t);
     agent = session.agent;
     token = await session.token('/webhooks');
-  });
+  }, 60_000);
   afterAll(async () => {
     await t.close();
     await receiver.close();

@@ -21,7 +21,7 @@ describe('webhooks (CONTRACT 11)', () => {
   beforeAll(async () => {
     t = await createTestApp();
     receiver = await startReceiver();
-  });
+  }, 60_000);
   afterAll(async () => {
     await t.close();
     await receiver.close();
@@ -313,7 +313,7 @@ describe('webhooks: SSRF guard without WEBHOOK_ALLOW_PRIVATE_NETWORKS', () => {
   let t: TestApp;
   beforeAll(async () => {
     t = await createTestApp({ webhooks: { retryScheduleSeconds: [1], expiringDays: 7, allowPrivateNetworks: false } });
-  });
+  }, 60_000);
   afterAll(() => t.close());
 
   it.each([

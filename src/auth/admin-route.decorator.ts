@@ -1,4 +1,4 @@
-import { applyDecorators, SetMetadata, UseGuards, UsePipes } from '@nestjs/common';
+import { applyDecorators, SetMetadata, UseGuards, UseInterceptors, UsePipes } from '@nestjs/common';
 import {
   ApiBadRequestResponse,
   ApiBearerAuth,
@@ -9,6 +9,7 @@ import {
   ApiUnauthorizedResponse,
 } from '@nestjs/swagger';
 import { ErrorResponseDto } from '../common/errors/error-response.dto';
+import { refuseUnexpectedBody } from '../common/http/empty-body';
 import { RateLimit } from '../common/http/throttling';
 import { strictValidationPipe } from '../common/http/validation.pipe';
 import { ADMIN_SCOPE_KEY, AdminAuthGuard } from './admin-auth.guard';
@@ -22,7 +23,7 @@ export const SCOPE_EXTENSION = 'x-required-scope';
 /**
  * Marks a route (or every route of a controller) as admin API requiring `scope`: the per-IP 'admin' rate
  * limit (checked first, so key guessing counts too), the credential and scope guard, the strict validation
- * pipe (unknown fields rejected), and the Swagger security schemes, scope and 401/403 answers, in one
+ * pipe (unknown fields rejected; a body on a route without one too), and the Swagger security schemes, scope and 401/403 answers, in one
  * decorator so they cannot drift. Put it on the controller, or on each method when the scopes differ
  * (not both: the guard would run twice).
  */
@@ -32,6 +33,7 @@ export function AdminRoute(scope: ScopeRequirement) {
     SetMetadata(ADMIN_SCOPE_KEY, scope),
     UseGuards(AdminAuthGuard),
     UsePipes(strictValidationPipe),
+    UseInterceptors(refuseUnexpectedBody),
     ApiSecurity(API_KEY_SCHEME),
     ApiBearerAuth(BEARER_SCHEME),
     ApiExtension(SCOPE_EXTENSION, scope),

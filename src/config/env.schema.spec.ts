@@ -68,15 +68,45 @@ describe('validateEnv', () => {
     expect(() => validateEnv({ [name]: value })).toThrow(new RegExp(`Invalid environment variables:[\\s\\S]*${name}`));
   });
 
-  it.each(['true', '0.0.0.0/0', '::/0', 'loopback, 0.0.0.0/0'])(
-    'refuses TRUST_PROXY=%s, which would make every per-IP limit spoofable, pointing to a hop count or addresses',
-    (value) => {
-      expect(() => validateEnv({ TRUST_PROXY: value })).toThrow(ConfigError);
-      expect(() => validateEnv({ TRUST_PROXY: value })).toThrow(/TRUST_PROXY=true .*every per-IP rate limit.*TRUST_PROXY=1.*loopback/);
-    },
-  );
+  it.each([
+    'true',
+    '0.0.0.0/0',
+    '::/0',
+    'loopback, 0.0.0.0/0',
+    // Hop counts a client can outnumber with its own X-Forwarded-For entries
+    '6',
+    '99',
+    '999',
+    // Public address space: every client connecting from it could choose its IP
+    '0.0.0.0/1,128.0.0.0/1',
+    '0.0.0.0/1, 128.0.0.0/1',
+    '8.0.0.0/8',
+    '104.0.0.0/12',
+    '2000::/3',
+    '2001:db8::/28',
+    'loopback, 10.0.0.0/8, 1.0.0.0/1',
+    '0.0.0.0/8',
+  ])('refuses TRUST_PROXY=%s, which would make every per-IP limit spoofable, pointing to a hop count or addresses', (value) => {
+    expect(() => validateEnv({ TRUST_PROXY: value })).toThrow(ConfigError);
+    expect(() => validateEnv({ TRUST_PROXY: value })).toThrow(/TRUST_PROXY=true .*every per-IP rate limit.*TRUST_PROXY=1.*loopback/);
+  });
 
-  it.each(['1', '2', 'false', 'loopback', '10.0.0.0/8, 127.0.0.1', 'uniquelocal', '::1/128'])('accepts TRUST_PROXY=%s', (value) => {
+  it.each([
+    '1',
+    '2',
+    '5',
+    'false',
+    'loopback',
+    '10.0.0.0/8, 127.0.0.1',
+    'uniquelocal',
+    '::1/128',
+    '172.16.0.0/12, 192.168.0.0/16',
+    'fc00::/7',
+    '100.64.0.0/10',
+    // A proxy's own public address, or a CDN's published ranges (Cloudflare's widest are /13 and /29)
+    '203.0.114.7',
+    '104.16.0.0/13, 172.64.0.0/13, 2a06:98c0::/29',
+  ])('accepts TRUST_PROXY=%s', (value) => {
     expect(validateEnv({ TRUST_PROXY: value }).TRUST_PROXY).toBe(value);
   });
 

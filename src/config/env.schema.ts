@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { plainToInstance, Transform } from 'class-transformer';
+import ipaddr from 'ipaddr.js';
 import {
   IsIn,
   IsInt,
@@ -51,16 +52,42 @@ export const ENV_NAMES = [
   'WEB_CONCURRENCY',
 ] as const;
 
+/** More proxies than this in front of one server is a misconfiguration, and a large count trusts client-written hops. */
+export const MAX_TRUSTED_HOPS = 5;
+
 export const TRUST_EVERYONE_MESSAGE =
-  'TRUST_PROXY=true (or a /0 range) believes every X-Forwarded-For hop, so any client can pick its own IP and escape every per-IP ' +
+  'TRUST_PROXY=true (or a /0 range, a range of public addresses wider than IPv4 /13 or IPv6 /29, or more than ' +
+  `${MAX_TRUSTED_HOPS} hops) believes X-Forwarded-For hops a client can write, so any client can pick its own IP and escape every per-IP ` +
   'rate limit: give the number of proxies in front of the server (e.g. TRUST_PROXY=1) or their addresses (e.g. loopback, 10.0.0.0/8)';
 
-/** `true` and a /0 range make Express take the left-most X-Forwarded-For entry, which the client writes. */
+// A proxy fleet's public range is narrower than these (Cloudflare's widest published ranges are IPv4 /13 and IPv6 /29).
+const MIN_PUBLIC_PREFIX = { ipv4: 13, ipv6: 29 } as const;
+const NON_PUBLIC_BLOCKS = ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '127.0.0.0/8', '169.254.0.0/16', '100.64.0.0/10']
+  .concat(['fc00::/7', 'fe80::/10', '::1/128'])
+  .map((cidr) => ipaddr.parseCIDR(cidr));
+
+/** A range that lies outside the private, loopback and link-local blocks and is wider than one proxy fleet's. */
+function trustsPublicSpace(entry: string): boolean {
+  const cidr = entry.includes('/') ? entry : `${entry}/${entry.includes(':') ? 128 : 32}`;
+  if (!ipaddr.isValidCIDR(cidr)) return false;
+  const [address, bits] = ipaddr.parseCIDR(cidr);
+  if (bits >= MIN_PUBLIC_PREFIX[address.kind()]) return false;
+  return !NON_PUBLIC_BLOCKS.some(
+    ([block, blockBits]) => block.kind() === address.kind() && bits >= blockBits && address.match(block, blockBits),
+  );
+}
+
+/**
+ * Values that let a client choose the IP the rate limits see (docs/deployment.md, Reverse proxy and TLS): `true`, a /0
+ * range (Express then takes the left-most X-Forwarded-For entry, which the client writes), a wide public range (every
+ * client connecting from it can spoof) and hop counts above MAX_TRUSTED_HOPS.
+ */
 export function trustsEveryone(value: unknown): boolean {
   if (typeof value !== 'string') return false;
+  if (/^\s*\d+\s*$/.test(value)) return Number(value) > MAX_TRUSTED_HOPS;
   return value.split(',').some((part) => {
     const entry = part.trim().toLowerCase();
-    return entry === 'true' || /\/0+$/.test(entry);
+    return entry === 'true' || /\/0+$/.test(entry) || trustsPublicSpace(entry);
   });
 }
 

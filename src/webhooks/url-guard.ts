@@ -5,16 +5,41 @@ import ipaddr from 'ipaddr.js';
 /** Why a webhook URL is refused; undefined when it may be called. */
 export type UrlProblem = string | undefined;
 
+// Global unicast is 2000::/3 (docs/security.md, Review findings (round 3)); inside it, these ranges are not public or embed an IPv4 address.
+const NON_PUBLIC_GLOBAL_V6: [ipaddr.IPv6, number][] = (
+  [
+    ['2001::', 23], // IETF protocol assignments: Teredo 2001::/32 (embeds IPv4), benchmarking 2001:2::/48, ORCHID 2001:10::/28, 2001:20::/28
+    ['2001:db8::', 32], // documentation
+    ['2002::', 16], // 6to4 (embeds IPv4)
+    ['3fff::', 20], // documentation (RFC 9637)
+  ] as const
+).map(([address, bits]) => [ipaddr.IPv6.parse(address), bits]);
+const GLOBAL_UNICAST_V6 = ipaddr.IPv6.parse('2000::');
+
+/** ipaddr.js reads any dotted tail as IPv4-mapped ("::8.8.8.8" as ::ffff:808:808); the URL parser spells it as it is (::808:808). */
+function canonicalIPv6(address: string): string {
+  try {
+    return new URL(`http://[${address}]/`).hostname.slice(1, -1);
+  } catch {
+    return address;
+  }
+}
+
 /**
  * Only public unicast addresses may receive webhooks: loopback, private (RFC 1918, unique-local), link-local (which
- * holds cloud metadata at 169.254.169.254), carrier-grade NAT, multicast, reserved and unspecified ranges are refused,
- * for IPv4, IPv6 and IPv4-mapped IPv6 alike.
+ * holds cloud metadata at 169.254.169.254), carrier-grade NAT, multicast, reserved and unspecified ranges are refused.
+ * IPv6 must be global unicast (2000::/3) outside the special ranges above, so IPv4-compatible (::/96), NAT64, 6to4 and
+ * Teredo forms, which can carry a private IPv4 address, are refused; an IPv4-mapped address is judged by its IPv4 part.
  */
 export function isPublicAddress(address: string): boolean {
-  if (!ipaddr.isValid(address)) return false;
-  let parsed = ipaddr.parse(address);
-  if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) parsed = (parsed as ipaddr.IPv6).toIPv4Address();
-  return parsed.range() === 'unicast';
+  // A zone id (fe80::1%eth0) only means something on a link.
+  if (address.includes('%') || !ipaddr.isValid(address)) return false;
+  const parsed = ipaddr.parse(address.includes(':') ? canonicalIPv6(address) : address);
+  if (parsed.kind() === 'ipv4') return parsed.range() === 'unicast';
+  const v6 = parsed as ipaddr.IPv6;
+  if (v6.isIPv4MappedAddress()) return v6.toIPv4Address().range() === 'unicast';
+  if (!v6.match(GLOBAL_UNICAST_V6, 3)) return false;
+  return !NON_PUBLIC_GLOBAL_V6.some(([range, bits]) => v6.match(range, bits));
 }
 
 /** Static checks: http(s), a host, no credentials. */

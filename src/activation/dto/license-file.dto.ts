@@ -1,6 +1,7 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { IsString, MaxLength, MinLength } from 'class-validator';
+import { IsString } from 'class-validator';
 import { MAX_ACTIVATION_REQUEST_LENGTH } from '../license-file';
+import { MaxChars, MinChars } from '../../common/validation/validators';
 
 /** `POST /api/v1/license-file` and the offline activation answer (CONTRACT 10). */
 export class LicenseFileResponseDto {
@@ -24,7 +25,7 @@ export class OfflineActivationRequestDto {
     description: 'base64 of the JSON body of /activate between -----BEGIN ACTIVATION REQUEST----- and -----END ACTIVATION REQUEST-----',
   })
   @IsString()
-  @MinLength(1)
-  @MaxLength(MAX_ACTIVATION_REQUEST_LENGTH)
+  @MinChars(1)
+  @MaxChars(MAX_ACTIVATION_REQUEST_LENGTH)
   request: string;
 }

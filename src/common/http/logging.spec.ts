@@ -2,7 +2,7 @@ import express from 'express';
 import pino from 'pino';
 import { Writable } from 'node:stream';
 import request from 'supertest';
-import { logLevelOf, maskSecrets, redactQuery, requestIdOf, requestLogger } from './logging';
+import { logLevelOf, maskSecrets, redactPath, redactQuery, requestIdOf, requestLogger } from './logging';
 
 /** The fields of a request log line these tests read. */
 interface LogLine {
@@ -92,5 +92,45 @@ describe('request log', () => {
     expect(logLevelOf(429, true)).toBe('warn');
     expect(logLevelOf(503, true)).toBe('error');
     expect(maskSecrets('/x/AB-12345-ABCDE-FGHIJ-KLMNO')).toBe('/x/AB-*****');
+  });
+
+  // Shaped as their generators make them; test/request-log.e2e-spec.ts takes them from the generators themselves.
+  describe.each([
+    ['an API key', 'lsk_kJ1x0Hc3yQ8bVq2mZr5tWn7pLs9dFg4hJk6aXc1vBn0'],
+    ['an admin token', 'lst_Zr5tWn7pLs9dFg4hJk6aXc1vBn0kJ1x0Hc3yQ8bVq2m'],
+    ['a webhook secret', 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw+/Ab9cD0eF1gH2i='],
+    ['a signature', 'RSA-SHA256:' + 'A'.repeat(40)],
+  ])('%s is redacted by its value', (_label, secret) => {
+    const enc = encodeURIComponent(secret);
+    const body = secret.slice(6, 30);
+
+    it.each([
+      [`/p?p=${enc}`, '/p?p=[REDACTED]'],
+      [`/p?x=${enc}&limit=5`, '/p?x=[REDACTED]&limit=5'],
+      [`/p?${enc}`, '/p?[REDACTED]'],
+      [`/p?q=${encodeURIComponent(`note ${secret}`)}`, '/p?q=[REDACTED]'],
+      [`/api/v1/admin/x/${enc}/y`, '/api/v1/admin/x/[REDACTED]/y'],
+      // Percent-encoding the prefix does not hide it.
+      [
+        `/p?p=${[...secret.slice(0, 4)].map((c) => '%' + c.charCodeAt(0).toString(16)).join('')}${encodeURIComponent(secret.slice(4))}`,
+        '/p?p=[REDACTED]',
+      ],
+    ])('%s -> %s', (url, expected) => {
+      expect(maskSecrets(url)).toBe(expected);
+      expect(maskSecrets(url)).not.toContain(body);
+    });
+
+    it('is never taken as the request id (which is logged and echoed)', () => {
+      expect(requestIdOf(secret)).toMatch(/^[0-9a-f-]{36}$/);
+    });
+  });
+
+  it('masks a licence key hidden by percent-encoding, and keeps values that only resemble a prefix', () => {
+    const key = 'POS-ABCDE-FGHJK-MNPQR-STVWX';
+    const hidden = key.replace('-', '%2D');
+    expect(maskSecrets(`/p?q=${hidden}`)).toBe('/p?q=[REDACTED]');
+    expect(redactPath(`/x/${hidden}`)).toBe('/x/[REDACTED]');
+    expect(requestIdOf(key)).toMatch(/^[0-9a-f-]{36}$/);
+    expect(maskSecrets('/p?q=blsk_x&name=whsec&status=active')).toBe('/p?q=blsk_x&name=whsec&status=active');
   });
 });

@@ -14,7 +14,30 @@ const SECRET_PARAM = /key|token|secret|passw|pwd|signature|nonce|csrf|auth|sessi
 
 const maskLicenseKeys = (text: string) => text.replace(LICENSE_KEY, (k) => `${k.slice(0, k.indexOf('-') + 1)}*****`);
 
-/** The query string with the values of secret-named parameters replaced by `[REDACTED]` (names kept, so the line still says what was sent). */
+/**
+ * The server's own credentials by their prefix, whatever the parameter is called (docs/security.md, Review findings
+ * (round 3)): API keys `lsk_` (config/secrets.ts), admin tokens `lst_` (auth/admin-token.ts), webhook secrets `whsec_`
+ * (webhooks/webhooks.service.ts) and signatures `RSA-SHA256:` (signing/license-signature.ts); logging.spec.ts ties
+ * each to its generator.
+ */
+const SECRET_VALUE = /(?:^|[^A-Za-z0-9])(?:lsk_|lst_|whsec_|RSA-SHA256:)/i;
+const LICENSE_KEY_INSIDE = new RegExp(LICENSE_KEY.source, 'i');
+
+const decoded = (raw: string) => {
+  try {
+    return decodeURIComponent(raw.replace(/\+/g, ' '));
+  } catch {
+    return raw; // A malformed escape: judge it as sent.
+  }
+};
+
+/** A URL component that holds a credential, or a licence key only visible once decoded (`%50OS-...`), is not logged at all. */
+const holdsSecret = (raw: string) => {
+  const text = decoded(raw);
+  return SECRET_VALUE.test(text) || (LICENSE_KEY_INSIDE.test(text) && !LICENSE_KEY_INSIDE.test(raw));
+};
+
+/** The query string with the values of secret-named parameters, and of secret-looking values, replaced by `[REDACTED]` (names kept, so the line still says what was sent). */
 export function redactQuery(url: string): string {
   const start = url.indexOf('?');
   if (start < 0) return url;
@@ -24,23 +47,31 @@ export function redactQuery(url: string): string {
     .map((pair) => {
       const eq = pair.indexOf('=');
       const rawName = eq < 0 ? pair : pair.slice(0, eq);
-      let name = rawName;
-      try {
-        name = decodeURIComponent(rawName.replace(/\+/g, ' '));
-      } catch {
-        // A malformed escape: judge the name as sent.
-      }
-      return eq >= 0 && SECRET_PARAM.test(name) ? `${rawName}=[REDACTED]` : pair;
+      if (eq < 0) return holdsSecret(pair) ? '[REDACTED]' : pair;
+      return SECRET_PARAM.test(decoded(rawName)) || holdsSecret(pair.slice(eq + 1)) ? `${rawName}=[REDACTED]` : pair;
     });
   return `${url.slice(0, start)}?${params.join('&')}`;
 }
 
-/** What the request log may show of a URL: secret-named query values redacted, licence keys masked anywhere. */
-export const maskSecrets = (text: string) => maskLicenseKeys(redactQuery(text));
+/** The path with every segment that holds a credential replaced by `[REDACTED]`. */
+export function redactPath(url: string): string {
+  const end = url.indexOf('?');
+  const path = end < 0 ? url : url.slice(0, end);
+  const redacted = path
+    .split('/')
+    .map((segment) => (holdsSecret(segment) ? '[REDACTED]' : segment))
+    .join('/');
+  return end < 0 ? redacted : redacted + url.slice(end);
+}
 
-/** The client's X-Request-Id when it is a sane token, otherwise a new UUID. */
+/** What the request log may show of a URL: secrets redacted by parameter name and by value, licence keys masked anywhere. */
+export const maskSecrets = (text: string) => maskLicenseKeys(redactQuery(redactPath(text)));
+
+/** The client's X-Request-Id when it is a sane token (and no credential: it is logged and echoed), otherwise a new UUID. */
 export function requestIdOf(given: string | string[] | undefined): string {
-  return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+  return typeof given === 'string' && REQUEST_ID.test(given) && !holdsSecret(given) && !LICENSE_KEY_INSIDE.test(given)
+    ? given
+    : randomUUID();
 }
 
 export const logLevelOf = (status: number, finished: boolean): 'error' | 'warn' | 'info' =>

@@ -1,7 +1,8 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
+import { IsInt, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
 import { encodeCursor, IsKeysetCursor, type KeysetPosition, NotWith } from './keyset-cursor';
+import { MaxChars } from '../validation/validators';
 
 export const DEFAULT_PAGE_LIMIT = 100;
 export const MAX_PAGE_LIMIT = 1000;
@@ -43,7 +44,7 @@ export class KeysetPageQueryDto extends PageQueryDto {
   })
   @IsOptional()
   @IsString()
-  @MaxLength(64)
+  @MaxChars(64)
   @Matches(/^[A-Za-z0-9_-]+$/, { message: 'after must be base64url (A-Z a-z 0-9 _ -)' })
   @IsKeysetCursor()
   @NotWith('offset')

@@ -57,21 +57,32 @@ export function codePointLength(value: string): number {
   return [...value].length;
 }
 
-function charLengthDecorator(name: string, holds: (length: number) => boolean, message: string, options?: ValidationOptions) {
+function charLengthDecorator(
+  name: string,
+  bound: number,
+  holds: (length: number) => boolean,
+  message: string,
+  options?: ValidationOptions,
+) {
   return (target: object, propertyName: string | symbol) =>
     registerDecorator({
       name,
       target: target.constructor,
       propertyName: propertyName as string,
+      // The bound as a constraint: test/dto-text-limits.e2e-spec.ts reads it to try every field at and over its limit.
+      constraints: [bound],
       options: { message, ...options },
       validator: { validate: (value: unknown) => typeof value === 'string' && holds(codePointLength(value)) },
     });
 }
 
-/** At most `max` characters as the column counts them (replaces class-validator's MaxLength on stored or compared text). */
+/**
+ * At most `max` characters as the column counts them: the one length rule for every text field of every DTO (class-validator's
+ * MaxLength counts a character and its variation selector as one; docs/security.md, Review findings (round 3)).
+ */
 export const MaxChars = (max: number, options?: ValidationOptions): PropertyDecorator =>
-  charLengthDecorator('maxChars', (n) => n <= max, `$property must be shorter than or equal to ${max} characters`, options);
+  charLengthDecorator('maxChars', max, (n) => n <= max, `$property must be shorter than or equal to ${max} characters`, options);
 
 /** At least `min` characters as the column counts them. */
 export const MinChars = (min: number, options?: ValidationOptions): PropertyDecorator =>
-  charLengthDecorator('minChars', (n) => n >= min, `$property must be longer than or equal to ${min} characters`, options);
+  charLengthDecorator('minChars', min, (n) => n >= min, `$property must be longer than or equal to ${min} characters`, options);

@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsOptional, IsString, MaxLength, MinLength } from 'class-validator';
-import { IsStorableText } from '../../common/validation/validators';
+import { IsOptional, IsString } from 'class-validator';
+import { IsStorableText, MaxChars, MinChars } from '../../common/validation/validators';
 import type { PublishedKey } from '../keyring.service';
 import {
   SIGNING_KEY_ORIGINS,
@@ -102,8 +102,8 @@ export class RevokeSigningKeyDto {
   })
   @IsOptional()
   @IsString()
-  @MinLength(1)
-  @MaxLength(500)
+  @MinChars(1)
+  @MaxChars(500)
   @IsStorableText()
   reason?: string;
 }

@@ -1,18 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import {
-  ArrayMaxSize,
-  ArrayMinSize,
-  ArrayUnique,
-  IsArray,
-  IsBoolean,
-  IsIn,
-  IsOptional,
-  IsString,
-  MaxLength,
-  MinLength,
-} from 'class-validator';
+import { ArrayMaxSize, ArrayMinSize, ArrayUnique, IsArray, IsBoolean, IsIn, IsOptional, IsString } from 'class-validator';
 import { PageQueryDto } from '../../common/http/page-query.dto';
-import { IsStorableText } from '../../common/validation/validators';
+import { IsStorableText, MaxChars, MinChars } from '../../common/validation/validators';
 import { DELIVERY_STATUSES, type DeliveryStatus } from '../webhook.entities';
 import { ALL_EVENTS, WEBHOOK_EVENT_TYPES } from '../webhook-events';
 
@@ -21,12 +10,13 @@ const EVENTS_DESCRIPTION = 'Event types to receive, or ["*"] for all of them (al
 export class CreateWebhookDto {
   @ApiProperty({
     example: 'https://billing.example.com/hooks/licences',
+    minLength: 1,
     maxLength: 2048,
     description: 'http(s); must not resolve to a loopback, private, link-local or metadata address',
   })
   @IsString()
-  @MinLength(1)
-  @MaxLength(2048)
+  @MinChars(1)
+  @MaxChars(2048)
   url: string;
 
   @ApiProperty({
@@ -45,7 +35,7 @@ export class CreateWebhookDto {
   @ApiPropertyOptional({ type: String, nullable: true, maxLength: 500, example: 'Billing system' })
   @IsOptional()
   @IsString()
-  @MaxLength(500)
+  @MaxChars(500)
   @IsStorableText()
   description?: string | null;
 
@@ -56,11 +46,11 @@ export class CreateWebhookDto {
 }
 
 export class UpdateWebhookDto {
-  @ApiPropertyOptional({ maxLength: 2048 })
+  @ApiPropertyOptional({ minLength: 1, maxLength: 2048 })
   @IsOptional()
   @IsString()
-  @MinLength(1)
-  @MaxLength(2048)
+  @MinChars(1)
+  @MaxChars(2048)
   url?: string;
 
   @ApiPropertyOptional({ type: [String], enum: [...WEBHOOK_EVENT_TYPES, ALL_EVENTS], description: EVENTS_DESCRIPTION })
@@ -75,7 +65,7 @@ export class UpdateWebhookDto {
   @ApiPropertyOptional({ type: String, nullable: true, maxLength: 500 })
   @IsOptional()
   @IsString()
-  @MaxLength(500)
+  @MaxChars(500)
   @IsStorableText()
   description?: string | null;
 
