@@ -3,7 +3,7 @@ import { SeatsService } from '../../src/licenses/seats.service';
 import { CLIENT_ACTOR, createServiceHarness, issueLicense, machine, ServiceHarness } from '../support/service-harness';
 
 /**
- * Seat rules through SeatsService on real PostgreSQL (docs/licences.md, Seats and machines). The decisions read the
+ * Seat rules through SeatsService on real PostgreSQL (docs/licences.md, Seat policies: node-locked and floating seats). The decisions read the
  * database's clock, so a test moves time by moving the seat's timestamps back, never by waiting.
  */
 describe('SeatsService (integration)', () => {
