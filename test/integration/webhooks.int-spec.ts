@@ -132,6 +132,17 @@ describe('webhooks (integration)', () => {
       expect(await received(hook.id)).toHaveLength(3);
     });
 
+    it('a pass that meets an event again (a crashed pass’s event) adds no second delivery and wakes no one', async () => {
+      const hook = await subscribe(['license.created']);
+      const lic = await issueLicense(h);
+      await drainOutbox();
+      await h.sql(`UPDATE webhook_events SET fanned_out_at = NULL WHERE license_id = $1`, [lic.id]);
+      h.jobs.sent.length = 0;
+      expect(await fanout.fanOutPending()).toBe(1);
+      expect(h.jobs.sent).toEqual([]);
+      expect(await received(hook.id)).toEqual(['license.created:POS']);
+    });
+
     it('events no endpoint takes are removed at fan-out without waking anyone; their audit entries stay', async () => {
       const lic = await issueLicense(h);
       h.jobs.sent.length = 0;
