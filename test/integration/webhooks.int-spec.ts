@@ -1,0 +1,202 @@
+import { EventRecorder } from '../../src/audit/event-recorder';
+import type { ProductScope } from '../../src/common/auth/actor';
+import { CreateWebhookDto } from '../../src/webhooks/dto/webhook.dto';
+import { EventFanoutService } from '../../src/webhooks/event-fanout.service';
+import { WebhooksRepository } from '../../src/webhooks/webhooks.repository';
+import { DRAIN_QUEUE, WebhooksService } from '../../src/webhooks/webhooks.service';
+import { ADMIN_ACTOR, createServiceHarness, issueLicense, productId, ServiceHarness } from '../support/service-harness';
+
+/**
+ * Webhooks through WebhooksService, EventFanoutService and WebhooksRepository on real PostgreSQL (docs/webhooks.md,
+ * The event spine; Product limits). The fan-out and the claims are called directly: no poller or job engine runs.
+ */
+describe('webhooks (integration)', () => {
+  let h: ServiceHarness;
+  let webhooks: WebhooksService;
+  let fanout: EventFanoutService;
+  let repository: WebhooksRepository;
+  let pos: number;
+  let erp: number;
+
+  beforeAll(async () => {
+    h = await createServiceHarness();
+    webhooks = h.get(WebhooksService);
+    fanout = h.get(EventFanoutService);
+    repository = h.get(WebhooksRepository);
+    pos = await productId(h, 'POS_RETAIL');
+    erp = await productId(h, 'ERP_SUITE');
+  }, 60_000);
+
+  afterAll(async () => {
+    await h?.close();
+  }, 60_000);
+
+  let hooks = 0;
+  const subscribe = async (events: string[], products: ProductScope = null) => {
+    hooks += 1;
+    const input = Object.assign(new CreateWebhookDto(), { url: `http://127.0.0.1:9/hook-${hooks}`, events });
+    return webhooks.createEndpoint(input, ADMIN_ACTOR, products);
+  };
+  /** Fans out until nothing is pending (a pass takes at most one batch). */
+  const drainOutbox = async () => {
+    while ((await fanout.fanOutPending()) > 0);
+  };
+  /** What an endpoint received, as (event type, product id), leaving out the webhook.* events of the tests' own set-up. */
+  const received = async (endpointId: number) =>
+    (
+      await h.sql<{ type: string; product_id: number | null }>(
+        `SELECT e.type, e.product_id FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id
+         WHERE d.endpoint_id = $1 AND e.type NOT LIKE 'webhook.%'`,
+        [endpointId],
+      )
+    )
+      .map((r) => `${r.type}:${r.product_id === pos ? 'POS' : r.product_id === erp ? 'ERP' : String(r.product_id)}`)
+      .sort();
+
+  // Each test starts with an empty outbox, no pending delivery and only its own endpoints switched on.
+  beforeEach(async () => {
+    await drainOutbox();
+    await h.sql(`UPDATE webhook_endpoints SET active = false`);
+    await h.sql(`UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL WHERE status = 'pending'`);
+  }, 60_000);
+
+  describe('endpoints', () => {
+    it('an endpoint made by a credential limited to products is limited to them, and its secret is stored sealed, never as sent', async () => {
+      const created = await subscribe(['*'], [pos]);
+      expect(created.products).toEqual(['POS_RETAIL']);
+      expect(created.secret).toMatch(/^whsec_/);
+      const [row] = await h.sql(`SELECT product_ids, secret FROM webhook_endpoints WHERE id = $1`, [created.id]);
+      expect(row.product_ids).toEqual([pos]);
+      expect(row.secret).not.toContain(created.secret.slice('whsec_'.length));
+      expect(row.secret.startsWith('whsec_')).toBe(false);
+    });
+
+    it('attacker: a credential limited to POS_RETAIL neither sees nor changes an unlimited or an ERP endpoint (404)', async () => {
+      const open = await subscribe(['*']);
+      const erpHook = await subscribe(['*'], [erp]);
+      const posHook = await subscribe(['*'], [pos]);
+      const visible = (await webhooks.listEndpoints([pos])).map((e) => e.id);
+      expect(visible).toContain(posHook.id);
+      expect(visible).not.toContain(open.id);
+      expect(visible).not.toContain(erpHook.id);
+      for (const id of [open.id, erpHook.id]) {
+        await expect(webhooks.getEndpoint(id, [pos])).rejects.toMatchObject({ code: 'NOT_FOUND' });
+        await expect(webhooks.deleteEndpoint(id, ADMIN_ACTOR, [pos])).rejects.toMatchObject({ code: 'NOT_FOUND' });
+        await expect(webhooks.rotateSecret(id, ADMIN_ACTOR, [pos])).rejects.toMatchObject({ code: 'NOT_FOUND' });
+      }
+      expect((await webhooks.listEndpoints()).map((e) => e.id)).toEqual(expect.arrayContaining([open.id, erpHook.id]));
+    });
+  });
+
+  describe('fan-out (EventFanoutService.fanOutPending)', () => {
+    it('attacker: an endpoint limited to a product hears only that product’s events, never another’s nor events without a product', async () => {
+      const all = await subscribe(['*']);
+      const posOnly = await subscribe(['*'], [pos]);
+      const erpOnly = await subscribe(['*'], [erp]);
+      await issueLicense(h, { product_code: 'POS_RETAIL' });
+      await issueLicense(h, { product_code: 'ERP_SUITE' });
+      await h.get(EventRecorder).record(undefined, { type: 'token.created', actor: ADMIN_ACTOR, details: { token_id: 1 } });
+      await drainOutbox();
+      expect(await received(all.id)).toEqual(['license.created:ERP', 'license.created:POS', 'token.created:null']);
+      expect(await received(posOnly.id)).toEqual(['license.created:POS']);
+      expect(await received(erpOnly.id)).toEqual(['license.created:ERP']);
+    });
+
+    it('an endpoint receives the types it subscribed to; one switched off before the fan-out receives nothing', async () => {
+      const revocations = await subscribe(['license.revoked', 'license.updated']);
+      const switchedOff = await subscribe(['*']);
+      const lic = await issueLicense(h);
+      await h
+        .get(EventRecorder)
+        .record(
+          undefined,
+          { type: 'license.updated', actor: ADMIN_ACTOR, licenseId: lic.id, productId: pos, details: {} },
+          { type: 'license.revoked', actor: ADMIN_ACTOR, licenseId: lic.id, productId: pos, details: {} },
+        );
+      await webhooks.updateEndpoint(switchedOff.id, Object.assign(new CreateWebhookDto(), { active: false }), ADMIN_ACTOR);
+      await drainOutbox();
+      expect(await received(revocations.id)).toEqual(['license.revoked:POS', 'license.updated:POS']);
+      expect(await received(switchedOff.id)).toEqual([]);
+    });
+
+    it('a pass that makes deliveries wakes the drain worker once, in its own transaction; the next pass finds nothing and wakes no one', async () => {
+      const hook = await subscribe(['license.created']);
+      for (let i = 0; i < 3; i++) await issueLicense(h);
+      h.jobs.sent.length = 0;
+      expect(await fanout.fanOutPending()).toBeGreaterThanOrEqual(3);
+      expect(h.jobs.sent).toEqual([{ name: DRAIN_QUEUE, data: {}, inTransaction: true }]);
+      expect(await received(hook.id)).toEqual(Array(3).fill('license.created:POS'));
+      h.jobs.sent.length = 0;
+      expect(await fanout.fanOutPending()).toBe(0);
+      expect(h.jobs.sent).toEqual([]);
+      expect(await received(hook.id)).toHaveLength(3);
+    });
+
+    it('a pass that meets an event again (a crashed pass’s event) adds no second delivery and wakes no one', async () => {
+      const hook = await subscribe(['license.created']);
+      const lic = await issueLicense(h);
+      await drainOutbox();
+      await h.sql(`UPDATE webhook_events SET fanned_out_at = NULL WHERE license_id = $1`, [lic.id]);
+      h.jobs.sent.length = 0;
+      expect(await fanout.fanOutPending()).toBe(1);
+      expect(h.jobs.sent).toEqual([]);
+      expect(await received(hook.id)).toEqual(['license.created:POS']);
+    });
+
+    it('events no endpoint takes are removed at fan-out without waking anyone; their audit entries stay', async () => {
+      const lic = await issueLicense(h);
+      h.jobs.sent.length = 0;
+      await drainOutbox();
+      expect(h.jobs.sent).toEqual([]);
+      expect(await h.sql(`SELECT id FROM webhook_events WHERE license_id = $1`, [lic.id])).toEqual([]);
+      expect(await h.sql(`SELECT action FROM audit_entries WHERE license_id = $1`, [lic.id])).toEqual([{ action: 'license.created' }]);
+    });
+  });
+
+  describe('delivery claiming (WebhooksRepository.claimNextDue)', () => {
+    it('attacker: twenty workers racing over six due deliveries each claim a different one; nothing is left to claim during the lease', async () => {
+      const hook = await subscribe(['license.created']);
+      for (let i = 0; i < 6; i++) await issueLicense(h);
+      await drainOutbox();
+      const claims = await Promise.all(Array.from({ length: 20 }, () => repository.claimNextDue()));
+      const won = claims.filter((c) => c !== null);
+      expect(won).toHaveLength(6);
+      expect(new Set(won.map((c) => c.id)).size).toBe(6);
+      expect(won.every((c) => c.attempts === 1 && c.endpointId === hook.id)).toBe(true);
+      expect(await repository.claimNextDue()).toBeNull();
+    });
+
+    it('only pending deliveries that are due are claimed: not one due later, not a delivered or failed one', async () => {
+      const hook = await subscribe(['license.created']);
+      for (let i = 0; i < 4; i++) await issueLicense(h);
+      await drainOutbox();
+      const ids = (await h.sql<{ id: string }>(`SELECT id FROM webhook_deliveries WHERE endpoint_id = $1 ORDER BY id`, [hook.id])).map(
+        (r) => r.id,
+      );
+      await h.sql(`UPDATE webhook_deliveries SET next_attempt_at = now() + interval '1 hour' WHERE id = $1`, [ids[0]]);
+      await h.sql(`UPDATE webhook_deliveries SET status = 'delivered', delivered_at = now(), next_attempt_at = NULL WHERE id = $1`, [
+        ids[1],
+      ]);
+      await h.sql(`UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL WHERE id = $1`, [ids[2]]);
+      const claimed = await repository.claimNextDue();
+      expect(claimed?.id).toBe(String(ids[3]));
+      expect(await repository.claimNextDue()).toBeNull();
+    });
+
+    it('a claim carries what the sender needs: the event’s payload and type, the endpoint’s URL and whether it is still active', async () => {
+      const hook = await subscribe(['license.created']);
+      const lic = await issueLicense(h);
+      await drainOutbox();
+      await webhooks.updateEndpoint(hook.id, Object.assign(new CreateWebhookDto(), { active: false }), ADMIN_ACTOR);
+      const claimed = await repository.claimNextDue();
+      expect(claimed).toMatchObject({
+        endpointId: hook.id,
+        url: hook.url,
+        endpointActive: false,
+        eventType: 'license.created',
+        attempts: 1,
+      });
+      expect((claimed?.payload as { data: { id: number } }).data.id).toBe(lic.id);
+    });
+  });
+});
