@@ -33,8 +33,7 @@ module.exports = {
     {
       ...common,
       displayName: 'integration',
-      // Services and repositories on real PostgreSQL without HTTP: a test takes milliseconds; this is a hang guard.
-      testTimeout: 15_000,
+      // Services and repositories on real PostgreSQL without HTTP (docs/testing.md, The three tiers); the top-level testTimeout applies.
       rootDir: '.',
       testRegex: 'test/integration/.*\\.int-spec\\.ts$',
       // The same setup path as e2e: Jest runs it once for both projects (one server, one template database).
