@@ -132,3 +132,12 @@ document.addEventListener('DOMContentLoaded', () => {
     );
   });
 });
+
+// Offline activation, the page after binding: start the licence file's download once, and say so.
+document.addEventListener('DOMContentLoaded', () => {
+  const status = document.querySelector('[data-download-status][data-auto-download]');
+  const link = document.querySelector('a[data-testid=offline-download]');
+  if (!status || !link) return;
+  link.click();
+  status.textContent = `Licence file downloaded: ${link.textContent.replace(/^Download /, '')}. Take it to the machine.`;
+});
