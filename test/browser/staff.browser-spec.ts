@@ -6,7 +6,7 @@ import { collectConsoleErrors, screenshot, signIn, startDashboard } from './brow
 
 /** axe-core's source, injected with page.evaluate: the CSP (rightly) refuses addScriptTag's inline script. */
 const AXE_SOURCE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
-const DESKTOP = { width: 1366, height: 900 };
+const DESKTOP = { width: 1280, height: 800 };
 const PHONE = { width: 390, height: 844 };
 
 interface AxeViolation {

@@ -3,7 +3,7 @@ import type { LicenseDetailsDto } from '../../licenses/dto/license.dto';
 import { POLICY_KEYS } from '../../licenses/license-policy';
 import { LICENSE_TYPES } from '../../licenses/license-type';
 import type { Product } from '../../products/product.entity';
-import { fieldId, labelMessages, summariseErrors } from '../http/form-errors';
+import { labelMessages, summariseErrors } from '../http/form-errors';
 import { FormBody, formList, formText } from '../http/forms';
 
 /** The new-licence form as typed, kept verbatim so a rejected form comes back as the user left it. */
@@ -139,8 +139,6 @@ const FORM_WORDING: [RegExp, string][] = [
 
 /** The API's messages name JSON fields ("customer_email must be ..."); the form names its labels instead. */
 export const withFormLabels = (errors: FieldError[]): FieldError[] => labelMessages(errors, FIELD_LABELS, FORM_WORDING);
-
-export { fieldId };
 
 /** The licence forms' errors for the summary and the fields (src/dashboard/http/form-errors.ts). */
 export const formErrors = (errors: FieldError[]) => summariseErrors(errors, FIELD_LABELS, FORM_WORDING);

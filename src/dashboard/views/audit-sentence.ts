@@ -27,7 +27,7 @@ const FIELD_WORDS: Record<string, string> = {
   active: 'active',
 };
 
-/** Why the server released seats on its own (docs/licences.md, Floating seats). */
+/** Why the server released seats on its own (docs/licences.md, Heartbeats and dead seats). */
 const REASON_WORDS: Record<string, string> = { heartbeat_timeout: 'no heartbeat within the timeout' };
 
 const text = (value: unknown): string | undefined => (typeof value === 'string' && value.trim() ? value.trim() : undefined);
