@@ -133,7 +133,7 @@ document.addEventListener('DOMContentLoaded', () => {
   });
 });
 
-// Offline activation, the page after binding: start the licence file's download once, and say so.
+// Offline activation, the page after binding: start the download once and say so (docs/dashboard.md, Messages after an action).
 document.addEventListener('DOMContentLoaded', () => {
   const status = document.querySelector('[data-download-status][data-auto-download]');
   const link = document.querySelector('a[data-testid=offline-download]');

@@ -37,7 +37,7 @@ describe('dashboard: offline activation and licence file downloads', () => {
     expect(preview.text).toContain('0 of 1 in use');
     expect(await seats(lic.id)).toBe(0);
 
-    // Post/redirect/get: the page changes to one that says what was bound and offers the file.
+    // The page changes to say what was bound and offer the file (docs/dashboard.md, Messages after an action).
     await postForm(agent, token, '/offline-activation', { request }).expect(303).expect('Location', '/offline-activation/done');
     expect(await seats(lic.id)).toBe(1);
     const done = await agent.get('/offline-activation/done').expect(200);
@@ -47,7 +47,7 @@ describe('dashboard: offline activation and licence file downloads', () => {
     expect(download.headers['content-disposition']).toBe(`attachment; filename="${lic.license_key}.lic"`);
     expect(download.headers['content-type']).toBe('text/plain; charset=utf-8');
     expect(decode(download.text).license.machine_fingerprint).toBe(fp);
-    // A reload neither binds again nor starts the download again; the link still gives the same file.
+    // A reload binds nothing and does not restart the download (docs/dashboard.md, Messages after an action).
     expect((await agent.get('/offline-activation/done').expect(200)).text).not.toContain('data-auto-download');
     expect((await agent.get('/offline-activation/done/file').expect(200)).text).toBe(download.text);
     expect(await seats(lic.id)).toBe(1);
@@ -84,7 +84,7 @@ describe('dashboard: offline activation and licence file downloads', () => {
     const anonymous = await t.http().get('/offline-activation');
     expect(anonymous.status).toBe(302);
     expect(anonymous.headers.location).toBe('/login');
-    // Another session (or none) never gets the file of someone's last offline activation.
+    // Another session (or none) never gets someone's file (docs/dashboard.md, Messages after an action).
     await t.http().get('/offline-activation/done/file').expect(302).expect('Location', '/login');
     const { agent: other } = await loggedInAgent(t);
     await other.get('/offline-activation/done/file').expect(303).expect('Location', '/offline-activation');

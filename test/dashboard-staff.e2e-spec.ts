@@ -411,7 +411,7 @@ describe('dashboard staff tasks', () => {
       ]);
     });
 
-    // The attacker controls the host name its client reports: it is escaped, one line, and never passes for a user.
+    // The attacker chooses its host name: escaped, one line, never a user (docs/dashboard.md, Audit lines).
     it('shows a hostile host name escaped and as a machine', async () => {
       const lic = await createLicense(t);
       await t

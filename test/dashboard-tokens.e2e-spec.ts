@@ -62,14 +62,14 @@ describe('dashboard: tokens page and CSV exports', () => {
     }).expect(400);
     expect(res.text).toContain('value="no scopes &lt;b&gt;"');
     expect(res.text).toContain('name="products" value="POS_RETAIL" checked');
-    // The licence forms' pattern: a summary linking to each field, and each message beside its field.
+    // A summary linking to each field and each message beside its field (docs/dashboard.md, Forms).
     const summary = /data-error-summary[\s\S]*?<\/ul>/.exec(res.text)![0];
     expect(summary).toContain('<a href="#field-scopes">Tick at least one scope</a>');
     expect(summary).toMatch(/<a href="#field-name">Name must be 1-100 letters/);
     expect(res.text).toMatch(/<div class="field-error" id="field-scopes-error">Tick at least one scope/);
     expect(res.text).toMatch(/<div class="field-error" id="field-name-error">Name must be/);
     expect(res.text).toMatch(/id="field-name"[^>]*aria-describedby="field-name-hint field-name-error"[^>]*aria-invalid="true"/);
-    // The service's own refusals land on their field too: a global scope for a product-limited token.
+    // The service's refusals land on their field too (docs/dashboard.md, Forms; docs/admin-api.md, Global scopes).
     const global = await postForm(agent, csrf, '/tokens', {
       name: 'pos keys',
       scopes: 'signing-keys:manage',
@@ -77,7 +77,7 @@ describe('dashboard: tokens page and CSV exports', () => {
     }).expect(400);
     expect(global.text).toMatch(/<div class="field-error" id="field-scopes-error">[^<]*signing-keys:manage/);
     expect(global.text).toContain('<a href="#field-scopes">');
-    // A past expiry date: the form says where, not only that something failed.
+    // A past expiry date is reported at its field (docs/dashboard.md, Forms).
     const past = await postForm(agent, csrf, '/tokens', { name: 'old', scopes: 'stats:read', expires_on: '2001-01-01' }).expect(400);
     expect(past.text).toMatch(/<div class="field-error" id="field-expires_at-error">/);
     await agent.post('/tokens').type('form').send({ name: 'x', scopes: 'stats:read' }).expect(403);

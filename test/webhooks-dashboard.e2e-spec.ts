@@ -112,7 +112,7 @@ describe('dashboard: webhooks page', () => {
 
   it('rejects a form without events, with a bad URL or with an unknown event: 400 with the reason and the typed values kept', async () => {
     const noEvents = await postForm(agent, token, '/webhooks', { url: receiver.url, description: 'kept text' }).expect(400);
-    // The licence forms' pattern: a summary linking to each field, the message beside the field, the input kept.
+    // Summary, message beside the field, input kept (docs/dashboard.md, Forms).
     expect(noEvents.text).toContain('<a href="#field-events">Tick at least one event</a>');
     expect(noEvents.text).toContain('<div class="field-error" id="field-events-error">Tick at least one event');
     expect(noEvents.text).toMatch(/<fieldset id="field-events" class="invalid" aria-describedby="field-events-error">/);

@@ -25,7 +25,7 @@ export const SCOPE_DESCRIPTIONS: Readonly<Record<AdminScope, string>> = {
   'signing-keys:manage': 'Rotate and revoke signing keys (global: only for a token of every product).',
 };
 
-/** The scopes as a Markdown list for OpenAPI descriptions. */
+/** The scopes as a Markdown list for OpenAPI descriptions (docs/admin-api.md, Scopes). */
 export const SCOPE_LIST_MARKDOWN = ADMIN_SCOPES.map((scope) => `- \`${scope}\`: ${SCOPE_DESCRIPTIONS[scope]}`).join('\n');
 
 /**

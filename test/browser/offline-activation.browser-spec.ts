@@ -47,7 +47,7 @@ describe('offline activation in Chromium', () => {
     expect(await page.textContent('[data-testid=offline-fingerprint]')).toBe(fp);
     await screenshot(page, 'offline-activation-2-preview');
 
-    // Post/redirect/get: the page changes to say what was bound, and its script starts the download once.
+    // The page changes and its script starts the download once (docs/dashboard.md, Messages after an action).
     const [download] = await Promise.all([page.waitForEvent('download'), page.click('[data-testid=offline-confirm]')]);
     expect(download.suggestedFilename()).toBe(`${lic.license_key}.lic`);
     expect(new URL(page.url()).pathname).toBe('/offline-activation/done');

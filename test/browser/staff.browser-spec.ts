@@ -69,7 +69,7 @@ describe('staff dashboard in Chromium (edit, renew, confirmations, search, phone
     seatFingerprint = (await insertSeat(t, muller.id, { hostname: 'KASA-Beograd-01', os: 'Windows 11', ip: '::ffff:198.51.100.4' }))
       .machine_fingerprint;
     await insertSeat(t, muller.id, { hostname: 'KASA-Beograd-02', os: 'Windows 11', ip: '198.51.100.5' });
-    // A webhook endpoint with a long URL and failed deliveries, and two tokens: the widest rows those pages get.
+    // A long endpoint URL, failed deliveries and two tokens: the widest rows (docs/dashboard.md, Tables).
     const endpoint = await t.admin
       .post('/api/v1/admin/webhooks')
       .send({ url: 'http://127.0.0.1:9/hooks/licence-events/from-the-licence-server', events: ['*'], description: 'Billing system' })
@@ -334,7 +334,7 @@ describe('staff dashboard in Chromium (edit, renew, confirmations, search, phone
       await page.waitForSelector('[data-error-summary]');
       problems.push(...(await seriousViolations(page)).map((v) => `new-licence errors: ${v}`));
       await screenshot(page, `new-licence-errors-${name}`, { viewport: true });
-      // The token and webhook forms sent empty: the same summary and a message at each field, still accessible and narrow.
+      // The token and webhook forms sent empty: summary and per-field messages (docs/dashboard.md, Forms).
       for (const [slug, path, button, fields] of [
         ['tokens', '/tokens', 'Create token', ['name', 'scopes']],
         ['webhooks', '/webhooks', 'Create endpoint', ['url', 'events']],

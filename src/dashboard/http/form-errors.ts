@@ -1,12 +1,12 @@
 import type { FieldError } from '../../common/errors/app-error';
 
-/** A form's labels by API field name, in the form's order (the error summary follows it). */
+/** A form's labels by API field name, in the form's order, which the error summary follows (docs/dashboard.md, Forms). */
 export type FieldLabels = Readonly<Record<string, string>>;
 
-/** The id of the input a field's error belongs to, for the error summary's links and aria-describedby. */
+/** The id of the input a field's error belongs to, for the summary's links and aria-describedby (docs/dashboard.md, Forms). */
 export const fieldId = (field: string) => `field-${field.split('.')[0]}`;
 
-/** The API's messages name JSON fields ("customer_email must be ..."); the form names its labels instead. */
+/** The API's messages name JSON fields; the form names its labels instead (docs/dashboard.md, Forms). */
 export function labelMessages(errors: FieldError[], labels: FieldLabels, wording: [RegExp, string][] = []): FieldError[] {
   return errors.map(({ field, message }) => {
     const top = field.split('.')[0];

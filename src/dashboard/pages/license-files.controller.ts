@@ -75,7 +75,7 @@ export class LicenseFilesPagesController {
 
   /**
    * Step 2: bind exactly as /activate does, keep the file in the session and redirect to the page that offers it
-   * (post/redirect/get, so the page changes and a reload binds nothing). A denial shows its code on the form.
+   * (docs/dashboard.md, Messages after an action): the page changes and a reload binds nothing. A denial shows its code.
    */
   @Post('offline-activation')
   @HttpCode(200)
@@ -99,7 +99,7 @@ export class LicenseFilesPagesController {
     }
   }
 
-  /** Step 3: what was bound, with the licence file's download link; the page's script starts the download once. */
+  /** Step 3: what was bound and the file's download link, followed once by the page script (docs/dashboard.md, Messages after an action). */
   @Get('offline-activation/done')
   done(@Req() req: Request, @Res() res: Response): void {
     const done = req.session.offlineActivation;
@@ -115,7 +115,7 @@ export class LicenseFilesPagesController {
     });
   }
 
-  /** The file of the last offline activation, from the session: already issued and audited, so a GET only reads it. */
+  /** The last offline activation's file from the session: already issued and audited, so a GET only reads it (docs/dashboard.md, Messages after an action). */
   @Get('offline-activation/done/file')
   doneFile(@Req() req: Request, @Res() res: Response): void {
     const done = req.session.offlineActivation;

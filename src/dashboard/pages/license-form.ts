@@ -140,7 +140,7 @@ const FORM_WORDING: [RegExp, string][] = [
 /** The API's messages name JSON fields ("customer_email must be ..."); the form names its labels instead. */
 export const withFormLabels = (errors: FieldError[]): FieldError[] => labelMessages(errors, FIELD_LABELS, FORM_WORDING);
 
-/** The licence forms' errors for the summary and the fields (src/dashboard/http/form-errors.ts). */
+/** The licence forms' errors for the summary and the fields (docs/dashboard.md, Forms). */
 export const formErrors = (errors: FieldError[]) => summariseErrors(errors, FIELD_LABELS, FORM_WORDING);
 
 /** Errors of fields other than those already reported (so one field never shows two stages of the same problem). */

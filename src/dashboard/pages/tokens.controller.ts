@@ -14,7 +14,7 @@ import { DashboardIdPipe } from '../http/id-param';
 import { setFlash } from '../http/view-locals';
 
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
-/** The form's labels by the API's field names, in the form's order. */
+/** The form's labels by the API's field names, in the form's order (docs/dashboard.md, Forms). */
 export const TOKEN_FIELD_LABELS = { name: 'Name', scopes: 'Scopes', products: 'Products', expires_at: 'Expiry date' };
 
 interface TokenForm {
@@ -98,7 +98,7 @@ export class TokensPageController {
       form,
       ...summariseErrors(errors, TOKEN_FIELD_LABELS, [[/^scopes should not be empty$/, 'Tick at least one scope']]),
       created,
-      // The page stays (the token must not pass through a redirect), so the success message is part of this answer.
+      // The token must not pass through a redirect, so the message is part of this answer (docs/dashboard.md, Messages after an action).
       ...(created && { flash: { type: 'success', message: `Token ${created.name} created: copy it below, it is shown only once.` } }),
     });
   }

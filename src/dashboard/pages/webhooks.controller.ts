@@ -22,7 +22,7 @@ interface WebhookFormValues {
   description: string;
 }
 
-/** The form's labels by the API's field names, in the form's order. */
+/** The form's labels by the API's field names, in the form's order (docs/dashboard.md, Forms). */
 export const WEBHOOK_FIELD_LABELS = { url: 'URL', events: 'Events', description: 'Description' };
 
 const emptyForm = (): WebhookFormValues => ({ url: '', events: [], description: '' });

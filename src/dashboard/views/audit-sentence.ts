@@ -12,7 +12,7 @@ export interface AuditEntryLike {
   license?: { license_key: string } | null;
 }
 
-/** Field names of licence changes as the edit form labels them. */
+/** Field names of licence changes as the edit form labels them (docs/dashboard.md, Audit lines). */
 const FIELD_WORDS: Record<string, string> = {
   customer_name: 'customer name',
   customer_email: 'customer e-mail',
@@ -33,13 +33,13 @@ const REASON_WORDS: Record<string, string> = { heartbeat_timeout: 'no heartbeat 
 const text = (value: unknown): string | undefined => (typeof value === 'string' && value.trim() ? value.trim() : undefined);
 const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
 
-/** A client-supplied name on one line and of bounded length, so it cannot pose as more than a host name. */
+/** A client-supplied name on one line and bounded, so it cannot pose as more than a host name (docs/dashboard.md, Audit lines). */
 const clientText = (value: unknown): string | undefined => text(typeof value === 'string' ? value.replace(/\s+/g, ' ').slice(0, 64) : value);
 
 /**
  * Who did it, as staff name them: the user or token; for a client event the machine by its host name from the
  * details (the client's IP is only its address), else its shortened fingerprint, always prefixed "Machine" so a
- * host named like a staff member cannot pass for one; "The server" for system events.
+ * host named like a staff member cannot pass for one; "The server" for system events (docs/dashboard.md, Audit lines).
  */
 export function auditActor(entry: AuditEntryLike): string {
   const details = entry.details ?? {};
@@ -63,7 +63,7 @@ function dateOf(value: unknown): string | undefined {
   return s && /^\d{4}-\d{2}-\d{2}/.test(s) ? s.slice(0, 10) : undefined;
 }
 
-/** license.updated in staff words: suspended / reinstated / renewed, else the changed fields by their labels. */
+/** license.updated in staff words: suspended, reinstated, renewed, else the changed fields (docs/dashboard.md, Audit lines). */
 function licenceUpdate(details: Record<string, unknown>, licence: string): string {
   const changes = (details.changes && typeof details.changes === 'object' ? details.changes : {}) as Record<string, { to?: unknown }>;
   const fields = Object.keys(changes);
@@ -76,7 +76,7 @@ function licenceUpdate(details: Record<string, unknown>, licence: string): strin
   return words.length ? `changed ${licence}: ${words.join(', ')}` : `saved ${licence} without changes`;
 }
 
-/** The verb phrase of one entry: what happened, to what. */
+/** The verb phrase of one entry: what happened, to what (docs/dashboard.md, Audit lines). */
 function predicate(entry: AuditEntryLike): string {
   const d = entry.details ?? {};
   const licence = licenceName(entry);
@@ -138,7 +138,7 @@ function predicate(entry: AuditEntryLike): string {
 
 /**
  * One audit entry as a sentence staff read ("helpdesk-ana suspended POS-… — Invoice unpaid"): the actor, what
- * happened in words, and the reason when there is one. Pure: it reads an entry, whatever wrote it.
+ * happened in words, and the reason. Pure: it reads an entry, whatever wrote it (docs/dashboard.md, Audit lines).
  */
 export function auditSentence(entry: AuditEntryLike): string {
   const reasonCode = text(entry.details?.reason);
