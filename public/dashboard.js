@@ -58,8 +58,8 @@ document.addEventListener('DOMContentLoaded', () => {
     });
   }
 
-  // Times: the server writes UTC; here they become the browser's time zone, relative where marked,
-  // with the exact local time on hover.
+  // Times (docs/dashboard.md, Times): the server writes UTC; here they become the browser's time zone,
+  // relative where marked, with UTC (the server's text) kept on hover.
   const exact = new Intl.DateTimeFormat(undefined, {
     year: 'numeric',
     month: 'short',
@@ -85,8 +85,9 @@ document.addEventListener('DOMContentLoaded', () => {
   for (const time of document.querySelectorAll('time[datetime]')) {
     const date = new Date(time.getAttribute('datetime'));
     if (Number.isNaN(date.getTime())) continue;
+    const utc = time.textContent.trim();
     const local = exact.format(date);
-    time.title = local;
+    time.title = time.hasAttribute('data-relative') ? `${local} (${utc})` : utc;
     time.textContent = time.hasAttribute('data-relative') ? ago(date) : local;
   }
 });
@@ -130,4 +131,13 @@ document.addEventListener('DOMContentLoaded', () => {
       () => field.select(),
     );
   });
+});
+
+// Offline activation, the page after binding: start the download once and say so (docs/dashboard.md, Messages after an action).
+document.addEventListener('DOMContentLoaded', () => {
+  const status = document.querySelector('[data-download-status][data-auto-download]');
+  const link = document.querySelector('a[data-testid=offline-download]');
+  if (!status || !link) return;
+  link.click();
+  status.textContent = `Licence file downloaded: ${link.textContent.replace(/^Download /, '')}. Take it to the machine.`;
 });

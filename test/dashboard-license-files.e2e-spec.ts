@@ -1,4 +1,4 @@
-import { Agent, openDashboard, postForm } from './dashboard-helpers';
+import { Agent, loggedInAgent, openDashboard, postForm } from './dashboard-helpers';
 import { activationRequest, createLicense, fingerprint } from './support/factories';
 import type { TestApp } from './support/test-app';
 
@@ -37,10 +37,19 @@ describe('dashboard: offline activation and licence file downloads', () => {
     expect(preview.text).toContain('0 of 1 in use');
     expect(await seats(lic.id)).toBe(0);
 
-    const download = await postForm(agent, token, '/offline-activation', { request }).expect(200);
+    // The page changes to say what was bound and offer the file (docs/dashboard.md, Messages after an action).
+    await postForm(agent, token, '/offline-activation', { request }).expect(303).expect('Location', '/offline-activation/done');
+    expect(await seats(lic.id)).toBe(1);
+    const done = await agent.get('/offline-activation/done').expect(200);
+    expect(done.text).toContain('class="flash flash-success" role="status">Seat bound: press-line-2 now holds ' + lic.license_key);
+    expect(done.text).toContain('data-auto-download');
+    const download = await agent.get('/offline-activation/done/file').expect(200);
     expect(download.headers['content-disposition']).toBe(`attachment; filename="${lic.license_key}.lic"`);
     expect(download.headers['content-type']).toBe('text/plain; charset=utf-8');
     expect(decode(download.text).license.machine_fingerprint).toBe(fp);
+    // A reload binds nothing and does not restart the download (docs/dashboard.md, Messages after an action).
+    expect((await agent.get('/offline-activation/done').expect(200)).text).not.toContain('data-auto-download');
+    expect((await agent.get('/offline-activation/done/file').expect(200)).text).toBe(download.text);
     expect(await seats(lic.id)).toBe(1);
     const [entry] = await t.sql<{ actor_type: string }>(
       "SELECT actor_type FROM audit_entries WHERE license_id = $1 AND action = 'license.activated'",
@@ -75,6 +84,10 @@ describe('dashboard: offline activation and licence file downloads', () => {
     const anonymous = await t.http().get('/offline-activation');
     expect(anonymous.status).toBe(302);
     expect(anonymous.headers.location).toBe('/login');
+    // Another session (or none) never gets someone's file (docs/dashboard.md, Messages after an action).
+    await t.http().get('/offline-activation/done/file').expect(302).expect('Location', '/login');
+    const { agent: other } = await loggedInAgent(t);
+    await other.get('/offline-activation/done/file').expect(303).expect('Location', '/offline-activation');
   });
 
   it('the licence page offers a licence file per bound machine, issued with the dashboard user as actor', async () => {

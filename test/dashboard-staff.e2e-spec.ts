@@ -1,5 +1,5 @@
 import { computeExpiresAt } from '../src/licenses/license-expiry';
-import { Agent, openDashboard, postForm } from './dashboard-helpers';
+import { Agent, openDashboard, postForm, unescape } from './dashboard-helpers';
 import { createLicense, fingerprint, insertSeat, setLicenseExpiry } from './support/factories';
 import type { TestApp } from './support/test-app';
 
@@ -384,6 +384,56 @@ describe('dashboard staff tasks', () => {
       const res = await agent.get(`/audit?license_id=${id}`).expect(200);
       expect(res.text).toContain('>203.0.113.9</td>');
       expect(res.text).not.toContain('::ffff:203.0.113.9');
+    });
+
+    it('reads each entry as a sentence, a client event named by its machine host name', async () => {
+      const lic = await createLicense(t, { customer_name: 'Sentence d.o.o.' });
+      await postForm(agent, token, `/licenses/${lic.id}/suspend`, { reason: 'Invoice 77 unpaid' }).expect(303);
+      await t
+        .http()
+        .post('/api/v1/activate')
+        .send({ license_key: lic.license_key, machine_fingerprint: fingerprint('sentence'), hostname: 'KASA-Novi-Sad' });
+      await postForm(agent, token, `/licenses/${lic.id}/reinstate`).expect(303);
+      await t
+        .http()
+        .post('/api/v1/activate')
+        .send({ license_key: lic.license_key, machine_fingerprint: fingerprint('sentence'), hostname: 'KASA-Novi-Sad' })
+        .expect(200);
+      const sentences = [
+        ...(await agent.get(`/audit?license_id=${lic.id}`).expect(200)).text.matchAll(/data-testid="audit-sentence">([^<]*)</g),
+      ].map((m) => m[1]);
+      expect(sentences).toEqual([
+        `Machine KASA-Novi-Sad activated ${lic.license_key}`,
+        `admin reinstated ${lic.license_key}`,
+        expect.stringMatching(new RegExp(`^Machine KASA-Novi-Sad was refused ${lic.license_key} \\(\\w+\\)$`)),
+        `admin suspended ${lic.license_key} — Invoice 77 unpaid`,
+        expect.stringMatching(new RegExp(`^key:\\w+ created ${lic.license_key}$`)),
+      ]);
+    });
+
+    // The attacker chooses its host name: escaped, one line, never a user (docs/dashboard.md, Audit lines).
+    it('shows a hostile host name escaped and as a machine', async () => {
+      const lic = await createLicense(t);
+      await t
+        .http()
+        .post('/api/v1/activate')
+        .send({ license_key: lic.license_key, machine_fingerprint: fingerprint('hostile'), hostname: 'admin<script>x()</script>' })
+        .expect(200);
+      const html = (await agent.get(`/audit?license_id=${lic.id}`).expect(200)).text;
+      expect(html).not.toContain('<script>x()');
+      expect(html).toContain(`data-testid="audit-sentence">Machine admin&lt;script&gt;x()&lt;/script&gt; activated ${lic.license_key}<`);
+    });
+
+    it('offers quick ranges (today, 7 and 30 days) as links in UTC days that keep the other filters', async () => {
+      const today = new Date().toISOString().slice(0, 10);
+      const weekAgo = new Date(Date.now() - 6 * 86_400_000).toISOString().slice(0, 10);
+      const html = unescape((await agent.get('/audit?action=license.created').expect(200)).text);
+      expect(html).toContain(`href="/audit?action=license.created&from=${today}&to=${today}">Today</a>`);
+      expect(html).toContain(`href="/audit?action=license.created&from=${weekAgo}&to=${today}">Last 7 days</a>`);
+      expect(html).toContain('>Last 30 days</a>');
+      expect(html).toContain('From (UTC day)');
+      const current = unescape((await agent.get(`/audit?from=${weekAgo}&to=${today}`).expect(200)).text);
+      expect(current).toContain(`href="/audit?from=${weekAgo}&to=${today}" aria-current="true">Last 7 days</a>`);
     });
   });
 

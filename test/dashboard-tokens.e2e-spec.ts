@@ -33,7 +33,8 @@ describe('dashboard: tokens page and CSV exports', () => {
     }).expect(201);
     const token = /id="new-token"[^>]*value="(lst_[A-Za-z0-9_-]{43})"/.exec(res.text)?.[1];
     expect(token).toBeDefined();
-    expect(res.text).toContain('data-copy="#new-token"');
+    expect(res.text).toContain('data-copy-button');
+    expect(res.text).toContain('class="flash flash-success" role="status">Token finance export created');
     const [row] = await t.sql<{ scopes: string[]; products: string[]; expires_at: Date }>(
       `SELECT scopes, ARRAY(SELECT p.code FROM products p WHERE p.id = ANY(t.product_ids)) AS products, expires_at
        FROM admin_tokens t WHERE name = 'finance export'`,
@@ -54,11 +55,33 @@ describe('dashboard: tokens page and CSV exports', () => {
   });
 
   it('re-renders the form with messages and the typed values when invalid, and refuses a missing CSRF token', async () => {
-    const res = await postForm(agent, csrf, '/tokens', { name: 'no scopes <b>', expires_on: '2001-01-01' }).expect(400);
+    const res = await postForm(agent, csrf, '/tokens', {
+      name: 'no scopes <b>',
+      expires_on: '2001-01-01',
+      products: ['POS_RETAIL'],
+    }).expect(400);
     expect(res.text).toContain('value="no scopes &lt;b&gt;"');
-    expect(res.text).toMatch(/class="field-error" role="alert">[^<]*scope/);
+    expect(res.text).toContain('name="products" value="POS_RETAIL" checked');
+    // A summary linking to each field and each message beside its field (docs/dashboard.md, Forms).
+    const summary = /data-error-summary[\s\S]*?<\/ul>/.exec(res.text)![0];
+    expect(summary).toContain('<a href="#field-scopes">Tick at least one scope</a>');
+    expect(summary).toMatch(/<a href="#field-name">Name must be 1-100 letters/);
+    expect(res.text).toMatch(/<div class="field-error" id="field-scopes-error">Tick at least one scope/);
+    expect(res.text).toMatch(/<div class="field-error" id="field-name-error">Name must be/);
+    expect(res.text).toMatch(/id="field-name"[^>]*aria-describedby="field-name-hint field-name-error"[^>]*aria-invalid="true"/);
+    // The service's refusals land on their field too (docs/dashboard.md, Forms; docs/admin-api.md, Global scopes).
+    const global = await postForm(agent, csrf, '/tokens', {
+      name: 'pos keys',
+      scopes: 'signing-keys:manage',
+      products: 'POS_RETAIL',
+    }).expect(400);
+    expect(global.text).toMatch(/<div class="field-error" id="field-scopes-error">[^<]*signing-keys:manage/);
+    expect(global.text).toContain('<a href="#field-scopes">');
+    // A past expiry date is reported at its field (docs/dashboard.md, Forms).
+    const past = await postForm(agent, csrf, '/tokens', { name: 'old', scopes: 'stats:read', expires_on: '2001-01-01' }).expect(400);
+    expect(past.text).toMatch(/<div class="field-error" id="field-expires_at-error">/);
     await agent.post('/tokens').type('form').send({ name: 'x', scopes: 'stats:read' }).expect(403);
-    expect(await t.sql(`SELECT 1 FROM admin_tokens WHERE name IN ('x', 'no scopes <b>')`)).toEqual([]);
+    expect(await t.sql(`SELECT 1 FROM admin_tokens WHERE name IN ('x', 'no scopes <b>', 'pos keys', 'old')`)).toEqual([]);
   });
 
   it('revokes only after the confirmation', async () => {

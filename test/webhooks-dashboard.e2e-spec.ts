@@ -112,11 +112,16 @@ describe('dashboard: webhooks page', () => {
 
   it('rejects a form without events, with a bad URL or with an unknown event: 400 with the reason and the typed values kept', async () => {
     const noEvents = await postForm(agent, token, '/webhooks', { url: receiver.url, description: 'kept text' }).expect(400);
-    expect(noEvents.text).toContain('data-testid="form-errors"');
-    expect(noEvents.text).toMatch(/events/);
+    // Summary, message beside the field, input kept (docs/dashboard.md, Forms).
+    expect(noEvents.text).toContain('<a href="#field-events">Tick at least one event</a>');
+    expect(noEvents.text).toContain('<div class="field-error" id="field-events-error">Tick at least one event');
+    expect(noEvents.text).toMatch(/<fieldset id="field-events" class="invalid" aria-describedby="field-events-error">/);
+    expect(noEvents.text).not.toContain('must contain at least 1 elements');
     expect(noEvents.text).toContain('value="kept text"');
     const badUrl = await postForm(agent, token, '/webhooks', { url: 'ftp://example.com/x', events: ['license.created'] }).expect(400);
-    expect(badUrl.text).toContain('data-testid="form-errors"');
+    expect(badUrl.text).toMatch(/<div class="field-error" id="field-url-error">[^<]+/);
+    expect(badUrl.text).toMatch(/id="field-url"[^>]*aria-invalid="true"/);
+    expect(badUrl.text).toContain('value="ftp://example.com/x"');
     expect(badUrl.text).toContain('name="events" value="license.created" checked');
     await postForm(agent, token, '/webhooks', { url: receiver.url, events: ['auth.login'] }).expect(400);
     expect(await endpointRows()).toHaveLength(0);
@@ -151,6 +156,7 @@ describe('dashboard: webhooks page', () => {
     const secret = secretOn(res.text);
     expect(secret).toMatch(/^whsec_/);
     expect(secret).not.toBe(old);
+    expect(res.text).toContain('class="flash flash-success" role="status">Secret rotated');
     // The row holds the new secret sealed, not as shown; the deliveries below prove it is the one that signs.
     expect((await endpointRows())[0].secret).not.toContain(secret!.slice('whsec_'.length));
     const before = receiver.received.length;
@@ -190,8 +196,8 @@ describe('dashboard: webhooks page', () => {
     const page = await agent.get(`/webhooks/${row.id}`).expect(200);
     expect(page.text.match(/data-testid="delivery-row"/g)).toHaveLength(1);
     expect(page.text).toContain('data-testid="delivery-status">failed');
-    expect(page.text).toContain('<td>3</td>');
-    expect(page.text).toContain('<td>503</td>');
+    expect(page.text).toContain('<td data-label="Attempts">3</td>');
+    expect(page.text).toContain('<td data-label="Last code">503</td>');
     expect(page.text).toContain('HTTP 503');
     expect(page.text).toContain(`action="/webhooks/${row.id}/deliveries/${failedId}/retry"`);
 

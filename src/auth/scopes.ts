@@ -12,6 +12,22 @@ export const ADMIN_SCOPES = [
 ] as const;
 export type AdminScope = (typeof ADMIN_SCOPES)[number];
 
+/** What each scope allows, in words, for the tokens page and the API docs (docs/admin-api.md, Scopes). */
+export const SCOPE_DESCRIPTIONS: Readonly<Record<AdminScope, string>> = {
+  'products:read': 'Read products, their features and default limits.',
+  'products:write': 'Create and change products.',
+  'licenses:read': 'Read, search and export licences and their machines.',
+  'licenses:write': 'Create, change and revoke licences; release machines; activate offline.',
+  'audit:read': 'Read and export the audit log.',
+  'stats:read': 'Read the statistics.',
+  'webhooks:manage': 'Create, change and delete webhook endpoints; retry deliveries.',
+  'tokens:manage': 'Issue and revoke admin tokens (never beyond its own scopes and products).',
+  'signing-keys:manage': 'Rotate and revoke signing keys (global: only for a token of every product).',
+};
+
+/** The scopes as a Markdown list for OpenAPI descriptions (docs/admin-api.md, Scopes). */
+export const SCOPE_LIST_MARKDOWN = ADMIN_SCOPES.map((scope) => `- \`${scope}\`: ${SCOPE_DESCRIPTIONS[scope]}`).join('\n');
+
 /**
  * Scopes over things that belong to no product (the signing keys; stores:manage joins when it exists): only a
  * credential for every product may hold or use them (docs/admin-api.md, Global scopes).

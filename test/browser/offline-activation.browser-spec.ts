@@ -47,8 +47,13 @@ describe('offline activation in Chromium', () => {
     expect(await page.textContent('[data-testid=offline-fingerprint]')).toBe(fp);
     await screenshot(page, 'offline-activation-2-preview');
 
+    // The page changes and its script starts the download once (docs/dashboard.md, Messages after an action).
     const [download] = await Promise.all([page.waitForEvent('download'), page.click('[data-testid=offline-confirm]')]);
     expect(download.suggestedFilename()).toBe(`${lic.license_key}.lic`);
+    expect(new URL(page.url()).pathname).toBe('/offline-activation/done');
+    expect(await page.textContent('.flash-success')).toBe(`Seat bound: mine-scada-1 now holds ${lic.license_key}.`);
+    expect(await page.textContent('[data-download-status]')).toContain('Licence file downloaded');
+    await screenshot(page, 'offline-activation-3-done');
     const saved = join(dir, download.suggestedFilename());
     await download.saveAs(saved);
     const text = readFileSync(saved, 'utf8');

@@ -6,7 +6,7 @@ import { collectConsoleErrors, screenshot, signIn, startDashboard } from './brow
 
 /** axe-core's source, injected with page.evaluate: the CSP (rightly) refuses addScriptTag's inline script. */
 const AXE_SOURCE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
-const DESKTOP = { width: 1366, height: 900 };
+const DESKTOP = { width: 1280, height: 800 };
 const PHONE = { width: 390, height: 844 };
 
 interface AxeViolation {
@@ -33,6 +33,7 @@ describe('staff dashboard in Chromium (edit, renew, confirmations, search, phone
   let consoleErrors: string[];
   let muller: { id: number; license_key: string };
   let seatFingerprint: string;
+  let endpointId: number;
 
   const go = async (path: string) => {
     await page.goto(`${baseUrl}${path}`);
@@ -68,6 +69,26 @@ describe('staff dashboard in Chromium (edit, renew, confirmations, search, phone
     seatFingerprint = (await insertSeat(t, muller.id, { hostname: 'KASA-Beograd-01', os: 'Windows 11', ip: '::ffff:198.51.100.4' }))
       .machine_fingerprint;
     await insertSeat(t, muller.id, { hostname: 'KASA-Beograd-02', os: 'Windows 11', ip: '198.51.100.5' });
+    // A long endpoint URL, failed deliveries and two tokens: the widest rows (docs/dashboard.md, Tables).
+    const endpoint = await t.admin
+      .post('/api/v1/admin/webhooks')
+      .send({ url: 'http://127.0.0.1:9/hooks/licence-events/from-the-licence-server', events: ['*'], description: 'Billing system' })
+      .expect(201);
+    endpointId = endpoint.body.id as number;
+    await t.admin
+      .post('/api/v1/admin/tokens')
+      .send({ name: 'webshop', scopes: ['licenses:write', 'licenses:read'] })
+      .expect(201);
+    await t.admin
+      .post('/api/v1/admin/tokens')
+      .send({
+        name: 'reseller POS',
+        scopes: ['licenses:read', 'stats:read', 'audit:read'],
+        products: ['POS_RETAIL'],
+        expires_at: '2099-12-31T23:59:59Z',
+      })
+      .expect(201);
+    await createLicense(t, { customer_name: 'Webhook Trigger' });
     context = await browser.newContext({ viewport: DESKTOP, timezoneId: 'Europe/Belgrade', locale: 'en-GB' });
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: baseUrl });
     page = await context.newPage();
@@ -271,8 +292,25 @@ describe('staff dashboard in Chromium (edit, renew, confirmations, search, phone
     ['confirm-suspend', `/licenses/${muller.id}/confirm/suspend`],
     ['new-licence', '/licenses/new'],
     ['audit', '/audit'],
+    ['audit-filtered', `/audit?license_id=${muller.id}&from=2020-01-01`],
+    ['offline-activation', '/offline-activation'],
+    ['signing-keys', '/signing-keys'],
+    ['signing-key-rotate', '/signing-keys/rotate'],
+    ['tokens', '/tokens'],
+    ['webhooks', '/webhooks'],
+    ['webhook-endpoint', `/webhooks/${endpointId}`],
+    ['webhook-delete', `/webhooks/${endpointId}/delete`],
     ['not-found', '/licenses/999999'],
   ];
+
+  /** Controls smaller than 24x24 px (WCAG 2.5.8); a checkbox counts with its label, which takes the click too. */
+  const smallTargets = () =>
+    page.evaluate<string[]>(`[...document.querySelectorAll('button, a.button, select, textarea, input:not([type=hidden]), main a, nav a')]
+      .map((el) => (el.matches('input[type=checkbox], input[type=radio]') && el.closest('label')) || el)
+      .filter((el) => el.getClientRects().length > 0 && !el.closest('p, li.prose, .hint, .details, .error-summary, dd, .flash'))
+      .map((el) => [el, el.getBoundingClientRect()])
+      .filter(([, r]) => r.height < 24 || r.width < 24)
+      .map(([el, r]) => el.tagName.toLowerCase() + ' "' + (el.textContent || el.getAttribute('name') || '').trim().slice(0, 30) + '" ' + Math.round(r.width) + 'x' + Math.round(r.height))`);
 
   it.each([
     ['desktop', DESKTOP],
@@ -285,8 +323,9 @@ describe('staff dashboard in Chromium (edit, renew, confirmations, search, phone
       for (const [slug, path] of pages()) {
         await go(path);
         problems.push(...(await seriousViolations(page)).map((v) => `${path}: ${v}`));
-        const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth');
+        const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
         if (overflow > 0) problems.push(`${path}: scrolls ${overflow}px sideways at ${size.width}px`);
+        problems.push(...(await smallTargets()).map((target) => `${path}: target under 24px at ${size.width}px: ${target}`));
         await screenshot(page, `${slug}-${name}`, { viewport: true });
       }
       // The new-licence form with errors, and the login page (logged out in a separate context).
@@ -295,6 +334,24 @@ describe('staff dashboard in Chromium (edit, renew, confirmations, search, phone
       await page.waitForSelector('[data-error-summary]');
       problems.push(...(await seriousViolations(page)).map((v) => `new-licence errors: ${v}`));
       await screenshot(page, `new-licence-errors-${name}`, { viewport: true });
+      // The token and webhook forms sent empty: summary and per-field messages (docs/dashboard.md, Forms).
+      for (const [slug, path, button, fields] of [
+        ['tokens', '/tokens', 'Create token', ['name', 'scopes']],
+        ['webhooks', '/webhooks', 'Create endpoint', ['url', 'events']],
+      ] as const) {
+        await go(path);
+        await page.click(`button:has-text("${button}")`);
+        await page.waitForSelector('[data-error-summary]');
+        for (const field of fields) {
+          if (!(await page.isVisible(`#field-${field}-error`))) problems.push(`${path}: no message at ${field}`);
+          if ((await page.locator(`[data-error-summary] a[href="#field-${field}"]`).count()) !== 1)
+            problems.push(`${path}: ${field} not in the summary`);
+        }
+        problems.push(...(await seriousViolations(page)).map((v) => `${slug} errors: ${v}`));
+        const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
+        if (overflow > 0) problems.push(`${path} errors: scrolls ${overflow}px sideways`);
+        await screenshot(page, `${slug}-errors-${name}`, { viewport: true });
+      }
       const anonymous = await browser.newPage({ viewport: size });
       await anonymous.goto(`${baseUrl}/login`);
       problems.push(...(await seriousViolations(anonymous)).map((v) => `login: ${v}`));

@@ -1150,6 +1150,16 @@ export interface components {
              */
             name: string;
             /**
+             * @description What the token may do:
+             *     - `products:read`: Read products, their features and default limits.
+             *     - `products:write`: Create and change products.
+             *     - `licenses:read`: Read, search and export licences and their machines.
+             *     - `licenses:write`: Create, change and revoke licences; release machines; activate offline.
+             *     - `audit:read`: Read and export the audit log.
+             *     - `stats:read`: Read the statistics.
+             *     - `webhooks:manage`: Create, change and delete webhook endpoints; retry deliveries.
+             *     - `tokens:manage`: Issue and revoke admin tokens (never beyond its own scopes and products).
+             *     - `signing-keys:manage`: Rotate and revoke signing keys (global: only for a token of every product).
              * @example [
              *       "licenses:write"
              *     ]

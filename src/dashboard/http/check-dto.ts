@@ -14,13 +14,6 @@ export async function checkDto<T>(cls: new () => T, plain: Record<string, unknow
   }
 }
 
-/** Field errors by top-level field name (limits.x counts as limits), for showing beside the inputs. */
-export function errorsByField(errors: FieldError[]): Record<string, string[]> {
-  const byField: Record<string, string[]> = {};
-  for (const { field, message } of errors) (byField[field.split('.')[0]] ??= []).push(message);
-  return byField;
-}
-
 /**
  * List filters from a query string: those failing the DTO's rules are dropped from `filters` (and
  * reported), the rest still apply, so a bad link shows a message and a list instead of an error page.

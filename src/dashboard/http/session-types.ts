@@ -9,6 +9,8 @@ declare module 'express-session' {
   interface SessionData {
     /** A one-time message shown on the next page (post/redirect/get). */
     flash?: Flash;
+    /** The last offline activation's licence file, for the page after the POST (docs/dashboard.md, Messages after an action). */
+    offlineActivation?: { licenseId: number | null; licenseKey: string; hostname: string; file: string; fresh: boolean };
   }
 }
 

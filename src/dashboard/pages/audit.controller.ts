@@ -16,6 +16,24 @@ const DATE = /^\d{4}-\d{2}-\d{2}$/;
 /** A customer filter matching more licences than this names only the newest of them. */
 const CUSTOMER_LICENCES = 500;
 
+/** The quick ranges (docs/dashboard.md, Times): whole UTC days ending today, as plain links that keep the other filters. */
+export function quickRanges(shown: Record<string, string>, now = new Date()) {
+  const day = (offset: number) => new Date(now.getTime() - offset * 86_400_000).toISOString().slice(0, 10);
+  const rest = Object.fromEntries(Object.entries(shown).filter(([name]) => name !== 'from' && name !== 'to'));
+  return [
+    ['Today', 0],
+    ['Last 7 days', 6],
+    ['Last 30 days', 29],
+  ].map(([label, back]) => {
+    const range = { from: day(back as number), to: day(0) };
+    return {
+      label,
+      href: `/audit?${new URLSearchParams({ ...rest, ...range }).toString()}`,
+      current: shown.from === range.from && shown.to === range.to,
+    };
+  });
+}
+
 /** Entries with the key and customer of their licence, for the Licence and Customer columns. */
 export async function withLicenses(entries: AuditEntryDto[], licenses: LicensesService) {
   const summaries = await licenses.licenseSummaries(entries.map((e) => e.license_id).filter((id): id is number => id !== null));
@@ -60,6 +78,7 @@ export class AuditPageController {
       actions: AUDIT_ACTIONS,
       actorTypes: ACTOR_TYPES,
       pagination: pagination('/audit', shown, page, AUDIT_PAGE_SIZE, result.total),
+      ranges: quickRanges(shown),
       exportHref: `/audit/export.csv?${new URLSearchParams(shown).toString()}`,
     };
   }

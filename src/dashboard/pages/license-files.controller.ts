@@ -13,7 +13,7 @@ import { setFlash } from '../http/view-locals';
 const VIEW = 'offline-activation';
 
 /** A licence file as a download named after its licence key (CONTRACT 10: `<licence key>.lic`). */
-function sendLicenseFile(res: Response, licenseKey: string, file: LicenseFileResponseDto): void {
+function sendLicenseFile(res: Response, licenseKey: string, file: Pick<LicenseFileResponseDto, 'license_file'>): void {
   res.setHeader('Content-Type', 'text/plain; charset=utf-8');
   res.setHeader('Content-Disposition', `attachment; filename="${licenseKey}.lic"`);
   res.setHeader('Cache-Control', 'no-store');
@@ -73,7 +73,10 @@ export class LicenseFilesPagesController {
     }
   }
 
-  /** Step 2: bind exactly as /activate does and download the licence file. A denial shows its code on the form. */
+  /**
+   * Step 2: bind exactly as /activate does, keep the file in the session and redirect to the page that offers it
+   * (docs/dashboard.md, Messages after an action): the page changes and a reload binds nothing. A denial shows its code.
+   */
   @Post('offline-activation')
   @HttpCode(200)
   async activate(@Req() req: Request, @Res() res: Response, @CurrentActor() actor: Actor): Promise<void> {
@@ -81,11 +84,43 @@ export class LicenseFilesPagesController {
     try {
       const input = await parseOfflineActivation(request);
       const file = await this.activation.activateOffline(request, actor);
-      sendLicenseFile(res, input.license_key, file);
+      const licenseId = (await this.licenses.findLicenseByKey(input.license_key))?.id ?? null;
+      req.session.offlineActivation = {
+        licenseId,
+        licenseKey: input.license_key,
+        hostname: input.hostname,
+        file: file.license_file,
+        fresh: true,
+      };
+      res.redirect(303, '/offline-activation/done');
     } catch (err) {
       if (!(err instanceof AppError) || err.status !== 400) throw err;
       res.status(400).render(VIEW, { title: 'Offline activation', nav: 'offline', request, errors: messages(err) });
     }
+  }
+
+  /** Step 3: what was bound and the file's download link, followed once by the page script (docs/dashboard.md, Messages after an action). */
+  @Get('offline-activation/done')
+  done(@Req() req: Request, @Res() res: Response): void {
+    const done = req.session.offlineActivation;
+    if (!done) return res.redirect(303, '/offline-activation');
+    const autoDownload = done.fresh;
+    done.fresh = false;
+    res.render('offline-activation-done', {
+      title: 'Licence file ready',
+      nav: 'offline',
+      done,
+      autoDownload,
+      flash: { type: 'success', message: `Seat bound: ${done.hostname} now holds ${done.licenseKey}.` },
+    });
+  }
+
+  /** The last offline activation's file from the session: already issued and audited, so a GET only reads it (docs/dashboard.md, Messages after an action). */
+  @Get('offline-activation/done/file')
+  doneFile(@Req() req: Request, @Res() res: Response): void {
+    const done = req.session.offlineActivation;
+    if (!done) return res.redirect(303, '/offline-activation');
+    sendLicenseFile(res, done.licenseKey, { license_file: done.file });
   }
 
   /** The licence page's "Download licence file" for one bound machine. */

@@ -1,5 +1,5 @@
 import type { Product } from '../../products/product.entity';
-import { emptyLicenseForm, licenseFormView, readLicenseForm, toCreateLicenseInput, withFormLabels } from './license-form';
+import { emptyLicenseForm, licenseFormView, limitLabel, readLicenseForm, toCreateLicenseInput, withFormLabels } from './license-form';
 
 const erp = {
   code: 'ERP_SUITE',
@@ -114,9 +114,26 @@ describe('new-licence form', () => {
     });
     expect(view.products[1]).toMatchObject({ chosen: false, features: [{ name: 'REPORTS', checked: true }] });
     expect(view.products[0].limits).toEqual([
-      { name: 'max_installations', field: 'limit.ERP_SUITE.max_installations', productDefault: 1, value: '' },
-      { name: 'max_operators', field: 'limit.ERP_SUITE.max_operators', productDefault: 10, value: '' },
+      {
+        name: 'max_installations',
+        label: 'Maximum installations (seats)',
+        field: 'limit.ERP_SUITE.max_installations',
+        productDefault: 1,
+        value: '',
+      },
+      { name: 'max_operators', label: 'Maximum operators', field: 'limit.ERP_SUITE.max_operators', productDefault: 10, value: '' },
     ]);
     expect(view.types.find((t) => t.selected)?.type).toBe('YEARLY');
+  });
+});
+
+describe('limitLabel', () => {
+  it.each([
+    ['max_installations', 'Maximum installations (seats)'],
+    ['max_operators', 'Maximum operators'],
+    ['max_tills_per_shop', 'Maximum tills per shop'],
+    ['seats', 'Seats'],
+  ])('labels %s as "%s"', (name, label) => {
+    expect(limitLabel(name)).toBe(label);
   });
 });

@@ -3,6 +3,7 @@ import type { LicenseDetailsDto } from '../../licenses/dto/license.dto';
 import { POLICY_KEYS } from '../../licenses/license-policy';
 import { LICENSE_TYPES } from '../../licenses/license-type';
 import type { Product } from '../../products/product.entity';
+import { labelMessages, summariseErrors } from '../http/form-errors';
 import { FormBody, formList, formText } from '../http/forms';
 
 /** The new-licence form as typed, kept verbatim so a rejected form comes back as the user left it. */
@@ -137,45 +138,10 @@ const FORM_WORDING: [RegExp, string][] = [
 ];
 
 /** The API's messages name JSON fields ("customer_email must be ..."); the form names its labels instead. */
-export function withFormLabels(errors: FieldError[]): FieldError[] {
-  return errors.map(({ field, message }) => {
-    const top = field.split('.')[0];
-    const label = FIELD_LABELS[top];
-    for (const [pattern, wording] of FORM_WORDING) if (pattern.test(message)) return { field, message: message.replace(pattern, wording) };
-    return {
-      field,
-      message:
-        label && /^[ .]/.test(message.slice(top.length)) && message.startsWith(top) ? `${label}${message.slice(top.length)}` : message,
-    };
-  });
-}
+export const withFormLabels = (errors: FieldError[]): FieldError[] => labelMessages(errors, FIELD_LABELS, FORM_WORDING);
 
-/** The id of the input a field's error belongs to, for the error summary's links and aria-describedby. */
-export const fieldId = (field: string) => `field-${field.split('.')[0]}`;
-
-/**
- * Every error of one submission, once per message, in the form's order, as the error summary lists
- * them (each linking to its input); the same errors by field for the messages beside the inputs.
- */
-export function formErrors(errors: FieldError[]) {
-  const labelled = withFormLabels(errors);
-  const seen = new Set<string>();
-  const order = Object.keys(FIELD_LABELS);
-  const rank = (field: string) => {
-    const i = order.indexOf(field.split('.')[0]);
-    return i < 0 ? order.length : i;
-  };
-  const list = labelled
-    .filter((e) => !seen.has(`${e.field}:${e.message}`) && seen.add(`${e.field}:${e.message}`))
-    .sort((a, b) => rank(a.field) - rank(b.field))
-    .map((e) => ({ message: e.message, anchor: FIELD_LABELS[e.field.split('.')[0]] ? fieldId(e.field) : null }));
-  const byField: Record<string, string[]> = {};
-  for (const { field, message } of labelled) {
-    const list = (byField[field.split('.')[0]] ??= []);
-    if (!list.includes(message)) list.push(message);
-  }
-  return { errorList: list, errors: byField, hasErrors: list.length > 0 };
-}
+/** The licence forms' errors for the summary and the fields (docs/dashboard.md, Forms). */
+export const formErrors = (errors: FieldError[]) => summariseErrors(errors, FIELD_LABELS, FORM_WORDING);
 
 /** Errors of fields other than those already reported (so one field never shows two stages of the same problem). */
 export function mergeErrors(first: FieldError[], second: FieldError[]): FieldError[] {
@@ -188,6 +154,20 @@ export function withoutFields(input: Record<string, unknown>, errors: FieldError
   const out = { ...input };
   for (const e of errors) delete out[e.field.split('.')[0]];
   return out;
+}
+
+/** Limit names in words for the form's labels (docs/dashboard.md, Forms); an unknown limit is its name without underscores. */
+const LIMIT_LABELS: Record<string, string> = {
+  max_installations: 'Maximum installations (seats)',
+  max_operators: 'Maximum operators',
+  max_connections: 'Maximum connections',
+  max_branches: 'Maximum branches',
+  max_users: 'Maximum users',
+};
+
+export function limitLabel(name: string): string {
+  const words = name.replace(/_/g, ' ').replace(/^max /, 'maximum ');
+  return LIMIT_LABELS[name] ?? words.charAt(0).toUpperCase() + words.slice(1);
 }
 
 /** What the template needs: every active product's group of features and limits, the chosen one marked. */
@@ -205,6 +185,7 @@ export function licenseFormView(products: Product[], form: LicenseFormValues) {
         features: product.availableFeatures.map((name) => ({ name, checked: chosen ? form.features.includes(name) : true })),
         limits: Object.entries(product.defaultLimits).map(([name, productDefault]) => ({
           name,
+          label: limitLabel(name),
           field: limitField(product.code, name),
           productDefault,
           value: chosen ? (form.limits[name] ?? '') : '',

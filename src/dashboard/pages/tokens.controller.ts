@@ -2,17 +2,20 @@ import { Get, Param, Post, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { AdminTokensService } from '../../auth/admin-tokens.service';
 import { CreateAdminTokenDto, type CreatedAdminTokenDto } from '../../auth/dto/admin-token.dto';
-import { ADMIN_SCOPES } from '../../auth/scopes';
+import { ADMIN_SCOPES, SCOPE_DESCRIPTIONS } from '../../auth/scopes';
 import { Actor, CurrentActor } from '../../common/auth/actor';
 import { AppError, FieldError } from '../../common/errors/app-error';
 import { ProductsService } from '../../products/products.service';
-import { checkDto, errorsByField } from '../http/check-dto';
+import { checkDto } from '../http/check-dto';
+import { summariseErrors } from '../http/form-errors';
 import { DashboardController } from '../http/dashboard-controller.decorator';
 import { asFormBody, FormBody, formList, formText } from '../http/forms';
 import { DashboardIdPipe } from '../http/id-param';
 import { setFlash } from '../http/view-locals';
 
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
+/** The form's labels by the API's field names, in the form's order (docs/dashboard.md, Forms). */
+export const TOKEN_FIELD_LABELS = { name: 'Name', scopes: 'Scopes', products: 'Products', expires_at: 'Expiry date' };
 
 interface TokenForm {
   name: string;
@@ -90,11 +93,13 @@ export class TokensPageController {
       title: 'Admin tokens',
       nav: 'tokens',
       tokens: tokens.items,
-      scopes: ADMIN_SCOPES,
-      products,
+      scopes: ADMIN_SCOPES.map((scope) => ({ scope, description: SCOPE_DESCRIPTIONS[scope], checked: form.scopes.includes(scope) })),
+      products: products.map((p) => ({ code: p.code, name: p.name, checked: form.products.includes(p.code) })),
       form,
-      errors: errorsByField(errors),
+      ...summariseErrors(errors, TOKEN_FIELD_LABELS, [[/^scopes should not be empty$/, 'Tick at least one scope']]),
       created,
+      // The token must not pass through a redirect, so the message is part of this answer (docs/dashboard.md, Messages after an action).
+      ...(created && { flash: { type: 'success', message: `Token ${created.name} created: copy it below, it is shown only once.` } }),
     });
   }
 }

@@ -6,6 +6,7 @@ import { CreateWebhookDto } from '../../webhooks/dto/webhook.dto';
 import { ALL_EVENTS, WEBHOOK_EVENT_TYPES } from '../../webhooks/webhook-events';
 import { WebhooksService } from '../../webhooks/webhooks.service';
 import { checkDto } from '../http/check-dto';
+import { summariseErrors } from '../http/form-errors';
 import { DashboardController } from '../http/dashboard-controller.decorator';
 import { asFormBody, formList, formText } from '../http/forms';
 import { DashboardIdPipe } from '../http/id-param';
@@ -20,6 +21,9 @@ interface WebhookFormValues {
   events: string[];
   description: string;
 }
+
+/** The form's labels by the API's field names, in the form's order (docs/dashboard.md, Forms). */
+export const WEBHOOK_FIELD_LABELS = { url: 'URL', events: 'Events', description: 'Description' };
 
 const emptyForm = (): WebhookFormValues => ({ url: '', events: [], description: '' });
 const describeErrors = (errors: FieldError[]) => errors.map((e) => e.message).join('; ');
@@ -47,12 +51,17 @@ export class WebhooksPagesController {
     if (!checked.value) return this.renderList(res, 400, form, checked.errors);
     try {
       const created = await this.webhooks.createEndpoint(checked.value, actor);
-      res
-        .status(201)
-        .render('webhooks/secret', { title: 'Webhook created', nav: 'webhooks', endpoint: created, secret: created.secret, created: true });
+      res.status(201).render('webhooks/secret', {
+        title: 'Webhook created',
+        nav: 'webhooks',
+        endpoint: created,
+        secret: created.secret,
+        created: true,
+        flash: { type: 'success', message: 'Endpoint created: copy its signing secret below, it is shown only once.' },
+      });
     } catch (err) {
       if (!(err instanceof AppError) || err.status !== 400) throw err;
-      await this.renderList(res, 400, form, (err.details?.fields as FieldError[] | undefined) ?? [{ field: 'form', message: err.message }]);
+      await this.renderList(res, 400, form, (err.details?.fields as FieldError[] | undefined) ?? [{ field: 'url', message: err.message }]);
     }
   }
 
@@ -92,7 +101,14 @@ export class WebhooksPagesController {
   async rotate(@Param('id', DashboardIdPipe) id: number, @Res() res: Response, @CurrentActor() actor: Actor): Promise<void> {
     const { secret } = await this.webhooks.rotateSecret(id, actor);
     const endpoint = await this.webhooks.getEndpoint(id);
-    res.status(200).render('webhooks/secret', { title: 'Secret rotated', nav: 'webhooks', endpoint, secret, created: false });
+    res.status(200).render('webhooks/secret', {
+      title: 'Secret rotated',
+      nav: 'webhooks',
+      endpoint,
+      secret,
+      created: false,
+      flash: { type: 'success', message: 'Secret rotated: deliveries are signed with the new secret from now on.' },
+    });
   }
 
   /** The confirmation step before a delete (a GET shows what will go; only the POST from this page deletes). */
@@ -151,7 +167,7 @@ export class WebhooksPagesController {
       form,
       formAll: form.events.includes(ALL_EVENTS),
       eventTypes: WEBHOOK_EVENT_TYPES.map((type) => ({ type, checked: form.events.includes(type) })),
-      errors: errors.length ? describeErrors(errors) : null,
+      ...summariseErrors(errors, WEBHOOK_FIELD_LABELS, [[/^events must contain at least 1 elements$/, 'Tick at least one event']]),
     });
   }
 }

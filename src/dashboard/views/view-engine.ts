@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { basename, extname, join } from 'node:path';
 import hbs from 'hbs';
+import { auditActor, auditSentence } from './audit-sentence';
 import { auditDetailLines, customerQuery, displayIp, formatTimestamp, isoTimestamp, shortFingerprint } from './display';
 
 export { formatTimestamp } from './display';
@@ -16,6 +17,8 @@ const HELPERS: Record<string, (...args: unknown[]) => unknown> = {
   shortFingerprint: (value: unknown) => shortFingerprint(value),
   ipAddress: (value: unknown) => displayIp(value),
   auditLines: (value: unknown) => auditDetailLines(value),
+  auditSentence: (entry: unknown) => auditSentence((entry ?? {}) as Parameters<typeof auditSentence>[0]),
+  auditActor: (entry: unknown) => auditActor((entry ?? {}) as Parameters<typeof auditActor>[0]),
   customerQuery: (row: unknown) => customerQuery(row ?? {}),
   count: (list: unknown) => (Array.isArray(list) ? list.length : 0),
 };
