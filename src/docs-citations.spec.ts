@@ -42,7 +42,7 @@ const FORBIDDEN: { pattern: RegExp; what: string }[] = [
   { pattern: new RegExp(`\\bthe ${OUTSIDE[0].toLowerCase()}(?:'s)?\\b`, 'i'), what: 'cites "the contract" instead of docs/' },
 ];
 
-export function textFiles(dir: string): string[] {
+function textFiles(dir: string): string[] {
   if (!existsSync(dir)) return [];
   const out: string[] = [];
   for (const name of readdirSync(dir)) {
@@ -61,7 +61,7 @@ export function textFiles(dir: string): string[] {
  * Every heading of a Markdown text outside fenced code, and every bold label that opens a paragraph or a list item
  * (`**Encryption at rest.** ...`), backticks removed, whitespace collapsed.
  */
-export function markdownHeadings(markdown: string): string[] {
+function markdownHeadings(markdown: string): string[] {
   const headings: string[] = [];
   let fence: string | null = null;
   for (const line of markdown.split('\n')) {
@@ -81,7 +81,7 @@ export function markdownHeadings(markdown: string): string[] {
 }
 
 /** GitHub's anchor for a heading: lower case, punctuation dropped, spaces to hyphens; repeats get -1, -2, ... */
-export function headingAnchors(headings: readonly string[]): Set<string> {
+function headingAnchors(headings: readonly string[]): Set<string> {
   const seen = new Map<string, number>();
   const anchors = new Set<string>();
   for (const heading of headings) {
@@ -101,7 +101,7 @@ function normalize(text: string): string {
 }
 
 /** A comment's lines joined into one, without the `*`, `//` or `#` that start its continuation lines. */
-export function joinCommentLines(text: string): string {
+function joinCommentLines(text: string): string {
   return text.replace(/\r?\n[ \t]*(?:\*(?!\/)|\/\/+|#(?![#!\w]))?[ \t]*/g, ' ');
 }
 
@@ -118,13 +118,13 @@ function leadingHeading(text: string, headings: readonly string[]): string | und
   return best;
 }
 
-export interface DocsPage {
+interface DocsPage {
   headings: string[];
   anchors: Set<string>;
 }
 
 /** What is wrong with each `docs/....md` citation in `text`; `page` reads a page by its path under docs/ (undefined: none). */
-export function citationProblems(text: string, page: (path: string) => DocsPage | undefined): string[] {
+function citationProblems(text: string, page: (path: string) => DocsPage | undefined): string[] {
   const problems: string[] = [];
   const joined = joinCommentLines(text);
   const citation = /(?<![\w./-])docs\/([\w./-]+?\.md)\b/g;
@@ -168,7 +168,7 @@ export function citationProblems(text: string, page: (path: string) => DocsPage 
 }
 
 /** What each line of `text` cites outside the repository. */
-export function outsideCitations(text: string): string[] {
+function outsideCitations(text: string): string[] {
   const found: string[] = [];
   text.split('\n').forEach((line, i) => {
     for (const { pattern, what } of FORBIDDEN) if (pattern.test(line)) found.push(`line ${i + 1}: ${what}: ${line.trim().slice(0, 120)}`);
