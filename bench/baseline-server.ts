@@ -11,7 +11,7 @@ import { toError } from '../src/common/errors/to-error';
  * licence server's work, run as its own process like the real server.
  *   GET /health            answer JSON, nothing else
  *   POST /validate         parse the body, one indexed SELECT by key through a pg pool, answer JSON
- *   POST /validate-signed  the same SELECT, then sign the canonical answer carrying the nonce (CONTRACT 8)
+ *   POST /validate-signed  the same SELECT, then sign the canonical answer carrying the nonce (docs/client-api.md, Signed validation)
  *   POST /activate         parse the body, one locked write of the seat row `seat_id` named in the body (UPDATE ...
  *                          WHERE id = ... RETURNING: one row lock, one WAL flush), then sign the canonical licence
  *                          payload with a cached KeyObject (async)
@@ -116,7 +116,7 @@ function routes(pool: Pool, privateKey: KeyObject): Record<string, Handler> {
         [body.seat_id, body.hostname, body.app_version],
       );
       if (rows.length === 0) return [400, { error: { code: 'NOT_ACTIVATED', message: 'no such seat' } }];
-      // The same members as the real payload (SPEC 2.4), so the same number of bytes is canonicalised and signed.
+      // The same members as the real payload (docs/client-api.md, The signed licence), so the same number of bytes is canonicalised and signed.
       const license = {
         license_key: body.license_key,
         product: 'POS_RETAIL',

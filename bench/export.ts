@@ -18,7 +18,7 @@ export interface ExportBenchResult {
   warning?: string;
 }
 
-/** The contract's bound (CONTRACT 13): a million rows must not grow the server's memory by 100 MB. */
+/** The export's bound (docs/admin-api.md, Exports): a million rows must not grow the server's memory by 100 MB. */
 export const EXPORT_RSS_GROWTH_LIMIT_MIB = 100;
 const SAMPLE_MS = 20;
 const EXPORT_PATH = '/api/v1/admin/licenses/export?format=csv';

@@ -20,7 +20,7 @@ export interface ScaleResult {
   dataset: DatasetSize;
   seedSeconds: number;
   scenarios: Record<string, ScenarioResult>;
-  /** The streaming licence export: rows per second and the server's RSS growth (CONTRACT 13). */
+  /** The streaming licence export: rows per second and the server's RSS growth (docs/admin-api.md, Exports). */
   export?: ExportBenchResult;
   /** Rows left out, and why (e.g. the deep-page rows on a build without keyset pagination). */
   notes?: string[];

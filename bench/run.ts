@@ -448,7 +448,7 @@ async function measureScale(
   }
   if (wanted('validate') && withOneWorker) await validateRow(1, servers);
   if (wanted('validate-signed')) {
-    // CONTRACT 8: with a nonce the answer is signed, so the row costs a SELECT and an RSA signature.
+    // docs/client-api.md, Signed validation: with a nonce the answer is signed, so the row costs a SELECT and an RSA signature.
     await paired(
       'validate-signed',
       'POST /api/v1/validate with a nonce (signed answer)',
@@ -474,7 +474,7 @@ async function measureScale(
     );
   }
   if (wanted('heartbeat')) {
-    // Writes on every call (CONTRACT 9), so the baseline's one UPDATE (and its WAL flush) is the fair comparison.
+    // Writes on every call (docs/client-api.md, Heartbeat), so the baseline's one UPDATE (and its WAL flush) is the fair comparison.
     await paired(
       'heartbeat',
       'POST /api/v1/heartbeat',
@@ -485,7 +485,7 @@ async function measureScale(
     );
   }
   if (wanted('license-file')) {
-    // CONTRACT 10: the seat's licence, signed, and an audit entry written before the answer (one write, one signature).
+    // docs/client-api.md, Licence file: the seat's licence, signed, and an audit entry written before the answer (one write, one signature).
     await paired(
       'license-file',
       'POST /api/v1/license-file',

@@ -131,7 +131,7 @@ function signedKeyId(document: unknown, isAnswer: boolean): unknown {
 /** The file an activation answer, licence file or validate answer is read from (exported for the e2e tests). */
 export const readDocument = readJson;
 
-/** A signed activation response or licence file; a licence file must also be within its TTL (CONTRACT 10). */
+/** A signed activation response or licence file; a licence file must also be within its TTL (docs/client-api.md, Licence file). */
 export function verifyLicenseDocument(document: unknown, publicKeyPem: string, now = new Date()): LicenseVerification {
   const result = verifySignedLicense(document, publicKeyPem);
   const fileExpiry = (document as { license?: { file_expires_at?: unknown } }).license?.file_expires_at;

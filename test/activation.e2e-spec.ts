@@ -42,7 +42,7 @@ describe('client API: POST /api/v1/activate', () => {
   };
 
   describe('success', () => {
-    it('binds the machine and returns the signed payload of SPEC 2.4 with key_id, merged limits and customer', async () => {
+    it('binds the machine and returns the signed licence with key_id, merged limits and customer', async () => {
       const lic = await newLicense({
         customer_email: 'it@acme.example',
         limits: { max_operators: 8 },
@@ -143,7 +143,7 @@ describe('client API: POST /api/v1/activate', () => {
     });
   });
 
-  describe('errors, in CONTRACT order', () => {
+  describe('errors, in the documented order (docs/client-api.md, Activate)', () => {
     it('INVALID_KEY for a key that does not exist, audited without a licence id', async () => {
       const fp = fingerprint('nokey');
       const res = await activation('POS-00000-00000-00000-00000', fp);

@@ -6,7 +6,7 @@ import { createTestApp, TestApp } from './support/test-app';
 const TOKENS = '/api/v1/admin/tokens';
 
 /**
- * Every admin operation and the one scope it needs (CONTRACT 12). The test below also checks that the Swagger
+ * Every admin operation and the one scope it needs (docs/admin-api.md, Scopes). The test below also checks that the Swagger
  * document lists exactly these admin operations, so a new admin route fails here until it is given its scope.
  */
 const ROUTE_SCOPES: Record<string, AdminScope> = {
@@ -54,7 +54,7 @@ interface CreatedToken {
 
 let sequence = 0;
 
-describe('admin tokens and scopes (CONTRACT 12)', () => {
+describe('admin tokens and scopes (docs/admin-api.md, Credentials)', () => {
   let t: TestApp;
   beforeAll(async () => {
     t = await createTestApp();

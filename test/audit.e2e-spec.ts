@@ -32,7 +32,7 @@ describe('admin audit API', () => {
     expect((await t.http().get(AUDIT).expect(401)).body.error.code).toBe('UNAUTHORIZED');
   });
 
-  it('shows every licence action with the CONTRACT 5 entry shape, newest first', async () => {
+  it('shows every licence action with the documented entry shape, newest first', async () => {
     const { id } = await createLicense(t, { customer_name: 'Audited' });
     const seat = await insertSeat(t, id);
     await t.admin.put(`/api/v1/admin/licenses/${id}`).send({ active: false }).expect(200);

@@ -33,7 +33,7 @@ const parseCsv = (text: string) =>
     skip_empty_lines: false,
   });
 
-describe('exports (CONTRACT 13)', () => {
+describe('exports (docs/admin-api.md, Exports)', () => {
   let t: TestApp;
   const tricky: number[] = [];
   beforeAll(async () => {

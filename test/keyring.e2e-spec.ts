@@ -48,7 +48,7 @@ interface Signed {
   signature: string;
 }
 
-/** CONTRACT 7: the keyring, rotation, revocation and the public key endpoints, through the real app. */
+/** docs/signing.md, The keyring: the keyring, rotation, revocation and the public key endpoints, through the real app. */
 describe('signing keys: keyring, rotation, revocation', () => {
   let t: TestApp;
   beforeAll(async () => (t = await createTestApp()), 60_000);

@@ -15,7 +15,7 @@ interface LicenseFileDocument {
   signature: string;
 }
 
-/** Decodes the CONTRACT 10 armor as a client would, checking its shape on the way. */
+/** Decodes the licence file's armor (docs/client-api.md, Licence file) as a client would, checking its shape on the way. */
 function decodeLicenseFile(text: string): LicenseFileDocument {
   const lines = text.trimEnd().split('\n');
   expect(lines[0]).toBe('-----BEGIN LICENSE FILE-----');
@@ -26,7 +26,7 @@ function decodeLicenseFile(text: string): LicenseFileDocument {
   return JSON.parse(Buffer.from(body.join(''), 'base64').toString('utf8')) as LicenseFileDocument;
 }
 
-describe('licence files and air-gapped activation (CONTRACT 10)', () => {
+describe('licence files and air-gapped activation (docs/licences.md, Offline use and air-gapped machines)', () => {
   let t: TestApp;
   let publicKeyPem: string;
   let dir: string;

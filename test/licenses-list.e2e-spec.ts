@@ -31,7 +31,7 @@ describe('admin licences API: list, filters and paging', () => {
     return { items: res.body as (Record<string, unknown> & { id: number })[], total: Number(res.headers['x-total-count']), res };
   };
 
-  it('returns SPEC 2.2 list items with status, newest first, and X-Total-Count (exposed to browsers)', async () => {
+  it('returns the documented list items with status, newest first, and X-Total-Count (exposed to browsers)', async () => {
     const first = await createLicense(t, {
       product_code: 'LIST_A',
       license_type: 'MONTHLY',

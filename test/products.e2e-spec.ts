@@ -24,7 +24,7 @@ describe('admin products API', () => {
     });
   });
 
-  it('lists the three seed products with SPEC 2.1 fields', async () => {
+  it('lists the three seed products with their documented fields', async () => {
     const res = await t.admin.get('/api/v1/admin/products').expect(200);
     expect(res.body).toHaveLength(3);
     for (const p of res.body) {

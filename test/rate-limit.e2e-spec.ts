@@ -71,7 +71,7 @@ describe('per-IP rate limits behind a trusted proxy (TRUST_PROXY=loopback)', () 
   });
 });
 
-describe('per-IP rate limits, client API (SPEC 8: 10 / 10 / 60 per minute)', () => {
+describe('per-IP rate limits, client API (docs/client-api.md, Rate limits: 10 / 10 / 60 per minute)', () => {
   let t: TestApp;
   beforeAll(async () => (t = await createTestApp({ rateLimits: LIMITS })), 60_000);
   afterAll(() => t.close());

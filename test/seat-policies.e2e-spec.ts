@@ -3,7 +3,7 @@ import { fieldsOf } from './support/api-errors';
 import { createLicense, fingerprint, insertSeat } from './support/factories';
 import { createTestApp, TestApp } from './support/test-app';
 
-/** CONTRACT 9: seat policies in the admin API, heartbeats, dead seats at activation, deactivation limits. */
+/** docs/licences.md, Seat policies: seat policies in the admin API, heartbeats, dead seats at activation, deactivation limits. */
 describe('seat policies', () => {
   let t: TestApp;
   beforeAll(async () => {

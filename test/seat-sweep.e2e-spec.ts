@@ -18,7 +18,7 @@ async function secondInstance(t: TestApp): Promise<INestApplication> {
   return app;
 }
 
-/** CONTRACT 9: dead seats are released by a sweep on the job engine within 60 s of their death, once, with any number of instances. */
+/** Dead seats are released by a sweep within 60 s of their death, once, with any number of instances (docs/licences.md, The sweep, on the job engine). */
 describe('dead-seat sweep', () => {
   let t: TestApp;
   beforeAll(async () => {

@@ -9,7 +9,7 @@ jest.setTimeout(30_000);
 
 const nonce = () => randomBytes(18).toString('base64url');
 
-/** CONTRACT 8: POST /validate with a nonce answers signed; without one exactly as before. */
+/** docs/client-api.md, Signed validation: POST /validate with a nonce answers signed; without one exactly as before. */
 describe('signed validate answers', () => {
   let t: TestApp;
   let licenseKey: string;
@@ -26,7 +26,7 @@ describe('signed validate answers', () => {
 
   const validate = (body: Record<string, unknown>) => t.http().post('/api/v1/validate').send(body);
 
-  it('without a nonce: the six fields of CONTRACT 4, nothing signed', async () => {
+  it('without a nonce: the six fields of an unsigned answer, nothing signed', async () => {
     const res = await validate({ license_key: licenseKey, machine_fingerprint: fp }).expect(200);
     expect(Object.keys(res.body).sort()).toEqual(['code', 'expires_at', 'grace_ends_at', 'revoked', 'status', 'valid']);
   });

@@ -14,7 +14,7 @@ const typeOf = (hook: ReceivedWebhook) => (JSON.parse(hook.body) as { type: stri
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the received JSON is checked field by field by the tests
 const bodyOf = (hook: ReceivedWebhook) => JSON.parse(hook.body) as { type: string; timestamp: string; data: Record<string, any> };
 
-describe('webhooks (CONTRACT 11)', () => {
+describe('webhooks (docs/webhooks.md)', () => {
   let t: TestApp;
   let receiver: Receiver;
 

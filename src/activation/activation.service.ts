@@ -21,7 +21,7 @@ import { buildLicensePayload, LicensePayload, PayloadBinding, SignedLicense } fr
 
 const LICENCE_QUEUE_MAX_WAIT_MS = 10_000;
 
-/** The client use cases (CONTRACT 4) on top of the licence aggregate's seats and the signing key. */
+/** The client use cases (docs/client-api.md) on top of the licence aggregate's seats and the signing key. */
 @Injectable()
 export class ActivationService {
   // Seat changes of one licence wait here, not in pool connections blocked on its row lock (the stress test starved
@@ -72,7 +72,7 @@ export class ActivationService {
     return this.perLicence.run(input.license_key, () => this.seats.activateSeat(request, actor));
   }
 
-  /** A licence file for a machine that holds a seat (CONTRACT 10); the codes of validate otherwise. */
+  /** A licence file for a machine that holds a seat (docs/client-api.md, Licence file); the codes of validate otherwise. */
   async issueLicenseFile(input: SeatRequestDto, actor: Actor): Promise<LicenseFileResponseDto> {
     const bound = await this.seats.boundSeat({ licenseKey: input.license_key, machineFingerprint: input.machine_fingerprint });
     return this.licenseFileFor(bound, actor);
@@ -123,7 +123,7 @@ export class ActivationService {
     return { message: 'Licence deactivated on this machine', can_reactivate: canReactivate };
   }
 
-  /** With a nonce, the answer is signed (CONTRACT 8); without one it costs nothing more than before. */
+  /** With a nonce, the answer is signed (docs/client-api.md, Signed validation); without one it costs nothing more than before. */
   async validate(input: ValidateRequestDto): Promise<ValidateResponseDto> {
     const check = await this.seats.checkSeat(
       { licenseKey: input.license_key, machineFingerprint: input.machine_fingerprint },
@@ -150,7 +150,7 @@ export class ActivationService {
     return { ...signed, signature: await this.signing.sign(signed, key.privateKey) };
   }
 
-  /** CONTRACT 9: the machine is alive; refreshes its seat every time (one statement). */
+  /** docs/client-api.md, Heartbeat: the machine is alive; refreshes its seat every time (one statement). */
   async heartbeat(input: SeatRequestDto): Promise<HeartbeatResponseDto> {
     const beat = await this.seats.heartbeat({ licenseKey: input.license_key, machineFingerprint: input.machine_fingerprint });
     return {

@@ -7,7 +7,7 @@ import { ActivationService } from './activation.service';
 import { SeatRequestDto } from './dto/client-requests.dto';
 import { HeartbeatResponseDto } from './dto/client-responses.dto';
 
-/** The client's liveness signal for floating seats (CONTRACT 9); same conventions as the other client routes. */
+/** The client's liveness signal for floating seats (docs/client-api.md, Heartbeat); same conventions as the other client routes. */
 @ApiTags('client')
 @Controller('api/v1')
 @UsePipes(lenientValidationPipe)

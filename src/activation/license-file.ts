@@ -1,7 +1,7 @@
 import { AppError } from '../common/errors/app-error';
 import type { LicensePayload } from './license-payload';
 
-/** The text armor of CONTRACT 10: base64 of UTF-8 JSON in lines of 64 characters between two markers. */
+/** The text armor of licence files (docs/client-api.md, Licence file): base64 of UTF-8 JSON in lines of 64 characters between two markers. */
 export const LICENSE_FILE_LABEL = 'LICENSE FILE';
 export const ACTIVATION_REQUEST_LABEL = 'ACTIVATION REQUEST';
 /** An activation request is a few hundred bytes; anything near the 64 KiB body limit is not one. */

@@ -15,7 +15,7 @@ describe('buildLicensePayload', () => {
   const product = { code: 'POS_RETAIL', defaultLimits: { max_installations: 1, max_operators: 5 } };
   const binding = { machineFingerprint: 'sha256:' + 'a'.repeat(64), activatedAt: new Date('2026-02-01T08:30:00.000Z') };
 
-  it('builds SPEC 2.4 with merged limits, the creation time as issued_at and the key id', () => {
+  it('builds the signed licence with merged limits, the creation time as issued_at and the key id', () => {
     expect(buildLicensePayload(license, product, binding, '0123456789abcdef', new Date('2026-02-01T08:30:01.000Z'))).toEqual({
       license_key: 'POS-7K2QF-9XWMB-R4TZN-H8CVD',
       product: 'POS_RETAIL',

@@ -3,7 +3,7 @@ import { mergeLimits } from '../licenses/license-limits';
 import { mergePolicy, SeatPolicy } from '../licenses/license-policy';
 import type { Product } from '../products/product.entity';
 
-/** The signed `license` object (SPEC 2.4 + CONTRACT 4). Every member is inside the signed bytes. */
+/** The signed `license` object (docs/client-api.md, The signed licence). Every member is inside the signed bytes. */
 export interface LicensePayload {
   license_key: string;
   product: string;
@@ -17,9 +17,9 @@ export interface LicensePayload {
   features: string[];
   customer: { name: string; email: string | null };
   key_id: string;
-  /** Server time of this signature (CONTRACT 8): a client's clock earlier than the latest one it has seen was set back. */
+  /** Server time of this signature (docs/signing.md, What is signed): a client's clock earlier than the latest one it has seen was set back. */
   signed_at: string;
-  /** The merged seat policy (CONTRACT 9), so a client knows its heartbeat timeout offline. */
+  /** The merged seat policy (docs/licences.md, Seat policies), so a client knows its heartbeat timeout offline. */
   policy: SeatPolicy;
 }
 

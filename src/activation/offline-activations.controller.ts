@@ -6,7 +6,7 @@ import { ErrorResponseDto } from '../common/errors/error-response.dto';
 import { ActivationService } from './activation.service';
 import { LicenseFileResponseDto, OfflineActivationRequestDto } from './dto/license-file.dto';
 
-/** Air-gapped activation (CONTRACT 10): staff submit the machine's activation request and get its licence file. */
+/** Air-gapped activation (docs/licences.md, Offline use and air-gapped machines): staff submit the machine's activation request and get its licence file. */
 @ApiTags('admin: licenses')
 @AdminRoute('licenses:write')
 @Controller('api/v1/admin/offline-activations')

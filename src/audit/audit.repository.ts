@@ -39,7 +39,7 @@ export class AuditRepository {
     return { entries: page.rows.map(auditEntryFromRow), total: page.total, estimated: page.estimated, next: page.next };
   }
 
-  /** Every matching entry, newest first, from a server-side cursor (CONTRACT 13); opens once the first row is read. */
+  /** Every matching entry, newest first, from a server-side cursor (docs/admin-api.md, Exports); opens once the first row is read. */
   streamExport(filter: AuditFilter): Promise<Readable> {
     const params: unknown[] = [];
     const text = `SELECT ${AUDIT_ENTRY_COLUMNS} ${auditFrom(filter, params)} ORDER BY a.created_at DESC, a.id DESC`;

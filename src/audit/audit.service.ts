@@ -29,7 +29,7 @@ export class AuditService {
     return { items: entries.map((e) => AuditEntryDto.from(e)), total, estimated, next };
   }
 
-  /** Every matching entry, newest first, streamed from a cursor (CONTRACT 13); resolves once the first row is read. */
+  /** Every matching entry, newest first, streamed from a cursor (docs/admin-api.md, Exports); resolves once the first row is read. */
   async exportEntries(
     query: Partial<AuditQueryDto> & { license_ids?: number[] },
     products: ProductScope = ALL_PRODUCTS,

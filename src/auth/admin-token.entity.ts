@@ -1,7 +1,7 @@
 import { Check, Column, Entity, PrimaryGeneratedColumn, Unique } from 'typeorm';
 import type { AdminScope } from './scopes';
 
-/** A scoped admin token (CONTRACT 12). Only the SHA-256 hex of the token is stored. */
+/** A scoped admin token (docs/admin-api.md, Credentials). Only the SHA-256 hex of the token is stored. */
 @Entity('admin_tokens')
 @Unique('admin_tokens_token_hash_key', ['tokenHash'])
 @Unique('admin_tokens_name_key', ['name'])

@@ -13,7 +13,7 @@ export const apiKeyId = (key: string) => sha256(key).toString('hex').slice(0, 8)
 
 /**
  * The admin credential a request carries: `X-API-Key: <credential>` or `Authorization: Bearer <credential>`
- * (CONTRACT 12: both work for every admin credential). undefined when neither header is there.
+ * (docs/admin-api.md, Credentials: both work for every admin credential). undefined when neither header is there.
  */
 export function credentialFrom(req: Request): string | undefined {
   const header = req.headers['x-api-key'];

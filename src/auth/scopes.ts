@@ -1,4 +1,4 @@
-/** What an admin credential may do (CONTRACT 12); each admin route requires exactly one of these. */
+/** What an admin credential may do (docs/admin-api.md, Scopes); each admin route requires exactly one of these. */
 export const ADMIN_SCOPES = [
   'products:read',
   'products:write',

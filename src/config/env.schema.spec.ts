@@ -2,7 +2,7 @@ import { ConfigError } from './config.error';
 import { MAX_WEB_CONCURRENCY, resolveWebConcurrency, validateEnv } from './env.schema';
 
 describe('validateEnv', () => {
-  it('applies the CONTRACT defaults to an empty environment', () => {
+  it('applies the documented defaults to an empty environment', () => {
     const env = validateEnv({});
     expect(env).toMatchObject({
       PORT: 3000,

@@ -136,7 +136,7 @@ export function resolveWebConcurrency(value: number | 'auto' | undefined, cores:
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
-/** Every environment variable the server reads (CONTRACT 1), validated once at boot. */
+/** Every environment variable the server reads (docs/configuration.md, Variables), validated once at boot. */
 export class EnvironmentVariables {
   @Transform(toInt)
   @IsInt()
@@ -270,7 +270,7 @@ export class EnvironmentVariables {
   @IsIn(['true', 'false'], { message: 'WEBHOOK_ALLOW_PRIVATE_NETWORKS must be true or false' })
   WEBHOOK_ALLOW_PRIVATE_NETWORKS = 'false';
 
-  /** Seconds between sweeps for dead seats (CONTRACT 9 wants them released within 60 s of death). */
+  /** Seconds between sweeps for dead seats (released within 60 s of death: docs/licences.md, The sweep, on the job engine). */
   @Transform(toInt)
   @IsInt()
   @Min(1)

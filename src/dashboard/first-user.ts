@@ -6,7 +6,7 @@ import { UsersService } from './users.service';
 export const ADMIN_PASSWORD_FILE = 'admin-password';
 
 /**
- * CONTRACT 1: when no dashboard user exists, create ADMIN_USERNAME with ADMIN_PASSWORD, or with a
+ * docs/configuration.md, Generated secrets: when no dashboard user exists, create ADMIN_USERNAME with ADMIN_PASSWORD, or with a
  * password generated into DATA_DIR/admin-password (0600) and printed once. Existing users are never touched.
  */
 @Injectable()

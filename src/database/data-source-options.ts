@@ -44,7 +44,7 @@ export function dataSourceOptions(url: string, poolSize = 20): DataSourceOptions
     logging: false,
     extra: {
       max: poolSize,
-      // Fail fast instead of hanging when the database is unreachable (CONTRACT 2: 503).
+      // Fail fast instead of hanging when the database is unreachable (docs/errors.md, Unexpected errors and outages: 503).
       connectionTimeoutMillis: 3000,
       statement_timeout: STATEMENT_TIMEOUT_MS,
       // ... or reachable but not answering (frozen, partitioned): a few seconds after statement_timeout.

@@ -12,7 +12,7 @@ export class KeyringDecryptionError extends Error {
 }
 
 /**
- * Private keys at rest (CONTRACT 7): AES-256-GCM under a key derived with HKDF-SHA256 from KEYRING_SECRET and a
+ * Private keys at rest (docs/signing.md, "Encryption at rest"): AES-256-GCM under a key derived with HKDF-SHA256 from KEYRING_SECRET and a
  * random salt per key; the key_id is the additional authenticated data, so a ciphertext cannot be moved to another row.
  * Stored as `v1.<salt>.<iv>.<tag>.<ciphertext>` (base64url) of the PKCS#8 DER: a database dump alone reveals no key.
  */

@@ -12,7 +12,7 @@ import { KeyEncryption, KeyringDecryptionError } from './key-encryption';
 import { KeyringRepository } from './keyring.repository';
 import { SigningKeyOrigin, StoredSigningKey } from './signing-key.entity';
 
-/** How often each instance reads the keyring's version: a rotation elsewhere reaches it within this (CONTRACT 7 allows 5 s). */
+/** How often each instance reads the keyring's version: a rotation elsewhere reaches it within this (docs/signing.md, The keyring: within 5 s). */
 export const KEYRING_REFRESH_MS = 1000;
 
 /** The key this instance signs with now: sign with it and name it in the payload, so key_id and signature always agree. */
@@ -46,7 +46,7 @@ const versionOf = (keys: StoredSigningKey[]) =>
     .join(',');
 
 /**
- * The keyring (CONTRACT 7): keys in PostgreSQL, shared by every instance, private halves encrypted under KEYRING_SECRET.
+ * The keyring (docs/signing.md, The keyring): keys in PostgreSQL, shared by every instance, private halves encrypted under KEYRING_SECRET.
  * Each process keeps the active key's KeyObject and the published keys in memory and polls a one-row version read every
  * second off the request path, so a rotation on any instance is used everywhere within about a second and no request
  * ever waits for a keyring read.

@@ -6,7 +6,7 @@ export const SIGNING_KEY_ORIGINS = ['imported', 'generated'] as const;
 export type SigningKeyOrigin = (typeof SIGNING_KEY_ORIGINS)[number];
 
 /**
- * One key of the keyring (CONTRACT 7). Only the active key keeps its private half (encrypted): a retired key only
+ * One key of the keyring (docs/signing.md, The keyring). Only the active key keeps its private half (encrypted): a retired key only
  * verifies what it signed, so its private key is erased when it retires.
  */
 @Entity('signing_keys')

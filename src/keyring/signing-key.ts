@@ -8,7 +8,7 @@ import { keyIdOf } from '../signing/license-signature';
 export interface SigningKey {
   privateKey: KeyObject;
   publicKeyPem: string;
-  /** First 16 hex chars of SHA-256 over the DER SubjectPublicKeyInfo (CONTRACT 4). */
+  /** First 16 hex chars of SHA-256 over the DER SubjectPublicKeyInfo (docs/client-api.md, Public keys). */
   keyId: string;
 }
 

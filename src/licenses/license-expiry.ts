@@ -11,7 +11,7 @@ export function addUtcMonths(from: Date, months: number): Date {
   return d;
 }
 
-/** Expiry by licence type from the creation time (CONTRACT 3); PERPETUAL never expires. */
+/** Expiry by licence type from the creation time (docs/licences.md, Licence types and expiry); PERPETUAL never expires. */
 export function computeExpiresAt(type: LicenseType, from: Date): Date | null {
   switch (type) {
     case 'TRIAL':

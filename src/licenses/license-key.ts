@@ -23,7 +23,7 @@ export function generateLicenseKey(prefix: string): string {
 export const LICENSE_KEY_PATTERN =
   /^[A-Z0-9]{2,8}-[0-9A-HJKMNP-TV-Z]{5}-[0-9A-HJKMNP-TV-Z]{5}-[0-9A-HJKMNP-TV-Z]{5}-[0-9A-HJKMNP-TV-Z]{5}$/;
 
-/** Keys are case-insensitive on input: trimmed and upper-cased (CONTRACT 3). */
+/** Keys are case-insensitive on input: trimmed and upper-cased (docs/licences.md, Licence keys). */
 export function normalizeLicenseKey(input: string): string {
   return input.trim().toUpperCase();
 }

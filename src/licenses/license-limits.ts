@@ -1,6 +1,6 @@
 export const DEFAULT_MAX_INSTALLATIONS = 1;
 
-/** The licence's own limits over the product's defaults (CONTRACT 3). */
+/** The licence's own limits over the product's defaults (docs/licences.md, Limits and features). */
 export function mergeLimits(productDefaults: Record<string, number>, own: Record<string, number>): Record<string, number> {
   return { ...productDefaults, ...own };
 }

@@ -1,6 +1,6 @@
 import { registerDecorator, ValidationOptions } from 'class-validator';
 
-/** Seat policy (CONTRACT 9): how seats die without heartbeats, how often a client may move, how long a licence file lasts. */
+/** Seat policy (docs/licences.md, Seat policies): how seats die without heartbeats, how often a client may move, how long a licence file lasts. */
 export interface SeatPolicy {
   /** null: seats never die (node-locked); else a seat whose last_seen_at is older than this is dead. */
   heartbeat_timeout_seconds: number | null;

@@ -1,5 +1,5 @@
 /**
- * The derived licence status (CONTRACT 3), the one place that defines it: in TypeScript for
+ * The derived licence status (docs/licences.md, Status), the one place that defines it: in TypeScript for
  * single licences and as SQL for lists, filters and statistics. A spec checks they agree.
  */
 export const LICENSE_STATUSES = ['active', 'grace', 'expired', 'revoked', 'suspended'] as const;

@@ -174,7 +174,7 @@ export class LicensesRepository {
   }
 
   /**
-   * Every matching licence, newest first, as a stream read from a server-side cursor (CONTRACT 13). Opens when
+   * Every matching licence, newest first, as a stream read from a server-side cursor (docs/admin-api.md, Exports). Opens when
    * the query has produced its first row (or none), so a failure before then is an ordinary error.
    */
   streamExport(filter: LicenseListFilter): Promise<Readable> {

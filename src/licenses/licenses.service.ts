@@ -208,7 +208,7 @@ export class LicensesService {
   }
 
   /**
-   * Partial update (CONTRACT 5): `limits` replace the licence's own overrides, `active` false suspends and
+   * Partial update (docs/licences.md, Changing (PUT)): `limits` replace the licence's own overrides, `active` false suspends and
    * true reinstates (409 CONFLICT for a revoked licence), `expires_at` may be in the past. Changing
    * license_type to or from PERPETUAL without an expires_at clears it or computes it from now.
    * Writes `license.updated` with each changed field's old and new value; nothing when nothing changed.
@@ -251,7 +251,7 @@ export class LicensesService {
   }
 
   /**
-   * Extends the licence by one term of its type (CONTRACT 3 lengths) from the later of now and its current
+   * Extends the licence by one term of its type (docs/licences.md, Licence types and expiry) from the later of now and its current
    * expiry, so an expired licence gets a full term from today and an early renewal loses nothing.
    * 409 CONFLICT for PERPETUAL (nothing to renew) and revoked licences. Audited as `license.updated`
    * with the expires_at change and `renewed: true`.
@@ -280,7 +280,7 @@ export class LicensesService {
     });
   }
 
-  /** Revokes for good, keeping the reason; seats stay bound (CONTRACT 5). 409 ALREADY_REVOKED when it already is. */
+  /** Revokes for good, keeping the reason; seats stay bound (docs/licences.md, Revoking and releasing). 409 ALREADY_REVOKED when it already is. */
   async revokeLicense(id: number, reason: string, actor: Actor, products: ProductScope = ALL_PRODUCTS): Promise<LicenseDetailsDto> {
     return this.dataSource.transaction(async (manager) => {
       const license = await this.lockLicense(id, manager, products);
@@ -355,7 +355,7 @@ export class LicensesService {
   }
 
   /**
-   * Every licence matching the list's filters, newest first, streamed from a cursor (CONTRACT 13); resolves once
+   * Every licence matching the list's filters, newest first, streamed from a cursor (docs/admin-api.md, Exports); resolves once
    * the first row is read, so a database failure before then is an ordinary error answer.
    */
   async exportLicenses(
@@ -470,7 +470,7 @@ function licenseExportRecord(r: LicenseExportRow): Record<(typeof LICENSE_EXPORT
   };
 }
 
-/** The details view of a licence (CONTRACT 5). `license.product` must be loaded. */
+/** The details view of a licence (docs/licences.md, Reading and listing). `license.product` must be loaded. */
 export function toLicenseDetails(license: License, currentSeats: Activation[], now: Date): LicenseDetailsDto {
   const product = license.product as Product;
   const iso = (d: Date | null) => (d ? d.toISOString() : null);

@@ -8,7 +8,7 @@ import { deriveLicenseStatus, graceEndsAt, LicenseStatus, StatusFields, USABLE_S
 
 /**
  * The seat rules as pure functions of the licence, its seats, the request and the time (docs/licences.md, Seats and
- * machines): the use cases load once, decide here, write once. Every check and its order is CONTRACT 4 and 9's.
+ * machines): the use cases load once, decide here, write once. Every check and its order: docs/client-api.md, Activate; Deactivate; Validate; Heartbeat.
  */
 
 export interface SeatRequest {
@@ -56,8 +56,8 @@ export type ActivationDecision =
   | { kind: 'bind'; live: Activation[]; release: Activation[] };
 
 /**
- * CONTRACT 4's order, first failure wins: INVALID_KEY > PRODUCT_MISMATCH > KEY_REVOKED > KEY_SUSPENDED > KEY_EXPIRED >
- * ALREADY_ACTIVATED. Dead seats are released once the licence is usable, before seats are counted (CONTRACT 9).
+ * docs/client-api.md, Activate: first failure wins, INVALID_KEY > PRODUCT_MISMATCH > KEY_REVOKED > KEY_SUSPENDED > KEY_EXPIRED >
+ * ALREADY_ACTIVATED. Dead seats are released once the licence is usable, before seats are counted (docs/licences.md, Heartbeats and dead seats).
  * `seats`: the licence's current seats, most recent binding first.
  */
 export function decideActivation(
@@ -149,7 +149,7 @@ export interface ValidationDecision {
 }
 
 /**
- * The online check (CONTRACT 4): INVALID_KEY for an unknown licence (thrown by the caller); else the status codes
+ * The online check (docs/client-api.md, Validate): INVALID_KEY for an unknown licence (thrown by the caller); else the status codes
  * (KEY_REVOKED, KEY_SUSPENDED, KEY_EXPIRED) before NOT_ACTIVATED (no live seat for the machine).
  */
 export function decideValidation(license: StatusFields, seat: { stale: boolean } | null, now: Date): ValidationDecision {
@@ -168,7 +168,7 @@ export interface HeartbeatDecision {
 }
 
 /**
- * A heartbeat (CONTRACT 9), once its seat was refreshed: INVALID_KEY (no licence) > NOT_ACTIVATED (no live seat was
+ * A heartbeat (docs/client-api.md, Heartbeat), once its seat was refreshed: INVALID_KEY (no licence) > NOT_ACTIVATED (no live seat was
  * refreshed); otherwise the licence's status as validate sees it. `seenAt`: the refreshed seat's last_seen_at.
  */
 export function decideHeartbeat(

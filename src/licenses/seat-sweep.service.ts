@@ -8,7 +8,7 @@ export const SEAT_SWEEP_QUEUE = 'seats.sweep';
 const SWEEP_BATCH = 500;
 
 /**
- * Releases dead seats (CONTRACT 9: within 60 s of their death) on the job engine. Each sweep enqueues the next
+ * Releases dead seats within 60 s of their death (docs/licences.md, The sweep, on the job engine). Each sweep enqueues the next
  * one `seatSweepIntervalSeconds` later, so there is one chain for the whole deployment whatever the number of
  * instances (the queue keeps at most one sweep waiting and one running); a schedule every minute restarts the
  * chain if it ever breaks (the database was down when a sweep tried to enqueue its successor). The chain's

@@ -246,7 +246,7 @@ export class SeatsService {
   }
 
   /**
-   * A client's heartbeat (CONTRACT 9): refreshes the machine's live seat every time (one statement), then answers in
+   * A client's heartbeat (docs/client-api.md, Heartbeat): refreshes the machine's live seat every time (one statement), then answers in
    * decideHeartbeat's order.
    */
   async heartbeat(request: SeatRequest): Promise<HeartbeatResult> {
@@ -301,7 +301,7 @@ export class SeatsService {
 
 const ids = (seats: Activation[]) => seats.map((s) => s.id);
 
-/** `license.released` for seats released for a missed heartbeat (CONTRACT 9), as the system. */
+/** `license.released` for seats released for a missed heartbeat (docs/licences.md, Heartbeats and dead seats), as the system. */
 function heartbeatReleaseEvent(
   licenseId: number,
   productId: number,

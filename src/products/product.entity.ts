@@ -31,7 +31,7 @@ export class Product {
   @Column({ name: 'default_limits', type: 'jsonb', default: {} })
   defaultLimits: Record<string, number>;
 
-  /** Seat policy of its licences unless a licence overrides a key (CONTRACT 9). */
+  /** Seat policy of its licences unless a licence overrides a key (docs/licences.md, Seat policies). */
   @Column({ name: 'default_policy', type: 'jsonb', default: {} })
   defaultPolicy: PolicyOverrides;
 

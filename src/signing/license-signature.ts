@@ -2,7 +2,7 @@ import canonicalize from 'canonicalize';
 import { createHash, createPublicKey, KeyObject, verify } from 'node:crypto';
 
 /**
- * The signature format (CONTRACT 4), free of Nest and of any database, so that
+ * The signature format (docs/client-api.md, The signed licence), free of Nest and of any database, so that
  * scripts/verify-license.ts and client code can use exactly what the server uses.
  */
 export const SIGNATURE_PREFIX = 'RSA-SHA256:';
@@ -15,7 +15,7 @@ export function canonicalBytes(value: unknown): Buffer {
   return Buffer.from(json, 'utf8');
 }
 
-/** First 16 hex chars of SHA-256 over the DER SubjectPublicKeyInfo (CONTRACT 4). */
+/** First 16 hex chars of SHA-256 over the DER SubjectPublicKeyInfo (docs/client-api.md, Public keys). */
 export function keyIdOf(publicKey: KeyObject | string): string {
   const der = (typeof publicKey === 'string' ? createPublicKey(publicKey) : publicKey).export({ type: 'spki', format: 'der' });
   return createHash('sha256').update(der).digest('hex').slice(0, 16);
@@ -54,7 +54,7 @@ export function verifySignedLicense(document: unknown, publicKeyPem: string): Li
 }
 
 /**
- * Verifies a signed validate answer (CONTRACT 8): the signature covers the JCS form of the answer without its
+ * Verifies a signed validate answer (docs/client-api.md, Signed validation): the signature covers the JCS form of the answer without its
  * `signature` member, and the answer must echo the nonce this caller sent (else it is a replayed answer).
  */
 export function verifySignedAnswer(answer: unknown, publicKeyPem: string, expectedNonce: string): LicenseVerification {

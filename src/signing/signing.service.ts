@@ -6,7 +6,7 @@ import { canonicalBytes, SIGNATURE_PREFIX } from './license-signature';
 export { canonicalBytes, SIGNATURE_PREFIX } from './license-signature';
 
 /**
- * Signs payloads with RSASSA-PKCS1-v1_5 / SHA-256 over their canonical bytes (CONTRACT 4) with the key it is given
+ * Signs payloads with RSASSA-PKCS1-v1_5 / SHA-256 over their canonical bytes (docs/client-api.md, The signed licence) with the key it is given
  * (the keyring hands it the active key, parsed once). Signing runs on libuv's thread pool (async crypto.sign)
  * so the event loop stays free.
  * A plain class (signing/ knows no Nest): the keyring module provides the one instance (docs/signing.md).

@@ -3,7 +3,7 @@ import { Check, Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn, Pri
 export const DELIVERY_STATUSES = ['pending', 'delivered', 'failed'] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
-/** A receiver of events (CONTRACT 11). The secret signs every delivery (Standard Webhooks). */
+/** A receiver of events (docs/webhooks.md, Endpoints). The secret signs every delivery (Standard Webhooks). */
 @Entity('webhook_endpoints')
 @Check('webhook_endpoints_events_check', `cardinality(events) > 0`)
 export class WebhookEndpoint {

@@ -30,7 +30,7 @@ const NOT_FOUND = {
   type: ErrorResponseDto,
 };
 
-/** Webhook endpoints, their secrets and deliveries (CONTRACT 11). */
+/** Webhook endpoints, their secrets and deliveries (docs/webhooks.md, Endpoints). */
 @ApiTags('admin: webhooks')
 @AdminRoute('webhooks:manage')
 @Controller('api/v1/admin')

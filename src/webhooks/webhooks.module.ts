@@ -10,7 +10,7 @@ import { WebhooksController } from './webhooks.controller';
 import { WebhooksRepository } from './webhooks.repository';
 import { WebhooksService } from './webhooks.service';
 
-/** Webhook endpoints, the event outbox and delivery on the job engine (CONTRACT 11). */
+/** Webhook endpoints, the event outbox and delivery on the job engine (docs/webhooks.md). */
 @Module({
   imports: [AuditModule, JobsModule, LicensesModule, ProductsModule],
   controllers: [WebhooksController],

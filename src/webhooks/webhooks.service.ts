@@ -36,7 +36,7 @@ const EXPIRY_BATCH = 500;
 const DRAIN_CONCURRENCY = 8;
 const DRAIN_MS = 20_000;
 
-/** `whsec_` + base64 of 32 random bytes (CONTRACT 11), the format `standardwebhooks` reads. */
+/** `whsec_` + base64 of 32 random bytes (docs/webhooks.md, Endpoints), the format `standardwebhooks` reads. */
 export const newWebhookSecret = () => `whsec_${randomBytes(32).toString('base64')}`;
 /** A failed attempt's last_error when KEYRING_SECRET does not open the endpoint's secret (docs/webhooks.md, "Secrets at rest"). */
 const UNREADABLE_SECRET = "the endpoint's secret cannot be decrypted with this KEYRING_SECRET: rotate it";
@@ -67,7 +67,7 @@ const toDeliveryDto = (d: WebhookDelivery, eventType: string): WebhookDeliveryDt
 });
 
 /**
- * Webhooks (CONTRACT 11). Events are written to the outbox with the change by the event recorder and fanned out to
+ * Webhooks (docs/webhooks.md). Events are written to the outbox with the change by the event recorder and fanned out to
  * deliveries after commit (EventFanoutService); every attempt is claimed in one statement before it is sent, so nothing
  * is lost on a crash and no attempt is sent twice at once. Retries follow WEBHOOK_RETRY_SCHEDULE; after the last one
  * the delivery is `failed`.

@@ -5,7 +5,7 @@ import { ClusterEnv, createClusterEnv } from './cluster-env';
 
 /**
  * Two real server processes on two ports, one PostgreSQL, one Redis: what a load-balanced
- * deployment shares must be shared (CONTRACT 1, issue 6).
+ * deployment shares must be shared (docs/deployment.md, What the instances share, and where it lives; issue 6).
  */
 describe('two instances behind a load balancer', () => {
   let cluster: ClusterEnv;

@@ -4,7 +4,7 @@ import { fingerprint } from '../support/factories';
 import { startServer, ServerProcess } from '../support/server-process';
 import { ClusterEnv, createClusterEnv } from './cluster-env';
 
-/** CONTRACT 7 across processes: one keyring in PostgreSQL, a rotation on one instance used by the other within 5 s. */
+/** docs/signing.md, The keyring, across processes: one keyring in PostgreSQL, a rotation on one instance used by the other within 5 s. */
 describe('keyring shared by two instances', () => {
   let cluster: ClusterEnv;
   let a: ServerProcess;

@@ -6,7 +6,7 @@ const EVENTS = 500;
 const WORKERS = 10;
 
 /**
- * Two instances deliver one outbox: every event arrives, and no attempt is ever in flight twice at once (CONTRACT 11).
+ * Two instances deliver one outbox: every event arrives, and no attempt is ever in flight twice at once (docs/webhooks.md, Delivery, retries and "at least once").
  * The receiver answers 2xx after a short delay, so each event should arrive exactly once.
  */
 describe('webhooks on two instances', () => {

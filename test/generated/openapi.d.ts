@@ -795,7 +795,7 @@ export interface components {
              * @example 2026-01-02T09:30:00.412Z
              */
             signed_at: string;
-            /** @description the licence's effective seat policy (CONTRACT 9) */
+            /** @description the licence's effective seat policy */
             policy: components["schemas"]["SeatPolicyDto"];
         };
         SignedLicenseDto: {
@@ -1276,7 +1276,7 @@ export interface components {
                 [key: string]: number;
             };
             /**
-             * @description seat policy of its licences unless a licence overrides a key (CONTRACT 9); on PUT, key by key (an omitted key stays). Unset keys: heartbeat_timeout_seconds null, max_deactivations_per_30_days null, license_file_ttl_days 30
+             * @description seat policy of its licences unless a licence overrides a key; on PUT, key by key (an omitted key stays). Unset keys: heartbeat_timeout_seconds null, max_deactivations_per_30_days null, license_file_ttl_days 30
              * @example {
              *       "heartbeat_timeout_seconds": 600
              *     }
@@ -1315,7 +1315,7 @@ export interface components {
                 [key: string]: number;
             };
             /**
-             * @description seat policy of its licences unless a licence overrides a key (CONTRACT 9); on PUT, key by key (an omitted key stays). Unset keys: heartbeat_timeout_seconds null, max_deactivations_per_30_days null, license_file_ttl_days 30
+             * @description seat policy of its licences unless a licence overrides a key; on PUT, key by key (an omitted key stays). Unset keys: heartbeat_timeout_seconds null, max_deactivations_per_30_days null, license_file_ttl_days 30
              * @example {
              *       "heartbeat_timeout_seconds": 600
              *     }
@@ -1729,7 +1729,7 @@ export interface components {
              */
             last_30_days: number;
             /**
-             * @description seats released in the last 30 days because their machine stopped sending heartbeats (CONTRACT 9)
+             * @description seats released in the last 30 days because their machine stopped sending heartbeats
              * @example 2
              */
             released_by_heartbeat_last_30_days: number;

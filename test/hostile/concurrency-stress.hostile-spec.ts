@@ -148,7 +148,7 @@ describe('concurrency stress: 200 clients, mixed seat operations on a handful of
           ms: 0,
         });
         if (problems.length)
-          return { op, licenseId: licence.id, fp, status: res.status, code: `NON-CONTRACT ${problems.join(';')}`, body: json };
+          return { op, licenseId: licence.id, fp, status: res.status, code: `UNEXPECTED ${problems.join(';')}`, body: json };
       }
       return { op, licenseId: licence.id, fp, status: res.status, code, body: json };
     } catch (err) {

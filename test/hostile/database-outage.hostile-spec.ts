@@ -14,7 +14,7 @@ import {
 import { jsonRequest, RawRequest, send } from './support/raw-http';
 import { report, tally } from './support/report';
 
-/** "Quickly": an answer within this, never a hang (CONTRACT 2: the database unreachable is a 503). */
+/** "Quickly": an answer within this, never a hang (docs/errors.md, Unexpected errors and outages: the database unreachable is a 503). */
 const ANSWER_WITHIN_MS = 5_000;
 /** A database that accepts but never answers is given up on after statement_timeout (15 s) + 5 s; then a margin. */
 const FROZEN_ANSWER_WITHIN_MS = 25_000;

@@ -8,7 +8,7 @@ import { jsonRequest, RawResponse, REQUEST_TIMEOUT_MS, send } from './support/ra
 import { report, tally } from './support/report';
 import { buildSweepCases, HostileCase, SWEEP_SEED, SweepFixtures } from './support/sweep-cases';
 
-/** A refused, well-formed activation writes exactly one `license.activation_denied` entry and nothing else (CONTRACT 5). */
+/** A refused, well-formed activation writes exactly one `license.activation_denied` entry and nothing else (docs/licences.md, Audit log). */
 const ACTIVATION_DENIALS = new Set<string>([
   ErrorCode.INVALID_KEY,
   ErrorCode.PRODUCT_MISMATCH,
@@ -18,7 +18,7 @@ const ACTIVATION_DENIALS = new Set<string>([
   ErrorCode.ALREADY_ACTIVATED,
 ]);
 
-/** Everything wrong with one answer, or [] (CONTRACT 2 body, no leak, the expected status/code/field, the database as it should be). */
+/** Everything wrong with one answer, or [] (docs/errors.md, Body; no leak, the expected status/code/field, the database as it should be). */
 function problemsOf(c: HostileCase, res: RawResponse, before: DbSnapshot, after: DbSnapshot): string[] {
   const problems: string[] = [];
   if (res.status >= 500) problems.push(`status ${res.status}`);
@@ -69,7 +69,7 @@ describe('hostile input sweep (every JSON route)', () => {
 
   afterAll(() => t?.close());
 
-  it('answers every generated hostile request with a 4xx CONTRACT error (or its documented success), never a 5xx or a hang, and changes nothing', async () => {
+  it('answers every generated hostile request with a documented 4xx error (or its documented success), never a 5xx or a hang, and changes nothing', async () => {
     const cases = buildSweepCases(fixtures);
     const failures: string[] = [];
     const statuses: number[] = [];

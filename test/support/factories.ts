@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { TestApp } from './test-app';
 import { EventFanoutService } from '../../src/webhooks/event-fanout.service';
 
-/** Body of POST /api/v1/admin/licenses (CONTRACT 3); every field may be overridden. */
+/** Body of POST /api/v1/admin/licenses (docs/licences.md, Creating); every field may be overridden. */
 export interface LicenseInput {
   product_code: string;
   license_type: string;
@@ -86,7 +86,7 @@ export async function setLicenseExpiry(t: TestApp, licenseId: number, expiresAt:
   else await t.sql('UPDATE licenses SET expires_at = $2, grace_days = $3 WHERE id = $1', [licenseId, expiresAt, graceDays]);
 }
 
-/** An air-gapped machine's activation request (CONTRACT 10): the /activate body, base64 in 64-character lines between markers. */
+/** An air-gapped machine's activation request: the /activate body, base64 in 64-character lines between markers (docs/licences.md, Offline use and air-gapped machines). */
 export function activationRequest(body: unknown): string {
   const lines =
     Buffer.from(JSON.stringify(body), 'utf8')

@@ -1,4 +1,4 @@
-/** The text armor of licence files and activation requests (CONTRACT 10): base64 in 64-character lines between two markers. */
+/** The text armor of licence files and activation requests (docs/licences.md, Offline use and air-gapped machines): base64 in 64-character lines between two markers. */
 export const LICENSE_FILE_LABEL = 'LICENSE FILE';
 export const ACTIVATION_REQUEST_LABEL = 'ACTIVATION REQUEST';
 const MAX_ARMOR_LENGTH = 256 * 1024;

@@ -36,7 +36,7 @@ export function verifyDocument(document: unknown, keys: KeySet): VerifiedDocumen
   return { ok: true, license: document.license };
 }
 
-/** Decodes a licence file (CONTRACT 10) into `{license, signature}`, or undefined when the armor is malformed. */
+/** Decodes a licence file (docs/client-api.md, Licence file) into `{license, signature}`, or undefined when the armor is malformed. */
 export function parseLicenseFile(text: string): SignedLicense | undefined {
   const document = dearmor(LICENSE_FILE_LABEL, text);
   return isSignedLicense(document) ? document : undefined;
@@ -49,7 +49,7 @@ export function signedTimeOf(license: LicensePayload): number {
 
 /**
  * The offline decision, pure: which stored document, is it genuine and for this machine, is the local clock
- * plausible, is the file still fresh, and the status from `expires_at` + `grace_days` (CONTRACT 3).
+ * plausible, is the file still fresh, and the status from `expires_at` + `grace_days` (docs/licences.md, Status).
  */
 export function checkOffline(input: OfflineCheckInput): CheckResult {
   const { state, now } = input;

@@ -120,7 +120,7 @@ export class LicenseClient {
   async activate(licenseKey: string, machine: MachineInfo = {}): Promise<SignedLicense> {
     const body = await this.activationBody(licenseKey, machine);
     await this.refreshKeysIfDue();
-    // Activating again from the same fingerprint is idempotent on the server (CONTRACT 4), so a retry is safe.
+    // Activating again from the same fingerprint is idempotent on the server (docs/client-api.md, Activate), so a retry is safe.
     const answer = await requestJson<SignedLicense>(this.http, 'POST', '/api/v1/activate', body, true);
     const license = await this.verifyOnline(answer);
     this.update((state) => {

@@ -1,4 +1,4 @@
-/** The signed `license` object (activation payload, CONTRACT 4, 8, 9 and 10). Unknown members are kept as received. */
+/** The signed `license` object (docs/client-api.md, The signed licence; Licence file). Unknown members are kept as received. */
 export interface LicensePayload {
   license_key: string;
   product: string;
@@ -34,7 +34,7 @@ export interface SignedLicense {
 
 export type LicenseStatus = 'active' | 'grace' | 'expired' | 'suspended' | 'revoked';
 
-/** A signed `/validate` answer (CONTRACT 8), verified by the client before it is returned. */
+/** A signed `/validate` answer (docs/client-api.md, Signed validation), verified by the client before it is returned. */
 export interface ValidationAnswer {
   valid: boolean;
   status: LicenseStatus;

@@ -31,7 +31,7 @@ export class SeatRequestDto {
 
 export const NONCE_PATTERN = /^[A-Za-z0-9_-]{16,128}$/;
 
-/** The validate body: a seat plus an optional nonce that asks for a signed answer (CONTRACT 8). */
+/** The validate body: a seat plus an optional nonce that asks for a signed answer (docs/client-api.md, Signed validation). */
 export class ValidateRequestDto extends SeatRequestDto {
   @ApiPropertyOptional({
     example: 'm3WqJx7Yc1tP0aZr9LkV2eHs',
@@ -48,7 +48,7 @@ export class ValidateRequestDto extends SeatRequestDto {
   nonce?: string;
 }
 
-/** SPEC 2.5 plus the optional `product` code (CONTRACT 4). */
+/** The activation request, with the optional `product` code (docs/client-api.md, Activate). */
 export class ActivateRequestDto extends SeatRequestDto {
   @ApiProperty({ example: 'till-01' })
   @IsString()

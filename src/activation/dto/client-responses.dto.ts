@@ -14,7 +14,7 @@ export class LicenseCustomerDto {
   email: string | null;
 }
 
-/** The signed `license` object (SPEC 2.4); key_id names the signing key. */
+/** The signed `license` object (docs/client-api.md, The signed licence); key_id names the signing key. */
 export class LicensePayloadDto {
   @ApiProperty({ example: 'POS-7K2QF-9XWMB-R4TZN-H8CVD' }) license_key: string;
   @ApiProperty({ example: 'POS_RETAIL', description: 'product code' }) product: string;
@@ -43,7 +43,7 @@ export class LicensePayloadDto {
     description: 'Server time of this signature; a local clock earlier than the latest signed_at seen means the clock was set back',
   })
   signed_at: string;
-  @ApiProperty({ type: SeatPolicyDto, description: "the licence's effective seat policy (CONTRACT 9)" }) policy: SeatPolicyDto;
+  @ApiProperty({ type: SeatPolicyDto, description: "the licence's effective seat policy" }) policy: SeatPolicyDto;
 }
 
 export class SignedLicenseDto {
@@ -83,7 +83,7 @@ export class ValidateResponseDto {
   })
   code: string | null;
 
-  // Only with a nonce in the request: the signed answer (CONTRACT 8).
+  // Only with a nonce in the request: the signed answer (docs/client-api.md, Signed validation).
   @ApiPropertyOptional({ description: 'Only when the request carried a nonce: that nonce, echoed', example: 'm3WqJx7Yc1tP0aZr9LkV2eHs' })
   nonce?: string;
   @ApiPropertyOptional({
@@ -110,7 +110,7 @@ export class ValidateResponseDto {
   signature?: string;
 }
 
-/** POST /api/v1/heartbeat (CONTRACT 9). */
+/** POST /api/v1/heartbeat (docs/client-api.md, Heartbeat). */
 export class HeartbeatResponseDto {
   @ApiProperty({ description: 'status is active or grace (this machine holds a live seat, or the answer would be 400)' }) valid: boolean;
   @ApiProperty({ enum: LICENSE_STATUSES, example: 'active' }) status: LicenseStatus;

@@ -3,7 +3,7 @@ import { IsString } from 'class-validator';
 import { MAX_ACTIVATION_REQUEST_LENGTH } from '../license-file';
 import { MaxChars, MinChars } from '../../common/validation/validators';
 
-/** `POST /api/v1/license-file` and the offline activation answer (CONTRACT 10). */
+/** `POST /api/v1/license-file` and the offline activation answer (docs/client-api.md, Licence file). */
 export class LicenseFileResponseDto {
   @ApiProperty({
     example: '-----BEGIN LICENSE FILE-----\neyJsaWNlbnNlIjp7...\n-----END LICENSE FILE-----\n',

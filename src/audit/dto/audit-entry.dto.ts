@@ -1,7 +1,7 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { ACTOR_TYPES, AUDIT_ACTIONS, type ActorType, type AuditAction, type AuditEntry } from '../audit-entry.entity';
 
-/** One audit log entry (CONTRACT 5). */
+/** One audit log entry (docs/licences.md, Audit log). */
 export class AuditEntryDto {
   @ApiProperty({ type: 'integer', example: 311 }) id: number;
   @ApiProperty({ format: 'date-time', example: '2026-01-31T10:00:00.000Z' }) created_at: string;

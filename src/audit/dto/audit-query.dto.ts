@@ -6,7 +6,7 @@ import { KeysetPageQueryDto, toQueryInteger } from '../../common/http/page-query
 import { IsIsoTimestamp } from '../../common/validation/iso-timestamp';
 import { ACTOR_TYPES, AUDIT_ACTIONS, type ActorType, type AuditAction } from '../audit-entry.entity';
 
-/** GET /audit filters (CONTRACT 5), combined with AND; `from` and `to` are inclusive. */
+/** GET /audit filters (docs/licences.md, Audit log), combined with AND; `from` and `to` are inclusive. */
 export class AuditQueryDto extends KeysetPageQueryDto {
   @ApiPropertyOptional({ type: 'integer', example: 42 })
   @IsOptional()

@@ -7,7 +7,7 @@ import { ADMIN_SCOPES, type AdminScope, SCOPE_LIST_MARKDOWN } from '../scopes';
 const TOKEN_NAME = /^[A-Za-z0-9][A-Za-z0-9 ._-]{0,99}$/;
 const PRODUCT_CODE = /^[A-Z][A-Z0-9_]{1,31}$/;
 
-/** POST /api/v1/admin/tokens (CONTRACT 12). */
+/** POST /api/v1/admin/tokens (docs/admin-api.md, Issuing and revoking). */
 export class CreateAdminTokenDto {
   @ApiProperty({ example: 'webshop', pattern: TOKEN_NAME.source, description: 'unique; the audit log names the token `token:<name>`' })
   @IsString()

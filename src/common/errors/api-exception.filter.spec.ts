@@ -12,7 +12,7 @@ describe('toErrorResponse', () => {
     });
   });
 
-  it('maps Nest HTTP exceptions to CONTRACT codes', () => {
+  it('maps Nest HTTP exceptions to the documented codes', () => {
     expect(toErrorResponse(new NotFoundException()).body.error.code).toBe('NOT_FOUND');
     expect(toErrorResponse(new PayloadTooLargeException()).body.error.code).toBe('PAYLOAD_TOO_LARGE');
   });

@@ -18,7 +18,7 @@ const STATUS_CODES: Record<number, ErrorCode> = {
   503: ErrorCode.SERVICE_UNAVAILABLE,
 };
 
-/** Turns any thrown value into CONTRACT 2's status and body; never leaks a stack or SQL. */
+/** Turns any thrown value into its status and error body (docs/errors.md, Codes); never leaks a stack or SQL. */
 export function toErrorResponse(exception: unknown): { status: number; body: ErrorBody; unexpected: boolean } {
   if (exception instanceof AppError) {
     return { status: exception.status, body: errorBody(exception.code, exception.message, exception.details), unexpected: false };

@@ -5,7 +5,7 @@ export interface FieldError {
   message: string;
 }
 
-/** The one error type services throw; the global filter renders it as SPEC 7's body. */
+/** The one error type services throw; the global filter renders it as the error body (docs/errors.md, Body). */
 export class AppError extends Error {
   constructor(
     readonly code: ErrorCode,

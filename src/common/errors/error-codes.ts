@@ -1,4 +1,4 @@
-/** Every stable error code the JSON API returns (CONTRACT 2 and 4). */
+/** Every stable error code the JSON API returns (docs/errors.md, Codes; Client codes). */
 export const ErrorCode = {
   VALIDATION_ERROR: 'VALIDATION_ERROR',
   UNAUTHORIZED: 'UNAUTHORIZED',

@@ -14,7 +14,7 @@ export class ErrorDetailDto {
   details?: Record<string, unknown>;
 }
 
-/** The one error body of every JSON route (SPEC 7, CONTRACT 2). */
+/** The one error body of every JSON route (docs/errors.md, Body). */
 export class ErrorResponseDto {
   @ApiProperty({ type: ErrorDetailDto }) error: ErrorDetailDto;
 }

@@ -82,7 +82,7 @@ export function requireHostHeader(req: Request, _res: Response, next: NextFuncti
 /**
  * Requests Node's HTTP parser refuses (oversized headers, invalid characters, Transfer-Encoding together
  * with Content-Length) never reach Express; Node answered them with an empty 400/431. Answer with
- * CONTRACT 2's body instead, with the same care as Node: only when no response is under way.
+ * the error body instead (docs/errors.md, Body), with the same care as Node: only when no response is under way.
  * Node's missing-Host check has no such hook: it is switched off and `requireHostHeader` does it instead.
  */
 export function hardenHttpServer(server: Server): void {

@@ -11,7 +11,7 @@ export const MAX_PAGE_LIMIT = 1000;
 export const toQueryInteger = ({ value }: { value: unknown }) =>
   typeof value === 'string' && /^\d{1,10}$/.test(value) ? Number(value) : value;
 
-/** `limit` / `offset` of every admin list (CONTRACT 5). Extend it with the list's own filters. */
+/** `limit` / `offset` of every admin list (docs/admin-api.md, Conventions). Extend it with the list's own filters. */
 export class PageQueryDto {
   // The plugin reads only literal validator arguments: MAX_PAGE_LIMIT is stated here.
   @ApiPropertyOptional({ type: 'integer', maximum: MAX_PAGE_LIMIT, default: DEFAULT_PAGE_LIMIT })

@@ -17,7 +17,7 @@ import { AppError } from '../errors/app-error';
 import { ErrorCode } from '../errors/error-codes';
 import { ErrorResponseDto } from '../errors/error-response.dto';
 
-/** The named per-IP limits (CONTRACT 4): one bucket per name and client IP, so each client endpoint counts on its own. */
+/** The named per-IP limits (docs/client-api.md, Rate limits): one bucket per name and client IP, so each client endpoint counts on its own. */
 export type RateLimitName = keyof AppConfig['rateLimits'];
 export const RATE_LIMIT_NAMES: readonly RateLimitName[] = [
   'activate',
@@ -29,7 +29,7 @@ export const RATE_LIMIT_NAMES: readonly RateLimitName[] = [
   'loginPage',
 ];
 
-/** Fixed 60-second window (CONTRACT 4). */
+/** Fixed 60-second window (docs/client-api.md, Rate limits). */
 export const RATE_LIMIT_WINDOW_MS = 60_000;
 
 /** Told about every request refused with 429; the metrics module provides it (common/ knows no feature). */
@@ -163,7 +163,7 @@ export function rateLimitedError(retryAfterSeconds: number): AppError {
 
 /**
  * Counts the request against the route's named limit and sets plain `X-RateLimit-Limit/Remaining/Reset`
- * (seconds until the window resets) on every response, plus `Retry-After` on a 429 with CONTRACT 2's body.
+ * (seconds until the window resets) on every response, plus `Retry-After` on a 429 with the error body (docs/errors.md, Rate limiting).
  * A guard runs before validation pipes, so a rejected (400) request still counts.
  */
 @Injectable()

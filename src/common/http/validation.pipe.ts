@@ -74,7 +74,7 @@ export function classValidatorPipe(strict: boolean): ValidationPipe {
 
 /**
  * Validates bodies and queries against their DTO class. Never coerces JSON types.
- * `strict`: unknown fields are an error (admin API); otherwise they are dropped (client API, CONTRACT 4).
+ * `strict`: unknown fields are an error (admin API); otherwise they are dropped (client API; docs/errors.md, Validation errors).
  */
 @Injectable()
 export class DtoValidationPipe implements PipeTransform {

@@ -19,7 +19,7 @@ export function limitsProblem(value: unknown): string | undefined {
   return undefined;
 }
 
-/** A map of limit name (`^[a-z][a-z0-9_]{0,63}$`) to integer 0..2147483647 (CONTRACT 3). */
+/** A map of limit name (`^[a-z][a-z0-9_]{0,63}$`) to integer 0..2147483647 (docs/licences.md, Limits and features). */
 export function IsLimitsMap(options?: ValidationOptions): PropertyDecorator {
   return (target: object, propertyName: string | symbol) =>
     registerDecorator({

@@ -12,7 +12,7 @@ import { setFlash } from '../http/view-locals';
 
 const VIEW = 'offline-activation';
 
-/** A licence file as a download named after its licence key (CONTRACT 10: `<licence key>.lic`). */
+/** A licence file as a download named after its licence key (docs/licences.md, Offline use and air-gapped machines: `<licence key>.lic`). */
 function sendLicenseFile(res: Response, licenseKey: string, file: Pick<LicenseFileResponseDto, 'license_file'>): void {
   res.setHeader('Content-Type', 'text/plain; charset=utf-8');
   res.setHeader('Content-Disposition', `attachment; filename="${licenseKey}.lic"`);

@@ -11,7 +11,7 @@ import { setFlash } from '../http/view-locals';
 
 const KEY_ID = /^[0-9a-f]{16}$/;
 
-/** Signing keys (CONTRACT 7): the keyring's list; rotate and revoke each behind a confirmation page. */
+/** Signing keys (docs/signing.md, The keyring): the keyring's list; rotate and revoke each behind a confirmation page. */
 @DashboardController('signing-keys')
 export class SigningKeysPageController {
   constructor(private readonly keyring: KeyringService) {}

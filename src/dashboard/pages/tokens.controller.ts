@@ -24,7 +24,7 @@ interface TokenForm {
   expires_on: string;
 }
 
-/** Admin tokens (CONTRACT 12): list, issue (the token is shown on the answer page only), revoke after a confirmation. */
+/** Admin tokens (docs/admin-api.md, Issuing and revoking): list, issue (the token is shown on the answer page only), revoke after a confirmation. */
 @DashboardController('tokens')
 export class TokensPageController {
   constructor(

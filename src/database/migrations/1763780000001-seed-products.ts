@@ -1,6 +1,6 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
-/** The three seed products (CONTRACT 3). */
+/** The three seed products (docs/licences.md, Products). */
 export class SeedProducts1763780000001 implements MigrationInterface {
   name = 'SeedProducts1763780000001';
 

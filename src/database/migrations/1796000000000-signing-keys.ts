@@ -1,7 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * The keyring (CONTRACT 7): every signing key with its state, shared by all instances. The partial unique index
+ * The keyring (docs/signing.md, The keyring): every signing key with its state, shared by all instances. The partial unique index
  * keeps exactly one key active even when several instances start or rotate at once. The key itself is created
  * at start-up (KeyringService), not here: it needs KEYRING_SECRET and SIGNING_KEY_FILE.
  */

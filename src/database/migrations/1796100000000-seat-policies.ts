@@ -1,7 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Seat policies (CONTRACT 9): products' default_policy and licences' policy overrides (jsonb objects; the
+ * Seat policies (docs/licences.md, Seat policies): products' default_policy and licences' policy overrides (jsonb objects; the
  * bounds are checked by the API), a third release reason `heartbeat_timeout`, and the indexes that count
  * a licence's recent deactivations and a product's recent heartbeat releases from a few index entries.
  */

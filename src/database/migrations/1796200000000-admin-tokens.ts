@@ -1,7 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Admin tokens with scopes (CONTRACT 12). Only the SHA-256 of a token is stored, unique, so the guard finds a
+ * Admin tokens with scopes (docs/admin-api.md, Credentials). Only the SHA-256 of a token is stored, unique, so the guard finds a
  * token by one index lookup per request; a revoke is a row update every instance sees on its next request.
  */
 export class AdminTokens1796200000000 implements MigrationInterface {

@@ -1,6 +1,6 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
-/** Webhooks (CONTRACT 11): endpoints, the event outbox, deliveries, and the once-only record of time-driven events. */
+/** Webhooks (docs/webhooks.md): endpoints, the event outbox, deliveries, and the once-only record of time-driven events. */
 export class Webhooks1796400000000 implements MigrationInterface {
   name = 'Webhooks1796400000000';
 

@@ -17,7 +17,7 @@ const KEY_ID = {
 };
 const PEM_EXAMPLE = '-----BEGIN PUBLIC KEY-----\n...\n-----END PUBLIC KEY-----\n';
 
-/** GET /api/v1/public-key: the active key (CONTRACT 4, unchanged). */
+/** GET /api/v1/public-key: the active key (docs/client-api.md, Public keys). */
 export class PublicKeyDto {
   @ApiProperty({ enum: ['RSA-SHA256'], example: 'RSA-SHA256' }) algorithm: 'RSA-SHA256';
   @ApiProperty(KEY_ID) key_id: string;

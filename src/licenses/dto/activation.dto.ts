@@ -1,7 +1,7 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { RELEASE_REASONS, type Activation, type ReleaseReason } from '../activation.entity';
 
-/** An activation record ("seat"), CONTRACT 3. */
+/** An activation record ("seat"), docs/licences.md, Seats and machines. */
 export class ActivationDto {
   @ApiProperty({ type: 'integer', example: 12 }) id: number;
   @ApiProperty({ example: 'sha256:' + 'a'.repeat(64) }) machine_fingerprint: string;

@@ -23,7 +23,7 @@ import { IsOptionalNotNull, IsPib, NOT_BLANK } from './license-fields';
 export const MAX_GRACE_DAYS = 365;
 export const DEFAULT_GRACE_DAYS = 7;
 
-/** Licence creation input (SPEC 2.3, CONTRACT 3). Also the service's input type for the dashboard. */
+/** Licence creation input (docs/licences.md, Creating). Also the service's input type for the dashboard. */
 export class CreateLicenseDto {
   @ApiProperty({ example: 'POS_RETAIL', description: 'code of an active product' })
   @IsString()
@@ -124,7 +124,7 @@ export class CreateLicenseDto {
 }
 
 /**
- * PUT /licenses/{id}: every creation field but product_code, all optional (CONTRACT 5). `null` clears
+ * PUT /licenses/{id}: every creation field but product_code, all optional (docs/licences.md, Changing (PUT)). `null` clears
  * customer_email, customer_pib and notes, and is the expiry of PERPETUAL licences; other fields refuse it.
  */
 export class UpdateLicenseDto extends PartialType(OmitType(CreateLicenseDto, ['product_code', 'expires_at'] as const), {

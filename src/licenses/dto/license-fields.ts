@@ -24,7 +24,7 @@ export function IsPib(options?: ValidationOptions): PropertyDecorator {
     });
 }
 
-/** Upper-case hex digests are accepted and lower-cased (CONTRACT 4); anything else is left for the pattern to reject. */
+/** Upper-case hex digests are accepted and lower-cased (docs/client-api.md, Conventions); anything else is left for the pattern to reject. */
 export const normalizeFingerprint = ({ value }: { value: unknown }) =>
   typeof value === 'string' && /^sha256:[0-9a-fA-F]{64}$/.test(value) ? 'sha256:' + value.slice(7).toLowerCase() : value;
 

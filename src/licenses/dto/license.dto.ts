@@ -26,7 +26,7 @@ export interface LicenseListRow {
   customerPib?: string | null;
 }
 
-/** A licence in lists (SPEC 2.2) plus its derived status, customer e-mail and creation time. */
+/** A licence in lists (docs/licences.md, Reading and listing) plus its derived status, customer e-mail and creation time. */
 export class LicenseListItemDto {
   @ApiProperty({ type: 'integer', example: 42 }) id: number;
   @ApiProperty({ example: 'POS_RETAIL' }) product_code: string;
@@ -75,7 +75,7 @@ export class LicenseProductDto {
   @ApiProperty({ example: 'Retail Point of Sale' }) name: string;
 }
 
-/** One licence with everything stored, its status, merged limits and current seats (CONTRACT 5). */
+/** One licence with everything stored, its status, merged limits and current seats (docs/licences.md, Reading and listing). */
 export class LicenseDetailsDto {
   @ApiProperty({ type: 'integer', example: 42 }) id: number;
   @ApiProperty({ type: LicenseProductDto }) product: LicenseProductDto;

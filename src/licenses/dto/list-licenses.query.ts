@@ -6,7 +6,7 @@ import { IsStorableText, MaxChars, MinChars } from '../../common/validation/vali
 import { LICENSE_STATUSES, type LicenseStatus } from '../license-status';
 import { LICENSE_TYPES, type LicenseType } from '../license-type';
 
-/** GET /licenses filters (CONTRACT 5); every one optional and combined with AND. */
+/** GET /licenses filters (docs/licences.md, Reading and listing); every one optional and combined with AND. */
 export class ListLicensesQueryDto extends KeysetPageQueryDto {
   @ApiPropertyOptional({ example: 'POS_RETAIL', description: 'product code' })
   @IsOptional()

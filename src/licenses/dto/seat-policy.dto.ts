@@ -1,7 +1,7 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { POLICY_SCHEMA } from '../license-policy';
 
-/** The effective seat policy (CONTRACT 9), every key present. */
+/** The effective seat policy (docs/licences.md, Seat policies), every key present. */
 export class SeatPolicyDto {
   @ApiProperty({ ...POLICY_SCHEMA.properties.heartbeat_timeout_seconds, type: 'integer', example: 600 })
   heartbeat_timeout_seconds: number | null;

@@ -32,7 +32,7 @@ export class CreateProductDto {
     ...POLICY_INPUT_SCHEMA,
     example: { heartbeat_timeout_seconds: 600 },
     description:
-      'seat policy of its licences unless a licence overrides a key (CONTRACT 9); on PUT, key by key (an omitted key stays). Unset keys: heartbeat_timeout_seconds null, max_deactivations_per_30_days null, license_file_ttl_days 30',
+      'seat policy of its licences unless a licence overrides a key; on PUT, key by key (an omitted key stays). Unset keys: heartbeat_timeout_seconds null, max_deactivations_per_30_days null, license_file_ttl_days 30',
   })
   @IsOptionalNotNull()
   @IsPolicy(false)

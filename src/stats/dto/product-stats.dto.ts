@@ -16,12 +16,12 @@ export class ActivationCountsDto {
   @ApiProperty({
     type: 'integer',
     example: 2,
-    description: 'seats released in the last 30 days because their machine stopped sending heartbeats (CONTRACT 9)',
+    description: 'seats released in the last 30 days because their machine stopped sending heartbeats',
   })
   released_by_heartbeat_last_30_days: number;
 }
 
-/** Statistics of one product (CONTRACT 5), correct at the moment of the request. */
+/** Statistics of one product (docs/licences.md, Statistics), correct at the moment of the request. */
 export class ProductStatsDto {
   @ApiProperty({ example: 'POS_RETAIL' }) product_code: string;
   @ApiProperty({ example: 'Retail Point of Sale' }) product_name: string;

@@ -62,7 +62,7 @@ export function leaks(res: RawResponse, sent: string[] = []): string[] {
   return LEAK_PATTERNS.filter((p) => p.test(text)).map((p) => `leaks ${p}`);
 }
 
-/** Problems with an error answer: CONTRACT 2's body exactly, JSON, bounded, nosniff. */
+/** Problems with an error answer: the error body exactly (docs/errors.md, Body), JSON, bounded, nosniff. */
 export function contractProblems(res: RawResponse): string[] {
   const problems: string[] = [];
   if (!(res.headers['content-type']?.[0] ?? '').startsWith('application/json'))
@@ -72,7 +72,7 @@ export function contractProblems(res: RawResponse): string[] {
   const body = res.json as { error?: Record<string, unknown> } | undefined;
   const error = body?.error;
   if (!body || typeof body !== 'object' || Object.keys(body).join() !== 'error' || !error || typeof error !== 'object') {
-    return [...problems, `not the contract body: ${res.body.slice(0, 200)}`];
+    return [...problems, `not the error body: ${res.body.slice(0, 200)}`];
   }
   const extra = Object.keys(error).filter((k) => !['code', 'message', 'details'].includes(k));
   if (extra.length) problems.push(`unexpected error members ${extra.join()}`);

@@ -6,7 +6,7 @@ export interface DbSnapshot {
   users: string;
   /** Every audit entry except activation denials. */
   audit: string;
-  /** `license.activation_denied` entries: the one write a refused, well-formed activation legitimately makes (CONTRACT 5). */
+  /** `license.activation_denied` entries: the one write a refused, well-formed activation legitimately makes (docs/licences.md, Audit log). */
   denied: number;
   rows: number;
 }

@@ -7,7 +7,7 @@ import type { RawRequest } from './raw-http';
 /** Fixed seed: every run generates the same cases, so a failure reproduces. */
 export const SWEEP_SEED = 20_260_407;
 
-/** What a correct server answers; absent members are not checked (any 4xx with the contract body). */
+/** What a correct server answers; absent members are not checked (any 4xx with the error body of docs/errors.md, Body). */
 export interface Expectation {
   status?: number;
   code?: string;
@@ -609,7 +609,7 @@ export function buildSweepCases(f: SweepFixtures): HostileCase[] {
       code: ErrorCode.VALIDATION_ERROR,
     });
 
-    // Unknown fields: rejected by the admin API, ignored by the client API (CONTRACT 4).
+    // Unknown fields: rejected by the admin API, ignored by the client API (docs/errors.md, Validation errors).
     const unknownFields: [string, unknown][] = [
       ['extra', 1],
       ['Customer_Name', 'x'],
@@ -893,7 +893,7 @@ function addAuthCases(f: SweepFixtures, add: Add): void {
       ],
     ],
     ['10 KB key', [['X-API-Key', MANY(10_000, 'k')]]],
-    // A right key as a Bearer token is accepted (CONTRACT 12); wrong ones are not.
+    // A right key as a Bearer token is accepted (docs/admin-api.md, Credentials); wrong ones are not.
     ['wrong key as a Bearer token', [['Authorization', `Bearer ${f.apiKey}x`]]],
     ['Bearer without a token', [['Authorization', 'Bearer ']]],
     ['key in Basic authorization', [['Authorization', `Basic ${Buffer.from(`admin:${f.apiKey}`).toString('base64')}`]]],
