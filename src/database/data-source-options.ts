@@ -22,6 +22,7 @@ import { StatsHourly1796500000000 } from './migrations/1796500000000-stats-hourl
 import { WebhookSecretsEncrypted1796610000000 } from './migrations/1796610000000-webhook-secrets-encrypted';
 import { ProductIds1796630000000 } from './migrations/1796630000000-product-ids';
 import { EventSpine1796700000000 } from './migrations/1796700000000-event-spine';
+import { OneStatusRule1796800000000 } from './migrations/1796800000000-one-status-rule';
 import { WebhookDelivery, WebhookEndpoint, WebhookEvent, WebhookExpiryNotice } from '../webhooks/webhook.entities';
 
 const STATEMENT_TIMEOUT_MS = 15_000;
@@ -55,6 +56,7 @@ export const MIGRATIONS = [
   WebhookSecretsEncrypted1796610000000,
   ProductIds1796630000000,
   EventSpine1796700000000,
+  OneStatusRule1796800000000,
 ];
 
 /** One place for the TypeORM options, shared by the app, the migration CLI and the tests. */
