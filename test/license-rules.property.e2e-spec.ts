@@ -9,6 +9,8 @@ import {
 } from '../src/licenses/license-status';
 import { isSeatDead, mergeLimits, seatLimit } from '../src/licenses/license-limits';
 import { mergePolicy } from '../src/licenses/license-policy';
+import type { QueryRunner } from 'typeorm';
+import { OneStatusRule1796800000000 } from '../src/database/migrations/1796800000000-one-status-rule';
 import { createDatabaseFromTemplate, dropDatabase, ENV_ADMIN_URL, ENV_TEMPLATE, newDatabaseName } from './support/test-database';
 
 const DAY_MS = 86_400_000;
@@ -238,5 +240,36 @@ describe('licence rules: TypeScript and SQL agree (property)', () => {
     );
     expect(rows.map((r) => r.n)).toEqual(hostile.map(() => 1));
     expect(hostile.map((v) => seatLimit({ max_installations: v }))).toEqual(hostile.map(() => 1));
+  });
+
+  it('the rules are IMMUTABLE functions, and their migration reverts and re-applies cleanly', async () => {
+    const rules = ['license_status', 'license_grace_end', 'license_seat_limit', 'license_heartbeat_timeout', 'seat_is_dead'];
+    const volatility = async () =>
+      (
+        await client.query<{ proname: string; provolatile: string; lanname: string }>(
+          `SELECT p.proname, p.provolatile, l.lanname FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang
+           WHERE p.proname = ANY($1::text[]) ORDER BY p.proname`,
+          [rules],
+        )
+      ).rows;
+    const applied = rules
+      .map((proname) => ({ proname, provolatile: 'i', lanname: 'sql' }))
+      .sort((a, b) => a.proname.localeCompare(b.proname));
+    expect(await volatility()).toEqual(applied);
+
+    // The migration only needs query(): a pg client stands in for TypeORM's runner.
+    const runner = { query: (text: string) => client.query(text).then((r) => r.rows) } as unknown as QueryRunner;
+    const migration = new OneStatusRule1796800000000();
+    await client.query('BEGIN');
+    try {
+      await migration.down(runner);
+      expect(await volatility()).toEqual([{ proname: 'license_grace_end', provolatile: 'i', lanname: 'plpgsql' }]);
+      await migration.up(runner);
+      expect(await volatility()).toEqual(applied);
+      const { rows } = await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM usable_license_deadlines`);
+      expect(rows[0].n).toBeGreaterThanOrEqual(0);
+    } finally {
+      await client.query('ROLLBACK');
+    }
   });
 });

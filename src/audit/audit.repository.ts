@@ -21,6 +21,10 @@ export interface AuditFilter {
   to?: string;
 }
 
+/**
+ * The audit log (audit_entries; the event recorder appends to it). Style: named SQL with typed rows; a product scope
+ * reads the licences module's license_products view (docs/architecture.md, Database style).
+ */
 @Injectable()
 export class AuditRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}

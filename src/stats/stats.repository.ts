@@ -109,6 +109,8 @@ const SCOPED_PRODUCT_COUNTERS_SQL = productCountersSql('auto', true);
  * Statistics from counters that triggers keep in the writing transactions (stats_deltas), so they
  * are exact at the moment of the request without scanning every licence: hour-bucketed metrics are
  * summed for the hours before the current one, and the current hour's part is counted from the indexed rows.
+ * Style: named SQL with typed rows; it reads only stats_deltas and the views of the licences and products modules
+ * (docs/architecture.md, Database style).
  */
 @Injectable()
 export class StatsRepository {
