@@ -260,10 +260,28 @@ describe('licence rules: TypeScript and SQL agree (property)', () => {
     // The migration only needs query(): a pg client stands in for TypeORM's runner.
     const runner = { query: (text: string) => client.query(text).then((r) => r.rows) } as unknown as QueryRunner;
     const migration = new OneStatusRule1796800000000();
+    // The statistics' rows per licence are the same before and after: counters kept by the old ones stay exact.
+    const cases = sample(statusCase, SEED + 2).slice(0, 2000);
+    const statRows = async () =>
+      (
+        await client.query<{ rows: unknown }>(
+          `SELECT (SELECT json_agg(s ORDER BY s.metric) FROM license_stat_rows(1, 'YEARLY', c.revoked, c.active, c.expires_at, c.grace_days) s) AS rows
+           FROM unnest($1::boolean[], $2::boolean[], $3::timestamptz[], $4::int[]) WITH ORDINALITY AS c(revoked, active, expires_at, grace_days, i)
+           ORDER BY c.i`,
+          [
+            cases.map((c) => c.revoked),
+            cases.map((c) => c.active),
+            cases.map((c) => (c.expiresAt === null ? null : new Date(c.expiresAt).toISOString())),
+            cases.map((c) => c.graceDays),
+          ],
+        )
+      ).rows.map((r) => r.rows);
+    const withRule = await statRows();
     await client.query('BEGIN');
     try {
       await migration.down(runner);
       expect(await volatility()).toEqual([{ proname: 'license_grace_end', provolatile: 'i', lanname: 'plpgsql' }]);
+      expect(await statRows()).toEqual(withRule);
       await migration.up(runner);
       expect(await volatility()).toEqual(applied);
       const { rows } = await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM usable_license_deadlines`);

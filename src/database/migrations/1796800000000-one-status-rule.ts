@@ -12,6 +12,7 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  * - Views other modules read instead of the licences' tables: `usable_license_deadlines` (the expiry scan and the
  *   statistics' current hour), `license_products` (which product a licence belongs to) and `seat_history`; and the
  *   products module's `product_catalog`, which the licences module reads instead of the products table.
+ * - The statistics' `license_stat_rows` takes the status flags from `license_status` (same rows, so the counters stay).
  */
 export class OneStatusRule1796800000000 implements MigrationInterface {
   name = 'OneStatusRule1796800000000';
@@ -71,9 +72,12 @@ export class OneStatusRule1796800000000 implements MigrationInterface {
         FROM products`);
 
     await q.query(seatChangeFunction('license_heartbeat_timeout(p.default_policy, l.policy)', 'product_catalog'));
+    // The statistics' per-licence rows take the flags' part of the status from license_status (the same rows as before).
+    await q.query(licenseStatRows(`license_status(p_revoked, p_active, NULL, p_grace, NULL)`));
   }
 
   async down(q: QueryRunner): Promise<void> {
+    await q.query(licenseStatRows(`CASE WHEN p_revoked THEN 'revoked' WHEN NOT p_active THEN 'suspended' ELSE 'active' END`));
     await q.query(seatChangeFunction(`((p.default_policy || l.policy) ->> 'heartbeat_timeout_seconds')::int`, 'products'));
     await q.query(`DROP VIEW product_catalog, seat_history, license_products, usable_license_deadlines`);
     await q.query(`
@@ -114,4 +118,21 @@ function seatChangeFunction(timeout: string, products: string): string {
                                  AND a.released_at > now() - interval '30 days'), '[]'::json))
           FROM licenses l JOIN ${products} p ON p.id = l.product_id WHERE l.id = lid);
       END $$`;
+}
+
+/**
+ * license_stat_rows of the StatsHourly migration, with `flags` the licence's status apart from time ('revoked',
+ * 'suspended' or 'active'): 'active' licences count as `usable`, and their expiry and grace end as events by UTC hour.
+ */
+function licenseStatRows(flags: string): string {
+  return `
+      CREATE OR REPLACE FUNCTION license_stat_rows(p_product int, p_type text, p_revoked boolean, p_active boolean, p_expires timestamptz, p_grace int)
+      RETURNS TABLE (product_id int, metric text, hour timestamp) LANGUAGE sql IMMUTABLE AS $$
+        SELECT p_product, 'type:' || p_type, NULL::timestamp
+        UNION ALL SELECT p_product, CASE WHEN f.flags = 'active' THEN 'usable' ELSE f.flags END, NULL::timestamp FROM (SELECT ${flags} AS flags) f
+        UNION ALL SELECT p_product, 'expires', date_trunc('hour', p_expires AT TIME ZONE 'UTC') FROM (SELECT ${flags} AS flags) f
+          WHERE f.flags = 'active' AND p_expires IS NOT NULL
+        UNION ALL SELECT p_product, 'grace_ends', date_trunc('hour', license_grace_end(p_expires, p_grace) AT TIME ZONE 'UTC')
+          FROM (SELECT ${flags} AS flags) f WHERE f.flags = 'active' AND p_expires IS NOT NULL
+      $$`;
 }
