@@ -57,7 +57,7 @@ function nestedClass(cls: DtoClass, name: string): DtoClass | undefined {
   for (const sample of [{}, [{}]]) {
     const value = (plainToInstance(cls, { [name]: sample }) as Record<string, unknown>)[name];
     const item: unknown = Array.isArray(value) ? value[0] : value;
-    const ctor = item && typeof item === 'object' ? (item).constructor : undefined;
+    const ctor = item && typeof item === 'object' ? item.constructor : undefined;
     if (ctor && ctor !== Object && ctor !== Date && ctor !== Array) return ctor as DtoClass;
   }
   return undefined;

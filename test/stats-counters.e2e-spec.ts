@@ -7,7 +7,7 @@ import { createTestApp, TestApp } from './support/test-app';
 /**
  * The statistics come from counters kept by triggers (migration StatsCounters). Whatever writes the
  * tables (the API, plain SQL, bulk statements, deletes, truncation) and whenever the counters are
- * folded, they must equal a full scan with the status rule (docs/licences.md, Status) at the same moment.
+ * folded, they must equal a full scan with the status rule (docs/licences.md, Status and grace) at the same moment.
  */
 jest.setTimeout(60_000);
 

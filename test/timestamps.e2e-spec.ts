@@ -12,7 +12,7 @@ const LAST = '9999-12-31T23:59:59Z';
 describe('timestamps outside years 0001-9999', () => {
   let t: TestApp;
   beforeAll(async () => (t = await createTestApp()), 60_000);
-  afterAll(() => t.close());
+  afterAll(() => t?.close());
 
   const expectFieldError = (body: { error: { code: string; details: { fields: { field: string }[] } } }, field: string) => {
     expect(body.error.code).toBe('VALIDATION_ERROR');

@@ -21,6 +21,10 @@ export interface AuditFilter {
   to?: string;
 }
 
+/**
+ * The audit log (audit_entries; the event recorder appends to it). Style: named SQL with typed rows; a product scope
+ * reads the licences module's license_products view (docs/architecture.md, Database style).
+ */
 @Injectable()
 export class AuditRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
@@ -56,7 +60,7 @@ function auditFrom(filter: AuditFilter, params: unknown[]): string {
     // (docs/security.md, Review findings (round 3)). Product entries carry details.product_id, licence entries their licence.
     const ids = param(filter.productScope);
     where.push(
-      `(a.license_id IN (SELECT sl.id FROM licenses sl WHERE sl.product_id = ANY(${ids}::int[]))` +
+      `(a.license_id IN (SELECT lp.license_id FROM license_products lp WHERE lp.product_id = ANY(${ids}::int[]))` +
         ` OR (a.license_id IS NULL AND a.details->>'product_id' = ANY(${ids}::int[]::text[])))`,
     );
   }

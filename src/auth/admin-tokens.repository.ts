@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager, SelectQueryBuilder } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { ALL_PRODUCTS, type ProductScope } from '../common/auth/actor';
 import { preparedQuery } from '../database/prepared-query';
 import { AdminToken } from './admin-token.entity';
@@ -20,13 +20,10 @@ export interface TokenCredentialRow {
 /** How often last_used_at may be written per token: reads stay reads. */
 export const LAST_USED_RESOLUTION_SECONDS = 60;
 
+/** Admin API tokens (admin_tokens). Style: named SQL with typed rows (docs/architecture.md, Database style). */
 @Injectable()
 export class AdminTokensRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
-
-  private repo(manager?: EntityManager) {
-    return (manager ?? this.dataSource.manager).getRepository(AdminToken);
-  }
 
   async findCredentialByHash(tokenHash: string): Promise<TokenCredentialRow | null> {
     const { rows } = await preparedQuery<TokenCredentialRow>(
@@ -49,30 +46,83 @@ export class AdminTokensRepository {
     );
   }
 
-  insert(token: Partial<AdminToken>, manager: EntityManager): Promise<AdminToken> {
-    return this.repo(manager).save(this.repo(manager).create(token));
+  async insert(
+    token: Pick<AdminToken, 'name' | 'tokenHash' | 'scopes' | 'productIds' | 'expiresAt'>,
+    manager: EntityManager,
+  ): Promise<AdminToken> {
+    const rows = await manager.query<TokenRow[]>(
+      `INSERT INTO admin_tokens AS t (name, token_hash, scopes, product_ids, expires_at) VALUES ($1, $2, $3::text[], $4::int[], $5)
+       RETURNING ${TOKEN_COLUMNS}`,
+      [token.name, token.tokenHash, token.scopes, token.productIds, token.expiresAt],
+    );
+    return tokenFromRow(rows[0]);
   }
 
-  /** With a product scope, a token whose products are not all within it is not found. */
-  lockById(id: number, manager: EntityManager, products: ProductScope = ALL_PRODUCTS): Promise<AdminToken | null> {
-    const query = this.repo(manager).createQueryBuilder('t').setLock('pessimistic_write').where('t.id = :id', { id });
-    return withinScope(query, products).getOne();
+  /** SELECT ... FOR UPDATE; with a product scope, a token whose products are not all within it is not found. */
+  async lockById(id: number, manager: EntityManager, products: ProductScope = ALL_PRODUCTS): Promise<AdminToken | null> {
+    const rows = await manager.query<TokenRow[]>(
+      `SELECT ${TOKEN_COLUMNS} FROM admin_tokens t WHERE t.id = $1 AND ${withinScope('$2')} FOR UPDATE`,
+      [id, scopeParam(products)],
+    );
+    return rows.length ? tokenFromRow(rows[0]) : null;
   }
 
-  save(token: AdminToken, manager: EntityManager): Promise<AdminToken> {
-    return this.repo(manager).save(token);
+  /** Stamps revoked_at on a locked token; returns it as stored. */
+  async markRevoked(id: number, revokedAt: Date, manager: EntityManager): Promise<AdminToken> {
+    const rows = await manager.query<TokenRow[]>(
+      `WITH revoked AS (UPDATE admin_tokens t SET revoked_at = $2 WHERE t.id = $1 RETURNING ${TOKEN_COLUMNS}) SELECT * FROM revoked`,
+      [id, revokedAt],
+    );
+    return tokenFromRow(rows[0]);
   }
 
   /** Newest first; with a product scope only the tokens whose products all lie within it. */
   async listPage(limit: number, offset: number, products: ProductScope = ALL_PRODUCTS): Promise<{ tokens: AdminToken[]; total: number }> {
-    const query = this.repo().createQueryBuilder('t').orderBy('t.created_at', 'DESC').addOrderBy('t.id', 'DESC').take(limit).skip(offset);
-    const [tokens, total] = await withinScope(query, products).getManyAndCount();
-    return { tokens, total };
+    const scope = scopeParam(products);
+    const [rows, [{ total }]] = await Promise.all([
+      this.dataSource.query<TokenRow[]>(
+        `SELECT ${TOKEN_COLUMNS} FROM admin_tokens t WHERE ${withinScope('$1')} ORDER BY t.created_at DESC, t.id DESC LIMIT $2 OFFSET $3`,
+        [scope, limit, offset],
+      ),
+      this.dataSource.query<{ total: number }[]>(`SELECT count(*)::int AS total FROM admin_tokens t WHERE ${withinScope('$1')}`, [scope]),
+    ]);
+    return { tokens: rows.map(tokenFromRow), total };
   }
 }
 
-/** The SQL of productScopeWithin (common/auth/actor.ts): a token for every product is within no limited scope. */
-function withinScope(query: SelectQueryBuilder<AdminToken>, products: ProductScope): SelectQueryBuilder<AdminToken> {
-  if (products === null) return query;
-  return query.andWhere('t.product_ids IS NOT NULL AND t.product_ids <@ CAST(:scope AS int[])', { scope: [...products] });
+/**
+ * The SQL of productScopeWithin (common/auth/actor.ts) over the parameter `scope` (null: every product): a token for
+ * every product is within no limited scope.
+ */
+const withinScope = (scope: string) => `(${scope}::int[] IS NULL OR (t.product_ids IS NOT NULL AND t.product_ids <@ ${scope}::int[]))`;
+
+const scopeParam = (products: ProductScope): number[] | null => (products === null ? null : [...products]);
+
+const TOKEN_COLUMNS = 't.id, t.name, t.token_hash, t.scopes, t.product_ids, t.expires_at, t.created_at, t.last_used_at, t.revoked_at';
+
+/** An admin_tokens row as pg returns it. */
+interface TokenRow {
+  id: number;
+  name: string;
+  token_hash: string;
+  scopes: AdminScope[];
+  product_ids: number[] | null;
+  expires_at: Date | null;
+  created_at: Date;
+  last_used_at: Date | null;
+  revoked_at: Date | null;
+}
+
+function tokenFromRow(r: TokenRow): AdminToken {
+  return Object.assign(new AdminToken(), {
+    id: r.id,
+    name: r.name,
+    tokenHash: r.token_hash,
+    scopes: r.scopes,
+    productIds: r.product_ids,
+    expiresAt: r.expires_at,
+    createdAt: r.created_at,
+    lastUsedAt: r.last_used_at,
+    revokedAt: r.revoked_at,
+  });
 }

@@ -124,8 +124,7 @@ export class AdminTokensService {
       if (token.revokedAt) {
         throw AppError.conflict('The token is already revoked', { revoked_at: token.revokedAt.toISOString() }, ErrorCode.ALREADY_REVOKED);
       }
-      token.revokedAt = new Date();
-      const saved = await this.tokens.save(token, manager);
+      const saved = await this.tokens.markRevoked(token.id, new Date(), manager);
       await this.events.record(manager, { type: 'token.revoked', actor, details: { token_id: saved.id, name: saved.name } });
       return saved;
     });

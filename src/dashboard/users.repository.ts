@@ -3,25 +3,27 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { User } from './user.entity';
 
-/** Dashboard users; usernames are unique case-insensitively (index on lower(username)). */
+/**
+ * Dashboard users; usernames are unique case-insensitively (index on lower(username)). Style: named SQL with typed
+ * rows (docs/architecture.md, Database style).
+ */
 @Injectable()
 export class UsersRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
-  private repo(manager?: EntityManager) {
-    return (manager ?? this.dataSource.manager).getRepository(User);
+  async getById(id: number): Promise<User | null> {
+    const rows = await this.dataSource.query<UserRow[]>(`SELECT ${USER_COLUMNS} FROM users WHERE id = $1`, [id]);
+    return rows.length ? userFromRow(rows[0]) : null;
   }
 
-  getById(id: number): Promise<User | null> {
-    return this.repo().findOneBy({ id });
-  }
-
-  getByUsername(username: string): Promise<User | null> {
-    return this.repo().createQueryBuilder('u').where('lower(u.username) = lower(:username)', { username }).getOne();
+  async getByUsername(username: string): Promise<User | null> {
+    const rows = await this.dataSource.query<UserRow[]>(`SELECT ${USER_COLUMNS} FROM users WHERE lower(username) = lower($1)`, [username]);
+    return rows.length ? userFromRow(rows[0]) : null;
   }
 
   async exists(): Promise<boolean> {
-    return (await this.repo().count({ take: 1 })) > 0;
+    const [{ any }] = await this.dataSource.query<{ any: boolean }[]>(`SELECT EXISTS (SELECT 1 FROM users) AS any`);
+    return any;
   }
 
   /** Creates the user, or replaces the password of an existing one (same name, any case); true when created. */
@@ -46,10 +48,31 @@ export class UsersRepository {
   }
 
   async touchLastLogin(id: number, manager?: EntityManager): Promise<void> {
-    await this.repo(manager).update({ id }, { lastLoginAt: () => 'now()' });
+    await (manager ?? this.dataSource.manager).query(`UPDATE users SET last_login_at = now() WHERE id = $1`, [id]);
   }
 
   transaction<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
     return this.dataSource.transaction(work);
   }
+}
+
+const USER_COLUMNS = 'id, username, password_hash, created_at, last_login_at';
+
+/** A users row as pg returns it. */
+interface UserRow {
+  id: number;
+  username: string;
+  password_hash: string;
+  created_at: Date;
+  last_login_at: Date | null;
+}
+
+function userFromRow(r: UserRow): User {
+  return Object.assign(new User(), {
+    id: r.id,
+    username: r.username,
+    passwordHash: r.password_hash,
+    createdAt: r.created_at,
+    lastLoginAt: r.last_login_at,
+  });
 }

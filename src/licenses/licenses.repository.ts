@@ -68,14 +68,14 @@ const IN_PRODUCT_SCOPE = '($2::int[] IS NULL OR l.product_id = ANY($2::int[]))';
 /** LIKE treats % _ and \ as special: escape them so the search is literal. */
 export const escapeLike = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
 
-/** Narrow, named queries on licences; every method takes the caller's transaction when it has one. */
+/**
+ * Narrow, named queries on licences; every method takes the caller's transaction when it has one. Style: named SQL
+ * with typed rows (LicenseRow), mapped by hand; it names only the licences module's tables and the products module's
+ * product_catalog view (docs/architecture.md, Database style).
+ */
 @Injectable()
 export class LicensesRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
-
-  private repo(manager?: EntityManager) {
-    return (manager ?? this.dataSource.manager).getRepository(License);
-  }
 
   /** With a product scope, another product's licence is not found (the scope is part of the query). */
   getById(id: number, manager?: EntityManager, products: ProductScope = ALL_PRODUCTS): Promise<License | null> {
@@ -96,12 +96,62 @@ export class LicensesRepository {
     return this.oneWithProduct('license-lock-by-key', 'l.license_key = $1 FOR UPDATE OF l', [licenseKey], manager);
   }
 
-  insert(license: Partial<License>, manager: EntityManager): Promise<License> {
-    return this.repo(manager).save(this.repo(manager).create(license));
+  /** A new licence (flags and revocation at their defaults); the returned licence has no product joined in. */
+  async insert(license: NewLicense, manager: EntityManager): Promise<License> {
+    const { rows } = await preparedQuery<LicenseRow>(
+      manager,
+      'license-insert',
+      `INSERT INTO licenses (product_id, license_key, license_type, customer_name, customer_email, customer_pib, limits, features,
+         policy, grace_days, notes, expires_at, created_at, updated_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8::jsonb, $9::jsonb, $10, $11, $12, $13, $13)
+       RETURNING ${LICENSE_COLUMNS}`,
+      [
+        license.productId,
+        license.licenseKey,
+        license.licenseType,
+        license.customerName,
+        license.customerEmail,
+        license.customerPib,
+        JSON.stringify(license.limits),
+        JSON.stringify(license.features),
+        JSON.stringify(license.policy),
+        license.graceDays,
+        license.notes,
+        license.expiresAt,
+        license.createdAt,
+      ],
+    );
+    return licenseOnlyFromRow(rows[0]);
   }
 
-  save(license: License, manager: EntityManager): Promise<License> {
-    return this.repo(manager).save(license);
+  /** Writes every changeable column of a locked licence and stamps updated_at; returns it as stored, its product kept. */
+  async save(license: License, manager: EntityManager): Promise<License> {
+    const { rows } = await preparedQuery<LicenseRow>(
+      manager,
+      'license-update',
+      `UPDATE licenses SET license_type = $2, customer_name = $3, customer_email = $4, customer_pib = $5, limits = $6::jsonb,
+         features = $7::jsonb, policy = $8::jsonb, grace_days = $9, notes = $10, expires_at = $11, active = $12, revoked = $13,
+         revoked_at = $14, revoke_reason = $15, updated_at = now()
+       WHERE id = $1 RETURNING ${LICENSE_COLUMNS}`,
+      [
+        license.id,
+        license.licenseType,
+        license.customerName,
+        license.customerEmail,
+        license.customerPib,
+        JSON.stringify(license.limits),
+        JSON.stringify(license.features),
+        JSON.stringify(license.policy),
+        license.graceDays,
+        license.notes,
+        license.expiresAt,
+        license.active,
+        license.revoked,
+        license.revokedAt,
+        license.revokeReason,
+      ],
+    );
+    return Object.assign(licenseOnlyFromRow(rows[0]), { product: license.product });
   }
 
   /**
@@ -123,7 +173,7 @@ export class LicensesRepository {
     const createdDir = options.sort === 'created_at' ? dir : 'DESC';
     const seats = options.withSeats
       ? `, (SELECT count(*)::int FROM activations a WHERE a.license_id = l.id AND a.released_at IS NULL) AS seats_used,
-         coalesce((l.limits ->> 'max_installations')::int, (p.default_limits ->> 'max_installations')::int, 1) AS seat_limit,
+         license_seat_limit(p.default_limits, l.limits) AS seat_limit,
          l.customer_pib`
       : '';
     const columns = `l.id, p.code AS product_code, l.license_key, l.license_type, l.customer_name, l.customer_email, l.expires_at,
@@ -238,19 +288,41 @@ function licenseListFrom(filter: LicenseListFilter, params: unknown[]): string {
   }
   if (filter.expiringWithinDays !== undefined) {
     where.push(
-      `NOT l.revoked AND l.active AND l.expires_at > now() AND l.expires_at <= now() + make_interval(days => ${param(filter.expiringWithinDays)})`,
+      `NOT l.revoked AND l.active AND l.expires_at > now() AND l.expires_at <= now() + make_interval(hours => 24 * ${param(filter.expiringWithinDays)}::int)`,
     );
   }
   // Always a WHERE clause (no top-level OR in any part): the keyset condition is ANDed to it.
-  return `FROM licenses l JOIN products p ON p.id = l.product_id WHERE ${where.length ? where.join(' AND ') : 'true'}`;
+  return `FROM licenses l JOIN product_catalog p ON p.id = l.product_id WHERE ${where.length ? where.join(' AND ') : 'true'}`;
 }
+
+/** What a new licence is given; the rest takes the column defaults. */
+export type NewLicense = Pick<
+  License,
+  | 'productId'
+  | 'licenseKey'
+  | 'licenseType'
+  | 'customerName'
+  | 'customerEmail'
+  | 'customerPib'
+  | 'limits'
+  | 'features'
+  | 'policy'
+  | 'graceDays'
+  | 'notes'
+  | 'expiresAt'
+  | 'createdAt'
+>;
+
+/** Every licences column the application reads (search_text is the trigger's). */
+const LICENSE_COLUMNS = `id, product_id, license_key, license_type, customer_name, customer_email, customer_pib, limits, features, policy,
+  grace_days, notes, expires_at, active, revoked, revoked_at, revoke_reason, created_at, updated_at`;
 
 const LICENSE_WITH_PRODUCT = `SELECT l.id, l.product_id, l.license_key, l.license_type, l.customer_name, l.customer_email, l.customer_pib,
     l.limits, l.features, l.policy, l.grace_days, l.notes, l.expires_at, l.active, l.revoked, l.revoked_at, l.revoke_reason,
     l.created_at, l.updated_at, p.code AS p_code, p.name AS p_name, p.key_prefix AS p_key_prefix,
     p.default_limits AS p_default_limits, p.default_policy AS p_default_policy, p.available_features AS p_available_features, p.active AS p_active,
     p.created_at AS p_created_at, p.updated_at AS p_updated_at
-  FROM licenses l JOIN products p ON p.id = l.product_id`;
+  FROM licenses l JOIN product_catalog p ON p.id = l.product_id`;
 
 /** A licenses row as pg returns it (timestamptz as Date, jsonb parsed); search_text is never read. */
 export interface LicenseRow {
@@ -339,10 +411,14 @@ export function licenseFromRow(r: LicenseWithProductRow): License {
     createdAt: r.p_created_at,
     updatedAt: r.p_updated_at,
   });
+  return Object.assign(licenseOnlyFromRow(r), { product });
+}
+
+/** A licences row as a License, without its product. */
+function licenseOnlyFromRow(r: LicenseRow): License {
   return Object.assign(new License(), {
     id: r.id,
     productId: r.product_id,
-    product,
     licenseKey: r.license_key,
     licenseType: r.license_type,
     customerName: r.customer_name,

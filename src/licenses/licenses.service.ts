@@ -105,7 +105,6 @@ export class LicensesService {
               notes: input.notes ?? null,
               expiresAt,
               createdAt: now,
-              updatedAt: now,
             },
             manager,
           );

@@ -2,7 +2,7 @@ import { AppError } from '../common/errors/app-error';
 import { ErrorCode } from '../common/errors/error-codes';
 import type { Activation } from './activation.entity';
 import type { License } from './license.entity';
-import { mergeLimits, seatLimit } from './license-limits';
+import { isSeatDead, mergeLimits, seatLimit } from './license-limits';
 import { DEACTIVATION_WINDOW_DAYS, mergePolicy } from './license-policy';
 import { deriveLicenseStatus, graceEndsAt, LicenseStatus, StatusFields, USABLE_STATUSES } from './license-status';
 
@@ -44,7 +44,7 @@ export function statusDenial(status: LicenseStatus): AppError | undefined {
 export function deadSeats(license: License, seats: readonly Activation[], now: Date): Activation[] {
   const timeout = mergePolicy(license.product?.defaultPolicy, license.policy).heartbeat_timeout_seconds;
   if (timeout === null) return [];
-  return seats.filter((s) => s.lastSeenAt.getTime() < now.getTime() - timeout * 1000);
+  return seats.filter((s) => isSeatDead(s.lastSeenAt, timeout, now));
 }
 
 export type ActivationDecision =

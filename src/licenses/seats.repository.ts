@@ -7,14 +7,13 @@ import type { RecordedChange } from '../audit/event-recorder';
 import type { License } from './license.entity';
 import { licenseFromRow, type LicenseRow, type ProductRow } from './licenses.repository';
 
-/** Activation records ("seats"). A seat is current while released_at is null. */
+/**
+ * Activation records ("seats"). A seat is current while released_at is null. Style: named SQL with typed rows
+ * (ActivationRow), mapped by hand (docs/architecture.md, Database style).
+ */
 @Injectable()
 export class SeatsRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
-
-  private repo(manager?: EntityManager) {
-    return (manager ?? this.dataSource.manager).getRepository(Activation);
-  }
 
   /**
    * A seat change's one load: locks the licence (and, when seats can die, its live seats), then returns it with its
@@ -63,7 +62,7 @@ export class SeatsRepository {
       'seat-check-live',
       `SELECT l.id, l.expires_at, l.grace_days, l.active, l.revoked, s.id AS seat_id,
               s.last_seen_at < now() - make_interval(secs => $3) AS stale
-       FROM licenses l JOIN products p ON p.id = l.product_id
+       FROM licenses l JOIN product_catalog p ON p.id = l.product_id
        LEFT JOIN activations s ON s.license_id = l.id AND s.machine_fingerprint = $2 AND s.released_at IS NULL
          AND NOT ${SEAT_IS_DEAD('s', 'l', 'p')}
        WHERE l.license_key = $1`,
@@ -78,8 +77,14 @@ export class SeatsRepository {
   }
 
   /** Every record, current and past, newest first. */
-  listHistory(licenseId: number, manager?: EntityManager): Promise<Activation[]> {
-    return this.repo(manager).find({ where: { licenseId }, order: { activatedAt: 'DESC', id: 'DESC' } });
+  async listHistory(licenseId: number, manager?: EntityManager): Promise<Activation[]> {
+    const { rows } = await preparedQuery<ActivationRow>(
+      manager ?? this.dataSource.manager,
+      'seats-history',
+      `SELECT ${SEAT_COLUMNS} FROM activations WHERE license_id = $1 ORDER BY activated_at DESC, id DESC`,
+      [licenseId],
+    );
+    return rows.map(activationFromRow);
   }
 
   /** Releases the current seat of one fingerprint, or all current seats; returns the released records. */
@@ -89,14 +94,15 @@ export class SeatsRepository {
     reason: ReleaseReason,
     manager: EntityManager,
   ): Promise<Activation[]> {
-    const qb = manager
-      .createQueryBuilder()
-      .update(Activation)
-      .set({ releasedAt: () => 'now()', releaseReason: reason })
-      .where('license_id = :licenseId AND released_at IS NULL', { licenseId });
-    if (machineFingerprint !== undefined) qb.andWhere('machine_fingerprint = :machineFingerprint', { machineFingerprint });
-    const result = await qb.returning('*').execute();
-    return (result.raw as ActivationRow[]).map(activationFromRow);
+    const { rows } = await preparedQuery<ActivationRow>(
+      manager,
+      'seats-release',
+      `UPDATE activations SET released_at = now(), release_reason = $3
+       WHERE license_id = $1 AND released_at IS NULL AND ($2::varchar IS NULL OR machine_fingerprint = $2)
+       RETURNING ${SEAT_COLUMNS}`,
+      [licenseId, machineFingerprint ?? null, reason],
+    );
+    return rows.map(activationFromRow);
   }
 
   /** Refreshes last_seen_at only when older than `minIntervalSeconds`, so frequent validations do not write every time. */
@@ -121,11 +127,11 @@ export class SeatsRepository {
       `WITH l AS (
          SELECT l.id, l.expires_at, l.grace_days, l.active, l.revoked,
                 ${HEARTBEAT_TIMEOUT_SQL('l', 'p')} AS heartbeat_timeout_seconds
-         FROM licenses l JOIN products p ON p.id = l.product_id WHERE l.license_key = $1
+         FROM licenses l JOIN product_catalog p ON p.id = l.product_id WHERE l.license_key = $1
        ), beat AS (
          UPDATE activations s SET last_seen_at = now() FROM l
          WHERE s.license_id = l.id AND s.machine_fingerprint = $2 AND s.released_at IS NULL
-           AND (l.heartbeat_timeout_seconds IS NULL OR s.last_seen_at >= now() - make_interval(secs => l.heartbeat_timeout_seconds))
+           AND NOT seat_is_dead(s.last_seen_at, l.heartbeat_timeout_seconds, now())
          RETURNING s.id, s.last_seen_at
        )
        SELECT l.id, l.expires_at, l.grace_days, l.active, l.revoked, l.heartbeat_timeout_seconds, beat.id AS seat_id, beat.last_seen_at
@@ -146,7 +152,7 @@ export class SeatsRepository {
       'seats-sweep-dead',
       `WITH dead AS (
          SELECT s.id, l.id AS license_id, p.code AS product_code FROM activations s
-         JOIN licenses l ON l.id = s.license_id JOIN products p ON p.id = l.product_id
+         JOIN licenses l ON l.id = s.license_id JOIN product_catalog p ON p.id = l.product_id
          WHERE s.released_at IS NULL AND ${SEAT_IS_DEAD('s', 'l', 'p')}
          ORDER BY s.last_seen_at LIMIT $1
          FOR UPDATE OF s SKIP LOCKED
@@ -160,12 +166,11 @@ export class SeatsRepository {
   }
 }
 
-/** The merged heartbeat timeout of licence `l` of product `p` (the licence's override over the product's default), or NULL. */
-const HEARTBEAT_TIMEOUT_SQL = (l: string, p: string) => `((${p}.default_policy || ${l}.policy) ->> 'heartbeat_timeout_seconds')::int`;
+/** The merged heartbeat timeout of licence `l` of product `p`, or NULL (docs/licences.md, Seat limit and dead seats). */
+const HEARTBEAT_TIMEOUT_SQL = (l: string, p: string) => `license_heartbeat_timeout(${p}.default_policy, ${l}.policy)`;
 
 /** Seat `s` of licence `l` (product `p`) is dead: silent for longer than the licence's heartbeat timeout. */
-const SEAT_IS_DEAD = (s: string, l: string, p: string) =>
-  `(${HEARTBEAT_TIMEOUT_SQL(l, p)} IS NOT NULL AND ${s}.last_seen_at < now() - make_interval(secs => ${HEARTBEAT_TIMEOUT_SQL(l, p)}))`;
+const SEAT_IS_DEAD = (s: string, l: string, p: string) => `seat_is_dead(${s}.last_seen_at, ${HEARTBEAT_TIMEOUT_SQL(l, p)}, now())`;
 
 /** A seat the sweep released. */
 export interface SweptSeat {

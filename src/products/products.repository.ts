@@ -4,6 +4,10 @@ import { DataSource, EntityManager, FindOptionsWhere, In } from 'typeorm';
 import { ALL_PRODUCTS, type ProductScope, productScopeIncludes } from '../common/auth/actor';
 import { Product } from './product.entity';
 
+/**
+ * The products table. Style: TypeORM's repository API on the Product entity (docs/architecture.md, Database style);
+ * other modules read products through the product_catalog view, never this table.
+ */
 @Injectable()
 export class ProductsRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}

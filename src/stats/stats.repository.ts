@@ -55,7 +55,7 @@ function currentHour(metric: string, rows: string, col: string, late: string, sh
  */
 export function productCountersSql(edge: WindowEdge = 'auto', scoped = false): string {
   const late = edge === 'auto' ? IN_LATE_HALF : edge === 'add' ? 'false' : 'true';
-  const usable = `licenses WHERE NOT revoked AND active AND expires_at IS NOT NULL`;
+  const usable = `usable_license_deadlines WHERE true`;
   return `
   WITH summed AS (
     SELECT d.product_id, d.metric, sum(d.n) AS n, count(*) AS delta_rows FROM stats_deltas d
@@ -66,16 +66,16 @@ export function productCountersSql(edge: WindowEdge = 'auto', scoped = false): s
       AND d.hour < ${HOUR} + CASE WHEN ${late} THEN interval '1 hour' ELSE interval '0 hours' END
     GROUP BY 1, 2
     UNION ALL ${currentHour('expires', usable, 'expires_at', late, null, true)}
-    UNION ALL ${currentHour('grace_ends', usable, 'license_grace_end(expires_at, grace_days)', late, null, true)}
-    UNION ALL ${currentHour('activated_ends', 'activations WHERE true', 'activated_at', late, WINDOW, false)}
-    UNION ALL ${currentHour('heartbeat_released_ends', `activations WHERE release_reason = 'heartbeat_timeout'`, 'released_at', late, WINDOW, false)}
+    UNION ALL ${currentHour('grace_ends', usable, 'grace_ends_at', late, null, true)}
+    UNION ALL ${currentHour('activated_ends', 'seat_history WHERE true', 'activated_at', late, WINDOW, false)}
+    UNION ALL ${currentHour('heartbeat_released_ends', `seat_history WHERE release_reason = 'heartbeat_timeout'`, 'released_at', late, WINDOW, false)}
   )
   SELECT p.code AS product_code, p.name AS product_name,
          coalesce((SELECT jsonb_object_agg(m.metric, m.n) FROM (
            SELECT s.metric, sum(s.n)::bigint AS n FROM summed s WHERE s.product_id = p.id GROUP BY s.metric
          ) m), '{}'::jsonb) AS counts,
          (SELECT coalesce(sum(delta_rows), 0) FROM summed) AS delta_rows
-  FROM products p ${scoped ? 'WHERE p.id = ANY($1::int[])' : ''} ORDER BY p.id`;
+  FROM product_catalog p ${scoped ? 'WHERE p.id = ANY($1::int[])' : ''} ORDER BY p.id`;
 }
 
 /** StatsRepository.compact's one statement (a function so a test can run it on its own connection): returns `kept`. */
@@ -109,6 +109,8 @@ const SCOPED_PRODUCT_COUNTERS_SQL = productCountersSql('auto', true);
  * Statistics from counters that triggers keep in the writing transactions (stats_deltas), so they
  * are exact at the moment of the request without scanning every licence: hour-bucketed metrics are
  * summed for the hours before the current one, and the current hour's part is counted from the indexed rows.
+ * Style: named SQL with typed rows; it reads only stats_deltas and the views of the licences and products modules
+ * (docs/architecture.md, Database style).
  */
 @Injectable()
 export class StatsRepository {

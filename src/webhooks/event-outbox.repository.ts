@@ -20,7 +20,10 @@ export interface FanoutEndpoint {
   createdAt: Date;
 }
 
-/** The events outbox (webhook_events) as the fan-out reads and settles it (docs/webhooks.md, The event spine). */
+/**
+ * The events outbox (webhook_events) as the fan-out reads and settles it (docs/webhooks.md, The event spine). Style:
+ * named SQL with typed rows (docs/architecture.md, Database style).
+ */
 @Injectable()
 export class EventOutboxRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}

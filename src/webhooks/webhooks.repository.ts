@@ -37,37 +37,60 @@ interface ClaimedRow {
  */
 export const ATTEMPT_LEASE_SECONDS = 30;
 
+/**
+ * The webhooks module's tables (webhook_endpoints, webhook_deliveries, webhook_expiry_notices; webhook_events is read
+ * here and written by the event recorder). Style: named SQL with typed rows, mapped by hand; licences are read only
+ * through the licences module's views (docs/architecture.md, Database style).
+ */
 @Injectable()
 export class WebhooksRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
-  private endpoints(manager?: EntityManager) {
-    return (manager ?? this.dataSource.manager).getRepository(WebhookEndpoint);
+  async listEndpoints(): Promise<WebhookEndpoint[]> {
+    const rows = await this.dataSource.query<EndpointRow[]>(`SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints ORDER BY id`);
+    return rows.map(endpointFromRow);
   }
 
-  private deliveries(manager?: EntityManager) {
-    return (manager ?? this.dataSource.manager).getRepository(WebhookDelivery);
+  /** Within a transaction (`manager`), the endpoint row is locked (FOR UPDATE). */
+  async getEndpoint(id: number, manager?: EntityManager): Promise<WebhookEndpoint | null> {
+    const rows = await (manager ?? this.dataSource.manager).query<EndpointRow[]>(
+      `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE id = $1${manager ? ' FOR UPDATE' : ''}`,
+      [id],
+    );
+    return rows.length ? endpointFromRow(rows[0]) : null;
   }
 
-  listEndpoints(): Promise<WebhookEndpoint[]> {
-    return this.endpoints().find({ order: { id: 'ASC' } });
+  async insertEndpoint(
+    endpoint: Pick<WebhookEndpoint, 'url' | 'events' | 'description' | 'active' | 'secret' | 'productIds'>,
+    manager: EntityManager,
+  ): Promise<WebhookEndpoint> {
+    const rows = await manager.query<EndpointRow[]>(
+      `INSERT INTO webhook_endpoints (url, events, description, active, secret, product_ids) VALUES ($1, $2::text[], $3, $4, $5, $6::int[])
+       RETURNING ${ENDPOINT_COLUMNS}`,
+      [endpoint.url, endpoint.events, endpoint.description, endpoint.active, endpoint.secret, endpoint.productIds],
+    );
+    return endpointFromRow(rows[0]);
   }
 
-  getEndpoint(id: number, manager?: EntityManager): Promise<WebhookEndpoint | null> {
-    return this.endpoints(manager).findOne({ where: { id }, ...(manager ? { lock: { mode: 'pessimistic_write' as const } } : {}) });
-  }
-
-  saveEndpoint(endpoint: Partial<WebhookEndpoint>, manager: EntityManager): Promise<WebhookEndpoint> {
-    return this.endpoints(manager).save(this.endpoints(manager).create(endpoint));
+  /** Writes the changeable columns of a locked endpoint (url, events, description, active, secret, updated_at). */
+  async updateEndpoint(endpoint: WebhookEndpoint, manager: EntityManager): Promise<WebhookEndpoint> {
+    const rows = await manager.query<EndpointRow[]>(
+      `WITH changed AS (
+         UPDATE webhook_endpoints SET url = $2, events = $3::text[], description = $4, active = $5, secret = $6, updated_at = $7
+         WHERE id = $1 RETURNING ${ENDPOINT_COLUMNS})
+       SELECT * FROM changed`,
+      [endpoint.id, endpoint.url, endpoint.events, endpoint.description, endpoint.active, endpoint.secret, endpoint.updatedAt],
+    );
+    return endpointFromRow(rows[0]);
   }
 
   async deleteEndpoint(id: number, manager: EntityManager): Promise<void> {
-    await this.endpoints(manager).delete({ id });
+    await manager.query(`DELETE FROM webhook_endpoints WHERE id = $1`, [id]);
   }
 
   /** Stores an endpoint's sealed secret (webhook-secrets.ts). */
   async setSecret(id: number, sealed: string, manager: EntityManager): Promise<void> {
-    await this.endpoints(manager).update({ id }, { secret: sealed });
+    await manager.query(`UPDATE webhook_endpoints SET secret = $2 WHERE id = $1`, [id, sealed]);
   }
 
   /** Endpoints whose secret is still the plain text an earlier version stored. */
@@ -154,25 +177,28 @@ export class WebhooksRepository {
     return rows.length > 0;
   }
 
-  getDelivery(id: string, manager?: EntityManager): Promise<(WebhookDelivery & { event: { type: string } }) | null> {
-    return this.deliveries(manager).findOne({ where: { id }, relations: { event: true } }) as Promise<
-      (WebhookDelivery & { event: { type: string } }) | null
-    >;
+  /** A delivery and its event's type, or null. */
+  async getDelivery(id: string, manager?: EntityManager): Promise<DeliveryWithType | null> {
+    const rows = await (manager ?? this.dataSource.manager).query<DeliveryRow[]>(
+      `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries d JOIN webhook_events ev ON ev.id = d.event_id WHERE d.id = $1`,
+      [id],
+    );
+    return rows.length ? deliveryFromRow(rows[0]) : null;
   }
 
-  async listDeliveries(
-    endpointId: number,
-    limit: number,
-    offset: number,
-  ): Promise<{ rows: (WebhookDelivery & { eventType: string })[]; total: number }> {
-    const [deliveries, total] = await this.deliveries().findAndCount({
-      where: { endpointId },
-      relations: { event: true },
-      order: { id: 'DESC' },
-      take: limit,
-      skip: offset,
-    });
-    return { rows: deliveries.map((d) => Object.assign(d, { eventType: d.event?.type ?? '' })), total };
+  /** One page of an endpoint's deliveries, newest first, and how many it has. */
+  async listDeliveries(endpointId: number, limit: number, offset: number): Promise<{ rows: DeliveryWithType[]; total: number }> {
+    const [rows, [{ total }]] = await Promise.all([
+      this.dataSource.query<DeliveryRow[]>(
+        `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries d JOIN webhook_events ev ON ev.id = d.event_id
+         WHERE d.endpoint_id = $1 ORDER BY d.id DESC LIMIT $2 OFFSET $3`,
+        [endpointId, limit, offset],
+      ),
+      this.dataSource.query<{ total: number }[]>(`SELECT count(*)::int AS total FROM webhook_deliveries WHERE endpoint_id = $1`, [
+        endpointId,
+      ]),
+    ]);
+    return { rows: rows.map(deliveryFromRow), total };
   }
 
   /** Queue depth and the age of the oldest pending delivery, for the metrics. */
@@ -186,7 +212,8 @@ export class WebhooksRepository {
   /**
    * Marks the licences whose time-driven event is due and not sent yet (one row per licence, kind and expiry date),
    * in the caller's transaction; returns them. `expired` looks back 2 days only, so a first start does not replay
-   * every expiry in history.
+   * every expiry in history. Reads the licences module's views (usable_license_deadlines, license_products), not its tables, and counts
+   * days of 24 hours like the status rule (docs/licences.md, Status and grace).
    */
   async claimExpiryNotices(
     expiringDays: number,
@@ -195,20 +222,86 @@ export class WebhooksRepository {
   ): Promise<{ licenseId: number; productId: number; kind: 'expiring_soon' | 'expired' }[]> {
     const rows = await manager.query<{ license_id: number; product_id: number; kind: 'expiring_soon' | 'expired' }[]>(
       `WITH due AS (
-         SELECT id, expires_at, 'expiring_soon' AS kind FROM licenses
-         WHERE NOT revoked AND active AND expires_at > now() AND expires_at <= now() + make_interval(days => $1)
+         SELECT license_id, expires_at, 'expiring_soon' AS kind FROM usable_license_deadlines
+         WHERE expires_at > now() AND expires_at <= now() + make_interval(hours => 24 * $1::int)
          UNION ALL
-         SELECT id, expires_at, 'expired' FROM licenses
-         WHERE NOT revoked AND active AND expires_at + make_interval(days => grace_days) < now()
-           AND expires_at + make_interval(days => grace_days) > now() - interval '2 days'
+         SELECT license_id, expires_at, 'expired' FROM usable_license_deadlines
+         WHERE grace_ends_at < now() AND grace_ends_at > now() - interval '2 days'
        )
        INSERT INTO webhook_expiry_notices (license_id, kind, expires_at)
-       SELECT d.id, d.kind, d.expires_at FROM due d
-       WHERE NOT EXISTS (SELECT 1 FROM webhook_expiry_notices n WHERE n.license_id = d.id AND n.kind = d.kind AND n.expires_at = d.expires_at)
+       SELECT d.license_id, d.kind, d.expires_at FROM due d
+       WHERE NOT EXISTS (SELECT 1 FROM webhook_expiry_notices n WHERE n.license_id = d.license_id AND n.kind = d.kind AND n.expires_at = d.expires_at)
        ORDER BY d.expires_at LIMIT $2
-       ON CONFLICT DO NOTHING RETURNING license_id, (SELECT l.product_id FROM licenses l WHERE l.id = license_id) AS product_id, kind`,
+       ON CONFLICT DO NOTHING
+       RETURNING license_id, (SELECT lp.product_id FROM license_products lp WHERE lp.license_id = webhook_expiry_notices.license_id) AS product_id, kind`,
       [expiringDays, limit],
     );
     return rows.map((r) => ({ licenseId: r.license_id, productId: r.product_id, kind: r.kind }));
   }
+}
+
+const ENDPOINT_COLUMNS = 'id, url, description, events, secret, active, product_ids, created_at, updated_at';
+
+/** A webhook_endpoints row as pg returns it. */
+interface EndpointRow {
+  id: number;
+  url: string;
+  description: string | null;
+  events: string[];
+  secret: string;
+  active: boolean;
+  product_ids: number[] | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+function endpointFromRow(r: EndpointRow): WebhookEndpoint {
+  return Object.assign(new WebhookEndpoint(), {
+    id: r.id,
+    url: r.url,
+    description: r.description,
+    events: r.events,
+    secret: r.secret,
+    active: r.active,
+    productIds: r.product_ids,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  });
+}
+
+/** A delivery with its event's type. */
+export type DeliveryWithType = WebhookDelivery & { eventType: string };
+
+const DELIVERY_COLUMNS = `d.id, d.endpoint_id, d.event_id, d.status, d.attempts, d.last_status_code, d.last_error, d.next_attempt_at,
+  d.created_at, d.delivered_at, ev.type AS event_type`;
+
+/** A webhook_deliveries row (bigint id as text) with its event's type. */
+interface DeliveryRow {
+  id: string;
+  endpoint_id: number;
+  event_id: string;
+  status: DeliveryStatus;
+  attempts: number;
+  last_status_code: number | null;
+  last_error: string | null;
+  next_attempt_at: Date | null;
+  created_at: Date;
+  delivered_at: Date | null;
+  event_type: string;
+}
+
+function deliveryFromRow(r: DeliveryRow): DeliveryWithType {
+  return Object.assign(new WebhookDelivery(), {
+    id: String(r.id),
+    endpointId: r.endpoint_id,
+    eventId: r.event_id,
+    status: r.status,
+    attempts: r.attempts,
+    lastStatusCode: r.last_status_code,
+    lastError: r.last_error,
+    nextAttemptAt: r.next_attempt_at,
+    createdAt: r.created_at,
+    deliveredAt: r.delivered_at,
+    eventType: r.event_type,
+  });
 }

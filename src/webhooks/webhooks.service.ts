@@ -18,7 +18,7 @@ import { WebhookSecrets } from './webhook-secrets';
 import { WebhookDelivery, WebhookEndpoint } from './webhook.entities';
 import { ALL_EVENTS } from './webhook-events';
 import { postOnce } from './webhook-sender';
-import { ATTEMPT_LEASE_SECONDS, ClaimedDelivery, WebhooksRepository } from './webhooks.repository';
+import { ATTEMPT_LEASE_SECONDS, ClaimedDelivery, DeliveryWithType, WebhooksRepository } from './webhooks.repository';
 
 /**
  * The outbox is the queue; jobs only wake a worker to drain it. `short`: at most one waiting job, any number running,
@@ -158,7 +158,7 @@ export class WebhooksService implements OnModuleInit, OnApplicationBootstrap {
     const secret = newWebhookSecret();
     const productIds = products === null ? null : [...products];
     const saved = await this.dataSource.transaction(async (manager) => {
-      const endpoint = await this.repository.saveEndpoint(
+      const endpoint = await this.repository.insertEndpoint(
         {
           url: input.url,
           events: input.events,
@@ -209,7 +209,7 @@ export class WebhooksService implements OnModuleInit, OnApplicationBootstrap {
       }
       if (Object.keys(changes).length === 0) return endpoint;
       endpoint.updatedAt = new Date();
-      const updated = await this.repository.saveEndpoint(endpoint, manager);
+      const updated = await this.repository.updateEndpoint(endpoint, manager);
       await this.events.record(manager, { type: 'webhook.updated', actor, details: { webhook_id: id, changes } });
       return updated;
     });
@@ -230,7 +230,7 @@ export class WebhooksService implements OnModuleInit, OnApplicationBootstrap {
       const endpoint = await this.endpointOr404(id, manager, products);
       endpoint.secret = this.secrets.seal(secret, id);
       endpoint.updatedAt = new Date();
-      await this.repository.saveEndpoint(endpoint, manager);
+      await this.repository.updateEndpoint(endpoint, manager);
       await this.events.record(manager, { type: 'webhook.secret_rotated', actor, details: { webhook_id: id } });
     });
     return { secret };
@@ -267,8 +267,8 @@ export class WebhooksService implements OnModuleInit, OnApplicationBootstrap {
         details: { delivery_id: Number(id), event_id: delivery.eventId },
       });
     });
-    const delivery = (await this.repository.getDelivery(id)) as WebhookDelivery & { event: { type: string } };
-    return toDeliveryDto(delivery, delivery.event.type);
+    const delivery = (await this.repository.getDelivery(id)) as DeliveryWithType;
+    return toDeliveryDto(delivery, delivery.eventType);
   }
 
   // --- sending -------------------------------------------------------------------------------------------------

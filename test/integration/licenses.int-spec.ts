@@ -5,7 +5,7 @@ import { createServiceHarness, issueLicense, productId, ServiceHarness } from '.
 
 /**
  * Licence list queries through LicensesService on real PostgreSQL: the status computed in SQL, filters, product limits
- * and keyset paging (docs/licences.md, Status; Reading and listing). Each test tags its customers and searches
+ * and keyset paging (docs/licences.md, Status and grace; Reading and listing). Each test tags its customers and searches
  * for the tag, so the licences of other tests in the file never match.
  */
 describe('LicensesService lists (integration)', () => {

@@ -49,7 +49,7 @@ export function signedTimeOf(license: LicensePayload): number {
 
 /**
  * The offline decision, pure: which stored document, is it genuine and for this machine, is the local clock
- * plausible, is the file still fresh, and the status from `expires_at` + `grace_days` (docs/licences.md, Status).
+ * plausible, is the file still fresh, and the status from `expires_at` + `grace_days` (docs/licences.md, Status and grace).
  */
 export function checkOffline(input: OfflineCheckInput): CheckResult {
   const { state, now } = input;

@@ -9,6 +9,7 @@ import { DashboardController } from '../http/dashboard-controller.decorator';
 import { asFormBody, formText } from '../http/forms';
 import { DashboardIdPipe } from '../http/id-param';
 import { setFlash } from '../http/view-locals';
+import { DEFAULT_MAX_INSTALLATIONS, seatLimit } from '../../licenses/license-limits';
 
 const VIEW = 'offline-activation';
 
@@ -51,7 +52,7 @@ export class LicenseFilesPagesController {
       const input = await parseOfflineActivation(request);
       const license = await this.licenses.findLicenseByKey(input.license_key);
       const seatsUsed = license?.activations.length ?? 0;
-      const seatLimit = license?.limits.max_installations ?? 1;
+      const limit = license ? seatLimit(license.limits) : DEFAULT_MAX_INSTALLATIONS;
       const rebinding = license?.activations.some((a) => a.machine_fingerprint === input.machine_fingerprint) ?? false;
       res.render(VIEW, {
         title: 'Offline activation',
@@ -61,9 +62,9 @@ export class LicenseFilesPagesController {
           input,
           license,
           seatsUsed,
-          seatLimit,
+          seatLimit: limit,
           rebinding,
-          full: !rebinding && seatsUsed >= seatLimit,
+          full: !rebinding && seatsUsed >= limit,
           usable: license ? license.status === 'active' || license.status === 'grace' : false,
         },
       });

@@ -37,6 +37,7 @@ import {
 } from './license-form';
 import { pageNumber, pagination } from './pagination';
 import { payloadPreview } from './payload-preview';
+import { seatLimit } from '../../licenses/license-limits';
 
 export const LICENSES_PAGE_SIZE = 25;
 export const EXPIRING_SOON_DAYS = 30;
@@ -200,7 +201,7 @@ export class LicensesPagesController {
       nav: 'licenses',
       license,
       renewable: license.license_type !== 'PERPETUAL' && !license.revoked,
-      seatLimit: license.limits.max_installations ?? 1,
+      seatLimit: seatLimit(license.limits),
       customerLink: license.customer_email
         ? `/licenses/customer?${new URLSearchParams({ email: license.customer_email }).toString()}`
         : license.customer_pib
