@@ -26,6 +26,8 @@ export interface ScaleResult {
   export?: ExportBenchResult;
   /** Rows left out, and why (e.g. the deep-page rows on a build without keyset pagination). */
   notes?: string[];
+  /** PostgreSQL statements per second of the idle server (background work, part of every row's PG stmts/req). */
+  idleStatementsPerSecond?: number;
 }
 
 export interface BenchReport {
@@ -135,7 +137,13 @@ function preamble(report: BenchReport): string[] {
     `database: ${report.database}; CPU µs/req = server process tree (primary and workers) + its PostgreSQL backends; PG stmts/req = statements (round trips) the server's pg clients sent per request, background work included; ${report.options.connections} connections, ${report.options.warmupSeconds} s warm-up, median of ${report.options.runs} x ${report.options.durationSeconds} s`,
     `load generator: ${report.options.generatorVersion ?? 'autocannon (in the bench process)'}, keep-alive; the fixed-rate row: the bench's open-loop paced runner (Debian has no wrk2), latency from when each request was due; gen. µs/req and gen. CPU share (of all ${m.cpus} cores over the run) are the generator's own, target / baseline`,
     `start-up to first 200 of GET /api/v1/health (embedded PostgreSQL, fresh DATA_DIR): ${num(report.startup.firstHealthyMs)} ms`,
-    ...report.scales.map((s) => `${scaleTitle(s)}, ${num(s.dataset.seats)} bound seats (seeded in ${num(s.seedSeconds, 1)} s)`),
+    ...report.scales.map(
+      (s) =>
+        `${scaleTitle(s)}, ${num(s.dataset.seats)} bound seats (seeded in ${num(s.seedSeconds, 1)} s)` +
+        (s.idleStatementsPerSecond === undefined
+          ? ''
+          : `; the idle server sends ${num(s.idleStatementsPerSecond, 1)} PostgreSQL statements/s (background work, in every PG stmts/req)`),
+    ),
     'validate: random seats of a 50,000-seat sample, refreshed just before (the read path; the last_seen_at write is part of activate)',
     ...(report.scaleCheck
       ? [

@@ -270,6 +270,14 @@ async function deepPagePath(servers: Servers, path: string, rows: number): Promi
   return url.pathname + url.search;
 }
 
+/** PostgreSQL statements per second the server sends with no request to answer, over `seconds`. */
+async function idleStatements(meters: CpuMeters, seconds: number): Promise<number | undefined> {
+  const read = () => [...(meters.statements?.()?.values() ?? [])].reduce((sum, n) => sum + n, 0);
+  const before = read();
+  await new Promise((r) => setTimeout(r, seconds * 1000));
+  return meters.statements ? Math.round(((read() - before) / seconds) * 10) / 10 : undefined;
+}
+
 interface MeasuredScale {
   result: ScaleResult;
   requests: Record<string, Scenario>;
@@ -294,6 +302,9 @@ async function measureScale(
   await vacuumAnalyze(pool);
   const seedSeconds = (Date.now() - seedStarted) / 1000;
   const dataset = await datasetSize(pool);
+  // What the idle server sends (the fan-out's poll, the job queue's polls): part of every row's statements per request.
+  const idleStatementsPerSecond = await idleStatements(servers.app.cpu, options.smoke ? 2 : 5);
+  log(`  idle server: ${idleStatementsPerSecond ?? '?'} PostgreSQL statements per second`);
 
   const admin = { 'x-api-key': servers.apiKey };
   const seatCount = Math.floor(target.licenses / SEAT_EVERY);
@@ -324,6 +335,7 @@ async function measureScale(
       `  ${label} ${who === 'baseline' ? '(baseline)' : ''} run ${i + 1}: ${r.rps} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms, ` +
         `CPU per request: server ${r.cpu.serverUs ?? '?'} µs, PostgreSQL ${r.cpu.databaseUs ?? '?'} µs, ` +
         `load generator (${r.generator}) ${r.cpu.loadGeneratorUs ?? '?'} µs = ${r.cpu.loadGeneratorShare ?? '?'} % of the machine` +
+        (r.cpu.statements === undefined ? '' : `, ${r.cpu.statements} PostgreSQL statements per request`) +
         (r.failures ? `, ${r.failures} FAILED ${JSON.stringify(r.statuses)}` : ''),
     );
   const failureWarning = (target: { runs: RunResult[] }) => {
@@ -437,8 +449,8 @@ async function measureScale(
 
   /**
    * Runs `work` with one webhook endpoint subscribed to `events`, pointed at a lag receiver. `deliveries()` waits until
-   * every event so far is fanned out, then counts the deliveries created for the endpoint, by event type (the
-   * endpoint only takes events after its creation, so earlier rows' events never count).
+   * every event so far is fanned out, then counts the deliveries created for the endpoint since `work` began, by event
+   * type: the endpoint takes no event from before its creation, and its own `webhook.created` is counted beforehand.
    */
   const withEndpoint = async <T>(
     on: Servers,
@@ -456,7 +468,17 @@ async function measureScale(
       if (hook.status !== 201) throw new Error(`webhook endpoint: ${hook.status} ${await hook.text()}`);
       const hookId = ((await hook.json()) as { id: number }).id;
       try {
-        return await work(receiver, () => deliveriesFor(pool, hookId));
+        const before = await deliveriesFor(pool, hookId);
+        const since = async (): Promise<WebhookDeliveries> => {
+          const after = await deliveriesFor(pool, hookId);
+          const byType = Object.fromEntries(
+            Object.entries(after.byType)
+              .map(([type, n]) => [type, n - (before.byType[type] ?? 0)] as const)
+              .filter(([, n]) => n > 0),
+          );
+          return { created: after.created - before.created, byType };
+        };
+        return await work(receiver, since);
       } finally {
         await fetch(`${on.app.url}/api/v1/admin/webhooks/${hookId}`, { method: 'DELETE', headers: admin });
       }
@@ -652,7 +674,18 @@ async function measureScale(
       await more.stop();
     }
   }
-  return { result: { name, dataset, seedSeconds, scenarios, export: exportResult, notes: notes.length ? notes : undefined }, requests };
+  return {
+    result: {
+      name,
+      dataset,
+      seedSeconds,
+      idleStatementsPerSecond,
+      scenarios,
+      export: exportResult,
+      notes: notes.length ? notes : undefined,
+    },
+    requests,
+  };
 }
 
 interface Setup {
