@@ -96,6 +96,8 @@ const benchProcessCpu = (): number => {
 export interface CpuMeters {
   server: CpuMeter;
   database: CpuMeter;
+  /** PostgreSQL statements the server's processes have sent so far, by pid (bench/statement-counter.ts). */
+  statements?: CpuMeter;
 }
 
 export interface CpuPerRequest {
@@ -104,6 +106,8 @@ export interface CpuPerRequest {
   loadGeneratorUs?: number;
   /** The load generator's CPU over the run as a share of the whole machine's (all cores), in per cent. */
   loadGeneratorShare?: number;
+  /** PostgreSQL statements (round trips) the server sent per request, background work included. */
+  statements?: number;
 }
 
 /**
@@ -113,16 +117,23 @@ export interface CpuPerRequest {
 export function startCpu(
   meters: CpuMeters | undefined,
 ): (requests: number, elapsedSeconds: number, generator?: { us: number }) => CpuPerRequest {
-  const read = () => ({ server: meters?.server(), database: meters?.database(), bench: benchProcessCpu() });
+  const read = () => ({
+    server: meters?.server(),
+    database: meters?.database(),
+    statements: meters?.statements?.(),
+    bench: benchProcessCpu(),
+  });
   const before = read();
   return (requests, elapsedSeconds, generator) => {
     const after = read();
-    const perRequest = (used: number | undefined) => (used === undefined || requests === 0 ? undefined : Math.round(used / requests));
+    const perRequest = (used: number | undefined, digits = 0) =>
+      used === undefined || requests === 0 ? undefined : Math.round((used / requests) * 10 ** digits) / 10 ** digits;
     const generatorUs = generator?.us ?? after.bench - before.bench;
     return {
       serverUs: perRequest(usedBetween(before.server, after.server)),
       databaseUs: perRequest(usedBetween(before.database, after.database)),
       loadGeneratorUs: perRequest(generatorUs),
+      statements: perRequest(usedBetween(before.statements, after.statements), 2),
       loadGeneratorShare:
         elapsedSeconds > 0 ? Math.round((generatorUs / (elapsedSeconds * 1e6 * availableParallelism())) * 1000) / 10 : undefined,
     };

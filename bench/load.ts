@@ -68,6 +68,8 @@ export interface Measurement {
     databaseUs?: number;
     loadGeneratorUs?: number;
     loadGeneratorShare?: number;
+    /** PostgreSQL statements the server sent per request (absent for baselines and older runs). */
+    statements?: number;
   };
 }
 
@@ -458,6 +460,7 @@ export function summarize(runs: RunResult[]): Measurement {
       databaseUs: cpu('databaseUs'),
       loadGeneratorUs: cpu('loadGeneratorUs'),
       loadGeneratorShare: cpu('loadGeneratorShare'),
+      statements: cpu('statements'),
     },
   };
 }

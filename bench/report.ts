@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { ExportBenchResult } from './export';
 import type { Measurement } from './load';
 import type { DatasetSize } from './seed';
-import type { WebhookLag } from './webhook-receiver';
+import type { WebhookDeliveries, WebhookLag } from './webhook-receiver';
 
 export interface ScenarioResult {
   label: string;
@@ -11,8 +11,10 @@ export interface ScenarioResult {
   /** target req/s ÷ baseline req/s (medians). */
   ratio?: number;
   warning?: string;
-  /** activate: delivery lag of the license.activated webhooks the load caused (commit to receipt). */
+  /** activate: delivery lag of the license.activated webhooks the load caused (event timestamp to receipt). */
   webhookLag?: WebhookLag;
+  /** The rows run with an endpoint subscribed to `*` (reactivate-hook, validate-hook): deliveries created for it (expected 0). */
+  webhookDeliveries?: WebhookDeliveries;
 }
 
 export interface ScaleResult {
@@ -24,6 +26,8 @@ export interface ScaleResult {
   export?: ExportBenchResult;
   /** Rows left out, and why (e.g. the deep-page rows on a build without keyset pagination). */
   notes?: string[];
+  /** PostgreSQL statements per second of the idle server (background work, part of every row's PG stmts/req). */
+  idleStatementsPerSecond?: number;
 }
 
 export interface BenchReport {
@@ -87,6 +91,7 @@ function rows(report: BenchReport): { header: string[]; body: string[][] } {
       'p50 ms',
       'p99 ms',
       'CPU µs/req',
+      'PG stmts/req',
       'baseline req/s',
       'baseline p99',
       'ratio',
@@ -105,6 +110,7 @@ function rows(report: BenchReport): { header: string[]; body: string[][] } {
         num(r?.target.median.p50, 2),
         num(r?.target.median.p99, 2),
         cpuCell(r?.target),
+        num(r?.target.median.statements, 2),
         num(r?.baseline?.median.rps),
         num(r?.baseline?.median.p99, 2),
         r?.ratio === undefined ? '-' : num(r.ratio, 2),
@@ -128,10 +134,16 @@ function preamble(report: BenchReport): string[] {
   return [
     `${report.date}, commit ${report.commit}, ${report.mode} mode`,
     `machine: ${m.cpus} x ${m.cpuModel}, ${m.memoryGiB} GiB, ${m.os}, Node ${m.node}; load average ${m.loadBefore.map((l) => l.toFixed(2)).join(' ')} before, ${m.loadAfter.map((l) => l.toFixed(2)).join(' ')} after`,
-    `database: ${report.database}; CPU µs/req = server process tree (primary and workers) + its PostgreSQL backends; ${report.options.connections} connections, ${report.options.warmupSeconds} s warm-up, median of ${report.options.runs} x ${report.options.durationSeconds} s`,
+    `database: ${report.database}; CPU µs/req = server process tree (primary and workers) + its PostgreSQL backends; PG stmts/req = statements (round trips) the server's pg clients sent per request, background work included; ${report.options.connections} connections, ${report.options.warmupSeconds} s warm-up, median of ${report.options.runs} x ${report.options.durationSeconds} s`,
     `load generator: ${report.options.generatorVersion ?? 'autocannon (in the bench process)'}, keep-alive; the fixed-rate row: the bench's open-loop paced runner (Debian has no wrk2), latency from when each request was due; gen. µs/req and gen. CPU share (of all ${m.cpus} cores over the run) are the generator's own, target / baseline`,
     `start-up to first 200 of GET /api/v1/health (embedded PostgreSQL, fresh DATA_DIR): ${num(report.startup.firstHealthyMs)} ms`,
-    ...report.scales.map((s) => `${scaleTitle(s)}, ${num(s.dataset.seats)} bound seats (seeded in ${num(s.seedSeconds, 1)} s)`),
+    ...report.scales.map(
+      (s) =>
+        `${scaleTitle(s)}, ${num(s.dataset.seats)} bound seats (seeded in ${num(s.seedSeconds, 1)} s)` +
+        (s.idleStatementsPerSecond === undefined
+          ? ''
+          : `; the idle server sends ${num(s.idleStatementsPerSecond, 1)} PostgreSQL statements/s (background work, in every PG stmts/req)`),
+    ),
     'validate: random seats of a 50,000-seat sample, refreshed just before (the read path; the last_seen_at write is part of activate)',
     ...(report.scaleCheck
       ? [
@@ -155,7 +167,18 @@ const lagLines = (report: BenchReport) =>
       .filter((r) => r.webhookLag)
       .map((r) => {
         const l = r.webhookLag as WebhookLag;
-        return `${s.name} webhook delivery lag under "${r.label}" (commit to receipt, local receiver answering 204): ${num(l.delivered)} delivered, p50 ${num(l.p50Ms)} ms, p99 ${num(l.p99Ms)} ms, max ${num(l.maxMs)} ms; backlog drained ${num(l.drainSeconds, 1)} s after the load`;
+        return `${s.name} webhook delivery lag under "${r.label}" (the body's event timestamp to receipt, local receiver answering 204): ${num(l.delivered)} delivered, p50 ${num(l.p50Ms)} ms, p99 ${num(l.p99Ms)} ms, max ${num(l.maxMs)} ms; backlog drained ${num(l.drainSeconds, 1)} s after the load`;
+      }),
+  );
+
+const deliveryLines = (report: BenchReport) =>
+  report.scales.flatMap((s) =>
+    Object.values(s.scenarios)
+      .filter((r) => r.webhookDeliveries)
+      .map((r) => {
+        const d = r.webhookDeliveries as WebhookDeliveries;
+        const types = Object.entries(d.byType).map(([type, n]) => `${type} ${num(n)}`);
+        return `${s.name} webhook deliveries created during "${r.label}": ${num(d.created)}${types.length ? ` (${types.join(', ')})` : ''}, expected 0`;
       }),
   );
 
@@ -186,6 +209,7 @@ export function renderText(report: BenchReport): string {
     ...body.map(line),
     ...exportLines(report),
     ...lagLines(report),
+    ...deliveryLines(report),
     ...noteLines(report),
     ...warnings(report),
   ].join('\n');
@@ -203,6 +227,7 @@ export function renderMarkdown(report: BenchReport): string {
     ...body.map(line),
     ...exportLines(report).map((l) => `\n${l}`),
     ...lagLines(report).map((l) => `\n${l}`),
+    ...deliveryLines(report).map((l) => `\n${l}`),
     ...noteLines(report).map((l) => `\n${l}`),
     ...warnings(report).map((w) => `\n${w}`),
   ].join('\n');

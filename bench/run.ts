@@ -14,7 +14,8 @@ import { ExportBenchResult, measureExport } from './export';
 import { bodyOf, chooseGenerator, LoadOptions, measurePair, RunResult, Scenario, uniqueBodiesFor } from './load';
 import { NodeProcess, spawnNode } from './processes';
 import { BenchReport, renderText, ScaleResult, ScenarioResult } from './report';
-import { settleLag, startLagReceiver } from './webhook-receiver';
+import { statementMeter } from './statement-counter';
+import { deliveriesFor, LagReceiver, settleLag, startLagReceiver, WebhookDeliveries } from './webhook-receiver';
 import { datasetSize, freshPoolStart, loadProducts, productOf, SeedProduct, seedAudit, seedLicenses, vacuumAnalyze } from './seed';
 
 // The built layout is <out>/bench and <out>/src; the project root holds package.json and views/.
@@ -32,16 +33,16 @@ const ROW_NAMES = [
   'export',
   'floor',
   'validate',
+  'validate-hook',
   'validate-signed',
   'validate-rate',
   'heartbeat',
   'license-file',
   'reactivate',
+  'reactivate-hook',
   'activate',
   'activate-plain',
 ];
-/** Rows measured only when --only names them (a full run leaves them out). */
-const OPT_IN_ROWS = new Set(['activate-plain']);
 const USAGE = `npm run bench [-- options]
   --duration <s>       seconds per measured run (default 10)
   --runs <n>           measured runs per endpoint, median reported (default 3)
@@ -269,6 +270,14 @@ async function deepPagePath(servers: Servers, path: string, rows: number): Promi
   return url.pathname + url.search;
 }
 
+/** PostgreSQL statements per second the server sends with no request to answer, over `seconds`. */
+async function idleStatements(meters: CpuMeters, seconds: number): Promise<number | undefined> {
+  const read = () => [...(meters.statements?.()?.values() ?? [])].reduce((sum, n) => sum + n, 0);
+  const before = read();
+  await new Promise((r) => setTimeout(r, seconds * 1000));
+  return meters.statements ? Math.round(((read() - before) / seconds) * 10) / 10 : undefined;
+}
+
 interface MeasuredScale {
   result: ScaleResult;
   requests: Record<string, Scenario>;
@@ -293,6 +302,9 @@ async function measureScale(
   await vacuumAnalyze(pool);
   const seedSeconds = (Date.now() - seedStarted) / 1000;
   const dataset = await datasetSize(pool);
+  // What the idle server sends (the fan-out's poll, the job queue's polls): part of every row's statements per request.
+  const idleStatementsPerSecond = await idleStatements(servers.app.cpu, options.smoke ? 2 : 5);
+  log(`  idle server: ${idleStatementsPerSecond ?? '?'} PostgreSQL statements per second`);
 
   const admin = { 'x-api-key': servers.apiKey };
   const seatCount = Math.floor(target.licenses / SEAT_EVERY);
@@ -323,6 +335,7 @@ async function measureScale(
       `  ${label} ${who === 'baseline' ? '(baseline)' : ''} run ${i + 1}: ${r.rps} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms, ` +
         `CPU per request: server ${r.cpu.serverUs ?? '?'} µs, PostgreSQL ${r.cpu.databaseUs ?? '?'} µs, ` +
         `load generator (${r.generator}) ${r.cpu.loadGeneratorUs ?? '?'} µs = ${r.cpu.loadGeneratorShare ?? '?'} % of the machine` +
+        (r.cpu.statements === undefined ? '' : `, ${r.cpu.statements} PostgreSQL statements per request`) +
         (r.failures ? `, ${r.failures} FAILED ${JSON.stringify(r.statuses)}` : ''),
     );
   const failureWarning = (target: { runs: RunResult[] }) => {
@@ -337,7 +350,7 @@ async function measureScale(
         .join('; ') || undefined
     );
   };
-  const wanted = (key: string) => (options.only ? options.only.has(key) : !OPT_IN_ROWS.has(key));
+  const wanted = (key: string) => options.only?.has(key) ?? true;
 
   const reads: [string, string, string][] = [
     ['stats', 'GET /api/v1/admin/stats', '/api/v1/admin/stats'],
@@ -432,8 +445,49 @@ async function measureScale(
       { on },
     );
   const withOneWorker = options.workers.includes(1);
+  const addWarning = (r: ScenarioResult, text: string) => (r.warning = [r.warning, text].filter(Boolean).join('; '));
 
-  if (['validate', 'validate-signed', 'validate-rate'].some(wanted)) await refreshSeats(pool);
+  /**
+   * Runs `work` with one webhook endpoint subscribed to `events`, pointed at a lag receiver. `deliveries()` waits until
+   * every event so far is fanned out, then counts the deliveries created for the endpoint since `work` began, by event
+   * type: the endpoint takes no event from before its creation, and its own `webhook.created` is counted beforehand.
+   */
+  const withEndpoint = async <T>(
+    on: Servers,
+    events: string[],
+    description: string,
+    work: (receiver: LagReceiver, deliveries: () => Promise<WebhookDeliveries>) => Promise<T>,
+  ): Promise<T> => {
+    const receiver = await startLagReceiver();
+    try {
+      const hook = await fetch(`${on.app.url}/api/v1/admin/webhooks`, {
+        method: 'POST',
+        headers: { ...admin, 'content-type': 'application/json' },
+        body: JSON.stringify({ url: receiver.url, events, description }),
+      });
+      if (hook.status !== 201) throw new Error(`webhook endpoint: ${hook.status} ${await hook.text()}`);
+      const hookId = ((await hook.json()) as { id: number }).id;
+      try {
+        const before = await deliveriesFor(pool, hookId);
+        const since = async (): Promise<WebhookDeliveries> => {
+          const after = await deliveriesFor(pool, hookId);
+          const byType = Object.fromEntries(
+            Object.entries(after.byType)
+              .map(([type, n]) => [type, n - (before.byType[type] ?? 0)] as const)
+              .filter(([, n]) => n > 0),
+          );
+          return { created: after.created - before.created, byType };
+        };
+        return await work(receiver, since);
+      } finally {
+        await fetch(`${on.app.url}/api/v1/admin/webhooks/${hookId}`, { method: 'DELETE', headers: admin });
+      }
+    } finally {
+      await receiver.close();
+    }
+  };
+
+  if (['validate', 'validate-hook', 'validate-signed', 'validate-rate'].some(wanted)) await refreshSeats(pool);
   if (wanted('floor')) {
     // What the stack costs before any work: every middleware, the Nest pipeline and a JSON answer, no database.
     // Its ratio bounds what validate can reach against a baseline that does its SELECT in less.
@@ -447,6 +501,21 @@ async function measureScale(
     );
   }
   if (wanted('validate') && withOneWorker) await validateRow(1, servers);
+  if (wanted('validate-hook') && withOneWorker) {
+    // The same reads with an endpoint subscribed to everything: a validation records no event, so a subscriber must cost nothing.
+    await withEndpoint(servers, ['*'], 'bench: validate with a subscriber', async (_, deliveries) => {
+      const r = await paired(
+        'validate-hook',
+        'POST /api/v1/validate (one webhook endpoint subscribed to *)',
+        { method: 'POST', path: '/api/v1/validate', bodies: validateBodies },
+        'bare node:http + pg SELECT',
+        baselineValidate,
+        validateCheck,
+      );
+      r.webhookDeliveries = await deliveries();
+      if (r.webhookDeliveries.created > 0) addWarning(r, `${r.webhookDeliveries.created} webhook deliveries created (expected none)`);
+    });
+  }
   if (wanted('validate-signed')) {
     // docs/client-api.md, Signed validation: with a nonce the answer is signed, so the row costs a SELECT and an RSA signature.
     await paired(
@@ -507,6 +576,23 @@ async function measureScale(
     );
     signingRps = r.baseline?.median.rps;
   }
+  if (wanted('reactivate-hook')) {
+    // Re-activating a bound machine changes nothing, so it records no event: with an endpoint subscribed to
+    // everything the row must cost what `reactivate` costs and create no delivery (docs/webhooks.md, The event spine).
+    await withEndpoint(servers, ['*'], 'bench: re-activation sends nothing', async (_, deliveries) => {
+      const r = await paired(
+        'reactivate-hook',
+        'POST /api/v1/activate (re-activation, one webhook endpoint subscribed to *)',
+        { method: 'POST', path: '/api/v1/activate', bodies: activateBodies },
+        'bare node:http + locked UPDATE + RSA sign',
+        baselineActivate,
+        signedCheck,
+      );
+      signingRps ??= r.baseline?.median.rps;
+      r.webhookDeliveries = await deliveries();
+      if (r.webhookDeliveries.created > 0) addWarning(r, `${r.webhookDeliveries.created} webhook deliveries created (expected none)`);
+    });
+  }
 
   let nextFresh = freshPoolStart(index);
   /**
@@ -552,36 +638,23 @@ async function measureScale(
       return;
     }
     // One endpoint subscribed to license.activated: the row also measures the outbox, and the delivery lag under it.
-    const receiver = await startLagReceiver();
-    const hook = await fetch(`${on.app.url}/api/v1/admin/webhooks`, {
-      method: 'POST',
-      headers: { ...admin, 'content-type': 'application/json' },
-      body: JSON.stringify({ url: receiver.url, events: ['license.activated'], description: 'bench: delivery lag' }),
+    await withEndpoint(on, ['license.activated'], 'bench: delivery lag', async (receiver) => {
+      const r = await paired(
+        n === 1 ? 'activate' : `activate-${n}w`,
+        `POST /api/v1/activate (fresh licence, one webhook endpoint)${workersSuffix(n)}`,
+        { method: 'POST', path: '/api/v1/activate', nextBody, uniquePerSecond: ceiling },
+        `bare node:http + locked UPDATE + RSA sign${workersSuffix(n)}`,
+        baselineActivate,
+        signedCheck,
+        { on },
+      );
+      if (exhausted) addWarning(r, `the pool of ${poolSize} fresh licences ran out: later requests were re-activations`);
+      log('  webhook deliveries: waiting until none is pending');
+      r.webhookLag = await settleLag(pool, receiver.lags);
+      log(`  webhook delivery lag: ${JSON.stringify(r.webhookLag)}`);
+      if (r.webhookLag.pendingAfterWait > 0)
+        addWarning(r, `${r.webhookLag.pendingAfterWait} webhook deliveries still pending after the wait`);
     });
-    if (hook.status !== 201) throw new Error(`webhook endpoint: ${hook.status} ${await hook.text()}`);
-    const hookId = ((await hook.json()) as { id: number }).id;
-    const r = await paired(
-      n === 1 ? 'activate' : `activate-${n}w`,
-      `POST /api/v1/activate (fresh licence, one webhook endpoint)${workersSuffix(n)}`,
-      { method: 'POST', path: '/api/v1/activate', nextBody, uniquePerSecond: ceiling },
-      `bare node:http + locked UPDATE + RSA sign${workersSuffix(n)}`,
-      baselineActivate,
-      signedCheck,
-      { on },
-    );
-    if (exhausted)
-      r.warning = [r.warning, `the pool of ${poolSize} fresh licences ran out: later requests were re-activations`]
-        .filter(Boolean)
-        .join('; ');
-    log('  webhook deliveries: waiting until none is pending');
-    r.webhookLag = await settleLag(pool, receiver.lags);
-    log(`  webhook delivery lag: ${JSON.stringify(r.webhookLag)}`);
-    if (r.webhookLag.pendingAfterWait > 0)
-      r.warning = [r.warning, `${r.webhookLag.pendingAfterWait} webhook deliveries still pending after the wait`]
-        .filter(Boolean)
-        .join('; ');
-    await fetch(`${on.app.url}/api/v1/admin/webhooks/${hookId}`, { method: 'DELETE', headers: admin });
-    await receiver.close();
   };
   if (wanted('activate') && withOneWorker) await activateRow(1, servers);
   if (wanted('activate-plain') && withOneWorker) await activateRow(1, servers, false);
@@ -601,7 +674,18 @@ async function measureScale(
       await more.stop();
     }
   }
-  return { result: { name, dataset, seedSeconds, scenarios, export: exportResult, notes: notes.length ? notes : undefined }, requests };
+  return {
+    result: {
+      name,
+      dataset,
+      seedSeconds,
+      idleStatementsPerSecond,
+      scenarios,
+      export: exportResult,
+      notes: notes.length ? notes : undefined,
+    },
+    requests,
+  };
 }
 
 interface Setup {
@@ -629,11 +713,15 @@ async function startServers(setup: Setup, name: string, dbUrl: string, dbName: s
     ['ACTIVATE', 'DEACTIVATE', 'VALIDATE', 'HEARTBEAT', 'ADMIN', 'LOGIN'].map((n) => [`RATE_LIMIT_${n}`, '1000000000']),
   );
   const label = workers === 1 ? name : `${name}-${workers}w`;
+  const statementDir = join(setup.workDir, `statements-${label}`);
+  mkdirSync(statementDir, { recursive: true });
   const app = await spawnNode({
     script: MAIN_SCRIPT,
     cwd: ROOT,
     readyPath: '/api/v1/health',
     nodeArgs: [
+      '--require',
+      join(__dirname, 'statement-counter.js'),
       ...(options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${join(options.profileDir, label)}`] : []),
       ...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean),
     ],
@@ -651,6 +739,7 @@ async function startServers(setup: Setup, name: string, dbUrl: string, dbName: s
       LAST_SEEN_INTERVAL: '3600',
       // The delivery-lag receiver listens on 127.0.0.1.
       WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+      BENCH_STATEMENT_DIR: statementDir,
       ...limits,
     },
   });
@@ -666,7 +755,11 @@ async function startServers(setup: Setup, name: string, dbUrl: string, dbName: s
   // CPU of each process tree (the primary and its workers) and of every PostgreSQL backend of the database.
   const databaseCpu = postgresCpu(dbName);
   return {
-    app: { url: app.url, process: app, cpu: { server: processTreeCpu(app.pid), database: databaseCpu } },
+    app: {
+      url: app.url,
+      process: app,
+      cpu: { server: processTreeCpu(app.pid), database: databaseCpu, statements: statementMeter(statementDir) },
+    },
     baseline: { url: baseline.url, process: baseline, cpu: { server: processTreeCpu(baseline.pid), database: databaseCpu } },
     apiKey: setup.apiKey,
   };

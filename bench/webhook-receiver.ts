@@ -2,7 +2,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Pool } from 'pg';
 
-/** Delivery lag of webhooks (from the event's commit to its receipt), measured under a load. */
+/** Delivery lag of webhooks (from the event's `timestamp` to its receipt), measured under a load. */
 export interface WebhookLag {
   delivered: number;
   p50Ms: number;
@@ -17,11 +17,26 @@ export interface WebhookLag {
 const percentile = (sorted: number[], p: number) =>
   sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] : NaN;
 
+/** Deliveries created for one endpoint, in all and by event type. */
+export interface WebhookDeliveries {
+  created: number;
+  byType: Record<string, number>;
+}
+
+export interface LagReceiver {
+  url: string;
+  /** Per webhook received: receipt − the body's `timestamp`, in ms. */
+  lags: number[];
+  close: () => Promise<void>;
+}
+
 /**
- * A receiver in the bench process that answers 204 at once and keeps, per request, now − the body's `timestamp`
- * (set in the transaction of the change, just before its commit; same machine, same clock).
+ * A receiver in the bench process that answers 204 at once and keeps, per request, now − the body's `timestamp`:
+ * the event's time, taken by the server as it writes the event in the transaction of the change, just before its
+ * commit (docs/webhooks.md, The event spine); same machine, same clock. So the lag spans the commit, the fan-out's
+ * poll, the delivery queue and the POST.
  */
-export async function startLagReceiver(): Promise<{ url: string; lags: number[]; close: () => Promise<void> }> {
+export async function startLagReceiver(): Promise<LagReceiver> {
   const lags: number[] = [];
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -65,4 +80,24 @@ export async function settleLag(pool: Pool, lags: number[], maxSeconds = 120): P
     drainSeconds: Math.round((Date.now() - started) / 100) / 10,
     pendingAfterWait: pending,
   };
+}
+
+/**
+ * Waits (at most `maxSeconds`) until no event is waiting for its fan-out, then counts the deliveries created for
+ * endpoint `endpointId`, by event type.
+ */
+export async function deliveriesFor(pool: Pool, endpointId: number, maxSeconds = 30): Promise<WebhookDeliveries> {
+  const started = Date.now();
+  while (Date.now() - started < maxSeconds * 1000) {
+    const { rows } = await pool.query<{ n: string }>('SELECT count(*) AS n FROM webhook_events WHERE fanned_out_at IS NULL');
+    if (Number(rows[0].n) === 0) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const { rows } = await pool.query<{ type: string; n: string }>(
+    `SELECT e.type, count(*) AS n FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id
+      WHERE d.endpoint_id = $1 GROUP BY e.type ORDER BY e.type`,
+    [endpointId],
+  );
+  const byType = Object.fromEntries(rows.map((r) => [r.type, Number(r.n)]));
+  return { created: rows.reduce((sum, r) => sum + Number(r.n), 0), byType };
 }
