@@ -3,7 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import { ExpressAdapter } from '@nestjs/platform-express';
 import express, { type Express } from 'express';
 import { DocumentBuilder, OpenAPIObject, OperationObject, ResponseObject, SwaggerModule } from '@nestjs/swagger';
-import { API_KEY_SCHEME, BEARER_SCHEME } from './auth/admin-route.decorator';
+import { API_KEY_SCHEME, BEARER_SCHEME } from './common/auth/admin-route.decorator';
 import { ErrorResponseDto } from './common/errors/error-response.dto';
 import metadata from './metadata';
 import { METRICS_TOKEN_SCHEME } from './metrics/metrics.guard';

@@ -1,4 +1,4 @@
-import { ADMIN_SCOPES, type AdminScope, isGlobalScope } from '../src/auth/scopes';
+import { ADMIN_SCOPES, type AdminScope, isGlobalScope } from '../src/common/auth/scopes';
 import { createLicense, insertSeat } from './support/factories';
 import { fieldsOf } from './support/api-errors';
 import { createTestApp, TestApp } from './support/test-app';

@@ -8,7 +8,7 @@ import {
   LicenseStatus,
 } from '../src/licenses/license-status';
 import { isSeatDead, mergeLimits, seatLimit } from '../src/licenses/license-limits';
-import { mergePolicy } from '../src/licenses/license-policy';
+import { mergePolicy } from '../src/common/seat-policy/license-policy';
 import type { QueryRunner } from 'typeorm';
 import { OneStatusRule1796800000000 } from '../src/database/migrations/1796800000000-one-status-rule';
 import { createDatabaseFromTemplate, dropDatabase, ENV_ADMIN_URL, ENV_TEMPLATE, newDatabaseName } from './support/test-database';

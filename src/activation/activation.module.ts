@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { MetricsModule } from '../metrics/metrics.module';
 import { AuditModule } from '../audit/audit.module';
 import { LicensesModule } from '../licenses/licenses.module';
 import { KeyringModule } from '../keyring/keyring.module';
@@ -9,7 +10,7 @@ import { OfflineActivationsController } from './offline-activations.controller';
 
 /** Client use cases (activate, deactivate, validate, heartbeat, licence files) and the admin's air-gapped activation, on top of licences, seats and the keyring's active key. */
 @Module({
-  imports: [AuditModule, LicensesModule, KeyringModule],
+  imports: [AuditModule, LicensesModule, KeyringModule, MetricsModule],
   controllers: [ActivationController, HeartbeatController, OfflineActivationsController],
   providers: [ActivationService],
   exports: [ActivationService],

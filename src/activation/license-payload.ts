@@ -1,6 +1,6 @@
 import type { License } from '../licenses/license.entity';
 import { mergeLimits } from '../licenses/license-limits';
-import { mergePolicy, SeatPolicy } from '../licenses/license-policy';
+import { mergePolicy, SeatPolicy } from '../common/seat-policy/license-policy';
 import type { Product } from '../products/product.entity';
 
 /** The signed `license` object (docs/client-api.md, The signed licence). Every member is inside the signed bytes. */

@@ -1,7 +1,7 @@
 import { Controller, Get, Query, Req, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
-import { AdminRoute } from '../auth/admin-route.decorator';
+import { AdminRoute } from '../common/auth/admin-route.decorator';
 import { CurrentProductScope, type ProductScope } from '../common/auth/actor';
 import { EXPORT_RESPONSE, sendExport } from '../common/http/export';
 import { DEFAULT_PAGE_LIMIT, KEYSET_PAGE_HEADERS, setKeysetPageHeaders } from '../common/http/page-query.dto';

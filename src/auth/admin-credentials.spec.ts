@@ -1,5 +1,5 @@
 import { satisfies } from './admin-credentials';
-import { ADMIN_SCOPES, FULL_ACCESS, GLOBAL_SCOPES } from './scopes';
+import { ADMIN_SCOPES, FULL_ACCESS, GLOBAL_SCOPES } from '../common/auth/scopes';
 
 describe('satisfies (scope check)', () => {
   const key = { actorName: 'key:0', scopes: ADMIN_SCOPES, products: null };

@@ -5,7 +5,7 @@ import { ErrorCode } from '../common/errors/error-codes';
 import { adminTokenHash, looksLikeAdminToken } from './admin-token';
 import { AdminTokensRepository, LAST_USED_RESOLUTION_SECONDS, TokenCredentialRow } from './admin-tokens.repository';
 import { ApiKeys, invalidCredential, missingCredential } from './api-keys';
-import { ADMIN_SCOPES, AdminScope, FULL_ACCESS, isGlobalScope, ScopeRequirement } from './scopes';
+import { ADMIN_SCOPES, AdminScope, FULL_ACCESS, isGlobalScope, ScopeRequirement } from '../common/auth/scopes';
 
 /** What an authenticated admin credential is and may do. */
 export interface AdminAccess {

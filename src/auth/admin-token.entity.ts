@@ -1,5 +1,5 @@
 import { Check, Column, Entity, PrimaryGeneratedColumn, Unique } from 'typeorm';
-import type { AdminScope } from './scopes';
+import type { AdminScope } from '../common/auth/scopes';
 
 /** A scoped admin token (docs/admin-api.md, Credentials). Only the SHA-256 hex of the token is stored. */
 @Entity('admin_tokens')

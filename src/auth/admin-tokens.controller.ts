@@ -5,9 +5,9 @@ import { Actor, CurrentActor, CurrentProductScope, type ProductScope } from '../
 import { ErrorResponseDto } from '../common/errors/error-response.dto';
 import { IdParamPipe } from '../common/http/id-param.pipe';
 import { PageQueryDto, setTotalCount, TOTAL_COUNT_HEADERS } from '../common/http/page-query.dto';
-import { CurrentAdminAccess } from './admin-auth.guard';
+import { CurrentAdminAccess } from './admin-authorizer';
 import type { AdminAccess } from './admin-credentials';
-import { AdminRoute } from './admin-route.decorator';
+import { AdminRoute } from '../common/auth/admin-route.decorator';
 import { AdminTokensService } from './admin-tokens.service';
 import { AdminTokenDto, CreateAdminTokenDto, CreatedAdminTokenDto } from './dto/admin-token.dto';
 

@@ -4,7 +4,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { ALL_PRODUCTS, type ProductScope } from '../common/auth/actor';
 import { preparedQuery } from '../database/prepared-query';
 import { AdminToken } from './admin-token.entity';
-import type { AdminScope } from './scopes';
+import type { AdminScope } from '../common/auth/scopes';
 
 /** The columns the guard needs to decide, read on every admin request by the unique hash index. */
 export interface TokenCredentialRow {

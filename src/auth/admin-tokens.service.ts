@@ -12,7 +12,7 @@ import { ProductsService } from '../products/products.service';
 import type { AdminAccess } from './admin-credentials';
 import { adminTokenHash, generateAdminToken } from './admin-token';
 import { AdminTokensRepository } from './admin-tokens.repository';
-import { isGlobalScope } from './scopes';
+import { isGlobalScope } from '../common/auth/scopes';
 import { AdminTokenDto, CreateAdminTokenDto, CreatedAdminTokenDto } from './dto/admin-token.dto';
 
 /** Tokens are issued by someone who holds every scope for every product unless told otherwise (the dashboard, an API key). */

@@ -1,6 +1,7 @@
 import { DynamicModule, Global, Module } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from './app-config';
 
+// Global: every module reads the typed configuration (docs/architecture.md, Module boundaries).
 @Global()
 @Module({})
 export class ConfigModule {

@@ -2,32 +2,12 @@ import type { DataSourceOptions } from 'typeorm';
 import { join } from 'node:path';
 import { clientWithDeadline } from './deadline-client';
 import { loadMigrations } from './migration-files';
-import { AuditEntry } from '../audit/audit-entry.entity';
-import { AdminToken } from '../auth/admin-token.entity';
-import { User } from '../dashboard/user.entity';
-import { Activation } from '../licenses/activation.entity';
-import { License } from '../licenses/license.entity';
-import { StoredSigningKey } from '../keyring/signing-key.entity';
-import { Product } from '../products/product.entity';
-import { StatsDelta } from '../stats/stats-delta.entity';
-import { WebhookDelivery, WebhookEndpoint, WebhookEvent, WebhookExpiryNotice } from '../webhooks/webhook.entities';
+import { loadEntities } from './entity-files';
 
 const STATEMENT_TIMEOUT_MS = 15_000;
 
-export const ENTITIES = [
-  Product,
-  License,
-  Activation,
-  AuditEntry,
-  User,
-  StoredSigningKey,
-  AdminToken,
-  StatsDelta,
-  WebhookEndpoint,
-  WebhookEvent,
-  WebhookDelivery,
-  WebhookExpiryNotice,
-];
+/** Every entity class under src/, found at start: each module keeps its own tables (docs/architecture.md, Module boundaries). */
+export const ENTITIES = loadEntities(join(__dirname, '..'));
 /** Every file in migrations/, found at start (README.md, Migrations): none can be left out of a hand-kept list. */
 export const MIGRATIONS = loadMigrations(join(__dirname, 'migrations'));
 

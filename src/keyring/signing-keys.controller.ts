@@ -9,7 +9,7 @@ import {
   ApiTags,
 } from '@nestjs/swagger';
 import type { Response } from 'express';
-import { AdminRoute } from '../auth/admin-route.decorator';
+import { AdminRoute } from '../common/auth/admin-route.decorator';
 import { Actor, CurrentActor } from '../common/auth/actor';
 import { AppError } from '../common/errors/app-error';
 import { ErrorResponseDto } from '../common/errors/error-response.dto';

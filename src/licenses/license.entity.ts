@@ -11,7 +11,7 @@ import {
   UpdateDateColumn,
 } from 'typeorm';
 import { Product } from '../products/product.entity';
-import type { PolicyOverrides } from './license-policy';
+import type { PolicyOverrides } from '../common/seat-policy/license-policy';
 import type { LicenseType } from './license-type';
 
 /** The unique index on license_key: LicensesService retries key generation when it is violated. */

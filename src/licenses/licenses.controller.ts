@@ -1,7 +1,7 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Put, Query, Req, Res } from '@nestjs/common';
 import { ApiConflictResponse, ApiCreatedResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
-import { AdminRoute } from '../auth/admin-route.decorator';
+import { AdminRoute } from '../common/auth/admin-route.decorator';
 import { Actor, CurrentActor, CurrentProductScope, type ProductScope } from '../common/auth/actor';
 import { ErrorResponseDto } from '../common/errors/error-response.dto';
 import { IdParamPipe } from '../common/http/id-param.pipe';

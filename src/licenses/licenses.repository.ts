@@ -12,7 +12,7 @@ import { Product } from '../products/product.entity';
 import { License } from './license.entity';
 import { LicenseStatus, licenseStatusConditionSql, licenseStatusSql } from './license-status';
 import type { LicenseType } from './license-type';
-import type { PolicyOverrides } from './license-policy';
+import type { PolicyOverrides } from '../common/seat-policy/license-policy';
 
 /**
  * Filters of the licence list, combined with AND. `search` is a literal substring, case- and

@@ -22,11 +22,13 @@ import { License, LICENSE_KEY_INDEX } from './license.entity';
 import { computeExpiresAt } from './license-expiry';
 import { generateLicenseKey } from './license-key';
 import { mergeLimits } from './license-limits';
-import { licensePolicyOverrides, mergePolicy } from './license-policy';
+import { licensePolicyOverrides, mergePolicy } from '../common/seat-policy/license-policy';
 import { deriveLicenseStatus, graceEndsAt } from './license-status';
 import type { LicenseType } from './license-type';
 import { LicensePageOptions, LicensesRepository } from './licenses.repository';
 import { SeatsRepository } from './seats.repository';
+/** The dashboard's sort keys, public through the service: a repository stays inside its module (docs/architecture.md, Module boundaries). */
+export { LICENSE_SORTS, type LicenseSort } from './licenses.repository';
 
 /** 100 random bits make a collision astronomically rare; a few retries make it harmless. */
 const KEY_ATTEMPTS = 5;

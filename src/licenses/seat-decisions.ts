@@ -3,7 +3,7 @@ import { ErrorCode } from '../common/errors/error-codes';
 import type { Activation } from './activation.entity';
 import type { License } from './license.entity';
 import { isSeatDead, mergeLimits, seatLimit } from './license-limits';
-import { DEACTIVATION_WINDOW_DAYS, mergePolicy } from './license-policy';
+import { DEACTIVATION_WINDOW_DAYS, mergePolicy } from '../common/seat-policy/license-policy';
 import { deriveLicenseStatus, graceEndsAt, LicenseStatus, StatusFields, USABLE_STATUSES } from './license-status';
 
 /**

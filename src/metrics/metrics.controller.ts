@@ -1,6 +1,6 @@
 import { applyDecorators, Controller, Get, Header, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiSecurity, ApiTags, ApiUnauthorizedResponse } from '@nestjs/swagger';
-import { API_KEY_SCHEME } from '../auth/admin-route.decorator';
+import { API_KEY_SCHEME } from '../common/auth/admin-route.decorator';
 import { ErrorResponseDto } from '../common/errors/error-response.dto';
 import { RateLimit } from '../common/http/throttling';
 import { METRICS_TOKEN_SCHEME, MetricsGuard } from './metrics.guard';

@@ -1,6 +1,6 @@
 import { Check, Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
 
-import type { PolicyOverrides } from '../licenses/license-policy';
+import type { PolicyOverrides } from '../common/seat-policy/license-policy';
 
 /** The unique indexes whose violation ProductsService turns into a 409 naming the field. */
 export const PRODUCT_CODE_INDEX = 'products_code_key';

@@ -1,6 +1,6 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Put } from '@nestjs/common';
 import { ApiConflictResponse, ApiCreatedResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { AdminRoute } from '../auth/admin-route.decorator';
+import { AdminRoute } from '../common/auth/admin-route.decorator';
 import { Actor, CurrentActor, CurrentProductScope, type ProductScope } from '../common/auth/actor';
 import { ErrorResponseDto } from '../common/errors/error-response.dto';
 import { IdParamPipe } from '../common/http/id-param.pipe';

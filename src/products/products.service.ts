@@ -1,4 +1,4 @@
-import { productDefaultPolicy } from '../licenses/license-policy';
+import { productDefaultPolicy } from '../common/seat-policy/license-policy';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';

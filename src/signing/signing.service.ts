@@ -1,6 +1,6 @@
 import { KeyObject, sign } from 'node:crypto';
 import { availableParallelism } from 'node:os';
-import { ConcurrencyLimit } from '../common/concurrency/concurrency-limit';
+import { ConcurrencyLimit } from './concurrency-limit';
 import { canonicalBytes, SIGNATURE_PREFIX } from './license-signature';
 
 export { canonicalBytes, SIGNATURE_PREFIX } from './license-signature';

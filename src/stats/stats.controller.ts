@@ -1,6 +1,6 @@
 import { Controller, Get } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { AdminRoute } from '../auth/admin-route.decorator';
+import { AdminRoute } from '../common/auth/admin-route.decorator';
 import { CurrentProductScope, type ProductScope } from '../common/auth/actor';
 import { ProductStatsDto } from './dto/product-stats.dto';
 import { StatsService } from './stats.service';

@@ -9,7 +9,7 @@ import {
   ApiTags,
 } from '@nestjs/swagger';
 import type { Response } from 'express';
-import { AdminRoute } from '../auth/admin-route.decorator';
+import { AdminRoute } from '../common/auth/admin-route.decorator';
 import { Actor, CurrentActor, CurrentProductScope, type ProductScope } from '../common/auth/actor';
 import { ErrorResponseDto } from '../common/errors/error-response.dto';
 import { IdParamPipe } from '../common/http/id-param.pipe';

@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { MetricsModule } from '../metrics/metrics.module';
 import { AuditModule } from '../audit/audit.module';
 import { JobsModule } from '../jobs/jobs.module';
 import { LicensesModule } from '../licenses/licenses.module';
@@ -12,7 +13,7 @@ import { WebhooksService } from './webhooks.service';
 
 /** Webhook endpoints, the event outbox and delivery on the job engine (docs/webhooks.md). */
 @Module({
-  imports: [AuditModule, JobsModule, LicensesModule, ProductsModule],
+  imports: [AuditModule, JobsModule, LicensesModule, MetricsModule, ProductsModule],
   controllers: [WebhooksController],
   providers: [WebhooksRepository, WebhooksService, WebhookSecrets, EventOutboxRepository, EventFanoutService],
   exports: [WebhooksService, EventFanoutService],

@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { SeatPolicyDto } from '../../licenses/dto/seat-policy.dto';
+import { SeatPolicyDto } from '../../common/seat-policy/seat-policy.dto';
 import { LICENSE_STATUSES, LicenseStatus } from '../../licenses/license-status';
 import { LICENSE_TYPES, type LicenseType } from '../../licenses/license-type';
 

@@ -2,7 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { ArrayMaxSize, ArrayNotEmpty, ArrayUnique, IsArray, IsIn, IsOptional, IsString, Matches } from 'class-validator';
 import { IsIsoTimestamp } from '../../common/validation/iso-timestamp';
 import type { AdminToken } from '../admin-token.entity';
-import { ADMIN_SCOPES, type AdminScope, SCOPE_LIST_MARKDOWN } from '../scopes';
+import { ADMIN_SCOPES, type AdminScope, SCOPE_LIST_MARKDOWN } from '../../common/auth/scopes';
 
 const TOKEN_NAME = /^[A-Za-z0-9][A-Za-z0-9 ._-]{0,99}$/;
 const PRODUCT_CODE = /^[A-Z][A-Z0-9_]{1,31}$/;

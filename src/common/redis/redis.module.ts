@@ -33,6 +33,7 @@ export function createRedisClient(url: string, keyPrefix = '', logger = new Logg
   return client;
 }
 
+// Global: the one connection is infrastructure for rate limits, sessions and health alike (docs/architecture.md, Module boundaries).
 @Global()
 @Module({
   providers: [

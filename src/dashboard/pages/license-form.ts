@@ -1,6 +1,6 @@
 import type { FieldError } from '../../common/errors/app-error';
 import type { LicenseDetailsDto } from '../../licenses/dto/license.dto';
-import { POLICY_KEYS } from '../../licenses/license-policy';
+import { POLICY_KEYS } from '../../common/seat-policy/license-policy';
 import { LICENSE_TYPES } from '../../licenses/license-type';
 import type { Product } from '../../products/product.entity';
 import { labelMessages, summariseErrors } from '../http/form-errors';

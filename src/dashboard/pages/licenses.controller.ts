@@ -11,7 +11,7 @@ import { isValidPib } from '../../licenses/dto/license-fields';
 import { sendExport } from '../../common/http/export';
 import { LICENSE_STATUSES } from '../../licenses/license-status';
 import { LICENSE_TYPES } from '../../licenses/license-type';
-import { LICENSE_SORTS, LicenseSort } from '../../licenses/licenses.repository';
+import { LICENSE_SORTS, LicenseSort } from '../../licenses/licenses.service';
 import { initialExpiryMessage, LicensesService, unofferedFeaturesMessage } from '../../licenses/licenses.service';
 import type { Product } from '../../products/product.entity';
 import { ProductsService } from '../../products/products.service';

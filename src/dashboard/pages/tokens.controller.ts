@@ -2,7 +2,7 @@ import { Get, Param, Post, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { AdminTokensService } from '../../auth/admin-tokens.service';
 import { CreateAdminTokenDto, type CreatedAdminTokenDto } from '../../auth/dto/admin-token.dto';
-import { ADMIN_SCOPES, SCOPE_DESCRIPTIONS } from '../../auth/scopes';
+import { ADMIN_SCOPES, SCOPE_DESCRIPTIONS } from '../../common/auth/scopes';
 import { Actor, CurrentActor } from '../../common/auth/actor';
 import { AppError, FieldError } from '../../common/errors/app-error';
 import { ProductsService } from '../../products/products.service';

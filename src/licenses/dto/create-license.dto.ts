@@ -15,9 +15,9 @@ import {
 } from 'class-validator';
 import { IsIsoTimestamp } from '../../common/validation/iso-timestamp';
 import { FEATURE_NAME, IsLimitsMap, IsStorableText, MaxChars } from '../../common/validation/validators';
-import { IsPolicy } from '../license-policy';
+import { IsPolicy } from '../../common/seat-policy/license-policy';
 import { LICENSE_TYPES, type LicenseType } from '../license-type';
-import { POLICY_INPUT_SCHEMA } from './seat-policy.dto';
+import { POLICY_INPUT_SCHEMA } from '../../common/seat-policy/seat-policy.dto';
 import { IsOptionalNotNull, IsPib, NOT_BLANK } from './license-fields';
 
 export const MAX_GRACE_DAYS = 365;

@@ -2,8 +2,8 @@ import { ApiProperty } from '@nestjs/swagger';
 import { LICENSE_STATUSES, type LicenseStatus } from '../license-status';
 import { LICENSE_TYPES, type LicenseType } from '../license-type';
 import { ActivationDto } from './activation.dto';
-import type { PolicyOverrides } from '../license-policy';
-import { POLICY_INPUT_SCHEMA, SeatPolicyDto } from './seat-policy.dto';
+import type { PolicyOverrides } from '../../common/seat-policy/license-policy';
+import { POLICY_INPUT_SCHEMA, SeatPolicyDto } from '../../common/seat-policy/seat-policy.dto';
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 

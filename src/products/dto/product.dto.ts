@@ -1,8 +1,8 @@
 import { ApiProperty, ApiPropertyOptional, PartialType } from '@nestjs/swagger';
 import { ArrayMaxSize, ArrayUnique, IsArray, IsBoolean, IsString, Matches } from 'class-validator';
 import { FEATURE_NAME, IsLimitsMap, IsOptionalNotNull, IsStorableText, MaxChars, MinChars } from '../../common/validation/validators';
-import { IsPolicy, mergePolicy } from '../../licenses/license-policy';
-import { POLICY_INPUT_SCHEMA, SeatPolicyDto } from '../../licenses/dto/seat-policy.dto';
+import { IsPolicy, mergePolicy } from '../../common/seat-policy/license-policy';
+import { POLICY_INPUT_SCHEMA, SeatPolicyDto } from '../../common/seat-policy/seat-policy.dto';
 import type { Product } from '../product.entity';
 
 export class CreateProductDto {

@@ -1,5 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { POLICY_SCHEMA } from '../license-policy';
+import { POLICY_SCHEMA } from './license-policy';
 
 /** The effective seat policy (docs/licences.md, Seat policies), every key present. */
 export class SeatPolicyDto {

@@ -1,13 +1,11 @@
-import { CanActivate, createParamDecorator, ExecutionContext, Injectable } from '@nestjs/common';
-import { Reflector } from '@nestjs/core';
+import { createParamDecorator, ExecutionContext, Injectable } from '@nestjs/common';
+import type { AdminAuthorizer } from '../common/auth/admin-route.guard';
 import type { RequestWithActor } from '../common/auth/actor';
 import { AppError } from '../common/errors/app-error';
 import { ErrorCode } from '../common/errors/error-codes';
 import { AdminAccess, AdminCredentials, satisfies } from './admin-credentials';
 import { credentialFrom } from './api-keys';
-import { FULL_ACCESS, isGlobalScope, ScopeRequirement } from './scopes';
-
-export const ADMIN_SCOPE_KEY = 'admin:required-scope';
+import { FULL_ACCESS, isGlobalScope, ScopeRequirement } from '../common/auth/scopes';
 
 type AdminRequest = RequestWithActor & { adminAccess?: AdminAccess };
 
@@ -17,21 +15,14 @@ export const CurrentAdminAccess = createParamDecorator(
 );
 
 /**
- * The admin API guard: authenticates the credential (401), checks the route's scope (403 FORBIDDEN), and
- * leaves the actor and the product scope on the request for @CurrentActor and @CurrentProductScope.
+ * The admin authorizer behind @AdminRoute's guard: authenticates the credential (401), checks the route's scope
+ * (403 FORBIDDEN), and leaves the actor and the product scope on the request for @CurrentActor and @CurrentProductScope.
  */
 @Injectable()
-export class AdminAuthGuard implements CanActivate {
-  constructor(
-    private readonly reflector: Reflector,
-    private readonly credentials: AdminCredentials,
-  ) {}
+export class CredentialAuthorizer implements AdminAuthorizer {
+  constructor(private readonly credentials: AdminCredentials) {}
 
-  async canActivate(context: ExecutionContext): Promise<boolean> {
-    const req = context.switchToHttp().getRequest<AdminRequest>();
-    const required =
-      this.reflector.getAllAndOverride<ScopeRequirement | undefined>(ADMIN_SCOPE_KEY, [context.getHandler(), context.getClass()]) ??
-      FULL_ACCESS;
+  async authorize(req: AdminRequest, required: ScopeRequirement): Promise<void> {
     const access = await this.credentials.authenticate(credentialFrom(req));
     if (!satisfies(access, required)) {
       const message =
@@ -45,6 +36,5 @@ export class AdminAuthGuard implements CanActivate {
     req.actor = { type: 'admin_api', name: access.actorName, ip: req.ip ?? null };
     req.productScope = access.products;
     req.adminAccess = access;
-    return true;
   }
 }

@@ -8,11 +8,11 @@ import {
   ApiServiceUnavailableResponse,
   ApiUnauthorizedResponse,
 } from '@nestjs/swagger';
-import { ErrorResponseDto } from '../common/errors/error-response.dto';
-import { refuseUnexpectedBody } from '../common/http/empty-body';
-import { RateLimit } from '../common/http/throttling';
-import { strictValidationPipe } from '../common/http/validation.pipe';
-import { ADMIN_SCOPE_KEY, AdminAuthGuard } from './admin-auth.guard';
+import { ErrorResponseDto } from '../errors/error-response.dto';
+import { refuseUnexpectedBody } from '../http/empty-body';
+import { RateLimit } from '../http/throttling';
+import { strictValidationPipe } from '../http/validation.pipe';
+import { ADMIN_SCOPE_KEY, AdminRouteGuard } from './admin-route.guard';
 import { FULL_ACCESS, ScopeRequirement } from './scopes';
 
 export const API_KEY_SCHEME = 'api-key';
@@ -31,7 +31,7 @@ export function AdminRoute(scope: ScopeRequirement) {
   return applyDecorators(
     RateLimit('admin'),
     SetMetadata(ADMIN_SCOPE_KEY, scope),
-    UseGuards(AdminAuthGuard),
+    UseGuards(AdminRouteGuard),
     UsePipes(strictValidationPipe),
     UseInterceptors(refuseUnexpectedBody),
     ApiSecurity(API_KEY_SCHEME),
