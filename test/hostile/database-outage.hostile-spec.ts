@@ -154,7 +154,8 @@ describe('database outage: PostgreSQL stops under a running server and comes bac
       licences: 0,
       seats: [{ machine_fingerprint: fingerprint('outage-1'), released_at: null }],
       revoked: false,
-      actions: ['license.created', 'license.activated', 'license.activated'],
+      // The activation after the outage re-activates the machine that holds its seat: no entry (docs/licences.md, Audit log).
+      actions: ['license.created', 'license.activated'],
     });
     expect(isProcessRunning(s.server.pid)).toBe(true);
 
