@@ -5,7 +5,8 @@ import type { PendingEvent } from '../webhooks/event-fanout.service';
 export interface NewMail {
   kind: MailKind;
   dedupeKey: string;
-  eventId: string;
+  /** Null for a message no event caused (the dashboard's "send the key again"). */
+  eventId: string | null;
   licenseId: number | null;
   productId: number | null;
   toAddress: string;

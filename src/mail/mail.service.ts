@@ -1,4 +1,5 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import type { EntityManager } from 'typeorm';
 import { ALL_PRODUCTS, type ProductScope, productScopeIncludes } from '../common/auth/actor';
@@ -44,6 +45,11 @@ export class MailService implements EventConsumer, OnModuleInit, OnApplicationBo
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {
     this.transport = new MailTransport(config.mail, join(config.dataDir, 'mail'));
+  }
+
+  /** PUBLIC_URL: the base of every link in a message. */
+  get publicUrl(): string {
+    return this.config.publicUrl;
   }
 
   /** Mail is not configured: messages are written as .eml files (the dashboard says so). */
@@ -111,6 +117,43 @@ export class MailService implements EventConsumer, OnModuleInit, OnApplicationBo
       throw AppError.conflict(`Only a failed message can be retried; this one is ${mail.status}`, { status: mail.status });
     await this.jobs.send(MAIL_DRAIN_QUEUE, {});
     return (await this.repository.get(id)) as MailRow;
+  }
+
+  /**
+   * The dashboard's "send the key again": a new license_issued for the licence as it is now (each click is its own
+   * cause, docs/mail.md, When mail is sent). 409 without a customer e-mail.
+   */
+  async resendKey(
+    license: {
+      id: number;
+      product: { code: string; name: string };
+      license_key: string;
+      license_type: string;
+      customer_name: string;
+      customer_email: string | null;
+      expires_at: string | null;
+    },
+    productId: number,
+  ): Promise<string> {
+    const address = license.customer_email?.trim();
+    if (!address) throw AppError.conflict('The licence has no customer e-mail to send the key to');
+    const [mail] = mailFromEvents(
+      [
+        {
+          id: `resend_${randomBytes(12).toString('hex')}`,
+          type: 'license.created',
+          productId,
+          createdAt: new Date(),
+          payload: { type: 'license.created', timestamp: '', data: { ...license, event: { details: { notify_customer: true } } } },
+        },
+      ],
+      this.config.mail.disabledKinds,
+    );
+    if (!mail) throw AppError.conflict('license_issued mail is turned off (MAIL_DISABLED_KINDS)');
+    mail.eventId = null;
+    if (mail.status === 'failed') throw AppError.conflict(`The customer e-mail cannot receive mail: ${mail.lastError ?? ''}`);
+    if ((await this.repository.insertMany([mail])) > 0) await this.jobs.send(MAIL_DRAIN_QUEUE, {});
+    return address;
   }
 
   /** Records the opt-out when the token is the one mailed to `address`; false otherwise (docs/mail.md, Unsubscribe). */
