@@ -1,26 +1,10 @@
-import { Logger } from '@nestjs/common';
 import { testConfigFor } from '../../test/support/unit-config';
 import { MailService } from './mail.service';
 
-// docs/mail.md, Configuration: links come from PUBLIC_URL only; unset, the start says so.
+// docs/mail.md, Configuration: links come from PUBLIC_URL only.
 describe('MailService', () => {
   const service = (overrides: Parameters<typeof testConfigFor>[0]) =>
     new MailService({} as never, {} as never, {} as never, testConfigFor(overrides));
-  afterEach(() => jest.restoreAllMocks());
-
-  it('warns at start when PUBLIC_URL is unset, naming the localhost URL links will use', () => {
-    const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
-    jest.spyOn(Logger.prototype, 'log').mockImplementation(() => undefined);
-    service({ publicUrl: 'http://localhost:3000', publicUrlDefaulted: true }).onApplicationBootstrap();
-    expect(warn).toHaveBeenCalledWith(expect.stringContaining('PUBLIC_URL is unset: links in e-mail point to http://localhost:3000'));
-  });
-
-  it('does not warn when PUBLIC_URL is set', () => {
-    const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
-    jest.spyOn(Logger.prototype, 'log').mockImplementation(() => undefined);
-    service({ publicUrl: 'https://licences.example.com', publicUrlDefaulted: false }).onApplicationBootstrap();
-    expect(warn).not.toHaveBeenCalled();
-  });
 
   it('attacker: a reminder link is built from PUBLIC_URL with a token bound to the address', () => {
     const mail = service({ publicUrl: 'https://licences.example.com' });

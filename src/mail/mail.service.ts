@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import type { EntityManager } from 'typeorm';
@@ -33,8 +33,7 @@ const REMINDERS: readonly MailKind[] = ['expiring_soon', 'expired'];
  * sends them (sendDue) with retries on temporary failures, staff list and retry them.
  */
 @Injectable()
-export class MailService implements EventConsumer, OnModuleInit, OnApplicationBootstrap, OnModuleDestroy {
-  private readonly logger = new Logger('Mail');
+export class MailService implements EventConsumer, OnModuleInit, OnModuleDestroy {
   private readonly templates = new MailTemplates(join(projectRoot(), 'views'));
   private readonly transport: MailTransport;
 
@@ -66,12 +65,6 @@ export class MailService implements EventConsumer, OnModuleInit, OnApplicationBo
     this.jobs.work(MAIL_DRAIN_QUEUE, drain, { policy: 'short', pollingIntervalSeconds: 0.5, expireInSeconds: 180, retryLimit: 5 });
     this.jobs.work(MAIL_RETRY_QUEUE, drain, { pollingIntervalSeconds: 1, expireInSeconds: 180, retryLimit: 5 });
     this.jobs.schedule(MAIL_SWEEP_QUEUE, '* * * * *', drain, { policy: 'stately' });
-  }
-
-  onApplicationBootstrap(): void {
-    if (this.config.publicUrlDefaulted)
-      this.logger.warn(`PUBLIC_URL is unset: links in e-mail point to ${this.config.publicUrl} (docs/mail.md, Configuration)`);
-    if (this.writesFiles) this.logger.log(`SMTP_URL is unset: e-mail is written as .eml files under ${join(this.config.dataDir, 'mail')}`);
   }
 
   onModuleDestroy(): void {
