@@ -29,6 +29,13 @@ export function printGenerated(runtime: Pick<Runtime, 'config' | 'generated'>, f
       '  A new keyring secret was generated in DATA_DIR/keyring-secret: back it up, the signing keys and webhook secrets cannot be decrypted without it',
     );
   if (generated.sessionSecret) say('  A new session secret was generated in DATA_DIR/session-secret');
+  printMailWarnings(config);
+}
+
+/** Mail settings a start should mention (docs/mail.md, Configuration): links on localhost, messages kept as files. */
+export function printMailWarnings(config: Pick<AppConfig, 'publicUrl' | 'publicUrlDefaulted' | 'mail'>): void {
+  if (config.publicUrlDefaulted) say(`  Warning: PUBLIC_URL is unset: links in e-mail point to ${config.publicUrl}`);
+  if (!config.mail.smtpUrl) say('  SMTP_URL is unset: customer e-mail is written as .eml files under DATA_DIR/mail/');
 }
 
 export interface ServeOptions {

@@ -38,6 +38,8 @@ const ROUTE_SCOPES: Record<string, AdminScope> = {
   'POST /api/v1/admin/webhooks/{id}/rotate-secret': 'webhooks:manage',
   'GET /api/v1/admin/webhooks/{id}/deliveries': 'webhooks:manage',
   'POST /api/v1/admin/webhook-deliveries/{id}/retry': 'webhooks:manage',
+  'GET /api/v1/admin/mail': 'licenses:read',
+  'POST /api/v1/admin/mail/{id}/retry': 'licenses:write',
   'POST /api/v1/admin/signing-keys/rotate': 'signing-keys:manage',
   'POST /api/v1/admin/signing-keys/{key_id}/revoke': 'signing-keys:manage',
 };

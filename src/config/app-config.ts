@@ -43,6 +43,26 @@ export interface AppConfig {
     expiringDays: number;
     allowPrivateNetworks: boolean;
   };
+  /** The base of every link the server sends (docs/mail.md, Configuration); never taken from a request's Host header. */
+  publicUrl: string;
+  /** True when PUBLIC_URL was unset and publicUrl is http://localhost:PORT (a start-up warning says so). */
+  publicUrlDefaulted?: boolean;
+  mail: MailConfig;
+}
+
+/** Every kind of mail the server sends to customers (docs/mail.md, Kinds). */
+export const MAIL_KINDS = ['license_issued', 'expiring_soon', 'expired', 'seat_released', 'portal_sign_in'] as const;
+export type MailKind = (typeof MAIL_KINDS)[number];
+
+export interface MailConfig {
+  /** smtp:// or smtps:// with credentials; unset, messages are written as .eml files under DATA_DIR/mail/. */
+  smtpUrl?: string;
+  from: string;
+  brandName: string;
+  replyTo?: string;
+  disabledKinds: MailKind[];
+  /** Seconds to wait before each retry of a temporary failure; after the last one a message is `failed`. */
+  retryScheduleSeconds: number[];
 }
 
 export const DEFAULT_LOGIN_PAGE_RATE_LIMIT = 30;

@@ -3,6 +3,7 @@ import { plainToInstance, Transform } from 'class-transformer';
 import ipaddr from 'ipaddr.js';
 import {
   IsIn,
+  IsEmail,
   IsInt,
   IsOptional,
   IsString,
@@ -15,7 +16,7 @@ import {
   validateSync,
   ValidationOptions,
 } from 'class-validator';
-import { DEFAULT_LOGIN_PAGE_RATE_LIMIT } from './app-config';
+import { DEFAULT_LOGIN_PAGE_RATE_LIMIT, MAIL_KINDS } from './app-config';
 import { ConfigError } from './config.error';
 
 const toInt = ({ value }: { value: unknown }) => (typeof value === 'string' && /^\s*-?\d+\s*$/.test(value) ? Number(value) : value);
@@ -50,6 +51,13 @@ export const ENV_NAMES = [
   'WEBHOOK_EXPIRING_DAYS',
   'WEBHOOK_ALLOW_PRIVATE_NETWORKS',
   'WEB_CONCURRENCY',
+  'PUBLIC_URL',
+  'SMTP_URL',
+  'MAIL_FROM',
+  'MAIL_BRAND_NAME',
+  'MAIL_REPLY_TO',
+  'MAIL_DISABLED_KINDS',
+  'MAIL_RETRY_SCHEDULE',
 ] as const;
 
 /** More proxies than this in front of one server is a misconfiguration, and a large count trusts client-written hops. */
@@ -133,6 +141,8 @@ export function resolveWebConcurrency(value: number | 'auto' | undefined, cores:
   if (value === undefined) return 1;
   return value === 'auto' ? Math.max(1, Math.min(cores, MAX_WEB_CONCURRENCY)) : value;
 }
+
+const MAIL_KIND_LIST = new RegExp(`^\\s*(${MAIL_KINDS.join('|')})\\s*(,\\s*(${MAIL_KINDS.join('|')})\\s*)*$`);
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -296,6 +306,47 @@ export class EnvironmentVariables {
   @Transform(toConcurrency)
   @IsWebConcurrency({ message: `WEB_CONCURRENCY must be auto or a whole number from 1 to ${MAX_WEB_CONCURRENCY}` })
   WEB_CONCURRENCY?: number | 'auto';
+
+  /** The base of every link the server sends (docs/mail.md, Configuration): scheme and host, optionally a path, no query. */
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @Matches(/^https?:\/\/[^\s/?#@]+(\/[^\s?#]*)?$/, {
+    message: 'PUBLIC_URL must be an http:// or https:// URL without a query (e.g. https://licences.example.com)',
+  })
+  PUBLIC_URL?: string;
+
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @Matches(/^smtps?:\/\/\S+$/, { message: 'SMTP_URL must be an smtp:// or smtps:// URL' })
+  SMTP_URL?: string;
+
+  /** A bare address: the display name is MAIL_BRAND_NAME, so no header is ever built from free text here. */
+  @IsEmail(
+    { require_tld: false, allow_display_name: false },
+    { message: 'MAIL_FROM must be an e-mail address (e.g. licences@example.com)' },
+  )
+  MAIL_FROM = 'licences@localhost';
+
+  @IsString()
+  @MinLength(1)
+  @MaxLength(100)
+  @Matches(/^\P{Cc}+$/u, { message: 'MAIL_BRAND_NAME must be 1-100 characters without line breaks or control characters' })
+  MAIL_BRAND_NAME = 'Licence server';
+
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @IsEmail({ require_tld: false, allow_display_name: false }, { message: 'MAIL_REPLY_TO must be an e-mail address' })
+  MAIL_REPLY_TO?: string;
+
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @Matches(MAIL_KIND_LIST, { message: `MAIL_DISABLED_KINDS must be a comma-separated list of ${MAIL_KINDS.join(', ')}` })
+  MAIL_DISABLED_KINDS?: string;
+
+  @Matches(/^\s*\d{1,6}\s*(,\s*\d{1,6}\s*){0,19}$/, {
+    message: 'MAIL_RETRY_SCHEDULE must be 1 to 20 comma-separated delays in seconds (each up to 999999)',
+  })
+  MAIL_RETRY_SCHEDULE = '60,300,1800,7200,28800';
 }
 
 /** Validates `env`; throws a ConfigError naming every bad variable. */

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { generateApiKey, generateKeyringSecret, generateSessionSecret, loadOrCreateSecret } from './secrets';
-import { AppConfig } from './app-config';
+import { AppConfig, type MailKind } from './app-config';
 import { EnvironmentVariables } from './env.schema';
 
 export interface GeneratedSecrets {
@@ -69,6 +69,19 @@ export function buildConfig(env: EnvironmentVariables, databaseUrl: string): { c
       retryScheduleSeconds: env.WEBHOOK_RETRY_SCHEDULE.split(',').map((s) => Number(s.trim())),
       expiringDays: env.WEBHOOK_EXPIRING_DAYS,
       allowPrivateNetworks: env.WEBHOOK_ALLOW_PRIVATE_NETWORKS === 'true',
+    },
+    publicUrl: (env.PUBLIC_URL ?? `http://localhost:${env.PORT}`).replace(/\/+$/, ''),
+    publicUrlDefaulted: env.PUBLIC_URL === undefined,
+    mail: {
+      smtpUrl: env.SMTP_URL,
+      from: env.MAIL_FROM,
+      brandName: env.MAIL_BRAND_NAME,
+      replyTo: env.MAIL_REPLY_TO,
+      disabledKinds: (env.MAIL_DISABLED_KINDS ?? '')
+        .split(',')
+        .map((k) => k.trim())
+        .filter(Boolean) as MailKind[],
+      retryScheduleSeconds: env.MAIL_RETRY_SCHEDULE.split(',').map((s) => Number(s.trim())),
     },
   };
   return { config, generated };

@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { ActivationModule } from '../activation/activation.module';
 import { AuditModule } from '../audit/audit.module';
 import { LicensesModule } from '../licenses/licenses.module';
+import { MailModule } from '../mail/mail.module';
 import { ProductsModule } from '../products/products.module';
 import { KeyringModule } from '../keyring/keyring.module';
 import { StatsModule } from '../stats/stats.module';
@@ -13,6 +14,7 @@ import { FirstUserInitializer } from './first-user';
 import { AuditPageController } from './pages/audit.controller';
 import { LicenseFilesPagesController } from './pages/license-files.controller';
 import { LicensesPagesController } from './pages/licenses.controller';
+import { MailPagesController } from './pages/mail.controller';
 import { DashboardNotFoundController } from './pages/not-found.controller';
 import { OverviewController } from './pages/overview.controller';
 import { SigningKeysPageController } from './pages/signing-keys.controller';
@@ -24,7 +26,7 @@ import { UsersService } from './users.service';
 
 /** The staff dashboard: server-rendered pages on top of the same services as the admin API (never its own SQL for licences). */
 @Module({
-  imports: [ActivationModule, AuditModule, KeyringModule, LicensesModule, ProductsModule, StatsModule, WebhooksModule],
+  imports: [ActivationModule, AuditModule, KeyringModule, LicensesModule, MailModule, ProductsModule, StatsModule, WebhooksModule],
   // DashboardNotFoundController last: it catches only what no page matched.
   controllers: [
     AuthController,
@@ -35,6 +37,7 @@ import { UsersService } from './users.service';
     TokensPageController,
     LicenseFilesPagesController,
     WebhooksPagesController,
+    MailPagesController,
     DashboardNotFoundController,
   ],
   providers: [UsersRepository, UsersService, DashboardPassport, DashboardSessionStore, FirstUserInitializer, loginFormTokensProvider],

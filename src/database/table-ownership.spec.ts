@@ -15,6 +15,8 @@ const OWNERS: Record<string, string> = {
   admin_tokens: 'auth',
   signing_keys: 'keyring',
   users: 'dashboard',
+  mail_messages: 'mail',
+  mail_unsubscribes: 'mail',
 };
 
 /** The documented crossings: the event recorder writes the outbox event with its audit entry in one statement. */

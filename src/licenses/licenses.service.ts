@@ -126,6 +126,8 @@ export class LicensesService {
               limits: license.limits,
               features: license.features,
               policy: license.policy,
+              // The mail fan-out sends license_issued for it (docs/mail.md, When mail is sent).
+              ...(input.notify_customer ? { notify_customer: true } : {}),
             },
           });
           return license;

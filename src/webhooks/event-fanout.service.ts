@@ -1,10 +1,12 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { JobsService } from '../jobs/jobs.service';
 import { endpointReceives } from './endpoint-receives';
 import { EventOutboxRepository, FanoutEndpoint, PendingEvent } from './event-outbox.repository';
 import { ALL_EVENTS } from './webhook-events';
+
+export type { PendingEvent } from './event-outbox.repository';
 import { DRAIN_QUEUE } from './webhooks.service';
 
 /** Events claimed per pass; a full batch is followed at once by the next pass. */
@@ -37,6 +39,14 @@ export function fanOut(events: PendingEvent[], endpoints: FanoutEndpoint[]) {
 }
 
 /**
+ * Another consumer of the same pass (mail: docs/mail.md, When mail is sent): it sees every claimed event, inside the
+ * pass's transaction, before unheard events are deleted; what it writes commits with the pass, once per event.
+ */
+export interface EventConsumer {
+  consume(events: PendingEvent[], manager: EntityManager): Promise<void>;
+}
+
+/**
  * Turns committed events into webhook deliveries after commit (docs/webhooks.md, The event spine). Every instance polls;
  * a pass claims up to FANOUT_BATCH events with SKIP LOCKED (two instances never take the same event, a crashed pass
  * leaves its events pending), writes their deliveries in one statement and wakes the drain worker once.
@@ -47,6 +57,7 @@ export class EventFanoutService implements OnApplicationBootstrap, OnModuleDestr
   private timer?: NodeJS.Timeout;
   private running?: Promise<void>;
   private stopped = false;
+  private readonly consumers: EventConsumer[] = [];
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -69,12 +80,18 @@ export class EventFanoutService implements OnApplicationBootstrap, OnModuleDestr
     await this.running;
   }
 
+  /** Adds a consumer to every pass (called while the app initialises). */
+  addConsumer(consumer: EventConsumer): void {
+    this.consumers.push(consumer);
+  }
+
   /** One pass: fans out up to FANOUT_BATCH pending events; returns how many it claimed. */
   async fanOutPending(): Promise<number> {
     if (!(await this.outbox.anyPending())) return 0;
     return this.dataSource.transaction(async (manager) => {
       const events = await this.outbox.claimPending(FANOUT_BATCH, manager);
       if (events.length === 0) return 0;
+      for (const consumer of this.consumers) await consumer.consume(events, manager);
       const { deliveries, heard, unheard } = fanOut(events, await this.outbox.activeEndpoints(manager));
       const created = await this.outbox.settle(deliveries, heard, unheard, manager);
       // One wake-up per pass, committed with the deliveries it announces.

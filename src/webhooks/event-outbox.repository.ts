@@ -9,6 +9,8 @@ export interface PendingEvent {
   type: string;
   productId: number | null;
   createdAt: Date;
+  /** The webhook body (`{type, timestamp, data}`), for the fan-out's other consumers (mail). */
+  payload: { type: string; timestamp: string; data: Record<string, unknown> };
 }
 
 /** An endpoint as the fan-out sees it: active, with what it subscribed to. */
@@ -41,13 +43,19 @@ export class EventOutboxRepository {
 
   /** Up to `limit` pending events, oldest first, locked; those another fan-out holds are skipped, not waited for. */
   async claimPending(limit: number, manager: EntityManager): Promise<PendingEvent[]> {
-    const { rows } = await preparedQuery<{ id: string; type: string; product_id: number | null; created_at: Date }>(
+    const { rows } = await preparedQuery<{
+      id: string;
+      type: string;
+      product_id: number | null;
+      created_at: Date;
+      payload: PendingEvent['payload'];
+    }>(
       manager,
-      'events-claim-pending',
-      `SELECT id, type, product_id, created_at FROM webhook_events WHERE fanned_out_at IS NULL ORDER BY created_at LIMIT $1 FOR UPDATE SKIP LOCKED`,
+      'events-claim-pending-payload',
+      `SELECT id, type, product_id, created_at, payload FROM webhook_events WHERE fanned_out_at IS NULL ORDER BY created_at LIMIT $1 FOR UPDATE SKIP LOCKED`,
       [limit],
     );
-    return rows.map((r) => ({ id: r.id, type: r.type, productId: r.product_id, createdAt: r.created_at }));
+    return rows.map((r) => ({ id: r.id, type: r.type, productId: r.product_id, createdAt: r.created_at, payload: r.payload }));
   }
 
   async activeEndpoints(manager: EntityManager): Promise<FanoutEndpoint[]> {

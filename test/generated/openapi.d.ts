@@ -654,6 +654,43 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/admin/mail": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Customer e-mail, newest first
+         * @description A token limited to products sees only the messages about its products' licences.
+         */
+        get: operations["Mail_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/mail/{id}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send a failed message again (a fresh retry schedule) */
+        post: operations["Mail_retry"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1408,6 +1445,11 @@ export interface components {
              * @example 2027-01-31T00:00:00Z
              */
             expires_at?: string;
+            /**
+             * @description true: e-mail the key to customer_email (license_issued, docs/mail.md); default false
+             * @example true
+             */
+            notify_customer?: boolean;
         };
         CreatedLicenseDto: {
             /** @example 42 */
@@ -1860,6 +1902,46 @@ export interface components {
             created_at: string;
             /** Format: date-time */
             delivered_at: string | null;
+        };
+        MailMessageDto: {
+            /** @example 7 */
+            id: number;
+            /**
+             * @example license_issued
+             * @enum {string}
+             */
+            kind: "license_issued" | "expiring_soon" | "expired" | "seat_released" | "portal_sign_in";
+            /** @example office@example.rs */
+            to: string;
+            /**
+             * @description pending: waiting to be sent or retried; sending: an attempt is under way; sent: accepted by the SMTP server (or written as .eml); failed: permanently refused or out of retries; suppressed: a reminder to an address that turned reminders off
+             * @example sent
+             * @enum {string}
+             */
+            status: "pending" | "sending" | "sent" | "failed" | "suppressed";
+            /** @example 1 */
+            attempts: number;
+            /** @example null */
+            last_error: string | null;
+            /**
+             * @description the licence it is about
+             * @example 42
+             */
+            license_id: number | null;
+            /**
+             * @description the event it was made from
+             * @example msg_2b1f0c...
+             */
+            event_id: string | null;
+            /**
+             * Format: date-time
+             * @description when pending: the next attempt
+             */
+            next_attempt_at: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            sent_at: string | null;
         };
     };
     responses: never;
@@ -5091,6 +5173,177 @@ export interface operations {
                 };
             };
             /** @description CONFLICT: the delivery is not failed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description RATE_LIMITED: per-IP limit hit; `Retry-After` header and `details.retry_after_seconds` */
+            429: {
+                headers: {
+                    /** @description seconds until the window resets */
+                    "Retry-After": number;
+                    /** @description requests allowed per window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description requests left in this window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description seconds until the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Database unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    Mail_list: {
+        parameters: {
+            query?: {
+                limit?: number;
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    /** @description matches without limit/offset: exact up to 1000, beyond that an estimate */
+                    "X-Total-Count": number;
+                    /** @description `true` when X-Total-Count is the database's estimate (over 1000 matches) */
+                    "X-Total-Count-Estimated"?: boolean;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MailMessageDto"][];
+                };
+            };
+            /** @description VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description UNAUTHORIZED: missing, wrong, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description FORBIDDEN: needs the scope licenses:read */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description RATE_LIMITED: per-IP limit hit; `Retry-After` header and `details.retry_after_seconds` */
+            429: {
+                headers: {
+                    /** @description seconds until the window resets */
+                    "Retry-After": number;
+                    /** @description requests allowed per window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description requests left in this window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description seconds until the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Database unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    Mail_retry: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MailMessageDto"];
+                };
+            };
+            /** @description VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description UNAUTHORIZED: missing, wrong, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description FORBIDDEN: needs the scope licenses:write */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description NOT_FOUND: no such message, or (for a token limited to products) one about another product's licence */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description CONFLICT: the message is not failed */
             409: {
                 headers: {
                     [name: string]: unknown;

@@ -15,6 +15,7 @@ export interface LicenseInput {
   grace_days?: number;
   notes?: string;
   expires_at?: string;
+  notify_customer?: boolean;
 }
 
 /** The 201 body of licence creation. */

@@ -111,6 +111,8 @@ export async function createServiceHarness(overrides: Partial<AppConfig> = {}): 
     databaseUrl,
     dbPoolSize: 8,
     webhooks: { retryScheduleSeconds: [1, 1], expiringDays: 7, allowPrivateNetworks: true },
+    publicUrl: 'https://licences.example.test',
+    mail: { from: 'licences@example.test', brandName: 'Example Vendor', disabledKinds: [], retryScheduleSeconds: [1, 1] },
     ...overrides,
   });
   const jobs = new RecordingJobs();

@@ -75,6 +75,8 @@ export function testConfig(databaseUrl: string, overrides: Partial<AppConfig> = 
     seatSweepIntervalSeconds: 15,
     // Tests deliver to a receiver on 127.0.0.1 with short retries; the SSRF tests turn private networks off again.
     webhooks: { retryScheduleSeconds: [1, 1], expiringDays: 7, allowPrivateNetworks: true },
+    publicUrl: 'https://licences.example.test',
+    mail: { from: 'licences@example.test', brandName: 'Example Vendor', disabledKinds: [], retryScheduleSeconds: [1, 1] },
     logLevel: 'silent',
     dbPoolSize: 10,
     metricsToken: undefined,

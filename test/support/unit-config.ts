@@ -15,6 +15,8 @@ export function testConfigFor(overrides: Partial<AppConfig> = {}): AppConfig {
     lastSeenIntervalSeconds: 60,
     seatSweepIntervalSeconds: 15,
     webhooks: { retryScheduleSeconds: [5, 30], expiringDays: 7, allowPrivateNetworks: false },
+    publicUrl: 'https://licences.example.test',
+    mail: { from: 'licences@example.test', brandName: 'Example Vendor', disabledKinds: [], retryScheduleSeconds: [1, 1] },
     logLevel: 'silent',
     dbPoolSize: 5,
     ...overrides,

@@ -22,6 +22,8 @@ export interface LicenseFormValues {
   limits: Record<string, string>;
   /** Typed seat-policy overrides by key; empty: the product's default. */
   policy: Record<string, string>;
+  /** "E-mail the key to the customer" (docs/mail.md, When mail is sent); the new-licence form only. */
+  notify_customer?: boolean;
 }
 
 export const DEFAULT_LICENSE_TYPE = 'YEARLY';
@@ -66,6 +68,7 @@ export function readLicenseForm(body: FormBody, products: Product[]): LicenseFor
     features: product ? formList(body, featureField(productCode)) : [],
     limits,
     policy: Object.fromEntries(POLICY_KEYS.map((key) => [key, formText(body, `policy_${key}`)])),
+    notify_customer: formText(body, 'notify_customer') === 'on',
   };
 }
 
@@ -82,6 +85,7 @@ export function toCreateLicenseInput(form: LicenseFormValues): { input: Record<s
     features: form.features,
   };
   for (const field of ['customer_email', 'customer_pib', 'notes'] as const) if (form[field]) input[field] = form[field];
+  if (form.notify_customer) input.notify_customer = true;
   if (form.grace_days) {
     if (WHOLE_NUMBER.test(form.grace_days)) input.grace_days = Number(form.grace_days);
     else errors.push({ field: 'grace_days', message: 'grace days must be a whole number from 0 to 365' });

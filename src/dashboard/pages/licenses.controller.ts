@@ -12,6 +12,7 @@ import { sendExport } from '../../common/http/export';
 import { LICENSE_STATUSES } from '../../licenses/license-status';
 import { LICENSE_TYPES } from '../../licenses/license-type';
 import { LICENSE_SORTS, LicenseSort } from '../../licenses/licenses.service';
+import { MailService } from '../../mail/mail.service';
 import { initialExpiryMessage, LicensesService, unofferedFeaturesMessage } from '../../licenses/licenses.service';
 import type { Product } from '../../products/product.entity';
 import { ProductsService } from '../../products/products.service';
@@ -72,6 +73,7 @@ export class LicensesPagesController {
     private readonly audit: AuditService,
     private readonly keyring: KeyringService,
     private readonly signing: SigningService,
+    private readonly mail: MailService,
   ) {}
 
   /**
@@ -261,6 +263,17 @@ export class LicensesPagesController {
     });
   }
 
+  /** "Send the key again": a new license_issued message to the customer e-mail (docs/mail.md, When mail is sent). */
+  @Post(':id/send-key')
+  async sendKey(@Param('id', DashboardIdPipe) id: number, @Req() req: Request, @Res() res: Response) {
+    await this.act(req, res, id, async () => {
+      const license = await this.licenses.getLicense(id);
+      const product = await this.productOf(license);
+      const address = await this.mail.resendKey(license, product.id);
+      return `The key is on its way to ${address}.`;
+    });
+  }
+
   /** The confirmation step of a destructive action: what it does, an optional reason (required to revoke). */
   @Get(':id/confirm/:action')
   async confirm(
@@ -352,6 +365,7 @@ export class LicensesPagesController {
     res.status(status).render('licenses/new', {
       title: 'New licence',
       nav: 'new',
+      mailWritesFiles: this.mail.writesFiles,
       ...licenseFormView(products, form),
       ...formErrors(errors),
     });

@@ -121,13 +121,21 @@ export class CreateLicenseDto {
   @IsOptionalNotNull()
   @IsIsoTimestamp()
   expires_at?: string;
+
+  @ApiPropertyOptional({
+    example: true,
+    description: 'true: e-mail the key to customer_email (license_issued, docs/mail.md); default false',
+  })
+  @IsOptionalNotNull()
+  @IsBoolean()
+  notify_customer?: boolean;
 }
 
 /**
  * PUT /licenses/{id}: every creation field but product_code, all optional (docs/licences.md, Changing (PUT)). `null` clears
  * customer_email, customer_pib and notes, and is the expiry of PERPETUAL licences; other fields refuse it.
  */
-export class UpdateLicenseDto extends PartialType(OmitType(CreateLicenseDto, ['product_code', 'expires_at'] as const), {
+export class UpdateLicenseDto extends PartialType(OmitType(CreateLicenseDto, ['product_code', 'expires_at', 'notify_customer'] as const), {
   skipNullProperties: false,
 }) {
   @ApiPropertyOptional({

@@ -1,0 +1,204 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import type { MailKind } from '../config/app-config';
+import { preparedQuery } from '../database/prepared-query';
+import type { NewMail } from './mail-derivation';
+import type { MailStatus } from './mail.entities';
+
+/** A message claimed for one attempt; `unsubscribed`: a reminder to an address that turned reminders off. */
+export interface ClaimedMail {
+  id: string;
+  kind: MailKind;
+  toAddress: string;
+  toName: string | null;
+  data: Record<string, unknown>;
+  attempts: number;
+  unsubscribed: boolean;
+}
+
+/** A message as staff see it. */
+export interface MailRow {
+  id: string;
+  kind: MailKind;
+  toAddress: string;
+  status: MailStatus;
+  attempts: number;
+  lastError: string | null;
+  licenseId: number | null;
+  productId: number | null;
+  eventId: string | null;
+  nextAttemptAt: Date | null;
+  createdAt: Date;
+  sentAt: Date | null;
+}
+
+type Row = {
+  id: string;
+  kind: MailKind;
+  to_address: string;
+  status: MailStatus;
+  attempts: number;
+  last_error: string | null;
+  license_id: number | null;
+  product_id: number | null;
+  event_id: string | null;
+  next_attempt_at: Date | null;
+  created_at: Date;
+  sent_at: Date | null;
+};
+
+const ROW_COLUMNS = `id, kind, to_address, status, attempts, last_error, license_id, product_id, event_id, next_attempt_at, created_at, sent_at`;
+
+const toRow = (r: Row): MailRow => ({
+  id: String(r.id),
+  kind: r.kind,
+  toAddress: r.to_address,
+  status: r.status,
+  attempts: r.attempts,
+  lastError: r.last_error,
+  licenseId: r.license_id,
+  productId: r.product_id,
+  eventId: r.event_id,
+  nextAttemptAt: r.next_attempt_at,
+  createdAt: r.created_at,
+  sentAt: r.sent_at,
+});
+
+/** The mail outbox and the opt-outs (docs/mail.md). Style: named SQL with typed rows (docs/architecture.md, Database style). */
+@Injectable()
+export class MailRepository {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  /** One statement for a batch; the unique dedupe_key makes a repeated fan-out harmless. Returns how many new ones wait to be sent. */
+  async insertMany(mails: NewMail[], manager: EntityManager = this.dataSource.manager): Promise<number> {
+    if (mails.length === 0) return 0;
+    const { rows } = await preparedQuery<{ created: number }>(
+      manager,
+      'mail-insert',
+      `WITH created AS (
+         INSERT INTO mail_messages (kind, dedupe_key, event_id, license_id, product_id, to_address, to_name, data, status, last_error, next_attempt_at)
+         SELECT m.kind, m.dedupe_key, m.event_id, m.license_id, m.product_id, m.to_address, m.to_name, m.data, m.status, m.last_error,
+                CASE WHEN m.status = 'pending' THEN now() END
+         FROM unnest($1::varchar[], $2::varchar[], $3::varchar[], $4::int[], $5::int[], $6::varchar[], $7::varchar[], $8::jsonb[], $9::varchar[], $10::varchar[])
+           AS m(kind, dedupe_key, event_id, license_id, product_id, to_address, to_name, data, status, last_error)
+         ON CONFLICT ON CONSTRAINT mail_messages_dedupe_key_key DO NOTHING RETURNING status
+       )
+       SELECT count(*) FILTER (WHERE status = 'pending')::int AS created FROM created`,
+      [
+        mails.map((m) => m.kind),
+        mails.map((m) => m.dedupeKey),
+        mails.map((m) => m.eventId),
+        mails.map((m) => m.licenseId),
+        mails.map((m) => m.productId),
+        mails.map((m) => m.toAddress),
+        mails.map((m) => m.toName),
+        mails.map((m) => JSON.stringify(m.data)),
+        mails.map((m) => m.status),
+        mails.map((m) => m.lastError),
+      ],
+    );
+    return rows[0]?.created ?? 0;
+  }
+
+  /**
+   * Up to `limit` due messages (pending and due, or `sending` whose lease ran out: a crashed sender's), taken for one
+   * attempt each in one statement; rows another sender holds are skipped (SKIP LOCKED), so no message is sent twice at once.
+   */
+  async claimDue(limit: number, leaseSeconds: number): Promise<ClaimedMail[]> {
+    const { rows } = await preparedQuery<{
+      id: string;
+      kind: MailKind;
+      to_address: string;
+      to_name: string | null;
+      data: Record<string, unknown>;
+      attempts: number;
+      unsubscribed: boolean;
+    }>(
+      this.dataSource.manager,
+      'mail-claim-due',
+      `UPDATE mail_messages m SET status = 'sending', attempts = m.attempts + 1, locked_until = now() + make_interval(secs => $2::int)
+       WHERE m.id IN (
+         SELECT id FROM mail_messages
+         WHERE status IN ('pending', 'sending') AND next_attempt_at <= now() AND (status = 'pending' OR locked_until < now())
+         ORDER BY next_attempt_at, id LIMIT $1 FOR UPDATE SKIP LOCKED)
+       RETURNING m.id, m.kind, m.to_address, m.to_name, m.data, m.attempts,
+         (m.kind IN ('expiring_soon', 'expired') AND EXISTS (SELECT 1 FROM mail_unsubscribes u WHERE u.address = lower(m.to_address))) AS unsubscribed`,
+      [limit, leaseSeconds],
+    );
+    return rows.map((r) => ({
+      id: String(r.id),
+      kind: r.kind,
+      toAddress: r.to_address,
+      toName: r.to_name,
+      data: r.data,
+      attempts: r.attempts,
+      unsubscribed: r.unsubscribed,
+    }));
+  }
+
+  /** Settles an attempt: sent, failed, suppressed, or pending again after `retryInSeconds`. */
+  async settle(id: string, outcome: { status: 'sent' | 'failed' | 'suppressed' | 'pending'; error?: string; retryInSeconds?: number }) {
+    await preparedQuery(
+      this.dataSource.manager,
+      'mail-settle',
+      `UPDATE mail_messages SET status = $2::varchar, last_error = coalesce($3::varchar, last_error), locked_until = NULL,
+         sent_at = CASE WHEN $2::varchar = 'sent' THEN now() END,
+         next_attempt_at = CASE WHEN $2::varchar = 'pending' THEN now() + make_interval(secs => $4::int) END
+       WHERE id = $1 AND status = 'sending'`,
+      [id, outcome.status, outcome.error?.slice(0, 500) ?? null, outcome.retryInSeconds ?? 0],
+    );
+  }
+
+  /** Newest first; `products` (null: every product) limits the list to those products' messages. */
+  async list(products: readonly number[] | null, limit: number, offset: number): Promise<{ rows: MailRow[]; total: number }> {
+    const { rows } = await preparedQuery<Row & { total: number }>(
+      this.dataSource.manager,
+      'mail-list',
+      `SELECT ${ROW_COLUMNS}, count(*) OVER ()::int AS total FROM mail_messages
+       WHERE $1::int[] IS NULL OR product_id = ANY($1::int[])
+       ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3`,
+      [products, limit, offset],
+    );
+    if (rows.length === 0 && offset > 0) {
+      const { rows: counted } = await preparedQuery<{ total: number }>(
+        this.dataSource.manager,
+        'mail-count',
+        `SELECT count(*)::int AS total FROM mail_messages WHERE $1::int[] IS NULL OR product_id = ANY($1::int[])`,
+        [products],
+      );
+      return { rows: [], total: counted[0]?.total ?? 0 };
+    }
+    return { rows: rows.map(toRow), total: rows[0]?.total ?? 0 };
+  }
+
+  async get(id: string): Promise<MailRow | null> {
+    const { rows } = await preparedQuery<Row>(
+      this.dataSource.manager,
+      'mail-get',
+      `SELECT ${ROW_COLUMNS} FROM mail_messages WHERE id = $1`,
+      [id],
+    );
+    return rows[0] ? toRow(rows[0]) : null;
+  }
+
+  /** A failed message pending again with a fresh retry schedule; false when it was not failed. */
+  async reopenFailed(id: string): Promise<boolean> {
+    const { rows } = await preparedQuery(
+      this.dataSource.manager,
+      'mail-reopen',
+      `UPDATE mail_messages SET status = 'pending', attempts = 0, next_attempt_at = now() WHERE id = $1 AND status = 'failed' RETURNING id`,
+      [id],
+    );
+    return rows.length === 1;
+  }
+
+  async unsubscribe(address: string): Promise<void> {
+    await preparedQuery(
+      this.dataSource.manager,
+      'mail-unsubscribe',
+      `INSERT INTO mail_unsubscribes (address) VALUES (lower($1)) ON CONFLICT ON CONSTRAINT mail_unsubscribes_pkey DO NOTHING`,
+      [address],
+    );
+  }
+}
