@@ -13,8 +13,10 @@ import { lenientValidationPipe } from '../common/http/validation.pipe';
 import type { Product } from '../products/product.entity';
 import { ActiveSigningKey, KeyringService } from '../keyring/keyring.service';
 import { SigningService } from '../signing/signing.service';
-import { ActivateRequestDto, SeatRequestDto, ValidateRequestDto } from './dto/client-requests.dto';
-import { DeactivateResponseDto, HeartbeatResponseDto, ValidateResponseDto } from './dto/client-responses.dto';
+import { ActivateRequestDto, SeatRequestDto, UsageRequestDto, ValidateRequestDto } from './dto/client-requests.dto';
+import { DeactivateResponseDto, HeartbeatResponseDto, UsageResponseDto, ValidateResponseDto } from './dto/client-responses.dto';
+import { UsageService } from '../licenses/usage.service';
+import { usageSummary } from '../licenses/usage-decisions';
 import type { LicenseFileResponseDto } from './dto/license-file.dto';
 import { armor, LICENSE_FILE_LABEL, LicenseFilePayload, licenseFileTimes, parseActivationRequest } from './license-file';
 import { buildLicensePayload, LicensePayload, PayloadBinding, SignedLicense } from './license-payload';
@@ -38,6 +40,7 @@ export class ActivationService {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly metrics: MetricsService,
     private readonly events: EventRecorder,
+    private readonly usageMeter: UsageService,
   ) {}
 
   /** Binds the machine and returns the signed licence; signing happens after the seat's transaction has committed. */
@@ -136,7 +139,30 @@ export class ActivationService {
       revoked: check.license.revoked,
       grace_ends_at: check.graceEndsAt ? check.graceEndsAt.toISOString() : null,
       code: check.code,
+      ...usageSummary(check.license, check.latestUsage, new Date()),
     };
+    return this.signedAnswer(answer, input);
+  }
+
+  /** docs/client-api.md, Usage: counts on the licence's meter; the answer is signed like validate's when a nonce is given. */
+  async usage(input: UsageRequestDto, actor: Actor): Promise<UsageResponseDto> {
+    const answer = await this.usageMeter.recordUsage(
+      {
+        licenseKey: input.license_key,
+        machineFingerprint: input.machine_fingerprint,
+        increment: input.increment ?? 1,
+        idempotencyKey: input.idempotency_key,
+      },
+      actor,
+    );
+    return this.signedAnswer(answer, input);
+  }
+
+  /** With a nonce, the answer plus what it is about, the time and the key, signed (docs/client-api.md, Signed validation). */
+  private async signedAnswer<T extends object>(
+    answer: T,
+    input: { nonce?: string; license_key: string; machine_fingerprint: string },
+  ): Promise<T | (T & { signature: string })> {
     if (input.nonce === undefined) return answer;
     const key = this.keyring.activeKey();
     const signed = {

@@ -15,6 +15,8 @@ describe('loadEntities (every entity file under src/, no list in database/)', ()
         'Product',
         'StatsDelta',
         'StoredSigningKey',
+        'UsageCounter',
+        'UsageIdempotencyKey',
         'User',
         'WebhookDelivery',
         'WebhookEndpoint',

@@ -84,6 +84,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Count uses of a metered licence from a machine that holds a seat (counts against the validate rate limit)
+         * @description increment (default 1) is added unless it would pass max_uses. With idempotency_key, a retry of the same body returns the first answer and counts nothing. With `nonce`, the answer is signed like a validate answer.
+         */
+        post: operations["Activation_usage"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/license-file": {
         parameters: {
             query?: never;
@@ -540,6 +560,43 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/admin/licenses/{id}/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A licence's uses this period, and one row per past period (newest first) */
+        get: operations["Usage_report"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/licenses/{id}/usage/reset": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Set this period's count to 0 (audit license.usage_reset)
+         * @description No body.
+         */
+        post: operations["Usage_reset"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/admin/stats": {
         parameters: {
             query?: never;
@@ -663,7 +720,7 @@ export interface components {
              * @example VALIDATION_ERROR
              * @enum {string}
              */
-            code: "VALIDATION_ERROR" | "UNAUTHORIZED" | "FORBIDDEN" | "NOT_FOUND" | "CONFLICT" | "ALREADY_REVOKED" | "NOT_ACTIVATED" | "PAYLOAD_TOO_LARGE" | "HEADERS_TOO_LARGE" | "REQUEST_TIMEOUT" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL_ERROR" | "SERVICE_UNAVAILABLE" | "INVALID_KEY" | "ALREADY_ACTIVATED" | "KEY_EXPIRED" | "KEY_REVOKED" | "KEY_SUSPENDED" | "PRODUCT_MISMATCH" | "DEACTIVATION_LIMIT_REACHED";
+            code: "VALIDATION_ERROR" | "UNAUTHORIZED" | "FORBIDDEN" | "NOT_FOUND" | "CONFLICT" | "ALREADY_REVOKED" | "NOT_ACTIVATED" | "PAYLOAD_TOO_LARGE" | "HEADERS_TOO_LARGE" | "REQUEST_TIMEOUT" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL_ERROR" | "SERVICE_UNAVAILABLE" | "INVALID_KEY" | "ALREADY_ACTIVATED" | "KEY_EXPIRED" | "KEY_REVOKED" | "KEY_SUSPENDED" | "PRODUCT_MISMATCH" | "DEACTIVATION_LIMIT_REACHED" | "USAGE_LIMIT_REACHED" | "IDEMPOTENCY_KEY_REUSED" | "TRIAL_ALREADY_USED" | "TRIALS_DISABLED";
             /** @example Request validation failed */
             message: string;
             /**
@@ -732,6 +789,17 @@ export interface components {
              * @example 30
              */
             license_file_ttl_days: number;
+            /**
+             * @description uses a licence may count per period through POST /api/v1/usage; null: not metered
+             * @example 500
+             */
+            max_uses: number | null;
+            /**
+             * @description month: the count starts again at each UTC calendar month; none: one count for the licence (default none)
+             * @example month
+             * @enum {string}
+             */
+            uses_period: "none" | "month";
         };
         LicensePayloadDto: {
             /** @example POS-7K2QF-9XWMB-R4TZN-H8CVD */
@@ -868,6 +936,16 @@ export interface components {
              */
             code: "NOT_ACTIVATED" | "KEY_REVOKED" | "KEY_SUSPENDED" | "KEY_EXPIRED" | null;
             /**
+             * @description uses counted this period; null when not metered
+             * @example 42
+             */
+            uses: number | null;
+            /**
+             * @description the policy's max_uses; null when not metered
+             * @example 500
+             */
+            max_uses: number | null;
+            /**
              * @description Only when the request carried a nonce: that nonce, echoed
              * @example m3WqJx7Yc1tP0aZr9LkV2eHs
              */
@@ -895,6 +973,87 @@ export interface components {
             key_id?: string;
             /**
              * @description Only with a nonce: `RSA-SHA256:` + base64 of RSASSA-PKCS1-v1_5 / SHA-256 over the UTF-8 bytes of the RFC 8785 canonical JSON of this response object without `signature`
+             * @example RSA-SHA256:MIIB...
+             */
+            signature?: string;
+        };
+        UsageRequestDto: {
+            /**
+             * @description Case-insensitive; surrounding whitespace ignored
+             * @example POS-7K2QF-9XWMB-R4TZN-H8CVD
+             */
+            license_key: string;
+            /**
+             * @description Upper-case hex is accepted and lower-cased
+             * @example sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa
+             */
+            machine_fingerprint: string;
+            /**
+             * @description Fresh random value per call (16-128 of A-Z a-z 0-9 _ -). Given: the answer is signed and echoes it, so a replayed answer fails the check. null is refused.
+             * @example m3WqJx7Yc1tP0aZr9LkV2eHs
+             */
+            nonce?: string;
+            /**
+             * @default 1
+             * @example 1
+             */
+            increment: number;
+            /**
+             * @description Same key and body within 24 hours: the first answer again, nothing counted twice; another body: 409 IDEMPOTENCY_KEY_REUSED
+             * @example export-2026-03-01-0001
+             */
+            idempotency_key?: string;
+        };
+        UsageResponseDto: {
+            /**
+             * @description uses counted this period
+             * @example 42
+             */
+            uses: number | null;
+            /**
+             * @description the policy's max_uses
+             * @example 500
+             */
+            max_uses: number | null;
+            /** @example 458 */
+            remaining: number | null;
+            /**
+             * Format: date-time
+             * @description start of the UTC month, or the licence's created_at for uses_period "none"
+             */
+            period_start: string | null;
+            /**
+             * Format: date-time
+             * @description start of the next UTC month; null for uses_period "none"
+             */
+            period_end: string | null;
+            /**
+             * @description Only when the request carried a nonce: that nonce, echoed
+             * @example m3WqJx7Yc1tP0aZr9LkV2eHs
+             */
+            nonce?: string;
+            /**
+             * @description Only with a nonce: the licence key (trimmed, upper-cased)
+             * @example POS-7K2QF-9XWMB-R4TZN-H8CVD
+             */
+            license_key?: string;
+            /**
+             * @description Only with a nonce: the machine (lower-case hex)
+             * @example sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa
+             */
+            machine_fingerprint?: string;
+            /**
+             * Format: date-time
+             * @description Only with a nonce: server time of this answer
+             */
+            checked_at?: string;
+            /**
+             * @description Only with a nonce: the key that signed this answer
+             * @example 3f9a1c0b7d2e4f65
+             */
+            key_id?: string;
+            /**
+             * @description Only with a nonce: signed exactly like a validate answer (the JCS form of this object without `signature`)
              * @example RSA-SHA256:MIIB...
              */
             signature?: string;
@@ -986,7 +1145,7 @@ export interface components {
              * @example license.revoked
              * @enum {string}
              */
-            action: "product.created" | "product.updated" | "license.created" | "license.updated" | "license.revoked" | "license.released" | "license.activated" | "license.activation_denied" | "license.deactivated" | "license.file_issued" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "webhook.delivery_retried" | "auth.login" | "auth.login_failed" | "auth.logout" | "signing_key.rotated" | "signing_key.revoked" | "token.created" | "token.revoked";
+            action: "product.created" | "product.updated" | "license.created" | "license.updated" | "license.revoked" | "license.released" | "license.activated" | "license.activation_denied" | "license.deactivated" | "license.file_issued" | "license.usage_limit_reached" | "license.usage_reset" | "license.trial_started" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "webhook.delivery_retried" | "auth.login" | "auth.login_failed" | "auth.logout" | "signing_key.rotated" | "signing_key.revoked" | "token.created" | "token.revoked";
             /**
              * @example admin_api
              * @enum {string}
@@ -1288,6 +1447,13 @@ export interface components {
                 max_deactivations_per_30_days?: number | null;
                 /** @description validity of a licence file (default 30) */
                 license_file_ttl_days?: number;
+                /** @description uses a licence may count per period through POST /api/v1/usage; null: not metered */
+                max_uses?: number | null;
+                /**
+                 * @description month: the count starts again at each UTC calendar month; none: one count for the licence (default none)
+                 * @enum {string}
+                 */
+                uses_period?: "none" | "month";
             };
             /**
              * @example [
@@ -1327,6 +1493,13 @@ export interface components {
                 max_deactivations_per_30_days?: number | null;
                 /** @description validity of a licence file (default 30) */
                 license_file_ttl_days?: number;
+                /** @description uses a licence may count per period through POST /api/v1/usage; null: not metered */
+                max_uses?: number | null;
+                /**
+                 * @description month: the count starts again at each UTC calendar month; none: one count for the licence (default none)
+                 * @enum {string}
+                 */
+                uses_period?: "none" | "month";
             };
             /**
              * @example [
@@ -1394,6 +1567,13 @@ export interface components {
                 max_deactivations_per_30_days?: number | null;
                 /** @description validity of a licence file (default 30) */
                 license_file_ttl_days?: number;
+                /** @description uses a licence may count per period through POST /api/v1/usage; null: not metered */
+                max_uses?: number | null;
+                /**
+                 * @description month: the count starts again at each UTC calendar month; none: one count for the licence (default none)
+                 * @enum {string}
+                 */
+                uses_period?: "none" | "month";
             };
             /**
              * @description default 7
@@ -1565,6 +1745,13 @@ export interface components {
                 max_deactivations_per_30_days?: number | null;
                 /** @description validity of a licence file (default 30) */
                 license_file_ttl_days?: number;
+                /** @description uses a licence may count per period through POST /api/v1/usage; null: not metered */
+                max_uses?: number | null;
+                /**
+                 * @description month: the count starts again at each UTC calendar month; none: one count for the licence (default none)
+                 * @enum {string}
+                 */
+                uses_period?: "none" | "month";
             };
             /** @example 7 */
             grace_days: number;
@@ -1661,6 +1848,13 @@ export interface components {
                 max_deactivations_per_30_days?: number | null;
                 /** @description validity of a licence file (default 30) */
                 license_file_ttl_days?: number;
+                /** @description uses a licence may count per period through POST /api/v1/usage; null: not metered */
+                max_uses?: number | null;
+                /**
+                 * @description month: the count starts again at each UTC calendar month; none: one count for the licence (default none)
+                 * @enum {string}
+                 */
+                uses_period?: "none" | "month";
             };
             /**
              * @description default 7
@@ -1702,6 +1896,44 @@ export interface components {
              * @example 1
              */
             released: number;
+        };
+        UsagePeriodDto: {
+            /** Format: date-time */
+            period_start: string;
+            /** Format: date-time */
+            period_end: string | null;
+            /** @example 500 */
+            uses: number;
+        };
+        UsageReportDto: {
+            /**
+             * @description uses counted this period
+             * @example 42
+             */
+            uses: number | null;
+            /**
+             * @description the policy's max_uses
+             * @example 500
+             */
+            max_uses: number | null;
+            /** @example 458 */
+            remaining: number | null;
+            /**
+             * Format: date-time
+             * @description start of the UTC month, or the licence's created_at for uses_period "none"
+             */
+            period_start: string | null;
+            /**
+             * Format: date-time
+             * @description start of the next UTC month; null for uses_period "none"
+             */
+            period_end: string | null;
+            /**
+             * @example month
+             * @enum {string}
+             */
+            uses_period: "none" | "month";
+            history: components["schemas"]["UsagePeriodDto"][];
         };
         LicenseCountsDto: {
             /** @example 12 */
@@ -1769,7 +2001,7 @@ export interface components {
              *       "license.revoked"
              *     ]
              */
-            events: ("product.created" | "product.updated" | "license.created" | "license.updated" | "license.revoked" | "license.released" | "license.activated" | "license.activation_denied" | "license.deactivated" | "license.file_issued" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "webhook.delivery_retried" | "signing_key.rotated" | "signing_key.revoked" | "token.created" | "token.revoked" | "license.expiring_soon" | "license.expired" | "*")[];
+            events: ("product.created" | "product.updated" | "license.created" | "license.updated" | "license.revoked" | "license.released" | "license.activated" | "license.activation_denied" | "license.deactivated" | "license.file_issued" | "license.usage_limit_reached" | "license.usage_reset" | "license.trial_started" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "webhook.delivery_retried" | "signing_key.rotated" | "signing_key.revoked" | "token.created" | "token.revoked" | "license.expiring_soon" | "license.expired" | "*")[];
             /** @example Billing system */
             description?: string | null;
             /** @description Default true; an inactive endpoint receives nothing */
@@ -1829,7 +2061,7 @@ export interface components {
         UpdateWebhookDto: {
             url?: string;
             /** @description Event types to receive, or ["*"] for all of them (alone) */
-            events?: ("product.created" | "product.updated" | "license.created" | "license.updated" | "license.revoked" | "license.released" | "license.activated" | "license.activation_denied" | "license.deactivated" | "license.file_issued" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "webhook.delivery_retried" | "signing_key.rotated" | "signing_key.revoked" | "token.created" | "token.revoked" | "license.expiring_soon" | "license.expired" | "*")[];
+            events?: ("product.created" | "product.updated" | "license.created" | "license.updated" | "license.revoked" | "license.released" | "license.activated" | "license.activation_denied" | "license.deactivated" | "license.file_issued" | "license.usage_limit_reached" | "license.usage_reset" | "license.trial_started" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "webhook.delivery_retried" | "signing_key.rotated" | "signing_key.revoked" | "token.created" | "token.revoked" | "license.expiring_soon" | "license.expired" | "*")[];
             description?: string | null;
             active?: boolean;
         };
@@ -2091,6 +2323,100 @@ export interface operations {
             };
             /** @description VALIDATION_ERROR (also a malformed nonce), INVALID_KEY */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the JSON body is over 64 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body is not JSON, or its charset or encoding is not supported */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description RATE_LIMITED: per-IP limit hit; `Retry-After` header and `details.retry_after_seconds` */
+            429: {
+                headers: {
+                    /** @description seconds until the window resets */
+                    "Retry-After": number;
+                    /** @description requests allowed per window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description requests left in this window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description seconds until the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Database unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    Activation_usage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UsageRequestDto"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UsageResponseDto"];
+                };
+            };
+            /** @description VALIDATION_ERROR, INVALID_KEY, KEY_REVOKED, KEY_SUSPENDED, KEY_EXPIRED, NOT_ACTIVATED (this machine holds no seat) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description USAGE_LIMIT_REACHED: nothing counted; details.remaining */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description IDEMPOTENCY_KEY_REUSED: this key came with another body */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2445,7 +2771,7 @@ export interface operations {
                 /** @description keyset cursor: the `after` value of the previous page's `Link: <...>; rel="next"` header (opaque base64url). The page holds the matches strictly after the last row of the previous page in newest-first order, at the cost of page 1 however deep; a cursor stays valid when that row is deleted. Not together with `offset`. */
                 after?: string;
                 license_id?: number;
-                action?: "product.created" | "product.updated" | "license.created" | "license.updated" | "license.revoked" | "license.released" | "license.activated" | "license.activation_denied" | "license.deactivated" | "license.file_issued" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "webhook.delivery_retried" | "auth.login" | "auth.login_failed" | "auth.logout" | "signing_key.rotated" | "signing_key.revoked" | "token.created" | "token.revoked";
+                action?: "product.created" | "product.updated" | "license.created" | "license.updated" | "license.revoked" | "license.released" | "license.activated" | "license.activation_denied" | "license.deactivated" | "license.file_issued" | "license.usage_limit_reached" | "license.usage_reset" | "license.trial_started" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "webhook.delivery_retried" | "auth.login" | "auth.login_failed" | "auth.logout" | "signing_key.rotated" | "signing_key.revoked" | "token.created" | "token.revoked";
                 actor_type?: "admin_api" | "dashboard" | "client" | "system";
                 /** @description entries at or after this ISO timestamp */
                 from?: string;
@@ -2531,7 +2857,7 @@ export interface operations {
         parameters: {
             query?: {
                 license_id?: number;
-                action?: "product.created" | "product.updated" | "license.created" | "license.updated" | "license.revoked" | "license.released" | "license.activated" | "license.activation_denied" | "license.deactivated" | "license.file_issued" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "webhook.delivery_retried" | "auth.login" | "auth.login_failed" | "auth.logout" | "signing_key.rotated" | "signing_key.revoked" | "token.created" | "token.revoked";
+                action?: "product.created" | "product.updated" | "license.created" | "license.updated" | "license.revoked" | "license.released" | "license.activated" | "license.activation_denied" | "license.deactivated" | "license.file_issued" | "license.usage_limit_reached" | "license.usage_reset" | "license.trial_started" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "webhook.delivery_retried" | "auth.login" | "auth.login_failed" | "auth.logout" | "signing_key.rotated" | "signing_key.revoked" | "token.created" | "token.revoked";
                 actor_type?: "admin_api" | "dashboard" | "client" | "system";
                 /** @description entries at or after this ISO timestamp */
                 from?: string;
@@ -4309,6 +4635,172 @@ export interface operations {
                 };
             };
             /** @description FORBIDDEN: needs the scope licenses:read */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description NOT_FOUND: no licence with this id (among the credential's products) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description RATE_LIMITED: per-IP limit hit; `Retry-After` header and `details.retry_after_seconds` */
+            429: {
+                headers: {
+                    /** @description seconds until the window resets */
+                    "Retry-After": number;
+                    /** @description requests allowed per window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description requests left in this window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description seconds until the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Database unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    Usage_report: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UsageReportDto"];
+                };
+            };
+            /** @description VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description UNAUTHORIZED: missing, wrong, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description FORBIDDEN: needs the scope licenses:read */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description NOT_FOUND: no licence with this id (among the credential's products) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description RATE_LIMITED: per-IP limit hit; `Retry-After` header and `details.retry_after_seconds` */
+            429: {
+                headers: {
+                    /** @description seconds until the window resets */
+                    "Retry-After": number;
+                    /** @description requests allowed per window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description requests left in this window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description seconds until the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Database unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    Usage_reset: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UsageReportDto"];
+                };
+            };
+            /** @description VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description UNAUTHORIZED: missing, wrong, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description FORBIDDEN: needs the scope licenses:write */
             403: {
                 headers: {
                     [name: string]: unknown;

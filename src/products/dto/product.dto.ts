@@ -36,7 +36,7 @@ export class CreateProductDto {
   })
   @IsOptionalNotNull()
   @IsPolicy(false)
-  default_policy?: Record<string, number | null>;
+  default_policy?: Record<string, number | string | null>;
 
   @ApiPropertyOptional({ type: [String], example: ['REPORTS', 'MULTI_OPERATOR'] })
   @IsOptionalNotNull()
