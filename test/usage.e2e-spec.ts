@@ -57,10 +57,6 @@ describe('usage metering', () => {
     await usage({ license_key: s.license_key, machine_fingerprint: s.fp }).expect(403);
     await usage({ license_key: s.license_key, machine_fingerprint: s.fp }).expect(403);
     expect(await events(s.id, 'license.usage_limit_reached')).toBe(1);
-    const outbox = await t.sql(`SELECT count(*) AS n FROM webhook_events WHERE license_id = $1 AND type = 'license.usage_limit_reached'`, [
-      s.id,
-    ]);
-    expect(Number(outbox[0].n)).toBe(1);
   });
 
   it('a licence that is not metered answers nulls and counts nothing; validate shows null uses', async () => {

@@ -1,6 +1,7 @@
 import { Body, Controller, HttpCode, Post, UsePipes } from '@nestjs/common';
 import {
   ApiBadRequestResponse,
+  ApiCreatedResponse,
   ApiConflictResponse,
   ApiForbiddenResponse,
   ApiOkResponse,
@@ -13,7 +14,7 @@ import { ErrorResponseDto } from '../common/errors/error-response.dto';
 import { RateLimit } from '../common/http/throttling';
 import { lenientValidationPipe } from '../common/http/validation.pipe';
 import { ActivationService } from './activation.service';
-import { ActivateRequestDto, SeatRequestDto, UsageRequestDto, ValidateRequestDto } from './dto/client-requests.dto';
+import { ActivateRequestDto, SeatRequestDto, TrialRequestDto, UsageRequestDto, ValidateRequestDto } from './dto/client-requests.dto';
 import { DeactivateResponseDto, SignedLicenseDto, UsageResponseDto, ValidateResponseDto } from './dto/client-responses.dto';
 import { LicenseFileResponseDto } from './dto/license-file.dto';
 import type { SignedLicense } from './license-payload';
@@ -92,6 +93,24 @@ export class ActivationController {
   @ApiConflictResponse({ type: ErrorResponseDto, description: 'IDEMPOTENCY_KEY_REUSED: this key came with another body' })
   usage(@Body() body: UsageRequestDto, @CurrentActor() actor: Actor): Promise<UsageResponseDto> {
     return this.activation.usage(body, actor);
+  }
+
+  @Post('trials')
+  @HttpCode(201)
+  @RateLimit('activate')
+  @ApiOperation({
+    summary: 'Start a self-service trial of a product on this machine; returns the signed trial licence',
+    description:
+      'A new TRIAL licence (customer name: hostname, else "Trial"), bound to this machine, expiring after the product\'s trial.days, grace 0. One trial per product and machine, ever. Counts against the activate rate limit.',
+  })
+  @ApiCreatedResponse({ type: SignedLicenseDto })
+  @ApiBadRequestResponse({
+    type: ErrorResponseDto,
+    description: 'VALIDATION_ERROR (also an unknown or inactive product), TRIALS_DISABLED (the product offers no trials)',
+  })
+  @ApiConflictResponse({ type: ErrorResponseDto, description: 'TRIAL_ALREADY_USED: this machine already had a trial of this product' })
+  trial(@Body() body: TrialRequestDto, @CurrentActor() actor: Actor): Promise<SignedLicense> {
+    return this.activation.startTrial(body, actor);
   }
 
   @Post('license-file')

@@ -13,7 +13,8 @@ import { lenientValidationPipe } from '../common/http/validation.pipe';
 import type { Product } from '../products/product.entity';
 import { ActiveSigningKey, KeyringService } from '../keyring/keyring.service';
 import { SigningService } from '../signing/signing.service';
-import { ActivateRequestDto, SeatRequestDto, UsageRequestDto, ValidateRequestDto } from './dto/client-requests.dto';
+import { ActivateRequestDto, SeatRequestDto, TrialRequestDto, UsageRequestDto, ValidateRequestDto } from './dto/client-requests.dto';
+import { TrialsService } from '../licenses/trials.service';
 import { DeactivateResponseDto, HeartbeatResponseDto, UsageResponseDto, ValidateResponseDto } from './dto/client-responses.dto';
 import { UsageService } from '../licenses/usage.service';
 import { usageSummary } from '../licenses/usage-decisions';
@@ -41,6 +42,7 @@ export class ActivationService {
     private readonly metrics: MetricsService,
     private readonly events: EventRecorder,
     private readonly usageMeter: UsageService,
+    private readonly trials: TrialsService,
   ) {}
 
   /** Binds the machine and returns the signed licence; signing happens after the seat's transaction has committed. */
@@ -53,6 +55,24 @@ export class ActivationService {
       this.metrics.activationResult(err instanceof AppError ? err.code : 'ERROR');
       throw err;
     }
+  }
+
+  /** docs/client-api.md, Trials: a new trial licence bound to this machine, signed as an activation answer. */
+  async startTrial(input: TrialRequestDto, actor: Actor): Promise<SignedLicense> {
+    const { license, seat } = await this.trials.startTrial(
+      {
+        product: input.product,
+        machineFingerprint: input.machine_fingerprint,
+        hostname: input.hostname || null,
+        os: input.os || null,
+        appVersion: input.app_version || null,
+        customerEmail: input.customer_email || null,
+      },
+      actor,
+    );
+    const key = this.keyring.activeKey();
+    const payload = this.licensePayload(license, license.product as Product, seat, key);
+    return { license: payload, signature: await this.signing.sign(payload, key.privateKey) };
   }
 
   private async bindAndSign(input: ActivateRequestDto, actor: Actor): Promise<SignedLicense> {

@@ -15,6 +15,7 @@ describe('loadEntities (every entity file under src/, no list in database/)', ()
         'Product',
         'StatsDelta',
         'StoredSigningKey',
+        'Trial',
         'UsageCounter',
         'UsageIdempotencyKey',
         'User',

@@ -7,6 +7,7 @@ const OWNERS: Record<string, string> = {
   activations: 'licenses',
   usage_counters: 'licenses',
   usage_idempotency_keys: 'licenses',
+  trials: 'licenses',
   products: 'products',
   audit_entries: 'audit',
   webhook_endpoints: 'webhooks',

@@ -8,6 +8,8 @@ import { LicensesService } from './licenses.service';
 import { SeatSweepService } from './seat-sweep.service';
 import { SeatsRepository } from './seats.repository';
 import { SeatsService } from './seats.service';
+import { TrialsRepository } from './trials.repository';
+import { TrialsService } from './trials.service';
 import { UsageController } from './usage.controller';
 import { UsageRepository } from './usage.repository';
 import { UsageService } from './usage.service';
@@ -16,7 +18,17 @@ import { UsageService } from './usage.service';
 @Module({
   imports: [AuditModule, ProductsModule, JobsModule],
   controllers: [LicensesController, UsageController],
-  providers: [LicensesRepository, SeatsRepository, UsageRepository, LicensesService, SeatsService, SeatSweepService, UsageService],
-  exports: [LicensesService, SeatsService, SeatSweepService, UsageService],
+  providers: [
+    LicensesRepository,
+    SeatsRepository,
+    UsageRepository,
+    TrialsRepository,
+    LicensesService,
+    SeatsService,
+    SeatSweepService,
+    UsageService,
+    TrialsService,
+  ],
+  exports: [LicensesService, SeatsService, SeatSweepService, UsageService, TrialsService],
 })
 export class LicensesModule {}

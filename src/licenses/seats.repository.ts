@@ -317,7 +317,7 @@ function licenseFromJson(l: Json<LicenseRow>, p: Json<ProductRow>): License {
   });
 }
 
-const SEAT_COLUMNS =
+export const SEAT_COLUMNS =
   'id, license_id, product_id, machine_fingerprint, hostname, os, app_version, ip, activated_at, last_seen_at, released_at, release_reason';
 
 /** The licence fields that decide its status, and the checked machine's current seat (if any). */

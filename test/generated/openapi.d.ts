@@ -104,6 +104,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/trials": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start a self-service trial of a product on this machine; returns the signed trial licence
+         * @description A new TRIAL licence (customer name: hostname, else "Trial"), bound to this machine, expiring after the product's trial.days, grace 0. One trial per product and machine, ever. Counts against the activate rate limit.
+         */
+        post: operations["Activation_trial"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/license-file": {
         parameters: {
             query?: never;
@@ -1058,6 +1078,33 @@ export interface components {
              */
             signature?: string;
         };
+        TrialRequestDto: {
+            /**
+             * @description Product code (case-insensitive)
+             * @example POS_RETAIL
+             */
+            product: string;
+            /**
+             * @description Upper-case hex is accepted and lower-cased
+             * @example sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa
+             */
+            machine_fingerprint: string;
+            /**
+             * @description the trial licence's customer name (else "Trial")
+             * @example till-01
+             */
+            hostname?: string | null;
+            /** @example Windows 11 */
+            os?: string | null;
+            /** @example 4.2.0 */
+            app_version?: string | null;
+            /**
+             * Format: email
+             * @description a licence issued later for this e-mail links this trial
+             * @example it@acme.example
+             */
+            customer_email?: string | null;
+        };
         LicenseFileResponseDto: {
             /**
              * @description Armored base64 (64-character lines) of the UTF-8 JSON {"license": {...payload, file_issued_at, file_expires_at}, "signature": "RSA-SHA256:..."}; the signature is computed exactly as for activation
@@ -1409,6 +1456,20 @@ export interface components {
             available_features: string[];
             active: boolean;
             /**
+             * @description self-service trial settings; null: no trials
+             * @example {
+             *       "days": 14
+             *     }
+             */
+            trial?: {
+                /** @description the trial licence expires after this many days (grace 0) */
+                days: number;
+                /** @description seats of a trial licence (default 1) */
+                max_installations?: number;
+                /** @description the trial's features (default: all of the product's) */
+                features?: string[];
+            } | null;
+            /**
              * Format: date-time
              * @example 2026-01-01T00:00:00.000Z
              */
@@ -1462,6 +1523,20 @@ export interface components {
              *     ]
              */
             available_features?: string[];
+            /**
+             * @description self-service trials through POST /api/v1/trials (docs/licences.md, Trials); null: none (the default)
+             * @example {
+             *       "days": 14
+             *     }
+             */
+            trial?: {
+                /** @description the trial licence expires after this many days (grace 0) */
+                days?: number;
+                /** @description seats of a trial licence (default 1) */
+                max_installations?: number;
+                /** @description the trial's features (default: all of the product's) */
+                features?: string[];
+            } | null;
             /** @description default true; false hides the product from new licences */
             active?: boolean;
         };
@@ -1508,6 +1583,20 @@ export interface components {
              *     ]
              */
             available_features?: string[];
+            /**
+             * @description self-service trials through POST /api/v1/trials (docs/licences.md, Trials); null: none (the default)
+             * @example {
+             *       "days": 14
+             *     }
+             */
+            trial?: {
+                /** @description the trial licence expires after this many days (grace 0) */
+                days?: number;
+                /** @description seats of a trial licence (default 1) */
+                max_installations?: number;
+                /** @description the trial's features (default: all of the product's) */
+                features?: string[];
+            } | null;
             /** @description default true; false hides the product from new licences */
             active?: boolean;
         };
@@ -2416,6 +2505,91 @@ export interface operations {
                 };
             };
             /** @description IDEMPOTENCY_KEY_REUSED: this key came with another body */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the JSON body is over 64 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body is not JSON, or its charset or encoding is not supported */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description RATE_LIMITED: per-IP limit hit; `Retry-After` header and `details.retry_after_seconds` */
+            429: {
+                headers: {
+                    /** @description seconds until the window resets */
+                    "Retry-After": number;
+                    /** @description requests allowed per window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description requests left in this window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description seconds until the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Database unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    Activation_trial: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TrialRequestDto"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SignedLicenseDto"];
+                };
+            };
+            /** @description VALIDATION_ERROR (also an unknown or inactive product), TRIALS_DISABLED (the product offers no trials) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description TRIAL_ALREADY_USED: this machine already had a trial of this product */
             409: {
                 headers: {
                     [name: string]: unknown;

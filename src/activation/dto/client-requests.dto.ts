@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsInt, IsOptional, IsString, Matches, Max, Min, ValidateIf } from 'class-validator';
+import { IsEmail, IsInt, IsOptional, IsString, Matches, Max, Min, ValidateIf } from 'class-validator';
 import { IsStorableText, MaxChars, MinChars } from '../../common/validation/validators';
 import { MACHINE_FINGERPRINT_PATTERN, normalizeFingerprint } from '../../licenses/dto/license-fields';
 import { normalizeLicenseKey } from '../../licenses/license-key';
@@ -110,4 +110,63 @@ export class UsageRequestDto extends ValidateRequestDto {
   @IsString()
   @Matches(IDEMPOTENCY_KEY_PATTERN, { message: 'idempotency_key must be 8-128 characters of A-Z a-z 0-9 _ -' })
   idempotency_key?: string;
+}
+
+/** The trial body (docs/client-api.md, Trials): the product code and this machine; unknown fields are ignored. */
+export class TrialRequestDto {
+  @ApiProperty({ example: 'POS_RETAIL', description: 'Product code (case-insensitive)' })
+  @Transform(upperCasedTrimmed)
+  @IsString()
+  @MinChars(1)
+  @MaxChars(32)
+  product: string;
+
+  @ApiProperty({
+    example: 'sha256:' + 'a'.repeat(64),
+    pattern: MACHINE_FINGERPRINT_PATTERN.source,
+    description: 'Upper-case hex is accepted and lower-cased',
+  })
+  @Transform(normalizeFingerprint)
+  @IsString()
+  @Matches(MACHINE_FINGERPRINT_PATTERN, { message: 'machine_fingerprint must be "sha256:" followed by 64 hex digits' })
+  machine_fingerprint: string;
+
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    example: 'till-01',
+    description: 'the trial licence\'s customer name (else "Trial")',
+  })
+  @IsOptional()
+  @IsString()
+  @MinChars(1)
+  @MaxChars(255)
+  @IsStorableText()
+  hostname?: string | null;
+
+  @ApiPropertyOptional({ type: String, nullable: true, example: 'Windows 11' })
+  @IsOptional()
+  @IsString()
+  @MaxChars(100)
+  @IsStorableText()
+  os?: string | null;
+
+  @ApiPropertyOptional({ type: String, nullable: true, example: '4.2.0' })
+  @IsOptional()
+  @IsString()
+  @MaxChars(50)
+  @IsStorableText()
+  app_version?: string | null;
+
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    example: 'it@acme.example',
+    description: 'a licence issued later for this e-mail links this trial',
+  })
+  @IsOptional()
+  @IsString()
+  @MaxChars(254)
+  @IsEmail({}, { message: 'customer_email must be an email address' })
+  customer_email?: string | null;
 }
