@@ -290,6 +290,7 @@ describe('admin licences API: create and read', () => {
         status: 'active',
         created_at: expect.stringMatching(/Z$/),
         updated_at: expect.stringMatching(/Z$/),
+        converted_from: null,
         activations: [
           {
             id: current.id,

@@ -111,6 +111,41 @@ describe('self-service trials', () => {
     expect((await t.admin.get(`/api/v1/admin/products/${q.id}`).expect(200)).body.trial).toBeNull();
   });
 
+  it('a licence issued later for the same product and e-mail links the newest such trial as converted_from', async () => {
+    const p = await product({ days: 7 });
+    const keyOf = async (res: { body: { license: { license_key: string } } }) =>
+      (await t.sql('SELECT id FROM licenses WHERE license_key = $1', [res.body.license.license_key]))[0].id as number;
+    const older = await startTrial({
+      product: p.code,
+      machine_fingerprint: fingerprint('conv-1'),
+      customer_email: 'Buyer@Example.com',
+    }).expect(201);
+    const newer = await startTrial({
+      product: p.code,
+      machine_fingerprint: fingerprint('conv-2'),
+      customer_email: 'buyer@example.com',
+    }).expect(201);
+    expect(older.body.license.customer.email).toBe('buyer@example.com');
+    const newerId = await keyOf(newer);
+    expect(newerId).not.toBe(await keyOf(older));
+    const bought = await t.admin
+      .post('/api/v1/admin/licenses')
+      .send({ product_code: p.code, license_type: 'YEARLY', customer_name: 'Buyer', customer_email: 'buyer@example.com' })
+      .expect(201);
+    expect((await t.admin.get(`/api/v1/admin/licenses/${bought.body.id}`).expect(200)).body.converted_from).toBe(newerId);
+    // Another e-mail, or another product, converts nothing.
+    const other = await t.admin
+      .post('/api/v1/admin/licenses')
+      .send({ product_code: p.code, license_type: 'YEARLY', customer_name: 'Other', customer_email: 'other@example.com' })
+      .expect(201);
+    expect((await t.admin.get(`/api/v1/admin/licenses/${other.body.id}`).expect(200)).body.converted_from).toBeNull();
+    const elsewhere = await t.admin
+      .post('/api/v1/admin/licenses')
+      .send({ product_code: 'POS_RETAIL', license_type: 'YEARLY', customer_name: 'Buyer', customer_email: 'buyer@example.com' })
+      .expect(201);
+    expect((await t.admin.get(`/api/v1/admin/licenses/${elsewhere.body.id}`).expect(200)).body.converted_from).toBeNull();
+  });
+
   describe('hostile input: 400, never 500, no licence made', () => {
     it.each([
       ['a 1,000-character fingerprint', { machine_fingerprint: 'sha256:' + 'a'.repeat(993) }, 'machine_fingerprint'],

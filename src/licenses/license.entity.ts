@@ -105,6 +105,14 @@ export class License {
   @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz' })
   updatedAt: Date;
 
+  /** The trial this licence converts (docs/licences.md, Trials): the newest trial of its product for its e-mail. */
+  @Column({ name: 'converted_from', type: 'int', nullable: true })
+  convertedFrom: number | null;
+
+  @ManyToOne(() => License, { onDelete: 'NO ACTION' })
+  @JoinColumn({ name: 'converted_from', referencedColumnName: 'id', foreignKeyConstraintName: 'licenses_converted_from_fkey' })
+  convertedFromLicense?: License;
+
   /**
    * Folded customer name and e-mail, the key with and without dashes, and the PIB: what the search
    * matches. Kept by the licenses_search_text trigger, so the application never writes it.

@@ -119,11 +119,6 @@ export class TrialsService {
     }
   }
 
-  /** The licence id of the newest trial of this product for this e-mail, which a licence issued later converts. */
-  convertedTrial(productId: number, customerEmail: string | null | undefined): Promise<number | null> {
-    return customerEmail ? this.trials.newestTrialFor(productId, customerEmail) : Promise.resolve(null);
-  }
-
   /** An active product by code; an unknown or inactive one is a VALIDATION_ERROR naming `product`. */
   private async trialProduct(code: string): Promise<Product> {
     try {

@@ -1883,6 +1883,11 @@ export interface components {
              * @example 2026-01-31T10:00:00.000Z
              */
             updated_at: string;
+            /**
+             * @description id of the trial licence this one converts: the newest trial of its product for its e-mail
+             * @example null
+             */
+            converted_from: number | null;
             /** @description current seats, most recent first */
             activations: components["schemas"]["ActivationDto"][];
         };
