@@ -1,4 +1,9 @@
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import canonicalize from 'canonicalize';
 import { verifySignedAnswer } from '../src/signing/license-signature';
 import { fieldsOf } from './support/api-errors';
 import { createLicense, fingerprint } from './support/factories';
@@ -105,6 +110,19 @@ describe('usage metering', () => {
     expect(verifySignedAnswer(res.body, publicKeyPem, n)).toEqual({ valid: true });
     expect(verifySignedAnswer({ ...res.body, uses: 0 }, publicKeyPem, n).valid).toBe(false);
     expect(verifySignedAnswer(res.body, publicKeyPem, nonce()).valid).toBe(false);
+  });
+
+  it('the signed answer verifies with the openssl command line, as README shows (the JCS bytes of the answer without signature)', async () => {
+    const s = await meteredSeat({ max_uses: 100, uses_period: 'month' });
+    const n = nonce();
+    const res = await usage({ license_key: s.license_key, machine_fingerprint: s.fp, nonce: n }).expect(200);
+    const { signature, ...signed } = res.body as Record<string, unknown>;
+    const dir = mkdtempSync(join(tmpdir(), 'usage-openssl-'));
+    writeFileSync(join(dir, 'public.pem'), publicKeyPem);
+    writeFileSync(join(dir, 'usage.jcs'), canonicalize(signed) as string);
+    writeFileSync(join(dir, 'usage.sig'), Buffer.from(String(signature).replace(/^RSA-SHA256:/, ''), 'base64'));
+    const out = execFileSync('openssl', ['dgst', '-sha256', '-verify', 'public.pem', '-signature', 'usage.sig', 'usage.jcs'], { cwd: dir });
+    expect(out.toString().trim()).toBe('Verified OK');
   });
 
   describe('idempotency keys', () => {
