@@ -144,6 +144,9 @@ describe('self-service trials', () => {
       .send({ product_code: 'POS_RETAIL', license_type: 'YEARLY', customer_name: 'Buyer', customer_email: 'buyer@example.com' })
       .expect(201);
     expect((await t.admin.get(`/api/v1/admin/licenses/${elsewhere.body.id}`).expect(200)).body.converted_from).toBeNull();
+    // Statistics: two trials of the product, one of them converted.
+    const stats = (await t.admin.get('/api/v1/admin/stats').expect(200)).body as { product_code: string; trials: unknown }[];
+    expect(stats.find((s) => s.product_code === p.code)?.trials).toEqual({ started: 2, converted: 1 });
   });
 
   describe('hostile input: 400, never 500, no licence made', () => {

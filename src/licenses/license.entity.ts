@@ -26,6 +26,7 @@ export const LICENSE_KEY_INDEX = 'licenses_license_key_key';
 @Index(LICENSE_KEY_INDEX, ['licenseKey'], { unique: true })
 @Index('licenses_created_idx', ['createdAt', 'id']) // (created_at DESC, id DESC)
 @Index('licenses_product_created_idx', ['productId', 'createdAt', 'id']) // (product_id, created_at DESC, id DESC)
+@Index('licenses_converted_from_idx', ['convertedFrom'], { where: 'converted_from IS NOT NULL' })
 @Index('licenses_type_created_idx', ['licenseType', 'createdAt', 'id']) // (license_type, created_at DESC, id DESC)
 @Index('licenses_expires_idx', ['expiresAt'])
 // (expires_at) INCLUDE (product_id): the statistics read today's expiries from the index alone.

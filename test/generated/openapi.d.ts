@@ -2060,6 +2060,18 @@ export interface components {
              */
             released_by_heartbeat_last_30_days: number;
         };
+        TrialCountsDto: {
+            /**
+             * @description self-service trials started (POST /api/v1/trials)
+             * @example 40
+             */
+            started: number;
+            /**
+             * @description of them, converted: a later licence names the trial as converted_from
+             * @example 6
+             */
+            converted: number;
+        };
         ProductStatsDto: {
             /** @example POS_RETAIL */
             product_code: string;
@@ -2081,6 +2093,7 @@ export interface components {
             by_type: {
                 [key: string]: number;
             };
+            trials: components["schemas"]["TrialCountsDto"];
         };
         CreateWebhookDto: {
             /**
