@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { createHash } from 'node:crypto';
 import { DataSource } from 'typeorm';
-import { EventRecorder } from '../audit/event-recorder';
+import { DomainEvent, EventRecorder } from '../audit/event-recorder';
 import { ALL_PRODUCTS, type Actor, type ProductScope } from '../common/auth/actor';
 import { AppError } from '../common/errors/app-error';
 import { ErrorCode } from '../common/errors/error-codes';
@@ -27,8 +27,9 @@ export interface UsageReport extends UsageAnswer {
 
 /**
  * The usage meter's use cases (docs/licences.md, Usage metering): a client counts uses, the admin reads and resets
- * them. A count loads once, decides with decideUsage, then counts in one transaction: claim the idempotency key,
- * one atomic increment, the first answer stored with the key, `license.usage_limit_reached` when the cap is reached.
+ * them. A count loads once, decides with decideUsage, then counts with one atomic statement; with an idempotency key,
+ * in one transaction: claim the key, the increment, the first answer stored with the key. The increment that reaches
+ * the cap records `license.usage_limit_reached`.
  */
 @Injectable()
 export class UsageService {
@@ -51,32 +52,38 @@ export class UsageService {
     const requestHash = createHash('sha256')
       .update(JSON.stringify([request.machineFingerprint, request.increment]))
       .digest('hex');
+    const limitReached = (answer: UsageAnswer): DomainEvent => ({
+      type: 'license.usage_limit_reached',
+      actor,
+      licenseId: license.id,
+      productId: license.productId,
+      productCode: license.productCode,
+      details: { license_key: request.licenseKey, machine_fingerprint: request.machineFingerprint, ...answer },
+    });
+    if (request.idempotencyKey === undefined) {
+      // Without a key nothing else must commit with the count: one statement, no transaction around it (the bench's usage row).
+      const uses = await this.usage.increment(license.id, period.start, request.increment, maxUses);
+      if (uses === null) throw usageLimitReached(maxUses, await this.usage.usesIn(license.id, period.start), request.increment);
+      const answer = usageAnswer(maxUses, uses, period);
+      // Only the increment that reaches the cap records it (its own transaction); later ones are refused and record nothing.
+      if (uses === maxUses) await this.events.record(undefined, limitReached(answer));
+      return answer;
+    }
+    const idempotencyKey = request.idempotencyKey;
     return this.dataSource.transaction(async (manager) => {
-      if (request.idempotencyKey !== undefined) {
-        const claim = await this.usage.claimIdempotencyKey(license.id, request.idempotencyKey, requestHash, manager);
-        if (!claim.claimed) {
-          if (claim.requestHash !== requestHash || !claim.answer) {
-            throw new AppError(ErrorCode.IDEMPOTENCY_KEY_REUSED, 409, 'This idempotency key was used with another request body');
-          }
-          return claim.answer;
+      const claim = await this.usage.claimIdempotencyKey(license.id, idempotencyKey, requestHash, manager);
+      if (!claim.claimed) {
+        if (claim.requestHash !== requestHash || !claim.answer) {
+          throw new AppError(ErrorCode.IDEMPOTENCY_KEY_REUSED, 409, 'This idempotency key was used with another request body');
         }
+        return claim.answer;
       }
       const uses = await this.usage.increment(license.id, period.start, request.increment, maxUses, manager);
       // Thrown inside the transaction: it rolls back the key's claim, since only 200 answers are kept.
       if (uses === null) throw usageLimitReached(maxUses, await this.usage.usesIn(license.id, period.start, manager), request.increment);
       const answer = usageAnswer(maxUses, uses, period);
-      if (request.idempotencyKey !== undefined) await this.usage.saveAnswer(license.id, request.idempotencyKey, answer, manager);
-      // The increment that reaches the cap is the only one: later ones that would pass it count nothing.
-      if (uses === maxUses) {
-        await this.events.record(manager, {
-          type: 'license.usage_limit_reached',
-          actor,
-          licenseId: license.id,
-          productId: license.productId,
-          productCode: license.productCode,
-          details: { license_key: request.licenseKey, machine_fingerprint: request.machineFingerprint, ...answer },
-        });
-      }
+      await this.usage.saveAnswer(license.id, idempotencyKey, answer, manager);
+      if (uses === maxUses) await this.events.record(manager, limitReached(answer));
       return answer;
     });
   }
