@@ -109,6 +109,18 @@ function routes(pool: Pool, privateKey: KeyObject): Record<string, Handler> {
         { valid: s.active && !s.revoked, status: 'active', code: null, heartbeat_timeout_seconds: null, next_heartbeat_before: null },
       ];
     },
+    '/usage': async (body) => {
+      // The least a counted use costs: one upsert that locks the period's counter row and adds 1 under the cap.
+      const { rows } = await pool.query<{ uses: string }>(
+        `INSERT INTO usage_counters AS c (license_id, period_start, uses)
+         SELECT id, date_trunc('month', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC', 1 FROM licenses WHERE license_key = $1
+         ON CONFLICT (license_id, period_start) DO UPDATE SET uses = c.uses + 1 WHERE c.uses + 1 <= 1000000000000
+         RETURNING uses`,
+        [body.license_key],
+      );
+      if (rows.length === 0) return invalidKey;
+      return [200, { uses: Number(rows[0].uses), max_uses: 1_000_000_000_000, remaining: null, period_start: null, period_end: null }];
+    },
     '/activate': async (body) => {
       // The write a seat binding needs at least: one row locked and changed, committed (a WAL flush).
       const { rows } = await pool.query<{ activated_at: Date }>(

@@ -37,6 +37,7 @@ const ROW_NAMES = [
   'validate-signed',
   'validate-rate',
   'heartbeat',
+  'usage',
   'license-file',
   'reactivate',
   'reactivate-hook',
@@ -551,6 +552,23 @@ async function measureScale(
       'bare node:http + pg UPDATE',
       { method: 'POST', path: '/heartbeat', bodies: validateBodies },
       validateCheck,
+    );
+  }
+  if (wanted('usage')) {
+    // docs/client-api.md, Usage: the benchmarked seats' licences metered (a cap no run reaches), so every call counts
+    // one use through the atomic upsert; the baseline is the same upsert alone, behind the bare server.
+    await pool.query(
+      `UPDATE licenses l SET policy = l.policy || '{"max_uses": 1000000000000, "uses_period": "month"}'
+       FROM activations a WHERE a.license_id = l.id AND a.released_at IS NULL AND a.machine_fingerprint = ANY($1::text[])`,
+      [[...new Set(seats.map((s) => s.fingerprint))]],
+    );
+    await paired(
+      'usage',
+      'POST /api/v1/usage (metered licence, increment 1)',
+      { method: 'POST', path: '/api/v1/usage', bodies: validateBodies },
+      'bare node:http + pg locked increment (upsert)',
+      { method: 'POST', path: '/usage', bodies: validateBodies },
+      (status, body) => status === 200 && typeof body.uses === 'number',
     );
   }
   if (wanted('license-file')) {

@@ -69,7 +69,13 @@ describe('client API: POST /api/v1/activate', () => {
         customer: { name: lic.details.customer_name, email: 'it@acme.example' },
         key_id,
         signed_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
-        policy: { heartbeat_timeout_seconds: null, max_deactivations_per_30_days: null, license_file_ttl_days: 30 },
+        policy: {
+          heartbeat_timeout_seconds: null,
+          max_deactivations_per_30_days: null,
+          license_file_ttl_days: 30,
+          max_uses: null,
+          uses_period: 'none',
+        },
       });
       expect(res.body.signature).toMatch(/^RSA-SHA256:[A-Za-z0-9+/]+={0,2}$/);
       const signature = Buffer.from(res.body.signature.slice('RSA-SHA256:'.length), 'base64');
@@ -408,6 +414,8 @@ describe('client API: POST /api/v1/validate', () => {
       revoked: false,
       grace_ends_at: new Date(new Date(lic.details.expires_at).getTime() + 5 * DAY).toISOString(),
       code: null,
+      uses: null,
+      max_uses: null,
     });
   });
 

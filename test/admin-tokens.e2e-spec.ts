@@ -22,6 +22,8 @@ const ROUTE_SCOPES: Record<string, AdminScope> = {
   'PUT /api/v1/admin/licenses/{id}': 'licenses:write',
   'POST /api/v1/admin/licenses/{id}/revoke': 'licenses:write',
   'POST /api/v1/admin/licenses/{id}/release': 'licenses:write',
+  'GET /api/v1/admin/licenses/{id}/usage': 'licenses:read',
+  'POST /api/v1/admin/licenses/{id}/usage/reset': 'licenses:write',
   'GET /api/v1/admin/audit': 'audit:read',
   'GET /api/v1/admin/audit/export': 'audit:read',
   'GET /api/v1/admin/stats': 'stats:read',

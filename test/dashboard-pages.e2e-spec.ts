@@ -102,6 +102,25 @@ describe('dashboard pages and actions', () => {
       expect(bad.text).toContain('name="policy_heartbeat_timeout_seconds" value="5"');
     });
 
+    it("shows a metered licence's uses this period and its past periods (docs/licences.md, Usage metering)", async () => {
+      const lic = await createLicense(t, { policy: { max_uses: 50, uses_period: 'month' } });
+      const fp = fingerprint('dashboard-usage');
+      await t.http().post('/api/v1/activate').send({ license_key: lic.license_key, machine_fingerprint: fp, hostname: 'h' }).expect(200);
+      await t.http().post('/api/v1/usage').send({ license_key: lic.license_key, machine_fingerprint: fp, increment: 7 }).expect(200);
+      await t.sql(
+        `INSERT INTO usage_counters (license_id, period_start, uses)
+         VALUES ($1, date_trunc('month', now() AT TIME ZONE 'UTC' - interval '1 month') AT TIME ZONE 'UTC', 42)`,
+        [lic.id],
+      );
+      const page = await agent.get(`/licenses/${lic.id}`).expect(200);
+      expect(page.text).toMatch(/<meter min="0" max="50" value="7">/);
+      expect(page.text).toMatch(/7 of 50 \(43 left/);
+      expect(page.text).toMatch(/data-testid="usage-history"[\s\S]*value="42"/);
+      // A licence that is not metered shows no meter.
+      const plain = await createLicense(t);
+      expect((await agent.get(`/licenses/${plain.id}`).expect(200)).text).not.toContain('data-testid="usage"');
+    });
+
     it('takes an expiry date as the end of that day (UTC), and no features when none is checked', async () => {
       const year = new Date().getUTCFullYear() + 2;
       const { 'features.ERP_SUITE': _features, ...withoutFeatures } = validForm;

@@ -270,7 +270,13 @@ describe('admin licences API: create and read', () => {
         customer_pib: '101134702',
         limits: { max_installations: 2, max_operators: 10 },
         limit_overrides: { max_installations: 2 },
-        policy: { heartbeat_timeout_seconds: null, max_deactivations_per_30_days: null, license_file_ttl_days: 30 },
+        policy: {
+          heartbeat_timeout_seconds: null,
+          max_deactivations_per_30_days: null,
+          license_file_ttl_days: 30,
+          max_uses: null,
+          uses_period: 'none',
+        },
         policy_overrides: {},
         features: ['PAYROLL'],
         grace_days: 3,
@@ -284,6 +290,7 @@ describe('admin licences API: create and read', () => {
         status: 'active',
         created_at: expect.stringMatching(/Z$/),
         updated_at: expect.stringMatching(/Z$/),
+        converted_from: null,
         activations: [
           {
             id: current.id,

@@ -44,7 +44,16 @@ describe('OpenAPI document', () => {
     beforeAll(() => (conformance = new OpenApiConformance(t.openApi)));
 
     it('accepts a documented status with a body that matches its schema', () => {
-      const body = { valid: true, status: 'active', expires_at: null, revoked: false, grace_ends_at: null, code: null };
+      const body = {
+        valid: true,
+        status: 'active',
+        expires_at: null,
+        revoked: false,
+        grace_ends_at: null,
+        code: null,
+        uses: null,
+        max_uses: null,
+      };
       expect(conformance.check(fakeResponse('POST', '/api/v1/validate', 200, body))).toBeUndefined();
     });
 

@@ -44,6 +44,8 @@ describe('seat policies', () => {
         heartbeat_timeout_seconds: 600,
         max_deactivations_per_30_days: null,
         license_file_ttl_days: 30,
+        max_uses: null,
+        uses_period: 'none',
       });
       const updated = await t.admin
         .put(`/api/v1/admin/products/${created.body.id}`)
@@ -53,6 +55,8 @@ describe('seat policies', () => {
         heartbeat_timeout_seconds: 600,
         max_deactivations_per_30_days: 2,
         license_file_ttl_days: 30,
+        max_uses: null,
+        uses_period: 'none',
       });
       const cleared = await t.admin
         .put(`/api/v1/admin/products/${created.body.id}`)
@@ -80,14 +84,26 @@ describe('seat policies', () => {
     it('licences: overrides over the product defaults, null clears one, unknown keys and bad values are 400', async () => {
       const lic = await createLicense(t, { policy: { heartbeat_timeout_seconds: 300, max_deactivations_per_30_days: 3 } });
       const got = await t.admin.get(`/api/v1/admin/licenses/${lic.id}`).expect(200);
-      expect(got.body.policy).toEqual({ heartbeat_timeout_seconds: 300, max_deactivations_per_30_days: 3, license_file_ttl_days: 30 });
+      expect(got.body.policy).toEqual({
+        heartbeat_timeout_seconds: 300,
+        max_deactivations_per_30_days: 3,
+        license_file_ttl_days: 30,
+        max_uses: null,
+        uses_period: 'none',
+      });
       expect(got.body.policy_overrides).toEqual({ heartbeat_timeout_seconds: 300, max_deactivations_per_30_days: 3 });
 
       const put = await t.admin
         .put(`/api/v1/admin/licenses/${lic.id}`)
         .send({ policy: { heartbeat_timeout_seconds: null, license_file_ttl_days: 90 } })
         .expect(200);
-      expect(put.body.policy).toEqual({ heartbeat_timeout_seconds: null, max_deactivations_per_30_days: 3, license_file_ttl_days: 90 });
+      expect(put.body.policy).toEqual({
+        heartbeat_timeout_seconds: null,
+        max_deactivations_per_30_days: 3,
+        license_file_ttl_days: 90,
+        max_uses: null,
+        uses_period: 'none',
+      });
       expect(put.body.policy_overrides).toEqual({ max_deactivations_per_30_days: 3, license_file_ttl_days: 90 });
       const [audit] = await t.sql(
         `SELECT details FROM audit_entries WHERE license_id = $1 AND action = 'license.updated' ORDER BY id DESC LIMIT 1`,
@@ -117,6 +133,8 @@ describe('seat policies', () => {
         heartbeat_timeout_seconds: 10,
         max_deactivations_per_30_days: 1,
         license_file_ttl_days: 30,
+        max_uses: null,
+        uses_period: 'none',
       });
     });
   });

@@ -26,9 +26,9 @@ describe('signed validate answers', () => {
 
   const validate = (body: Record<string, unknown>) => t.http().post('/api/v1/validate').send(body);
 
-  it('without a nonce: the six fields of an unsigned answer, nothing signed', async () => {
+  it("without a nonce: the fields of an unsigned answer (with the usage meter's two), nothing signed", async () => {
     const res = await validate({ license_key: licenseKey, machine_fingerprint: fp }).expect(200);
-    expect(Object.keys(res.body).sort()).toEqual(['code', 'expires_at', 'grace_ends_at', 'revoked', 'status', 'valid']);
+    expect(Object.keys(res.body).sort()).toEqual(['code', 'expires_at', 'grace_ends_at', 'max_uses', 'revoked', 'status', 'uses', 'valid']);
   });
 
   it('with a nonce: the answer echoes it, names the licence, machine, time and key, and its signature verifies', async () => {
@@ -47,6 +47,8 @@ describe('signed validate answers', () => {
       revoked: false,
       grace_ends_at: expect.stringMatching(/Z$/),
       code: null,
+      uses: null,
+      max_uses: null,
       nonce: n,
       license_key: licenseKey,
       machine_fingerprint: fp,

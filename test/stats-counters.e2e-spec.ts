@@ -33,7 +33,10 @@ const REFERENCE = `
     (SELECT count(*) FROM activations a JOIN licenses l ON l.id = a.license_id WHERE l.product_id = p.id AND a.released_at IS NULL)::int AS current,
     (SELECT count(*) FROM activations a JOIN licenses l ON l.id = a.license_id WHERE l.product_id = p.id AND a.activated_at > now() - interval '30 days')::int AS last_30_days,
     (SELECT count(*) FROM activations a JOIN licenses l ON l.id = a.license_id
-     WHERE l.product_id = p.id AND a.release_reason = 'heartbeat_timeout' AND a.released_at > now() - interval '30 days')::int AS released_by_heartbeat
+     WHERE l.product_id = p.id AND a.release_reason = 'heartbeat_timeout' AND a.released_at > now() - interval '30 days')::int AS released_by_heartbeat,
+    (SELECT count(*) FROM trials tr WHERE tr.product_id = p.id)::int AS trials_started,
+    (SELECT count(*) FROM trials tr WHERE tr.product_id = p.id AND EXISTS (SELECT 1 FROM licenses c WHERE c.converted_from = tr.license_id))::int
+      AS trials_converted
   FROM products p ORDER BY p.id`;
 
 /** A small deterministic PRNG, so a failure can be replayed. */
@@ -55,6 +58,7 @@ describe('statistics counters', () => {
       licenses: { total: r.total, active: r.active, grace: r.grace, expired: r.expired, revoked: r.revoked, suspended: r.suspended },
       activations: { current: r.current, last_30_days: r.last_30_days, released_by_heartbeat_last_30_days: r.released_by_heartbeat },
       by_type: Object.fromEntries(TYPES.map((type) => [type, r.by_type[type] ?? 0])),
+      trials: { started: r.trials_started, converted: r.trials_converted },
     }));
   const expectCountersToMatch = async () => expect((await t.admin.get('/api/v1/admin/stats').expect(200)).body).toEqual(await reference());
 

@@ -31,6 +31,7 @@ describe('admin stats API', () => {
       licenses: { total: 0, active: 0, grace: 0, expired: 0, revoked: 0, suspended: 0 },
       activations: { current: 0, last_30_days: 0, released_by_heartbeat_last_30_days: 0 },
       by_type: zeroTypes,
+      trials: { started: 0, converted: 0 },
     });
   });
 

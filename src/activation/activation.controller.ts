@@ -1,12 +1,21 @@
 import { Body, Controller, HttpCode, Post, UsePipes } from '@nestjs/common';
-import { ApiBadRequestResponse, ApiOkResponse, ApiOperation, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
+import {
+  ApiBadRequestResponse,
+  ApiCreatedResponse,
+  ApiConflictResponse,
+  ApiForbiddenResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiServiceUnavailableResponse,
+  ApiTags,
+} from '@nestjs/swagger';
 import { Actor, CurrentActor } from '../common/auth/actor';
 import { ErrorResponseDto } from '../common/errors/error-response.dto';
 import { RateLimit } from '../common/http/throttling';
 import { lenientValidationPipe } from '../common/http/validation.pipe';
 import { ActivationService } from './activation.service';
-import { ActivateRequestDto, SeatRequestDto, ValidateRequestDto } from './dto/client-requests.dto';
-import { DeactivateResponseDto, SignedLicenseDto, ValidateResponseDto } from './dto/client-responses.dto';
+import { ActivateRequestDto, SeatRequestDto, TrialRequestDto, UsageRequestDto, ValidateRequestDto } from './dto/client-requests.dto';
+import { DeactivateResponseDto, SignedLicenseDto, UsageResponseDto, ValidateResponseDto } from './dto/client-responses.dto';
 import { LicenseFileResponseDto } from './dto/license-file.dto';
 import type { SignedLicense } from './license-payload';
 
@@ -65,6 +74,43 @@ export class ActivationController {
   @ApiBadRequestResponse({ type: ErrorResponseDto, description: 'VALIDATION_ERROR (also a malformed nonce), INVALID_KEY' })
   validate(@Body() body: ValidateRequestDto): Promise<ValidateResponseDto> {
     return this.activation.validate(body);
+  }
+
+  @Post('usage')
+  @HttpCode(200)
+  @RateLimit('validate')
+  @ApiOperation({
+    summary: 'Count uses of a metered licence from a machine that holds a seat (counts against the validate rate limit)',
+    description:
+      'increment (default 1) is added unless it would pass max_uses. With idempotency_key, a retry of the same body returns the first answer and counts nothing. With `nonce`, the answer is signed like a validate answer.',
+  })
+  @ApiOkResponse({ type: UsageResponseDto })
+  @ApiBadRequestResponse({
+    type: ErrorResponseDto,
+    description: 'VALIDATION_ERROR, INVALID_KEY, KEY_REVOKED, KEY_SUSPENDED, KEY_EXPIRED, NOT_ACTIVATED (this machine holds no seat)',
+  })
+  @ApiForbiddenResponse({ type: ErrorResponseDto, description: 'USAGE_LIMIT_REACHED: nothing counted; details.remaining' })
+  @ApiConflictResponse({ type: ErrorResponseDto, description: 'IDEMPOTENCY_KEY_REUSED: this key came with another body' })
+  usage(@Body() body: UsageRequestDto, @CurrentActor() actor: Actor): Promise<UsageResponseDto> {
+    return this.activation.usage(body, actor);
+  }
+
+  @Post('trials')
+  @HttpCode(201)
+  @RateLimit('activate')
+  @ApiOperation({
+    summary: 'Start a self-service trial of a product on this machine; returns the signed trial licence',
+    description:
+      'A new TRIAL licence (customer name: hostname, else "Trial"), bound to this machine, expiring after the product\'s trial.days, grace 0. One trial per product and machine, ever. Counts against the activate rate limit.',
+  })
+  @ApiCreatedResponse({ type: SignedLicenseDto })
+  @ApiBadRequestResponse({
+    type: ErrorResponseDto,
+    description: 'VALIDATION_ERROR (also an unknown or inactive product), TRIALS_DISABLED (the product offers no trials)',
+  })
+  @ApiConflictResponse({ type: ErrorResponseDto, description: 'TRIAL_ALREADY_USED: this machine already had a trial of this product' })
+  trial(@Body() body: TrialRequestDto, @CurrentActor() actor: Actor): Promise<SignedLicense> {
+    return this.activation.startTrial(body, actor);
   }
 
   @Post('license-file')

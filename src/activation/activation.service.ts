@@ -13,8 +13,11 @@ import { lenientValidationPipe } from '../common/http/validation.pipe';
 import type { Product } from '../products/product.entity';
 import { ActiveSigningKey, KeyringService } from '../keyring/keyring.service';
 import { SigningService } from '../signing/signing.service';
-import { ActivateRequestDto, SeatRequestDto, ValidateRequestDto } from './dto/client-requests.dto';
-import { DeactivateResponseDto, HeartbeatResponseDto, ValidateResponseDto } from './dto/client-responses.dto';
+import { ActivateRequestDto, SeatRequestDto, TrialRequestDto, UsageRequestDto, ValidateRequestDto } from './dto/client-requests.dto';
+import { TrialsService } from '../licenses/trials.service';
+import { DeactivateResponseDto, HeartbeatResponseDto, UsageResponseDto, ValidateResponseDto } from './dto/client-responses.dto';
+import { UsageService } from '../licenses/usage.service';
+import { usageSummary } from '../licenses/usage-decisions';
 import type { LicenseFileResponseDto } from './dto/license-file.dto';
 import { armor, LICENSE_FILE_LABEL, LicenseFilePayload, licenseFileTimes, parseActivationRequest } from './license-file';
 import { buildLicensePayload, LicensePayload, PayloadBinding, SignedLicense } from './license-payload';
@@ -38,6 +41,8 @@ export class ActivationService {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly metrics: MetricsService,
     private readonly events: EventRecorder,
+    private readonly usageMeter: UsageService,
+    private readonly trials: TrialsService,
   ) {}
 
   /** Binds the machine and returns the signed licence; signing happens after the seat's transaction has committed. */
@@ -50,6 +55,24 @@ export class ActivationService {
       this.metrics.activationResult(err instanceof AppError ? err.code : 'ERROR');
       throw err;
     }
+  }
+
+  /** docs/client-api.md, Trials: a new trial licence bound to this machine, signed as an activation answer. */
+  async startTrial(input: TrialRequestDto, actor: Actor): Promise<SignedLicense> {
+    const { license, seat } = await this.trials.startTrial(
+      {
+        product: input.product,
+        machineFingerprint: input.machine_fingerprint,
+        hostname: input.hostname || null,
+        os: input.os || null,
+        appVersion: input.app_version || null,
+        customerEmail: input.customer_email || null,
+      },
+      actor,
+    );
+    const key = this.keyring.activeKey();
+    const payload = this.licensePayload(license, license.product as Product, seat, key);
+    return { license: payload, signature: await this.signing.sign(payload, key.privateKey) };
   }
 
   private async bindAndSign(input: ActivateRequestDto, actor: Actor): Promise<SignedLicense> {
@@ -136,7 +159,30 @@ export class ActivationService {
       revoked: check.license.revoked,
       grace_ends_at: check.graceEndsAt ? check.graceEndsAt.toISOString() : null,
       code: check.code,
+      ...usageSummary(check.license, check.latestUsage, new Date()),
     };
+    return this.signedAnswer(answer, input);
+  }
+
+  /** docs/client-api.md, Usage: counts on the licence's meter; the answer is signed like validate's when a nonce is given. */
+  async usage(input: UsageRequestDto, actor: Actor): Promise<UsageResponseDto> {
+    const answer = await this.usageMeter.recordUsage(
+      {
+        licenseKey: input.license_key,
+        machineFingerprint: input.machine_fingerprint,
+        increment: input.increment ?? 1,
+        idempotencyKey: input.idempotency_key,
+      },
+      actor,
+    );
+    return this.signedAnswer(answer, input);
+  }
+
+  /** With a nonce, the answer plus what it is about, the time and the key, signed (docs/client-api.md, Signed validation). */
+  private async signedAnswer<T extends object>(
+    answer: T,
+    input: { nonce?: string; license_key: string; machine_fingerprint: string },
+  ): Promise<T | (T & { signature: string })> {
     if (input.nonce === undefined) return answer;
     const key = this.keyring.activeKey();
     const signed = {

@@ -30,7 +30,13 @@ describe('buildLicensePayload', () => {
       customer: { name: 'Acme d.o.o.', email: 'it@acme.example' },
       key_id: '0123456789abcdef',
       signed_at: '2026-02-01T08:30:01.000Z',
-      policy: { heartbeat_timeout_seconds: null, max_deactivations_per_30_days: null, license_file_ttl_days: 30 },
+      policy: {
+        heartbeat_timeout_seconds: null,
+        max_deactivations_per_30_days: null,
+        license_file_ttl_days: 30,
+        max_uses: null,
+        uses_period: 'none',
+      },
     });
   });
 
@@ -42,7 +48,13 @@ describe('buildLicensePayload', () => {
       'k',
       new Date(),
     );
-    expect(payload.policy).toEqual({ heartbeat_timeout_seconds: 600, max_deactivations_per_30_days: null, license_file_ttl_days: 7 });
+    expect(payload.policy).toEqual({
+      heartbeat_timeout_seconds: 600,
+      max_deactivations_per_30_days: null,
+      license_file_ttl_days: 7,
+      max_uses: null,
+      uses_period: 'none',
+    });
   });
 
   it('writes null for a missing e-mail and for a licence that never expires', () => {

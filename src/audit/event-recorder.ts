@@ -33,6 +33,11 @@ export interface RecordedChange {
   ctes: string;
   /** $1..$n of `ctes`. */
   params: unknown[];
+  /**
+   * A condition over the `change` rows (SQL, may use $1..$n): the events are written only when a row meets it, in the
+   * same statement, so a change that decides whether it is news (the increment that reaches a cap) needs no second step.
+   */
+  eventsOnlyIf?: string;
 }
 
 /** The webhook-id of an event: unique per event, the same on every delivery and retry. */
@@ -40,12 +45,13 @@ const newEventId = () => `msg_${randomBytes(16).toString('hex')}`;
 const isAuditAction = (type: EventType): type is AuditAction => (AUDIT_ACTIONS as readonly string[]).includes(type);
 const isOutboxEvent = (type: EventType) => OUTBOX_EVENT_TYPES.includes(type);
 
-const EVENT_COLUMNS = `audit AS (
+/** The audit entries and outbox rows of a statement; `guard` (over the change's rows) makes them conditional. */
+const eventColumns = (guard = '') => `audit AS (
     INSERT INTO audit_entries (action, actor_type, actor, ip, license_id, product_code, details)
-    SELECT * FROM unnest($A1::varchar[], $A2::varchar[], $A3::varchar[], $A4::varchar[], $A5::int[], $A6::varchar[], $A7::jsonb[])
+    SELECT * FROM unnest($A1::varchar[], $A2::varchar[], $A3::varchar[], $A4::varchar[], $A5::int[], $A6::varchar[], $A7::jsonb[])${guard}
   ), outbox AS (
     INSERT INTO webhook_events (id, type, payload, license_id, product_id)
-    SELECT * FROM unnest($A8::varchar[], $A9::varchar[], $A10::jsonb[], $A11::int[], $A12::int[])
+    SELECT * FROM unnest($A8::varchar[], $A9::varchar[], $A10::jsonb[], $A11::int[], $A12::int[])${guard}
   )`;
 
 /**
@@ -68,7 +74,8 @@ export class EventRecorder {
     events: DomainEvent[],
   ): Promise<T[]> {
     const offset = change?.params.length ?? 0;
-    const eventSql = EVENT_COLUMNS.replace(/\$A(\d+)/g, (_, n: string) => `$${Number(n) + offset}`);
+    const guard = change?.eventsOnlyIf ? `\n    WHERE EXISTS (SELECT 1 FROM change WHERE ${change.eventsOnlyIf})` : '';
+    const eventSql = eventColumns(guard).replace(/\$A(\d+)/g, (_, n: string) => `$${Number(n) + offset}`);
     const sql = change ? `WITH ${change.ctes}, ${eventSql} SELECT * FROM change` : `WITH ${eventSql} SELECT 1`;
     const { rows } = await preparedQuery<T>(manager ?? this.dataSource.manager, change ? `${change.name}+events` : 'events', sql, [
       ...(change?.params ?? []),

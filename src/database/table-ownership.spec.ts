@@ -5,6 +5,9 @@ import { join, relative } from 'node:path';
 const OWNERS: Record<string, string> = {
   licenses: 'licenses',
   activations: 'licenses',
+  usage_counters: 'licenses',
+  usage_idempotency_keys: 'licenses',
+  trials: 'licenses',
   products: 'products',
   audit_entries: 'audit',
   webhook_endpoints: 'webhooks',

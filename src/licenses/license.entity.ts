@@ -26,6 +26,7 @@ export const LICENSE_KEY_INDEX = 'licenses_license_key_key';
 @Index(LICENSE_KEY_INDEX, ['licenseKey'], { unique: true })
 @Index('licenses_created_idx', ['createdAt', 'id']) // (created_at DESC, id DESC)
 @Index('licenses_product_created_idx', ['productId', 'createdAt', 'id']) // (product_id, created_at DESC, id DESC)
+@Index('licenses_converted_from_idx', ['convertedFrom'], { where: 'converted_from IS NOT NULL' })
 @Index('licenses_type_created_idx', ['licenseType', 'createdAt', 'id']) // (license_type, created_at DESC, id DESC)
 @Index('licenses_expires_idx', ['expiresAt'])
 // (expires_at) INCLUDE (product_id): the statistics read today's expiries from the index alone.
@@ -104,6 +105,14 @@ export class License {
 
   @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz' })
   updatedAt: Date;
+
+  /** The trial this licence converts (docs/licences.md, Trials): the newest trial of its product for its e-mail. */
+  @Column({ name: 'converted_from', type: 'int', nullable: true })
+  convertedFrom: number | null;
+
+  @ManyToOne(() => License, { onDelete: 'NO ACTION' })
+  @JoinColumn({ name: 'converted_from', referencedColumnName: 'id', foreignKeyConstraintName: 'licenses_converted_from_fkey' })
+  convertedFromLicense?: License;
 
   /**
    * Folded customer name and e-mail, the key with and without dashes, and the PIB: what the search

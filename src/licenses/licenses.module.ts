@@ -8,12 +8,27 @@ import { LicensesService } from './licenses.service';
 import { SeatSweepService } from './seat-sweep.service';
 import { SeatsRepository } from './seats.repository';
 import { SeatsService } from './seats.service';
+import { TrialsRepository } from './trials.repository';
+import { TrialsService } from './trials.service';
+import { UsageController } from './usage.controller';
+import { UsageRepository } from './usage.repository';
+import { UsageService } from './usage.service';
 
 /** The licence aggregate: licences and their seats. Exports services only, never repositories. */
 @Module({
   imports: [AuditModule, ProductsModule, JobsModule],
-  controllers: [LicensesController],
-  providers: [LicensesRepository, SeatsRepository, LicensesService, SeatsService, SeatSweepService],
-  exports: [LicensesService, SeatsService, SeatSweepService],
+  controllers: [LicensesController, UsageController],
+  providers: [
+    LicensesRepository,
+    SeatsRepository,
+    UsageRepository,
+    TrialsRepository,
+    LicensesService,
+    SeatsService,
+    SeatSweepService,
+    UsageService,
+    TrialsService,
+  ],
+  exports: [LicensesService, SeatsService, SeatSweepService, UsageService, TrialsService],
 })
 export class LicensesModule {}

@@ -102,8 +102,8 @@ export class LicensesRepository {
       manager,
       'license-insert',
       `INSERT INTO licenses (product_id, license_key, license_type, customer_name, customer_email, customer_pib, limits, features,
-         policy, grace_days, notes, expires_at, created_at, updated_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8::jsonb, $9::jsonb, $10, $11, $12, $13, $13)
+         policy, grace_days, notes, expires_at, created_at, updated_at, converted_from)
+       VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8::jsonb, $9::jsonb, $10, $11, $12, $13, $13, $14)
        RETURNING ${LICENSE_COLUMNS}`,
       [
         license.productId,
@@ -119,6 +119,7 @@ export class LicensesRepository {
         license.notes,
         license.expiresAt,
         license.createdAt,
+        license.convertedFrom ?? null,
       ],
     );
     return licenseOnlyFromRow(rows[0]);
@@ -311,15 +312,16 @@ export type NewLicense = Pick<
   | 'notes'
   | 'expiresAt'
   | 'createdAt'
->;
+> &
+  Partial<Pick<License, 'convertedFrom'>>;
 
 /** Every licences column the application reads (search_text is the trigger's). */
 const LICENSE_COLUMNS = `id, product_id, license_key, license_type, customer_name, customer_email, customer_pib, limits, features, policy,
-  grace_days, notes, expires_at, active, revoked, revoked_at, revoke_reason, created_at, updated_at`;
+  grace_days, notes, expires_at, active, revoked, revoked_at, revoke_reason, created_at, updated_at, converted_from`;
 
 const LICENSE_WITH_PRODUCT = `SELECT l.id, l.product_id, l.license_key, l.license_type, l.customer_name, l.customer_email, l.customer_pib,
     l.limits, l.features, l.policy, l.grace_days, l.notes, l.expires_at, l.active, l.revoked, l.revoked_at, l.revoke_reason,
-    l.created_at, l.updated_at, p.code AS p_code, p.name AS p_name, p.key_prefix AS p_key_prefix,
+    l.created_at, l.updated_at, l.converted_from, p.code AS p_code, p.name AS p_name, p.key_prefix AS p_key_prefix,
     p.default_limits AS p_default_limits, p.default_policy AS p_default_policy, p.available_features AS p_available_features, p.active AS p_active,
     p.created_at AS p_created_at, p.updated_at AS p_updated_at
   FROM licenses l JOIN product_catalog p ON p.id = l.product_id`;
@@ -345,6 +347,7 @@ export interface LicenseRow {
   policy: PolicyOverrides;
   created_at: Date;
   updated_at: Date;
+  converted_from: number | null;
 }
 
 /** A products row as pg returns it. */
@@ -436,5 +439,6 @@ function licenseOnlyFromRow(r: LicenseRow): License {
     revokeReason: r.revoke_reason,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
+    convertedFrom: r.converted_from ?? null,
   });
 }

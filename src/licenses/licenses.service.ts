@@ -26,6 +26,7 @@ import { licensePolicyOverrides, mergePolicy } from '../common/seat-policy/licen
 import { deriveLicenseStatus, graceEndsAt } from './license-status';
 import type { LicenseType } from './license-type';
 import { LicensePageOptions, LicensesRepository } from './licenses.repository';
+import { TrialsRepository } from './trials.repository';
 import { SeatsRepository } from './seats.repository';
 /** The dashboard's sort keys, public through the service: a repository stays inside its module (docs/architecture.md, Module boundaries). */
 export { LICENSE_SORTS, type LicenseSort } from './licenses.repository';
@@ -75,6 +76,7 @@ export class LicensesService {
     private readonly seats: SeatsRepository,
     private readonly products: ProductsService,
     private readonly events: EventRecorder,
+    private readonly trials: TrialsRepository,
   ) {}
 
   /**
@@ -92,8 +94,10 @@ export class LicensesService {
     for (let attempt = 1; ; attempt++) {
       try {
         return await this.dataSource.transaction(async (manager) => {
+          const convertedFrom = input.customer_email ? await this.trials.newestTrialFor(product.id, input.customer_email, manager) : null;
           const license = await this.licenses.insert(
             {
+              convertedFrom,
               productId: product.id,
               licenseKey: this.newLicenseKey(product.keyPrefix),
               licenseType: input.license_type,
@@ -502,6 +506,7 @@ export function toLicenseDetails(license: License, currentSeats: Activation[], n
     status: deriveLicenseStatus(license, now),
     created_at: license.createdAt.toISOString(),
     updated_at: license.updatedAt.toISOString(),
+    converted_from: license.convertedFrom ?? null,
     activations: currentSeats.map((seat) => ActivationDto.from(seat)),
   };
 }

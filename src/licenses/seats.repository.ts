@@ -6,6 +6,8 @@ import { Activation, ReleaseReason } from './activation.entity';
 import type { RecordedChange } from '../audit/event-recorder';
 import type { License } from './license.entity';
 import { licenseFromRow, type LicenseRow, type ProductRow } from './licenses.repository';
+import { mergePolicy, type PolicyOverrides, type SeatPolicy } from '../common/seat-policy/license-policy';
+import type { StoredUsage } from './usage-decisions';
 
 /**
  * Activation records ("seats"). A seat is current while released_at is null. Style: named SQL with typed rows
@@ -59,20 +61,36 @@ export class SeatsRepository {
   async findForCheck(licenseKey: string, machineFingerprint: string, minIntervalSeconds: number): Promise<SeatCheckRow | null> {
     const { rows } = await preparedQuery<SeatCheckDbRow>(
       this.dataSource.manager,
-      'seat-check-live',
+      'seat-check-live-usage',
       `SELECT l.id, l.expires_at, l.grace_days, l.active, l.revoked, s.id AS seat_id,
-              s.last_seen_at < now() - make_interval(secs => $3) AS stale
+              s.last_seen_at < now() - make_interval(secs => $3) AS stale,
+              l.product_id, p.code AS product_code, l.created_at, l.policy, p.default_policy,
+              u.period_start AS usage_period_start, u.uses
        FROM licenses l JOIN product_catalog p ON p.id = l.product_id
        LEFT JOIN activations s ON s.license_id = l.id AND s.machine_fingerprint = $2 AND s.released_at IS NULL
          AND NOT ${SEAT_IS_DEAD('s', 'l', 'p')}
+       LEFT JOIN LATERAL (
+         SELECT period_start, uses FROM usage_counters WHERE license_id = l.id ORDER BY period_start DESC LIMIT 1
+       ) u ON true
        WHERE l.license_key = $1`,
       [licenseKey, machineFingerprint, minIntervalSeconds],
     );
     if (rows.length === 0) return null;
     const r = rows[0];
     return {
-      license: { id: r.id, expiresAt: r.expires_at, graceDays: r.grace_days, active: r.active, revoked: r.revoked },
+      license: {
+        id: r.id,
+        expiresAt: r.expires_at,
+        graceDays: r.grace_days,
+        active: r.active,
+        revoked: r.revoked,
+        productId: r.product_id,
+        productCode: r.product_code,
+        createdAt: r.created_at,
+        policy: mergePolicy(r.default_policy, r.policy),
+      },
       seat: r.seat_id === null ? null : { id: r.seat_id, stale: r.stale === true },
+      latestUsage: r.usage_period_start === null ? null : { periodStart: r.usage_period_start, uses: Number(r.uses) },
     };
   }
 
@@ -299,13 +317,19 @@ function licenseFromJson(l: Json<LicenseRow>, p: Json<ProductRow>): License {
   });
 }
 
-const SEAT_COLUMNS =
+export const SEAT_COLUMNS =
   'id, license_id, product_id, machine_fingerprint, hostname, os, app_version, ip, activated_at, last_seen_at, released_at, release_reason';
 
 /** The licence fields that decide its status, and the checked machine's current seat (if any). */
 export interface SeatCheckRow {
-  license: Pick<License, 'id' | 'expiresAt' | 'graceDays' | 'active' | 'revoked'>;
+  license: Pick<License, 'id' | 'expiresAt' | 'graceDays' | 'active' | 'revoked' | 'productId' | 'createdAt'> & {
+    productCode: string;
+    /** The merged policy (docs/licences.md, Seat policies), for the usage meter. */
+    policy: SeatPolicy;
+  };
   seat: { id: string; stale: boolean } | null;
+  /** The licence's newest usage counter (docs/licences.md, Usage metering); it counts only if it is this period's. */
+  latestUsage: StoredUsage | null;
 }
 
 /** The validation check's row: licence status fields and the machine's current seat, null when it has none. */
@@ -317,6 +341,13 @@ interface SeatCheckDbRow {
   revoked: boolean;
   seat_id: string | null;
   stale: boolean | null;
+  product_id: number;
+  product_code: string;
+  created_at: Date;
+  policy: PolicyOverrides;
+  default_policy: PolicyOverrides;
+  usage_period_start: Date | null;
+  uses: string | null;
 }
 
 /** An activations row as pg returns it: bigint id as a string, timestamptz as Date. */

@@ -57,6 +57,7 @@ export interface SweepResult {
 
 export interface SeatCheck {
   license: SeatCheckRow['license'];
+  latestUsage: SeatCheckRow['latestUsage'];
   status: LicenseStatus;
   graceEndsAt: Date | null;
   valid: boolean;
@@ -295,7 +296,14 @@ export class SeatsService {
     const decision = decideValidation(license, seat, new Date());
     // Only a stale seat costs the write (and its round trip); the UPDATE checks staleness again.
     if (decision.touch && seat) await this.seats.touchLastSeen(seat.id, lastSeenIntervalSeconds);
-    return { license, status: decision.status, graceEndsAt: decision.graceEndsAt, valid: decision.valid, code: decision.code };
+    return {
+      license,
+      latestUsage: found.latestUsage,
+      status: decision.status,
+      graceEndsAt: decision.graceEndsAt,
+      valid: decision.valid,
+      code: decision.code,
+    };
   }
 }
 

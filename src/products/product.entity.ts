@@ -2,6 +2,13 @@ import { Check, Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn,
 
 import type { PolicyOverrides } from '../common/seat-policy/license-policy';
 
+/** A product's trial settings: how long, how many machines (default 1), which features (default all). */
+export interface ProductTrial {
+  days: number;
+  max_installations?: number;
+  features?: string[];
+}
+
 /** The unique indexes whose violation ProductsService turns into a 409 naming the field. */
 export const PRODUCT_CODE_INDEX = 'products_code_key';
 export const PRODUCT_KEY_PREFIX_INDEX = 'products_key_prefix_key';
@@ -15,6 +22,7 @@ export const PRODUCT_KEY_PREFIX_INDEX = 'products_key_prefix_key';
 @Check('products_default_limits_check', `jsonb_typeof(default_limits) = 'object'`)
 @Check('products_available_features_check', `jsonb_typeof(available_features) = 'array'`)
 @Check('products_default_policy_check', `jsonb_typeof(default_policy) = 'object'`)
+@Check('products_trial_check', `trial IS NULL OR jsonb_typeof(trial) = 'object'`)
 export class Product {
   @PrimaryGeneratedColumn({ primaryKeyConstraintName: 'products_pkey' })
   id: number;
@@ -40,6 +48,10 @@ export class Product {
 
   @Column({ type: 'boolean', default: true })
   active: boolean;
+
+  /** Self-service trials (docs/licences.md, Trials); null: none, the default. */
+  @Column({ type: 'jsonb', nullable: true })
+  trial: ProductTrial | null;
 
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;

@@ -62,6 +62,7 @@ export class ProductsService {
             availableFeatures: input.available_features ?? [],
             defaultPolicy: productDefaultPolicy(input.default_policy ?? {}),
             active: input.active ?? true,
+            trial: input.trial ?? null,
           },
           manager,
         );
@@ -97,6 +98,7 @@ export class ProductsService {
         if (input.default_policy !== undefined)
           product.defaultPolicy = productDefaultPolicy({ ...product.defaultPolicy, ...input.default_policy });
         if (input.active !== undefined) product.active = input.active;
+        if (input.trial !== undefined) product.trial = input.trial;
         const saved = await this.products.save(product, manager);
         await this.events.record(manager, {
           type: 'product.updated',

@@ -6,6 +6,7 @@ import { preparedQuery } from '../database/prepared-query';
 
 /** Per product: the summed counters (see the StatsCounters migration) by metric, e.g. `type:TRIAL`, `usable`, `expires`, `seats`. */
 export interface ProductCountersRow {
+  product_id: number;
   product_code: string;
   product_name: string;
   counts: Record<string, number>;
@@ -70,7 +71,7 @@ export function productCountersSql(edge: WindowEdge = 'auto', scoped = false): s
     UNION ALL ${currentHour('activated_ends', 'seat_history WHERE true', 'activated_at', late, WINDOW, false)}
     UNION ALL ${currentHour('heartbeat_released_ends', `seat_history WHERE release_reason = 'heartbeat_timeout'`, 'released_at', late, WINDOW, false)}
   )
-  SELECT p.code AS product_code, p.name AS product_name,
+  SELECT p.id AS product_id, p.code AS product_code, p.name AS product_name,
          coalesce((SELECT jsonb_object_agg(m.metric, m.n) FROM (
            SELECT s.metric, sum(s.n)::bigint AS n FROM summed s WHERE s.product_id = p.id GROUP BY s.metric
          ) m), '{}'::jsonb) AS counts,
@@ -125,6 +126,17 @@ export class StatsRepository {
       products ? [products] : [],
     );
     return { rows: rows.map(({ delta_rows: _, ...row }) => row), deltaRows: Number(rows[0]?.delta_rows ?? 0) };
+  }
+
+  /** Trials started and converted per product id (docs/licences.md, Trials), from the licences module's trial_counts view. */
+  async trialCounts(): Promise<Map<number, { started: number; converted: number }>> {
+    const { rows } = await preparedQuery<{ product_id: number; started: string; converted: string }>(
+      this.dataSource.manager,
+      'trial-counts',
+      `SELECT product_id, started, converted FROM trial_counts`,
+      [],
+    );
+    return new Map(rows.map((r) => [r.product_id, { started: Number(r.started), converted: Number(r.converted) }]));
   }
 
   /**

@@ -38,10 +38,11 @@ export class StatsService implements OnModuleInit {
   /** One entry per product (in product id order; only the credential's products when it is limited): licences by status and type, current seats and recent activations. */
   async productStats(products: ProductScope = ALL_PRODUCTS): Promise<ProductStatsDto[]> {
     const { rows, deltaRows } = await this.stats.productCounters(products);
+    const trials = await this.stats.trialCounts();
     if (deltaRows > FOLD_AFTER_READING_ROWS) {
       this.jobs.send(STATS_FOLD_QUEUE, { force: true }).catch((err: Error) => this.logger.warn(`requesting a fold failed: ${err.message}`));
     }
-    return rows.map(({ product_code, product_name, counts }) => {
+    return rows.map(({ product_id, product_code, product_name, counts }) => {
       const count = (metric: string) => Number(counts[metric] ?? 0);
       const byType = Object.fromEntries(LICENSE_TYPES.map((type) => [type, count(`type:${type}`)]));
       // Usable licences split by time: past expires_at (grace or expired), past the grace end (expired).
@@ -65,6 +66,7 @@ export class StatsService implements OnModuleInit {
           released_by_heartbeat_last_30_days: count('heartbeat_released') - count('heartbeat_released_ends'),
         },
         by_type: byType,
+        trials: trials.get(product_id) ?? { started: 0, converted: 0 },
       };
     });
   }

@@ -84,6 +84,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Count uses of a metered licence from a machine that holds a seat (counts against the validate rate limit)
+         * @description increment (default 1) is added unless it would pass max_uses. With idempotency_key, a retry of the same body returns the first answer and counts nothing. With `nonce`, the answer is signed like a validate answer.
+         */
+        post: operations["Activation_usage"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/trials": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start a self-service trial of a product on this machine; returns the signed trial licence
+         * @description A new TRIAL licence (customer name: hostname, else "Trial"), bound to this machine, expiring after the product's trial.days, grace 0. One trial per product and machine, ever. Counts against the activate rate limit.
+         */
+        post: operations["Activation_trial"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/license-file": {
         parameters: {
             query?: never;
@@ -540,6 +580,43 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/admin/licenses/{id}/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A licence's uses this period, and one row per past period (newest first) */
+        get: operations["Usage_report"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/licenses/{id}/usage/reset": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Set this period's count to 0 (audit license.usage_reset)
+         * @description No body.
+         */
+        post: operations["Usage_reset"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/admin/stats": {
         parameters: {
             query?: never;
@@ -700,7 +777,7 @@ export interface components {
              * @example VALIDATION_ERROR
              * @enum {string}
              */
-            code: "VALIDATION_ERROR" | "UNAUTHORIZED" | "FORBIDDEN" | "NOT_FOUND" | "CONFLICT" | "ALREADY_REVOKED" | "NOT_ACTIVATED" | "PAYLOAD_TOO_LARGE" | "HEADERS_TOO_LARGE" | "REQUEST_TIMEOUT" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL_ERROR" | "SERVICE_UNAVAILABLE" | "INVALID_KEY" | "ALREADY_ACTIVATED" | "KEY_EXPIRED" | "KEY_REVOKED" | "KEY_SUSPENDED" | "PRODUCT_MISMATCH" | "DEACTIVATION_LIMIT_REACHED";
+            code: "VALIDATION_ERROR" | "UNAUTHORIZED" | "FORBIDDEN" | "NOT_FOUND" | "CONFLICT" | "ALREADY_REVOKED" | "NOT_ACTIVATED" | "PAYLOAD_TOO_LARGE" | "HEADERS_TOO_LARGE" | "REQUEST_TIMEOUT" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL_ERROR" | "SERVICE_UNAVAILABLE" | "INVALID_KEY" | "ALREADY_ACTIVATED" | "KEY_EXPIRED" | "KEY_REVOKED" | "KEY_SUSPENDED" | "PRODUCT_MISMATCH" | "DEACTIVATION_LIMIT_REACHED" | "USAGE_LIMIT_REACHED" | "IDEMPOTENCY_KEY_REUSED" | "TRIAL_ALREADY_USED" | "TRIALS_DISABLED";
             /** @example Request validation failed */
             message: string;
             /**
@@ -769,6 +846,17 @@ export interface components {
              * @example 30
              */
             license_file_ttl_days: number;
+            /**
+             * @description uses a licence may count per period through POST /api/v1/usage; null: not metered
+             * @example 500
+             */
+            max_uses: number | null;
+            /**
+             * @description month: the count starts again at each UTC calendar month; none: one count for the licence (default none)
+             * @example month
+             * @enum {string}
+             */
+            uses_period: "none" | "month";
         };
         LicensePayloadDto: {
             /** @example POS-7K2QF-9XWMB-R4TZN-H8CVD */
@@ -905,6 +993,16 @@ export interface components {
              */
             code: "NOT_ACTIVATED" | "KEY_REVOKED" | "KEY_SUSPENDED" | "KEY_EXPIRED" | null;
             /**
+             * @description uses counted this period; null when not metered
+             * @example 42
+             */
+            uses: number | null;
+            /**
+             * @description the policy's max_uses; null when not metered
+             * @example 500
+             */
+            max_uses: number | null;
+            /**
              * @description Only when the request carried a nonce: that nonce, echoed
              * @example m3WqJx7Yc1tP0aZr9LkV2eHs
              */
@@ -935,6 +1033,114 @@ export interface components {
              * @example RSA-SHA256:MIIB...
              */
             signature?: string;
+        };
+        UsageRequestDto: {
+            /**
+             * @description Case-insensitive; surrounding whitespace ignored
+             * @example POS-7K2QF-9XWMB-R4TZN-H8CVD
+             */
+            license_key: string;
+            /**
+             * @description Upper-case hex is accepted and lower-cased
+             * @example sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa
+             */
+            machine_fingerprint: string;
+            /**
+             * @description Fresh random value per call (16-128 of A-Z a-z 0-9 _ -). Given: the answer is signed and echoes it, so a replayed answer fails the check. null is refused.
+             * @example m3WqJx7Yc1tP0aZr9LkV2eHs
+             */
+            nonce?: string;
+            /**
+             * @default 1
+             * @example 1
+             */
+            increment: number;
+            /**
+             * @description Same key and body within 24 hours: the first answer again, nothing counted twice; another body: 409 IDEMPOTENCY_KEY_REUSED
+             * @example export-2026-03-01-0001
+             */
+            idempotency_key?: string;
+        };
+        UsageResponseDto: {
+            /**
+             * @description uses counted this period
+             * @example 42
+             */
+            uses: number | null;
+            /**
+             * @description the policy's max_uses
+             * @example 500
+             */
+            max_uses: number | null;
+            /** @example 458 */
+            remaining: number | null;
+            /**
+             * Format: date-time
+             * @description start of the UTC month, or the licence's created_at for uses_period "none"
+             */
+            period_start: string | null;
+            /**
+             * Format: date-time
+             * @description start of the next UTC month; null for uses_period "none"
+             */
+            period_end: string | null;
+            /**
+             * @description Only when the request carried a nonce: that nonce, echoed
+             * @example m3WqJx7Yc1tP0aZr9LkV2eHs
+             */
+            nonce?: string;
+            /**
+             * @description Only with a nonce: the licence key (trimmed, upper-cased)
+             * @example POS-7K2QF-9XWMB-R4TZN-H8CVD
+             */
+            license_key?: string;
+            /**
+             * @description Only with a nonce: the machine (lower-case hex)
+             * @example sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa
+             */
+            machine_fingerprint?: string;
+            /**
+             * Format: date-time
+             * @description Only with a nonce: server time of this answer
+             */
+            checked_at?: string;
+            /**
+             * @description Only with a nonce: the key that signed this answer
+             * @example 3f9a1c0b7d2e4f65
+             */
+            key_id?: string;
+            /**
+             * @description Only with a nonce: signed exactly like a validate answer (the JCS form of this object without `signature`)
+             * @example RSA-SHA256:MIIB...
+             */
+            signature?: string;
+        };
+        TrialRequestDto: {
+            /**
+             * @description Product code (case-insensitive)
+             * @example POS_RETAIL
+             */
+            product: string;
+            /**
+             * @description Upper-case hex is accepted and lower-cased
+             * @example sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa
+             */
+            machine_fingerprint: string;
+            /**
+             * @description the trial licence's customer name (else "Trial")
+             * @example till-01
+             */
+            hostname?: string | null;
+            /** @example Windows 11 */
+            os?: string | null;
+            /** @example 4.2.0 */
+            app_version?: string | null;
+            /**
+             * Format: email
+             * @description a licence issued later for this e-mail links this trial
+             * @example it@acme.example
+             */
+            customer_email?: string | null;
         };
         LicenseFileResponseDto: {
             /**
@@ -1023,7 +1229,7 @@ export interface components {
              * @example license.revoked
              * @enum {string}
              */
-            action: "product.created" | "product.updated" | "license.created" | "license.updated" | "license.revoked" | "license.released" | "license.activated" | "license.activation_denied" | "license.deactivated" | "license.file_issued" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "webhook.delivery_retried" | "auth.login" | "auth.login_failed" | "auth.logout" | "signing_key.rotated" | "signing_key.revoked" | "token.created" | "token.revoked";
+            action: "product.created" | "product.updated" | "license.created" | "license.updated" | "license.revoked" | "license.released" | "license.activated" | "license.activation_denied" | "license.deactivated" | "license.file_issued" | "license.usage_limit_reached" | "license.usage_reset" | "license.trial_started" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "webhook.delivery_retried" | "auth.login" | "auth.login_failed" | "auth.logout" | "signing_key.rotated" | "signing_key.revoked" | "token.created" | "token.revoked";
             /**
              * @example admin_api
              * @enum {string}
@@ -1287,6 +1493,20 @@ export interface components {
             available_features: string[];
             active: boolean;
             /**
+             * @description self-service trial settings; null: no trials
+             * @example {
+             *       "days": 14
+             *     }
+             */
+            trial?: {
+                /** @description the trial licence expires after this many days (grace 0) */
+                days: number;
+                /** @description seats of a trial licence (default 1) */
+                max_installations?: number;
+                /** @description the trial's features (default: all of the product's) */
+                features?: string[];
+            } | null;
+            /**
              * Format: date-time
              * @example 2026-01-01T00:00:00.000Z
              */
@@ -1325,6 +1545,13 @@ export interface components {
                 max_deactivations_per_30_days?: number | null;
                 /** @description validity of a licence file (default 30) */
                 license_file_ttl_days?: number;
+                /** @description uses a licence may count per period through POST /api/v1/usage; null: not metered */
+                max_uses?: number | null;
+                /**
+                 * @description month: the count starts again at each UTC calendar month; none: one count for the licence (default none)
+                 * @enum {string}
+                 */
+                uses_period?: "none" | "month";
             };
             /**
              * @example [
@@ -1333,6 +1560,20 @@ export interface components {
              *     ]
              */
             available_features?: string[];
+            /**
+             * @description self-service trials through POST /api/v1/trials (docs/licences.md, Trials); null: none (the default)
+             * @example {
+             *       "days": 14
+             *     }
+             */
+            trial?: {
+                /** @description the trial licence expires after this many days (grace 0) */
+                days?: number;
+                /** @description seats of a trial licence (default 1) */
+                max_installations?: number;
+                /** @description the trial's features (default: all of the product's) */
+                features?: string[];
+            } | null;
             /** @description default true; false hides the product from new licences */
             active?: boolean;
         };
@@ -1364,6 +1605,13 @@ export interface components {
                 max_deactivations_per_30_days?: number | null;
                 /** @description validity of a licence file (default 30) */
                 license_file_ttl_days?: number;
+                /** @description uses a licence may count per period through POST /api/v1/usage; null: not metered */
+                max_uses?: number | null;
+                /**
+                 * @description month: the count starts again at each UTC calendar month; none: one count for the licence (default none)
+                 * @enum {string}
+                 */
+                uses_period?: "none" | "month";
             };
             /**
              * @example [
@@ -1372,6 +1620,20 @@ export interface components {
              *     ]
              */
             available_features?: string[];
+            /**
+             * @description self-service trials through POST /api/v1/trials (docs/licences.md, Trials); null: none (the default)
+             * @example {
+             *       "days": 14
+             *     }
+             */
+            trial?: {
+                /** @description the trial licence expires after this many days (grace 0) */
+                days?: number;
+                /** @description seats of a trial licence (default 1) */
+                max_installations?: number;
+                /** @description the trial's features (default: all of the product's) */
+                features?: string[];
+            } | null;
             /** @description default true; false hides the product from new licences */
             active?: boolean;
         };
@@ -1431,6 +1693,13 @@ export interface components {
                 max_deactivations_per_30_days?: number | null;
                 /** @description validity of a licence file (default 30) */
                 license_file_ttl_days?: number;
+                /** @description uses a licence may count per period through POST /api/v1/usage; null: not metered */
+                max_uses?: number | null;
+                /**
+                 * @description month: the count starts again at each UTC calendar month; none: one count for the licence (default none)
+                 * @enum {string}
+                 */
+                uses_period?: "none" | "month";
             };
             /**
              * @description default 7
@@ -1607,6 +1876,13 @@ export interface components {
                 max_deactivations_per_30_days?: number | null;
                 /** @description validity of a licence file (default 30) */
                 license_file_ttl_days?: number;
+                /** @description uses a licence may count per period through POST /api/v1/usage; null: not metered */
+                max_uses?: number | null;
+                /**
+                 * @description month: the count starts again at each UTC calendar month; none: one count for the licence (default none)
+                 * @enum {string}
+                 */
+                uses_period?: "none" | "month";
             };
             /** @example 7 */
             grace_days: number;
@@ -1649,6 +1925,11 @@ export interface components {
              * @example 2026-01-31T10:00:00.000Z
              */
             updated_at: string;
+            /**
+             * @description id of the trial licence this one converts: the newest trial of its product for its e-mail
+             * @example null
+             */
+            converted_from: number | null;
             /** @description current seats, most recent first */
             activations: components["schemas"]["ActivationDto"][];
         };
@@ -1703,6 +1984,13 @@ export interface components {
                 max_deactivations_per_30_days?: number | null;
                 /** @description validity of a licence file (default 30) */
                 license_file_ttl_days?: number;
+                /** @description uses a licence may count per period through POST /api/v1/usage; null: not metered */
+                max_uses?: number | null;
+                /**
+                 * @description month: the count starts again at each UTC calendar month; none: one count for the licence (default none)
+                 * @enum {string}
+                 */
+                uses_period?: "none" | "month";
             };
             /**
              * @description default 7
@@ -1745,6 +2033,44 @@ export interface components {
              */
             released: number;
         };
+        UsagePeriodDto: {
+            /** Format: date-time */
+            period_start: string;
+            /** Format: date-time */
+            period_end: string | null;
+            /** @example 500 */
+            uses: number;
+        };
+        UsageReportDto: {
+            /**
+             * @description uses counted this period
+             * @example 42
+             */
+            uses: number | null;
+            /**
+             * @description the policy's max_uses
+             * @example 500
+             */
+            max_uses: number | null;
+            /** @example 458 */
+            remaining: number | null;
+            /**
+             * Format: date-time
+             * @description start of the UTC month, or the licence's created_at for uses_period "none"
+             */
+            period_start: string | null;
+            /**
+             * Format: date-time
+             * @description start of the next UTC month; null for uses_period "none"
+             */
+            period_end: string | null;
+            /**
+             * @example month
+             * @enum {string}
+             */
+            uses_period: "none" | "month";
+            history: components["schemas"]["UsagePeriodDto"][];
+        };
         LicenseCountsDto: {
             /** @example 12 */
             total: number;
@@ -1776,6 +2102,18 @@ export interface components {
              */
             released_by_heartbeat_last_30_days: number;
         };
+        TrialCountsDto: {
+            /**
+             * @description self-service trials started (POST /api/v1/trials)
+             * @example 40
+             */
+            started: number;
+            /**
+             * @description of them, converted: a later licence names the trial as converted_from
+             * @example 6
+             */
+            converted: number;
+        };
         ProductStatsDto: {
             /** @example POS_RETAIL */
             product_code: string;
@@ -1797,6 +2135,7 @@ export interface components {
             by_type: {
                 [key: string]: number;
             };
+            trials: components["schemas"]["TrialCountsDto"];
         };
         CreateWebhookDto: {
             /**
@@ -1811,7 +2150,7 @@ export interface components {
              *       "license.revoked"
              *     ]
              */
-            events: ("product.created" | "product.updated" | "license.created" | "license.updated" | "license.revoked" | "license.released" | "license.activated" | "license.activation_denied" | "license.deactivated" | "license.file_issued" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "webhook.delivery_retried" | "signing_key.rotated" | "signing_key.revoked" | "token.created" | "token.revoked" | "license.expiring_soon" | "license.expired" | "*")[];
+            events: ("product.created" | "product.updated" | "license.created" | "license.updated" | "license.revoked" | "license.released" | "license.activated" | "license.activation_denied" | "license.deactivated" | "license.file_issued" | "license.usage_limit_reached" | "license.usage_reset" | "license.trial_started" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "webhook.delivery_retried" | "signing_key.rotated" | "signing_key.revoked" | "token.created" | "token.revoked" | "license.expiring_soon" | "license.expired" | "*")[];
             /** @example Billing system */
             description?: string | null;
             /** @description Default true; an inactive endpoint receives nothing */
@@ -1871,7 +2210,7 @@ export interface components {
         UpdateWebhookDto: {
             url?: string;
             /** @description Event types to receive, or ["*"] for all of them (alone) */
-            events?: ("product.created" | "product.updated" | "license.created" | "license.updated" | "license.revoked" | "license.released" | "license.activated" | "license.activation_denied" | "license.deactivated" | "license.file_issued" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "webhook.delivery_retried" | "signing_key.rotated" | "signing_key.revoked" | "token.created" | "token.revoked" | "license.expiring_soon" | "license.expired" | "*")[];
+            events?: ("product.created" | "product.updated" | "license.created" | "license.updated" | "license.revoked" | "license.released" | "license.activated" | "license.activation_denied" | "license.deactivated" | "license.file_issued" | "license.usage_limit_reached" | "license.usage_reset" | "license.trial_started" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "webhook.delivery_retried" | "signing_key.rotated" | "signing_key.revoked" | "token.created" | "token.revoked" | "license.expiring_soon" | "license.expired" | "*")[];
             description?: string | null;
             active?: boolean;
         };
@@ -2226,6 +2565,185 @@ export interface operations {
             };
         };
     };
+    Activation_usage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UsageRequestDto"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UsageResponseDto"];
+                };
+            };
+            /** @description VALIDATION_ERROR, INVALID_KEY, KEY_REVOKED, KEY_SUSPENDED, KEY_EXPIRED, NOT_ACTIVATED (this machine holds no seat) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description USAGE_LIMIT_REACHED: nothing counted; details.remaining */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description IDEMPOTENCY_KEY_REUSED: this key came with another body */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the JSON body is over 64 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body is not JSON, or its charset or encoding is not supported */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description RATE_LIMITED: per-IP limit hit; `Retry-After` header and `details.retry_after_seconds` */
+            429: {
+                headers: {
+                    /** @description seconds until the window resets */
+                    "Retry-After": number;
+                    /** @description requests allowed per window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description requests left in this window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description seconds until the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Database unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    Activation_trial: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TrialRequestDto"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SignedLicenseDto"];
+                };
+            };
+            /** @description VALIDATION_ERROR (also an unknown or inactive product), TRIALS_DISABLED (the product offers no trials) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description TRIAL_ALREADY_USED: this machine already had a trial of this product */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the JSON body is over 64 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body is not JSON, or its charset or encoding is not supported */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description RATE_LIMITED: per-IP limit hit; `Retry-After` header and `details.retry_after_seconds` */
+            429: {
+                headers: {
+                    /** @description seconds until the window resets */
+                    "Retry-After": number;
+                    /** @description requests allowed per window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description requests left in this window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description seconds until the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Database unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
     Activation_licenseFile: {
         parameters: {
             query?: never;
@@ -2527,7 +3045,7 @@ export interface operations {
                 /** @description keyset cursor: the `after` value of the previous page's `Link: <...>; rel="next"` header (opaque base64url). The page holds the matches strictly after the last row of the previous page in newest-first order, at the cost of page 1 however deep; a cursor stays valid when that row is deleted. Not together with `offset`. */
                 after?: string;
                 license_id?: number;
-                action?: "product.created" | "product.updated" | "license.created" | "license.updated" | "license.revoked" | "license.released" | "license.activated" | "license.activation_denied" | "license.deactivated" | "license.file_issued" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "webhook.delivery_retried" | "auth.login" | "auth.login_failed" | "auth.logout" | "signing_key.rotated" | "signing_key.revoked" | "token.created" | "token.revoked";
+                action?: "product.created" | "product.updated" | "license.created" | "license.updated" | "license.revoked" | "license.released" | "license.activated" | "license.activation_denied" | "license.deactivated" | "license.file_issued" | "license.usage_limit_reached" | "license.usage_reset" | "license.trial_started" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "webhook.delivery_retried" | "auth.login" | "auth.login_failed" | "auth.logout" | "signing_key.rotated" | "signing_key.revoked" | "token.created" | "token.revoked";
                 actor_type?: "admin_api" | "dashboard" | "client" | "system";
                 /** @description entries at or after this ISO timestamp */
                 from?: string;
@@ -2613,7 +3131,7 @@ export interface operations {
         parameters: {
             query?: {
                 license_id?: number;
-                action?: "product.created" | "product.updated" | "license.created" | "license.updated" | "license.revoked" | "license.released" | "license.activated" | "license.activation_denied" | "license.deactivated" | "license.file_issued" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "webhook.delivery_retried" | "auth.login" | "auth.login_failed" | "auth.logout" | "signing_key.rotated" | "signing_key.revoked" | "token.created" | "token.revoked";
+                action?: "product.created" | "product.updated" | "license.created" | "license.updated" | "license.revoked" | "license.released" | "license.activated" | "license.activation_denied" | "license.deactivated" | "license.file_issued" | "license.usage_limit_reached" | "license.usage_reset" | "license.trial_started" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "webhook.delivery_retried" | "auth.login" | "auth.login_failed" | "auth.logout" | "signing_key.rotated" | "signing_key.revoked" | "token.created" | "token.revoked";
                 actor_type?: "admin_api" | "dashboard" | "client" | "system";
                 /** @description entries at or after this ISO timestamp */
                 from?: string;
@@ -4391,6 +4909,172 @@ export interface operations {
                 };
             };
             /** @description FORBIDDEN: needs the scope licenses:read */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description NOT_FOUND: no licence with this id (among the credential's products) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description RATE_LIMITED: per-IP limit hit; `Retry-After` header and `details.retry_after_seconds` */
+            429: {
+                headers: {
+                    /** @description seconds until the window resets */
+                    "Retry-After": number;
+                    /** @description requests allowed per window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description requests left in this window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description seconds until the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Database unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    Usage_report: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UsageReportDto"];
+                };
+            };
+            /** @description VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description UNAUTHORIZED: missing, wrong, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description FORBIDDEN: needs the scope licenses:read */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description NOT_FOUND: no licence with this id (among the credential's products) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description RATE_LIMITED: per-IP limit hit; `Retry-After` header and `details.retry_after_seconds` */
+            429: {
+                headers: {
+                    /** @description seconds until the window resets */
+                    "Retry-After": number;
+                    /** @description requests allowed per window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description requests left in this window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description seconds until the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Database unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    Usage_reset: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UsageReportDto"];
+                };
+            };
+            /** @description VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description UNAUTHORIZED: missing, wrong, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description FORBIDDEN: needs the scope licenses:write */
             403: {
                 headers: {
                     [name: string]: unknown;

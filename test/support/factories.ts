@@ -10,7 +10,7 @@ export interface LicenseInput {
   customer_email?: string;
   customer_pib?: string;
   limits?: Record<string, number>;
-  policy?: Record<string, number | null>;
+  policy?: Record<string, number | string | null>;
   features?: string[];
   grace_days?: number;
   notes?: string;

@@ -18,6 +18,7 @@ import { LicensesRepository } from '../../src/licenses/licenses.repository';
 import { LicensesService } from '../../src/licenses/licenses.service';
 import { SeatsRepository } from '../../src/licenses/seats.repository';
 import { SeatsService } from '../../src/licenses/seats.service';
+import { TrialsRepository } from '../../src/licenses/trials.repository';
 import { MetricsService } from '../../src/metrics/metrics.service';
 import { ProductsRepository } from '../../src/products/products.repository';
 import { ProductsService } from '../../src/products/products.service';
@@ -66,6 +67,7 @@ const PROVIDERS = [
   LicensesRepository,
   LicensesService,
   SeatsRepository,
+  TrialsRepository,
   SeatsService,
   StatsRepository,
   StatsService,

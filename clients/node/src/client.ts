@@ -16,6 +16,8 @@ import type {
   PublicKeyList,
   PublicKeyInput,
   SignedLicense,
+  UsageAnswer,
+  UsageOptions,
   ValidationAnswer,
 } from './types.js';
 
@@ -147,21 +149,49 @@ export class LicenseClient {
     return answer;
   }
 
+  /**
+   * Counts uses of a metered licence (docs/client-api.md, Usage). Every attempt carries the same idempotency key (generated
+   * unless given), so a retry after a timeout or a 5xx counts once; the signed answer is verified like validate's.
+   * USAGE_LIMIT_REACHED arrives as a LicenseServerError with `details.remaining`.
+   */
+  async usage(options: UsageOptions = {}): Promise<UsageAnswer> {
+    await this.refreshKeysIfDue();
+    const seat = await this.seatBody();
+    const idempotencyKey = options.idempotencyKey ?? randomBytes(24).toString('base64url');
+    const body = { ...seat, increment: options.increment ?? 1, idempotency_key: idempotencyKey };
+    const nonce = randomBytes(24).toString('base64url');
+    // Retried (network errors, 429, 502-504) with the same key: the server answers a repeat with the first count.
+    const answer = await requestJson<UsageAnswer>(this.http, 'POST', '/api/v1/usage', { ...body, nonce }, true);
+    await this.verifyAnswer(answer, nonce, seat, 'usage');
+    this.update((state) => (state.latest_signed_at = later(state.latest_signed_at, Date.parse(answer.checked_at))));
+    return answer;
+  }
+
+  /** A signed answer (validate, usage): its key is known, its signature holds, it echoes the nonce and names this licence and machine. */
+  private async verifyAnswer(
+    answer: { signature: string; key_id: string; nonce: string; license_key: string; machine_fingerprint: string },
+    nonce: string,
+    seat: { license_key: string; machine_fingerprint: string },
+    what: string,
+  ): Promise<void> {
+    const { signature, ...signed } = answer;
+    const keys = await this.keysFor(answer.key_id);
+    const key = keys.get(answer.key_id);
+    if (!key) throw new VerificationError('UNKNOWN_KEY', `the ${what} answer is signed with unknown key ${String(answer.key_id)}`);
+    if (!verifySignature(signed, signature, key)) throw new VerificationError('INVALID_SIGNATURE', `the ${what} answer does not verify`);
+    if (answer.nonce !== nonce) throw new VerificationError('NONCE_MISMATCH', `the ${what} answer is not for this request (replayed?)`);
+    if (answer.license_key !== seat.license_key || answer.machine_fingerprint !== seat.machine_fingerprint) {
+      throw new VerificationError('WRONG_SUBJECT', `the ${what} answer is about another licence or machine`);
+    }
+  }
+
   /** Online validation with a fresh nonce; the signed answer is verified (key, signature, nonce, key, machine) and remembered. */
   async validate(): Promise<ValidationAnswer> {
     await this.refreshKeysIfDue();
     const nonce = randomBytes(24).toString('base64url');
     const seat = await this.seatBody();
     const answer = await requestJson<ValidationAnswer>(this.http, 'POST', '/api/v1/validate', { ...seat, nonce }, true);
-    const { signature, ...signed } = answer;
-    const keys = await this.keysFor(answer.key_id);
-    const key = keys.get(answer.key_id);
-    if (!key) throw new VerificationError('UNKNOWN_KEY', `the validation answer is signed with unknown key ${String(answer.key_id)}`);
-    if (!verifySignature(signed, signature, key)) throw new VerificationError('INVALID_SIGNATURE', 'the validation answer does not verify');
-    if (answer.nonce !== nonce) throw new VerificationError('NONCE_MISMATCH', 'the validation answer is not for this request (replayed?)');
-    if (answer.license_key !== seat.license_key || answer.machine_fingerprint !== seat.machine_fingerprint) {
-      throw new VerificationError('WRONG_SUBJECT', 'the validation answer is about another licence or machine');
-    }
+    await this.verifyAnswer(answer, nonce, seat, 'validation');
     this.update((state) => {
       state.last_validation = { valid: answer.valid, status: answer.status, code: answer.code, checked_at: answer.checked_at };
       state.latest_signed_at = later(state.latest_signed_at, Date.parse(answer.checked_at));

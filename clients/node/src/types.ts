@@ -51,6 +51,32 @@ export interface ValidationAnswer {
   [member: string]: unknown;
 }
 
+/** POST /api/v1/usage, verified: the count after this call (every count null when the licence is not metered). */
+export interface UsageAnswer {
+  uses: number | null;
+  max_uses: number | null;
+  remaining: number | null;
+  period_start: string | null;
+  period_end: string | null;
+  nonce: string;
+  license_key: string;
+  machine_fingerprint: string;
+  checked_at: string;
+  key_id: string;
+  signature: string;
+  [member: string]: unknown;
+}
+
+export interface UsageOptions {
+  /** Uses to count, 1..1000000 (default 1). */
+  increment?: number;
+  /**
+   * 8-128 of A-Z a-z 0-9 _ -: one per logical use. Generated when omitted; pass your own to make a retry across
+   * restarts count once (the server keeps it 24 hours).
+   */
+  idempotencyKey?: string;
+}
+
 export interface HeartbeatAnswer {
   valid: boolean;
   status: LicenseStatus;

@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsOptional, IsString, Matches, ValidateIf } from 'class-validator';
+import { IsEmail, IsInt, IsOptional, IsString, Matches, Max, Min, ValidateIf } from 'class-validator';
 import { IsStorableText, MaxChars, MinChars } from '../../common/validation/validators';
 import { MACHINE_FINGERPRINT_PATTERN, normalizeFingerprint } from '../../licenses/dto/license-fields';
 import { normalizeLicenseKey } from '../../licenses/license-key';
@@ -83,4 +83,90 @@ export class ActivateRequestDto extends SeatRequestDto {
   @MinChars(1)
   @MaxChars(32)
   product?: string | null;
+}
+
+export const IDEMPOTENCY_KEY_PATTERN = /^[A-Za-z0-9_-]{8,128}$/;
+export const MAX_USAGE_INCREMENT = 1_000_000;
+
+/** The usage body (docs/client-api.md, Usage): a seat, how many uses, an optional idempotency key and nonce. */
+export class UsageRequestDto extends ValidateRequestDto {
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: MAX_USAGE_INCREMENT, default: 1, example: 1 })
+  // Absent means 1; null or any other type is a 400 ("1" is not an integer).
+  @ValidateIf((body: { increment?: unknown }) => body.increment !== undefined)
+  @IsInt()
+  @Min(1)
+  @Max(MAX_USAGE_INCREMENT)
+  increment?: number;
+
+  @ApiPropertyOptional({
+    pattern: IDEMPOTENCY_KEY_PATTERN.source,
+    minLength: 8,
+    maxLength: 128,
+    example: 'export-2026-03-01-0001',
+    description:
+      'Same key and body within 24 hours: the first answer again, nothing counted twice; another body: 409 IDEMPOTENCY_KEY_REUSED',
+  })
+  @ValidateIf((body: { idempotency_key?: unknown }) => body.idempotency_key !== undefined)
+  @IsString()
+  @Matches(IDEMPOTENCY_KEY_PATTERN, { message: 'idempotency_key must be 8-128 characters of A-Z a-z 0-9 _ -' })
+  idempotency_key?: string;
+}
+
+/** The trial body (docs/client-api.md, Trials): the product code and this machine; unknown fields are ignored. */
+export class TrialRequestDto {
+  @ApiProperty({ example: 'POS_RETAIL', description: 'Product code (case-insensitive)' })
+  @Transform(upperCasedTrimmed)
+  @IsString()
+  @MinChars(1)
+  @MaxChars(32)
+  product: string;
+
+  @ApiProperty({
+    example: 'sha256:' + 'a'.repeat(64),
+    pattern: MACHINE_FINGERPRINT_PATTERN.source,
+    description: 'Upper-case hex is accepted and lower-cased',
+  })
+  @Transform(normalizeFingerprint)
+  @IsString()
+  @Matches(MACHINE_FINGERPRINT_PATTERN, { message: 'machine_fingerprint must be "sha256:" followed by 64 hex digits' })
+  machine_fingerprint: string;
+
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    example: 'till-01',
+    description: 'the trial licence\'s customer name (else "Trial")',
+  })
+  @IsOptional()
+  @IsString()
+  @MinChars(1)
+  @MaxChars(255)
+  @IsStorableText()
+  hostname?: string | null;
+
+  @ApiPropertyOptional({ type: String, nullable: true, example: 'Windows 11' })
+  @IsOptional()
+  @IsString()
+  @MaxChars(100)
+  @IsStorableText()
+  os?: string | null;
+
+  @ApiPropertyOptional({ type: String, nullable: true, example: '4.2.0' })
+  @IsOptional()
+  @IsString()
+  @MaxChars(50)
+  @IsStorableText()
+  app_version?: string | null;
+
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    example: 'it@acme.example',
+    description: 'a licence issued later for this e-mail links this trial',
+  })
+  @IsOptional()
+  @IsString()
+  @MaxChars(254)
+  @IsEmail({}, { message: 'customer_email must be an email address' })
+  customer_email?: string | null;
 }

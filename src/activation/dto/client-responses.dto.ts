@@ -2,6 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { SeatPolicyDto } from '../../common/seat-policy/seat-policy.dto';
 import { LICENSE_STATUSES, LicenseStatus } from '../../licenses/license-status';
 import { LICENSE_TYPES, type LicenseType } from '../../licenses/license-type';
+import { UsageAnswerDto } from '../../licenses/dto/usage.dto';
 
 export class LicenseCustomerDto {
   @ApiProperty({ example: 'Acme d.o.o.' }) name: string;
@@ -82,6 +83,10 @@ export class ValidateResponseDto {
     description: 'null when valid',
   })
   code: string | null;
+  @ApiProperty({ type: 'integer', nullable: true, example: 42, description: 'uses counted this period; null when not metered' })
+  uses: number | null;
+  @ApiProperty({ type: 'integer', nullable: true, example: 500, description: "the policy's max_uses; null when not metered" })
+  max_uses: number | null;
 
   // Only with a nonce in the request: the signed answer (docs/client-api.md, Signed validation).
   @ApiPropertyOptional({ description: 'Only when the request carried a nonce: that nonce, echoed', example: 'm3WqJx7Yc1tP0aZr9LkV2eHs' })
@@ -137,4 +142,23 @@ export class HeartbeatResponseDto {
     description: 'the seat is released if no heartbeat arrives before this time; null: never',
   })
   next_heartbeat_before: string | null;
+}
+
+/** POST /api/v1/usage (docs/client-api.md, Usage): the count after this call; signed like validate when a nonce was sent. */
+export class UsageResponseDto extends UsageAnswerDto {
+  @ApiPropertyOptional({ description: 'Only when the request carried a nonce: that nonce, echoed', example: 'm3WqJx7Yc1tP0aZr9LkV2eHs' })
+  nonce?: string;
+  @ApiPropertyOptional({ description: 'Only with a nonce: the licence key (trimmed, upper-cased)', example: 'POS-7K2QF-9XWMB-R4TZN-H8CVD' })
+  license_key?: string;
+  @ApiPropertyOptional({ description: 'Only with a nonce: the machine (lower-case hex)', example: 'sha256:' + 'a'.repeat(64) })
+  machine_fingerprint?: string;
+  @ApiPropertyOptional({ type: String, format: 'date-time', description: 'Only with a nonce: server time of this answer' })
+  checked_at?: string;
+  @ApiPropertyOptional({ description: 'Only with a nonce: the key that signed this answer', example: '3f9a1c0b7d2e4f65' })
+  key_id?: string;
+  @ApiPropertyOptional({
+    description: 'Only with a nonce: signed exactly like a validate answer (the JCS form of this object without `signature`)',
+    example: 'RSA-SHA256:MIIB...',
+  })
+  signature?: string;
 }

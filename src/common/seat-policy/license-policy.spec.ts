@@ -7,6 +7,8 @@ describe('seat policy', () => {
       heartbeat_timeout_seconds: 600,
       max_deactivations_per_30_days: null,
       license_file_ttl_days: 14,
+      max_uses: null,
+      uses_period: 'none',
     });
     // A product may say "never" explicitly; a licence without an override inherits it.
     expect(mergePolicy({ heartbeat_timeout_seconds: null }, { max_deactivations_per_30_days: 2 }).heartbeat_timeout_seconds).toBeNull();
@@ -37,6 +39,19 @@ describe('seat policy', () => {
     [{ license_file_ttl_days: 365 }, true],
     [{ license_file_ttl_days: 0 }, false],
     [{ license_file_ttl_days: 366 }, false],
+    [{ max_uses: 1 }, true],
+    [{ max_uses: 1_000_000_000_000 }, true],
+    [{ max_uses: null }, true],
+    [{ max_uses: 0 }, false],
+    [{ max_uses: 1_000_000_000_001 }, false],
+    [{ max_uses: 1.5 }, false],
+    [{ max_uses: '500' }, false],
+    [{ uses_period: 'month' }, true],
+    [{ uses_period: 'none' }, true],
+    [{ uses_period: 'week' }, false],
+    [{ uses_period: 'MONTH' }, false],
+    [{ uses_period: 1 }, false],
+    [{ uses_period: null }, false],
     [{ unknown_key: 1 }, false],
     [[], false],
     [null, false],

@@ -9,6 +9,10 @@ export class SeatPolicyDto {
   max_deactivations_per_30_days: number | null;
   @ApiProperty({ ...POLICY_SCHEMA.properties.license_file_ttl_days, type: 'integer', example: 30 })
   license_file_ttl_days: number;
+  @ApiProperty({ ...POLICY_SCHEMA.properties.max_uses, type: 'integer', example: 500 })
+  max_uses: number | null;
+  @ApiProperty({ ...POLICY_SCHEMA.properties.uses_period, type: 'string', enum: ['none', 'month'], example: 'month' })
+  uses_period: 'none' | 'month';
 }
 
 /** Swagger schema of policy input: a partial policy object, unknown keys refused. */
@@ -19,5 +23,7 @@ export const POLICY_INPUT_SCHEMA = {
     heartbeat_timeout_seconds: { ...POLICY_SCHEMA.properties.heartbeat_timeout_seconds },
     max_deactivations_per_30_days: { ...POLICY_SCHEMA.properties.max_deactivations_per_30_days },
     license_file_ttl_days: { ...POLICY_SCHEMA.properties.license_file_ttl_days },
+    max_uses: { ...POLICY_SCHEMA.properties.max_uses },
+    uses_period: { ...POLICY_SCHEMA.properties.uses_period, enum: [...POLICY_SCHEMA.properties.uses_period.enum] },
   },
 };

@@ -14,6 +14,7 @@ import { LICENSE_TYPES } from '../../licenses/license-type';
 import { LICENSE_SORTS, LicenseSort } from '../../licenses/licenses.service';
 import { MailService } from '../../mail/mail.service';
 import { initialExpiryMessage, LicensesService, unofferedFeaturesMessage } from '../../licenses/licenses.service';
+import { UsageService } from '../../licenses/usage.service';
 import type { Product } from '../../products/product.entity';
 import { ProductsService } from '../../products/products.service';
 import { KeyringService } from '../../keyring/keyring.service';
@@ -74,6 +75,7 @@ export class LicensesPagesController {
     private readonly keyring: KeyringService,
     private readonly signing: SigningService,
     private readonly mail: MailService,
+    private readonly usage: UsageService,
   ) {}
 
   /**
@@ -192,10 +194,11 @@ export class LicensesPagesController {
   @Render('licenses/show')
   async show(@Param('id', DashboardIdPipe) id: number) {
     const license = await this.licenses.getLicense(id);
-    const [history, audit, preview] = await Promise.all([
+    const [history, audit, preview, usage] = await Promise.all([
       this.licenses.listActivations(id),
       this.audit.listEntries({ license_id: id, limit: 100, offset: 0 }),
       payloadPreview(license, this.keyring, this.signing),
+      this.usage.usageReport(id),
     ]);
     const summaries = new Map([[id, { license_key: license.license_key, customer_name: license.customer_name }]]);
     return {
@@ -213,6 +216,8 @@ export class LicensesPagesController {
       audit: audit.items.map((e) => ({ ...e, license: e.license_id ? summaries.get(e.license_id) : undefined })),
       auditTotal: audit.total,
       preview,
+      // docs/licences.md, Usage metering: this period's count and the past periods, newest first (12 at most).
+      usage: usage.max_uses === null ? null : { ...usage, history: usage.history.slice(0, 12) },
     };
   }
 

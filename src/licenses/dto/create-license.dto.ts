@@ -94,7 +94,7 @@ export class CreateLicenseDto {
   })
   @IsOptionalNotNull()
   @IsPolicy(true)
-  policy?: Record<string, number | null>;
+  policy?: Record<string, number | string | null>;
 
   // No `default` in the schema: generators would make the field required, and a partial PUT would overwrite it.
   // The plugin reads only literal validator arguments: MAX_GRACE_DAYS is stated here.

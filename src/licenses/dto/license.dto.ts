@@ -132,5 +132,12 @@ export class LicenseDetailsDto {
   @ApiProperty({ enum: LICENSE_STATUSES, example: 'active' }) status: LicenseStatus;
   @ApiProperty({ format: 'date-time', example: '2026-01-31T10:00:00.000Z' }) created_at: string;
   @ApiProperty({ format: 'date-time', example: '2026-01-31T10:00:00.000Z' }) updated_at: string;
+  @ApiProperty({
+    type: 'integer',
+    nullable: true,
+    example: null,
+    description: 'id of the trial licence this one converts: the newest trial of its product for its e-mail',
+  })
+  converted_from: number | null;
   @ApiProperty({ type: [ActivationDto], description: 'current seats, most recent first' }) activations: ActivationDto[];
 }

@@ -1,9 +1,58 @@
 import { ApiProperty, ApiPropertyOptional, PartialType } from '@nestjs/swagger';
-import { ArrayMaxSize, ArrayUnique, IsArray, IsBoolean, IsString, Matches } from 'class-validator';
+import { ArrayMaxSize, ArrayUnique, IsArray, IsBoolean, IsString, Matches, registerDecorator, ValidateIf } from 'class-validator';
 import { FEATURE_NAME, IsLimitsMap, IsOptionalNotNull, IsStorableText, MaxChars, MinChars } from '../../common/validation/validators';
 import { IsPolicy, mergePolicy } from '../../common/seat-policy/license-policy';
 import { POLICY_INPUT_SCHEMA, SeatPolicyDto } from '../../common/seat-policy/seat-policy.dto';
-import type { Product } from '../product.entity';
+import type { Product, ProductTrial } from '../product.entity';
+
+const TRIAL_SCHEMA = {
+  type: 'object' as const,
+  additionalProperties: false,
+  required: ['days'],
+  properties: {
+    days: { type: 'integer' as const, minimum: 1, maximum: 90, description: 'the trial licence expires after this many days (grace 0)' },
+    max_installations: { type: 'integer' as const, minimum: 1, maximum: 100, description: 'seats of a trial licence (default 1)' },
+    features: {
+      type: 'array' as const,
+      items: { type: 'string' as const },
+      description: "the trial's features (default: all of the product's)",
+    },
+  },
+  example: { days: 14 },
+};
+
+/** Why `value` is not trial settings, or undefined when it is. */
+export function trialProblem(value: unknown): string | undefined {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return 'must be an object or null';
+  const t = value as Record<string, unknown>;
+  const unknown = Object.keys(t).find((k) => !['days', 'max_installations', 'features'].includes(k));
+  if (unknown) return `has an unknown key "${unknown}" (allowed: days, max_installations, features)`;
+  const int = (v: unknown, min: number, max: number) => typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max;
+  if (!int(t.days, 1, 90)) return '.days must be an integer from 1 to 90';
+  if (t.max_installations !== undefined && !int(t.max_installations, 1, 100)) return '.max_installations must be an integer from 1 to 100';
+  if (t.features !== undefined) {
+    const f = t.features;
+    if (!Array.isArray(f) || f.length > 64 || f.some((x) => typeof x !== 'string' || !FEATURE_NAME.test(x)) || new Set(f).size !== f.length)
+      return '.features must be unique UPPER_SNAKE_CASE feature names';
+  }
+  return undefined;
+}
+
+function IsTrial(): PropertyDecorator {
+  return (target: object, propertyName: string | symbol) =>
+    registerDecorator({
+      name: 'isTrial',
+      target: target.constructor,
+      propertyName: propertyName as string,
+      validator: {
+        validate: (value: unknown) => trialProblem(value) === undefined,
+        defaultMessage: (args) => {
+          const problem = trialProblem(args?.value) ?? '';
+          return problem.startsWith('.') ? `${args?.property}${problem}` : `${args?.property} ${problem}`;
+        },
+      },
+    });
+}
 
 export class CreateProductDto {
   @ApiProperty({ example: 'POS_RETAIL' })
@@ -36,7 +85,7 @@ export class CreateProductDto {
   })
   @IsOptionalNotNull()
   @IsPolicy(false)
-  default_policy?: Record<string, number | null>;
+  default_policy?: Record<string, number | string | null>;
 
   @ApiPropertyOptional({ type: [String], example: ['REPORTS', 'MULTI_OPERATOR'] })
   @IsOptionalNotNull()
@@ -46,6 +95,15 @@ export class CreateProductDto {
   @IsString({ each: true })
   @Matches(FEATURE_NAME, { each: true, message: 'each feature must be UPPER_SNAKE_CASE' })
   available_features?: string[];
+
+  @ApiPropertyOptional({
+    ...TRIAL_SCHEMA,
+    nullable: true,
+    description: 'self-service trials through POST /api/v1/trials (docs/licences.md, Trials); null: none (the default)',
+  })
+  @ValidateIf((body: { trial?: unknown }) => body.trial !== undefined && body.trial !== null)
+  @IsTrial()
+  trial?: ProductTrial | null;
 
   // No `default` in the schema: generators would make the field required, and a partial PUT would overwrite it.
   @ApiPropertyOptional({ type: Boolean, description: 'default true; false hides the product from new licences' })
@@ -68,6 +126,8 @@ export class ProductDto {
   default_policy: SeatPolicyDto;
   @ApiProperty({ type: [String], example: ['REPORTS'] }) available_features: string[];
   @ApiProperty() active: boolean;
+  @ApiProperty({ ...TRIAL_SCHEMA, nullable: true, description: 'self-service trial settings; null: no trials' })
+  trial: ProductTrial | null;
   @ApiProperty({ format: 'date-time', example: '2026-01-01T00:00:00.000Z' }) created_at: string;
   @ApiProperty({ format: 'date-time', example: '2026-01-01T00:00:00.000Z' }) updated_at: string;
 
@@ -81,6 +141,7 @@ export class ProductDto {
       default_policy: mergePolicy(p.defaultPolicy, {}),
       available_features: p.availableFeatures,
       active: p.active,
+      trial: p.trial ?? null,
       created_at: p.createdAt.toISOString(),
       updated_at: p.updatedAt.toISOString(),
     };

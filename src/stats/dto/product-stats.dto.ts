@@ -21,6 +21,18 @@ export class ActivationCountsDto {
   released_by_heartbeat_last_30_days: number;
 }
 
+export class TrialCountsDto {
+  @ApiProperty({ type: 'integer', minimum: 0, example: 40, description: 'self-service trials started (POST /api/v1/trials)' })
+  started: number;
+  @ApiProperty({
+    type: 'integer',
+    minimum: 0,
+    example: 6,
+    description: 'of them, converted: a later licence names the trial as converted_from',
+  })
+  converted: number;
+}
+
 /** Statistics of one product (docs/licences.md, Statistics), correct at the moment of the request. */
 export class ProductStatsDto {
   @ApiProperty({ example: 'POS_RETAIL' }) product_code: string;
@@ -34,4 +46,5 @@ export class ProductStatsDto {
     description: 'licences per license_type, every type listed',
   })
   by_type: Record<string, number>;
+  @ApiProperty({ type: TrialCountsDto }) trials: TrialCountsDto;
 }

@@ -1,8 +1,8 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /** The mail outbox and the reminder opt-outs (docs/mail.md). */
-export class Mail1796900000000 implements MigrationInterface {
-  name = 'Mail1796900000000';
+export class Mail1796940000000 implements MigrationInterface {
+  name = 'Mail1796940000000';
 
   async up(q: QueryRunner): Promise<void> {
     await q.query(`
