@@ -17,6 +17,7 @@ import { RedisModule } from './common/redis/redis.module';
 import { LicensesModule } from './licenses/licenses.module';
 import { ProductsModule } from './products/products.module';
 import { StatsModule } from './stats/stats.module';
+import { StoresModule } from './stores/stores.module';
 import { WebhooksModule } from './webhooks/webhooks.module';
 
 @Module({})
@@ -42,6 +43,7 @@ export class AppModule {
         LicensesModule,
         StatsModule,
         WebhooksModule,
+        StoresModule,
         DashboardModule,
       ],
     };

@@ -43,7 +43,10 @@ export const LICENSE_KEY_INDEX = 'licenses_license_key_key';
 @Check('licenses_policy_check', `jsonb_typeof(policy) = 'object'`)
 @Check('licenses_store_name_check', `store_name IN ('stripe', 'paddle', 'lemonsqueezy')`)
 // One licence per store subscription (docs/stores.md, What each event does).
-@Index('licenses_store_subscription_key', ['storeName', 'storeSubscriptionId'], { unique: true, where: 'store_subscription_id IS NOT NULL' })
+@Index('licenses_store_subscription_key', ['storeName', 'storeSubscriptionId'], {
+  unique: true,
+  where: 'store_subscription_id IS NOT NULL',
+})
 export class License {
   @PrimaryGeneratedColumn({ primaryKeyConstraintName: 'licenses_pkey' })
   id: number;

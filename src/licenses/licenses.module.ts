@@ -8,12 +8,13 @@ import { LicensesService } from './licenses.service';
 import { SeatSweepService } from './seat-sweep.service';
 import { SeatsRepository } from './seats.repository';
 import { SeatsService } from './seats.service';
+import { StoreLicensesService } from './store-licenses.service';
 
 /** The licence aggregate: licences and their seats. Exports services only, never repositories. */
 @Module({
   imports: [AuditModule, ProductsModule, JobsModule],
   controllers: [LicensesController],
-  providers: [LicensesRepository, SeatsRepository, LicensesService, SeatsService, SeatSweepService],
-  exports: [LicensesService, SeatsService, SeatSweepService],
+  providers: [LicensesRepository, SeatsRepository, LicensesService, SeatsService, SeatSweepService, StoreLicensesService],
+  exports: [LicensesService, SeatsService, SeatSweepService, StoreLicensesService],
 })
 export class LicensesModule {}
