@@ -242,6 +242,11 @@ describe('stores: Stripe (docs/stores.md)', () => {
       const raw = JSON.stringify({ hello: 'world', data: 1 });
       expect((await send(raw, sign(raw)).expect(400)).body.error.code).toBe('VALIDATION_ERROR');
     });
+    it('a valid signature over an event holding a NUL character (jsonb cannot store it): 400, not a 500', async () => {
+      const raw = JSON.stringify(stripeEvent('customer.created', { id: 'cus_nul', object: 'customer', name: 'a\u0000b' }));
+      expect(raw).toContain('\\u0000');
+      expect((await send(raw, sign(raw)).expect(400)).body.error.code).toBe('VALIDATION_ERROR');
+    });
     it('1 MiB + 1 byte: 413, before any signature check', async () => {
       const raw = 'x'.repeat(1024 * 1024 + 1);
       const res = await t.http().post(EVENTS).set('Content-Type', 'application/json').set('Stripe-Signature', sign(raw)).send(raw);
@@ -270,6 +275,13 @@ describe('stores: Stripe (docs/stores.md)', () => {
     const event = stripeEvent('customer.created', { id: 'cus_big', object: 'customer', description: 'y'.repeat(200_000) });
     const res = await send(event).expect(200);
     expect(res.body.status).toBe('ignored');
+  });
+
+  it('a signed event with absurd fields (a created time PostgreSQL cannot hold, a 300-character subscription id): no 5xx', async () => {
+    const event = stripeEvent('customer.subscription.updated', subscription('sub_' + 'x'.repeat(300), 'price_pro'), 1e15);
+    const res = await send(event);
+    expect(res.status).toBe(200);
+    expect(res.body.occurred_at).toBeNull();
   });
 
   it('end to end: purchase → renewal → plan change → end → refund of the first payment; every replay changes nothing', async () => {

@@ -188,11 +188,15 @@ export class StoreLicensesService {
   }
 }
 
+const MAX_LIMIT = 2_147_483_647;
+
 /** The plan's limits; a quantity above 1 multiplies max_installations (the plan's, else the product's, else 1). */
 export function planLimits(terms: Pick<PlanTerms, 'limits' | 'product' | 'quantity'>): Record<string, number> {
-  if (terms.quantity <= 1) return { ...terms.limits };
+  const quantity = Math.floor(terms.quantity);
+  if (!(quantity > 1)) return { ...terms.limits };
   const seats = terms.limits.max_installations ?? terms.product.defaultLimits.max_installations ?? 1;
-  return { ...terms.limits, max_installations: seats * terms.quantity };
+  // Limits are read as PostgreSQL int: a huge quantity stops at its maximum instead of breaking every activation.
+  return { ...terms.limits, max_installations: Math.min(seats * quantity, MAX_LIMIT) };
 }
 
 const snake = (key: string) => key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);

@@ -10,7 +10,11 @@ export const STRIPE_API_VERSION: string = Stripe.API_VERSION;
 /** Seconds a Stripe-Signature timestamp may be old (Stripe's own default). */
 const TOLERANCE_SECONDS = 300;
 
-const time = (seconds: number | null | undefined) => (typeof seconds === 'number' ? new Date(seconds * 1000) : null);
+/** Unix seconds as a Date; null for anything else, or a time PostgreSQL cannot store. */
+const time = (seconds: number | null | undefined) =>
+  typeof seconds === 'number' && Number.isFinite(seconds) && Math.abs(seconds) < 1e11 ? new Date(seconds * 1000) : null;
+/** A store id we can keep (the ledger's columns hold 255 characters); anything else is no id. */
+const storableId = (id: unknown) => (typeof id === 'string' && id.length <= 255 ? id : null);
 const idOf = (value: string | { id: string } | null | undefined) => (typeof value === 'string' ? value : (value?.id ?? null));
 
 /** Stripe through its official SDK: signatures, the pinned API version's field paths, Checkout line items. */
@@ -43,14 +47,16 @@ export class StripeStore implements StoreAdapter {
       throw AppError.field('body', 'The body is not JSON');
     }
     if (!isEvent(event)) throw AppError.field('body', 'The body is not a Stripe event (id, type and data.object are required)');
+    // PostgreSQL's jsonb cannot hold a NUL character: refused here rather than failing the insert.
+    if (raw.includes('\\u0000')) throw AppError.field('body', 'The event contains a NUL character (\\u0000)');
     const object = event.data.object as unknown as Record<string, unknown>;
     return {
       eventId: event.id,
       type: event.type,
       occurredAt: time(event.created),
       livemode: event.livemode === true,
-      subscriptionId: subscriptionOf(event),
-      paymentId: paymentOf(event),
+      subscriptionId: storableId(subscriptionOf(event)),
+      paymentId: storableId(paymentOf(event)),
       payload: { ...event, data: { ...event.data, object } },
     };
   }
