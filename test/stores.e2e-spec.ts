@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import Stripe from 'stripe';
 import { STRIPE_API_VERSION } from '../src/stores/stripe/stripe-store';
+import { EventFanoutService } from '../src/webhooks/event-fanout.service';
 import { createTestApp, TestApp } from './support/test-app';
 
 /**
@@ -134,6 +135,8 @@ describe('stores: Stripe (docs/stores.md)', () => {
         acceptTestEvents: false,
       },
     });
+    // The outbox is counted: no fan-out may take events away meanwhile.
+    await t.app.get(EventFanoutService).stop();
     await createPlan({
       price_id: 'price_monthly',
       product_code: 'POS_RETAIL',
@@ -490,6 +493,28 @@ describe('stores: Stripe (docs/stores.md)', () => {
     expect(await auditCount(license!.id)).toBe(audits);
     const [row] = await t.sql(`SELECT status FROM store_events WHERE event_id = $1`, [event.id]);
     expect(row.status).toBe('failed');
+  });
+
+  it("the store's retry of a failed event tries it again: it applies once the cause is gone", async () => {
+    const stores = t.config.stores as { stripeApiKey?: string };
+    const session: DeepPartial<Stripe.Checkout.Session> = {
+      id: uid('cs'),
+      object: 'checkout.session',
+      mode: 'payment',
+      customer_details: { email: 'retry@example.com', name: 'Retry Buyer' },
+      payment_intent: uid('pi'),
+    };
+    const event = stripeEvent('checkout.session.completed', session);
+    stores.stripeApiKey = undefined;
+    try {
+      expect((await send(event).expect(500)).body.error.message).toMatch(/STRIPE_API_KEY/);
+    } finally {
+      stores.stripeApiKey = 'sk_test_standin';
+    }
+    const retried = await send(event).expect(200);
+    expect(retried.body).toMatchObject({ status: 'processed', action: 'purchase' });
+    expect((await send(event).expect(200)).body.license_id).toBe(retried.body.license_id);
+    expect(await t.sql(`SELECT id FROM licenses WHERE store_order_id = $1`, [session.id])).toHaveLength(1);
   });
 
   it('an event of another api_version: 500, stored failed naming both versions', async () => {

@@ -47,10 +47,12 @@ export class StoreEventsService {
     if (!adapter?.connected) throw AppError.notFound('Store endpoint');
     const received = adapter.verify(Buffer.isBuffer(raw) ? raw : Buffer.alloc(0), signature);
     const event = await this.dataSource.transaction(async (manager) => {
-      const row = await this.stores.insertEventOnce({ store, ...received }, manager);
-      // A replay: the first delivery decided (or, concurrently, is deciding: the insert waited for its commit).
-      if (!row) return (await this.stores.getEventByStoreId(store, received.eventId, manager)) as StoreEvent;
-      await this.process(adapter, row, received, manager);
+      const inserted = await this.stores.insertEventOnce({ store, ...received }, manager);
+      // A repeat: the first delivery decided (or, concurrently, was deciding: the insert waited for its commit).
+      const row = inserted ?? (await this.stores.lockEventByStoreId(store, received.eventId, manager));
+      if (!row) throw new Error(`store event ${received.eventId}: neither inserted nor found`);
+      // The store's retry of a failed event tries it again; any other repeat changes nothing.
+      if (inserted || row.status === 'failed') await this.process(adapter, row, inserted ? received : fromRow(row), manager);
       return row;
     });
     if (event.status === 'failed')

@@ -61,8 +61,8 @@ export class StoresRepository {
     return rows.length ? this.lockEvent(rows[0].id, manager) : null;
   }
 
-  getEventByStoreId(store: StoreName, eventId: string, manager?: EntityManager): Promise<StoreEvent | null> {
-    return this.events(manager).findOne({ where: { store, eventId } });
+  lockEventByStoreId(store: StoreName, eventId: string, manager: EntityManager): Promise<StoreEvent | null> {
+    return this.events(manager).findOne({ where: { store, eventId }, lock: { mode: 'pessimistic_write' } });
   }
 
   getEvent(id: string): Promise<StoreEvent | null> {
