@@ -672,6 +672,16 @@ describe('stores: Stripe (docs/stores.md)', () => {
       const plan = await createPlan({ price_id: uid('price'), product_code: 'POS_RETAIL', license_type: 'YEARLY', on_end: 'expire' });
       const updated = await t.admin.put(`/api/v1/admin/store-plans/${plan.id}`).send({ on_end: 'suspend', grace_days: 10 }).expect(200);
       expect(updated.body).toMatchObject({ on_end: 'suspend', grace_days: 10, license_type: 'YEARLY' });
+      await t.admin
+        .put(`/api/v1/admin/store-plans/${plan.id}`)
+        .send({ features: ['REPORTS'] })
+        .expect(200);
+      await t.admin
+        .put(`/api/v1/admin/store-plans/${plan.id}`)
+        .send({ features: ['PAYROLL'] })
+        .expect(400);
+      expect((await t.admin.put(`/api/v1/admin/store-plans/${plan.id}`).send({ features: null }).expect(200)).body.features).toBeNull();
+      await t.admin.put(`/api/v1/admin/store-plans/${plan.id}`).send({}).expect(400);
       expect((await t.admin.get('/api/v1/admin/store-plans').expect(200)).body.map((p: { id: number }) => p.id)).toContain(plan.id);
       await t.http().delete(`/api/v1/admin/store-plans/${plan.id}`).set('X-API-Key', 'test-admin-key-0123456789abcdef').expect(204);
       await t.admin.get(`/api/v1/admin/store-plans/${plan.id}`).expect(404);

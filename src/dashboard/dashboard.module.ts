@@ -5,6 +5,7 @@ import { LicensesModule } from '../licenses/licenses.module';
 import { ProductsModule } from '../products/products.module';
 import { KeyringModule } from '../keyring/keyring.module';
 import { StatsModule } from '../stats/stats.module';
+import { StoresModule } from '../stores/stores.module';
 import { WebhooksModule } from '../webhooks/webhooks.module';
 import { AuthController } from './auth/auth.controller';
 import { DashboardPassport } from './auth/dashboard-passport';
@@ -16,6 +17,7 @@ import { LicensesPagesController } from './pages/licenses.controller';
 import { DashboardNotFoundController } from './pages/not-found.controller';
 import { OverviewController } from './pages/overview.controller';
 import { SigningKeysPageController } from './pages/signing-keys.controller';
+import { StoresPageController } from './pages/stores.controller';
 import { TokensPageController } from './pages/tokens.controller';
 import { WebhooksPagesController } from './pages/webhooks.controller';
 import { DashboardSessionStore } from './session-store';
@@ -24,7 +26,7 @@ import { UsersService } from './users.service';
 
 /** The staff dashboard: server-rendered pages on top of the same services as the admin API (never its own SQL for licences). */
 @Module({
-  imports: [ActivationModule, AuditModule, KeyringModule, LicensesModule, ProductsModule, StatsModule, WebhooksModule],
+  imports: [ActivationModule, AuditModule, KeyringModule, LicensesModule, ProductsModule, StatsModule, StoresModule, WebhooksModule],
   // DashboardNotFoundController last: it catches only what no page matched.
   controllers: [
     AuthController,
@@ -35,6 +37,7 @@ import { UsersService } from './users.service';
     TokensPageController,
     LicenseFilesPagesController,
     WebhooksPagesController,
+    StoresPageController,
     DashboardNotFoundController,
   ],
   providers: [UsersRepository, UsersService, DashboardPassport, DashboardSessionStore, FirstUserInitializer, loginFormTokensProvider],

@@ -27,6 +27,7 @@ const DASHBOARD_ROOTS = [
   '/tokens',
   '/offline-activation',
   '/webhooks',
+  '/stores',
 ];
 
 export function isDashboardPath(path: string): boolean {

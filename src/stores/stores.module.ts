@@ -13,5 +13,6 @@ import { StripeStore } from './stripe/stripe-store';
   imports: [LicensesModule, ProductsModule],
   controllers: [StoreWebhooksController, StoresAdminController],
   providers: [StoresRepository, StorePlansService, StoreEventsService, StripeStore],
+  exports: [StorePlansService, StoreEventsService],
 })
 export class StoresModule {}

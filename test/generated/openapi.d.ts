@@ -2159,13 +2159,6 @@ export interface components {
                 [key: string]: number;
             };
             /**
-             * @description from the product's available_features; omitted: all of them
-             * @example [
-             *       "REPORTS"
-             *     ]
-             */
-            features?: string[];
-            /**
              * @description the licences' seat-policy overrides
              * @example {
              *       "heartbeat_timeout_seconds": 600
@@ -2190,6 +2183,13 @@ export interface components {
              * @enum {string}
              */
             on_end?: "expire" | "suspend" | "revoke";
+            /**
+             * @description from the product's available_features; null: all of them
+             * @example [
+             *       "REPORTS"
+             *     ]
+             */
+            features?: string[] | null;
         };
     };
     responses: never;

@@ -1,5 +1,5 @@
-import { ApiProperty, ApiPropertyOptional, PartialType } from '@nestjs/swagger';
-import { ArrayMaxSize, ArrayUnique, IsArray, IsIn, IsInt, IsString, Matches, Max, Min } from 'class-validator';
+import { ApiProperty, ApiPropertyOptional, OmitType, PartialType } from '@nestjs/swagger';
+import { ArrayMaxSize, ArrayUnique, IsArray, IsIn, IsInt, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
 import { FEATURE_NAME, IsLimitsMap, IsStorableText, MaxChars, MinChars } from '../../common/validation/validators';
 import { IsOptionalNotNull } from '../../licenses/dto/license-fields';
 import { POLICY_INPUT_SCHEMA } from '../../common/seat-policy/seat-policy.dto';
@@ -83,8 +83,22 @@ export class CreateStorePlanDto {
   on_end: OnEndAction;
 }
 
-/** PUT /admin/store-plans/{id}: any of the creation fields. */
-export class UpdateStorePlanDto extends PartialType(CreateStorePlanDto) {}
+/** PUT /admin/store-plans/{id}: any of the creation fields; `features: null` goes back to all of the product's. */
+export class UpdateStorePlanDto extends PartialType(OmitType(CreateStorePlanDto, ['features'] as const)) {
+  @ApiPropertyOptional({
+    type: [String],
+    nullable: true,
+    example: ['REPORTS'],
+    description: "from the product's available_features; null: all of them",
+  })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(64)
+  @ArrayUnique()
+  @IsString({ each: true })
+  @Matches(FEATURE_NAME, { each: true, message: 'each feature must be UPPER_SNAKE_CASE' })
+  features?: string[] | null;
+}
 
 export class StorePlanDto {
   @ApiProperty({ type: 'integer', example: 3 }) id: number;
