@@ -5,7 +5,7 @@ import { createTestApp, TestApp } from './support/test-app';
 
 const SECRET = 'whsec_stores_dashboard_0123456789';
 
-/** The Stores page (docs/dashboard.md, Patterns for every page; docs/stores.md): plans, events with replay, secrets. */
+/** The Stores page: plans, events with replay, secrets (docs/dashboard.md, Patterns for every page (issue 31)). */
 describe('dashboard: stores page', () => {
   let t: TestApp;
   let agent: Agent;

@@ -26,8 +26,9 @@ export class CreateStorePlanDto {
   @IsStorableText()
   price_id: string;
 
-  @ApiProperty({ example: 'POS_RETAIL', description: 'code of an active product' })
+  @ApiProperty({ example: 'POS_RETAIL', minLength: 1, description: 'code of an active product' })
   @IsString()
+  @MinChars(1)
   @MaxChars(32)
   product_code: string;
 
