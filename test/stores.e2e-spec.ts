@@ -20,7 +20,13 @@ const DAY = 86_400;
 let seq = 0;
 const uid = (prefix: string) => `${prefix}_${Date.now().toString(36)}${(++seq).toString(36)}`;
 
-function stripeEvent(type: string, object: object, created = now(), extra: DeepPartial<Stripe.Event> = {}): Stripe.Event {
+function stripeEvent(
+  type: string,
+  object: object,
+  created = now(),
+  extra: DeepPartial<Stripe.Event> = {},
+  previousAttributes?: object,
+): Stripe.Event {
   const event: DeepPartial<Stripe.Event> = {
     id: uid('evt'),
     object: 'event',
@@ -31,7 +37,8 @@ function stripeEvent(type: string, object: object, created = now(), extra: DeepP
     request: { id: null, idempotency_key: null },
     ...extra,
   };
-  return { ...event, type, data: { object } } as unknown as Stripe.Event;
+  const data = previousAttributes ? { object, previous_attributes: previousAttributes } : { object };
+  return { ...event, type, data } as unknown as Stripe.Event;
 }
 
 interface InvoiceInput {
@@ -93,6 +100,18 @@ function subscription(id: string, price: string, quantity = 1, endedAt: number |
       data: [{ id: 'si_1', object: 'subscription_item', quantity, price: { id: price, object: 'price' } }],
     },
   };
+}
+
+/** customer.subscription.updated as Stripe sends it for a change of price: the items' old values under previous_attributes. */
+function planChange(sub: string, price: string, created: number, oldPrice = 'price_monthly', quantity = 1): Stripe.Event {
+  const previous: { items: DeepPartial<Stripe.ApiList<Stripe.SubscriptionItem>> } = {
+    items: {
+      object: 'list',
+      has_more: false,
+      data: [{ id: 'si_1', object: 'subscription_item', quantity: 1, price: { id: oldPrice, object: 'price' } }],
+    },
+  };
+  return stripeEvent('customer.subscription.updated', subscription(sub, price, quantity), created, {}, previous);
 }
 
 const charge = (paymentIntent: string, refunded = true): DeepPartial<Stripe.Charge> => ({
@@ -281,7 +300,7 @@ describe('stores: Stripe (docs/stores.md)', () => {
   });
 
   it('a signed event with absurd fields (a created time PostgreSQL cannot hold, a 300-character subscription id): no 5xx', async () => {
-    const event = stripeEvent('customer.subscription.updated', subscription('sub_' + 'x'.repeat(300), 'price_pro'), 1e15);
+    const event = planChange('sub_' + 'x'.repeat(300), 'price_pro', 1e15);
     const res = await send(event);
     expect(res.status).toBe(200);
     expect(res.body.occurred_at).toBeNull();
@@ -325,7 +344,7 @@ describe('stores: Stripe (docs/stores.md)', () => {
     expect(await step(renewal)).toMatchObject({ status: 'processed', action: 'renewal' });
     expect((await licenseOf(sub))!.expires_at).toBe(new Date(renewedEnd * 1000).toISOString());
 
-    expect(await step(stripeEvent('customer.subscription.updated', subscription(sub, 'price_pro'), now() + 2))).toMatchObject({
+    expect(await step(planChange(sub, 'price_pro', now() + 2))).toMatchObject({
       action: 'plan_change',
     });
     const changed = (await licenseOf(sub))!;
@@ -453,6 +472,26 @@ describe('stores: Stripe (docs/stores.md)', () => {
     expect(after.status).not.toBe('revoked');
   });
 
+  it('a subscription update without a change of items (a scheduled cancellation) changes nothing, staff changes stand', async () => {
+    const sub = uid('sub');
+    const { license } = await purchase(sub);
+    await t.admin
+      .put(`/api/v1/admin/licenses/${license!.id}`)
+      .send({ limits: { max_installations: 9 } })
+      .expect(200);
+    const scheduled = { ...subscription(sub, 'price_monthly'), cancel_at_period_end: true };
+    const withPrevious = stripeEvent('customer.subscription.updated', scheduled, now() + 1, {}, { cancel_at_period_end: false });
+    expect((await send(withPrevious).expect(200)).body.status).toBe('ignored');
+    expect((await licenseOf(sub))!.limit_overrides).toEqual({ max_installations: 9 });
+  });
+
+  it('a quantity change is a plan change: the new quantity multiplies max_installations', async () => {
+    const sub = uid('sub');
+    await purchase(sub);
+    expect((await send(planChange(sub, 'price_monthly', now() + 1, 'price_monthly', 4)).expect(200)).body.action).toBe('plan_change');
+    expect((await licenseOf(sub))!.limit_overrides).toEqual({ max_installations: 8 });
+  });
+
   it('a partial refund changes nothing', async () => {
     const sub = uid('sub');
     const pi = uid('pi');
@@ -485,7 +524,7 @@ describe('stores: Stripe (docs/stores.md)', () => {
     const sub = uid('sub');
     const { license } = await purchase(sub);
     const audits = await auditCount(license!.id);
-    const event = stripeEvent('customer.subscription.updated', subscription(sub, 'price_erp'), now() + 1);
+    const event = planChange(sub, 'price_erp', now() + 1);
     const res = await send(event).expect(500);
     expect(res.body.error.code).toBe('STORE_EVENT_FAILED');
     expect(res.body.error.message).toMatch(/ERP_SUITE/);

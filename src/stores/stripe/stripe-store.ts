@@ -76,6 +76,10 @@ export class StripeStore implements StoreAdapter {
         return this.checkoutAction(event.data.object);
       case 'customer.subscription.updated': {
         const sub = event.data.object;
+        // Only a change of items (price or quantity) is a plan change; a scheduled cancellation and the rest change nothing.
+        const previous = event.data.previous_attributes as { items?: unknown } | undefined;
+        if (!previous?.items)
+          return { kind: 'ignore', reason: 'a subscription update without a change of price or quantity changes nothing' };
         const item = sub.items.data[0];
         return { kind: 'plan_change', subscriptionId: sub.id, priceId: item?.price.id ?? null, quantity: item?.quantity ?? 1 };
       }
