@@ -18,6 +18,7 @@ import { LicensesModule } from './licenses/licenses.module';
 import { ProductsModule } from './products/products.module';
 import { StatsModule } from './stats/stats.module';
 import { MailModule } from './mail/mail.module';
+import { StoresModule } from './stores/stores.module';
 import { WebhooksModule } from './webhooks/webhooks.module';
 
 @Module({})
@@ -44,6 +45,7 @@ export class AppModule {
         StatsModule,
         WebhooksModule,
         MailModule,
+        StoresModule,
         DashboardModule,
       ],
     };

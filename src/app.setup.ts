@@ -14,6 +14,7 @@ import {
 } from './common/http/http-hardening';
 import { requestLogger } from './common/http/logging';
 import { chain } from './common/http/middleware-chain';
+import { rawBodyParsers } from './common/http/raw-body';
 import { projectRoot } from './common/paths';
 import { AppConfig } from './config/app-config';
 import { ConfigError } from './config/config.error';
@@ -53,16 +54,21 @@ export async function configureApp(nestApp: INestApplication, config: AppConfig)
   // share its listener), then the headers, the cheap refusals, and the body parsers.
   // Forms only where the dashboard's forms post (CSRF-checked there); the JSON API never parses them.
   const forms = express.urlencoded({ limit: BODY_LIMIT, extended: false, parameterLimit: 200 });
+  const parsedBody = chain(
+    refuseDeclaredOversize(BODY_LIMIT_BYTES),
+    onApiPaths(requireJsonBody),
+    express.json({ limit: BODY_LIMIT, strict: true }),
+    (req: Request, res: Response, next: NextFunction) => (isDashboardPath(req.path) ? forms(req, res, next) : next()),
+  );
+  // Routes declared with @RawBodyRoute get their bytes unparsed, under their own limit (docs/stores.md, Raw bodies).
+  const raw = rawBodyParsers(app);
   app.use(
     chain(
       requestLogger(undefined, requestMetrics(app.get(MetricsService))),
       securityHeaders(),
       onApiPaths(noStore),
       requireHostHeader,
-      refuseDeclaredOversize(BODY_LIMIT_BYTES),
-      onApiPaths(requireJsonBody),
-      express.json({ limit: BODY_LIMIT, strict: true }),
-      (req: Request, res: Response, next: NextFunction) => (isDashboardPath(req.path) ? forms(req, res, next) : next()),
+      (req: Request, res: Response, next: NextFunction) => (raw.parserFor(req.method, req.path) ?? parsedBody)(req, res, next),
     ),
   );
   // Body-parser failures (bad JSON, too large, bad charset) never reach Nest's filters: render them here.

@@ -18,6 +18,8 @@ const SEAMS: Record<string, string[]> = {
     `import { ROUTE_ARGS_METADATA } from '@nestjs/common/constants';`,
     `import { RouteParamtypes } from '@nestjs/common/enums/route-paramtypes.enum';`,
   ],
+  // The paths of @RawBodyRoute routes, read before routing (docs/stores.md, Raw bodies); raw-body.spec.ts guards it.
+  'src/common/http/raw-body.ts': [`import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';`],
 };
 
 describe('public framework APIs only', () => {

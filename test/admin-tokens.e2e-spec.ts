@@ -44,6 +44,13 @@ const ROUTE_SCOPES: Record<string, AdminScope> = {
   'POST /api/v1/admin/mail/{id}/retry': 'licenses:write',
   'POST /api/v1/admin/signing-keys/rotate': 'signing-keys:manage',
   'POST /api/v1/admin/signing-keys/{key_id}/revoke': 'signing-keys:manage',
+  'POST /api/v1/admin/store-plans': 'stores:manage',
+  'GET /api/v1/admin/store-plans': 'stores:manage',
+  'GET /api/v1/admin/store-plans/{id}': 'stores:manage',
+  'PUT /api/v1/admin/store-plans/{id}': 'stores:manage',
+  'DELETE /api/v1/admin/store-plans/{id}': 'stores:manage',
+  'GET /api/v1/admin/store-events': 'stores:manage',
+  'POST /api/v1/admin/store-events/{id}/replay': 'stores:manage',
 };
 
 interface CreatedToken {

@@ -112,6 +112,10 @@ describe('exports (docs/admin-api.md, Exports)', () => {
           notes: name,
           created_at: details.created_at,
           updated_at: details.updated_at,
+          store_name: null,
+          store_customer_id: null,
+          store_subscription_id: null,
+          store_order_id: null,
         });
       }
     });

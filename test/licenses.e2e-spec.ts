@@ -288,6 +288,7 @@ describe('admin licences API: create and read', () => {
         revoked_at: null,
         revoke_reason: null,
         status: 'active',
+        store: null,
         created_at: expect.stringMatching(/Z$/),
         updated_at: expect.stringMatching(/Z$/),
         converted_from: null,

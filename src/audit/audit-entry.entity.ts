@@ -42,7 +42,7 @@ export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 @Index('audit_entries_license_idx', ['licenseId', 'id'], { where: 'license_id IS NOT NULL' }) // (license_id, id DESC)
 @Index('audit_entries_action_idx', ['action', 'id']) // (action, id DESC)
 @Index('audit_entries_actor_type_idx', ['actorType', 'id']) // (actor_type, id DESC)
-@Check('audit_entries_actor_type_check', `actor_type IN ('admin_api', 'dashboard', 'client', 'system')`)
+@Check('audit_entries_actor_type_check', `actor_type IN ('admin_api', 'dashboard', 'client', 'system', 'store', 'customer')`)
 export class AuditEntry {
   @PrimaryGeneratedColumn({ type: 'bigint', primaryKeyConstraintName: 'audit_entries_pkey' })
   id: string;
@@ -56,7 +56,8 @@ export class AuditEntry {
   @Column({ name: 'actor_type', type: 'varchar', length: 16 })
   actorType: ActorType;
 
-  @Column({ type: 'varchar', length: 200, nullable: true })
+  /** Up to "customer:" and a 254-character e-mail address (docs/stores.md). */
+  @Column({ type: 'varchar', length: 320, nullable: true })
   actor: string | null;
 
   @Column({ type: 'varchar', length: 45, nullable: true })

@@ -92,7 +92,7 @@ function eventParams(events: DomainEvent[], now: Date): unknown[][] {
   return [
     audited.map((e) => e.type),
     audited.map((e) => e.actor.type),
-    audited.map((e) => e.actor.name?.slice(0, 200) ?? null),
+    audited.map((e) => e.actor.name?.slice(0, 320) ?? null),
     audited.map((e) => e.actor.ip?.slice(0, 45) ?? null),
     audited.map((e) => e.licenseId ?? null),
     audited.map((e) => e.productCode ?? null),

@@ -37,6 +37,14 @@ export interface AppConfig {
    * and /metrics answers with the sum over every worker, which the primary gathers.
    */
   clusterWorker?: boolean;
+  /** Store integrations (docs/stores.md); absent in a config built in code: no store is connected. */
+  stores?: {
+    stripeWebhookSecret?: string;
+    stripeApiKey?: string;
+    /** Where the Stripe SDK sends its API calls (a local stand-in in tests); Stripe's own host when absent. */
+    stripeApiHost?: { host: string; port: number; protocol: 'http' | 'https' };
+    acceptTestEvents: boolean;
+  };
   webhooks: {
     /** Seconds to wait before each retry; after the last one a delivery is `failed`. */
     retryScheduleSeconds: number[];

@@ -50,6 +50,9 @@ export const ENV_NAMES = [
   'WEBHOOK_RETRY_SCHEDULE',
   'WEBHOOK_EXPIRING_DAYS',
   'WEBHOOK_ALLOW_PRIVATE_NETWORKS',
+  'STRIPE_WEBHOOK_SECRET',
+  'STRIPE_API_KEY',
+  'STORES_ACCEPT_TEST_EVENTS',
   'WEB_CONCURRENCY',
   'PUBLIC_URL',
   'SMTP_URL',
@@ -301,6 +304,21 @@ export class EnvironmentVariables {
   @IsString()
   @MinLength(16, { message: 'METRICS_TOKEN must be at least 16 characters' })
   METRICS_TOKEN?: string;
+
+  /** Unset: POST /api/v1/stores/stripe/events answers 404 (docs/stores.md, Connect Stripe). */
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @IsString()
+  STRIPE_WEBHOOK_SECRET?: string;
+
+  /** Reads a Checkout session's line items (docs/stores.md, What each event does). */
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @IsString()
+  STRIPE_API_KEY?: string;
+
+  @IsIn(['true', 'false'], { message: 'STORES_ACCEPT_TEST_EVENTS must be true or false' })
+  STORES_ACCEPT_TEST_EVENTS = 'false';
 
   /** Worker processes sharing the port (node:cluster); 1 runs everything in this one process. */
   @Transform(toConcurrency)

@@ -65,6 +65,11 @@ export function buildConfig(env: EnvironmentVariables, databaseUrl: string): { c
     logLevel: env.LOG_LEVEL,
     dbPoolSize: env.DB_POOL_SIZE,
     metricsToken: env.METRICS_TOKEN,
+    stores: {
+      stripeWebhookSecret: env.STRIPE_WEBHOOK_SECRET,
+      stripeApiKey: env.STRIPE_API_KEY,
+      acceptTestEvents: env.STORES_ACCEPT_TEST_EVENTS === 'true',
+    },
     webhooks: {
       retryScheduleSeconds: env.WEBHOOK_RETRY_SCHEDULE.split(',').map((s) => Number(s.trim())),
       expiringDays: env.WEBHOOK_EXPIRING_DAYS,

@@ -6,6 +6,7 @@ import { MailModule } from '../mail/mail.module';
 import { ProductsModule } from '../products/products.module';
 import { KeyringModule } from '../keyring/keyring.module';
 import { StatsModule } from '../stats/stats.module';
+import { StoresModule } from '../stores/stores.module';
 import { WebhooksModule } from '../webhooks/webhooks.module';
 import { AuthController } from './auth/auth.controller';
 import { DashboardPassport } from './auth/dashboard-passport';
@@ -18,6 +19,7 @@ import { MailPagesController } from './pages/mail.controller';
 import { DashboardNotFoundController } from './pages/not-found.controller';
 import { OverviewController } from './pages/overview.controller';
 import { SigningKeysPageController } from './pages/signing-keys.controller';
+import { StoresPageController } from './pages/stores.controller';
 import { TokensPageController } from './pages/tokens.controller';
 import { WebhooksPagesController } from './pages/webhooks.controller';
 import { DashboardSessionStore } from './session-store';
@@ -26,7 +28,17 @@ import { UsersService } from './users.service';
 
 /** The staff dashboard: server-rendered pages on top of the same services as the admin API (never its own SQL for licences). */
 @Module({
-  imports: [ActivationModule, AuditModule, KeyringModule, LicensesModule, MailModule, ProductsModule, StatsModule, WebhooksModule],
+  imports: [
+    ActivationModule,
+    AuditModule,
+    KeyringModule,
+    LicensesModule,
+    MailModule,
+    ProductsModule,
+    StatsModule,
+    StoresModule,
+    WebhooksModule,
+  ],
   // DashboardNotFoundController last: it catches only what no page matched.
   controllers: [
     AuthController,
@@ -38,6 +50,7 @@ import { UsersService } from './users.service';
     LicenseFilesPagesController,
     WebhooksPagesController,
     MailPagesController,
+    StoresPageController,
     DashboardNotFoundController,
   ],
   providers: [UsersRepository, UsersService, DashboardPassport, DashboardSessionStore, FirstUserInitializer, loginFormTokensProvider],

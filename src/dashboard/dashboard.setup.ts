@@ -28,6 +28,7 @@ const DASHBOARD_ROOTS = [
   '/offline-activation',
   '/webhooks',
   '/emails',
+  '/stores',
 ];
 
 export function isDashboardPath(path: string): boolean {

@@ -14,6 +14,8 @@ describe('loadEntities (every entity file under src/, no list in database/)', ()
         'License',
         'Product',
         'StatsDelta',
+        'StoreEvent',
+        'StorePlan',
         'StoredSigningKey',
         'Trial',
         'UsageCounter',

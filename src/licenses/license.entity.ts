@@ -42,6 +42,12 @@ export const LICENSE_KEY_INDEX = 'licenses_license_key_key';
 @Check('licenses_features_check', `jsonb_typeof(features) = 'array'`)
 @Check('licenses_grace_days_check', `grace_days BETWEEN 0 AND 365`)
 @Check('licenses_policy_check', `jsonb_typeof(policy) = 'object'`)
+@Check('licenses_store_name_check', `store_name IN ('stripe', 'paddle', 'lemonsqueezy')`)
+// One licence per store subscription (docs/stores.md, What each event does).
+@Index('licenses_store_subscription_key', ['storeName', 'storeSubscriptionId'], {
+  unique: true,
+  where: 'store_subscription_id IS NOT NULL',
+})
 export class License {
   @PrimaryGeneratedColumn({ primaryKeyConstraintName: 'licenses_pkey' })
   id: number;
@@ -99,6 +105,20 @@ export class License {
 
   @Column({ name: 'revoke_reason', type: 'varchar', length: 500, nullable: true })
   revokeReason: string | null;
+
+  /** The store that made the licence (docs/stores.md); null for a licence made by staff. */
+  @Column({ name: 'store_name', type: 'varchar', length: 16, nullable: true })
+  storeName?: string | null;
+
+  @Column({ name: 'store_customer_id', type: 'varchar', length: 255, nullable: true })
+  storeCustomerId?: string | null;
+
+  @Column({ name: 'store_subscription_id', type: 'varchar', length: 255, nullable: true })
+  storeSubscriptionId?: string | null;
+
+  /** The first order (the purchase's invoice or checkout session). */
+  @Column({ name: 'store_order_id', type: 'varchar', length: 255, nullable: true })
+  storeOrderId?: string | null;
 
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;

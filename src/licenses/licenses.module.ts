@@ -13,6 +13,7 @@ import { TrialsService } from './trials.service';
 import { UsageController } from './usage.controller';
 import { UsageRepository } from './usage.repository';
 import { UsageService } from './usage.service';
+import { StoreLicensesService } from './store-licenses.service';
 
 /** The licence aggregate: licences and their seats. Exports services only, never repositories. */
 @Module({
@@ -28,7 +29,8 @@ import { UsageService } from './usage.service';
     SeatSweepService,
     UsageService,
     TrialsService,
+    StoreLicensesService,
   ],
-  exports: [LicensesService, SeatsService, SeatSweepService, UsageService, TrialsService],
+  exports: [LicensesService, SeatsService, SeatSweepService, UsageService, TrialsService, StoreLicensesService],
 })
 export class LicensesModule {}

@@ -32,6 +32,9 @@ export interface LicenseListFilter {
   customerPib?: string;
   /** Usable licences whose expiry falls within the next N days. */
   expiringWithinDays?: number;
+  /** Licences a store made (docs/stores.md), and the one of a store subscription. */
+  storeName?: string;
+  storeSubscriptionId?: string;
 }
 
 export const LICENSE_SORTS = ['created_at', 'expires_at', 'customer_name', 'license_key', 'product', 'license_type', 'status'] as const;
@@ -91,6 +94,16 @@ export class LicensesRepository {
     return this.oneWithProduct('license-lock-by-id-in-scope', `l.id = $1 AND ${IN_PRODUCT_SCOPE} FOR UPDATE OF l`, [id, products], manager);
   }
 
+  /** The licence a store subscription made, locked (docs/stores.md). */
+  lockByStoreSubscription(store: string, subscriptionId: string, manager: EntityManager): Promise<License | null> {
+    return this.oneWithProduct(
+      'license-lock-by-store-subscription',
+      'l.store_name = $1 AND l.store_subscription_id = $2 FOR UPDATE OF l',
+      [store, subscriptionId],
+      manager,
+    );
+  }
+
   /** Serialises every seat change of one licence: the basis of race-free seat counting. */
   lockByKey(licenseKey: string, manager: EntityManager): Promise<License | null> {
     return this.oneWithProduct('license-lock-by-key', 'l.license_key = $1 FOR UPDATE OF l', [licenseKey], manager);
@@ -102,8 +115,8 @@ export class LicensesRepository {
       manager,
       'license-insert',
       `INSERT INTO licenses (product_id, license_key, license_type, customer_name, customer_email, customer_pib, limits, features,
-         policy, grace_days, notes, expires_at, created_at, updated_at, converted_from)
-       VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8::jsonb, $9::jsonb, $10, $11, $12, $13, $13, $14)
+         policy, grace_days, notes, expires_at, created_at, updated_at, converted_from, store_name, store_customer_id, store_subscription_id, store_order_id)
+       VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8::jsonb, $9::jsonb, $10, $11, $12, $13, $13, $14, $15, $16, $17, $18)
        RETURNING ${LICENSE_COLUMNS}`,
       [
         license.productId,
@@ -120,6 +133,10 @@ export class LicensesRepository {
         license.expiresAt,
         license.createdAt,
         license.convertedFrom ?? null,
+        license.storeName ?? null,
+        license.storeCustomerId ?? null,
+        license.storeSubscriptionId ?? null,
+        license.storeOrderId ?? null,
       ],
     );
     return licenseOnlyFromRow(rows[0]);
@@ -233,7 +250,8 @@ export class LicensesRepository {
     const from = licenseListFrom(filter, params);
     const text = `SELECT l.id, p.code AS product_code, l.license_key, l.license_type, ${licenseStatusSql('l')} AS status,
         l.customer_name, l.customer_email, l.customer_pib, l.features, l.limits, l.grace_days, l.expires_at, l.active,
-        l.revoked_at, l.revoke_reason, l.notes, l.created_at, l.updated_at
+        l.revoked_at, l.revoke_reason, l.notes, l.created_at, l.updated_at, l.store_name, l.store_customer_id,
+        l.store_subscription_id, l.store_order_id
       ${from} ORDER BY l.created_at DESC, l.id DESC`;
     return openRowStream(this.dataSource, text, params);
   }
@@ -292,6 +310,8 @@ function licenseListFrom(filter: LicenseListFilter, params: unknown[]): string {
       `NOT l.revoked AND l.active AND l.expires_at > now() AND l.expires_at <= now() + make_interval(hours => 24 * ${param(filter.expiringWithinDays)}::int)`,
     );
   }
+  if (filter.storeName !== undefined) where.push(`l.store_name = ${param(filter.storeName)}`);
+  if (filter.storeSubscriptionId !== undefined) where.push(`l.store_subscription_id = ${param(filter.storeSubscriptionId)}`);
   // Always a WHERE clause (no top-level OR in any part): the keyset condition is ANDed to it.
   return `FROM licenses l JOIN product_catalog p ON p.id = l.product_id WHERE ${where.length ? where.join(' AND ') : 'true'}`;
 }
@@ -313,15 +333,17 @@ export type NewLicense = Pick<
   | 'expiresAt'
   | 'createdAt'
 > &
-  Partial<Pick<License, 'convertedFrom'>>;
+  Partial<Pick<License, 'convertedFrom' | 'storeName' | 'storeCustomerId' | 'storeSubscriptionId' | 'storeOrderId'>>;
 
 /** Every licences column the application reads (search_text is the trigger's). */
 const LICENSE_COLUMNS = `id, product_id, license_key, license_type, customer_name, customer_email, customer_pib, limits, features, policy,
-  grace_days, notes, expires_at, active, revoked, revoked_at, revoke_reason, created_at, updated_at, converted_from`;
+  grace_days, notes, expires_at, active, revoked, revoked_at, revoke_reason, created_at, updated_at, converted_from, store_name,
+  store_customer_id, store_subscription_id, store_order_id`;
 
 const LICENSE_WITH_PRODUCT = `SELECT l.id, l.product_id, l.license_key, l.license_type, l.customer_name, l.customer_email, l.customer_pib,
     l.limits, l.features, l.policy, l.grace_days, l.notes, l.expires_at, l.active, l.revoked, l.revoked_at, l.revoke_reason,
-    l.created_at, l.updated_at, l.converted_from, p.code AS p_code, p.name AS p_name, p.key_prefix AS p_key_prefix,
+    l.created_at, l.updated_at, l.converted_from, l.store_name, l.store_customer_id, l.store_subscription_id, l.store_order_id,
+    p.code AS p_code, p.name AS p_name, p.key_prefix AS p_key_prefix,
     p.default_limits AS p_default_limits, p.default_policy AS p_default_policy, p.available_features AS p_available_features, p.active AS p_active,
     p.created_at AS p_created_at, p.updated_at AS p_updated_at
   FROM licenses l JOIN product_catalog p ON p.id = l.product_id`;
@@ -348,6 +370,10 @@ export interface LicenseRow {
   created_at: Date;
   updated_at: Date;
   converted_from: number | null;
+  store_name?: string | null;
+  store_customer_id?: string | null;
+  store_subscription_id?: string | null;
+  store_order_id?: string | null;
 }
 
 /** A products row as pg returns it. */
@@ -440,5 +466,9 @@ function licenseOnlyFromRow(r: LicenseRow): License {
     createdAt: r.created_at,
     updatedAt: r.updated_at,
     convertedFrom: r.converted_from ?? null,
+    storeName: r.store_name ?? null,
+    storeCustomerId: r.store_customer_id ?? null,
+    storeSubscriptionId: r.store_subscription_id ?? null,
+    storeOrderId: r.store_order_id ?? null,
   });
 }

@@ -407,6 +407,8 @@ function listFilter(query: Omit<LicenseListQuery, 'limit' | 'offset'>, products:
     customerEmail: query.customer_email,
     customerPib: query.customer_pib,
     expiringWithinDays: query.expiring_within_days,
+    storeName: query.store,
+    storeSubscriptionId: query.subscription_id,
   };
 }
 
@@ -430,6 +432,10 @@ export interface LicenseExportRow {
   notes: string | null;
   created_at: Date;
   updated_at: Date;
+  store_name: string | null;
+  store_customer_id: string | null;
+  store_subscription_id: string | null;
+  store_order_id: string | null;
 }
 
 export const LICENSE_EXPORT_COLUMNS = [
@@ -451,6 +457,10 @@ export const LICENSE_EXPORT_COLUMNS = [
   'notes',
   'created_at',
   'updated_at',
+  'store_name',
+  'store_customer_id',
+  'store_subscription_id',
+  'store_order_id',
 ] as const;
 
 /** One export record: the licence's own fields (limit_overrides as stored, not merged with the product's). */
@@ -474,6 +484,10 @@ function licenseExportRecord(r: LicenseExportRow): Record<(typeof LICENSE_EXPORT
     notes: r.notes,
     created_at: r.created_at,
     updated_at: r.updated_at,
+    store_name: r.store_name,
+    store_customer_id: r.store_customer_id,
+    store_subscription_id: r.store_subscription_id,
+    store_order_id: r.store_order_id,
   };
 }
 
@@ -508,6 +522,14 @@ export function toLicenseDetails(license: License, currentSeats: Activation[], n
     updated_at: license.updatedAt.toISOString(),
     converted_from: license.convertedFrom ?? null,
     activations: currentSeats.map((seat) => ActivationDto.from(seat)),
+    store: license.storeName
+      ? {
+          name: license.storeName,
+          customer_id: license.storeCustomerId ?? null,
+          subscription_id: license.storeSubscriptionId ?? null,
+          order_id: license.storeOrderId ?? null,
+        }
+      : null,
   };
 }
 

@@ -300,6 +300,7 @@ describe('staff dashboard in Chromium (edit, renew, confirmations, search, phone
     ['webhooks', '/webhooks'],
     ['webhook-endpoint', `/webhooks/${endpointId}`],
     ['webhook-delete', `/webhooks/${endpointId}/delete`],
+    ['stores', '/stores'],
     ['not-found', '/licenses/999999'],
   ];
 
@@ -338,6 +339,7 @@ describe('staff dashboard in Chromium (edit, renew, confirmations, search, phone
       for (const [slug, path, button, fields] of [
         ['tokens', '/tokens', 'Create token', ['name', 'scopes']],
         ['webhooks', '/webhooks', 'Create endpoint', ['url', 'events']],
+        ['stores', '/stores', 'Create plan', ['price_id', 'product_code']],
       ] as const) {
         await go(path);
         await page.click(`button:has-text("${button}")`);

@@ -768,6 +768,97 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/stores/stripe/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Stripe webhook events (docs/stores.md)
+         * @description Verified with STRIPE_WEBHOOK_SECRET over the raw body (up to 1 MiB), 300 s tolerance. Each event is kept once; a replay answers 200 and changes nothing.
+         */
+        post: operations["StoreWebhooks_stripe"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/store-plans": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Every store plan */
+        get: operations["StoresAdmin_list"];
+        put?: never;
+        /** Map a store's price to the licence it sells */
+        post: operations["StoresAdmin_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/store-plans/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One store plan */
+        get: operations["StoresAdmin_get"];
+        /** Partial update; licences made before keep their terms until a store event changes them */
+        put: operations["StoresAdmin_update"];
+        post?: never;
+        /** Delete a plan; its licences live on (a later end of their subscription expires them) */
+        delete: operations["StoresAdmin_remove"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/store-events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Store events, newest first */
+        get: operations["StoresAdmin_listEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/store-events/{id}/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Process an ignored, pending or failed event again (after adding its plan, say) */
+        post: operations["StoresAdmin_replay"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -777,7 +868,7 @@ export interface components {
              * @example VALIDATION_ERROR
              * @enum {string}
              */
-            code: "VALIDATION_ERROR" | "UNAUTHORIZED" | "FORBIDDEN" | "NOT_FOUND" | "CONFLICT" | "ALREADY_REVOKED" | "NOT_ACTIVATED" | "PAYLOAD_TOO_LARGE" | "HEADERS_TOO_LARGE" | "REQUEST_TIMEOUT" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL_ERROR" | "SERVICE_UNAVAILABLE" | "INVALID_KEY" | "ALREADY_ACTIVATED" | "KEY_EXPIRED" | "KEY_REVOKED" | "KEY_SUSPENDED" | "PRODUCT_MISMATCH" | "DEACTIVATION_LIMIT_REACHED" | "USAGE_LIMIT_REACHED" | "IDEMPOTENCY_KEY_REUSED" | "TRIAL_ALREADY_USED" | "TRIALS_DISABLED";
+            code: "VALIDATION_ERROR" | "UNAUTHORIZED" | "FORBIDDEN" | "NOT_FOUND" | "CONFLICT" | "ALREADY_REVOKED" | "NOT_ACTIVATED" | "PAYLOAD_TOO_LARGE" | "HEADERS_TOO_LARGE" | "REQUEST_TIMEOUT" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL_ERROR" | "SERVICE_UNAVAILABLE" | "INVALID_KEY" | "ALREADY_ACTIVATED" | "KEY_EXPIRED" | "KEY_REVOKED" | "KEY_SUSPENDED" | "PRODUCT_MISMATCH" | "DEACTIVATION_LIMIT_REACHED" | "USAGE_LIMIT_REACHED" | "IDEMPOTENCY_KEY_REUSED" | "TRIAL_ALREADY_USED" | "TRIALS_DISABLED" | "INVALID_SIGNATURE" | "STORE_EVENT_FAILED";
             /** @example Request validation failed */
             message: string;
             /**
@@ -1234,7 +1325,7 @@ export interface components {
              * @example admin_api
              * @enum {string}
              */
-            actor_type: "admin_api" | "dashboard" | "client" | "system";
+            actor_type: "admin_api" | "dashboard" | "client" | "system" | "store" | "customer";
             /**
              * @description API key id, dashboard user name or client IP
              * @example key:3f9a1c2b
@@ -1403,11 +1494,12 @@ export interface components {
              *     - `webhooks:manage`: Create, change and delete webhook endpoints; retry deliveries.
              *     - `tokens:manage`: Issue and revoke admin tokens (never beyond its own scopes and products).
              *     - `signing-keys:manage`: Rotate and revoke signing keys (global: only for a token of every product).
+             *     - `stores:manage`: Manage store plans; read and replay store events (global: only for a token of every product).
              * @example [
              *       "licenses:write"
              *     ]
              */
-            scopes: ("products:read" | "products:write" | "licenses:read" | "licenses:write" | "audit:read" | "stats:read" | "webhooks:manage" | "tokens:manage" | "signing-keys:manage")[];
+            scopes: ("products:read" | "products:write" | "licenses:read" | "licenses:write" | "audit:read" | "stats:read" | "webhooks:manage" | "tokens:manage" | "signing-keys:manage" | "stores:manage")[];
             /**
              * @description product codes the token is limited to (stored as the products, so a later rename does not move the limit); omitted or null: every product. Not with signing-keys:manage (400)
              * @example [
@@ -1427,7 +1519,7 @@ export interface components {
             id: number;
             /** @example webshop */
             name: string;
-            scopes: ("products:read" | "products:write" | "licenses:read" | "licenses:write" | "audit:read" | "stats:read" | "webhooks:manage" | "tokens:manage" | "signing-keys:manage")[];
+            scopes: ("products:read" | "products:write" | "licenses:read" | "licenses:write" | "audit:read" | "stats:read" | "webhooks:manage" | "tokens:manage" | "signing-keys:manage" | "stores:manage")[];
             products: string[] | null;
             /** Format: date-time */
             expires_at: string | null;
@@ -1444,7 +1536,7 @@ export interface components {
             id: number;
             /** @example webshop */
             name: string;
-            scopes: ("products:read" | "products:write" | "licenses:read" | "licenses:write" | "audit:read" | "stats:read" | "webhooks:manage" | "tokens:manage" | "signing-keys:manage")[];
+            scopes: ("products:read" | "products:write" | "licenses:read" | "licenses:write" | "audit:read" | "stats:read" | "webhooks:manage" | "tokens:manage" | "signing-keys:manage" | "stores:manage")[];
             /**
              * @description the products' current codes; null: every product
              * @example [
@@ -1932,6 +2024,23 @@ export interface components {
             converted_from: number | null;
             /** @description current seats, most recent first */
             activations: components["schemas"]["ActivationDto"][];
+            /** @description the store that made the licence; null when staff made it */
+            store?: {
+                /**
+                 * @example stripe
+                 * @enum {string}
+                 */
+                name: "stripe" | "paddle" | "lemonsqueezy";
+                /** @example cus_Q2w3E4r5T6y7U8 */
+                customer_id: string | null;
+                /** @example sub_1Q2w3E4r5T6y7U8i */
+                subscription_id: string | null;
+                /**
+                 * @description the first order
+                 * @example in_1Q2w3E4r5T6y7U8i
+                 */
+                order_id: string | null;
+            } | null;
         };
         UpdateLicenseDto: {
             /**
@@ -2281,6 +2390,248 @@ export interface components {
             created_at: string;
             /** Format: date-time */
             sent_at: string | null;
+        };
+        StoreEventDto: {
+            /** @example 17 */
+            id: string;
+            /**
+             * @example stripe
+             * @enum {string}
+             */
+            store: "stripe" | "paddle" | "lemonsqueezy";
+            /** @example evt_1Q2w3E4r5T6y7U8i */
+            event_id: string;
+            /** @example invoice.paid */
+            type: string;
+            /**
+             * @example processed
+             * @enum {string}
+             */
+            status: "processed" | "ignored" | "pending" | "failed";
+            /** Format: date-time */
+            received_at: string;
+            /**
+             * Format: date-time
+             * @description the store's time of the event
+             */
+            occurred_at: string | null;
+            /** @example sub_1Q2w3E4r5T6y7U8i */
+            subscription_id: string | null;
+            /**
+             * @description purchase, renewal, plan_change, end or refund; null when none was applied
+             * @example purchase
+             */
+            action: string | null;
+            /**
+             * @description the licence it touched
+             * @example 42
+             */
+            license_id: number | null;
+            /**
+             * @description why it was ignored, is pending or failed
+             * @example null
+             */
+            error: string | null;
+        };
+        CreateStorePlanDto: {
+            /**
+             * @example stripe
+             * @enum {string}
+             */
+            store: "stripe" | "paddle" | "lemonsqueezy";
+            /**
+             * @description a Stripe price, a Paddle price or a Lemon Squeezy variant; unique per store
+             * @example price_1Q2w3E4r5T6y7U8i
+             */
+            price_id: string;
+            /**
+             * @description code of an active product
+             * @example POS_RETAIL
+             */
+            product_code: string;
+            /**
+             * @description a subscription expires at the paid period end; else per license_type
+             * @example MONTHLY
+             * @enum {string}
+             */
+            license_type: "TRIAL" | "MONTHLY" | "QUARTERLY" | "YEARLY" | "PERPETUAL";
+            /**
+             * @description the licences' own limits; a quantity above 1 multiplies max_installations
+             * @example {
+             *       "max_installations": 2
+             *     }
+             */
+            limits?: {
+                [key: string]: number;
+            };
+            /**
+             * @description from the product's available_features; omitted: all of them
+             * @example [
+             *       "REPORTS"
+             *     ]
+             */
+            features?: string[];
+            /**
+             * @description the licences' seat-policy overrides
+             * @example {
+             *       "heartbeat_timeout_seconds": 600
+             *     }
+             */
+            policy?: {
+                /** @description seconds without a heartbeat after which a seat dies and is released; null: seats never die */
+                heartbeat_timeout_seconds?: number | null;
+                /** @description client deactivations allowed per licence in any 30 days; null: unlimited */
+                max_deactivations_per_30_days?: number | null;
+                /** @description validity of a licence file (default 30) */
+                license_file_ttl_days?: number;
+                /** @description uses a licence may count per period through POST /api/v1/usage; null: not metered */
+                max_uses?: number | null;
+                /**
+                 * @description month: the count starts again at each UTC calendar month; none: one count for the licence (default none)
+                 * @enum {string}
+                 */
+                uses_period?: "none" | "month";
+            };
+            /**
+             * @description default 7
+             * @example 7
+             */
+            grace_days?: number;
+            /**
+             * @description when the subscription ends: expire at the end time (grace applies), suspend, or revoke
+             * @example expire
+             * @enum {string}
+             */
+            on_end: "expire" | "suspend" | "revoke";
+        };
+        StorePlanDto: {
+            /** @example 3 */
+            id: number;
+            /**
+             * @example stripe
+             * @enum {string}
+             */
+            store: "stripe" | "paddle" | "lemonsqueezy";
+            /** @example price_1Q2w3E4r5T6y7U8i */
+            price_id: string;
+            /** @example POS_RETAIL */
+            product_code: string;
+            /**
+             * @example MONTHLY
+             * @enum {string}
+             */
+            license_type: "TRIAL" | "MONTHLY" | "QUARTERLY" | "YEARLY" | "PERPETUAL";
+            /**
+             * @example {
+             *       "max_installations": 2
+             *     }
+             */
+            limits: {
+                [key: string]: number;
+            };
+            /**
+             * @description null: every feature the product offers
+             * @example null
+             */
+            features: string[] | null;
+            /** @example {} */
+            policy: {
+                /** @description seconds without a heartbeat after which a seat dies and is released; null: seats never die */
+                heartbeat_timeout_seconds?: number | null;
+                /** @description client deactivations allowed per licence in any 30 days; null: unlimited */
+                max_deactivations_per_30_days?: number | null;
+                /** @description validity of a licence file (default 30) */
+                license_file_ttl_days?: number;
+                /** @description uses a licence may count per period through POST /api/v1/usage; null: not metered */
+                max_uses?: number | null;
+                /**
+                 * @description month: the count starts again at each UTC calendar month; none: one count for the licence (default none)
+                 * @enum {string}
+                 */
+                uses_period?: "none" | "month";
+            };
+            /** @example 7 */
+            grace_days: number;
+            /**
+             * @example expire
+             * @enum {string}
+             */
+            on_end: "expire" | "suspend" | "revoke";
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        UpdateStorePlanDto: {
+            /**
+             * @example stripe
+             * @enum {string}
+             */
+            store?: "stripe" | "paddle" | "lemonsqueezy";
+            /**
+             * @description a Stripe price, a Paddle price or a Lemon Squeezy variant; unique per store
+             * @example price_1Q2w3E4r5T6y7U8i
+             */
+            price_id?: string;
+            /**
+             * @description code of an active product
+             * @example POS_RETAIL
+             */
+            product_code?: string;
+            /**
+             * @description a subscription expires at the paid period end; else per license_type
+             * @example MONTHLY
+             * @enum {string}
+             */
+            license_type?: "TRIAL" | "MONTHLY" | "QUARTERLY" | "YEARLY" | "PERPETUAL";
+            /**
+             * @description the licences' own limits; a quantity above 1 multiplies max_installations
+             * @example {
+             *       "max_installations": 2
+             *     }
+             */
+            limits?: {
+                [key: string]: number;
+            };
+            /**
+             * @description the licences' seat-policy overrides
+             * @example {
+             *       "heartbeat_timeout_seconds": 600
+             *     }
+             */
+            policy?: {
+                /** @description seconds without a heartbeat after which a seat dies and is released; null: seats never die */
+                heartbeat_timeout_seconds?: number | null;
+                /** @description client deactivations allowed per licence in any 30 days; null: unlimited */
+                max_deactivations_per_30_days?: number | null;
+                /** @description validity of a licence file (default 30) */
+                license_file_ttl_days?: number;
+                /** @description uses a licence may count per period through POST /api/v1/usage; null: not metered */
+                max_uses?: number | null;
+                /**
+                 * @description month: the count starts again at each UTC calendar month; none: one count for the licence (default none)
+                 * @enum {string}
+                 */
+                uses_period?: "none" | "month";
+            };
+            /**
+             * @description default 7
+             * @example 7
+             */
+            grace_days?: number;
+            /**
+             * @description when the subscription ends: expire at the end time (grace applies), suspend, or revoke
+             * @example expire
+             * @enum {string}
+             */
+            on_end?: "expire" | "suspend" | "revoke";
+            /**
+             * @description from the product's available_features; null: all of them
+             * @example [
+             *       "REPORTS"
+             *     ]
+             */
+            features?: string[] | null;
         };
     };
     responses: never;
@@ -3046,7 +3397,7 @@ export interface operations {
                 after?: string;
                 license_id?: number;
                 action?: "product.created" | "product.updated" | "license.created" | "license.updated" | "license.revoked" | "license.released" | "license.activated" | "license.activation_denied" | "license.deactivated" | "license.file_issued" | "license.usage_limit_reached" | "license.usage_reset" | "license.trial_started" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "webhook.delivery_retried" | "auth.login" | "auth.login_failed" | "auth.logout" | "signing_key.rotated" | "signing_key.revoked" | "token.created" | "token.revoked";
-                actor_type?: "admin_api" | "dashboard" | "client" | "system";
+                actor_type?: "admin_api" | "dashboard" | "client" | "system" | "store" | "customer";
                 /** @description entries at or after this ISO timestamp */
                 from?: string;
                 /** @description entries at or before this ISO timestamp; not before `from` */
@@ -3132,7 +3483,7 @@ export interface operations {
             query?: {
                 license_id?: number;
                 action?: "product.created" | "product.updated" | "license.created" | "license.updated" | "license.revoked" | "license.released" | "license.activated" | "license.activation_denied" | "license.deactivated" | "license.file_issued" | "license.usage_limit_reached" | "license.usage_reset" | "license.trial_started" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "webhook.delivery_retried" | "auth.login" | "auth.login_failed" | "auth.logout" | "signing_key.rotated" | "signing_key.revoked" | "token.created" | "token.revoked";
-                actor_type?: "admin_api" | "dashboard" | "client" | "system";
+                actor_type?: "admin_api" | "dashboard" | "client" | "system" | "store" | "customer";
                 /** @description entries at or after this ISO timestamp */
                 from?: string;
                 /** @description entries at or before this ISO timestamp; not before `from` */
@@ -4192,6 +4543,10 @@ export interface operations {
                 license_type?: "TRIAL" | "MONTHLY" | "QUARTERLY" | "YEARLY" | "PERPETUAL";
                 /** @description literal substring (% and _ are not wildcards), case- and accent-insensitive, of the customer name, e-mail or PIB, or the licence key with or without dashes */
                 q?: string;
+                /** @description only licences this store made (docs/stores.md) */
+                store?: "stripe" | "paddle" | "lemonsqueezy";
+                /** @description the licence of this store subscription */
+                subscription_id?: string;
             };
             header?: never;
             path?: never;
@@ -4371,6 +4726,10 @@ export interface operations {
                 license_type?: "TRIAL" | "MONTHLY" | "QUARTERLY" | "YEARLY" | "PERPETUAL";
                 /** @description literal substring (% and _ are not wildcards), case- and accent-insensitive, of the customer name, e-mail or PIB, or the licence key with or without dashes */
                 q?: string;
+                /** @description only licences this store made (docs/stores.md) */
+                store?: "stripe" | "paddle" | "lemonsqueezy";
+                /** @description the licence of this store subscription */
+                subscription_id?: string;
                 format?: "csv" | "ndjson";
             };
             header?: never;
@@ -6028,6 +6387,693 @@ export interface operations {
                 };
             };
             /** @description CONFLICT: the message is not failed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description RATE_LIMITED: per-IP limit hit; `Retry-After` header and `details.retry_after_seconds` */
+            429: {
+                headers: {
+                    /** @description seconds until the window resets */
+                    "Retry-After": number;
+                    /** @description requests allowed per window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description requests left in this window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description seconds until the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Database unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    StoreWebhooks_stripe: {
+        parameters: {
+            query?: never;
+            header: {
+                "Stripe-Signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description processed, ignored or pending */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StoreEventDto"];
+                };
+            };
+            /** @description INVALID_SIGNATURE (nothing stored), or VALIDATION_ERROR for a body that is no event */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description NOT_FOUND: STRIPE_WEBHOOK_SECRET is unset */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: over 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description STORE_EVENT_FAILED: stored failed; Stripe retries */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    StoresAdmin_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StorePlanDto"][];
+                };
+            };
+            /** @description VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description UNAUTHORIZED: missing, wrong, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description FORBIDDEN: needs the scope stores:manage */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description RATE_LIMITED: per-IP limit hit; `Retry-After` header and `details.retry_after_seconds` */
+            429: {
+                headers: {
+                    /** @description seconds until the window resets */
+                    "Retry-After": number;
+                    /** @description requests allowed per window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description requests left in this window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description seconds until the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Database unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    StoresAdmin_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateStorePlanDto"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StorePlanDto"];
+                };
+            };
+            /** @description VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description UNAUTHORIZED: missing, wrong, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description FORBIDDEN: needs the scope stores:manage */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description CONFLICT: the store has a plan for this price already */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the JSON body is over 64 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body is not JSON, or its charset or encoding is not supported */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description RATE_LIMITED: per-IP limit hit; `Retry-After` header and `details.retry_after_seconds` */
+            429: {
+                headers: {
+                    /** @description seconds until the window resets */
+                    "Retry-After": number;
+                    /** @description requests allowed per window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description requests left in this window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description seconds until the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Database unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    StoresAdmin_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StorePlanDto"];
+                };
+            };
+            /** @description VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description UNAUTHORIZED: missing, wrong, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description FORBIDDEN: needs the scope stores:manage */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description NOT_FOUND: no such plan */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description RATE_LIMITED: per-IP limit hit; `Retry-After` header and `details.retry_after_seconds` */
+            429: {
+                headers: {
+                    /** @description seconds until the window resets */
+                    "Retry-After": number;
+                    /** @description requests allowed per window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description requests left in this window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description seconds until the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Database unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    StoresAdmin_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateStorePlanDto"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StorePlanDto"];
+                };
+            };
+            /** @description VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description UNAUTHORIZED: missing, wrong, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description FORBIDDEN: needs the scope stores:manage */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description NOT_FOUND: no such plan */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description CONFLICT: the store has a plan for this price already */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the JSON body is over 64 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body is not JSON, or its charset or encoding is not supported */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description RATE_LIMITED: per-IP limit hit; `Retry-After` header and `details.retry_after_seconds` */
+            429: {
+                headers: {
+                    /** @description seconds until the window resets */
+                    "Retry-After": number;
+                    /** @description requests allowed per window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description requests left in this window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description seconds until the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Database unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    StoresAdmin_remove: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description UNAUTHORIZED: missing, wrong, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description FORBIDDEN: needs the scope stores:manage */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description NOT_FOUND: no such plan */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description RATE_LIMITED: per-IP limit hit; `Retry-After` header and `details.retry_after_seconds` */
+            429: {
+                headers: {
+                    /** @description seconds until the window resets */
+                    "Retry-After": number;
+                    /** @description requests allowed per window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description requests left in this window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description seconds until the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Database unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    StoresAdmin_listEvents: {
+        parameters: {
+            query?: {
+                limit?: number;
+                offset?: number;
+                store?: "stripe" | "paddle" | "lemonsqueezy";
+                status?: "processed" | "ignored" | "pending" | "failed";
+                /** @description only events that touched this licence */
+                license_id?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    /** @description matches without limit/offset: exact up to 1000, beyond that an estimate */
+                    "X-Total-Count": number;
+                    /** @description `true` when X-Total-Count is the database's estimate (over 1000 matches) */
+                    "X-Total-Count-Estimated"?: boolean;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StoreEventDto"][];
+                };
+            };
+            /** @description VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description UNAUTHORIZED: missing, wrong, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description FORBIDDEN: needs the scope stores:manage */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description RATE_LIMITED: per-IP limit hit; `Retry-After` header and `details.retry_after_seconds` */
+            429: {
+                headers: {
+                    /** @description seconds until the window resets */
+                    "Retry-After": number;
+                    /** @description requests allowed per window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description requests left in this window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description seconds until the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Database unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    StoresAdmin_replay: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StoreEventDto"];
+                };
+            };
+            /** @description VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description UNAUTHORIZED: missing, wrong, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description FORBIDDEN: needs the scope stores:manage */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description NOT_FOUND: no such event */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description CONFLICT: the event was processed already */
             409: {
                 headers: {
                     [name: string]: unknown;

@@ -9,6 +9,7 @@ export const ADMIN_SCOPES = [
   'webhooks:manage',
   'tokens:manage',
   'signing-keys:manage',
+  'stores:manage',
 ] as const;
 export type AdminScope = (typeof ADMIN_SCOPES)[number];
 
@@ -23,16 +24,17 @@ export const SCOPE_DESCRIPTIONS: Readonly<Record<AdminScope, string>> = {
   'webhooks:manage': 'Create, change and delete webhook endpoints; retry deliveries.',
   'tokens:manage': 'Issue and revoke admin tokens (never beyond its own scopes and products).',
   'signing-keys:manage': 'Rotate and revoke signing keys (global: only for a token of every product).',
+  'stores:manage': 'Manage store plans; read and replay store events (global: only for a token of every product).',
 };
 
 /** The scopes as a Markdown list for OpenAPI descriptions (docs/admin-api.md, Scopes). */
 export const SCOPE_LIST_MARKDOWN = ADMIN_SCOPES.map((scope) => `- \`${scope}\`: ${SCOPE_DESCRIPTIONS[scope]}`).join('\n');
 
 /**
- * Scopes over things that belong to no product (the signing keys; stores:manage joins when it exists): only a
+ * Scopes over things that belong to no product (the signing keys, the stores' plans and events): only a
  * credential for every product may hold or use them (docs/admin-api.md, Global scopes).
  */
-export const GLOBAL_SCOPES: readonly AdminScope[] = ['signing-keys:manage'];
+export const GLOBAL_SCOPES: readonly AdminScope[] = ['signing-keys:manage', 'stores:manage'];
 export const isGlobalScope = (scope: AdminScope): boolean => GLOBAL_SCOPES.includes(scope);
 
 /**

@@ -1,9 +1,10 @@
-import { ApiProperty } from '@nestjs/swagger';
+import { ApiProperty, type ApiPropertyOptions } from '@nestjs/swagger';
 import { LICENSE_STATUSES, type LicenseStatus } from '../license-status';
 import { LICENSE_TYPES, type LicenseType } from '../license-type';
 import { ActivationDto } from './activation.dto';
 import type { PolicyOverrides } from '../../common/seat-policy/license-policy';
 import { POLICY_INPUT_SCHEMA, SeatPolicyDto } from '../../common/seat-policy/seat-policy.dto';
+import { STORE_NAMES } from '../store-names';
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
@@ -75,6 +76,28 @@ export class LicenseProductDto {
   @ApiProperty({ example: 'Retail Point of Sale' }) name: string;
 }
 
+/** Where a store-made licence came from (docs/stores.md). */
+export type LicenseStore = Readonly<{
+  name: string;
+  customer_id: string | null;
+  subscription_id: string | null;
+  order_id: string | null;
+}>;
+
+// Inline, not a $ref: OpenAPI 3.0 cannot make a referenced schema nullable.
+const LICENSE_STORE_SCHEMA: ApiPropertyOptions = {
+  type: 'object',
+  nullable: true,
+  additionalProperties: false,
+  required: ['name', 'customer_id', 'subscription_id', 'order_id'],
+  properties: {
+    name: { type: 'string', enum: [...STORE_NAMES], example: 'stripe' },
+    customer_id: { type: 'string', nullable: true, example: 'cus_Q2w3E4r5T6y7U8' },
+    subscription_id: { type: 'string', nullable: true, example: 'sub_1Q2w3E4r5T6y7U8i' },
+    order_id: { type: 'string', nullable: true, example: 'in_1Q2w3E4r5T6y7U8i', description: 'the first order' },
+  },
+};
+
 /** One licence with everything stored, its status, merged limits and current seats (docs/licences.md, Reading and listing). */
 export class LicenseDetailsDto {
   @ApiProperty({ type: 'integer', example: 42 }) id: number;
@@ -140,4 +163,6 @@ export class LicenseDetailsDto {
   })
   converted_from: number | null;
   @ApiProperty({ type: [ActivationDto], description: 'current seats, most recent first' }) activations: ActivationDto[];
+  @ApiProperty({ ...LICENSE_STORE_SCHEMA, description: 'the store that made the licence; null when staff made it' })
+  store: LicenseStore | null;
 }

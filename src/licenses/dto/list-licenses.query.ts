@@ -5,6 +5,7 @@ import { KeysetPageQueryDto } from '../../common/http/page-query.dto';
 import { IsStorableText, MaxChars, MinChars } from '../../common/validation/validators';
 import { LICENSE_STATUSES, type LicenseStatus } from '../license-status';
 import { LICENSE_TYPES, type LicenseType } from '../license-type';
+import { STORE_NAMES } from '../store-names';
 
 /** GET /licenses filters (docs/licences.md, Reading and listing); every one optional and combined with AND. */
 export class ListLicensesQueryDto extends KeysetPageQueryDto {
@@ -35,6 +36,19 @@ export class ListLicensesQueryDto extends KeysetPageQueryDto {
   @MaxChars(200)
   @IsStorableText()
   q?: string;
+
+  @ApiPropertyOptional({ enum: STORE_NAMES, example: 'stripe', description: 'only licences this store made (docs/stores.md)' })
+  @IsOptional()
+  @IsIn(STORE_NAMES)
+  store?: string;
+
+  @ApiPropertyOptional({ example: 'sub_1Q2w3E4r5T6y7U8i', description: 'the licence of this store subscription' })
+  @IsOptional()
+  @IsString()
+  @MinChars(1)
+  @MaxChars(255)
+  @IsStorableText()
+  subscription_id?: string;
 }
 
 /** GET /licenses/export: the list's filters (no paging: every match) and the format. */

@@ -1,0 +1,71 @@
+import { INestApplication, RequestMethod, SetMetadata } from '@nestjs/common';
+import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
+import { ModulesContainer } from '@nestjs/core';
+import express, { type RequestHandler } from 'express';
+import { chain } from './middleware-chain';
+import { refuseDeclaredOversize } from './http-hardening';
+
+const RAW_BODY_ROUTE = 'raw-body-route';
+
+export interface RawBodyRouteOptions {
+  /** The most the body may hold, as body-parser reads it ('1mb'). */
+  limit: string;
+}
+
+/**
+ * The route reads its body as raw bytes (a Buffer in `req.body`), any Content-Type, up to `limit`, instead of the
+ * JSON API's parsed 64 KiB: for senders that sign the exact bytes (docs/stores.md, Raw bodies). Read by
+ * rawBodyParsers before routing, since the body is parsed before Nest knows the route.
+ */
+export const RawBodyRoute = (options: RawBodyRouteOptions) => SetMetadata(RAW_BODY_ROUTE, options);
+
+/** Lower-case, no trailing slash: how Express matches a route by default (case-insensitive, not strict). */
+const routeKey = (method: string, path: string) => `${method.toUpperCase()} ${path.toLowerCase().replace(/\/+$/, '') || '/'}`;
+
+const joinPath = (...parts: (string | string[] | undefined)[]) =>
+  '/' +
+  parts
+    .map((p) => (Array.isArray(p) ? p[0] : p) ?? '')
+    .map((p) => p.replace(/^\/+|\/+$/g, ''))
+    .filter(Boolean)
+    .join('/');
+
+/**
+ * The parsers of every route declared with @RawBodyRoute, by method and path (routes with parameters are not
+ * supported: a declared one throws at start). `parserFor` is one map lookup, so other requests pay next to nothing.
+ */
+export function rawBodyParsers(app: INestApplication): { parserFor(method: string, path: string): RequestHandler | undefined } {
+  const parsers = new Map<string, RequestHandler>();
+  for (const module of app.get(ModulesContainer).values()) {
+    for (const wrapper of module.controllers.values()) {
+      const controller = wrapper.metatype as (new (...args: unknown[]) => unknown) | null;
+      if (!controller) continue;
+      const prototype = controller.prototype as Record<string, unknown>;
+      for (const name of Object.getOwnPropertyNames(prototype)) {
+        const handler = prototype[name];
+        if (typeof handler !== 'function') continue;
+        const options = Reflect.getMetadata(RAW_BODY_ROUTE, handler) as RawBodyRouteOptions | undefined;
+        if (!options) continue;
+        const pathOf = (target: object) => Reflect.getMetadata(PATH_METADATA, target) as string | string[] | undefined;
+        const path = joinPath(pathOf(controller), pathOf(handler));
+        if (path.includes(':')) throw new Error(`@RawBodyRoute on ${controller.name}.${name}: routes with parameters are not supported`);
+        const method = RequestMethod[Reflect.getMetadata(METHOD_METADATA, handler) as RequestMethod];
+        const limitBytes = parseLimit(options.limit);
+        parsers.set(
+          routeKey(method, path),
+          chain(refuseDeclaredOversize(limitBytes), express.raw({ type: () => true, limit: options.limit })),
+        );
+      }
+    }
+  }
+  return { parserFor: (method, path) => (parsers.size === 0 ? undefined : parsers.get(routeKey(method, path))) };
+}
+
+const UNITS: Record<string, number> = { b: 1, kb: 1024, mb: 1024 ** 2 };
+
+/** '1mb' → 1048576: the same reading as body-parser's `limit`. */
+export function parseLimit(limit: string): number {
+  const m = /^(\d+)\s*(b|kb|mb)$/i.exec(limit.trim());
+  if (!m) throw new Error(`RawBodyRoute limit "${limit}": give bytes as <n>b, <n>kb or <n>mb`);
+  return Number(m[1]) * UNITS[m[2].toLowerCase()];
+}

@@ -1,0 +1,203 @@
+import { Injectable } from '@nestjs/common';
+import { EntityManager } from 'typeorm';
+import { EventRecorder } from '../audit/event-recorder';
+import type { Actor } from '../common/auth/actor';
+import type { Product } from '../products/product.entity';
+import { LicenseDetailsDto } from './dto/license.dto';
+import { License } from './license.entity';
+import { computeExpiresAt } from './license-expiry';
+import { generateLicenseKey } from './license-key';
+import { licensePolicyOverrides, type PolicyOverrides } from '../common/seat-policy/license-policy';
+import type { LicenseType } from './license-type';
+import { LicensesRepository } from './licenses.repository';
+import { toLicenseDetails } from './licenses.service';
+import { SeatsRepository } from './seats.repository';
+import type { OnEndAction, StoreName } from './store-names';
+
+/** What a store plan gives a licence (docs/stores.md, Plans), resolved against its product. */
+export interface PlanTerms {
+  product: Product;
+  licenseType: LicenseType;
+  limits: Record<string, number>;
+  /** null: every feature the product offers. */
+  features: string[] | null;
+  policy: PolicyOverrides;
+  graceDays: number;
+  /** Copies bought: above 1 multiplies max_installations. */
+  quantity: number;
+}
+
+export interface StorePurchase {
+  store: StoreName;
+  customerName: string;
+  customerEmail: string | null;
+  customerId: string | null;
+  subscriptionId: string | null;
+  orderId: string | null;
+  /** The paid period's end for a subscription; null: per license_type from now. */
+  periodEnd: Date | null;
+}
+
+/**
+ * The licence use cases of store events (docs/stores.md, What each event does). Each runs in the caller's
+ * transaction (the store event's), changes one licence and records its domain event through EventRecorder.
+ */
+@Injectable()
+export class StoreLicensesService {
+  constructor(
+    private readonly licenses: LicensesRepository,
+    private readonly seats: SeatsRepository,
+    private readonly events: EventRecorder,
+  ) {}
+
+  /** The licence of a store subscription, locked for the rest of the transaction; null when none exists. */
+  lockBySubscription(store: StoreName, subscriptionId: string, manager: EntityManager): Promise<License | null> {
+    return this.licenses.lockByStoreSubscription(store, subscriptionId, manager);
+  }
+
+  lockById(id: number, manager: EntityManager): Promise<License | null> {
+    return this.licenses.lockById(id, manager);
+  }
+
+  /** A new licence from a plan for the buyer. */
+  async purchase(manager: EntityManager, terms: PlanTerms, buyer: StorePurchase, actor: Actor): Promise<License> {
+    const now = new Date();
+    const expiresAt = terms.licenseType === 'PERPETUAL' ? null : (buyer.periodEnd ?? computeExpiresAt(terms.licenseType, now));
+    const license = await this.licenses.insert(
+      {
+        productId: terms.product.id,
+        licenseKey: generateLicenseKey(terms.product.keyPrefix),
+        licenseType: terms.licenseType,
+        customerName: buyer.customerName.slice(0, 200),
+        customerEmail: buyer.customerEmail,
+        customerPib: null,
+        limits: planLimits(terms),
+        features: terms.features ?? [...terms.product.availableFeatures],
+        policy: licensePolicyOverrides(terms.policy),
+        graceDays: terms.graceDays,
+        notes: null,
+        expiresAt,
+        storeName: buyer.store,
+        storeCustomerId: buyer.customerId,
+        storeSubscriptionId: buyer.subscriptionId,
+        storeOrderId: buyer.orderId,
+        createdAt: now,
+      },
+      manager,
+    );
+    license.product = terms.product;
+    await this.events.record(manager, {
+      type: 'license.created',
+      actor,
+      licenseId: license.id,
+      productId: terms.product.id,
+      productCode: terms.product.code,
+      license: toLicenseDetails(license, [], now),
+      details: {
+        license_type: license.licenseType,
+        customer_name: license.customerName,
+        expires_at: license.expiresAt?.toISOString() ?? null,
+        limits: license.limits,
+        features: license.features,
+        store: buyer.store,
+        subscription_id: buyer.subscriptionId,
+      },
+    });
+    return license;
+  }
+
+  /** expires_at becomes the new period's end; a licence the store suspended through on_end is active again. */
+  renew(manager: EntityManager, license: License, periodEnd: Date, reinstate: boolean, actor: Actor): Promise<LicenseDetailsDto> {
+    return this.change(manager, license, actor, { expiresAt: periodEnd, ...(reinstate ? { active: true } : {}) }, { renewed: true });
+  }
+
+  /** Same key, the new plan's limits, features and policy. */
+  changePlan(manager: EntityManager, license: License, terms: PlanTerms, actor: Actor): Promise<LicenseDetailsDto> {
+    return this.change(manager, license, actor, {
+      licenseType: terms.licenseType,
+      limits: planLimits(terms),
+      features: terms.features ?? [...terms.product.availableFeatures],
+      policy: licensePolicyOverrides(terms.policy),
+      graceDays: terms.graceDays,
+    });
+  }
+
+  /** The plan's on_end: expire at the end time (grace applies), suspend, or revoke. */
+  async end(manager: EntityManager, license: License, onEnd: OnEndAction, endedAt: Date, actor: Actor): Promise<LicenseDetailsDto> {
+    if (onEnd === 'revoke') return this.revoke(manager, license, 'subscription ended', actor);
+    if (onEnd === 'suspend') return this.change(manager, license, actor, { active: false }, { on_end: onEnd });
+    return this.change(manager, license, actor, { expiresAt: endedAt }, { on_end: onEnd });
+  }
+
+  /** A refund of the first payment revokes (reason `refunded`); nothing more when the licence already is. */
+  async revoke(manager: EntityManager, license: License, reason: string, actor: Actor): Promise<LicenseDetailsDto> {
+    if (license.revoked) return this.details(license, manager);
+    license.revoked = true;
+    license.revokedAt = new Date();
+    license.revokeReason = reason;
+    const saved = await this.licenses.save(license, manager);
+    const after = await this.details(saved, manager);
+    await this.events.record(manager, {
+      type: 'license.revoked',
+      actor,
+      licenseId: license.id,
+      productId: license.productId,
+      productCode: license.product?.code,
+      license: after,
+      details: { reason },
+    });
+    return after;
+  }
+
+  /** A refund of a renewal: expires_at back to the start of the refunded period. */
+  refundRenewal(manager: EntityManager, license: License, periodStart: Date, actor: Actor): Promise<LicenseDetailsDto> {
+    return this.change(manager, license, actor, { expiresAt: periodStart }, { refunded: true });
+  }
+
+  private async change(
+    manager: EntityManager,
+    license: License,
+    actor: Actor,
+    next: Partial<Pick<License, 'expiresAt' | 'active' | 'licenseType' | 'limits' | 'features' | 'policy' | 'graceDays'>>,
+    extra: Record<string, unknown> = {},
+  ): Promise<LicenseDetailsDto> {
+    const changes: Record<string, { from: unknown; to: unknown }> = {};
+    for (const [key, to] of Object.entries(next) as [keyof typeof next, unknown][]) {
+      const from = license[key];
+      if (JSON.stringify(jsonValue(from)) !== JSON.stringify(jsonValue(to)))
+        changes[snake(key)] = { from: jsonValue(from), to: jsonValue(to) };
+    }
+    if (Object.keys(changes).length === 0) return this.details(license, manager);
+    Object.assign(license, next);
+    const saved = await this.licenses.save(license, manager);
+    const after = await this.details(saved, manager);
+    await this.events.record(manager, {
+      type: 'license.updated',
+      actor,
+      licenseId: license.id,
+      productId: license.productId,
+      productCode: license.product?.code,
+      license: after,
+      details: { changes, ...extra },
+    });
+    return after;
+  }
+
+  private async details(license: License, manager: EntityManager): Promise<LicenseDetailsDto> {
+    return toLicenseDetails(license, await this.seats.listCurrent(license.id, manager), new Date());
+  }
+}
+
+const MAX_LIMIT = 2_147_483_647;
+
+/** The plan's limits; a quantity above 1 multiplies max_installations (the plan's, else the product's, else 1). */
+export function planLimits(terms: Pick<PlanTerms, 'limits' | 'product' | 'quantity'>): Record<string, number> {
+  const quantity = Math.floor(terms.quantity);
+  if (!(quantity > 1)) return { ...terms.limits };
+  const seats = terms.limits.max_installations ?? terms.product.defaultLimits.max_installations ?? 1;
+  // Limits are read as PostgreSQL int: a huge quantity stops at its maximum instead of breaking every activation.
+  return { ...terms.limits, max_installations: Math.min(seats * quantity, MAX_LIMIT) };
+}
+
+const snake = (key: string) => key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+const jsonValue = (value: unknown): unknown => (value instanceof Date ? value.toISOString() : (value ?? null));

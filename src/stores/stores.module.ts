@@ -1,0 +1,18 @@
+import { Module } from '@nestjs/common';
+import { LicensesModule } from '../licenses/licenses.module';
+import { ProductsModule } from '../products/products.module';
+import { StoreEventsService } from './store-events.service';
+import { StorePlansService } from './store-plans.service';
+import { StoresAdminController } from './stores-admin.controller';
+import { StoreWebhooksController } from './store-webhooks.controller';
+import { StoresRepository } from './stores.repository';
+import { StripeStore } from './stripe/stripe-store';
+
+/** Licences from purchases (docs/stores.md): one adapter per store, the plans, the event ledger. Calls licence services only. */
+@Module({
+  imports: [LicensesModule, ProductsModule],
+  controllers: [StoreWebhooksController, StoresAdminController],
+  providers: [StoresRepository, StorePlansService, StoreEventsService, StripeStore],
+  exports: [StorePlansService, StoreEventsService],
+})
+export class StoresModule {}

@@ -1,0 +1,124 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import type { StoreEventStatus, StoreName } from '../licenses/store-names';
+import { StoreEvent } from './store-event.entity';
+import { StorePlan } from './store-plan.entity';
+
+export interface StoreEventFilter {
+  store?: StoreName;
+  status?: StoreEventStatus;
+  licenseId?: number;
+}
+
+/** What a store event's processing decided, written back onto its row. */
+export type StoreEventOutcome = Pick<StoreEvent, 'status' | 'error'> & Partial<Pick<StoreEvent, 'licenseId' | 'action' | 'periodStart'>>;
+
+/** Narrow, named queries on store plans and the store event ledger; each takes the caller's transaction when it has one. */
+@Injectable()
+export class StoresRepository {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  private plans(manager?: EntityManager) {
+    return (manager ?? this.dataSource.manager).getRepository(StorePlan);
+  }
+
+  private events(manager?: EntityManager) {
+    return (manager ?? this.dataSource.manager).getRepository(StoreEvent);
+  }
+
+  insertPlan(plan: Partial<StorePlan>, manager?: EntityManager): Promise<StorePlan> {
+    return this.plans(manager).save(this.plans(manager).create(plan));
+  }
+
+  savePlan(plan: StorePlan, manager?: EntityManager): Promise<StorePlan> {
+    return this.plans(manager).save(plan);
+  }
+
+  getPlan(id: number, manager?: EntityManager): Promise<StorePlan | null> {
+    return this.plans(manager).findOne({ where: { id }, relations: { product: true } });
+  }
+
+  planForPrice(store: StoreName, priceId: string, manager?: EntityManager): Promise<StorePlan | null> {
+    return this.plans(manager).findOne({ where: { store, priceId }, relations: { product: true } });
+  }
+
+  listPlans(): Promise<StorePlan[]> {
+    return this.plans().find({ relations: { product: true }, order: { id: 'ASC' } });
+  }
+
+  async deletePlan(id: number): Promise<boolean> {
+    return ((await this.plans().delete({ id })).affected ?? 0) > 0;
+  }
+
+  /** The event's row, new: ON CONFLICT DO NOTHING, so a second delivery (even a concurrent one) inserts nothing. */
+  async insertEventOnce(event: Partial<StoreEvent>, manager: EntityManager): Promise<StoreEvent | null> {
+    const rows: { id: string }[] = await manager.query(
+      `INSERT INTO store_events (store, event_id, type, status, occurred_at, subscription_id, payment_id, payload)
+       VALUES ($1, $2, $3, 'pending', $4, $5, $6, $7) ON CONFLICT (store, event_id) DO NOTHING RETURNING id`,
+      [event.store, event.eventId, event.type, event.occurredAt, event.subscriptionId, event.paymentId, JSON.stringify(event.payload)],
+    );
+    return rows.length ? this.lockEvent(rows[0].id, manager) : null;
+  }
+
+  lockEventByStoreId(store: StoreName, eventId: string, manager: EntityManager): Promise<StoreEvent | null> {
+    return this.events(manager).findOne({ where: { store, eventId }, lock: { mode: 'pessimistic_write' } });
+  }
+
+  getEvent(id: string): Promise<StoreEvent | null> {
+    return this.events().findOne({ where: { id } });
+  }
+
+  lockEvent(id: string, manager: EntityManager): Promise<StoreEvent | null> {
+    return this.events(manager).findOne({ where: { id }, lock: { mode: 'pessimistic_write' } });
+  }
+
+  async writeOutcome(id: string, outcome: StoreEventOutcome, manager: EntityManager): Promise<void> {
+    await this.events(manager).update({ id }, outcome);
+  }
+
+  /** The events of a subscription waiting for its purchase, oldest (by the store's time) first, locked. */
+  pendingOfSubscription(store: StoreName, subscriptionId: string, manager: EntityManager): Promise<StoreEvent[]> {
+    return this.events(manager).find({
+      where: { store, subscriptionId, status: 'pending' },
+      order: { occurredAt: 'ASC', id: 'ASC' },
+      lock: { mode: 'pessimistic_write' },
+    });
+  }
+
+  /** The store's time of the newest event applied to the subscription, other than `exceptId`. */
+  async lastAppliedAt(store: StoreName, subscriptionId: string, exceptId: string, manager: EntityManager): Promise<Date | null> {
+    const rows: { at: Date | null }[] = await manager.query(
+      `SELECT max(occurred_at) AS at FROM store_events
+        WHERE store = $1 AND subscription_id = $2 AND status = 'processed' AND action IS NOT NULL AND id <> $3`,
+      [store, subscriptionId, exceptId],
+    );
+    return rows[0]?.at ?? null;
+  }
+
+  /** The processed event that paid with `paymentId` and touched a licence (what a refund undoes). */
+  paidWith(store: StoreName, paymentId: string, manager: EntityManager): Promise<StoreEvent | null> {
+    return this.events(manager).findOne({
+      where: { store, paymentId, status: 'processed' },
+      order: { id: 'ASC' },
+    });
+  }
+
+  /** The newest processed event that touched the licence. */
+  lastActionOn(licenseId: number, manager: EntityManager): Promise<StoreEvent | null> {
+    return this.events(manager)
+      .createQueryBuilder('e')
+      .where('e.license_id = :licenseId AND e.status = :status AND e.action IS NOT NULL', { licenseId, status: 'processed' })
+      .orderBy('e.id', 'DESC')
+      .getOne();
+  }
+
+  async listEvents(filter: StoreEventFilter, limit: number, offset: number): Promise<{ rows: StoreEvent[]; total: number }> {
+    const query = this.events().createQueryBuilder('e');
+    if (filter.store) query.andWhere('e.store = :store', { store: filter.store });
+    if (filter.status) query.andWhere('e.status = :status', { status: filter.status });
+    if (filter.licenseId !== undefined) query.andWhere('e.license_id = :licenseId', { licenseId: filter.licenseId });
+    const [rows, total] = await query.orderBy('e.id', 'DESC').take(limit).skip(offset).getManyAndCount();
+    return { rows, total };
+  }
+}
