@@ -4,6 +4,9 @@ import type { ActorType } from '../common/auth/actor';
 // Actors are defined in common/ (every feature records one); re-exported here beside the audit actions.
 export { ACTOR_TYPES, type ActorType } from '../common/auth/actor';
 
+/** The audit entry's actor column: longer names are cut to it when recorded. */
+export const AUDIT_ACTOR_MAX_LENGTH = 320;
+
 export const AUDIT_ACTIONS = [
   'product.created',
   'product.updated',
@@ -57,7 +60,7 @@ export class AuditEntry {
   actorType: ActorType;
 
   /** Up to "customer:" and a 254-character e-mail address (docs/stores.md). */
-  @Column({ type: 'varchar', length: 320, nullable: true })
+  @Column({ type: 'varchar', length: AUDIT_ACTOR_MAX_LENGTH, nullable: true })
   actor: string | null;
 
   @Column({ type: 'varchar', length: 45, nullable: true })

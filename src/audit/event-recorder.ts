@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { DataSource, EntityManager } from 'typeorm';
 import type { Actor } from '../common/auth/actor';
 import { preparedQuery } from '../database/prepared-query';
-import { AUDIT_ACTIONS, type AuditAction } from './audit-entry.entity';
+import { AUDIT_ACTIONS, AUDIT_ACTOR_MAX_LENGTH, type AuditAction } from './audit-entry.entity';
 
 /** Events no one does: found by the expiry scan, sent to webhooks, not written to the audit log (docs/webhooks.md, Event catalogue). */
 export const TIME_DRIVEN_EVENTS = ['license.expiring_soon', 'license.expired'] as const;
@@ -92,7 +92,7 @@ function eventParams(events: DomainEvent[], now: Date): unknown[][] {
   return [
     audited.map((e) => e.type),
     audited.map((e) => e.actor.type),
-    audited.map((e) => e.actor.name?.slice(0, 320) ?? null),
+    audited.map((e) => e.actor.name?.slice(0, AUDIT_ACTOR_MAX_LENGTH) ?? null),
     audited.map((e) => e.actor.ip?.slice(0, 45) ?? null),
     audited.map((e) => e.licenseId ?? null),
     audited.map((e) => e.productCode ?? null),

@@ -5,6 +5,7 @@ import { encodeCursor } from '../../src/common/http/keyset-cursor';
 import { CreateProductDto } from '../../src/products/dto/product.dto';
 import { ProductsService } from '../../src/products/products.service';
 import { ADMIN_ACTOR, createServiceHarness, issueLicense, productId, ServiceHarness } from '../support/service-harness';
+import { AUDIT_ACTOR_MAX_LENGTH } from '../../src/audit/audit-entry.entity';
 
 /**
  * The audit log through EventRecorder (writes) and AuditService (reads) on real PostgreSQL (docs/webhooks.md, The event
@@ -90,7 +91,7 @@ describe('audit log (integration)', () => {
       const [row] = await h.sql(
         `SELECT length(actor) AS a, length(ip) AS i FROM audit_entries WHERE action = 'token.created' ORDER BY id DESC LIMIT 1`,
       );
-      expect(row).toEqual({ a: 200, i: 45 });
+      expect(row).toEqual({ a: AUDIT_ACTOR_MAX_LENGTH, i: 45 });
     });
   });
 
