@@ -1,7 +1,6 @@
 // The module-boundary check (docs/architecture.md, Module boundaries): reads `depcruise --output-type json` on stdin,
 // prints the rule violations of .dependency-cruiser.cjs and every import cycle between top folders of src/, and
 // fails on either. dependency-cruiser's own cycle rules see files (or nested folders), not a feature as a whole.
-import { readFileSync } from 'node:fs';
 
 /** `src/licenses/dto/x.ts` → `licenses`; files directly in src/ are the composition root and belong to no folder. */
 const topFolder = (path) => /^src\/([^/]+)\//.exec(path)?.[1];
@@ -56,8 +55,15 @@ export function folderCycles(edges) {
   return cycles;
 }
 
-function main() {
-  const result = JSON.parse(readFileSync(0, 'utf8'));
+/** All of standard input, read as a stream: readFileSync(0) on a pipe crashed Node 24 now and then (SIGSEGV). */
+async function readStdin() {
+  const chunks = [];
+  for await (const chunk of process.stdin) chunks.push(chunk);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+async function main() {
+  const result = JSON.parse(await readStdin());
   const problems = result.summary.violations
     .filter((violation) => violation.rule.severity === 'error')
     .map((violation) => `${violation.rule.name}: ${violation.from} → ${violation.to}`);
@@ -71,4 +77,4 @@ function main() {
   process.exitCode = problems.length ? 1 : 0;
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) main();
+if (import.meta.url === `file://${process.argv[1]}`) await main();
