@@ -1,5 +1,5 @@
 import { ADMIN_SCOPES, type AdminScope, isGlobalScope } from '../src/common/auth/scopes';
-import { createLicense, insertSeat } from './support/factories';
+import { asBearer, createLicense, insertSeat } from './support/factories';
 import { fieldsOf } from './support/api-errors';
 import { createTestApp, TestApp } from './support/test-app';
 
@@ -77,12 +77,7 @@ describe('admin tokens and scopes (docs/admin-api.md, Credentials)', () => {
     if (res.status !== 201) throw new Error(`issue: ${res.status} ${JSON.stringify(res.body)}`);
     return res.body as CreatedToken;
   };
-  const as = (token: string) => ({
-    get: (url: string) => t.http().get(url).set('Authorization', `Bearer ${token}`),
-    post: (url: string) => t.http().post(url).set('Authorization', `Bearer ${token}`),
-    put: (url: string) => t.http().put(url).set('Authorization', `Bearer ${token}`),
-    delete: (url: string) => t.http().delete(url).set('Authorization', `Bearer ${token}`),
-  });
+  const as = (token: string) => asBearer(t, token);
 
   it('the admin_tokens entity declares everything its migration creates (empty schema diff)', async () => {
     // TypeORM reads generated-column metadata (licenses.search_text) from this table; in this test database only.

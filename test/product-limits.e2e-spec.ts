@@ -1,6 +1,6 @@
 import { ProductIds1796630000000 } from '../src/database/migrations/1796630000000-product-ids';
 import { fieldsOf } from './support/api-errors';
-import { createLicense, fannedOut } from './support/factories';
+import { asBearer, createLicense, fannedOut } from './support/factories';
 import { createTestApp, TestApp } from './support/test-app';
 import { startReceiver } from './support/webhook-receiver';
 
@@ -35,12 +35,7 @@ describe('product-limited credentials', () => {
     if (res.status !== 201) throw new Error(`issue: ${res.status} ${JSON.stringify(res.body)}`);
     return res.body as CreatedToken;
   };
-  const as = (token: string) => ({
-    get: (url: string) => t.http().get(url).set('Authorization', `Bearer ${token}`),
-    post: (url: string) => t.http().post(url).set('Authorization', `Bearer ${token}`),
-    put: (url: string) => t.http().put(url).set('Authorization', `Bearer ${token}`),
-    delete: (url: string) => t.http().delete(url).set('Authorization', `Bearer ${token}`),
-  });
+  const as = (token: string) => asBearer(t, token);
   const productId = async (code: string) => (await t.sql<{ id: number }>('SELECT id FROM products WHERE code = $1', [code]))[0].id;
 
   describe('webhook endpoints made by a limited token (finding 1)', () => {

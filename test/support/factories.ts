@@ -114,3 +114,13 @@ export async function fannedOut(t: TestApp, timeoutMs = 10_000): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
+
+/** Requests sent with a token as `Authorization: Bearer` (admin tokens, docs/admin-api.md). */
+export function asBearer(t: TestApp, token: string) {
+  return {
+    get: (url: string) => t.http().get(url).set('Authorization', `Bearer ${token}`),
+    post: (url: string) => t.http().post(url).set('Authorization', `Bearer ${token}`),
+    put: (url: string) => t.http().put(url).set('Authorization', `Bearer ${token}`),
+    delete: (url: string) => t.http().delete(url).set('Authorization', `Bearer ${token}`),
+  };
+}
