@@ -1,5 +1,8 @@
 import type { PoolClient } from 'pg';
 import { pgPool } from '../src/database/pg-pool';
+import { SYSTEM_ACTOR } from '../src/common/auth/actor';
+import { SeatsRepository } from '../src/licenses/seats.repository';
+import { SeatsService } from '../src/licenses/seats.service';
 import { EventFanoutService } from '../src/webhooks/event-fanout.service';
 import { createLicense, fingerprint, insertSeat } from './support/factories';
 import { createTestApp, TestApp } from './support/test-app';
@@ -69,30 +72,86 @@ describe('event spine', () => {
     it.each([
       ['without a webhook endpoint', false],
       ['with a subscribed webhook endpoint', true],
-    ])('a fresh activation %s: BEGIN, load, write, COMMIT', async (_label, subscribed) => {
+    ])('a fresh activation %s: the optimistic read, then the guarded write with its events, no transaction', async (_label, subscribed) => {
       if (subscribed) await subscribe(['*']);
       const keys = await Promise.all([0, 1, 2].map(() => createLicense(t)));
       const { count, statements: seen } = await roundTrips((run) => activate(keys[run].license_key, fingerprint()).expect(200));
-      expect(count).toBeLessThanOrEqual(4);
-      expect(seen[0]).toBe('START TRANSACTION');
-      expect(seen[seen.length - 1]).toBe('COMMIT');
-      expect(seen.join('\n')).not.toMatch(/webhook_endpoints/);
+      expect(count).toBe(2);
+      expect(seen[0]).toMatch(/license_for_seat_change\(\$1, \$2\)/);
+      expect(seen[1]).toMatch(/UPDATE licenses SET id = id[\s\S]*INSERT INTO activations[\s\S]*INSERT INTO webhook_events/);
+      expect(seen.join('\n')).not.toMatch(/webhook_endpoints|START TRANSACTION|COMMIT/);
     });
 
-    it('a re-activation and a refused activation take at most 4 as well', async () => {
+    it('a re-activation and a refused activation take 2 as well', async () => {
       await subscribe(['*']);
       const lic = await createLicense(t);
       const fp = fingerprint();
       await activate(lic.license_key, fp).expect(200);
-      expect((await roundTrips(() => activate(lic.license_key, fp).expect(200))).count).toBeLessThanOrEqual(4);
-      expect((await roundTrips(() => activate(lic.license_key, fingerprint()).expect(400))).count).toBeLessThanOrEqual(4);
+      expect((await roundTrips(() => activate(lic.license_key, fp).expect(200))).count).toBe(2);
+      expect((await roundTrips(() => activate(lic.license_key, fingerprint()).expect(400))).count).toBe(2);
     });
 
-    it('a licence with a dead seat releases it and binds the new machine in the same 4', async () => {
+    /** Runs `meanwhile` right after the next optimistic (unlocked) read of a seat change, before its write. */
+    function afterNextOptimisticRead(meanwhile: () => Promise<unknown>): void {
+      const repo = t.app.get(SeatsRepository);
+      const load = repo.loadForSeatChange.bind(repo);
+      const spy = jest.spyOn(repo, 'loadForSeatChange').mockImplementation(async (key, manager, lock) => {
+        const read = await load(key, manager, lock);
+        if (!lock) {
+          spy.mockRestore();
+          await meanwhile();
+        }
+        return read;
+      });
+    }
+    const seatsOf = (id: number) =>
+      t.sql<{ n: number }>(`SELECT count(*)::int AS n FROM activations WHERE license_id = $1 AND released_at IS NULL`, [id]);
+    const activatedEvents = (id: number) =>
+      t.sql<{ n: number }>(`SELECT count(*)::int AS n FROM webhook_events WHERE license_id = $1 AND type = 'license.activated'`, [id]);
+
+    it('an activation whose read went stale (the licence changed meanwhile) writes nothing, then binds under the lock', async () => {
+      const lic = await createLicense(t);
+      afterNextOptimisticRead(() => t.sql(`UPDATE licenses SET customer_name = customer_name || '.' WHERE id = $1`, [lic.id]));
+      statements = [];
+      counting = true;
+      try {
+        await activate(lic.license_key, fingerprint()).expect(200);
+      } finally {
+        counting = false;
+      }
+      const kind = (q: string) =>
+        /license_for_seat_change/.test(q)
+          ? 'read'
+          : /INSERT INTO activations/.test(q)
+            ? 'write'
+            : /^(START TRANSACTION|COMMIT)$/.test(q)
+              ? q
+              : null;
+      expect(statements.map(kind).filter(Boolean)).toEqual(['read', 'write', 'START TRANSACTION', 'read', 'write', 'COMMIT']);
+      expect((await seatsOf(lic.id))[0].n).toBe(1);
+      expect((await activatedEvents(lic.id))[0].n).toBe(1);
+    });
+
+    it('a seat bound by another request between the read and the write cannot push the licence over its limit', async () => {
+      const lic = await createLicense(t, { limits: { max_installations: 1 } });
+      // Another instance binds a machine meanwhile (this instance serialises its own activations of one key).
+      afterNextOptimisticRead(() =>
+        t.app
+          .get(SeatsService)
+          .activateSeat({ licenseKey: lic.license_key, machineFingerprint: fingerprint('other machine'), hostname: 'other' }, SYSTEM_ACTOR),
+      );
+      const res = await activate(lic.license_key, fingerprint()).expect(400);
+      expect(res.body.error.code).toBe('ALREADY_ACTIVATED');
+      expect((await seatsOf(lic.id))[0].n).toBe(1);
+      expect((await activatedEvents(lic.id))[0].n).toBe(1);
+    });
+
+    it('a licence with a dead seat releases it and binds the new machine under the lock: the read, then 4', async () => {
       const licences = await Promise.all([0, 1, 2].map(() => createLicense(t, { policy: { heartbeat_timeout_seconds: 60 } })));
       for (const lic of licences) await insertSeat(t, lic.id, { last_seen_at: new Date(Date.now() - 3_600_000) });
-      const { count } = await roundTrips((run) => activate(licences[run].license_key, fingerprint()).expect(200));
-      expect(count).toBeLessThanOrEqual(4);
+      const { count, statements: seen } = await roundTrips((run) => activate(licences[run].license_key, fingerprint()).expect(200));
+      expect(count).toBe(5);
+      expect(seen.slice(1, 2)).toEqual(['START TRANSACTION']);
       const released = await t.sql(
         `SELECT count(*)::int AS n FROM audit_entries WHERE license_id = ANY($1) AND action = 'license.released' AND details->>'reason' = 'heartbeat_timeout'`,
         [licences.map((l) => l.id)],

@@ -18,16 +18,17 @@ export class SeatsRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
   /**
-   * A seat change's one load: locks the licence (and, when seats can die, its live seats), then returns it with its
-   * product, live seats (most recent binding first), client deactivations of the last 30 days, the transaction's
-   * time and the id a new seat will take. Null for an unknown key. The caller holds the transaction.
+   * A seat change's one load: the licence with its product, live seats (most recent binding first), client
+   * deactivations of the last 30 days, the database's time, the id a new seat will take and the licence row's version.
+   * Null for an unknown key. With `lock` it locks the licence (and, when seats can die, its live seats) and the caller
+   * holds the transaction; without, it only reads, for the optimistic path (docs/licences.md, Concurrency).
    */
-  async lockForSeatChange(licenseKey: string, manager: EntityManager): Promise<SeatChangeLoad | null> {
+  async loadForSeatChange(licenseKey: string, manager: EntityManager, lock: boolean): Promise<SeatChangeLoad | null> {
     const { rows } = await preparedQuery<{ load: SeatChangeJson | null }>(
       manager,
-      'license-for-seat-change',
-      `SELECT license_for_seat_change($1) AS load`,
-      [licenseKey],
+      'license-for-seat-change-v2',
+      `SELECT license_for_seat_change($1, $2) AS load`,
+      [licenseKey, lock],
     );
     const load = rows[0]?.load;
     if (!load) return null;
@@ -39,6 +40,7 @@ export class SeatsRepository {
       recentDeactivations: load.recent_deactivations.map((d) => new Date(d)),
       now: new Date(load.now),
       nextSeatId: String(load.next_seat_id),
+      version: load.version,
     };
   }
 
@@ -223,14 +225,21 @@ export type ReportedMachine = Pick<Activation, 'hostname' | 'os' | 'appVersion' 
  * Each releases `dead` (seat ids) first; `change` returns the seat it wrote.
  */
 export const seatChanges = {
-  /** The dead seats go first (reading `dead` runs it before the insert), so a machine whose own seat died binds again. */
-  bind(dead: string[], seat: Activation): RecordedChange {
+  /**
+   * The dead seats go first (reading `dead` runs it before the insert), so a machine whose own seat died binds again.
+   * Binding moves the licence row's version (`guard`, which changes nothing else): with `version` (the optimistic
+   * path) the seat is bound only if the licence is still as read, so no seat can slip past a concurrent change
+   * (docs/licences.md, Concurrency); without it (under the licence lock) the guard always passes.
+   */
+  bind(dead: string[], seat: Activation, version: string | null): RecordedChange {
     return {
-      name: 'seat-bind',
-      ctes: `${RELEASE_DEAD_CTE}, change AS (
+      name: 'seat-bind-guarded',
+      ctes: `${RELEASE_DEAD_CTE}, guard AS (
+        UPDATE licenses SET id = id WHERE id = $3::int AND ($12::text IS NULL OR xmin::text = $12::text) RETURNING id
+      ), change AS (
         INSERT INTO activations (id, license_id, product_id, machine_fingerprint, hostname, os, app_version, ip, activated_at, last_seen_at)
-        SELECT $2::bigint, $3::int, $4::int, $5::varchar, $6::varchar, $7::varchar, $8::varchar, $9::varchar, $10::timestamptz, $11::timestamptz
-        FROM (SELECT count(*) FROM dead) AS released_first
+        SELECT $2::bigint, guard.id, $4::int, $5::varchar, $6::varchar, $7::varchar, $8::varchar, $9::varchar, $10::timestamptz, $11::timestamptz
+        FROM guard, (SELECT count(*) FROM dead) AS released_first
         RETURNING ${SEAT_COLUMNS})`,
       params: [
         dead,
@@ -244,15 +253,21 @@ export const seatChanges = {
         seat.ip,
         seat.activatedAt,
         seat.lastSeenAt,
+        version,
       ],
+      eventsOnlyIf: 'true',
     };
   },
-  /** A machine activating again: last_seen_at and what it reports about itself; activated_at stays. */
+  /**
+   * A machine activating again: last_seen_at and what it reports about itself; activated_at stays. Nothing when the
+   * seat was released since it was read (the optimistic path then takes the locked one).
+   */
   refresh(dead: string[], seatId: string, reported: ReportedMachine): RecordedChange {
     return {
-      name: 'seat-refresh-again',
+      name: 'seat-refresh-live',
       ctes: `${RELEASE_DEAD_CTE}, change AS (
-        UPDATE activations SET last_seen_at = now(), hostname = $3, os = $4, app_version = $5, ip = $6 WHERE id = $2 RETURNING ${SEAT_COLUMNS})`,
+        UPDATE activations SET last_seen_at = now(), hostname = $3, os = $4, app_version = $5, ip = $6
+        WHERE id = $2 AND released_at IS NULL RETURNING ${SEAT_COLUMNS})`,
       params: [dead, seatId, reported.hostname, reported.os, reported.appVersion, reported.ip],
     };
   },
@@ -281,6 +296,8 @@ export interface SeatChangeLoad {
   recentDeactivations: Date[];
   now: Date;
   nextSeatId: string;
+  /** The licence row's version when read (its xmin): every change of the licence, and every seat bound to it, moves it. */
+  version: string;
 }
 
 type Json<T> = { [K in keyof T]: T[K] extends Date ? string : T[K] extends Date | null ? string | null : T[K] };
@@ -292,6 +309,7 @@ interface SeatChangeJson {
   recent_deactivations: string[];
   now: string;
   next_seat_id: number;
+  version: string;
 }
 
 function jsonDates<T extends object, K extends keyof T & string>(row: T, keys: K[]): Record<K, Date | null> {

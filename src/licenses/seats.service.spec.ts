@@ -33,20 +33,21 @@ describe('SeatsService.activateSeat on a unique violation', () => {
 
   function setup(bind: jest.Mock) {
     const manager = {} as EntityManager;
-    const dataSource = { transaction: (work: (m: EntityManager) => Promise<unknown>) => work(manager) } as unknown as DataSource;
+    const dataSource = { manager, transaction: (work: (m: EntityManager) => Promise<unknown>) => work(manager) } as unknown as DataSource;
     let attempts = 0;
     const seats = {
       // The first attempt sees no seat; the retry sees the one the other request inserted.
-      lockForSeatChange: jest.fn(async () => ({
+      loadForSeatChange: jest.fn(async () => ({
         license,
         seats: attempts++ > 0 ? [seat] : [],
         recentDeactivations: [],
         now,
         nextSeatId: '9',
+        version: '100',
       })),
     };
     const events = {
-      recordWith: jest.fn(async (_m: unknown, change: { name: string }) => (change.name === 'seat-bind' ? bind() : [seatRow])),
+      recordWith: jest.fn(async (_m: unknown, change: { name: string }) => (change.name === 'seat-bind-guarded' ? bind() : [seatRow])),
     };
     const service = new SeatsService(
       dataSource,
@@ -67,7 +68,7 @@ describe('SeatsService.activateSeat on a unique violation', () => {
     const { service, events } = setup(jest.fn().mockRejectedValueOnce(duplicate));
     const result = await service.activateSeat({ licenseKey: 'POS-1', machineFingerprint: fp, hostname: 'h' }, actor);
     expect(result).toMatchObject({ license, seat: { id: '5', machineFingerprint: fp }, created: false });
-    expect(changes(events)).toEqual(['seat-bind', 'seat-refresh-again']);
+    expect(changes(events)).toEqual(['seat-bind-guarded', 'seat-refresh-live']);
   });
 
   it('lets any other error through', async () => {
@@ -82,6 +83,6 @@ describe('SeatsService.activateSeat on a unique violation', () => {
     });
     const { service, events } = setup(jest.fn().mockRejectedValueOnce(other));
     await expect(service.activateSeat({ licenseKey: 'POS-1', machineFingerprint: fp, hostname: 'h' }, actor)).rejects.toBe(other);
-    expect(changes(events)).toEqual(['seat-bind']);
+    expect(changes(events)).toEqual(['seat-bind-guarded']);
   });
 });

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { DomainEvent, EventRecorder } from '../audit/event-recorder';
 import { SYSTEM_ACTOR, type Actor } from '../common/auth/actor';
 import { AppError } from '../common/errors/app-error';
@@ -21,7 +21,15 @@ import {
   type SeatRequest,
   statusDenial,
 } from './seat-decisions';
-import { ActivationRow, SeatCheckRow, seatChanges, SeatsRepository, seatsFromRows, SweptSeat } from './seats.repository';
+import {
+  ActivationRow,
+  type SeatChangeLoad,
+  SeatCheckRow,
+  seatChanges,
+  SeatsRepository,
+  seatsFromRows,
+  SweptSeat,
+} from './seats.repository';
 
 export type { ActivationRequest, SeatRequest } from './seat-decisions';
 
@@ -66,8 +74,10 @@ export interface SeatCheck {
 
 /**
  * Seat (activation record) use cases the client API builds on: bind, release and check machines. A change loads
- * once (the licence locked, with its product and seats), decides with a pure function (seat-decisions.ts), and writes
- * the change and its events in one statement: BEGIN, load, write, COMMIT. Statistics follow from the seat rows through
+ * once (with its product and seats), decides with a pure function (seat-decisions.ts), and writes the change and its
+ * events in one statement. An activation reads without a lock and writes only if the licence is still as read (two
+ * round trips); every other change, and an activation whose read went stale, locks the licence: BEGIN, load, write,
+ * COMMIT (docs/licences.md, Concurrency). Statistics follow from the seat rows through
  * the database's triggers, not from here (docs/licences.md, Statistics). Re-activation records nothing
  * (docs/webhooks.md, The event spine).
  */
@@ -95,82 +105,115 @@ export class SeatsService {
     }
   }
 
+  /**
+   * The optimistic path first (docs/licences.md, Concurrency): read without a lock, decide, and write in one statement
+   * that binds only if the licence is still as read. Two round trips, no transaction. When the read is stale (the
+   * licence changed or got a seat meanwhile), a dead seat must be released, or the seat was released meanwhile, the
+   * same decision is made again under the licence lock: BEGIN, load, write, COMMIT.
+   */
   private async activateOnce(request: ActivationRequest, actor: Actor): Promise<BoundSeat> {
-    const outcome = await this.dataSource.transaction(async (manager): Promise<BoundSeat | AppError> => {
-      const load = await this.seats.lockForSeatChange(request.licenseKey, manager);
-      const license = load?.license ?? null;
-      const seats = load?.seats ?? [];
-      const now = load?.now ?? new Date();
-      const decision = decideActivation(license, seats, request, now);
-      const released = license ? this.releasedEvents(license, decision.release, seats, now) : [];
-      if (decision.kind === 'deny') {
-        const denied: DomainEvent = {
-          type: 'license.activation_denied',
-          actor,
-          licenseId: license?.id ?? null,
-          productId: license?.productId ?? null,
-          productCode: license?.product?.code ?? null,
-          ...(license
-            ? {
-                license: toLicenseDetails(
-                  license,
-                  seats.filter((s) => !decision.release.includes(s)),
-                  now,
-                ),
-              }
-            : {}),
-          details: { code: decision.error.code, machine_fingerprint: request.machineFingerprint, hostname: request.hostname, ip: actor.ip },
-        };
-        await this.events.recordWith(manager, seatChanges.releaseDead(ids(decision.release)), [...released, denied]);
-        return decision.error;
-      }
-      const lic = license as License;
-      const reported = { hostname: request.hostname, os: request.os ?? null, appVersion: request.appVersion ?? null, ip: actor.ip };
-      if (decision.kind === 'refresh') {
-        const rows = await this.events.recordWith<ActivationRow>(
-          manager,
-          seatChanges.refresh(ids(decision.release), decision.seat.id, reported),
-          released,
-        );
-        const [seat] = seatsFromRows(rows);
-        const after = seats.filter((s) => !decision.release.includes(s)).map((s) => (s.id === seat.id ? seat : s));
-        return { license: lic, seat, created: false, seats: after };
-      }
-      const seat = Object.assign(new Activation(), {
-        id: load?.nextSeatId,
-        licenseId: lic.id,
-        productId: lic.productId,
-        machineFingerprint: request.machineFingerprint,
-        ...reported,
-        activatedAt: now,
-        lastSeenAt: now,
-        releasedAt: null,
-        releaseReason: null,
-      });
-      const after = [seat, ...decision.live];
-      const activated: DomainEvent = {
-        type: 'license.activated',
-        actor,
-        licenseId: lic.id,
-        productId: lic.productId,
-        productCode: lic.product?.code ?? null,
-        license: toLicenseDetails(lic, after, now),
-        details: {
-          machine_fingerprint: request.machineFingerprint,
-          hostname: request.hostname,
-          os: reported.os,
-          app_version: reported.appVersion,
-          seat_id: Number(seat.id),
-          reactivation: false,
-        },
-      };
-      const [bound] = seatsFromRows(
-        await this.events.recordWith<ActivationRow>(manager, seatChanges.bind(ids(decision.release), seat), [...released, activated]),
-      );
-      return { license: lic, seat: bound, created: true, seats: [bound, ...decision.live] };
-    });
+    const read = await this.seats.loadForSeatChange(request.licenseKey, this.dataSource.manager, false);
+    const fast = await this.decideAndWrite(read, request, actor, undefined);
+    const outcome =
+      fast ??
+      (await this.dataSource.transaction(async (manager) => {
+        const locked = await this.seats.loadForSeatChange(request.licenseKey, manager, true);
+        const written = await this.decideAndWrite(locked, request, actor, manager);
+        if (!written) throw new Error('a seat change under the licence lock wrote nothing');
+        return written;
+      }));
     if (outcome instanceof AppError) throw outcome;
     return outcome;
+  }
+
+  /**
+   * Decides the activation on `load` and writes it with its events in one statement. Without `manager` (nothing
+   * locked) it writes only what stays right whatever happened since the read, and returns null for the rest; under
+   * the licence lock it always writes.
+   */
+  private async decideAndWrite(
+    load: SeatChangeLoad | null,
+    request: ActivationRequest,
+    actor: Actor,
+    manager: EntityManager | undefined,
+  ): Promise<BoundSeat | AppError | null> {
+    const license = load?.license ?? null;
+    const seats = load?.seats ?? [];
+    const now = load?.now ?? new Date();
+    const decision = decideActivation(license, seats, request, now);
+    // Releasing dead seats needs the seats locked; the optimistic path leaves it to the locked one.
+    if (!manager && decision.release.length > 0) return null;
+    const released = license ? this.releasedEvents(license, decision.release, seats, now) : [];
+    if (decision.kind === 'deny') {
+      const denied: DomainEvent = {
+        type: 'license.activation_denied',
+        actor,
+        licenseId: license?.id ?? null,
+        productId: license?.productId ?? null,
+        productCode: license?.product?.code ?? null,
+        ...(license
+          ? {
+              license: toLicenseDetails(
+                license,
+                seats.filter((s) => !decision.release.includes(s)),
+                now,
+              ),
+            }
+          : {}),
+        details: { code: decision.error.code, machine_fingerprint: request.machineFingerprint, hostname: request.hostname, ip: actor.ip },
+      };
+      await this.events.recordWith(manager, seatChanges.releaseDead(ids(decision.release)), [...released, denied]);
+      return decision.error;
+    }
+    const lic = license as License;
+    const reported = { hostname: request.hostname, os: request.os ?? null, appVersion: request.appVersion ?? null, ip: actor.ip };
+    if (decision.kind === 'refresh') {
+      const rows = await this.events.recordWith<ActivationRow>(
+        manager,
+        seatChanges.refresh(ids(decision.release), decision.seat.id, reported),
+        released,
+      );
+      if (rows.length === 0) return null;
+      const [seat] = seatsFromRows(rows);
+      const after = seats.filter((s) => !decision.release.includes(s)).map((s) => (s.id === seat.id ? seat : s));
+      return { license: lic, seat, created: false, seats: after };
+    }
+    const seat = Object.assign(new Activation(), {
+      id: load?.nextSeatId,
+      licenseId: lic.id,
+      productId: lic.productId,
+      machineFingerprint: request.machineFingerprint,
+      ...reported,
+      activatedAt: now,
+      lastSeenAt: now,
+      releasedAt: null,
+      releaseReason: null,
+    });
+    const after = [seat, ...decision.live];
+    const activated: DomainEvent = {
+      type: 'license.activated',
+      actor,
+      licenseId: lic.id,
+      productId: lic.productId,
+      productCode: lic.product?.code ?? null,
+      license: toLicenseDetails(lic, after, now),
+      details: {
+        machine_fingerprint: request.machineFingerprint,
+        hostname: request.hostname,
+        os: reported.os,
+        app_version: reported.appVersion,
+        seat_id: Number(seat.id),
+        reactivation: false,
+      },
+    };
+    const rows = await this.events.recordWith<ActivationRow>(
+      manager,
+      seatChanges.bind(ids(decision.release), seat, manager ? null : (load as SeatChangeLoad).version),
+      [...released, activated],
+    );
+    if (rows.length === 0) return null;
+    const [bound] = seatsFromRows(rows);
+    return { license: lic, seat: bound, created: true, seats: [bound, ...decision.live] };
   }
 
   /**
@@ -180,7 +223,7 @@ export class SeatsService {
    */
   async deactivateSeat(request: SeatRequest, actor: Actor): Promise<ReleasedSeat> {
     const outcome = await this.dataSource.transaction(async (manager): Promise<ReleasedSeat | AppError> => {
-      const load = await this.seats.lockForSeatChange(request.licenseKey, manager);
+      const load = await this.seats.loadForSeatChange(request.licenseKey, manager, true);
       const now = load?.now ?? new Date();
       const decision = decideDeactivation(load?.license ?? null, load?.seats ?? [], load?.recentDeactivations ?? [], request, now);
       if (!load) throw (decision as { error: AppError }).error;
