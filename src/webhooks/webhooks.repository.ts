@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
+import { preparedQuery } from '../database/prepared-query';
 import { DeliveryStatus, WebhookDelivery, WebhookEndpoint } from './webhook.entities';
 
 /** What an attempt needs, read when it is claimed. */
@@ -109,28 +110,30 @@ export class WebhooksRepository {
 
   /** Claims the oldest due attempt of any pending delivery that no one else is claiming right now (SKIP LOCKED). */
   async claimNextDue(): Promise<ClaimedDelivery | null> {
-    return this.claim(
-      `SELECT id FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= now()
-       ORDER BY created_at LIMIT 1 FOR UPDATE SKIP LOCKED`,
-      [],
-    );
+    return (await this.claimDue(1))[0] ?? null;
   }
 
-  private async claim(select: string, params: unknown[]): Promise<ClaimedDelivery | null> {
-    const lease = params.length + 1;
-    const rows = await this.dataSource.query<ClaimedRow[]>(
-      `WITH due AS (${select}),
+  /**
+   * Claims up to `limit` due attempts, oldest first, in one statement (SKIP LOCKED: two workers or instances never
+   * claim the same one). Each claim is a lease: unfinished when it ends, the attempt is due again.
+   */
+  async claimDue(limit: number): Promise<ClaimedDelivery[]> {
+    const { rows } = await preparedQuery<ClaimedRow>(
+      this.dataSource.manager,
+      'webhook-deliveries-claim',
+      `WITH due AS (
+         SELECT id FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= now()
+         ORDER BY created_at LIMIT $1 FOR UPDATE SKIP LOCKED),
        claimed AS (
-         UPDATE webhook_deliveries d SET attempts = d.attempts + 1, next_attempt_at = now() + make_interval(secs => $${lease})
+         UPDATE webhook_deliveries d SET attempts = d.attempts + 1, next_attempt_at = now() + make_interval(secs => $2)
          FROM due WHERE d.id = due.id
-         RETURNING d.id, d.attempts, d.endpoint_id, d.event_id)
+         RETURNING d.id, d.attempts, d.endpoint_id, d.event_id, d.created_at)
        SELECT c.id, c.attempts, c.endpoint_id, e.url, e.secret, e.active, c.event_id, ev.type, ev.created_at AS event_created_at, ev.payload
-       FROM claimed c JOIN webhook_endpoints e ON e.id = c.endpoint_id JOIN webhook_events ev ON ev.id = c.event_id`,
-      [...params, ATTEMPT_LEASE_SECONDS],
+       FROM claimed c JOIN webhook_endpoints e ON e.id = c.endpoint_id JOIN webhook_events ev ON ev.id = c.event_id
+       ORDER BY c.created_at, c.id`,
+      [limit, ATTEMPT_LEASE_SECONDS],
     );
-    const r = rows[0];
-    if (!r) return null;
-    return {
+    return rows.map((r) => ({
       id: String(r.id),
       attempts: r.attempts,
       endpointId: r.endpoint_id,
@@ -141,7 +144,7 @@ export class WebhooksRepository {
       eventType: r.type,
       eventCreatedAt: r.event_created_at,
       payload: r.payload,
-    };
+    }));
   }
 
   /**
@@ -152,9 +155,11 @@ export class WebhooksRepository {
     deliveryId: string,
     attempt: number,
     outcome: { status: DeliveryStatus; statusCode: number | null; error: string | null; nextAttemptInSeconds: number | null },
-    manager: EntityManager,
+    manager: EntityManager = this.dataSource.manager,
   ): Promise<boolean> {
-    const rows = await manager.query<{ id: string }[]>(
+    const { rows } = await preparedQuery<{ id: string }>(
+      manager,
+      'webhook-delivery-finish',
       `WITH finished AS (
          UPDATE webhook_deliveries SET status = $2::varchar, last_status_code = $3::int, last_error = $4::varchar,
            next_attempt_at = CASE WHEN $5::int IS NULL THEN NULL ELSE now() + make_interval(secs => $5::int) END,

@@ -274,8 +274,8 @@ export class WebhooksService implements OnModuleInit, OnApplicationBootstrap {
   // --- sending -------------------------------------------------------------------------------------------------
 
   /**
-   * Sends every due attempt: claimed one at a time (SKIP LOCKED, so two workers or instances never hold the same one),
-   * up to DRAIN_CONCURRENCY in flight, for at most DRAIN_MS; stops at the first claim that finds none. Returns how many.
+   * Sends every due attempt: claimed as many at a time as there are free slots (SKIP LOCKED, so two workers or
+   * instances never hold the same one), up to DRAIN_CONCURRENCY in flight, for at most DRAIN_MS; stops at the first claim that finds none. Returns how many.
    */
   async deliverDue(): Promise<number> {
     const until = Date.now() + DRAIN_MS;
@@ -287,15 +287,18 @@ export class WebhooksService implements OnModuleInit, OnApplicationBootstrap {
         await Promise.race(sending);
         continue;
       }
-      const next = await this.repository.claimNextDue();
-      if (!next) break;
-      sent++;
-      const send: Promise<void> = this.sendAndFinish(next)
-        .catch((err: unknown) => {
-          failure ??= err;
-        })
-        .finally(() => sending.delete(send));
-      sending.add(send);
+      // As many as there are free slots, in one statement.
+      const claimed = await this.repository.claimDue(DRAIN_CONCURRENCY - sending.size);
+      if (claimed.length === 0) break;
+      for (const next of claimed) {
+        sent++;
+        const send: Promise<void> = this.sendAndFinish(next)
+          .catch((err: unknown) => {
+            failure ??= err;
+          })
+          .finally(() => sending.delete(send));
+        sending.add(send);
+      }
     }
     await Promise.all(sending);
     if (failure !== undefined) throw failure as Error;
@@ -315,18 +318,19 @@ export class WebhooksService implements OnModuleInit, OnApplicationBootstrap {
     result: { ok: boolean; statusCode: number | null; error: string | null },
   ): Promise<void> {
     const schedule = this.config.webhooks.retryScheduleSeconds;
-    await this.dataSource.transaction(async (manager) => {
-      if (result.ok) {
-        this.outcomes.inc({ outcome: 'delivered' });
-        await this.repository.finishAttempt(
-          deliveryId,
-          claimed.attempts,
-          { status: 'delivered', statusCode: result.statusCode, error: null, nextAttemptInSeconds: null },
-          manager,
-        );
-      } else if (claimed.attempts <= schedule.length && claimed.endpointActive) {
-        const delay = schedule[claimed.attempts - 1];
-        this.outcomes.inc({ outcome: 'retry' });
+    // A delivered or failed attempt is one statement; a retry also schedules its job, in the same transaction.
+    if (result.ok) {
+      this.outcomes.inc({ outcome: 'delivered' });
+      await this.repository.finishAttempt(deliveryId, claimed.attempts, {
+        status: 'delivered',
+        statusCode: result.statusCode,
+        error: null,
+        nextAttemptInSeconds: null,
+      });
+    } else if (claimed.attempts <= schedule.length && claimed.endpointActive) {
+      const delay = schedule[claimed.attempts - 1];
+      this.outcomes.inc({ outcome: 'retry' });
+      await this.dataSource.transaction(async (manager) => {
         const recorded = await this.repository.finishAttempt(
           deliveryId,
           claimed.attempts,
@@ -334,16 +338,16 @@ export class WebhooksService implements OnModuleInit, OnApplicationBootstrap {
           manager,
         );
         if (recorded) await this.jobs.send(RETRY_QUEUE, { deliveryId }, { manager, startAfterSeconds: delay });
-      } else {
-        this.outcomes.inc({ outcome: 'failed' });
-        await this.repository.finishAttempt(
-          deliveryId,
-          claimed.attempts,
-          { status: 'failed', statusCode: result.statusCode, error: result.error, nextAttemptInSeconds: null },
-          manager,
-        );
-      }
-    });
+      });
+    } else {
+      this.outcomes.inc({ outcome: 'failed' });
+      await this.repository.finishAttempt(deliveryId, claimed.attempts, {
+        status: 'failed',
+        statusCode: result.statusCode,
+        error: result.error,
+        nextAttemptInSeconds: null,
+      });
+    }
   }
 
   private async send(claimed: ClaimedDelivery): Promise<{ ok: boolean; statusCode: number | null; error: string | null }> {
