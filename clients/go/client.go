@@ -282,17 +282,9 @@ func (c *Client) Activate(ctx context.Context, licenseKey string, machine Machin
 
 // Deactivate frees the seat (never retried: limits count it) and clears the stored licence.
 func (c *Client) Deactivate(ctx context.Context) (*DeactivationAnswer, error) {
-	seat, err := c.seatBody()
-	if err != nil {
-		return nil, err
-	}
-	raw, err := c.request(ctx, "POST", "/api/v1/deactivate", seat, false)
-	if err != nil {
-		return nil, err
-	}
 	var answer DeactivationAnswer
-	if err := json.Unmarshal(raw, &answer); err != nil {
-		return nil, &NetworkError{Message: "deactivate: unexpected answer", Err: err}
+	if err := c.postSeat(ctx, "/api/v1/deactivate", false, &answer); err != nil {
+		return nil, err
 	}
 	return &answer, c.update(func(s *clientState) {
 		s.Activation, s.LicenseFile, s.LastValidation, s.SeatSeenAt, s.SeatLost = nil, nil, nil, "", nil
@@ -378,6 +370,22 @@ func (c *Client) Heartbeat(ctx context.Context) (*HeartbeatAnswer, error) {
 		err = c.update(func(s *clientState) { s.SeatSeenAt = later(s.SeatSeenAt, &sentAt) })
 	}
 	return &answer, err
+}
+
+// postSeat posts this machine's seat to path and decodes the answer into `into`.
+func (c *Client) postSeat(ctx context.Context, path string, idempotent bool, into interface{}) error {
+	seat, err := c.seatBody()
+	if err != nil {
+		return err
+	}
+	raw, err := c.request(ctx, "POST", path, seat, idempotent)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(raw, into); err != nil {
+		return &NetworkError{Message: path + ": unexpected answer", Err: err}
+	}
+	return nil
 }
 
 func seatGone(code string) bool { return code == "NOT_ACTIVATED" || code == "INVALID_KEY" }
@@ -467,17 +475,9 @@ func jitter(d time.Duration) time.Duration {
 // LicenseFile fetches, verifies and stores a licence file for offline use.
 func (c *Client) LicenseFile(ctx context.Context) (*LicenseFileAnswer, error) {
 	c.refreshKeysIfDue(ctx)
-	seat, err := c.seatBody()
-	if err != nil {
-		return nil, err
-	}
-	raw, err := c.request(ctx, "POST", "/api/v1/license-file", seat, true)
-	if err != nil {
-		return nil, err
-	}
 	var answer LicenseFileAnswer
-	if err := json.Unmarshal(raw, &answer); err != nil {
-		return nil, &NetworkError{Message: "license-file: unexpected answer", Err: err}
+	if err := c.postSeat(ctx, "/api/v1/license-file", true, &answer); err != nil {
+		return nil, err
 	}
 	return &answer, c.storeLicenseFile(ctx, answer.LicenseFile)
 }
@@ -554,21 +554,13 @@ func (c *Client) Check() CheckResult {
 		return refuse("FINGERPRINT_MISMATCH", err.Error(), nil)
 	}
 	now := c.opts.Now()
-	var license *License
-	var source string
-	switch {
-	case state.LicenseFile != nil:
-		source = "license_file"
-		license, err = c.openLicenseFile(*state.LicenseFile, state)
-	case state.Activation != nil:
-		source = "activation"
-		license, err = c.openSignedLicense(state.Activation, state)
-	default:
-		return refuse("NO_LICENSE", "no licence is stored on this machine", nil)
-	}
+	source, license, err := c.storedLicense(state)
 	var verification *VerificationError
 	if errors.As(err, &verification) {
 		return refuse(verification.Reason, verification.Message, nil)
+	}
+	if license == nil {
+		return refuse("NO_LICENSE", "no licence is stored on this machine", nil)
 	}
 	if license.MachineFingerprint != fingerprint {
 		return refuse("FINGERPRINT_MISMATCH", "the licence was issued to another machine", license)
@@ -797,16 +789,22 @@ func (c *Client) refreshKeysIfDue(ctx context.Context) {
 	_, _ = c.RefreshKeys(ctx) // a failed refresh keeps the stored key list
 }
 
-func (c *Client) seatBody() (map[string]interface{}, error) {
-	_, state := c.store.load()
-	var license *License
-	var err error
+// storedLicense verifies the stored licence file, else the stored activation; a nil licence when neither is stored.
+func (c *Client) storedLicense(state *clientState) (string, *License, error) {
 	switch {
 	case state.LicenseFile != nil:
-		license, err = c.openLicenseFile(*state.LicenseFile, state)
+		license, err := c.openLicenseFile(*state.LicenseFile, state)
+		return "license_file", license, err
 	case state.Activation != nil:
-		license, err = c.openSignedLicense(state.Activation, state)
+		license, err := c.openSignedLicense(state.Activation, state)
+		return "activation", license, err
 	}
+	return "", nil, nil
+}
+
+func (c *Client) seatBody() (map[string]interface{}, error) {
+	_, state := c.store.load()
+	_, license, err := c.storedLicense(state)
 	if license == nil || err != nil {
 		return nil, &ServerError{Code: "NOT_ACTIVATED", Status: 400, Message: "this machine has no stored licence; activate first"}
 	}

@@ -78,6 +78,12 @@ func offlineClient(t *testing.T, key *testKey, c *clock, transport http.RoundTri
 		PublicKeys: []*PublicKey{key.public}, Fingerprint: vFingerprint, Product: "POS_RETAIL", Now: c.now, Retries: -1,
 		HTTPClient: &http.Client{Transport: transport},
 	}
+	return newTestClient(t, opts, mutate)
+}
+
+// newTestClient applies a test's changes to the options and builds the client.
+func newTestClient(t *testing.T, opts Options, mutate func(*Options)) *Client {
+	t.Helper()
 	if mutate != nil {
 		mutate(&opts)
 	}
@@ -93,10 +99,15 @@ func startClock() *clock {
 	return &clock{t}
 }
 
-func reasonOf(err error) string {
+// codeOf is the reason of a VerificationError or the code of a ServerError.
+func codeOf(err error) string {
 	var v *VerificationError
+	var s *ServerError
 	if errors.As(err, &v) {
 		return v.Reason
+	}
+	if errors.As(err, &s) {
+		return s.Code
 	}
 	return ""
 }
@@ -203,7 +214,7 @@ func TestStandInServerIsRefused(t *testing.T) {
 		answer:    mustJSON(vSigned(standIn, vLicence(standIn, nil), "")),
 	}
 	client := offlineClient(t, rsa1, startClock(), server, nil)
-	if _, err := client.Activate(context.Background(), vLicenseKey, MachineInfo{}); reasonOf(err) != "UNKNOWN_KEY" {
+	if _, err := client.Activate(context.Background(), vLicenseKey, MachineInfo{}); codeOf(err) != "UNKNOWN_KEY" {
 		t.Fatalf("stand-in accepted: %v", err)
 	}
 	if r := client.Check(); r.Reason != "NO_LICENSE" {
@@ -241,7 +252,7 @@ func TestLicenceFileVersions(t *testing.T) {
 	}
 	v1 := vSigned(rsa1, vLicence(rsa1, nil), "")
 	delete(v1, "envelope")
-	if _, err := client.ImportLicenseFile(armor("LICENSE FILE", mustJSON(v1))); reasonOf(err) != "UNSUPPORTED_FORMAT" {
+	if _, err := client.ImportLicenseFile(armor("LICENSE FILE", mustJSON(v1))); codeOf(err) != "UNSUPPORTED_FORMAT" {
 		t.Fatalf("v1: %v", err)
 	}
 	if r := client.Check(); !r.OK {

@@ -30,22 +30,7 @@ func onlineClient(t *testing.T, s *testServer, seed string, mutate func(*Options
 		PublicKeys: []*PublicKey{pinned}, Fingerprint: fingerprintOf(seed), Product: "POS_RETAIL", Retries: 1,
 		Timeout: 5 * time.Second, HTTPClient: &http.Client{Transport: envelopingTransport{}},
 	}
-	if mutate != nil {
-		mutate(&opts)
-	}
-	client, err := New(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return client
-}
-
-func serverCode(err error) string {
-	var s *ServerError
-	if errors.As(err, &s) {
-		return s.Code
-	}
-	return ""
+	return newTestClient(t, opts, mutate)
 }
 
 // Online tests share one server and run in this order; the rotation test runs last because it changes the key.
@@ -56,7 +41,7 @@ func TestOnline(t *testing.T) {
 	t.Run("envelope-less answers of today's server are refused", func(t *testing.T) {
 		key := s.createLicense(t, nil)["license_key"].(string)
 		client := onlineClient(t, s, "plain-1", func(o *Options) { o.HTTPClient = &http.Client{} })
-		if _, err := client.Activate(ctx, key, MachineInfo{}); reasonOf(err) != "UNSUPPORTED_FORMAT" {
+		if _, err := client.Activate(ctx, key, MachineInfo{}); codeOf(err) != "UNSUPPORTED_FORMAT" {
 			t.Fatalf("activate: %v", err)
 		}
 		if r := client.Check(); r.Reason != "NO_LICENSE" {
@@ -166,14 +151,14 @@ func TestOnline(t *testing.T) {
 			t.Fatalf("request: %v %q", err, request)
 		}
 		answer := s.admin(t, "POST", "/offline-activations", map[string]string{"request": request})
-		if _, err := client.ImportLicenseFile(answer["license_file"].(string)); reasonOf(err) != "UNSUPPORTED_FORMAT" {
+		if _, err := client.ImportLicenseFile(answer["license_file"].(string)); codeOf(err) != "UNSUPPORTED_FORMAT" {
 			t.Fatalf("today's file is version 1: %v", err)
 		}
 		result, err := client.ImportLicenseFile(licenseFileV2(answer["license_file"].(string)))
 		if err != nil || !result.OK || result.Source != "license_file" {
 			t.Fatalf("v2: %v %+v", err, result)
 		}
-		if _, err := onlineClient(t, s, "airgap-other", nil).ImportLicenseFile(licenseFileV2(answer["license_file"].(string))); reasonOf(err) != "FINGERPRINT_MISMATCH" {
+		if _, err := onlineClient(t, s, "airgap-other", nil).ImportLicenseFile(licenseFileV2(answer["license_file"].(string))); codeOf(err) != "FINGERPRINT_MISMATCH" {
 			t.Fatalf("other machine: %v", err)
 		}
 	})
@@ -198,7 +183,7 @@ func TestOnline(t *testing.T) {
 		loop.Stop()
 		<-loop.Done
 		s.admin(t, "POST", "/licenses/"+jsonNumber(created["id"])+"/release", map[string]string{})
-		if _, err := client.Heartbeat(ctx); serverCode(err) != "NOT_ACTIVATED" {
+		if _, err := client.Heartbeat(ctx); codeOf(err) != "NOT_ACTIVATED" {
 			t.Fatalf("heartbeat after release: %v", err)
 		}
 		if r := client.Check(); r.Reason != "SEAT_LOST" {
@@ -220,7 +205,7 @@ func TestOnline(t *testing.T) {
 		deadline := time.Now().Add(15 * time.Second)
 		for {
 			_, err := client.Validate(ctx)
-			if reasonOf(err) == "UNKNOWN_KEY" {
+			if codeOf(err) == "UNKNOWN_KEY" {
 				break
 			}
 			if err != nil || time.Now().After(deadline) {

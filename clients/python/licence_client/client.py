@@ -396,19 +396,11 @@ class LicenseClient:
 
     def _check(self, state):
         now = self._now()
-        if "license_file" in state:
-            source = "license_file"
-            try:
-                license = self._open_license_file(state["license_file"], state)
-            except VerificationError as err:
-                return CheckResult(False, err.reason, str(err))
-        elif "activation" in state:
-            source = "activation"
-            try:
-                license = self._open_signed_license(state["activation"], state)
-            except VerificationError as err:
-                return CheckResult(False, err.reason, str(err))
-        else:
+        try:
+            source, license = self._stored_license(state)
+        except VerificationError as err:
+            return CheckResult(False, err.reason, str(err))
+        if license is None:
             return CheckResult(False, "NO_LICENSE", "no licence is stored on this machine")
 
         def refuse(reason, message):
@@ -565,14 +557,18 @@ class LicenseClient:
         except (NetworkError, LicenseServerError, VerificationError):
             pass  # a failed refresh keeps the stored key list
 
+    def _stored_license(self, state):
+        """(source, verified licence) of the stored licence file, else of the stored activation; (None, None) when neither."""
+        if "license_file" in state:
+            return "license_file", self._open_license_file(state["license_file"], state)
+        if "activation" in state:
+            return "activation", self._open_signed_license(state["activation"], state)
+        return None, None
+
     def _seat_body(self):
         state = self._store.load()[1]
-        license = None
         try:
-            if "license_file" in state:
-                license = self._open_license_file(state["license_file"], state)
-            elif "activation" in state:
-                license = self._open_signed_license(state["activation"], state)
+            license = self._stored_license(state)[1]
         except VerificationError:
             license = None
         if not license or not isinstance(license.get("license_key"), str):
