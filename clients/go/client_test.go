@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -28,6 +29,18 @@ func TestSharedConformanceList(t *testing.T) {
 	}
 	failures, total, err := RunConformance(document)
 	if err != nil || len(failures) > 0 || total == 0 {
+		t.Fatalf("%d cases, err %v, failures:\n%s", total, err, strings.Join(failures, "\n"))
+	}
+}
+
+// Key ids, thumbprints, endorsements and envelopes as the server's own library (Node's crypto) makes them.
+func TestConformanceListMadeWithNodesCrypto(t *testing.T) {
+	document, err := exec.Command("node", filepath.Join("..", "conformance-from-node.mjs")).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	failures, total, err := RunConformance(document)
+	if err != nil || len(failures) > 0 || total != 6 {
 		t.Fatalf("%d cases, err %v, failures:\n%s", total, err, strings.Join(failures, "\n"))
 	}
 }

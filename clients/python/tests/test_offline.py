@@ -2,6 +2,7 @@
 
 import json
 import os
+import subprocess
 import tempfile
 import unittest
 
@@ -13,6 +14,7 @@ from licence_client.keys import b64url_decode, b64url_encode
 from vectors import FINGERPRINT, NOW, TestKey, iso, licence, licence_file, signed_licence, validation_answer
 
 SHARED_LIST = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "conformance-cases.json")
+NODE_MADE_CASES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "conformance-from-node.mjs")
 T0 = vectors.datetime.datetime.fromisoformat(NOW.replace("Z", "+00:00")).timestamp()
 RSA1 = TestKey("RSA-SHA256")
 
@@ -58,6 +60,13 @@ class ConformanceLists(unittest.TestCase):
 
     def test_the_shared_list_passes(self):
         self.assertEqual(run_cases(SHARED_LIST), [])
+
+    def test_a_list_made_with_nodes_crypto_passes(self):
+        # Key ids, thumbprints, endorsements and envelopes as the server's own library makes them.
+        made = subprocess.run(["node", NODE_MADE_CASES], check=True, capture_output=True, text=True)
+        document = json.loads(made.stdout)
+        self.assertEqual(len(document["cases"]), 6)
+        self.assertEqual(run_cases(document), [])
 
     def test_a_wrong_expectation_is_reported(self):
         document = vectors.conformance_cases()
