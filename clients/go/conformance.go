@@ -1,0 +1,159 @@
+package licenceclient
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// A conformance list (clients/conformance-format.md): every client runs the same cases through its own code paths.
+type conformanceList struct {
+	Format string            `json:"format"`
+	Cases  []conformanceCase `json:"cases"`
+}
+
+type conformanceCase struct {
+	Name  string `json:"name"`
+	Input struct {
+		Kind       string          `json:"kind"`
+		Text       string          `json:"text"`
+		Answer     json.RawMessage `json:"answer"`
+		Nonce      string          `json:"nonce"`
+		LicenseKey string          `json:"license_key"`
+	} `json:"input"`
+	Trust struct {
+		ShippedKeys   []json.RawMessage `json:"shipped_keys"`
+		RootKeys      []json.RawMessage `json:"root_keys"`
+		PublishedKeys *struct {
+			Keys []json.RawMessage `json:"keys"`
+		} `json:"published_keys"`
+	} `json:"trust"`
+	Context struct {
+		Now                string `json:"now"`
+		MachineFingerprint string `json:"machine_fingerprint"`
+		Product            string `json:"product"`
+	} `json:"context"`
+	Expect struct {
+		Verdict string  `json:"verdict"`
+		Reason  *string `json:"reason"`
+		Status  *string `json:"status"`
+	} `json:"expect"`
+}
+
+type offlineTransport struct{}
+
+func (offlineTransport) RoundTrip(*http.Request) (*http.Response, error) {
+	return nil, errors.New("conformance cases run offline")
+}
+
+func parseKeys(entries []json.RawMessage) ([]*PublicKey, error) {
+	var keys []*PublicKey
+	for _, raw := range entries {
+		var pemText string
+		var key *PublicKey
+		var err error
+		if json.Unmarshal(raw, &pemText) == nil {
+			key, err = ParsePublicKeyPEM(pemText)
+		} else {
+			key, err = ParsePublicKey(raw)
+		}
+		if err != nil {
+			return nil, err
+		}
+		keys = append(keys, key)
+	}
+	return keys, nil
+}
+
+// runCase answers (verdict, reason, status) for one case.
+func runCase(c *conformanceCase, folder string) (string, string, string, error) {
+	shipped, err := parseKeys(c.Trust.ShippedKeys)
+	if err != nil {
+		return "", "", "", err
+	}
+	roots, err := parseKeys(c.Trust.RootKeys)
+	if err != nil {
+		return "", "", "", err
+	}
+	now, err := time.Parse(time.RFC3339Nano, c.Context.Now)
+	if err != nil {
+		return "", "", "", err
+	}
+	client, err := New(Options{
+		ServerURL: "http://127.0.0.1:9/", StatePath: filepath.Join(folder, "state.json"), AppSalt: "conformance",
+		PublicKeys: shipped, RootKeys: roots, Product: c.Context.Product, Fingerprint: c.Context.MachineFingerprint,
+		Now: func() time.Time { return now }, Retries: -1, HTTPClient: &http.Client{Transport: offlineTransport{}},
+	})
+	if err != nil {
+		return "", "", "", err
+	}
+	if c.Trust.PublishedKeys != nil {
+		if err := client.LearnKeys(c.Trust.PublishedKeys.Keys); err != nil {
+			return "", "", "", err
+		}
+	}
+	var result CheckResult
+	switch c.Input.Kind {
+	case "license_file":
+		result, err = client.ImportLicenseFile(c.Input.Text)
+	case "activation":
+		if _, err = client.StoreActivation(context.Background(), c.Input.Answer); err == nil {
+			result = client.Check()
+		}
+	case "validation":
+		if _, err = client.VerifyAnswer(context.Background(), c.Input.Answer, c.Input.Nonce, c.Input.LicenseKey); err == nil {
+			return "accept", "", "", nil
+		}
+	default:
+		return "", "", "", fmt.Errorf("unknown input kind %q", c.Input.Kind)
+	}
+	var verification *VerificationError
+	if errors.As(err, &verification) {
+		return "refuse", verification.Reason, "", nil
+	}
+	if err != nil {
+		return "", "", "", err
+	}
+	if result.OK {
+		return "accept", "", result.Status, nil
+	}
+	return "refuse", result.Reason, "", nil
+}
+
+// RunConformance runs every case of a conformance list (JSON) and returns the disagreements.
+func RunConformance(document []byte) (failures []string, total int, err error) {
+	var list conformanceList
+	if err := json.Unmarshal(document, &list); err != nil {
+		return nil, 0, err
+	}
+	for i := range list.Cases {
+		c := &list.Cases[i]
+		folder, err := os.MkdirTemp("", "licence-conformance-")
+		if err != nil {
+			return nil, 0, err
+		}
+		verdict, reason, status, err := runCase(c, folder)
+		os.RemoveAll(folder)
+		if err != nil {
+			failures = append(failures, fmt.Sprintf("%s: %v", c.Name, err))
+			continue
+		}
+		wantReason := ""
+		if c.Expect.Reason != nil {
+			wantReason = *c.Expect.Reason
+		}
+		if verdict != c.Expect.Verdict || reason != wantReason || (c.Expect.Status != nil && *c.Expect.Status != status) {
+			want := c.Expect.Verdict + " " + wantReason
+			if c.Expect.Status != nil {
+				want += " " + *c.Expect.Status
+			}
+			failures = append(failures, fmt.Sprintf("%s: expected %s, got %s %s %s", c.Name, want, verdict, reason, status))
+		}
+	}
+	return failures, len(list.Cases), nil
+}

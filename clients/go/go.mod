@@ -1,0 +1,3 @@
+module licence-server.example/client
+
+go 1.19

@@ -1,0 +1,234 @@
+package licenceclient
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Against a real server: this repository's build on a database the test creates (server_test.go).
+
+func onlineClient(t *testing.T, s *testServer, seed string, mutate func(*Options)) *Client {
+	t.Helper()
+	var shipped struct {
+		PublicKeyPEM string `json:"public_key_pem"`
+	}
+	key := s.call(t, "GET", "/api/v1/public-key", nil, false)
+	shipped.PublicKeyPEM = key["public_key_pem"].(string)
+	pinned, err := ParsePublicKeyPEM(shipped.PublicKeyPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := Options{
+		ServerURL: s.url, StatePath: filepath.Join(t.TempDir(), "licence-state.json"), AppSalt: "online-test",
+		PublicKeys: []*PublicKey{pinned}, Fingerprint: fingerprintOf(seed), Product: "POS_RETAIL", Retries: 1,
+		Timeout: 5 * time.Second, HTTPClient: &http.Client{Transport: envelopingTransport{}},
+	}
+	return newTestClient(t, opts, mutate)
+}
+
+// Online tests share one server and run in this order; the rotation test runs last because it changes the key.
+func TestOnline(t *testing.T) {
+	s := realServer(t)
+	ctx := context.Background()
+
+	t.Run("envelope-less answers of today's server are refused", func(t *testing.T) {
+		key := s.createLicense(t, nil)["license_key"].(string)
+		client := onlineClient(t, s, "plain-1", func(o *Options) { o.HTTPClient = &http.Client{} })
+		if _, err := client.Activate(ctx, key, MachineInfo{}); codeOf(err) != "UNSUPPORTED_FORMAT" {
+			t.Fatalf("activate: %v", err)
+		}
+		if r := client.Check(); r.Reason != "NO_LICENSE" {
+			t.Fatalf("check: %+v", r)
+		}
+	})
+
+	t.Run("activate, validate, check, licence file, heartbeat, deactivate", func(t *testing.T) {
+		key := s.createLicense(t, nil)["license_key"].(string)
+		client := onlineClient(t, s, "flow-1", nil)
+		license, err := client.Activate(ctx, key, MachineInfo{Hostname: "till-01", AppVersion: "1.0.0"})
+		if err != nil || license.LicenseKey != key || license.SignedAt == "" || license.Raw["license_key"] != key {
+			t.Fatalf("activate: %v %+v", err, license)
+		}
+		answer, err := client.Validate(ctx)
+		if err != nil || !answer.Valid || answer.Code != nil || answer.KeyID != license.KeyID {
+			t.Fatalf("validate: %v %+v", err, answer)
+		}
+		if r := client.Check(); !r.OK || r.Source != "activation" || r.Status != "active" {
+			t.Fatalf("check: %+v", r)
+		}
+		file, err := client.LicenseFile(ctx)
+		if err != nil || file.FileExpiresAt == "" {
+			t.Fatalf("licence file: %v", err)
+		}
+		if r := client.Check(); !r.OK || r.Source != "license_file" || r.FileExpiresAt == nil {
+			t.Fatalf("check file: %+v", r)
+		}
+		if beat, err := client.Heartbeat(ctx); err != nil || !beat.Valid {
+			t.Fatalf("heartbeat: %v %+v", err, beat)
+		}
+		result, err := client.Deactivate(ctx)
+		if err != nil || !result.CanReactivate {
+			t.Fatalf("deactivate: %v %+v", err, result)
+		}
+		if r := client.Check(); r.Reason != "NO_LICENSE" {
+			t.Fatalf("after deactivate: %+v", r)
+		}
+	})
+
+	t.Run("server error codes arrive typed", func(t *testing.T) {
+		_, err := onlineClient(t, s, "errors-1", nil).Activate(ctx, "POS-AAAAA-AAAAA-AAAAA-AAAAA", MachineInfo{})
+		var serverErr *ServerError
+		if !errors.As(err, &serverErr) || serverErr.Code != "INVALID_KEY" || serverErr.Status != 400 {
+			t.Fatalf("invalid key: %v", err)
+		}
+		key := s.createLicense(t, nil)["license_key"].(string)
+		if _, err := onlineClient(t, s, "errors-2", nil).Activate(ctx, key, MachineInfo{}); err != nil {
+			t.Fatal(err)
+		}
+		_, err = onlineClient(t, s, "errors-3", nil).Activate(ctx, key, MachineInfo{})
+		if !errors.As(err, &serverErr) || serverErr.Code != "ALREADY_ACTIVATED" || serverErr.Details["activated_on"] == nil {
+			t.Fatalf("already activated: %v", err)
+		}
+	})
+
+	t.Run("an unreachable server is a network error", func(t *testing.T) {
+		client := onlineClient(t, s, "network-1", func(o *Options) { o.ServerURL, o.Retries, o.Timeout = "http://127.0.0.1:9", -1, 2*time.Second })
+		var networkErr *NetworkError
+		if _, err := client.Activate(ctx, "POS-AAAAA-AAAAA-AAAAA-AAAAA", MachineInfo{}); !errors.As(err, &networkErr) {
+			t.Fatalf("network: %v", err)
+		}
+	})
+
+	t.Run("a revocation seen online makes check refuse", func(t *testing.T) {
+		created := s.createLicense(t, nil)
+		client := onlineClient(t, s, "revoke-1", nil)
+		if _, err := client.Activate(ctx, created["license_key"].(string), MachineInfo{}); err != nil {
+			t.Fatal(err)
+		}
+		s.admin(t, "POST", "/licenses/"+jsonNumber(created["id"])+"/revoke", map[string]string{"reason": "chargeback"})
+		answer, err := client.Validate(ctx)
+		if err != nil || answer.Valid || answer.Code == nil || *answer.Code != "KEY_REVOKED" {
+			t.Fatalf("validate: %v %+v", err, answer)
+		}
+		if r := client.Check(); r.Reason != "INVALIDATED" {
+			t.Fatalf("check: %+v", r)
+		}
+	})
+
+	t.Run("usage counts once per idempotency key and stops at the limit", func(t *testing.T) {
+		key := s.createLicense(t, map[string]interface{}{"policy": map[string]interface{}{"max_uses": 3, "uses_period": "month"}})["license_key"].(string)
+		client := onlineClient(t, s, "usage-1", nil)
+		if _, err := client.Activate(ctx, key, MachineInfo{}); err != nil {
+			t.Fatal(err)
+		}
+		first, err := client.Usage(ctx, UsageOptions{Increment: 2, IdempotencyKey: "retry-key-0001"})
+		if err != nil || *first.Uses != 2 || *first.MaxUses != 3 || *first.Remaining != 1 {
+			t.Fatalf("usage: %v %+v", err, first)
+		}
+		again, err := client.Usage(ctx, UsageOptions{Increment: 2, IdempotencyKey: "retry-key-0001"})
+		if err != nil || *again.Uses != 2 {
+			t.Fatalf("the same idempotency key counts once: %v %+v", err, again)
+		}
+		_, err = client.Usage(ctx, UsageOptions{Increment: 2})
+		var serverErr *ServerError
+		if !errors.As(err, &serverErr) || serverErr.Code != "USAGE_LIMIT_REACHED" || serverErr.Status != 403 || serverErr.Details["remaining"] != float64(1) {
+			t.Fatalf("limit: %v", err)
+		}
+	})
+
+	t.Run("air-gapped activation", func(t *testing.T) {
+		key := s.createLicense(t, nil)["license_key"].(string)
+		client := onlineClient(t, s, "airgap-1", nil)
+		request, err := client.CreateActivationRequest(key, MachineInfo{Hostname: "vault-01"})
+		if err != nil || !strings.HasPrefix(request, "-----BEGIN ACTIVATION REQUEST-----\n") {
+			t.Fatalf("request: %v %q", err, request)
+		}
+		answer := s.admin(t, "POST", "/offline-activations", map[string]string{"request": request})
+		if _, err := client.ImportLicenseFile(answer["license_file"].(string)); codeOf(err) != "UNSUPPORTED_FORMAT" {
+			t.Fatalf("today's file is version 1: %v", err)
+		}
+		result, err := client.ImportLicenseFile(licenseFileV2(answer["license_file"].(string)))
+		if err != nil || !result.OK || result.Source != "license_file" {
+			t.Fatalf("v2: %v %+v", err, result)
+		}
+		if _, err := onlineClient(t, s, "airgap-other", nil).ImportLicenseFile(licenseFileV2(answer["license_file"].(string))); codeOf(err) != "FINGERPRINT_MISMATCH" {
+			t.Fatalf("other machine: %v", err)
+		}
+	})
+
+	t.Run("the heartbeat loop beats; a released seat is lost", func(t *testing.T) {
+		created := s.createLicense(t, map[string]interface{}{"policy": map[string]interface{}{"heartbeat_timeout_seconds": 30}})
+		client := onlineClient(t, s, "loop-1", nil)
+		if _, err := client.Activate(ctx, created["license_key"].(string), MachineInfo{}); err != nil {
+			t.Fatal(err)
+		}
+		var once sync.Once
+		beat := make(chan *HeartbeatAnswer, 1)
+		loop := client.StartHeartbeat(HeartbeatLoopOptions{OnBeat: func(a *HeartbeatAnswer) { once.Do(func() { beat <- a }) }})
+		select {
+		case answer := <-beat:
+			if answer.HeartbeatTimeoutSeconds == nil || *answer.HeartbeatTimeoutSeconds != 30 || answer.NextHeartbeatBefore == nil {
+				t.Fatalf("beat: %+v", answer)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("no heartbeat")
+		}
+		loop.Stop()
+		<-loop.Done
+		s.admin(t, "POST", "/licenses/"+jsonNumber(created["id"])+"/release", map[string]string{})
+		if _, err := client.Heartbeat(ctx); codeOf(err) != "NOT_ACTIVATED" {
+			t.Fatalf("heartbeat after release: %v", err)
+		}
+		if r := client.Check(); r.Reason != "SEAT_LOST" {
+			t.Fatalf("check: %+v", r)
+		}
+	})
+
+	t.Run("a rotation to an unendorsed key is refused until the key is shipped", func(t *testing.T) {
+		key := s.createLicense(t, nil)["license_key"].(string)
+		client := onlineClient(t, s, "rotate-1", nil)
+		first, err := client.Activate(ctx, key, MachineInfo{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rotated := s.admin(t, "POST", "/signing-keys/rotate", nil)
+		if rotated["key_id"] == first.KeyID {
+			t.Fatal("the rotation kept the key")
+		}
+		deadline := time.Now().Add(15 * time.Second)
+		for {
+			_, err := client.Validate(ctx)
+			if codeOf(err) == "UNKNOWN_KEY" {
+				break
+			}
+			if err != nil || time.Now().After(deadline) {
+				t.Fatalf("never refused the unendorsed key: %v", err)
+			}
+			time.Sleep(300 * time.Millisecond)
+		}
+		if r := client.Check(); !r.OK {
+			t.Fatalf("the stored licence still verifies with the shipped key: %+v", r)
+		}
+		newKey, err := ParsePublicKeyPEM(rotated["public_key_pem"].(string))
+		if err != nil {
+			t.Fatal(err)
+		}
+		updated := onlineClient(t, s, "rotate-1", func(o *Options) { o.PublicKeys = append(o.PublicKeys, newKey) })
+		license, err := updated.Activate(ctx, key, MachineInfo{})
+		if err != nil || license.KeyID != newKey.KeyID {
+			t.Fatalf("with the new key shipped: %v", err)
+		}
+	})
+}
+
+func jsonNumber(value interface{}) string {
+	f, _ := value.(float64)
+	return strconv.FormatFloat(f, 'f', -1, 64)
+}

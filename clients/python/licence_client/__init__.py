@@ -1,0 +1,19 @@
+"""Client library for the licence server: activation, signed validation with a nonce, usage, heartbeats,
+licence files and an offline check that verifies signed envelopes against the keys the application ships."""
+
+from .client import CheckResult, HeartbeatLoop, LicenseClient, Response, default_fingerprint, urllib_transport
+from .errors import LicenseServerError, NetworkError, VerificationError
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "CheckResult",
+    "HeartbeatLoop",
+    "LicenseClient",
+    "LicenseServerError",
+    "NetworkError",
+    "Response",
+    "VerificationError",
+    "default_fingerprint",
+    "urllib_transport",
+]

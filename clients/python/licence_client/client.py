@@ -1,0 +1,660 @@
+"""The licence server's client: online calls, licence files and an offline check, with its state in one file."""
+
+import base64
+import binascii
+import datetime
+import hashlib
+import json
+import platform
+import random
+import re
+import secrets
+import socket
+import threading
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from dataclasses import dataclass, field
+from typing import Optional
+
+from . import keys as keyring
+from .errors import LicenseServerError, NetworkError, VerificationError
+from .state import StateFile
+
+FINGERPRINT_PATTERN = re.compile(r"sha256:[0-9a-f]{64}")
+LICENSE_FILE_LABEL = "LICENSE FILE"
+ACTIVATION_REQUEST_LABEL = "ACTIVATION REQUEST"
+_BASE64 = re.compile(r"(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?")
+_RETRYABLE_STATUS = {429, 502, 503, 504}
+_SEAT_GONE = {"NOT_ACTIVATED", "INVALID_KEY"}
+_DAY = 86400.0
+
+
+@dataclass
+class CheckResult:
+    """`ok` with `status` ("active" | "grace") and the licence, or not `ok` with a `reason` code and a message."""
+
+    ok: bool
+    reason: Optional[str] = None
+    message: str = ""
+    status: Optional[str] = None
+    license: Optional[dict] = None
+    source: Optional[str] = None  # "license_file" | "activation"
+    expires_at: Optional[datetime.datetime] = None
+    grace_ends_at: Optional[datetime.datetime] = None
+    file_expires_at: Optional[datetime.datetime] = None
+
+
+@dataclass
+class Response:
+    status: int
+    headers: dict = field(default_factory=dict)
+    body: bytes = b""
+
+
+def urllib_transport(method, url, body, headers, timeout):
+    """The default transport (standard library). A test or an application may pass its own with this signature."""
+    request = urllib.request.Request(url, data=body, method=method, headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as answer:
+            return Response(answer.status, {k.lower(): v for k, v in answer.headers.items()}, answer.read())
+    except urllib.error.HTTPError as err:
+        return Response(err.code, {k.lower(): v for k, v in err.headers.items()}, err.read())
+    except (urllib.error.URLError, OSError, ValueError) as err:
+        raise NetworkError("%s %s: %s" % (method, url, getattr(err, "reason", err))) from err
+
+
+def armor(label, value):
+    text = base64.b64encode(json.dumps(value, separators=(",", ":")).encode("utf-8")).decode("ascii")
+    lines = [text[i : i + 64] for i in range(0, len(text), 64)]
+    return "\n".join(["-----BEGIN %s-----" % label, *lines, "-----END %s-----" % label, ""])
+
+
+def dearmor(label, text):
+    """The JSON inside an armor (markers, base64 lines), or None when any part is wrong."""
+    if not isinstance(text, str) or len(text) > 256 * 1024:
+        return None
+    lines = [line.strip() for line in text.lstrip("\ufeff").splitlines() if line.strip()]
+    if len(lines) < 3 or lines[0] != "-----BEGIN %s-----" % label or lines[-1] != "-----END %s-----" % label:
+        return None
+    body = "".join(lines[1:-1])
+    if not _BASE64.fullmatch(body):
+        return None
+    try:
+        return json.loads(base64.b64decode(body).decode("utf-8"))
+    except (ValueError, binascii.Error):
+        return None
+
+
+def machine_id():
+    """The OS's stable id of this installation; the host name when none can be read."""
+    for path in ("/etc/machine-id", "/var/lib/dbus/machine-id"):
+        try:
+            with open(path, "r", encoding="ascii") as handle:
+                value = handle.read().strip()
+            if value:
+                return value
+        except OSError:
+            pass
+    try:
+        if platform.system() == "Darwin":
+            import subprocess
+
+            out = subprocess.run(
+                ["ioreg", "-rd1", "-c", "IOPlatformExpertDevice"], capture_output=True, text=True, timeout=5
+            ).stdout
+            match = re.search(r'"IOPlatformUUID"\s*=\s*"([^"]+)"', out)
+            if match:
+                return match.group(1)
+        elif platform.system() == "Windows":
+            import winreg  # type: ignore
+
+            with winreg.OpenKey(winreg.HKEY_LOCAL_MACHINE, r"SOFTWARE\Microsoft\Cryptography") as key:
+                return winreg.QueryValueEx(key, "MachineGuid")[0]
+    except Exception:  # noqa: BLE001 - any failure falls back to the host name
+        pass
+    return "hostname:" + socket.gethostname()
+
+
+def default_fingerprint(app_salt, identity=None):
+    """SHA-256 of the machine id and the application salt: the raw id never leaves the machine."""
+    value = "%s\0%s" % (app_salt, identity if identity is not None else machine_id())
+    return "sha256:" + hashlib.sha256(value.encode("utf-8")).hexdigest()
+
+
+def _time(value):
+    """Seconds since the epoch of an ISO 8601 time, or None."""
+    if not isinstance(value, str):
+        return None
+    try:
+        parsed = datetime.datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=datetime.timezone.utc)
+    return parsed.timestamp()
+
+
+def _iso(seconds):
+    return datetime.datetime.fromtimestamp(seconds, datetime.timezone.utc).isoformat(timespec="milliseconds").replace(
+        "+00:00", "Z"
+    )
+
+
+def _later(stored, candidate):
+    values = [v for v in (_time(stored), candidate) if v is not None]
+    return _iso(max(values)) if values else stored
+
+
+def signed_time_of(license):
+    times = [_time(license.get(name)) for name in ("signed_at", "file_issued_at", "activated_at")]
+    times = [t for t in times if t is not None]
+    return max(times) if times else None
+
+
+def _utc(seconds):
+    return None if seconds is None else datetime.datetime.fromtimestamp(seconds, datetime.timezone.utc)
+
+
+class HeartbeatLoop:
+    """A background thread beating until `stop()`; `join()` waits for it."""
+
+    def __init__(self, client, on_beat, on_error, on_seat_lost, fallback_interval_seconds):
+        self._stop = threading.Event()
+        self._thread = threading.Thread(
+            target=self._run,
+            args=(client, on_beat, on_error, on_seat_lost, fallback_interval_seconds),
+            name="licence-heartbeat",
+            daemon=True,
+        )
+        self._thread.start()
+
+    def stop(self):
+        self._stop.set()
+
+    def join(self, timeout=None):
+        self._thread.join(timeout)
+
+    @property
+    def stopped(self):
+        return not self._thread.is_alive()
+
+    def _run(self, client, on_beat, on_error, on_seat_lost, fallback):
+        failures, deadline, wait = 0, None, 0.0
+        while not self._stop.wait(wait):
+            try:
+                answer = client.heartbeat()
+            except LicenseServerError as err:
+                if err.code in _SEAT_GONE:
+                    if on_seat_lost:
+                        on_seat_lost(err)
+                    return
+                failures, wait = failures + 1, self._backoff(failures + 1, deadline)
+                if on_error:
+                    on_error(err)
+                continue
+            except Exception as err:  # noqa: BLE001 - the loop survives any failure of one beat
+                failures, wait = failures + 1, self._backoff(failures + 1, deadline)
+                if on_error:
+                    on_error(err)
+                continue
+            failures = 0
+            if on_beat:
+                on_beat(answer)
+            timeout = answer.get("heartbeat_timeout_seconds")
+            interval = timeout / 3 if timeout else fallback
+            deadline = _time(answer.get("next_heartbeat_before"))
+            wait = interval * (0.9 + random.random() * 0.2)
+
+    @staticmethod
+    def _backoff(failures, deadline):
+        backoff = min(2.0**failures, 300.0)
+        if deadline is not None:
+            backoff = min(backoff, max((deadline - time.time() - 1) / 2, 1.0))
+        return backoff * (0.9 + random.random() * 0.2)
+
+
+class LicenseClient:
+    """
+    Online calls (activate, validate, usage, heartbeat, licence file, deactivate), air-gapped activation and an
+    offline `check()`. Answers are accepted only as signed envelopes, verified against the keys the
+    application ships and the keys they endorse (docs/clients.md, Envelopes and trusted keys).
+    """
+
+    def __init__(
+        self,
+        server_url,
+        state_path,
+        app_salt,
+        public_keys=None,
+        root_keys=None,
+        product=None,
+        fingerprint=None,
+        clock_tolerance_seconds=300,
+        max_offline_days=None,
+        key_refresh_interval_seconds=3600,
+        timeout=10.0,
+        retries=2,
+        now=None,
+        transport=None,
+    ):
+        if not app_salt:
+            raise TypeError("app_salt is required")
+        self.server_url = server_url
+        self.app_salt = app_salt
+        self.product = product
+        self.clock_tolerance_seconds = clock_tolerance_seconds
+        self.max_offline_days = max_offline_days
+        self.key_refresh_interval_seconds = key_refresh_interval_seconds
+        self.timeout = timeout
+        self.retries = retries
+        self._now = now or time.time
+        self._transport = transport or urllib_transport
+        self._shipped = [keyring.load_key(k) for k in keyring.key_entries(public_keys)]
+        self._roots = [keyring.load_key(k) for k in keyring.key_entries(root_keys)]
+        if not self._shipped:
+            raise TypeError("public_keys is required: ship the server's public key(s) with the application")
+        self._store = StateFile(state_path, app_salt)
+        self._fingerprint_option = fingerprint
+        self._fingerprint = None
+        self._lock = threading.RLock()
+
+    # ---- identity -------------------------------------------------------------------------------------------
+
+    def fingerprint(self):
+        """This machine's fingerprint: the option (a string or a function), or SHA-256 of the machine id and salt."""
+        if self._fingerprint is None:
+            given = self._fingerprint_option
+            value = given() if callable(given) else (given or default_fingerprint(self.app_salt))
+            if not isinstance(value, str) or not FINGERPRINT_PATTERN.fullmatch(value):
+                raise TypeError('a fingerprint is "sha256:" followed by 64 lower-case hex digits')
+            self._fingerprint = value
+        return self._fingerprint
+
+    # ---- online calls ---------------------------------------------------------------------------------------
+
+    def activate(self, license_key, hostname=None, os=None, app_version=None):
+        """Binds this machine's seat and stores the verified licence; returns the licence (the envelope's payload)."""
+        body = self._activation_body(license_key, hostname, os, app_version)
+        self._refresh_keys_if_due()
+        answer = self._request("POST", "/api/v1/activate", body, idempotent=True)
+        license = self._store_activation(answer)
+        return license
+
+    def deactivate(self):
+        """Frees the seat (never retried: limits count it) and clears the stored licence."""
+        answer = self._request("POST", "/api/v1/deactivate", self._seat_body(), idempotent=False)
+
+        def change(state):
+            for name in ("activation", "license_file", "last_validation", "seat_seen_at", "seat_lost"):
+                state.pop(name, None)
+
+        self._update(change)
+        return answer
+
+    def validate(self):
+        """Online check with a fresh nonce; the signed answer is verified and remembered for `check()`."""
+        self._refresh_keys_if_due()
+        seat = self._seat_body()
+        nonce = secrets.token_urlsafe(24)
+        answer = self._request("POST", "/api/v1/validate", dict(seat, nonce=nonce), idempotent=True)
+        signed = self.verify_answer(answer, nonce, seat, "validation")
+
+        def change(state):
+            state["last_validation"] = {
+                "valid": signed.get("valid"),
+                "status": signed.get("status"),
+                "code": signed.get("code"),
+                "checked_at": signed.get("checked_at"),
+            }
+            state["latest_signed_at"] = _later(state.get("latest_signed_at"), _time(signed.get("checked_at")))
+
+        self._update(change)
+        return signed
+
+    def usage(self, increment=1, idempotency_key=None):
+        """Counts uses of a metered licence; one idempotency key per call, so a retry counts once."""
+        self._refresh_keys_if_due()
+        seat = self._seat_body()
+        nonce = secrets.token_urlsafe(24)
+        body = dict(seat, increment=increment, idempotency_key=idempotency_key or secrets.token_urlsafe(24), nonce=nonce)
+        answer = self._request("POST", "/api/v1/usage", body, idempotent=True)
+        signed = self.verify_answer(answer, nonce, seat, "usage")
+        self._update(
+            lambda state: state.update(latest_signed_at=_later(state.get("latest_signed_at"), _time(signed.get("checked_at"))))
+        )
+        return signed
+
+    def heartbeat(self):
+        """One heartbeat: a success is the seat's last sign of life, NOT_ACTIVATED marks the seat lost for `check()`."""
+        seat = self._seat_body()
+        sent_at = self._now()
+        try:
+            answer = self._request("POST", "/api/v1/heartbeat", seat, idempotent=True)
+        except LicenseServerError as err:
+            if err.code in _SEAT_GONE:
+                self._update(lambda state: state.update(seat_lost={"code": err.code, "at": _iso(self._now())}))
+            raise
+        if answer.get("valid"):
+            self._update(lambda state: state.update(seat_seen_at=_later(state.get("seat_seen_at"), sent_at)))
+        return answer
+
+    def start_heartbeat(self, on_beat=None, on_error=None, on_seat_lost=None, fallback_interval_seconds=900):
+        """Heartbeats in a thread, a third of the timeout apart with jitter, backing off after failures."""
+        return HeartbeatLoop(self, on_beat, on_error, on_seat_lost, fallback_interval_seconds)
+
+    def license_file(self):
+        """Fetches, verifies and stores a licence file for offline use; returns the server's answer."""
+        self._refresh_keys_if_due()
+        answer = self._request("POST", "/api/v1/license-file", self._seat_body(), idempotent=True)
+        self._store_license_file(answer.get("license_file"))
+        return answer
+
+    def create_activation_request(self, license_key, hostname=None, os=None, app_version=None):
+        """The text an air-gapped machine hands to staff (dashboard or admin API)."""
+        return armor(ACTIVATION_REQUEST_LABEL, self._activation_body(license_key, hostname, os, app_version))
+
+    def import_license_file(self, text):
+        """Verifies and stores a licence file (e.g. the answer to an activation request), then checks offline."""
+        self._store_license_file(text)
+        return self.check()
+
+    def refresh_keys(self):
+        """Fetches `/api/v1/public-keys`; endorsed keys become trusted, revoked ones are dropped for good."""
+        answer = self._request("GET", "/api/v1/public-keys", None, idempotent=True)
+        entries = keyring.key_entries(answer)
+        if not entries:
+            raise VerificationError("NO_KEYS", "the server published no public key")
+        self.learn_keys(entries)
+        return sorted(self._trusted(self._store.load()[1]))
+
+    def learn_keys(self, entries):
+        """Stores a published key list (replacing the last one) and remembers every key it lists as revoked."""
+        revoked = keyring.revoked_ids_of(entries)
+
+        def change(state):
+            state["server_keys"] = [e for e in entries if isinstance(e, dict)]
+            state["revoked_key_ids"] = sorted(set(state.get("revoked_key_ids", [])) | revoked)
+            state["server_keys_fetched_at"] = _iso(self._now())
+
+        self._update(change)
+
+    # ---- offline --------------------------------------------------------------------------------------------
+
+    def check(self):
+        """The offline decision from the stored state; never raises, never goes online."""
+        kind, state = self._store.load()
+        if kind == "corrupt":
+            return CheckResult(False, "STATE_CORRUPT", "the state file is unreadable; activate again")
+        if kind == "tampered":
+            return CheckResult(False, "STATE_TAMPERED", "the state file was changed outside the client")
+        try:
+            return self._check(state)
+        except Exception as err:  # noqa: BLE001 - check() answers with a reason, never an exception
+            return CheckResult(False, "MALFORMED", "the stored licence cannot be read: %s" % err)
+
+    def _check(self, state):
+        now = self._now()
+        try:
+            source, license = self._stored_license(state)
+        except VerificationError as err:
+            return CheckResult(False, err.reason, str(err))
+        if license is None:
+            return CheckResult(False, "NO_LICENSE", "no licence is stored on this machine")
+
+        def refuse(reason, message):
+            return CheckResult(False, reason, message, license=license)
+
+        if license.get("machine_fingerprint") != self.fingerprint():
+            return refuse("FINGERPRINT_MISMATCH", "the licence was issued to another machine")
+        if self.product is not None and license.get("product") != self.product:
+            return refuse("PRODUCT_MISMATCH", "the licence is for product %s" % license.get("product"))
+
+        latest = max([t for t in (signed_time_of(license), _time(state.get("latest_signed_at"))) if t is not None] or [0])
+        if now < latest - self.clock_tolerance_seconds:
+            return refuse("CLOCK_TAMPERED", "the local clock is earlier than a time the server signed (%s)" % _iso(latest))
+
+        validation = state.get("last_validation")
+        if validation and not validation.get("valid") and (_time(validation.get("checked_at")) or 0) >= (
+            signed_time_of(license) or 0
+        ):
+            return refuse(
+                "INVALIDATED",
+                "the server answered %s at %s" % (validation.get("code") or validation.get("status"), validation.get("checked_at")),
+            )
+
+        policy = license.get("policy") if isinstance(license.get("policy"), dict) else {}
+        timeout = policy.get("heartbeat_timeout_seconds")
+        if isinstance(timeout, (int, float)) and not isinstance(timeout, bool):
+            seen = max([t for t in (_time(state.get("seat_seen_at")), _time(license.get("activated_at"))) if t is not None] or [0])
+            lost = state.get("seat_lost")
+            if lost and (_time(lost.get("at")) or 0) >= seen:
+                return refuse("SEAT_LOST", "the server answered %s to a heartbeat: the seat was released" % lost.get("code"))
+            if now - seen > timeout:
+                return refuse("HEARTBEAT_OVERDUE", "no successful heartbeat for more than %s s" % timeout)
+
+        file_expires_at = _time(license.get("file_expires_at"))
+        if source == "license_file" and (file_expires_at is None or now > file_expires_at):
+            return refuse("FILE_EXPIRED", "the licence file expired at %s; fetch a new one" % license.get("file_expires_at"))
+        if self.max_offline_days is not None and now - latest > self.max_offline_days * _DAY:
+            return refuse("OFFLINE_TOO_LONG", "no signed answer for more than %s days" % self.max_offline_days)
+
+        expires_at = _time(license.get("expires_at"))
+        grace_days = license.get("grace_days") if isinstance(license.get("grace_days"), int) else 0
+        grace_ends_at = None if expires_at is None else expires_at + grace_days * _DAY
+        if grace_ends_at is not None and now > grace_ends_at:
+            return refuse("EXPIRED", "the licence expired at %s" % license.get("expires_at"))
+        status = "grace" if expires_at is not None and now > expires_at else "active"
+        return CheckResult(
+            True,
+            status=status,
+            license=license,
+            source=source,
+            expires_at=_utc(expires_at),
+            grace_ends_at=_utc(grace_ends_at),
+            file_expires_at=_utc(file_expires_at),
+        )
+
+    # ---- verification ---------------------------------------------------------------------------------------
+
+    def _trusted(self, state):
+        revoked = set(state.get("revoked_key_ids", []))
+        return keyring.trusted_keys(self._shipped, self._roots, state.get("server_keys", []), revoked)
+
+    def _open(self, envelope, state):
+        """Opens an envelope with the keys trusted in `state`; VerificationError with the reason otherwise."""
+        try:
+            payload, _ = keyring.open_envelope(envelope, self._trusted(state), set(state.get("revoked_key_ids", [])))
+        except keyring.EnvelopeError as err:
+            raise VerificationError(err.reason, str(err)) from None
+        return payload
+
+    def _open_signed_license(self, document, state):
+        """`{license?, signature?, envelope}`: the licence is the envelope's payload; `license`, when present, must equal it."""
+        if not isinstance(document, dict):
+            raise VerificationError("MALFORMED", "not a signed licence")
+        if "envelope" not in document:
+            raise VerificationError("UNSUPPORTED_FORMAT", "no envelope: a version 1 licence, which this client does not accept")
+        license = self._open(document["envelope"], state)
+        if "license" in document and not keyring.same_json(document["license"], license):
+            raise VerificationError("PAYLOAD_MISMATCH", "the licence beside the envelope differs from the signed payload")
+        return license
+
+    def _open_license_file(self, text, state):
+        document = dearmor(LICENSE_FILE_LABEL, text)
+        if not isinstance(document, dict):
+            raise VerificationError("MALFORMED", "not a licence file")
+        return self._open_signed_license(document, state)
+
+    def _keys_for(self, envelope):
+        """The state after fetching the server's keys once, when the envelope names a key not yet trusted."""
+        state = self._store.load()[1]
+        key_id = envelope.get("key_id") if isinstance(envelope, dict) else None
+        if isinstance(key_id, str) and key_id not in self._trusted(state) and key_id not in state.get("revoked_key_ids", []):
+            try:
+                self.refresh_keys()
+            except (NetworkError, LicenseServerError, VerificationError):
+                pass  # the envelope is then refused as signed by an unknown key
+            state = self._store.load()[1]
+        return state
+
+    def verify_answer(self, answer, nonce, seat, what="validation"):
+        """A signed answer (validate, usage): envelope verified, nonce echoed, this licence and machine named."""
+        if not isinstance(answer, dict) or "envelope" not in answer:
+            raise VerificationError("UNSUPPORTED_FORMAT", "the %s answer carries no envelope" % what)
+        signed = self._open(answer["envelope"], self._keys_for(answer["envelope"]))
+        if signed.get("nonce") != nonce:
+            raise VerificationError("NONCE_MISMATCH", "the %s answer is not for this request (replayed?)" % what)
+        if signed.get("license_key") != seat["license_key"] or signed.get("machine_fingerprint") != seat["machine_fingerprint"]:
+            raise VerificationError("WRONG_SUBJECT", "the %s answer is about another licence or machine" % what)
+        return signed
+
+    def store_activation(self, answer):
+        """Verifies an activation answer and stores it (what `activate()` does with the server's answer)."""
+        if not isinstance(answer, dict) or "envelope" not in answer:
+            raise VerificationError("UNSUPPORTED_FORMAT", "the activation answer carries no envelope")
+        license = self._open_signed_license(answer, self._keys_for(answer["envelope"]))
+        stored = {"envelope": answer["envelope"]}
+
+        def change(state):
+            state["activation"] = stored
+            for name in ("license_file", "last_validation", "seat_lost"):
+                state.pop(name, None)
+            state["seat_seen_at"] = _iso(self._now())
+            state["latest_signed_at"] = _later(state.get("latest_signed_at"), signed_time_of(license))
+
+        self._update(change)
+        return license
+
+    _store_activation = store_activation
+
+    def _store_license_file(self, text):
+        document = dearmor(LICENSE_FILE_LABEL, text)
+        if not isinstance(document, dict):
+            raise VerificationError("MALFORMED", "not a licence file")
+        envelope = document.get("envelope")
+        license = self._open_signed_license(document, self._keys_for(envelope) if envelope else self._store.load()[1])
+        if license.get("machine_fingerprint") != self.fingerprint():
+            raise VerificationError("FINGERPRINT_MISMATCH", "the licence file was issued to another machine")
+
+        def change(state):
+            state["license_file"] = text
+            state.pop("last_validation", None)
+            state["latest_signed_at"] = _later(state.get("latest_signed_at"), signed_time_of(license))
+
+        self._update(change)
+
+    # ---- plumbing -------------------------------------------------------------------------------------------
+
+    def _refresh_keys_if_due(self):
+        fetched = _time(self._store.load()[1].get("server_keys_fetched_at"))
+        now = self._now()
+        if fetched is not None and fetched <= now < fetched + self.key_refresh_interval_seconds:
+            return
+        try:
+            self.refresh_keys()
+        except (NetworkError, LicenseServerError, VerificationError):
+            pass  # a failed refresh keeps the stored key list
+
+    def _stored_license(self, state):
+        """(source, verified licence) of the stored licence file, else of the stored activation; (None, None) when neither."""
+        if "license_file" in state:
+            return "license_file", self._open_license_file(state["license_file"], state)
+        if "activation" in state:
+            return "activation", self._open_signed_license(state["activation"], state)
+        return None, None
+
+    def _seat_body(self):
+        state = self._store.load()[1]
+        try:
+            license = self._stored_license(state)[1]
+        except VerificationError:
+            license = None
+        if not license or not isinstance(license.get("license_key"), str):
+            raise LicenseServerError("NOT_ACTIVATED", 400, "this machine has no stored licence; activate first")
+        return {"license_key": license["license_key"], "machine_fingerprint": self.fingerprint()}
+
+    def _activation_body(self, license_key, hostname, os_name, app_version):
+        body = {
+            "license_key": license_key,
+            "machine_fingerprint": self.fingerprint(),
+            "hostname": hostname or socket.gethostname(),
+            "os": os_name or "%s %s" % (platform.system(), platform.release()),
+        }
+        if app_version:
+            body["app_version"] = app_version
+        if self.product:
+            body["product"] = self.product
+        return body
+
+    def _update(self, change):
+        with self._lock:
+            kind, state = self._store.load()
+            if kind != "ok":
+                state = {"version": 1}
+            change(state)
+            self._store.save(state)
+
+    def _url(self, path):
+        base = self.server_url if self.server_url.endswith("/") else self.server_url + "/"
+        parts = urllib.parse.urlsplit(base)
+        base = urllib.parse.urlunsplit((parts.scheme, parts.netloc, parts.path, "", ""))
+        return urllib.parse.urljoin(base, path.lstrip("/"))
+
+    def _request(self, method, path, body, idempotent):
+        attempts = self.retries + 1 if idempotent else 1
+        for attempt in range(1, attempts + 1):
+            try:
+                return self._request_once(method, path, body)
+            except (NetworkError, LicenseServerError) as err:
+                retryable = isinstance(err, NetworkError) or err.status in _RETRYABLE_STATUS
+                if not retryable or attempt >= attempts:
+                    raise
+                retry_after = getattr(err, "details", {}).get("retry_after_seconds")
+                if isinstance(retry_after, (int, float)) and not isinstance(retry_after, bool):
+                    pause = min(float(retry_after), 30.0)
+                else:
+                    pause = 0.5 * 2 ** (attempt - 1)
+                time.sleep(pause * (0.8 + random.random() * 0.4))
+        raise AssertionError("unreachable")
+
+    def _request_once(self, method, path, body):
+        url = self._url(path)
+        headers = {"accept": "application/json"}
+        data = None
+        if body is not None:
+            headers["content-type"] = "application/json"
+            data = json.dumps(body).encode("utf-8")
+        answer = self._transport(method, url, data, headers, self.timeout)
+        try:
+            parsed = json.loads(answer.body.decode("utf-8"))
+        except ValueError:
+            raise NetworkError("%s %s: answer %s is not JSON" % (method, path, answer.status)) from None
+        if 200 <= answer.status < 300:
+            if not isinstance(parsed, dict):
+                raise NetworkError("%s %s: answer is not a JSON object" % (method, path))
+            return parsed
+        error = parsed.get("error") if isinstance(parsed, dict) else None
+        if not isinstance(error, dict) or not isinstance(error.get("code"), str):
+            raise NetworkError("%s %s: answer %s without an error body" % (method, path, answer.status))
+        details = error.get("details") if isinstance(error.get("details"), dict) else {}
+        retry_after = answer.headers.get("retry-after")
+        if retry_after is not None and "retry_after_seconds" not in details:
+            try:
+                details["retry_after_seconds"] = float(retry_after)
+            except ValueError:
+                pass
+        raise LicenseServerError(error["code"], answer.status, str(error.get("message", error["code"])), details)
+
+
+__all__ = [
+    "CheckResult",
+    "HeartbeatLoop",
+    "LicenseClient",
+    "Response",
+    "armor",
+    "dearmor",
+    "default_fingerprint",
+    "urllib_transport",
+]

@@ -1,0 +1,95 @@
+"""Runs a list of conformance cases (clients/conformance-format.md) through this client's own code paths.
+
+    /usr/bin/python3 -m licence_client.conformance cases.json   # exit 1 when any case disagrees
+"""
+
+import datetime
+import json
+import sys
+import tempfile
+import os
+
+from .client import LicenseClient, NetworkError
+from .errors import VerificationError
+
+
+def _refuse_network(method, url, body, headers, timeout):
+    raise NetworkError("conformance cases run offline")
+
+
+def _parse_now(text):
+    return datetime.datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+
+
+def run_case(case):
+    """(verdict, reason, status) of one case: verdict "accept" or "refuse"."""
+    trust = case.get("trust", {})
+    context = case.get("context", {})
+    data = case["input"]
+    now = _parse_now(context["now"])
+    with tempfile.TemporaryDirectory(prefix="licence-conformance-") as folder:
+        client = LicenseClient(
+            server_url="http://127.0.0.1:9/",
+            state_path=os.path.join(folder, "state.json"),
+            app_salt="conformance",
+            public_keys=trust.get("shipped_keys"),
+            root_keys=trust.get("root_keys"),
+            product=context.get("product"),
+            fingerprint=context["machine_fingerprint"],
+            now=lambda: now,
+            transport=_refuse_network,
+            retries=0,
+        )
+        if trust.get("published_keys") is not None:
+            client.learn_keys(trust["published_keys"].get("keys", []))
+        try:
+            if data["kind"] == "license_file":
+                result = client.import_license_file(data["text"])
+            elif data["kind"] == "activation":
+                client.store_activation(data["answer"])
+                result = client.check()
+            elif data["kind"] == "validation":
+                seat = {"license_key": data["license_key"], "machine_fingerprint": context["machine_fingerprint"]}
+                client.verify_answer(data["answer"], data["nonce"], seat)
+                return "accept", None, None
+            else:
+                raise ValueError("unknown input kind %r" % data["kind"])
+        except VerificationError as err:
+            return "refuse", err.reason, None
+        if result.ok:
+            return "accept", None, result.status
+        return "refuse", result.reason, None
+
+
+def run_cases(source):
+    """Runs every case of a list (a path, or the parsed document); returns the list of disagreements."""
+    if isinstance(source, (str, os.PathLike)):
+        with open(source, "r", encoding="utf-8") as handle:
+            source = json.load(handle)
+    failures = []
+    for case in source["cases"]:
+        expect = case["expect"]
+        verdict, reason, status = run_case(case)
+        wanted = (expect["verdict"], expect.get("reason"))
+        if (verdict, reason) != wanted or ("status" in expect and status != expect["status"]):
+            failures.append("%s: expected %s %s%s, got %s %s%s" % (
+                case["name"], wanted[0], wanted[1] or "", " " + expect["status"] if "status" in expect else "",
+                verdict, reason or "", " " + status if status else ""))
+    return failures
+
+
+def main(argv):
+    if len(argv) != 2:
+        print("usage: python3 -m licence_client.conformance CASES.json", file=sys.stderr)
+        return 2
+    with open(argv[1], "r", encoding="utf-8") as handle:
+        document = json.load(handle)
+    failures = run_cases(document)
+    for failure in failures:
+        print("FAIL " + failure)
+    print("%d of %d conformance cases pass" % (len(document["cases"]) - len(failures), len(document["cases"])))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,183 @@
+"""Against a real server: this repository's build on a database the test creates (tests/server.py)."""
+
+import os
+import tempfile
+import threading
+import time
+import unittest
+
+from licence_client import LicenseClient, LicenseServerError, NetworkError, VerificationError
+from server import TestServer, enveloping_transport, fingerprint_of, license_file_v2
+
+SERVER = None
+
+
+def setUpModule():
+    global SERVER
+    SERVER = TestServer().start()
+
+
+def tearDownModule():
+    if SERVER:
+        SERVER.remove()
+
+
+class AgainstARealServer(unittest.TestCase):
+    def setUp(self):
+        self.shipped = SERVER.get("/api/v1/public-key")
+
+    def client(self, seed, **options):
+        folder = tempfile.mkdtemp(prefix="licence-client-online-")
+        settings = dict(
+            server_url=SERVER.url,
+            state_path=os.path.join(folder, "licence-state.json"),
+            app_salt="online-test",
+            public_keys=[self.shipped],
+            fingerprint=fingerprint_of(seed),
+            product="POS_RETAIL",
+            retries=1,
+            timeout=5,
+            transport=enveloping_transport,
+        )
+        settings.update(options)
+        return LicenseClient(**settings)
+
+    def test_envelope_less_answers_of_todays_server_are_refused(self):
+        key = SERVER.create_license()["license_key"]
+        client = self.client("plain-1", transport=None)
+        with self.assertRaises(VerificationError) as caught:
+            client.activate(key)
+        self.assertEqual(caught.exception.reason, "UNSUPPORTED_FORMAT")
+        self.assertEqual(client.check().reason, "NO_LICENSE")
+
+    def test_activate_validate_check_license_file_heartbeat_deactivate(self):
+        key = SERVER.create_license()["license_key"]
+        client = self.client("flow-1")
+        license = client.activate(key, hostname="till-01", app_version="1.0.0")
+        self.assertEqual(license["license_key"], key)
+        self.assertEqual(license["key_id"], self.shipped["key_id"])
+        self.assertTrue(license["signed_at"])
+
+        answer = client.validate()
+        self.assertIs(answer["valid"], True)
+        self.assertIsNone(answer["code"])
+        self.assertEqual(answer["key_id"], self.shipped["key_id"])
+
+        offline = client.check()
+        self.assertTrue(offline.ok, offline.message)
+        self.assertEqual((offline.source, offline.status), ("activation", "active"))
+
+        file_answer = client.license_file()
+        self.assertTrue(file_answer["file_expires_at"])
+        offline = client.check()
+        self.assertTrue(offline.ok, offline.message)
+        self.assertEqual(offline.source, "license_file")
+        self.assertIsNotNone(offline.file_expires_at)
+
+        beat = client.heartbeat()
+        self.assertIs(beat["valid"], True)
+
+        result = client.deactivate()
+        self.assertIs(result["can_reactivate"], True)
+        self.assertEqual(client.check().reason, "NO_LICENSE")
+        with self.assertRaises(LicenseServerError) as caught:
+            client.heartbeat()
+        self.assertEqual(caught.exception.code, "NOT_ACTIVATED")
+
+    def test_server_error_codes_arrive_typed(self):
+        with self.assertRaises(LicenseServerError) as caught:
+            self.client("errors-1").activate("POS-AAAAA-AAAAA-AAAAA-AAAAA")
+        self.assertEqual((caught.exception.code, caught.exception.status), ("INVALID_KEY", 400))
+        key = SERVER.create_license()["license_key"]
+        self.client("errors-2").activate(key)
+        with self.assertRaises(LicenseServerError) as caught:
+            self.client("errors-3").activate(key)
+        self.assertEqual(caught.exception.code, "ALREADY_ACTIVATED")
+        self.assertIn("activated_on", caught.exception.details)
+
+    def test_unreachable_server_is_a_network_error(self):
+        client = self.client("network-1", server_url="http://127.0.0.1:9", retries=0, timeout=2)
+        with self.assertRaises(NetworkError):
+            client.activate("POS-AAAAA-AAAAA-AAAAA-AAAAA")
+
+    def test_revocation_seen_online_makes_check_refuse(self):
+        created = SERVER.create_license()
+        client = self.client("revoke-1")
+        client.activate(created["license_key"])
+        SERVER.admin("POST", "/licenses/%s/revoke" % created["id"], {"reason": "chargeback"})
+        answer = client.validate()
+        self.assertIs(answer["valid"], False)
+        self.assertEqual(answer["code"], "KEY_REVOKED")
+        self.assertEqual(client.check().reason, "INVALIDATED")
+
+    def test_usage_counts_once_per_idempotency_key_and_stops_at_the_limit(self):
+        key = SERVER.create_license(policy={"max_uses": 3, "uses_period": "month"})["license_key"]
+        client = self.client("usage-1")
+        client.activate(key)
+        first = client.usage(increment=2, idempotency_key="retry-key-0001")
+        self.assertEqual((first["uses"], first["max_uses"], first["remaining"]), (2, 3, 1))
+        again = client.usage(increment=2, idempotency_key="retry-key-0001")
+        self.assertEqual(again["uses"], 2, "the same idempotency key counts once")
+        with self.assertRaises(LicenseServerError) as caught:
+            client.usage(increment=2)
+        self.assertEqual((caught.exception.code, caught.exception.status), ("USAGE_LIMIT_REACHED", 403))
+        self.assertEqual(caught.exception.details.get("remaining"), 1)
+
+    def test_air_gapped_activation(self):
+        key = SERVER.create_license()["license_key"]
+        client = self.client("airgap-1")
+        request = client.create_activation_request(key, hostname="vault-01")
+        self.assertTrue(request.startswith("-----BEGIN ACTIVATION REQUEST-----\n"))
+        answer = SERVER.admin("POST", "/offline-activations", {"request": request})
+        with self.assertRaises(VerificationError) as caught:
+            client.import_license_file(answer["license_file"])
+        self.assertEqual(caught.exception.reason, "UNSUPPORTED_FORMAT", "today's file is version 1")
+        result = client.import_license_file(license_file_v2(answer["license_file"]))
+        self.assertTrue(result.ok, result.message)
+        self.assertEqual(result.source, "license_file")
+        with self.assertRaises(VerificationError) as caught:
+            self.client("airgap-other").import_license_file(license_file_v2(answer["license_file"]))
+        self.assertEqual(caught.exception.reason, "FINGERPRINT_MISMATCH")
+
+    def test_heartbeat_loop_beats_and_reports_a_lost_seat(self):
+        created = SERVER.create_license(policy={"heartbeat_timeout_seconds": 30})
+        client = self.client("loop-1")
+        client.activate(created["license_key"])
+        beats, lost = [], threading.Event()
+        loop = client.start_heartbeat(on_beat=beats.append, on_seat_lost=lambda err: lost.set())
+        deadline = time.time() + 10
+        while not beats and time.time() < deadline:
+            time.sleep(0.05)
+        loop.stop()
+        loop.join(10)
+        self.assertEqual(beats[0]["heartbeat_timeout_seconds"], 30)
+        self.assertTrue(beats[0]["next_heartbeat_before"])
+        SERVER.admin("POST", "/licenses/%s/release" % created["id"], {})
+        with self.assertRaises(LicenseServerError):
+            client.heartbeat()
+        self.assertEqual(client.check().reason, "SEAT_LOST")
+
+    def test_zz_rotation_to_an_unendorsed_key_is_refused_until_shipped(self):
+        # Runs last: it changes the server's active key. Today's server publishes keys without endorsements.
+        key = SERVER.create_license()["license_key"]
+        client = self.client("rotate-1")
+        client.activate(key)
+        rotated = SERVER.admin("POST", "/signing-keys/rotate")
+        self.assertNotEqual(rotated["key_id"], self.shipped["key_id"])
+        deadline = time.time() + 15
+        while True:
+            try:
+                client.validate()
+            except VerificationError as err:
+                self.assertEqual(err.reason, "UNKNOWN_KEY")
+                break
+            self.assertLess(time.time(), deadline, "the server never signed with the rotated key")
+            time.sleep(0.3)
+        self.assertTrue(client.check().ok, "the stored licence still verifies with the shipped key")
+        updated = self.client("rotate-1", public_keys=[self.shipped, rotated])
+        self.assertEqual(updated.activate(key)["key_id"], rotated["key_id"])
+        self.assertIs(updated.validate()["valid"], True)
+
+
+if __name__ == "__main__":
+    unittest.main()
