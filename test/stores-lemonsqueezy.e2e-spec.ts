@@ -6,6 +6,7 @@ import type {
   LemonSqueezyWebhook,
 } from '../src/stores/lemonsqueezy/lemonsqueezy-payloads';
 import { EventFanoutService } from '../src/webhooks/event-fanout.service';
+import { rowsOfLicense, signedAnswer, storeEventCount, storeLicense } from './support/stores';
 import { createTestApp, TestApp } from './support/test-app';
 
 /**
@@ -135,22 +136,8 @@ describe('stores: Lemon Squeezy (docs/stores.md)', () => {
       .set('X-Signature', signature ?? sign(body))
       .send(body);
   };
-  const storeEventCount = () => t.sql<{ n: number }>('SELECT count(*)::int AS n FROM store_events').then((r) => r[0].n);
-  const licenseOf = async (subscriptionId: number) => {
-    const [row] = await t.sql<{ id: number }>(`SELECT id FROM licenses WHERE store_name = 'lemonsqueezy' AND store_subscription_id = $1`, [
-      String(subscriptionId),
-    ]);
-    if (!row) return undefined;
-    return (await t.admin.get(`/api/v1/admin/licenses/${row.id}`).expect(200)).body as Record<string, unknown> & {
-      id: number;
-      expires_at: string;
-      limit_overrides: Record<string, number>;
-      status: string;
-      license_key: string;
-    };
-  };
-  const count = (table: 'audit_entries' | 'webhook_events', licenseId: number) =>
-    t.sql<{ n: number }>(`SELECT count(*)::int AS n FROM ${table} WHERE license_id = $1`, [licenseId]).then((r) => r[0].n);
+  const licenseOf = (subscriptionId: string | number) => storeLicense(t, 'lemonsqueezy', subscriptionId);
+  const count = (table: 'audit_entries' | 'webhook_events', licenseId: number) => rowsOfLicense(t, table, licenseId);
 
   async function purchase(variant = VARIANT) {
     const at = now();
@@ -164,17 +151,12 @@ describe('stores: Lemon Squeezy (docs/stores.md)', () => {
   describe('signatures (nothing stored unless verified)', () => {
     let before: number;
     beforeEach(async () => {
-      before = await storeEventCount();
+      before = await storeEventCount(t);
     });
-    afterEach(async () => expect(await storeEventCount()).toBe(before));
+    afterEach(async () => expect(await storeEventCount(t)).toBe(before));
 
     const body = JSON.stringify(sub({ id: 1, order: 2, variant: VARIANT, at: now() }));
-    const code = async (signature: string | undefined, raw = body) => {
-      const req = t.http().post(EVENTS).set('Content-Type', 'application/json');
-      if (signature !== undefined) req.set('X-Signature', signature);
-      const res = await req.send(raw);
-      return [res.status, res.body.error?.code];
-    };
+    const code = (signature: string | undefined, raw = body) => signedAnswer(t, EVENTS, 'X-Signature', signature, raw);
 
     it('a missing X-Signature: 400 INVALID_SIGNATURE', async () => {
       expect(await code(undefined)).toEqual([400, 'INVALID_SIGNATURE']);

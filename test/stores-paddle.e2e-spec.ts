@@ -8,6 +8,7 @@ import { createHmac } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { EventFanoutService } from '../src/webhooks/event-fanout.service';
+import { rowsOfLicense, signedAnswer, storeEventCount, storeLicense } from './support/stores';
 import { createTestApp, TestApp } from './support/test-app';
 
 /**
@@ -169,22 +170,8 @@ describe('stores: Paddle Billing (docs/stores.md)', () => {
       .set('Paddle-Signature', signature ?? header(body))
       .send(body);
   };
-  const storeEventCount = () => t.sql<{ n: number }>('SELECT count(*)::int AS n FROM store_events').then((r) => r[0].n);
-  const licenseOf = async (subscriptionId: string) => {
-    const [row] = await t.sql<{ id: number }>(`SELECT id FROM licenses WHERE store_name = 'paddle' AND store_subscription_id = $1`, [
-      subscriptionId,
-    ]);
-    if (!row) return undefined;
-    return (await t.admin.get(`/api/v1/admin/licenses/${row.id}`).expect(200)).body as Record<string, unknown> & {
-      id: number;
-      expires_at: string;
-      limit_overrides: Record<string, number>;
-      status: string;
-      license_key: string;
-    };
-  };
-  const count = (table: 'audit_entries' | 'webhook_events', licenseId: number) =>
-    t.sql<{ n: number }>(`SELECT count(*)::int AS n FROM ${table} WHERE license_id = $1`, [licenseId]).then((r) => r[0].n);
+  const licenseOf = (subscriptionId: string | number) => storeLicense(t, 'paddle', subscriptionId);
+  const count = (table: 'audit_entries' | 'webhook_events', licenseId: number) => rowsOfLicense(t, table, licenseId);
 
   /** A known buyer, then the first transaction of a new subscription. */
   async function purchase(price = 'pri_monthly') {
@@ -202,9 +189,9 @@ describe('stores: Paddle Billing (docs/stores.md)', () => {
   describe('signatures (nothing stored unless verified)', () => {
     let before: number;
     beforeEach(async () => {
-      before = await storeEventCount();
+      before = await storeEventCount(t);
     });
-    afterEach(async () => expect(await storeEventCount()).toBe(before));
+    afterEach(async () => expect(await storeEventCount(t)).toBe(before));
 
     const body = JSON.stringify(
       paddleEvent(
@@ -212,12 +199,7 @@ describe('stores: Paddle Billing (docs/stores.md)', () => {
         transaction({ subscription: 'sub_sig', origin: 'web', price: 'pri_monthly', customer: 'ctm_sig' }),
       ),
     );
-    const code = async (signature: string | undefined, raw = body) => {
-      const req = t.http().post(EVENTS).set('Content-Type', 'application/json');
-      if (signature !== undefined) req.set('Paddle-Signature', signature);
-      const res = await req.send(raw);
-      return [res.status, res.body.error?.code];
-    };
+    const code = (signature: string | undefined, raw = body) => signedAnswer(t, EVENTS, 'Paddle-Signature', signature, raw);
 
     it('a missing Paddle-Signature: 400 INVALID_SIGNATURE', async () => {
       expect(await code(undefined)).toEqual([400, 'INVALID_SIGNATURE']);

@@ -467,15 +467,20 @@ describe('stores: Stripe (docs/stores.md)', () => {
     expect(await auditCount(license!.id)).toBe(audits);
   });
 
-  it('a refund of an invoice whose event did not include its payments: the invoice is found through the API (STRIPE_API_KEY)', async () => {
+  /** A purchase whose invoice.paid lacks the payments list (an includable field events of the pinned version omit). */
+  async function purchaseWithoutPayments() {
     const sub = uid('sub');
     const start = now();
     const paid = invoice({ subscription: sub, reason: 'subscription_create', price: 'price_monthly', start, end: start + 30 * DAY });
-    // invoice.payments is an includable field: events of the pinned version do not carry it.
     delete paid.payments;
     await send(stripeEvent('invoice.paid', paid, start)).expect(200);
     const pi = uid('pi');
     invoiceOfPayment.set(pi, paid.id as string);
+    return { sub, start, pi };
+  }
+
+  it('a refund of an invoice whose event did not include its payments: the invoice is found through the API (STRIPE_API_KEY)', async () => {
+    const { sub, start, pi } = await purchaseWithoutPayments();
     invoicePaymentCalls = [];
     const res = await send(stripeEvent('charge.refunded', charge(pi), start + 1)).expect(200);
     expect(res.body).toMatchObject({ status: 'processed', action: 'refund' });
@@ -485,10 +490,7 @@ describe('stores: Stripe (docs/stores.md)', () => {
     expect((await licenseOf(sub))!).toMatchObject({ status: 'revoked', revoke_reason: 'refunded' });
 
     // A PaymentIntent that paid no invoice of ours: ignored, the licence unchanged.
-    const other = uid('sub');
-    const otherPaid = invoice({ subscription: other, reason: 'subscription_create', price: 'price_monthly', start, end: start + DAY });
-    delete otherPaid.payments;
-    await send(stripeEvent('invoice.paid', otherPaid, start)).expect(200);
+    const { sub: other } = await purchaseWithoutPayments();
     const stranger = await send(stripeEvent('charge.refunded', charge(uid('pi')), start + 1)).expect(200);
     expect(stranger.body.status).toBe('ignored');
     expect((await licenseOf(other))!.status).not.toBe('revoked');
@@ -496,13 +498,7 @@ describe('stores: Stripe (docs/stores.md)', () => {
 
   it('without STRIPE_API_KEY such a refund is ignored (nothing to find it by) and a replay applies it once the key is set', async () => {
     const stores = t.config.stores as { stripeApiKey?: string };
-    const sub = uid('sub');
-    const start = now();
-    const paid = invoice({ subscription: sub, reason: 'subscription_create', price: 'price_monthly', start, end: start + 30 * DAY });
-    delete paid.payments;
-    await send(stripeEvent('invoice.paid', paid, start)).expect(200);
-    const pi = uid('pi');
-    invoiceOfPayment.set(pi, paid.id as string);
+    const { sub, start, pi } = await purchaseWithoutPayments();
     stores.stripeApiKey = undefined;
     let stored: { id: string; status: string };
     try {

@@ -779,7 +779,7 @@ export interface paths {
         put?: never;
         /**
          * Stripe webhook events (docs/stores.md)
-         * @description Verified with STRIPE_WEBHOOK_SECRET over the raw body (up to 1 MiB), 300 s tolerance. Each event is kept once; a replay answers 200 and changes nothing.
+         * @description Verified with STRIPE_WEBHOOK_SECRET over the raw body (up to 1 MiB), 300 s tolerance. Each event is kept once; a repeat answers 200 and changes nothing.
          */
         post: operations["StoreWebhooks_stripe"];
         delete?: never;
@@ -798,8 +798,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Paddle Billing webhook events (docs/stores.md)
-         * @description Paddle-Signature (ts=...;h1=...) is an HMAC-SHA256 over `ts:body` with PADDLE_WEBHOOK_SECRET; any h1 may match; 300 s window. Each event is kept once by its event_id.
+         * Paddle webhook events (docs/stores.md)
+         * @description Paddle-Signature (ts=...;h1=...) is an HMAC-SHA256 over `ts:body` with PADDLE_WEBHOOK_SECRET; any h1 may match; 300 s window. Each event is kept once; a repeat answers 200 and changes nothing.
          */
         post: operations["StoreWebhooks_paddle"];
         delete?: never;
@@ -819,7 +819,7 @@ export interface paths {
         put?: never;
         /**
          * Lemon Squeezy webhook events (docs/stores.md)
-         * @description X-Signature is the hex HMAC-SHA256 of the raw body with LEMONSQUEEZY_WEBHOOK_SECRET (no timestamp exists). The event id is the hex SHA-256 of the body: the same body twice is one event.
+         * @description X-Signature is the hex HMAC-SHA256 of the raw body with LEMONSQUEEZY_WEBHOOK_SECRET (no timestamp exists); the event id is the hex SHA-256 of the body. Each event is kept once; a repeat answers 200 and changes nothing.
          */
         post: operations["StoreWebhooks_lemonsqueezy"];
         delete?: never;

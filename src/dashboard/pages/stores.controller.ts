@@ -52,6 +52,27 @@ const emptyForm = (): PlanForm => ({
   on_end: 'expire',
 });
 
+/** The settings the Stores page says are set or not (never their values). */
+const STORE_SECRETS: {
+  name: string;
+  key: 'stripeWebhookSecret' | 'stripeApiKey' | 'paddleWebhookSecret' | 'paddleApiKey' | 'lemonsqueezyWebhookSecret';
+  use: string;
+}[] = [
+  { name: 'STRIPE_WEBHOOK_SECRET', key: 'stripeWebhookSecret', use: 'verifies Stripe events (unset: the endpoint answers 404)' },
+  {
+    name: 'STRIPE_API_KEY',
+    key: 'stripeApiKey',
+    use: 'reads the line items of one-time Checkout payments and the invoice a refunded payment paid',
+  },
+  { name: 'PADDLE_WEBHOOK_SECRET', key: 'paddleWebhookSecret', use: 'verifies Paddle events (unset: the endpoint answers 404)' },
+  { name: 'PADDLE_API_KEY', key: 'paddleApiKey', use: "reads a buyer's e-mail (customers.get) when no customer event brought it" },
+  {
+    name: 'LEMONSQUEEZY_WEBHOOK_SECRET',
+    key: 'lemonsqueezyWebhookSecret',
+    use: 'verifies Lemon Squeezy events (unset: the endpoint answers 404)',
+  },
+];
+
 /** Stores (docs/stores.md): which secrets are set, the plans (create, edit, delete) and the recent events with replay. */
 @DashboardController('stores')
 export class StoresPageController {
@@ -159,33 +180,7 @@ export class StoresPageController {
     res.status(status).render('stores/list', {
       title: 'Stores',
       nav: 'stores',
-      secrets: [
-        {
-          name: 'STRIPE_WEBHOOK_SECRET',
-          set: Boolean(stores?.stripeWebhookSecret),
-          use: 'verifies Stripe events (unset: the endpoint answers 404)',
-        },
-        {
-          name: 'STRIPE_API_KEY',
-          set: Boolean(stores?.stripeApiKey),
-          use: 'reads the line items of one-time Checkout payments and the invoice a refunded payment paid',
-        },
-        {
-          name: 'PADDLE_WEBHOOK_SECRET',
-          set: Boolean(stores?.paddleWebhookSecret),
-          use: 'verifies Paddle events (unset: the endpoint answers 404)',
-        },
-        {
-          name: 'PADDLE_API_KEY',
-          set: Boolean(stores?.paddleApiKey),
-          use: "reads a buyer's e-mail (customers.get) when no customer event brought it",
-        },
-        {
-          name: 'LEMONSQUEEZY_WEBHOOK_SECRET',
-          set: Boolean(stores?.lemonsqueezyWebhookSecret),
-          use: 'verifies Lemon Squeezy events (unset: the endpoint answers 404)',
-        },
-      ],
+      secrets: STORE_SECRETS.map(({ name, key, use }) => ({ name, set: Boolean(stores?.[key]), use })),
       acceptTestEvents: stores?.acceptTestEvents === true,
       plans,
       events: events.items.map((e) => ({ ...e, replayable: e.status !== 'processed' })),
