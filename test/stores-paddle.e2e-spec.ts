@@ -341,6 +341,28 @@ describe('stores: Paddle Billing (docs/stores.md)', () => {
     expect(rows.map((r) => r.status)).toEqual(['processed', 'processed']);
   });
 
+  it('a purchase and its customer event at the same moment: neither misses the other (every purchase gets its licence)', async () => {
+    const pairs = Array.from({ length: 8 }, () => ({ sub: uid('sub'), ctm: uid('ctm') }));
+    const start = now();
+    await Promise.all(
+      pairs.flatMap(({ sub, ctm }) => [
+        send(paddleEvent('customer.created', customer(ctm, `${ctm}@example.com`), start)).expect(200),
+        send(
+          paddleEvent(
+            'transaction.completed',
+            transaction({ subscription: sub, origin: 'web', price: 'pri_monthly', customer: ctm, start, end: start + DAY }),
+            start,
+          ),
+        ).expect(200),
+        send(paddleEvent('subscription.canceled', subscription(sub, 'pri_monthly', ctm, 1, start + 1000), start + 1000)).expect(200),
+      ]),
+    );
+    for (const { sub, ctm } of pairs) {
+      const license = await licenseOf(sub);
+      expect(license).toMatchObject({ customer_email: `${ctm}@example.com`, expires_at: iso(start + 1000) });
+    }
+  });
+
   it('with PADDLE_API_KEY, an unknown buyer is read through customers.get (the SDK pointed at a local stand-in)', async () => {
     const stores = t.config.stores as { paddleApiKey?: string };
     stores.paddleApiKey = 'pdl_apikey_standin';

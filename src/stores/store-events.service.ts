@@ -124,6 +124,9 @@ export class StoreEventsService {
   ): Promise<StoreEventOutcome> {
     const unsupported = adapter.unsupported(event);
     if (unsupported) throw new EventFailed(unsupported);
+    // Always in this order (customer, subscription, then order), so two events never wait for each other.
+    if (adapter.purchaseNeedsEmail && row.customerId) await this.stores.lockStoreKey('customer', row.store, row.customerId, manager);
+    if (row.subscriptionId) await this.stores.lockStoreKey('subscription', row.store, row.subscriptionId, manager);
     if (!event.livemode && !this.config.stores?.acceptTestEvents)
       return ignored('a test-mode event: set STORES_ACCEPT_TEST_EVENTS=true to process test-mode events');
     const action = await adapter.toAction(event);
@@ -154,7 +157,7 @@ export class StoreEventsService {
     manager: EntityManager,
   ): Promise<StoreEventOutcome> {
     // One licence per order, even when a store sends the order and its subscription as two events at once.
-    if (action.kind === 'purchase') await this.stores.lockOrder(row.store, action.orderId, manager);
+    if (action.kind === 'purchase') await this.stores.lockStoreKey('order', row.store, action.orderId, manager);
     const existing = action.subscriptionId ? await this.licenses.lockBySubscription(row.store, action.subscriptionId, manager) : null;
     if (existing) {
       if (action.kind === 'purchase') return processed(existing, 'purchase', 'the subscription has its licence already');

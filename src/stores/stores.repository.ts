@@ -148,9 +148,12 @@ export class StoresRepository {
       .getOne();
   }
 
-  /** Serialises the purchases of one store order until the transaction ends (an order and its subscription arrive apart). */
-  async lockOrder(store: StoreName, orderId: string, manager: EntityManager): Promise<void> {
-    await manager.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`store-order:${store}:${orderId}`]);
+  /**
+   * Serialises the events of one store customer, subscription or order until the transaction ends (a transaction-scoped
+   * advisory lock): an event that waits and the one it waits for cannot miss each other by committing at once.
+   */
+  async lockStoreKey(kind: 'customer' | 'subscription' | 'order', store: StoreName, id: string, manager: EntityManager): Promise<void> {
+    await manager.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`store-${kind}:${store}:${id}`]);
   }
 
   /** The store's time of the newest event applied to the subscription, other than `exceptId`. */
