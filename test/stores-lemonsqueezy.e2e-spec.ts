@@ -288,6 +288,9 @@ describe('stores: Lemon Squeezy (docs/stores.md)', () => {
     const license = (await licenseOf(subId))!;
     expect(license.id).toBe(first.body.license_id);
     expect(license.expires_at).toBe(iso(at + 31 * DAY));
+    // The subscription's variant is the one applied: an update that keeps it changes nothing.
+    const same = sub({ id: subId, order: orderId, variant: VARIANT, at: at + 1000, event: 'subscription_updated' });
+    expect((await send(same).expect(200)).body.status).toBe('ignored');
   });
 
   it('a one-time order issues a licence per license_type', async () => {

@@ -138,6 +138,7 @@ describe('stores: Stripe (docs/stores.md)', () => {
       if (url.pathname === '/v1/invoice_payments') {
         invoicePaymentCalls.push(`${req.method} ${url.search} ${req.headers.authorization}`);
         const pi = url.searchParams.get('payment[payment_intent]') ?? '';
+        if (pi.startsWith('pi_broken')) return res.writeHead(500).end(JSON.stringify({ error: { type: 'api_error', message: 'down' } }));
         const invoiceId = invoiceOfPayment.get(pi);
         const list: DeepPartial<Stripe.ApiList<Stripe.InvoicePayment>> = {
           object: 'list',
@@ -494,6 +495,14 @@ describe('stores: Stripe (docs/stores.md)', () => {
     const stranger = await send(stripeEvent('charge.refunded', charge(uid('pi')), start + 1)).expect(200);
     expect(stranger.body.status).toBe('ignored');
     expect((await licenseOf(other))!.status).not.toBe('revoked');
+  });
+
+  it('the invoice lookup failing: 500, stored failed (Stripe retries), the licence unchanged', async () => {
+    const { sub, start } = await purchaseWithoutPayments();
+    const res = await send(stripeEvent('charge.refunded', charge(uid('pi_broken')), start + 1)).expect(500);
+    expect(res.body.error).toMatchObject({ code: 'STORE_EVENT_FAILED' });
+    expect(res.body.error.message).toMatch(/refunded payment could not be looked up/);
+    expect((await licenseOf(sub))!.status).not.toBe('revoked');
   });
 
   it('without STRIPE_API_KEY such a refund is ignored (nothing to find it by) and a replay applies it once the key is set', async () => {

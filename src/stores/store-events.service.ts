@@ -174,9 +174,12 @@ export class StoreEventsService {
       if (ofOrder && action.subscriptionId && !ofOrder.storeSubscriptionId) {
         // The order's licence came first; its subscription now says until when it runs.
         await this.licenses.attachSubscription(manager, ofOrder, action.subscriptionId, action.periodEnd, actor);
+        const bought = await this.planOfLines(row.store, action.lines, manager);
         return {
           ...processed(ofOrder, 'purchase', 'the licence of its order now follows the subscription'),
           periodStart: action.periodStart,
+          priceId: bought?.plan.priceId ?? null,
+          quantity: bought?.quantity ?? null,
         };
       }
       if (ofOrder) return processed(ofOrder, 'purchase', 'the order has its licence already');
@@ -219,12 +222,8 @@ export class StoreEventsService {
     const action = told ? await adapter.toAction(fromRow(told, adapter)) : undefined;
     if (action?.kind === 'customer' && action.buyer.email) return action.buyer;
     if (!adapter.lookupCustomer) return null;
-    let looked: Buyer | undefined;
-    try {
-      looked = await adapter.lookupCustomer(buyer.customerId);
-    } catch (err) {
-      throw new EventFailed(`The buyer's e-mail could not be read from the store's API: ${String(err)}`);
-    }
+    const customerId = buyer.customerId;
+    const looked = await askStore(() => adapter.lookupCustomer!(customerId), "the buyer's e-mail could not be read");
     return looked?.email ? looked : null;
   }
 
@@ -266,7 +265,7 @@ export class StoreEventsService {
   ): Promise<StoreEventOutcome> {
     let paid = await this.stores.paidWith(row.store, action.paymentId, manager, row.id);
     if (!paid && action.otherPaymentId) {
-      const other = await action.otherPaymentId();
+      const other = await askStore(action.otherPaymentId, 'the refunded payment could not be looked up');
       if (other) paid = await this.stores.paidWith(row.store, other, manager, row.id);
     }
     if (!paid || paid.licenseId === null) return ignored(`no purchase or renewal of ours was paid with ${action.paymentId}`);
@@ -300,6 +299,15 @@ export class StoreEventsService {
       if (plan) return { plan, quantity: line.quantity };
     }
     return null;
+  }
+}
+
+/** A call to the store's API: its failure fails the event (500: the store retries), naming what could not be done. */
+async function askStore<T>(call: () => Promise<T>, what: string): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    throw new EventFailed(`${what} through the store's API: ${err instanceof Error ? err.message : String(err)}`);
   }
 }
 
