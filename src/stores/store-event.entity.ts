@@ -49,7 +49,7 @@ export class StoreEvent {
   @Column({ type: 'int', nullable: true })
   quantity: number | null;
 
-  /** What the event did to its licence (purchase, renewal, plan_change, end, refund), once processed. */
+  /** What the event did to its licence (purchase, renewal, plan_change, end, refund), or customer (a buyer told), once processed. */
   @Column({ type: 'varchar', length: 16, nullable: true })
   action: string | null;
 

@@ -2458,7 +2458,7 @@ export interface components {
             /** @example sub_1Q2w3E4r5T6y7U8i */
             subscription_id: string | null;
             /**
-             * @description purchase, renewal, plan_change, end or refund; null when none was applied
+             * @description purchase, renewal, plan_change, end or refund; customer for a buyer's name and e-mail (Paddle); null when none was applied
              * @example purchase
              */
             action: string | null;
