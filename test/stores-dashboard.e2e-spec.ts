@@ -1,9 +1,11 @@
+import { createHmac } from 'node:crypto';
 import Stripe from 'stripe';
 import { STRIPE_API_VERSION } from '../src/stores/stripe/stripe-store';
 import { Agent, loggedInAgent, postForm, unescape } from './dashboard-helpers';
 import { createTestApp, TestApp } from './support/test-app';
 
 const SECRET = 'whsec_stores_dashboard_0123456789';
+const LS_SECRET = 'ls_stores_dashboard_secret';
 
 /** The Stores page: plans, events with replay, secrets (docs/dashboard.md, Patterns for every page (issue 31)). */
 describe('dashboard: stores page', () => {
@@ -13,7 +15,7 @@ describe('dashboard: stores page', () => {
   const sdk = new Stripe('sk_test_unused');
 
   beforeAll(async () => {
-    t = await createTestApp({ stores: { stripeWebhookSecret: SECRET, acceptTestEvents: false } });
+    t = await createTestApp({ stores: { stripeWebhookSecret: SECRET, lemonsqueezyWebhookSecret: LS_SECRET, acceptTestEvents: false } });
     const session = await loggedInAgent(t);
     agent = session.agent;
     token = await session.token('/stores');
@@ -68,8 +70,31 @@ describe('dashboard: stores page', () => {
     expect(secrets).toEqual([
       ['STRIPE_WEBHOOK_SECRET', 'set'],
       ['STRIPE_API_KEY', 'not set'],
+      ['PADDLE_WEBHOOK_SECRET', 'not set'],
+      ['PADDLE_API_KEY', 'not set'],
+      ['LEMONSQUEEZY_WEBHOOK_SECRET', 'set'],
     ]);
     expect(res.text).not.toContain(SECRET);
+    expect(res.text).not.toContain(LS_SECRET);
+    for (const store of ['stripe', 'paddle', 'lemonsqueezy']) expect(res.text).toContain(`/api/v1/stores/${store}/events`);
+  });
+
+  it("shows each store's events with the store's name", async () => {
+    const body = JSON.stringify({
+      meta: { event_name: 'license_key_created', test_mode: false },
+      data: { type: 'license-keys', id: '7', attributes: { created_at: new Date().toISOString() } },
+    });
+    await t
+      .http()
+      .post('/api/v1/stores/lemonsqueezy/events')
+      .set('Content-Type', 'application/json')
+      .set('X-Signature', createHmac('sha256', LS_SECRET).update(body).digest('hex'))
+      .send(body)
+      .expect(200);
+    const page = await agent.get('/stores').expect(200);
+    const row = /data-testid="event-row">[\s\S]*?<\/tr>/.exec(page.text)?.[0] ?? '';
+    expect(row).toContain('data-testid="event-store">lemonsqueezy<');
+    expect(row).toContain('license_key_created');
   });
 
   it('creates a plan with the admin API’s validation: errors beside their fields, the typed input kept', async () => {

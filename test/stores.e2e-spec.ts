@@ -125,13 +125,33 @@ describe('stores: Stripe (docs/stores.md)', () => {
   let t: TestApp;
   let standIn: Server;
   let lineItemCalls: string[] = [];
+  /** The stand-in's invoice payments: which invoice each PaymentIntent paid. */
+  const invoiceOfPayment = new Map<string, string>();
+  let invoicePaymentCalls: string[] = [];
 
   beforeAll(async () => {
-    // A local stand-in for the one Stripe API call the server makes: a Checkout session's line items.
+    // A local stand-in for the Stripe API calls the server makes: a Checkout session's line items, and the invoice
+    // payments of a PaymentIntent (how a refund finds an invoice whose event did not include its payments).
     standIn = createServer((req: IncomingMessage, res: ServerResponse) => {
+      res.setHeader('Content-Type', 'application/json');
+      const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+      if (url.pathname === '/v1/invoice_payments') {
+        invoicePaymentCalls.push(`${req.method} ${url.search} ${req.headers.authorization}`);
+        const pi = url.searchParams.get('payment[payment_intent]') ?? '';
+        if (pi.startsWith('pi_broken')) return res.writeHead(500).end(JSON.stringify({ error: { type: 'api_error', message: 'down' } }));
+        const invoiceId = invoiceOfPayment.get(pi);
+        const list: DeepPartial<Stripe.ApiList<Stripe.InvoicePayment>> = {
+          object: 'list',
+          has_more: false,
+          url: '/v1/invoice_payments',
+          data: invoiceId
+            ? [{ id: uid('inpay'), object: 'invoice_payment', invoice: invoiceId, payment: { type: 'payment_intent', payment_intent: pi } }]
+            : [],
+        };
+        return res.end(JSON.stringify(list));
+      }
       lineItemCalls.push(`${req.method} ${req.url} ${req.headers.authorization}`);
       const m = /^\/v1\/checkout\/sessions\/([^/]+)\/line_items/.exec(req.url ?? '');
-      res.setHeader('Content-Type', 'application/json');
       if (!m) return res.writeHead(404).end('{}');
       const list: DeepPartial<Stripe.ApiList<Stripe.LineItem>> = {
         object: 'list',
@@ -446,6 +466,83 @@ describe('stores: Stripe (docs/stores.md)', () => {
     const after = (await licenseOf(sub))!;
     expect(after.revoke_reason).toBe('chargeback');
     expect(await auditCount(license!.id)).toBe(audits);
+  });
+
+  /** A purchase whose invoice.paid lacks the payments list (an includable field events of the pinned version omit). */
+  async function purchaseWithoutPayments() {
+    const sub = uid('sub');
+    const start = now();
+    const paid = invoice({ subscription: sub, reason: 'subscription_create', price: 'price_monthly', start, end: start + 30 * DAY });
+    delete paid.payments;
+    await send(stripeEvent('invoice.paid', paid, start)).expect(200);
+    const pi = uid('pi');
+    invoiceOfPayment.set(pi, paid.id as string);
+    return { sub, start, pi };
+  }
+
+  it('a refund of an invoice whose event did not include its payments: the invoice is found through the API (STRIPE_API_KEY)', async () => {
+    const { sub, start, pi } = await purchaseWithoutPayments();
+    invoicePaymentCalls = [];
+    const res = await send(stripeEvent('charge.refunded', charge(pi), start + 1)).expect(200);
+    expect(res.body).toMatchObject({ status: 'processed', action: 'refund' });
+    expect(invoicePaymentCalls).toHaveLength(1);
+    expect(invoicePaymentCalls[0]).toContain(encodeURIComponent(pi));
+    expect(invoicePaymentCalls[0]).toContain('Bearer sk_test_standin');
+    expect((await licenseOf(sub))!).toMatchObject({ status: 'revoked', revoke_reason: 'refunded' });
+
+    // A PaymentIntent that paid no invoice of ours: ignored, the licence unchanged.
+    const { sub: other } = await purchaseWithoutPayments();
+    const stranger = await send(stripeEvent('charge.refunded', charge(uid('pi')), start + 1)).expect(200);
+    expect(stranger.body.status).toBe('ignored');
+    expect((await licenseOf(other))!.status).not.toBe('revoked');
+  });
+
+  it('the invoice lookup failing: 500, stored failed (Stripe retries), the licence unchanged', async () => {
+    const { sub, start } = await purchaseWithoutPayments();
+    const res = await send(stripeEvent('charge.refunded', charge(uid('pi_broken')), start + 1)).expect(500);
+    expect(res.body.error).toMatchObject({ code: 'STORE_EVENT_FAILED' });
+    expect(res.body.error.message).toMatch(/refunded payment could not be looked up/);
+    expect((await licenseOf(sub))!.status).not.toBe('revoked');
+  });
+
+  it('without STRIPE_API_KEY such a refund is ignored (nothing to find it by) and a replay applies it once the key is set', async () => {
+    const stores = t.config.stores as { stripeApiKey?: string };
+    const { sub, start, pi } = await purchaseWithoutPayments();
+    stores.stripeApiKey = undefined;
+    let stored: { id: string; status: string };
+    try {
+      stored = (await send(stripeEvent('charge.refunded', charge(pi), start + 1)).expect(200)).body;
+    } finally {
+      stores.stripeApiKey = 'sk_test_standin';
+    }
+    expect(stored.status).toBe('ignored');
+    expect((await licenseOf(sub))!.status).not.toBe('revoked');
+    expect((await t.admin.post(`/api/v1/admin/store-events/${stored.id}/replay`).expect(200)).body.action).toBe('refund');
+    expect((await licenseOf(sub))!.status).toBe('revoked');
+  });
+
+  it('store plan create, update and delete each commit with an audit entry naming who did it', async () => {
+    const price = uid('price');
+    const plan = await createPlan({ price_id: price, product_code: 'POS_RETAIL', license_type: 'MONTHLY', on_end: 'expire' });
+    await t.admin.put(`/api/v1/admin/store-plans/${plan.id}`).send({ on_end: 'revoke', grace_days: 1 }).expect(200);
+    await t.http().delete(`/api/v1/admin/store-plans/${plan.id}`).set('X-API-Key', 'test-admin-key-0123456789abcdef').expect(204);
+    const entries = await t.sql<{ action: string; actor_type: string; product_code: string; details: Record<string, unknown> }>(
+      `SELECT action, actor_type, product_code, details FROM audit_entries WHERE details->>'plan_id' = $1 ORDER BY id`,
+      [String(plan.id)],
+    );
+    expect(entries.map((e) => e.action)).toEqual(['store_plan.created', 'store_plan.updated', 'store_plan.deleted']);
+    expect(entries.every((e) => e.actor_type === 'admin_api' && e.product_code === 'POS_RETAIL')).toBe(true);
+    expect(entries[0].details).toMatchObject({ store: 'stripe', price_id: price, license_type: 'MONTHLY', on_end: 'expire' });
+    expect(entries[1].details.changes).toEqual({ on_end: { from: 'expire', to: 'revoke' }, grace_days: { from: 7, to: 1 } });
+    // A refused change writes nothing: neither the plan nor an entry.
+    const before = (await t.sql<{ n: number }>(`SELECT count(*)::int AS n FROM audit_entries WHERE action LIKE 'store_plan.%'`))[0].n;
+    await t.admin
+      .post('/api/v1/admin/store-plans')
+      .send({ store: 'stripe', price_id: 'price_monthly', product_code: 'POS_RETAIL', license_type: 'MONTHLY', on_end: 'expire' })
+      .expect(409);
+    await t.admin.put('/api/v1/admin/store-plans/999999').send({ on_end: 'revoke' }).expect(404);
+    await t.http().delete('/api/v1/admin/store-plans/999999').set('X-API-Key', 'test-admin-key-0123456789abcdef').expect(404);
+    expect((await t.sql<{ n: number }>(`SELECT count(*)::int AS n FROM audit_entries WHERE action LIKE 'store_plan.%'`))[0].n).toBe(before);
   });
 
   it('a refund of a renewal sets expires_at back to that period start', async () => {

@@ -33,6 +33,9 @@ export const AUDIT_ACTIONS = [
   'signing_key.revoked',
   'token.created',
   'token.revoked',
+  'store_plan.created',
+  'store_plan.updated',
+  'store_plan.deleted',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

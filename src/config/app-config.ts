@@ -43,6 +43,11 @@ export interface AppConfig {
     stripeApiKey?: string;
     /** Where the Stripe SDK sends its API calls (a local stand-in in tests); Stripe's own host when absent. */
     stripeApiHost?: { host: string; port: number; protocol: 'http' | 'https' };
+    paddleWebhookSecret?: string;
+    paddleApiKey?: string;
+    /** Where the Paddle SDK sends customers.get (a local stand-in in tests); Paddle's production API when absent. */
+    paddleApiUrl?: string;
+    lemonsqueezyWebhookSecret?: string;
     acceptTestEvents: boolean;
   };
   webhooks: {

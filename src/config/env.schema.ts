@@ -317,6 +317,24 @@ export class EnvironmentVariables {
   @IsString()
   STRIPE_API_KEY?: string;
 
+  /** Unset: POST /api/v1/stores/paddle/events answers 404 (docs/stores.md, Connect Paddle). */
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @IsString()
+  PADDLE_WEBHOOK_SECRET?: string;
+
+  /** Reads a buyer's e-mail with customers.get when no customer event brought it (docs/stores.md, Connect Paddle). */
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @IsString()
+  PADDLE_API_KEY?: string;
+
+  /** Unset: POST /api/v1/stores/lemonsqueezy/events answers 404 (docs/stores.md, Connect Lemon Squeezy). */
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @IsString()
+  LEMONSQUEEZY_WEBHOOK_SECRET?: string;
+
   @IsIn(['true', 'false'], { message: 'STORES_ACCEPT_TEST_EVENTS must be true or false' })
   STORES_ACCEPT_TEST_EVENTS = 'false';
 

@@ -68,6 +68,9 @@ export function buildConfig(env: EnvironmentVariables, databaseUrl: string): { c
     stores: {
       stripeWebhookSecret: env.STRIPE_WEBHOOK_SECRET,
       stripeApiKey: env.STRIPE_API_KEY,
+      paddleWebhookSecret: env.PADDLE_WEBHOOK_SECRET,
+      paddleApiKey: env.PADDLE_API_KEY,
+      lemonsqueezyWebhookSecret: env.LEMONSQUEEZY_WEBHOOK_SECRET,
       acceptTestEvents: env.STORES_ACCEPT_TEST_EVENTS === 'true',
     },
     webhooks: {

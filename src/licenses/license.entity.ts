@@ -48,6 +48,8 @@ export const LICENSE_KEY_INDEX = 'licenses_license_key_key';
   unique: true,
   where: 'store_subscription_id IS NOT NULL',
 })
+// The licence of a store order: found when the store sends the order and its subscription as two events.
+@Index('licenses_store_order_idx', ['storeName', 'storeOrderId'], { where: 'store_order_id IS NOT NULL' })
 export class License {
   @PrimaryGeneratedColumn({ primaryKeyConstraintName: 'licenses_pkey' })
   id: number;

@@ -104,6 +104,16 @@ export class LicensesRepository {
     );
   }
 
+  /** The licence a store order made (its first order), locked: a store that sends an order and its subscription apart. */
+  lockByStoreOrder(store: string, orderId: string, manager: EntityManager): Promise<License | null> {
+    return this.oneWithProduct(
+      'license-lock-by-store-order',
+      'l.store_name = $1 AND l.store_order_id = $2 ORDER BY l.id LIMIT 1 FOR UPDATE OF l',
+      [store, orderId],
+      manager,
+    );
+  }
+
   /** Serialises every seat change of one licence: the basis of race-free seat counting. */
   lockByKey(licenseKey: string, manager: EntityManager): Promise<License | null> {
     return this.oneWithProduct('license-lock-by-key', 'l.license_key = $1 FOR UPDATE OF l', [licenseKey], manager);
@@ -143,6 +153,11 @@ export class LicensesRepository {
   }
 
   /** Writes every changeable column of a locked licence and stamps updated_at; returns it as stored, its product kept. */
+  /** Ties a store-made licence to the subscription its order was for (docs/stores.md, Connect Lemon Squeezy). */
+  async setStoreSubscription(id: number, subscriptionId: string, manager: EntityManager): Promise<void> {
+    await manager.query('UPDATE licenses SET store_subscription_id = $2, updated_at = now() WHERE id = $1', [id, subscriptionId]);
+  }
+
   async save(license: License, manager: EntityManager): Promise<License> {
     const { rows } = await preparedQuery<LicenseRow>(
       manager,

@@ -55,6 +55,11 @@ export class StoreLicensesService {
     return this.licenses.lockByStoreSubscription(store, subscriptionId, manager);
   }
 
+  /** The licence a store order made, locked; null when none exists. */
+  lockByOrder(store: StoreName, orderId: string, manager: EntityManager): Promise<License | null> {
+    return this.licenses.lockByStoreOrder(store, orderId, manager);
+  }
+
   lockById(id: number, manager: EntityManager): Promise<License | null> {
     return this.licenses.lockById(id, manager);
   }
@@ -106,9 +111,34 @@ export class StoreLicensesService {
     return license;
   }
 
-  /** expires_at becomes the new period's end; a licence the store suspended through on_end is active again. */
-  renew(manager: EntityManager, license: License, periodEnd: Date, reinstate: boolean, actor: Actor): Promise<LicenseDetailsDto> {
-    return this.change(manager, license, actor, { expiresAt: periodEnd, ...(reinstate ? { active: true } : {}) }, { renewed: true });
+  /**
+   * expires_at becomes the new period's end (a store that names none: the licence's license_type from the period
+   * start); a licence the store suspended through on_end is active again.
+   */
+  renew(
+    manager: EntityManager,
+    license: License,
+    period: { start: Date | null; end: Date | null },
+    reinstate: boolean,
+    actor: Actor,
+  ): Promise<LicenseDetailsDto> {
+    const expiresAt = period.end ?? computeExpiresAt(license.licenseType, period.start ?? new Date());
+    return this.change(manager, license, actor, { expiresAt, ...(reinstate ? { active: true } : {}) }, { renewed: true });
+  }
+
+  /** The subscription an order's licence was bought with, told apart from the order: it now expires with the subscription. */
+  async attachSubscription(
+    manager: EntityManager,
+    license: License,
+    subscriptionId: string,
+    periodEnd: Date | null,
+    actor: Actor,
+  ): Promise<LicenseDetailsDto> {
+    await this.licenses.setStoreSubscription(license.id, subscriptionId, manager);
+    license.storeSubscriptionId = subscriptionId;
+    const expiresAt = license.licenseType === 'PERPETUAL' ? null : periodEnd;
+    if (!expiresAt) return this.details(license, manager);
+    return this.change(manager, license, actor, { expiresAt }, { subscription_id: subscriptionId });
   }
 
   /** Same key, the new plan's limits, features and policy. */

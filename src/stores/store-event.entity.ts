@@ -8,6 +8,7 @@ import type { StoreEventStatus, StoreName } from '../licenses/store-names';
 @Index('store_events_subscription_idx', ['store', 'subscriptionId', 'occurredAt'], { where: 'subscription_id IS NOT NULL' })
 @Index('store_events_payment_idx', ['store', 'paymentId'], { where: 'payment_id IS NOT NULL' })
 @Index('store_events_status_idx', ['status', 'id'])
+@Index('store_events_customer_idx', ['store', 'customerId'], { where: 'customer_id IS NOT NULL' })
 @Index('store_events_license_idx', ['licenseId', 'id'], { where: 'license_id IS NOT NULL' })
 @Check('store_events_store_check', `store IN ('stripe', 'paddle', 'lemonsqueezy')`)
 @Check('store_events_status_check', `status IN ('processed', 'ignored', 'pending', 'failed')`)
@@ -37,7 +38,18 @@ export class StoreEvent {
   @Column({ name: 'subscription_id', type: 'varchar', length: 255, nullable: true })
   subscriptionId: string | null;
 
-  /** What the event did to its licence (purchase, renewal, plan_change, end, refund), once processed. */
+  /** The store's customer the event names: a purchase waiting for its buyer's e-mail is found by it. */
+  @Column({ name: 'customer_id', type: 'varchar', length: 255, nullable: true })
+  customerId: string | null;
+
+  /** The price (and quantity) a purchase or plan change applied: a later update with the same ones is no plan change. */
+  @Column({ name: 'price_id', type: 'varchar', length: 255, nullable: true })
+  priceId: string | null;
+
+  @Column({ type: 'int', nullable: true })
+  quantity: number | null;
+
+  /** What the event did to its licence (purchase, renewal, plan_change, end, refund), or customer (a buyer told), once processed. */
   @Column({ type: 'varchar', length: 16, nullable: true })
   action: string | null;
 

@@ -1,4 +1,4 @@
-import { Controller, Headers, HttpCode, Post, Req } from '@nestjs/common';
+import { applyDecorators, Controller, Headers, HttpCode, Post, Req } from '@nestjs/common';
 import {
   ApiBadRequestResponse,
   ApiHeader,
@@ -13,11 +13,35 @@ import {
 import type { Request } from 'express';
 import { ErrorResponseDto } from '../common/errors/error-response.dto';
 import { RawBodyRoute } from '../common/http/raw-body';
+import type { StoreName } from '../licenses/store-names';
 import { StoreEventDto } from './dto/store-event.dto';
 import { StoreEventsService } from './store-events.service';
 
 /** Most a store sends in one event (docs/stores.md, Raw bodies). */
 export const STORE_EVENT_BODY_LIMIT = '1mb';
+
+/** One store's inbound route: a raw body up to 1 MiB, no API key, and the answers every store endpoint gives. */
+function StoreEventsRoute(store: StoreName, o: { title: string; header: string; secret: string; check: string }) {
+  return applyDecorators(
+    Post(`${store}/events`),
+    HttpCode(200),
+    RawBodyRoute({ limit: STORE_EVENT_BODY_LIMIT }),
+    ApiSecurity({}),
+    ApiOperation({
+      summary: `${o.title} webhook events (docs/stores.md)`,
+      description: `${o.check} Each event is kept once; a repeat answers 200 and changes nothing.`,
+    }),
+    ApiHeader({ name: o.header, required: true }),
+    ApiOkResponse({ type: StoreEventDto, description: 'processed, ignored or pending' }),
+    ApiBadRequestResponse({
+      description: 'INVALID_SIGNATURE (nothing stored), or VALIDATION_ERROR for a body that is no event',
+      type: ErrorResponseDto,
+    }),
+    ApiNotFoundResponse({ description: `NOT_FOUND: ${o.secret} is unset`, type: ErrorResponseDto }),
+    ApiPayloadTooLargeResponse({ description: 'PAYLOAD_TOO_LARGE: over 1 MiB', type: ErrorResponseDto }),
+    ApiInternalServerErrorResponse({ description: `STORE_EVENT_FAILED: stored failed; ${o.title} retries`, type: ErrorResponseDto }),
+  );
+}
 
 /** Inbound store events: authenticated by the store's signature over the raw bytes, no API key, no client rate limit. */
 @ApiTags('stores')
@@ -25,25 +49,34 @@ export const STORE_EVENT_BODY_LIMIT = '1mb';
 export class StoreWebhooksController {
   constructor(private readonly events: StoreEventsService) {}
 
-  @Post('stripe/events')
-  @HttpCode(200)
-  @RawBodyRoute({ limit: STORE_EVENT_BODY_LIMIT })
-  @ApiSecurity({})
-  @ApiOperation({
-    summary: 'Stripe webhook events (docs/stores.md)',
-    description:
-      'Verified with STRIPE_WEBHOOK_SECRET over the raw body (up to 1 MiB), 300 s tolerance. Each event is kept once; a replay answers 200 and changes nothing.',
+  @StoreEventsRoute('stripe', {
+    title: 'Stripe',
+    header: 'Stripe-Signature',
+    secret: 'STRIPE_WEBHOOK_SECRET',
+    check: 'Verified with STRIPE_WEBHOOK_SECRET over the raw body (up to 1 MiB), 300 s tolerance.',
   })
-  @ApiHeader({ name: 'Stripe-Signature', required: true })
-  @ApiOkResponse({ type: StoreEventDto, description: 'processed, ignored or pending' })
-  @ApiBadRequestResponse({
-    description: 'INVALID_SIGNATURE (nothing stored), or VALIDATION_ERROR for a body that is no event',
-    type: ErrorResponseDto,
-  })
-  @ApiNotFoundResponse({ description: 'NOT_FOUND: STRIPE_WEBHOOK_SECRET is unset', type: ErrorResponseDto })
-  @ApiPayloadTooLargeResponse({ description: 'PAYLOAD_TOO_LARGE: over 1 MiB', type: ErrorResponseDto })
-  @ApiInternalServerErrorResponse({ description: 'STORE_EVENT_FAILED: stored failed; Stripe retries', type: ErrorResponseDto })
   stripe(@Req() req: Request, @Headers('stripe-signature') signature: string | undefined): Promise<StoreEventDto> {
     return this.events.receive('stripe', req.body, signature);
+  }
+
+  @StoreEventsRoute('paddle', {
+    title: 'Paddle',
+    header: 'Paddle-Signature',
+    secret: 'PADDLE_WEBHOOK_SECRET',
+    check: 'Paddle-Signature (ts=...;h1=...) is an HMAC-SHA256 over `ts:body` with PADDLE_WEBHOOK_SECRET; any h1 may match; 300 s window.',
+  })
+  paddle(@Req() req: Request, @Headers('paddle-signature') signature: string | undefined): Promise<StoreEventDto> {
+    return this.events.receive('paddle', req.body, signature);
+  }
+
+  @StoreEventsRoute('lemonsqueezy', {
+    title: 'Lemon Squeezy',
+    header: 'X-Signature',
+    secret: 'LEMONSQUEEZY_WEBHOOK_SECRET',
+    check:
+      'X-Signature is the hex HMAC-SHA256 of the raw body with LEMONSQUEEZY_WEBHOOK_SECRET (no timestamp exists); the event id is the hex SHA-256 of the body.',
+  })
+  lemonsqueezy(@Req() req: Request, @Headers('x-signature') signature: string | undefined): Promise<StoreEventDto> {
+    return this.events.receive('lemonsqueezy', req.body, signature);
   }
 }

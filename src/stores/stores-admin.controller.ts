@@ -9,6 +9,7 @@ import {
   ApiTags,
 } from '@nestjs/swagger';
 import type { Response } from 'express';
+import { Actor, CurrentActor } from '../common/auth/actor';
 import { AdminRoute } from '../common/auth/admin-route.decorator';
 import { ErrorResponseDto } from '../common/errors/error-response.dto';
 import { IdParamPipe } from '../common/http/id-param.pipe';
@@ -34,8 +35,8 @@ export class StoresAdminController {
   @ApiOperation({ summary: "Map a store's price to the licence it sells" })
   @ApiCreatedResponse({ type: StorePlanDto })
   @ApiConflictResponse({ description: 'CONFLICT: the store has a plan for this price already', type: ErrorResponseDto })
-  create(@Body() body: CreateStorePlanDto): Promise<StorePlanDto> {
-    return this.plans.create(body);
+  create(@Body() body: CreateStorePlanDto, @CurrentActor() actor: Actor): Promise<StorePlanDto> {
+    return this.plans.create(body, actor);
   }
 
   @Get('store-plans')
@@ -58,8 +59,8 @@ export class StoresAdminController {
   @ApiOkResponse({ type: StorePlanDto })
   @ApiNotFoundResponse(PLAN_NOT_FOUND)
   @ApiConflictResponse({ description: 'CONFLICT: the store has a plan for this price already', type: ErrorResponseDto })
-  update(@Param('id', IdParamPipe) id: number, @Body() body: UpdateStorePlanDto): Promise<StorePlanDto> {
-    return this.plans.update(id, body);
+  update(@Param('id', IdParamPipe) id: number, @Body() body: UpdateStorePlanDto, @CurrentActor() actor: Actor): Promise<StorePlanDto> {
+    return this.plans.update(id, body, actor);
   }
 
   @Delete('store-plans/:id')
@@ -67,8 +68,8 @@ export class StoresAdminController {
   @ApiOperation({ summary: 'Delete a plan; its licences live on (a later end of their subscription expires them)' })
   @ApiNoContentResponse({ description: 'Deleted' })
   @ApiNotFoundResponse(PLAN_NOT_FOUND)
-  async remove(@Param('id', IdParamPipe) id: number): Promise<void> {
-    await this.plans.remove(id);
+  async remove(@Param('id', IdParamPipe) id: number, @CurrentActor() actor: Actor): Promise<void> {
+    await this.plans.remove(id, actor);
   }
 
   @Get('store-events')

@@ -12,7 +12,8 @@ export interface StoreEventFilter {
 }
 
 /** What a store event's processing decided, written back onto its row. */
-export type StoreEventOutcome = Pick<StoreEvent, 'status' | 'error'> & Partial<Pick<StoreEvent, 'licenseId' | 'action' | 'periodStart'>>;
+export type StoreEventOutcome = Pick<StoreEvent, 'status' | 'error'> &
+  Partial<Pick<StoreEvent, 'licenseId' | 'action' | 'periodStart' | 'priceId' | 'quantity'>>;
 
 /** Narrow, named queries on store plans and the store event ledger; each takes the caller's transaction when it has one. */
 @Injectable()
@@ -39,6 +40,16 @@ export class StoresRepository {
     return this.plans(manager).findOne({ where: { id }, relations: { product: true } });
   }
 
+  /** The plan, locked for the rest of the transaction (an update or delete and its audit entry). */
+  lockPlan(id: number, manager: EntityManager): Promise<StorePlan | null> {
+    return this.plans(manager)
+      .createQueryBuilder('p')
+      .innerJoinAndSelect('p.product', 'product')
+      .where('p.id = :id', { id })
+      .setLock('pessimistic_write', undefined, ['p'])
+      .getOne();
+  }
+
   planForPrice(store: StoreName, priceId: string, manager?: EntityManager): Promise<StorePlan | null> {
     return this.plans(manager).findOne({ where: { store, priceId }, relations: { product: true } });
   }
@@ -47,16 +58,25 @@ export class StoresRepository {
     return this.plans().find({ relations: { product: true }, order: { id: 'ASC' } });
   }
 
-  async deletePlan(id: number): Promise<boolean> {
-    return ((await this.plans().delete({ id })).affected ?? 0) > 0;
+  async deletePlan(id: number, manager?: EntityManager): Promise<boolean> {
+    return ((await this.plans(manager).delete({ id })).affected ?? 0) > 0;
   }
 
   /** The event's row, new: ON CONFLICT DO NOTHING, so a second delivery (even a concurrent one) inserts nothing. */
   async insertEventOnce(event: Partial<StoreEvent>, manager: EntityManager): Promise<StoreEvent | null> {
     const rows: { id: string }[] = await manager.query(
-      `INSERT INTO store_events (store, event_id, type, status, occurred_at, subscription_id, payment_id, payload)
-       VALUES ($1, $2, $3, 'pending', $4, $5, $6, $7) ON CONFLICT (store, event_id) DO NOTHING RETURNING id`,
-      [event.store, event.eventId, event.type, event.occurredAt, event.subscriptionId, event.paymentId, JSON.stringify(event.payload)],
+      `INSERT INTO store_events (store, event_id, type, status, occurred_at, subscription_id, payment_id, customer_id, payload)
+       VALUES ($1, $2, $3, 'pending', $4, $5, $6, $7, $8) ON CONFLICT (store, event_id) DO NOTHING RETURNING id`,
+      [
+        event.store,
+        event.eventId,
+        event.type,
+        event.occurredAt,
+        event.subscriptionId,
+        event.paymentId,
+        event.customerId,
+        JSON.stringify(event.payload),
+      ],
     );
     return rows.length ? this.lockEvent(rows[0].id, manager) : null;
   }
@@ -86,6 +106,56 @@ export class StoresRepository {
     });
   }
 
+  /** The purchases and other events waiting for their buyer's e-mail, oldest (by the store's time) first. */
+  pendingOfCustomer(store: StoreName, customerId: string, manager: EntityManager): Promise<StoreEvent[]> {
+    return this.events(manager).find({
+      where: { store, customerId, status: 'pending' },
+      order: { occurredAt: 'ASC', id: 'ASC' },
+    });
+  }
+
+  /** The newest event that told who the customer is (its payload holds the name and e-mail). */
+  lastCustomerEvent(store: StoreName, customerId: string, manager: EntityManager): Promise<StoreEvent | null> {
+    return this.events(manager)
+      .createQueryBuilder('e')
+      .where('e.store = :store AND e.customer_id = :customerId AND e.action = :action', { store, customerId, action: 'customer' })
+      .orderBy('e.occurred_at', 'DESC', 'NULLS LAST')
+      .addOrderBy('e.id', 'DESC')
+      .getOne();
+  }
+
+  /** The price and quantity the newest purchase or plan change of the subscription applied, other than `exceptId`'s. */
+  lastAppliedPrice(
+    store: StoreName,
+    subscriptionId: string,
+    exceptId: string,
+    manager: EntityManager,
+  ): Promise<Pick<StoreEvent, 'priceId' | 'quantity'> | null> {
+    return this.events(manager)
+      .createQueryBuilder('e')
+      .select(['e.priceId', 'e.quantity'])
+      .where(
+        'e.store = :store AND e.subscription_id = :subscriptionId AND e.status = :status AND e.price_id IS NOT NULL AND e.id <> :exceptId',
+        {
+          store,
+          subscriptionId,
+          status: 'processed',
+          exceptId,
+        },
+      )
+      .orderBy('e.occurred_at', 'DESC', 'NULLS LAST')
+      .addOrderBy('e.id', 'DESC')
+      .getOne();
+  }
+
+  /**
+   * Serialises the events of one store customer, subscription or order until the transaction ends (a transaction-scoped
+   * advisory lock): an event that waits and the one it waits for cannot miss each other by committing at once.
+   */
+  async lockStoreKey(kind: 'customer' | 'subscription' | 'order', store: StoreName, id: string, manager: EntityManager): Promise<void> {
+    await manager.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`store-${kind}:${store}:${id}`]);
+  }
+
   /** The store's time of the newest event applied to the subscription, other than `exceptId`. */
   async lastAppliedAt(store: StoreName, subscriptionId: string, exceptId: string, manager: EntityManager): Promise<Date | null> {
     const rows: { at: Date | null }[] = await manager.query(
@@ -97,11 +167,18 @@ export class StoresRepository {
   }
 
   /** The processed event that paid with `paymentId` and touched a licence (what a refund undoes). */
-  paidWith(store: StoreName, paymentId: string, manager: EntityManager): Promise<StoreEvent | null> {
-    return this.events(manager).findOne({
-      where: { store, paymentId, status: 'processed' },
-      order: { id: 'ASC' },
-    });
+  paidWith(store: StoreName, paymentId: string, manager: EntityManager, exceptId: string): Promise<StoreEvent | null> {
+    return this.events(manager)
+      .createQueryBuilder('e')
+      .where('e.store = :store AND e.payment_id = :paymentId AND e.status = :status AND e.id <> :exceptId', {
+        store,
+        paymentId,
+        status: 'processed',
+        exceptId,
+      })
+      .andWhere(`e.action IN ('purchase', 'renewal')`)
+      .orderBy('e.id', 'ASC')
+      .getOne();
   }
 
   /** The newest processed event that touched the licence. */

@@ -1,3 +1,4 @@
+import { Actor, CurrentActor } from '../../common/auth/actor';
 import { Get, Inject, Param, Post, Query, Render, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { AppError, FieldError } from '../../common/errors/app-error';
@@ -51,6 +52,27 @@ const emptyForm = (): PlanForm => ({
   on_end: 'expire',
 });
 
+/** The settings the Stores page says are set or not (never their values). */
+const STORE_SECRETS: {
+  name: string;
+  key: 'stripeWebhookSecret' | 'stripeApiKey' | 'paddleWebhookSecret' | 'paddleApiKey' | 'lemonsqueezyWebhookSecret';
+  use: string;
+}[] = [
+  { name: 'STRIPE_WEBHOOK_SECRET', key: 'stripeWebhookSecret', use: 'verifies Stripe events (unset: the endpoint answers 404)' },
+  {
+    name: 'STRIPE_API_KEY',
+    key: 'stripeApiKey',
+    use: 'reads the line items of one-time Checkout payments and the invoice a refunded payment paid',
+  },
+  { name: 'PADDLE_WEBHOOK_SECRET', key: 'paddleWebhookSecret', use: 'verifies Paddle events (unset: the endpoint answers 404)' },
+  { name: 'PADDLE_API_KEY', key: 'paddleApiKey', use: "reads a buyer's e-mail (customers.get) when no customer event brought it" },
+  {
+    name: 'LEMONSQUEEZY_WEBHOOK_SECRET',
+    key: 'lemonsqueezyWebhookSecret',
+    use: 'verifies Lemon Squeezy events (unset: the endpoint answers 404)',
+  },
+];
+
 /** Stores (docs/stores.md): which secrets are set, the plans (create, edit, delete) and the recent events with replay. */
 @DashboardController('stores')
 export class StoresPageController {
@@ -67,12 +89,12 @@ export class StoresPageController {
   }
 
   @Post('plans')
-  async create(@Req() req: Request, @Res() res: Response): Promise<void> {
+  async create(@Req() req: Request, @Res() res: Response, @CurrentActor() actor: Actor): Promise<void> {
     const form = readPlanForm(asFormBody(req.body));
     const { value, errors } = await checkDto(CreateStorePlanDto, planInput(form, false));
     if (!value) return this.renderList(res, 400, form, errors);
     try {
-      const plan = await this.plans.create(value);
+      const plan = await this.plans.create(value, actor);
       setFlash(
         req,
         'success',
@@ -91,13 +113,18 @@ export class StoresPageController {
   }
 
   @Post('plans/:id')
-  async update(@Param('id', DashboardIdPipe) id: number, @Req() req: Request, @Res() res: Response): Promise<void> {
+  async update(
+    @Param('id', DashboardIdPipe) id: number,
+    @Req() req: Request,
+    @Res() res: Response,
+    @CurrentActor() actor: Actor,
+  ): Promise<void> {
     await this.plans.get(id);
     const form = readPlanForm(asFormBody(req.body));
     const { value, errors } = await checkDto(UpdateStorePlanDto, planInput(form, true));
     if (!value) return this.renderEdit(res, 400, id, form, errors);
     try {
-      const plan = await this.plans.update(id, value);
+      const plan = await this.plans.update(id, value, actor);
       setFlash(
         req,
         'success',
@@ -118,9 +145,14 @@ export class StoresPageController {
   }
 
   @Post('plans/:id/delete')
-  async delete(@Param('id', DashboardIdPipe) id: number, @Req() req: Request, @Res() res: Response): Promise<void> {
+  async delete(
+    @Param('id', DashboardIdPipe) id: number,
+    @Req() req: Request,
+    @Res() res: Response,
+    @CurrentActor() actor: Actor,
+  ): Promise<void> {
     const plan = await this.plans.get(id);
-    await this.plans.remove(id);
+    await this.plans.remove(id, actor);
     setFlash(req, 'success', `Plan for ${plan.price_id} deleted: its licences live on; a new purchase of that price is ignored.`);
     res.redirect(303, '/stores');
   }
@@ -148,14 +180,7 @@ export class StoresPageController {
     res.status(status).render('stores/list', {
       title: 'Stores',
       nav: 'stores',
-      secrets: [
-        {
-          name: 'STRIPE_WEBHOOK_SECRET',
-          set: Boolean(stores?.stripeWebhookSecret),
-          use: 'verifies Stripe events (unset: the endpoint answers 404)',
-        },
-        { name: 'STRIPE_API_KEY', set: Boolean(stores?.stripeApiKey), use: 'reads the line items of one-time Checkout payments' },
-      ],
+      secrets: STORE_SECRETS.map(({ name, key, use }) => ({ name, set: Boolean(stores?.[key]), use })),
       acceptTestEvents: stores?.acceptTestEvents === true,
       plans,
       events: events.items.map((e) => ({ ...e, replayable: e.status !== 'processed' })),

@@ -131,6 +131,12 @@ function predicate(entry: AuditEntryLike): string {
       return `issued the admin token ${text(d.name) ?? `#${String(d.token_id)}`}`;
     case 'token.revoked':
       return `revoked the admin token ${text(d.name) ?? `#${String(d.token_id)}`}`;
+    case 'store_plan.created':
+    case 'store_plan.updated':
+    case 'store_plan.deleted': {
+      const verb = { 'store_plan.created': 'created', 'store_plan.updated': 'changed', 'store_plan.deleted': 'deleted' }[entry.action];
+      return `${verb} the ${text(d.store) ?? ''} store plan for ${text(d.price_id) ?? `#${String(d.plan_id)}`}`;
+    }
     default:
       return entry.action;
   }

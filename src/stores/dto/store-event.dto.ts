@@ -41,7 +41,8 @@ export class StoreEventDto {
     nullable: true,
     type: String,
     example: 'purchase',
-    description: 'purchase, renewal, plan_change, end or refund; null when none was applied',
+    description:
+      "purchase, renewal, plan_change, end or refund; customer for a buyer's name and e-mail (Paddle); null when none was applied",
   })
   action: string | null;
   @ApiProperty({ nullable: true, type: 'integer', example: 42, description: 'the licence it touched' }) license_id: number | null;

@@ -32,8 +32,14 @@ export class StripeStore implements StoreAdapter {
     });
   }
 
+  readonly purchaseNeedsEmail = false;
+
   get connected(): boolean {
     return Boolean(this.config.stores?.stripeWebhookSecret);
+  }
+
+  isLive(payload: Record<string, unknown>): boolean {
+    return payload.livemode === true;
   }
 
   verify(raw: Buffer, signature: string | undefined): ReceivedStoreEvent {
@@ -57,6 +63,7 @@ export class StripeStore implements StoreAdapter {
       livemode: event.livemode === true,
       subscriptionId: storableId(subscriptionOf(event)),
       paymentId: storableId(paymentOf(event)),
+      customerId: null,
       payload: { ...event, data: { ...event.data, object } },
     };
   }
@@ -96,11 +103,25 @@ export class StripeStore implements StoreAdapter {
         const charge = event.data.object;
         if (!charge.refunded) return { kind: 'ignore', reason: 'a partial refund changes nothing' };
         const payment = idOf(charge.payment_intent);
-        return payment ? { kind: 'refund', paymentId: payment } : { kind: 'ignore', reason: 'the charge has no payment intent' };
+        if (!payment) return { kind: 'ignore', reason: 'the charge has no payment intent' };
+        return { kind: 'refund', paymentId: payment, otherPaymentId: () => this.invoiceOfPayment(payment) };
       }
       default:
         return { kind: 'ignore', reason: `${event.type} is not an event this server acts on` };
     }
+  }
+
+  /**
+   * The invoice a PaymentIntent paid, read through the API (STRIPE_API_KEY): invoice.paid events of the pinned version
+   * do not include the invoice's payments, so the ledger knows such a purchase or renewal by its invoice id.
+   */
+  private async invoiceOfPayment(paymentIntent: string): Promise<string | null> {
+    if (!this.config.stores?.stripeApiKey) return null;
+    const payments = await this.stripe.invoicePayments.list({
+      payment: { type: 'payment_intent', payment_intent: paymentIntent },
+      limit: 1,
+    });
+    return idOf(payments.data[0]?.invoice);
   }
 
   /** A one-time Checkout payment: its line items are read through the API (STRIPE_API_KEY). */
@@ -157,7 +178,8 @@ function subscriptionOf(event: Stripe.Event): string | null {
 function paymentOf(event: Stripe.Event): string | null {
   switch (event.type) {
     case 'invoice.paid':
-      return idOf(event.data.object.payments?.data?.[0]?.payment?.payment_intent);
+      // Without the payments list (an includable field, absent from events) the invoice stands for its payment.
+      return idOf(event.data.object.payments?.data?.[0]?.payment?.payment_intent) ?? event.data.object.id ?? null;
     case 'checkout.session.completed':
       return idOf(event.data.object.payment_intent);
     case 'charge.refunded':
