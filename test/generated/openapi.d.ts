@@ -929,10 +929,10 @@ export interface components {
              */
             product?: string | null;
             /**
-             * @description true: the answer also carries `envelope` {payload, alg, key_id, signature} (a licence file is then version 2)
-             * @default false
+             * @description Absent or false: the answer as before. true: the answer also carries `envelope` {payload, alg, key_id, signature} (a licence file is then version 2)
+             * @example true
              */
-            envelope: boolean;
+            envelope?: boolean;
         };
         LicenseCustomerDto: {
             /** @example Acme d.o.o. */
@@ -1104,10 +1104,10 @@ export interface components {
              */
             nonce?: string;
             /**
-             * @description true: the answer also carries `envelope` {payload, alg, key_id, signature} (a licence file is then version 2)
-             * @default false
+             * @description Absent or false: the answer as before. true: the answer also carries `envelope` {payload, alg, key_id, signature} (a licence file is then version 2)
+             * @example true
              */
-            envelope: boolean;
+            envelope?: boolean;
         };
         ValidateResponseDto: {
             /** @description status is active or grace and this machine holds a seat */
@@ -1196,10 +1196,10 @@ export interface components {
              */
             nonce?: string;
             /**
-             * @description true: the answer also carries `envelope` {payload, alg, key_id, signature} (a licence file is then version 2)
-             * @default false
+             * @description Absent or false: the answer as before. true: the answer also carries `envelope` {payload, alg, key_id, signature} (a licence file is then version 2)
+             * @example true
              */
-            envelope: boolean;
+            envelope?: boolean;
             /**
              * @default 1
              * @example 1
@@ -1294,10 +1294,10 @@ export interface components {
              */
             customer_email?: string | null;
             /**
-             * @description true: the answer also carries `envelope` {payload, alg, key_id, signature} (a licence file is then version 2)
-             * @default false
+             * @description Absent or false: the answer as before. true: the answer also carries `envelope` {payload, alg, key_id, signature} (a licence file is then version 2)
+             * @example true
              */
-            envelope: boolean;
+            envelope?: boolean;
         };
         LicenseFileRequestDto: {
             /**
@@ -1311,10 +1311,10 @@ export interface components {
              */
             machine_fingerprint: string;
             /**
-             * @description true: the answer also carries `envelope` {payload, alg, key_id, signature} (a licence file is then version 2)
-             * @default false
+             * @description Absent or false: the answer as before. true: the answer also carries `envelope` {payload, alg, key_id, signature} (a licence file is then version 2)
+             * @example true
              */
-            envelope: boolean;
+            envelope?: boolean;
         };
         LicenseFileResponseDto: {
             /**

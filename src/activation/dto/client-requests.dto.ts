@@ -38,8 +38,9 @@ function EnvelopeOption(): PropertyDecorator {
   return applyDecorators(
     ApiPropertyOptional({
       type: Boolean,
-      default: false,
-      description: 'true: the answer also carries `envelope` {payload, alg, key_id, signature} (a licence file is then version 2)',
+      example: true,
+      description:
+        'Absent or false: the answer as before. true: the answer also carries `envelope` {payload, alg, key_id, signature} (a licence file is then version 2)',
     }),
     ValidateIf((body: { envelope?: unknown }) => body.envelope !== undefined),
     IsBoolean({ message: 'envelope must be true or false' }),
