@@ -9,7 +9,7 @@ import { signEndorsement, verifyEndorsement, verifyEnvelope } from '../src/signi
 import { pemOfJwk } from '../src/signing/jwk';
 import { canonicalBytes, keyIdOf, verifySignedAnswer, verifySignedLicense } from '../src/signing/license-signature';
 import { fieldsOf } from './support/api-errors';
-import { createLicense, fingerprint } from './support/factories';
+import { activationRequest, createLicense, fingerprint } from './support/factories';
 import { createTestApp, TestApp } from './support/test-app';
 
 // Start-up of the app and RSA key generation (rotations) take seconds on a busy machine.
@@ -160,6 +160,22 @@ describe('signed envelopes, Ed25519 keys and endorsed rotation', () => {
       expect(verdict).toMatchObject({ ok: true, value: file.license });
       expect(verifySignedLicense(file, (await publishedKeys())[0].public_key_pem)).toEqual({ valid: true });
     });
+  });
+
+  it('an air-gapped activation request that says envelope: true is answered with a version 2 file', async () => {
+    const license = await createLicense(t);
+    const body = { license_key: license.license_key, machine_fingerprint: fingerprint('env-offline'), hostname: 'air', envelope: true };
+    const res = await t.admin
+      .post('/api/v1/admin/offline-activations')
+      .send({ request: activationRequest(body) })
+      .expect(200);
+    const file = decodeLicenseFile(res.body.license_file)!;
+    expect(verifyEnvelope(file.envelope, await keyLookup())).toMatchObject({ ok: true, value: file.license });
+    const plain = await t.admin
+      .post('/api/v1/admin/offline-activations')
+      .send({ request: activationRequest({ ...body, envelope: undefined }) })
+      .expect(200);
+    expect(Object.keys(decodeLicenseFile(plain.body.license_file)!).sort()).toEqual(['license', 'signature']);
   });
 
   describe('Ed25519 keys and endorsements', () => {
