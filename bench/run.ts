@@ -43,6 +43,7 @@ const ROW_NAMES = [
   'reactivate-hook',
   'activate',
   'activate-plain',
+  'ed25519',
 ];
 const USAGE = `npm run bench [-- options]
   --duration <s>       seconds per measured run (default 10)
@@ -676,6 +677,42 @@ async function measureScale(
   };
   if (wanted('activate') && withOneWorker) await activateRow(1, servers);
   if (wanted('activate-plain') && withOneWorker) await activateRow(1, servers, false);
+  if (wanted('ed25519') && withOneWorker) {
+    // docs/signing.md, Ed25519 keys: re-activation and signed validate while an Ed25519 key signs, against the same RSA
+    // baseline as their RSA rows (reactivate, validate-signed), so the two ratios compare the algorithms. Rotates back to
+    // RSA afterwards: the rows after this one sign with RSA as before.
+    const rotate = async (body: unknown) => {
+      const res = await fetch(`${servers.app.url}/api/v1/admin/signing-keys/rotate`, {
+        method: 'POST',
+        headers: { ...admin, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      if (res.status !== 201) throw new Error(`rotate: ${res.status} ${await res.text()}`);
+    };
+    await rotate({ algorithm: 'Ed25519' });
+    try {
+      const edCheck = (status: number, body: ResponseBody) => status === 200 && String(body.signature).startsWith('Ed25519:');
+      await paired(
+        'reactivate-ed25519',
+        'POST /api/v1/activate (re-activation, Ed25519 key)',
+        { method: 'POST', path: '/api/v1/activate', bodies: activateBodies },
+        'bare node:http + locked UPDATE + RSA sign',
+        baselineActivate,
+        edCheck,
+      );
+      await refreshSeats(pool);
+      await paired(
+        'validate-signed-ed25519',
+        'POST /api/v1/validate with a nonce (signed answer, Ed25519 key)',
+        { method: 'POST', path: '/api/v1/validate', bodies: signedValidateBodies },
+        'bare node:http + pg SELECT + RSA sign',
+        { method: 'POST', path: '/validate-signed', bodies: signedValidateBodies },
+        (status, body) => validateCheck(status, body) && edCheck(status, body),
+      );
+    } finally {
+      await rotate({ algorithm: 'RSA-SHA256' });
+    }
+  }
 
   // The same two rows with the server (and its baseline) running n node:cluster workers.
   for (const n of options.workers.filter((w) => w !== 1)) {

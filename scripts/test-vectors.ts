@@ -1,6 +1,8 @@
-import { createPrivateKey, createPublicKey, generateKeyPairSync, sign } from 'node:crypto';
+import { createPrivateKey, createPublicKey, generateKeyPairSync, KeyObject, sign } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { armor, LICENSE_FILE_LABEL } from '../src/activation/license-file';
+import { algorithmOfKey, base64url, digestOf, ENVELOPE_ALG, signEndorsement, SignedEnvelope } from '../src/signing/envelope';
 import { canonicalBytes, keyIdOf, SIGNATURE_PREFIX } from '../src/signing/license-signature';
 
 /**
@@ -164,8 +166,307 @@ function main(): void {
     vectors,
     validate_answers: answers,
   };
-  writeFileSync(join(sourceDir, 'vectors.json'), JSON.stringify(document, null, 2) + '\n');
+  const extra = conformance(privateKey, JSON.parse(vectors[0].payload_json) as Record<string, unknown>);
+  writeFileSync(join(sourceDir, 'vectors.json'), JSON.stringify({ ...document, ...extra.vectors }, null, 2) + '\n');
+  writeFileSync(join(sourceDir, 'conformance.json'), JSON.stringify(extra.conformance, null, 2) + '\n');
   console.log(`wrote ${vectors.length} vectors and ${answers.length} validate answers (key ${keyId}) to ${sourceDir}`);
+  console.log(`wrote ${extra.conformance.cases.length} conformance cases to ${join(sourceDir, 'conformance.json')}`);
+}
+
+type TestKeyName = 'ed25519' | 'rsa-2' | 'root' | 'stranger' | 'loop-a' | 'loop-b';
+
+/** The other test keys (PKCS#8 PEMs by name), generated once into test-keys.json: TEST KEYS ONLY. */
+function testKeys(): Record<TestKeyName, KeyObject> {
+  const file = join(sourceDir, 'test-keys.json');
+  const pems: Record<string, string> = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Record<string, string>) : {};
+  const wanted: [TestKeyName, 'rsa' | 'ed25519'][] = [
+    ['ed25519', 'ed25519'],
+    ['rsa-2', 'rsa'],
+    ['root', 'ed25519'],
+    ['stranger', 'ed25519'],
+    ['loop-a', 'ed25519'],
+    ['loop-b', 'ed25519'],
+  ];
+  for (const [name, type] of wanted) {
+    if (pems[name]) continue;
+    const pair = type === 'rsa' ? generateKeyPairSync('rsa', { modulusLength: 2048 }) : generateKeyPairSync('ed25519');
+    pems[name] = pair.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+  }
+  writeFileSync(file, JSON.stringify(pems, null, 2) + '\n');
+  return Object.fromEntries(Object.entries(pems).map(([name, pem]) => [name, createPrivateKey(pem)])) as Record<TestKeyName, KeyObject>;
+}
+
+const pemOf = (key: KeyObject) => createPublicKey(key).export({ type: 'spki', format: 'pem' }).toString();
+const idOf = (key: KeyObject) => keyIdOf(createPublicKey(key));
+
+function envelopeFor(bytes: Buffer, key: KeyObject): SignedEnvelope {
+  const algorithm = algorithmOfKey(key)!;
+  return {
+    payload: base64url(bytes),
+    alg: ENVELOPE_ALG[algorithm],
+    key_id: idOf(key),
+    signature: base64url(sign(digestOf(algorithm), bytes, key)),
+  };
+}
+
+type Verdict = { verdict: 'accept' | 'refuse' | 'trusted' | 'refused'; reason: string | null };
+interface ConformanceCase {
+  name: string;
+  kind: 'envelope' | 'license_file' | 'key_trust';
+  description: string;
+  input: Record<string, unknown>;
+  expect: Verdict;
+}
+
+/**
+ * Envelope, Ed25519 and endorsement-chain vectors, and the conformance cases every client runs (docs/signing.md,
+ * Envelopes; Endorsed rotation): the input, the verdict and the reason.
+ */
+function conformance(rsaKey: KeyObject, license: Record<string, unknown>) {
+  const keys = { rsa: rsaKey, ...testKeys() };
+  const named = (name: keyof typeof keys) => ({ key_id: idOf(keys[name]), public_key_pem: pemOf(keys[name]) });
+  const keyTable = Object.fromEntries(Object.keys(keys).map((name) => [name, named(name as keyof typeof keys)]));
+
+  const rsaLicense = { ...license, key_id: idOf(keys.rsa) };
+  const edLicense = { ...license, key_id: idOf(keys.ed25519) };
+  const rsaEnvelope = envelopeFor(canonicalBytes(rsaLicense), keys.rsa);
+  const edEnvelope = envelopeFor(canonicalBytes(edLicense), keys.ed25519);
+  if (!/[-_]/.test(rsaEnvelope.payload + rsaEnvelope.signature)) throw new Error('pick a payload whose base64url has - or _');
+
+  const standard = (text: string) => text.replace(/-/g, '+').replace(/_/g, '/');
+  const padded = (text: string) => text + '='.repeat((4 - (text.length % 4)) % 4 || 2);
+  const envelopeCase = (
+    name: string,
+    description: string,
+    envelope: unknown,
+    expect: Verdict,
+    revoked: string[] = [],
+  ): ConformanceCase => ({
+    name,
+    kind: 'envelope',
+    description,
+    input: { trusted_keys: ['rsa', 'ed25519'], revoked_keys: revoked, envelope },
+    expect,
+  });
+  const accept: Verdict = { verdict: 'accept', reason: null };
+  const refuse = (reason: string): Verdict => ({ verdict: 'refuse', reason });
+  const notJson = envelopeFor(Buffer.from('not json {', 'utf8'), keys.rsa);
+
+  const fileOf = (document: unknown) => armor(LICENSE_FILE_LABEL, document);
+  const rsaSignature = SIGNATURE_PREFIX + sign('sha256', canonicalBytes(rsaLicense), keys.rsa).toString('base64');
+
+  const endorse = (newKey: KeyObject, by: KeyObject) => ({ key_id: idOf(by), signature: signEndorsement(createPublicKey(newKey), by) });
+  const listed = (name: keyof typeof keys, status: string, endorsements: { key_id: string; signature: string }[]) => ({
+    ...named(name),
+    algorithm: algorithmOfKey(keys[name]),
+    status,
+    endorsements,
+  });
+  const edByRsa = endorse(keys.ed25519, keys.rsa);
+  const rsa2ByEd = endorse(keys['rsa-2'], keys.ed25519);
+  const trustCase = (
+    name: string,
+    description: string,
+    published: unknown[],
+    keyName: keyof typeof keys,
+    expect: Verdict,
+    roots: string[] = [],
+  ): ConformanceCase => ({
+    name,
+    kind: 'key_trust',
+    description,
+    input: { shipped_keys: ['rsa'], root_keys: roots, published, key_id: idOf(keys[keyName]) },
+    expect,
+  });
+  const trusted: Verdict = { verdict: 'trusted', reason: null };
+  const refused = (reason: string): Verdict => ({ verdict: 'refused', reason });
+  const chain = [listed('rsa-2', 'active', [rsa2ByEd]), listed('ed25519', 'retired', [edByRsa]), listed('rsa', 'retired', [])];
+
+  const cases: ConformanceCase[] = [
+    envelopeCase('envelope-rsa', 'An RS256 envelope of a licence: decode, verify with the RSA key, parse.', rsaEnvelope, accept),
+    envelopeCase('envelope-ed25519', 'An EdDSA envelope of the same licence, signed by the Ed25519 key.', edEnvelope, accept),
+    envelopeCase(
+      'envelope-payload-padded',
+      'The payload re-encoded with = padding: one payload has one spelling.',
+      { ...rsaEnvelope, payload: padded(rsaEnvelope.payload) },
+      refuse('NON_CANONICAL_ENCODING'),
+    ),
+    envelopeCase(
+      'envelope-payload-standard-alphabet',
+      'The payload and signature re-encoded in the standard base64 alphabet (+ and /).',
+      { ...rsaEnvelope, payload: standard(rsaEnvelope.payload), signature: standard(rsaEnvelope.signature) },
+      refuse('NON_CANONICAL_ENCODING'),
+    ),
+    envelopeCase(
+      'envelope-signature-padded',
+      'The signature with = padding.',
+      { ...edEnvelope, signature: padded(edEnvelope.signature) },
+      refuse('NON_CANONICAL_ENCODING'),
+    ),
+    envelopeCase(
+      'envelope-eddsa-over-rsa-key',
+      'alg says EdDSA, key_id names the RSA key.',
+      { ...rsaEnvelope, alg: 'EdDSA' },
+      refuse('ALG_MISMATCH'),
+    ),
+    envelopeCase(
+      'envelope-rs256-over-ed25519-key',
+      'alg says RS256, key_id names the Ed25519 key.',
+      { ...edEnvelope, alg: 'RS256' },
+      refuse('ALG_MISMATCH'),
+    ),
+    envelopeCase('envelope-revoked-key', 'key_id names a key the server lists as revoked.', rsaEnvelope, refuse('KEY_REVOKED'), [
+      idOf(keys.rsa),
+    ]),
+    envelopeCase(
+      'envelope-unknown-key',
+      'Signed by a key the client does not trust.',
+      envelopeFor(canonicalBytes({ ...license, key_id: idOf(keys.stranger) }), keys.stranger),
+      refuse('UNKNOWN_KEY'),
+    ),
+    envelopeCase(
+      'envelope-payload-changed',
+      'Another payload (the same licence as indented JSON) under the original signature.',
+      { ...rsaEnvelope, payload: base64url(Buffer.from(JSON.stringify(rsaLicense, null, 1), 'utf8')) },
+      refuse('INVALID_SIGNATURE'),
+    ),
+    envelopeCase(
+      'envelope-missing-member',
+      'No signature member.',
+      { payload: rsaEnvelope.payload, alg: 'RS256', key_id: rsaEnvelope.key_id },
+      refuse('MALFORMED_ENVELOPE'),
+    ),
+    envelopeCase(
+      'envelope-extra-member',
+      'An extra member beside the four.',
+      { ...rsaEnvelope, kid: rsaEnvelope.key_id },
+      refuse('MALFORMED_ENVELOPE'),
+    ),
+    envelopeCase('envelope-unknown-alg', 'alg none.', { ...rsaEnvelope, alg: 'none' }, refuse('MALFORMED_ENVELOPE')),
+    envelopeCase(
+      'envelope-payload-not-json',
+      'Genuinely signed bytes that are not JSON: verified, then refused at parsing.',
+      notJson,
+      refuse('MALFORMED_PAYLOAD'),
+    ),
+    {
+      name: 'license-file-v2',
+      kind: 'license_file',
+      description: 'A version 2 licence file: license, legacy signature and envelope agree.',
+      input: {
+        trusted_keys: ['rsa', 'ed25519'],
+        revoked_keys: [],
+        license_file: fileOf({ license: rsaLicense, signature: rsaSignature, envelope: rsaEnvelope }),
+      },
+      expect: accept,
+    },
+    {
+      name: 'license-file-v2-disagrees',
+      kind: 'license_file',
+      description: 'A version 2 file whose license was edited (grace_days) while its envelope is intact.',
+      input: {
+        trusted_keys: ['rsa', 'ed25519'],
+        revoked_keys: [],
+        license_file: fileOf({ license: { ...rsaLicense, grace_days: 3650 }, signature: rsaSignature, envelope: rsaEnvelope }),
+      },
+      expect: refuse('PAYLOAD_MISMATCH'),
+    },
+    {
+      name: 'license-file-v1',
+      kind: 'license_file',
+      description: 'A version 1 file (no envelope): a client that accepts envelopes only refuses it.',
+      input: { trusted_keys: ['rsa', 'ed25519'], revoked_keys: [], license_file: fileOf({ license: rsaLicense, signature: rsaSignature }) },
+      expect: refuse('UNSUPPORTED_FORMAT'),
+    },
+    trustCase(
+      'trust-chain-rsa-ed25519-rsa',
+      'Shipped the first RSA key only: RSA endorses Ed25519, Ed25519 endorses the second RSA key.',
+      chain,
+      'rsa-2',
+      trusted,
+    ),
+    trustCase('trust-shipped-key', 'A shipped key that is not revoked.', chain, 'rsa', trusted),
+    trustCase(
+      'trust-unendorsed-key',
+      "A stand-in server's own key, published without endorsements.",
+      [listed('stranger', 'active', []), ...chain.slice(1)],
+      'stranger',
+      refused('UNENDORSED_KEY'),
+    ),
+    trustCase(
+      'trust-endorser-unknown',
+      'Endorsed only by a key neither shipped nor listed.',
+      [listed('stranger', 'active', [endorse(keys.stranger, keys['loop-a'])]), ...chain.slice(1)],
+      'stranger',
+      refused('ENDORSER_UNKNOWN'),
+    ),
+    trustCase(
+      'trust-endorser-revoked',
+      'The only chain runs through a key listed as revoked.',
+      [chain[0], listed('ed25519', 'revoked', [edByRsa]), chain[2]],
+      'rsa-2',
+      refused('ENDORSER_REVOKED'),
+    ),
+    trustCase(
+      'trust-endorsement-loop',
+      'Two keys endorse each other and nothing trusted endorses either.',
+      [
+        listed('loop-a', 'active', [endorse(keys['loop-a'], keys['loop-b'])]),
+        listed('loop-b', 'retired', [endorse(keys['loop-b'], keys['loop-a'])]),
+        chain[2],
+      ],
+      'loop-a',
+      refused('ENDORSEMENT_LOOP'),
+    ),
+    trustCase(
+      'trust-invalid-endorsement',
+      'An endorsement by the shipped key that is really its endorsement of another key.',
+      [listed('stranger', 'active', [{ key_id: idOf(keys.rsa), signature: edByRsa.signature }]), chain[2]],
+      'stranger',
+      refused('INVALID_ENDORSEMENT'),
+    ),
+    trustCase(
+      'trust-root-past-revoked',
+      'The chain runs through a revoked key, but the offline root endorses the active key.',
+      [listed('rsa-2', 'active', [rsa2ByEd, endorse(keys['rsa-2'], keys.root)]), listed('ed25519', 'revoked', [edByRsa]), chain[2]],
+      'rsa-2',
+      trusted,
+      ['root'],
+    ),
+    trustCase(
+      'trust-shipped-but-revoked',
+      'A shipped key the server lists as revoked is dropped.',
+      [chain[0], chain[1], listed('rsa', 'revoked', [])],
+      'rsa',
+      refused('KEY_REVOKED'),
+    ),
+  ];
+
+  return {
+    vectors: {
+      ed25519: { key_id: idOf(keys.ed25519), public_key_pem: pemOf(keys.ed25519), note: 'private key: test-keys.json, "ed25519"' },
+      envelopes: [
+        { name: 'envelope-rsa', payload_json: JSON.stringify(rsaLicense), envelope: rsaEnvelope, legacy_signature: rsaSignature },
+        {
+          name: 'envelope-ed25519',
+          payload_json: JSON.stringify(edLicense),
+          envelope: edEnvelope,
+          legacy_signature: 'Ed25519:' + Buffer.from(edEnvelope.signature, 'base64url').toString('base64'),
+        },
+      ],
+      endorsement_chain: {
+        description:
+          'RSA (shipped) endorses Ed25519, Ed25519 endorses RSA 2: each signature is over ASCII "licence-server-endorsement-v1:" + base64url(RFC 7638 thumbprint of the endorsed key), by the endorsing key.',
+        keys: chain,
+      },
+    },
+    conformance: {
+      description:
+        'Conformance cases every client runs (docs/signing.md, Envelopes; Endorsed rotation). keys: the test public keys by name (private halves: test-key.pem for "rsa", test-keys.json for the others; TEST KEYS ONLY). envelope: verify input.envelope trusting input.trusted_keys, with input.revoked_keys listed as revoked. license_file: the same for a licence file (a client that accepts envelopes only). key_trust: trust input.shipped_keys and input.root_keys, resolve endorsements over input.published, and say whether input.key_id is trusted. expect: verdict and reason (null when accepted).',
+      keys: keyTable,
+      cases,
+    },
+  };
 }
 
 if (require.main === module) main();

@@ -63,9 +63,13 @@ function keysFromJwks(set: unknown, source: string): Keyring {
   const keys = (set as { keys?: unknown })?.keys;
   if (!Array.isArray(keys)) throw new Error(`${source} is not a JWK Set ({"keys": [...]})`);
   const ring: Keyring = new Map();
-  for (const jwk of keys as { kty?: unknown; kid?: unknown; n?: unknown; e?: unknown }[]) {
-    if (jwk?.kty !== 'RSA' || typeof jwk.kid !== 'string' || typeof jwk.n !== 'string' || typeof jwk.e !== 'string') continue;
-    const pem = pemOfJwk({ kty: 'RSA', n: jwk.n, e: jwk.e });
+  for (const jwk of keys as { kty?: unknown; kid?: unknown; n?: unknown; e?: unknown; crv?: unknown; x?: unknown; status?: unknown }[]) {
+    // A revoked key is listed so that verifiers drop it (docs/signing.md, Endorsed rotation).
+    if (typeof jwk?.kid !== 'string' || jwk.status === 'revoked') continue;
+    const rsa = jwk.kty === 'RSA' && typeof jwk.n === 'string' && typeof jwk.e === 'string';
+    const ed25519 = jwk.kty === 'OKP' && jwk.crv === 'Ed25519' && typeof jwk.x === 'string';
+    if (!rsa && !ed25519) continue;
+    const pem = pemOfJwk(jwk as { kty: string; n?: string; e?: string; crv?: string; x?: string });
     // Trust the key, not the label: a kid that is not this key's id is ignored.
     if (keyIdOf(pem) === jwk.kid) ring.set(jwk.kid, pem);
   }
@@ -92,8 +96,8 @@ async function keysFromServer(server: string): Promise<Keyring> {
   const keys = (all.body as { keys?: unknown } | undefined)?.keys;
   if (!Array.isArray(keys)) throw new Error(`GET ${url.href} answered ${all.status}`);
   const ring: Keyring = new Map();
-  for (const key of keys as { public_key_pem?: unknown }[]) {
-    if (typeof key?.public_key_pem === 'string') ring.set(keyIdOf(key.public_key_pem), key.public_key_pem);
+  for (const key of keys as { public_key_pem?: unknown; status?: unknown }[]) {
+    if (typeof key?.public_key_pem === 'string' && key.status !== 'revoked') ring.set(keyIdOf(key.public_key_pem), key.public_key_pem);
   }
   return ring;
 }

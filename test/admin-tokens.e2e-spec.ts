@@ -44,6 +44,7 @@ const ROUTE_SCOPES: Record<string, AdminScope> = {
   'POST /api/v1/admin/mail/{id}/retry': 'licenses:write',
   'POST /api/v1/admin/signing-keys/rotate': 'signing-keys:manage',
   'POST /api/v1/admin/signing-keys/{key_id}/revoke': 'signing-keys:manage',
+  'POST /api/v1/admin/signing-keys/{key_id}/endorsements': 'signing-keys:manage',
   'POST /api/v1/admin/store-plans': 'stores:manage',
   'GET /api/v1/admin/store-plans': 'stores:manage',
   'GET /api/v1/admin/store-plans/{id}': 'stores:manage',

@@ -91,4 +91,21 @@ describe('dashboard: signing keys', () => {
     await session.agent.get('/signing-keys/nope/revoke').expect(404);
     await session.agent.get('/signing-keys/a/b/c').expect(404);
   });
+
+  it('offers the algorithm of the new key; Ed25519 is listed with the key that endorsed it; an unknown algorithm changes nothing', async () => {
+    const confirmation = await session.agent.get('/signing-keys/rotate').expect(200);
+    expect(confirmation.text).toContain('value="Ed25519"');
+    const token = csrfFrom(confirmation.text);
+    const before = activeKeyId();
+    await postForm(session.agent, token, '/signing-keys/rotate', { confirm: 'rotate', algorithm: 'DSA' })
+      .expect(303)
+      .expect('Location', '/signing-keys/rotate');
+    expect(activeKeyId()).toBe(before);
+    await postForm(session.agent, token, '/signing-keys/rotate', { confirm: 'rotate', algorithm: 'Ed25519' }).expect(303);
+    const after = activeKeyId();
+    expect(t.app.get(KeyringService).activeKey().algorithm).toBe('Ed25519');
+    const page = await session.agent.get('/signing-keys').expect(200);
+    expect(page.text).toContain(`Key ${after} is now active (Ed25519)`);
+    expect(page.text).toMatch(new RegExp(`data-key-id="${after}"[\\s\\S]*?Ed25519[\\s\\S]*?${before}`));
+  });
 });

@@ -14,7 +14,14 @@ import { ErrorResponseDto } from '../common/errors/error-response.dto';
 import { RateLimit } from '../common/http/throttling';
 import { lenientValidationPipe } from '../common/http/validation.pipe';
 import { ActivationService } from './activation.service';
-import { ActivateRequestDto, SeatRequestDto, TrialRequestDto, UsageRequestDto, ValidateRequestDto } from './dto/client-requests.dto';
+import {
+  ActivateRequestDto,
+  LicenseFileRequestDto,
+  SeatRequestDto,
+  TrialRequestDto,
+  UsageRequestDto,
+  ValidateRequestDto,
+} from './dto/client-requests.dto';
 import { DeactivateResponseDto, SignedLicenseDto, UsageResponseDto, ValidateResponseDto } from './dto/client-responses.dto';
 import { LicenseFileResponseDto } from './dto/license-file.dto';
 import type { SignedLicense } from './license-payload';
@@ -124,7 +131,7 @@ export class ActivationController {
     type: ErrorResponseDto,
     description: 'VALIDATION_ERROR, INVALID_KEY, KEY_REVOKED, KEY_SUSPENDED, KEY_EXPIRED, NOT_ACTIVATED (this machine holds no seat)',
   })
-  licenseFile(@Body() body: SeatRequestDto, @CurrentActor() actor: Actor): Promise<LicenseFileResponseDto> {
+  licenseFile(@Body() body: LicenseFileRequestDto, @CurrentActor() actor: Actor): Promise<LicenseFileResponseDto> {
     return this.activation.issueLicenseFile(body, actor);
   }
 }

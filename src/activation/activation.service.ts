@@ -12,8 +12,16 @@ import { ActivationRequest, BoundSeat, SeatsService } from '../licenses/seats.se
 import { lenientValidationPipe } from '../common/http/validation.pipe';
 import type { Product } from '../products/product.entity';
 import { ActiveSigningKey, KeyringService } from '../keyring/keyring.service';
+import type { SignedEnvelope } from '../signing/envelope';
 import { SigningService } from '../signing/signing.service';
-import { ActivateRequestDto, SeatRequestDto, TrialRequestDto, UsageRequestDto, ValidateRequestDto } from './dto/client-requests.dto';
+import {
+  ActivateRequestDto,
+  LicenseFileRequestDto,
+  SeatRequestDto,
+  TrialRequestDto,
+  UsageRequestDto,
+  ValidateRequestDto,
+} from './dto/client-requests.dto';
 import { TrialsService } from '../licenses/trials.service';
 import { DeactivateResponseDto, HeartbeatResponseDto, UsageResponseDto, ValidateResponseDto } from './dto/client-responses.dto';
 import { UsageService } from '../licenses/usage.service';
@@ -70,16 +78,20 @@ export class ActivationService {
       },
       actor,
     );
-    const key = this.keyring.activeKey();
-    const payload = this.licensePayload(license, license.product as Product, seat, key);
-    return { license: payload, signature: await this.signing.sign(payload, key.privateKey) };
+    return this.signLicense(license, seat, input.envelope === true);
   }
 
   private async bindAndSign(input: ActivateRequestDto, actor: Actor): Promise<SignedLicense> {
     const { license, seat } = await this.bindSeat(input, actor);
+    return this.signLicense(license, seat, input.envelope === true);
+  }
+
+  /** `{license, signature}`, plus the envelope of the same signature when the client asked for it (docs/signing.md, Envelopes). */
+  private async signLicense(license: License, seat: PayloadBinding, withEnvelope: boolean): Promise<SignedLicense> {
     const key = this.keyring.activeKey();
     const payload = this.licensePayload(license, license.product as Product, seat, key);
-    return { license: payload, signature: await this.signing.sign(payload, key.privateKey) };
+    const { signature, envelope } = await this.signing.signWithEnvelope(payload, key);
+    return withEnvelope ? { license: payload, signature, envelope } : { license: payload, signature };
   }
 
   /** The one path that binds a seat, for `/activate` and for air-gapped activation alike. */
@@ -96,9 +108,9 @@ export class ActivationService {
   }
 
   /** A licence file for a machine that holds a seat (docs/client-api.md, Licence file); the codes of validate otherwise. */
-  async issueLicenseFile(input: SeatRequestDto, actor: Actor): Promise<LicenseFileResponseDto> {
+  async issueLicenseFile(input: LicenseFileRequestDto, actor: Actor): Promise<LicenseFileResponseDto> {
     const bound = await this.seats.boundSeat({ licenseKey: input.license_key, machineFingerprint: input.machine_fingerprint });
-    return this.licenseFileFor(bound, actor);
+    return this.licenseFileFor(bound, actor, input.envelope === true);
   }
 
   /**
@@ -113,15 +125,18 @@ export class ActivationService {
     if (products !== null && !(await this.seats.licenseInProducts(input.license_key, products))) {
       throw new AppError(ErrorCode.INVALID_KEY, 400, 'The licence key does not exist');
     }
-    return this.licenseFileFor(await this.bindSeat(input, actor), actor);
+    return this.licenseFileFor(await this.bindSeat(input, actor), actor, input.envelope === true);
   }
 
-  /** Signs the activation payload plus the file's times; the file is returned only once its event is recorded. */
-  private async licenseFileFor({ license, seat, seats }: BoundSeat, actor: Actor): Promise<LicenseFileResponseDto> {
+  /**
+   * Signs the activation payload plus the file's times; the file is returned only once its event is recorded. With
+   * `withEnvelope` the file is version 2: its JSON also carries the envelope, and so does the answer.
+   */
+  private async licenseFileFor({ license, seat, seats }: BoundSeat, actor: Actor, withEnvelope: boolean): Promise<LicenseFileResponseDto> {
     const key = this.keyring.activeKey();
     const payload = this.licensePayload(license, license.product as Product, seat, key);
     const file: LicenseFilePayload = { ...payload, ...licenseFileTimes(new Date(), payload.policy.license_file_ttl_days) };
-    const signature = await this.signing.sign(file, key.privateKey);
+    const { signature, envelope } = await this.signing.signWithEnvelope(file, key);
     await this.events.record(undefined, {
       type: 'license.file_issued',
       actor,
@@ -136,7 +151,13 @@ export class ActivationService {
         file_expires_at: file.file_expires_at,
       },
     });
-    return { license_file: armor(LICENSE_FILE_LABEL, { license: file, signature }), file_expires_at: file.file_expires_at };
+    if (!withEnvelope)
+      return { license_file: armor(LICENSE_FILE_LABEL, { license: file, signature }), file_expires_at: file.file_expires_at };
+    return {
+      license_file: armor(LICENSE_FILE_LABEL, { license: file, signature, envelope }),
+      file_expires_at: file.file_expires_at,
+      envelope,
+    };
   }
 
   async deactivate(input: SeatRequestDto, actor: Actor): Promise<DeactivateResponseDto> {
@@ -181,8 +202,8 @@ export class ActivationService {
   /** With a nonce, the answer plus what it is about, the time and the key, signed (docs/client-api.md, Signed validation). */
   private async signedAnswer<T extends object>(
     answer: T,
-    input: { nonce?: string; license_key: string; machine_fingerprint: string },
-  ): Promise<T | (T & { signature: string })> {
+    input: { nonce?: string; license_key: string; machine_fingerprint: string; envelope?: boolean },
+  ): Promise<T | (T & { signature: string; envelope?: SignedEnvelope })> {
     if (input.nonce === undefined) return answer;
     const key = this.keyring.activeKey();
     const signed = {
@@ -193,7 +214,8 @@ export class ActivationService {
       checked_at: new Date().toISOString(),
       key_id: key.keyId,
     };
-    return { ...signed, signature: await this.signing.sign(signed, key.privateKey) };
+    const { signature, envelope } = await this.signing.signWithEnvelope(signed, key);
+    return input.envelope === true ? { ...signed, signature, envelope } : { ...signed, signature };
   }
 
   /** docs/client-api.md, Heartbeat: the machine is alive; refreshes its seat every time (one statement). */

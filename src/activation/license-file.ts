@@ -29,8 +29,8 @@ export function licenseFileTimes(issuedAt: Date, ttlDays: number): { file_issued
   return { file_issued_at: issuedAt.toISOString(), file_expires_at: new Date(issuedAt.getTime() + ttlDays * DAY_MS).toISOString() };
 }
 
-/** Reads a licence file back into `{license, signature}` (for verify-license and tests); undefined when malformed. */
-export function decodeLicenseFile(text: string): { license: Record<string, unknown>; signature: string } | undefined {
+/** Reads a licence file back into `{license, signature}` and a version 2 file's `envelope` (for verify-license and tests); undefined when malformed. */
+export function decodeLicenseFile(text: string): { license: Record<string, unknown>; signature: string; envelope?: unknown } | undefined {
   const lines = text
     .trim()
     .split(/\r?\n/)
@@ -40,9 +40,14 @@ export function decodeLicenseFile(text: string): { license: Record<string, unkno
   const base64 = lines.slice(1, -1).join('');
   if (!BASE64.test(base64)) return undefined;
   try {
-    const value = JSON.parse(strictUtf8.decode(Buffer.from(base64, 'base64'))) as { license?: unknown; signature?: unknown };
+    const value = JSON.parse(strictUtf8.decode(Buffer.from(base64, 'base64'))) as {
+      license?: unknown;
+      signature?: unknown;
+      envelope?: unknown;
+    };
     if (typeof value.license !== 'object' || value.license === null || typeof value.signature !== 'string') return undefined;
-    return { license: value.license as Record<string, unknown>, signature: value.signature };
+    const document = { license: value.license as Record<string, unknown>, signature: value.signature };
+    return 'envelope' in value ? { ...document, envelope: value.envelope } : document;
   } catch {
     return undefined;
   }

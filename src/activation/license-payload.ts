@@ -1,4 +1,5 @@
 import type { License } from '../licenses/license.entity';
+import type { SignedEnvelope } from '../signing/envelope';
 import { mergeLimits } from '../licenses/license-limits';
 import { mergePolicy, SeatPolicy } from '../common/seat-policy/license-policy';
 import type { Product } from '../products/product.entity';
@@ -23,10 +24,11 @@ export interface LicensePayload {
   policy: SeatPolicy;
 }
 
-/** What activation returns: the licence data and the signature over its canonical bytes. */
+/** What activation returns: the licence data and the signature over its canonical bytes; the envelope when asked for. */
 export interface SignedLicense {
   license: LicensePayload;
   signature: string;
+  envelope?: SignedEnvelope;
 }
 
 /** The machine a payload is issued to. */

@@ -31,6 +31,7 @@ export const AUDIT_ACTIONS = [
   'auth.logout',
   'signing_key.rotated',
   'signing_key.revoked',
+  'signing_key.endorsed',
   'token.created',
   'token.revoked',
   'store_plan.created',

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import { StoredSigningKey } from './signing-key.entity';
+import { KeyEndorsement, StoredSigningKey } from './signing-key.entity';
 
 // pg_advisory_xact_lock key for every keyring change: first-start import, rotation and revocation run one at a time.
 const KEYRING_LOCK = 7_340_117_001;
@@ -24,7 +24,8 @@ export class KeyringRepository {
   /** Every key's id and state in one short string: the cheap read each instance polls to see a rotation or revocation. */
   async version(): Promise<string> {
     const rows: { version: string }[] = await this.dataSource.query(
-      `SELECT coalesce(string_agg(key_id || ':' || status, ',' ORDER BY key_id COLLATE "C"), '') AS version FROM signing_keys`,
+      `SELECT coalesce(string_agg(key_id || ':' || status || ':' || jsonb_array_length(endorsements), ',' ORDER BY key_id COLLATE "C"), '')
+         AS version FROM signing_keys`,
     );
     return rows[0]?.version ?? '';
   }
@@ -57,6 +58,11 @@ export class KeyringRepository {
       { keyId, status: 'active' },
       { status: 'retired', privateKeyEncrypted: null, retiredAt: () => 'now()' },
     );
+  }
+
+  async setEndorsements(keyId: string, endorsements: KeyEndorsement[], manager: EntityManager): Promise<StoredSigningKey> {
+    await manager.query('UPDATE signing_keys SET endorsements = $2::jsonb WHERE key_id = $1', [keyId, JSON.stringify(endorsements)]);
+    return (await this.getByKeyId(keyId, manager)) as StoredSigningKey;
   }
 
   async revoke(keyId: string, manager: EntityManager): Promise<StoredSigningKey> {

@@ -1,16 +1,18 @@
 import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
-import type { KeyObject } from 'node:crypto';
+import { createPublicKey, type KeyObject } from 'node:crypto';
 import { EventRecorder } from '../audit/event-recorder';
 import type { Actor } from '../common/auth/actor';
 import { AppError } from '../common/errors/app-error';
 import { ErrorCode } from '../common/errors/error-codes';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { ConfigError } from '../config/config.error';
+import { algorithmOfKey, signEndorsement, SigningAlgorithm, verifyEndorsement } from '../signing/envelope';
 import { publicJwkOf, SigningJwk } from '../signing/jwk';
+import { keyIdOf } from '../signing/license-signature';
 import { generateSigningKey, readSigningKeyFile, SigningKey } from './signing-key';
 import { KeyEncryption, KeyringDecryptionError } from './key-encryption';
 import { KeyringRepository } from './keyring.repository';
-import { SigningKeyOrigin, StoredSigningKey } from './signing-key.entity';
+import { KeyEndorsement, SigningKeyOrigin, SigningKeyStatus, StoredSigningKey } from './signing-key.entity';
 
 /** How often each instance reads the keyring's version: a rotation elsewhere reaches it within this (docs/signing.md, The keyring: within 5 s). */
 export const KEYRING_REFRESH_MS = 1000;
@@ -20,30 +22,47 @@ export interface ActiveSigningKey {
   keyId: string;
   privateKey: KeyObject;
   publicKeyPem: string;
+  algorithm: SigningAlgorithm;
 }
 
-/** A key that verifies: the active one and the retired ones (revoked keys are no longer published). */
+/**
+ * A published key: the active one and the retired ones verify; revoked ones stay listed as `revoked` so that clients drop
+ * them (docs/signing.md, Endorsed rotation).
+ */
 export interface PublishedKey {
   keyId: string;
-  status: 'active' | 'retired';
+  algorithm: SigningAlgorithm;
+  status: SigningKeyStatus;
   publicKeyPem: string;
   createdAt: Date;
   retiredAt: Date | null;
+  endorsements: KeyEndorsement[];
+}
+
+/** A JWK of the JWK Set with the key's state and endorsements beside the RFC 7517 members. */
+export type PublishedJwk = SigningJwk & { status: SigningKeyStatus; endorsements: KeyEndorsement[] };
+
+/** An endorsement made offline (scripts/endorse-key.ts): the endorsing key's public half and its signature. */
+export interface OfflineEndorsement {
+  publicKeyPem: string;
+  signature: string;
 }
 
 interface KeyringSnapshot {
   version: string;
   active: ActiveSigningKey;
   published: PublishedKey[];
-  jwks: SigningJwk[];
+  jwks: PublishedJwk[];
 }
 
 /** The same string as KeyringRepository.version() computes in SQL (key ids are hex, so code-unit order is the "C" collation). */
 const versionOf = (keys: StoredSigningKey[]) =>
   keys
-    .map((k) => `${k.keyId}:${k.status}`)
+    .map((k) => `${k.keyId}:${k.status}:${k.endorsements.length}`)
     .sort()
     .join(',');
+
+const STATUS_ORDER: Record<SigningKeyStatus, number> = { active: 0, retired: 1, revoked: 2 };
 
 /**
  * The keyring (docs/signing.md, The keyring): keys in PostgreSQL, shared by every instance, private halves encrypted under KEYRING_SECRET.
@@ -94,7 +113,7 @@ export class KeyringService implements OnModuleInit, OnModuleDestroy {
   }
 
   /** The published keys as RFC 7517 JWKs, in the same order. */
-  jwks(): SigningJwk[] {
+  jwks(): PublishedJwk[] {
     return this.current().jwks;
   }
 
@@ -103,13 +122,21 @@ export class KeyringService implements OnModuleInit, OnModuleDestroy {
     return this.keys.listAll();
   }
 
-  /** A new key becomes active, the previous one retired (its private key erased); audited in the same transaction. */
-  async rotate(actor: Actor): Promise<StoredSigningKey> {
-    const key = await generateSigningKey();
+  /**
+   * A new key of `algorithm` becomes active, the previous one retired (its private key erased) after it endorsed the new
+   * key (docs/signing.md, Endorsed rotation); audited in the same transaction.
+   */
+  async rotate(actor: Actor, algorithm: SigningAlgorithm = 'RSA-SHA256'): Promise<StoredSigningKey> {
+    const key = await generateSigningKey(algorithm);
     const created = await this.keys.transaction(async (manager) => {
       const previous = await this.keys.getActive(manager);
+      const endorsements: KeyEndorsement[] = [];
+      if (previous?.privateKeyEncrypted) {
+        const outgoing = this.encryption.decrypt(previous.privateKeyEncrypted, previous.keyId);
+        endorsements.push({ key_id: previous.keyId, signature: signEndorsement(createPublicKey(key.privateKey), outgoing) });
+      }
       if (previous) await this.keys.retire(previous.keyId, manager);
-      const row = await this.keys.insert(this.newRow(key, 'generated'), manager);
+      const row = await this.keys.insert({ ...this.newRow(key, 'generated'), endorsements }, manager);
       await this.events.record(manager, {
         type: 'signing_key.rotated',
         actor,
@@ -139,6 +166,44 @@ export class KeyringService implements OnModuleInit, OnModuleDestroy {
     return revoked;
   }
 
+  /**
+   * Stores an endorsement of a key made offline by another key (an offline root): it must verify for this key, and a
+   * revoked key is endorsed no more. The same endorser again replaces its earlier endorsement.
+   */
+  async endorse(keyId: string, offline: OfflineEndorsement, actor: Actor): Promise<StoredSigningKey> {
+    let endorser: KeyObject;
+    try {
+      endorser = createPublicKey(offline.publicKeyPem);
+    } catch {
+      throw AppError.field('public_key_pem', 'public_key_pem must be a PEM public key (SubjectPublicKeyInfo)');
+    }
+    if (endorser.type !== 'public' || !algorithmOfKey(endorser))
+      throw AppError.field('public_key_pem', 'public_key_pem must be an RSA or Ed25519 public key');
+    const endorserId = keyIdOf(endorser);
+    if (endorserId === keyId) throw AppError.field('public_key_pem', 'a key cannot endorse itself');
+    const endorsed = await this.keys.transaction(async (manager) => {
+      const key = await this.keys.getByKeyId(keyId, manager);
+      if (!key) throw AppError.notFound('Signing key');
+      if (key.status === 'revoked')
+        throw AppError.conflict('A revoked signing key cannot be endorsed', { key_id: keyId }, ErrorCode.ALREADY_REVOKED);
+      if (!verifyEndorsement(createPublicKey(key.publicKeyPem), offline.signature, endorser)) {
+        throw AppError.field(
+          'signature',
+          `signature is not an endorsement of key ${keyId} by key ${endorserId} (scripts/endorse-key.ts makes one)`,
+        );
+      }
+      const endorsements = [
+        ...key.endorsements.filter((e) => e.key_id !== endorserId),
+        { key_id: endorserId, signature: offline.signature },
+      ];
+      const row = await this.keys.setEndorsements(keyId, endorsements, manager);
+      await this.events.record(manager, { type: 'signing_key.endorsed', actor, details: { key_id: keyId, endorser_key_id: endorserId } });
+      return row;
+    });
+    await this.reload(false);
+    return endorsed;
+  }
+
   private current(): KeyringSnapshot {
     if (!this.snapshot) throw new Error('the keyring is not loaded yet');
     return this.snapshot;
@@ -164,6 +229,8 @@ export class KeyringService implements OnModuleInit, OnModuleDestroy {
   private newRow(key: SigningKey, origin: SigningKeyOrigin) {
     return {
       keyId: key.keyId,
+      algorithm: key.algorithm,
+      endorsements: [] as KeyEndorsement[],
       status: 'active' as const,
       publicKeyPem: key.publicKeyPem,
       privateKeyEncrypted: this.encryption.encrypt(key.privateKey, key.keyId),
@@ -204,6 +271,7 @@ export class KeyringService implements OnModuleInit, OnModuleDestroy {
         active = {
           keyId: stored.keyId,
           publicKeyPem: stored.publicKeyPem,
+          algorithm: stored.algorithm,
           privateKey: this.encryption.decrypt(stored.privateKeyEncrypted, stored.keyId),
         };
       } catch (err) {
@@ -218,17 +286,20 @@ export class KeyringService implements OnModuleInit, OnModuleDestroy {
         return;
       }
     }
-    const published: PublishedKey[] = rows
-      .filter((k) => k.status !== 'revoked')
-      .sort((a, b) => (a.status === b.status ? b.createdAt.getTime() - a.createdAt.getTime() : a.status === 'active' ? -1 : 1))
+    const published: PublishedKey[] = [...rows]
+      .sort((a, b) => STATUS_ORDER[a.status] - STATUS_ORDER[b.status] || b.createdAt.getTime() - a.createdAt.getTime())
       .map((k) => ({
         keyId: k.keyId,
-        status: k.status as PublishedKey['status'],
+        algorithm: k.algorithm,
+        status: k.status,
         publicKeyPem: k.publicKeyPem,
         createdAt: k.createdAt,
         retiredAt: k.retiredAt,
+        endorsements: k.endorsements,
       }));
-    const jwks = await Promise.all(published.map((k) => publicJwkOf(k.publicKeyPem, k.keyId)));
+    const jwks = await Promise.all(
+      published.map(async (k) => ({ ...(await publicJwkOf(k.publicKeyPem, k.keyId)), status: k.status, endorsements: k.endorsements })),
+    );
     this.snapshot = { version: versionOf(rows), active, published, jwks };
   }
 }

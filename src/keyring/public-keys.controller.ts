@@ -14,11 +14,13 @@ export class PublicKeysController {
   @ApiOkResponse({ type: PublicKeyDto })
   activeKey(): PublicKeyDto {
     const key = this.keyring.activeKey();
-    return { algorithm: 'RSA-SHA256', key_id: key.keyId, public_key_pem: key.publicKeyPem };
+    return { algorithm: key.algorithm, key_id: key.keyId, public_key_pem: key.publicKeyPem };
   }
 
   @Get('api/v1/public-keys')
-  @ApiOperation({ summary: 'Every published key: the active one and the retired ones that still verify what they signed' })
+  @ApiOperation({
+    summary: 'Every key: the active one, the retired ones that still verify what they signed, and the revoked ones clients must drop',
+  })
   @ApiOkResponse({ type: PublishedKeysDto })
   publishedKeys(): PublishedKeysDto {
     return { keys: this.keyring.publishedKeys().map((key) => PublishedKeyDto.from(key)) };
@@ -26,7 +28,10 @@ export class PublicKeysController {
 
   @Get('.well-known/jwks.json')
   @Header('Cache-Control', 'no-store')
-  @ApiOperation({ summary: 'The published keys as an RFC 7517 JWK Set (kid = key_id, alg RS256)' })
+  @ApiOperation({
+    summary:
+      'The published keys as an RFC 7517 JWK Set (kid = key_id; RSA with alg RS256, OKP/Ed25519 with alg EdDSA), with status and endorsements',
+  })
   @ApiOkResponse({ type: JwkSetDto })
   jwks(): JwkSetDto {
     return { keys: this.keyring.jwks() };

@@ -1,9 +1,16 @@
 import { Check, Column, Entity, Index, PrimaryColumn } from 'typeorm';
+import type { SigningAlgorithm } from '../signing/envelope';
 
 export const SIGNING_KEY_STATUSES = ['active', 'retired', 'revoked'] as const;
 export type SigningKeyStatus = (typeof SIGNING_KEY_STATUSES)[number];
 export const SIGNING_KEY_ORIGINS = ['imported', 'generated'] as const;
 export type SigningKeyOrigin = (typeof SIGNING_KEY_ORIGINS)[number];
+
+/** One endorsement of a key (docs/signing.md, Endorsed rotation): the endorsing key's id and its signature, unpadded base64url. */
+export interface KeyEndorsement {
+  key_id: string;
+  signature: string;
+}
 
 /**
  * One key of the keyring (docs/signing.md, The keyring). Only the active key keeps its private half (encrypted): a retired key only
@@ -14,6 +21,8 @@ export type SigningKeyOrigin = (typeof SIGNING_KEY_ORIGINS)[number];
 @Check('signing_keys_key_id_check', `key_id ~ '^[0-9a-f]{16}$'`)
 @Check('signing_keys_status_check', `status IN ('active', 'retired', 'revoked')`)
 @Check('signing_keys_origin_check', `origin IN ('imported', 'generated')`)
+@Check('signing_keys_algorithm_check', `algorithm IN ('RSA-SHA256', 'Ed25519')`)
+@Check('signing_keys_endorsements_check', `jsonb_typeof(endorsements) = 'array'`)
 @Check(
   'signing_keys_lifecycle_check',
   `(status = 'active' AND private_key_encrypted IS NOT NULL AND retired_at IS NULL AND revoked_at IS NULL)` +
@@ -36,6 +45,13 @@ export class StoredSigningKey {
 
   @Column({ type: 'varchar', length: 16 })
   origin: SigningKeyOrigin;
+
+  @Column({ type: 'varchar', length: 16, default: 'RSA-SHA256' })
+  algorithm: SigningAlgorithm;
+
+  /** Endorsements of this key by other keys: the outgoing key at rotation, an offline root key added by an admin. */
+  @Column({ type: 'jsonb', default: [] })
+  endorsements: KeyEndorsement[];
 
   @Column({ name: 'created_at', type: 'timestamptz', default: () => 'now()' })
   createdAt: Date;

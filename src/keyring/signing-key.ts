@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { writeFileExclusive } from '../config/secrets';
 import { dirname } from 'node:path';
 import { ConfigError } from '../config/config.error';
+import { algorithmOfKey, SigningAlgorithm } from '../signing/envelope';
 import { keyIdOf } from '../signing/license-signature';
 
 export interface SigningKey {
@@ -10,14 +11,21 @@ export interface SigningKey {
   publicKeyPem: string;
   /** First 16 hex chars of SHA-256 over the DER SubjectPublicKeyInfo (docs/client-api.md, Public keys). */
   keyId: string;
+  algorithm: SigningAlgorithm;
 }
 
-/** A new RSA-2048 key, generated on libuv's thread pool (about 100 ms of CPU that the event loop must not wait for). */
-export function generateSigningKey(): Promise<SigningKey> {
+/**
+ * A new key: RSA-2048 (the default) or Ed25519, generated on libuv's thread pool (RSA costs about 100 ms of CPU that the
+ * event loop must not wait for).
+ */
+export function generateSigningKey(algorithm: SigningAlgorithm = 'RSA-SHA256'): Promise<SigningKey> {
+  const done =
+    (resolve: (key: SigningKey) => void, reject: (err: Error) => void) =>
+    (err: Error | null, _publicKey: KeyObject, privateKey: KeyObject) => (err ? reject(err) : resolve(signingKeyOf(privateKey)));
   return new Promise((resolve, reject) =>
-    generateKeyPair('rsa', { modulusLength: 2048 }, (err, _publicKey, privateKey) =>
-      err ? reject(err) : resolve(signingKeyOf(privateKey)),
-    ),
+    algorithm === 'Ed25519'
+      ? generateKeyPair('ed25519', undefined, done(resolve, reject))
+      : generateKeyPair('rsa', { modulusLength: 2048 }, done(resolve, reject)),
   );
 }
 
@@ -73,5 +81,10 @@ export function parseSigningKey(pem: string, source = 'key'): SigningKey {
 
 function signingKeyOf(privateKey: KeyObject): SigningKey {
   const publicKey = createPublicKey(privateKey);
-  return { privateKey, publicKeyPem: publicKey.export({ type: 'spki', format: 'pem' }).toString(), keyId: keyIdOf(publicKey) };
+  return {
+    privateKey,
+    publicKeyPem: publicKey.export({ type: 'spki', format: 'pem' }).toString(),
+    keyId: keyIdOf(publicKey),
+    algorithm: algorithmOfKey(privateKey) ?? 'RSA-SHA256',
+  };
 }

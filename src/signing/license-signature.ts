@@ -1,5 +1,6 @@
 import canonicalize from 'canonicalize';
 import { createHash, createPublicKey, KeyObject, verify } from 'node:crypto';
+import { algorithmOfKey, digestOf, legacyPrefix } from './envelope';
 
 /**
  * The signature format (docs/client-api.md, The signed licence), free of Nest and of any database, so that
@@ -21,13 +22,15 @@ export function keyIdOf(publicKey: KeyObject | string): string {
   return createHash('sha256').update(der).digest('hex').slice(0, 16);
 }
 
-/** Checks an `RSA-SHA256:<base64>` signature over the canonical bytes of `payload`. */
+/** Checks a legacy signature over the canonical bytes of `payload`: `RSA-SHA256:<base64>` for an RSA key, `Ed25519:<base64>` for an Ed25519 key. */
 export function verifySignature(payload: unknown, signature: string, publicKey: KeyObject | string): boolean {
-  if (typeof signature !== 'string' || !signature.startsWith(SIGNATURE_PREFIX)) return false;
-  const base64 = signature.slice(SIGNATURE_PREFIX.length);
-  if (!BASE64.test(base64)) return false;
   try {
-    return verify('sha256', canonicalBytes(payload), publicKey, Buffer.from(base64, 'base64'));
+    const key = typeof publicKey === 'string' ? createPublicKey(publicKey) : publicKey;
+    const algorithm = algorithmOfKey(key);
+    if (!algorithm || typeof signature !== 'string' || !signature.startsWith(legacyPrefix(algorithm))) return false;
+    const base64 = signature.slice(legacyPrefix(algorithm).length);
+    if (!BASE64.test(base64)) return false;
+    return verify(digestOf(algorithm), canonicalBytes(payload), key, Buffer.from(base64, 'base64'));
   } catch {
     return false;
   }
@@ -60,7 +63,8 @@ export function verifySignedLicense(document: unknown, publicKeyPem: string): Li
 export function verifySignedAnswer(answer: unknown, publicKeyPem: string, expectedNonce: string): LicenseVerification {
   if (typeof answer !== 'object' || answer === null || Array.isArray(answer))
     return { valid: false, reason: 'the answer is not a JSON object' };
-  const { signature, ...signed } = answer as Record<string, unknown>;
+  // The envelope (when asked for) carries the same signature: it is not part of the signed bytes.
+  const { signature, envelope: _envelope, ...signed } = answer as Record<string, unknown>;
   if (typeof signature !== 'string') return { valid: false, reason: 'no "signature" string' };
   if (signed.nonce !== expectedNonce) {
     return { valid: false, reason: `the answer carries nonce ${JSON.stringify(signed.nonce)}, not the one sent (a replayed answer?)` };

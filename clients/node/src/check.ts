@@ -1,5 +1,6 @@
 import { dearmor, LICENSE_FILE_LABEL } from './armor.js';
 import { KeySet, verifySignature } from './crypto.js';
+import { sameJson, verifyEnvelope } from './envelope.js';
 import type { ClientState } from './state.js';
 import type { CheckReason, CheckResult, LicensePayload, SignedLicense } from './types.js';
 
@@ -19,9 +20,20 @@ export interface OfflineCheckInput {
 
 export type VerifiedDocument = { ok: true; license: LicensePayload } | { ok: false; reason: CheckReason; message: string };
 
-/** Verifies `{license, signature}` against the key its `key_id` names. */
-export function verifyDocument(document: unknown, keys: KeySet): VerifiedDocument {
+/**
+ * Verifies `{license, signature}` against the key its `key_id` names; a document with an envelope (an answer asked for
+ * with `envelopes: true`, a version 2 licence file) by its envelope, and its `license` must equal the decoded payload.
+ */
+export function verifyDocument(document: unknown, keys: KeySet, revoked: readonly string[] = []): VerifiedDocument {
   if (!isSignedLicense(document)) return { ok: false, reason: 'INVALID_SIGNATURE', message: 'not a signed licence document' };
+  if (document.envelope !== undefined) {
+    const opened = verifyEnvelope(document.envelope, (id) => keys.get(id), revoked);
+    if (!opened.ok) return opened;
+    if (!sameJson(opened.value, document.license)) {
+      return { ok: false, reason: 'PAYLOAD_MISMATCH', message: 'the licence differs from the signed payload of its envelope' };
+    }
+    return { ok: true, license: document.license };
+  }
   const key = keys.get(document.license.key_id);
   if (!key) {
     return {
@@ -34,6 +46,19 @@ export function verifyDocument(document: unknown, keys: KeySet): VerifiedDocumen
     return { ok: false, reason: 'INVALID_SIGNATURE', message: 'the signature does not match the licence data' };
   }
   return { ok: true, license: document.license };
+}
+
+/**
+ * A licence file for a client that accepts envelopes only: version 1 (no `envelope`) is `UNSUPPORTED_FORMAT`; version 2
+ * is verified by its envelope, and its `license` must equal the decoded payload.
+ */
+export function verifyEnvelopeFile(text: string, keys: KeySet, revoked: readonly string[] = []): VerifiedDocument {
+  const document = parseLicenseFile(text);
+  if (!document) return { ok: false, reason: 'MALFORMED_ENVELOPE', message: 'not a licence file' };
+  if (document.envelope === undefined) {
+    return { ok: false, reason: 'UNSUPPORTED_FORMAT', message: 'a version 1 licence file (no envelope); ask for envelope: true' };
+  }
+  return verifyDocument(document, keys, revoked);
 }
 
 /** Decodes a licence file (docs/client-api.md, Licence file) into `{license, signature}`, or undefined when the armor is malformed. */
@@ -70,7 +95,7 @@ export function checkOffline(input: OfflineCheckInput): CheckResult {
   if (typeof keyId === 'string' && input.withdrawnKeyIds?.includes(keyId)) {
     return refuse('KEY_REVOKED', `signed with key ${keyId}, which the server no longer publishes (revoked)`);
   }
-  const verified = verifyDocument(document, input.keys);
+  const verified = verifyDocument(document, input.keys, input.withdrawnKeyIds);
   if (!verified.ok) return verified;
   const license = verified.license;
   if (license.machine_fingerprint !== input.fingerprint) {

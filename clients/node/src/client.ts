@@ -3,6 +3,7 @@ import { hostname as osHostname, platform, release } from 'node:os';
 import { ACTIVATION_REQUEST_LABEL, armor } from './armor.js';
 import { checkOffline, parseLicenseFile, signedTimeOf, verifyDocument } from './check.js';
 import { KeySet, keyIdOf, verifySignature } from './crypto.js';
+import { listedKeys, resolveTrust, sameJson, verifyEnvelope } from './envelope.js';
 import { LicenseServerError, VerificationError } from './errors.js';
 import { defaultFingerprint, FINGERPRINT_PATTERN } from './fingerprint.js';
 import { HttpOptions, requestJson } from './http.js';
@@ -41,6 +42,16 @@ export interface LicenseClientOptions {
    * or lists as revoked are refused from then on, pinned or not. Default false.
    */
   fetchServerKeys?: boolean;
+  /**
+   * Follow key rotations without an update and without trusting the server (docs/signing.md, Endorsed rotation): when a
+   * signature names an unknown key, fetch `/api/v1/public-keys` and trust a key only through a chain of endorsements
+   * from the shipped keys or `rootKeys`; keys listed as revoked are dropped, shipped or not. Default false.
+   */
+  followEndorsements?: boolean;
+  /** Offline root keys (public halves) whose endorsements are trusted; they never sign licences themselves. */
+  rootKeys?: PublicKeyInput[];
+  /** Ask the server for envelopes (`envelope: true`; licence files version 2) and verify those. Default false. */
+  envelopes?: boolean;
   /** With `fetchServerKeys`: online calls refresh the key set when it is older than this. Default 3600 s. */
   keyRefreshIntervalSeconds?: number;
   /** The product code of this application; activations send it and checks require it. */
@@ -85,6 +96,7 @@ export interface HeartbeatLoop {
 export class LicenseClient {
   private readonly http: HttpOptions;
   private readonly pinned: KeySet;
+  private readonly roots: KeySet;
   private readonly store: StateFile;
   private readonly now: () => Date;
   private fingerprintValue?: string;
@@ -101,7 +113,9 @@ export class LicenseClient {
       fetch: options.fetch ?? globalThis.fetch,
     };
     this.pinned = KeySet.from(options.publicKeys, options.jwks);
-    if (this.pinned.ids().length === 0 && options.fetchServerKeys !== true) {
+    this.roots = KeySet.from(options.rootKeys);
+    const anchored = this.pinned.ids().length > 0 || (options.followEndorsements === true && this.roots.ids().length > 0);
+    if (!anchored && options.fetchServerKeys !== true) {
       throw new TypeError("publicKeys or jwks is required: ship the server's public keys, or opt in with fetchServerKeys: true");
     }
     this.store = new StateFile(options.statePath, createHash('sha256').update(`licence-client-state\0${options.appSalt}`).digest());
@@ -161,7 +175,7 @@ export class LicenseClient {
     const body = { ...seat, increment: options.increment ?? 1, idempotency_key: idempotencyKey };
     const nonce = randomBytes(24).toString('base64url');
     // Retried (network errors, 429, 502-504) with the same key: the server answers a repeat with the first count.
-    const answer = await requestJson<UsageAnswer>(this.http, 'POST', '/api/v1/usage', { ...body, nonce }, true);
+    const answer = await requestJson<UsageAnswer>(this.http, 'POST', '/api/v1/usage', { ...body, nonce, ...this.envelopeOption() }, true);
     await this.verifyAnswer(answer, nonce, seat, 'usage');
     this.update((state) => (state.latest_signed_at = later(state.latest_signed_at, Date.parse(answer.checked_at))));
     return answer;
@@ -174,11 +188,18 @@ export class LicenseClient {
     seat: { license_key: string; machine_fingerprint: string },
     what: string,
   ): Promise<void> {
-    const { signature, ...signed } = answer;
+    const { signature, envelope, ...signed } = answer as typeof answer & { envelope?: unknown };
     const keys = await this.keysFor(answer.key_id);
     const key = keys.get(answer.key_id);
     if (!key) throw new VerificationError('UNKNOWN_KEY', `the ${what} answer is signed with unknown key ${String(answer.key_id)}`);
-    if (!verifySignature(signed, signature, key)) throw new VerificationError('INVALID_SIGNATURE', `the ${what} answer does not verify`);
+    if (this.options.envelopes === true) {
+      // Decode, verify, then compare: the answer's fields must be exactly the signed ones.
+      const opened = verifyEnvelope(envelope, (id) => keys.get(id), this.withdrawn());
+      if (!opened.ok) throw new VerificationError(opened.reason, `the ${what} answer's envelope: ${opened.message}`);
+      if (!sameJson(opened.value, signed)) throw new VerificationError('PAYLOAD_MISMATCH', `the ${what} answer differs from its envelope`);
+    } else if (!verifySignature(signed, signature, key)) {
+      throw new VerificationError('INVALID_SIGNATURE', `the ${what} answer does not verify`);
+    }
     if (answer.nonce !== nonce) throw new VerificationError('NONCE_MISMATCH', `the ${what} answer is not for this request (replayed?)`);
     if (answer.license_key !== seat.license_key || answer.machine_fingerprint !== seat.machine_fingerprint) {
       throw new VerificationError('WRONG_SUBJECT', `the ${what} answer is about another licence or machine`);
@@ -190,7 +211,13 @@ export class LicenseClient {
     await this.refreshKeysIfDue();
     const nonce = randomBytes(24).toString('base64url');
     const seat = await this.seatBody();
-    const answer = await requestJson<ValidationAnswer>(this.http, 'POST', '/api/v1/validate', { ...seat, nonce }, true);
+    const answer = await requestJson<ValidationAnswer>(
+      this.http,
+      'POST',
+      '/api/v1/validate',
+      { ...seat, nonce, ...this.envelopeOption() },
+      true,
+    );
     await this.verifyAnswer(answer, nonce, seat, 'validation');
     this.update((state) => {
       state.last_validation = { valid: answer.valid, status: answer.status, code: answer.code, checked_at: answer.checked_at };
@@ -271,7 +298,8 @@ export class LicenseClient {
   /** Fetches a licence file for offline use (the machine must hold a seat), verifies it and stores it. */
   async licenseFile(): Promise<LicenseFileAnswer> {
     await this.refreshKeysIfDue();
-    const answer = await requestJson<LicenseFileAnswer>(this.http, 'POST', '/api/v1/license-file', await this.seatBody(), true);
+    const body = { ...(await this.seatBody()), ...this.envelopeOption() };
+    const answer = await requestJson<LicenseFileAnswer>(this.http, 'POST', '/api/v1/license-file', body, true);
     await this.storeLicenseFile(answer.license_file);
     return answer;
   }
@@ -296,7 +324,7 @@ export class LicenseClient {
     return checkOffline({
       state: loaded.state,
       keys: this.trustedKeys(loaded.state),
-      withdrawnKeyIds: this.options.fetchServerKeys === true ? (loaded.state.withdrawn_key_ids ?? []) : [],
+      withdrawnKeyIds: this.tracksServerKeys() ? (loaded.state.withdrawn_key_ids ?? []) : [],
       fingerprint: await this.fingerprint(),
       product: this.options.product,
       now: this.now(),
@@ -336,6 +364,26 @@ export class LicenseClient {
     return published.ids();
   }
 
+  /**
+   * With `followEndorsements`: fetches `/api/v1/public-keys` and trusts the listed keys that an endorsement chain links
+   * to a shipped key or a root key, none of them revoked; keys listed as revoked are withdrawn (docs/signing.md, Endorsed
+   * rotation). Returns the ids of the keys trusted through endorsements.
+   */
+  async refreshEndorsedKeys(): Promise<string[]> {
+    if (this.options.followEndorsements !== true) throw new TypeError('refreshEndorsedKeys() needs followEndorsements: true');
+    const list = await requestJson<PublicKeyList>(this.http, 'GET', '/api/v1/public-keys', undefined, true);
+    const anchors = new Map([...this.pinned.ids(), ...this.roots.ids()].map((id) => [id, (this.pinned.get(id) ?? this.roots.get(id))!]));
+    const trust = resolveTrust(anchors, listedKeys(list?.keys));
+    const endorsed = new KeySet();
+    for (const key of trust.endorsed.values()) endorsed.add(key);
+    this.update((state) => {
+      state.endorsed_keys = endorsed.toJwks();
+      state.withdrawn_key_ids = [...new Set([...(state.withdrawn_key_ids ?? []), ...trust.revoked])].sort();
+      state.server_keys_fetched_at = this.now().toISOString();
+    });
+    return endorsed.ids();
+  }
+
   /** With `fetchServerKeys`, refreshes a key set older than `keyRefreshIntervalSeconds`; a failed refresh keeps the old one. */
   private async refreshKeysIfDue(): Promise<void> {
     if (this.options.fetchServerKeys !== true) return;
@@ -348,7 +396,10 @@ export class LicenseClient {
   private async storeLicenseFile(text: string): Promise<void> {
     const document = parseLicenseFile(text);
     if (!document) throw new VerificationError('MALFORMED', 'not a licence file');
-    const license = await this.verifyOnline(document);
+    if (this.options.envelopes === true && document.envelope === undefined) {
+      throw new VerificationError('UNSUPPORTED_FORMAT', 'a version 1 licence file (no envelope)');
+    }
+    const license = await this.verifyOnline(document, document.envelope?.key_id);
     if (license.machine_fingerprint !== (await this.fingerprint())) {
       throw new VerificationError('FINGERPRINT_MISMATCH', 'the licence file was issued to another machine');
     }
@@ -360,8 +411,11 @@ export class LicenseClient {
   }
 
   /** Verifies a signed licence from the server, fetching the server's keys once if it names a key not yet known. */
-  private async verifyOnline(document: SignedLicense) {
-    const verified = verifyDocument(document, await this.keysFor(document.license?.key_id));
+  private async verifyOnline(document: SignedLicense, keyId: unknown = document.envelope?.key_id ?? document.license?.key_id) {
+    if (this.options.envelopes === true && document.envelope === undefined) {
+      throw new VerificationError('MALFORMED_ENVELOPE', 'the server sent no envelope (a server older than envelopes?)');
+    }
+    const verified = verifyDocument(document, await this.keysFor(keyId), this.withdrawn());
     if (!verified.ok) throw new VerificationError(verified.reason, verified.message);
     return verified.license;
   }
@@ -373,12 +427,34 @@ export class LicenseClient {
       await this.refreshKeys();
       keys = this.trustedKeys(this.store.load().state);
     }
+    if (!keys.has(keyId) && this.options.followEndorsements === true) {
+      await this.refreshEndorsedKeys();
+      keys = this.trustedKeys(this.store.load().state);
+    }
     return keys;
   }
 
   private trustedKeys(state: ClientState): KeySet {
-    if (this.options.fetchServerKeys !== true) return this.pinned;
-    return this.pinned.merge(KeySet.from([], state.server_keys)).without(state.withdrawn_key_ids ?? []);
+    if (!this.tracksServerKeys()) return this.pinned;
+    const fetched = this.options.fetchServerKeys === true ? KeySet.from([], state.server_keys) : new KeySet();
+    const endorsed = this.options.followEndorsements === true ? KeySet.from([], state.endorsed_keys) : new KeySet();
+    return this.pinned
+      .merge(fetched)
+      .merge(endorsed)
+      .without(state.withdrawn_key_ids ?? []);
+  }
+
+  /** Whether the client learns keys (and revocations) from the server at all. */
+  private tracksServerKeys(): boolean {
+    return this.options.fetchServerKeys === true || this.options.followEndorsements === true;
+  }
+
+  private withdrawn(): string[] {
+    return this.tracksServerKeys() ? (this.store.load().state.withdrawn_key_ids ?? []) : [];
+  }
+
+  private envelopeOption(): { envelope?: true } {
+    return this.options.envelopes === true ? { envelope: true } : {};
   }
 
   private async seatBody(): Promise<{ license_key: string; machine_fingerprint: string }> {
@@ -396,6 +472,7 @@ export class LicenseClient {
       os: machine.os ?? `${platform()} ${release()}`,
       ...(machine.appVersion ? { app_version: machine.appVersion } : {}),
       ...(this.options.product ? { product: this.options.product } : {}),
+      ...this.envelopeOption(),
     };
   }
 

@@ -17,7 +17,9 @@ export interface ClientState {
   last_validation?: { valid: boolean; status: string; code: string | null; checked_at: string };
   /** The keys the server published at the last refresh (only with `fetchServerKeys`); replaced, never merged. */
   server_keys?: JsonWebKeySet;
-  /** When `server_keys` was fetched (local clock). */
+  /** Keys trusted through endorsement chains at the last refresh (only with `followEndorsements`). */
+  endorsed_keys?: JsonWebKeySet;
+  /** When `server_keys` (or `endorsed_keys`) was fetched (local clock). */
   server_keys_fetched_at?: string;
   /** Keys the server stopped publishing or lists as revoked: refused even when pinned (only with `fetchServerKeys`). */
   withdrawn_key_ids?: string[];

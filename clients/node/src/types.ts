@@ -30,6 +30,8 @@ export interface LicensePolicy {
 export interface SignedLicense {
   license: LicensePayload;
   signature: string;
+  /** With `envelopes: true` (and in a version 2 licence file): the same signature around the exact signed bytes. */
+  envelope?: SignedEnvelope;
 }
 
 export type LicenseStatus = 'active' | 'grace' | 'expired' | 'suspended' | 'revoked';
@@ -93,6 +95,7 @@ export interface DeactivationAnswer {
 export interface LicenseFileAnswer {
   license_file: string;
   file_expires_at: string;
+  envelope?: SignedEnvelope;
 }
 
 /** A public key the client trusts, as `GET /api/v1/public-keys` lists it (only the PEM is required). */
@@ -100,6 +103,8 @@ export interface PublicKeyInput {
   key_id?: string;
   public_key_pem: string;
   status?: string;
+  algorithm?: string;
+  endorsements?: Endorsement[];
 }
 
 /** `GET /api/v1/public-keys`: the published keys, active first. */
@@ -115,10 +120,40 @@ export interface RsaJwk {
   e: string;
   alg?: string;
   use?: string;
+  status?: string;
+  endorsements?: Endorsement[];
 }
 
+/** An RFC 8037 Ed25519 public key as `/.well-known/jwks.json` serves it. */
+export interface OkpJwk {
+  kty: 'OKP';
+  crv: 'Ed25519';
+  kid: string;
+  x: string;
+  alg?: string;
+  use?: string;
+  status?: string;
+  endorsements?: Endorsement[];
+}
+
+export type PublicJwk = RsaJwk | OkpJwk;
+
 export interface JsonWebKeySet {
-  keys: RsaJwk[];
+  keys: PublicJwk[];
+}
+
+/** One endorsement of a key by another (docs/signing.md, Endorsed rotation): unpadded base64url by the endorsing key. */
+export interface Endorsement {
+  key_id: string;
+  signature: string;
+}
+
+/** `{payload, alg, key_id, signature}` (docs/signing.md, Envelopes): the exact signed bytes and their signature, base64url. */
+export interface SignedEnvelope {
+  payload: string;
+  alg: 'RS256' | 'EdDSA';
+  key_id: string;
+  signature: string;
 }
 
 /** Why an offline check refused, as a stable code (never a thrown string). */
@@ -137,7 +172,24 @@ export type CheckReason =
   | 'INVALIDATED'
   | 'KEY_REVOKED'
   | 'HEARTBEAT_OVERDUE'
-  | 'SEAT_LOST';
+  | 'SEAT_LOST'
+  | EnvelopeReason;
+
+/** Why an envelope (or a version 2 licence file) is refused: the codes of docs/test-vectors/conformance.json. */
+export type EnvelopeReason =
+  | 'MALFORMED_ENVELOPE'
+  | 'NON_CANONICAL_ENCODING'
+  | 'ALG_MISMATCH'
+  | 'MALFORMED_PAYLOAD'
+  | 'PAYLOAD_MISMATCH'
+  | 'UNSUPPORTED_FORMAT'
+  | 'UNKNOWN_KEY'
+  | 'KEY_REVOKED'
+  | 'INVALID_SIGNATURE';
+
+/** Why a key a server lists is not trusted (docs/signing.md, Endorsed rotation). */
+export type KeyTrustReason =
+  'UNENDORSED_KEY' | 'ENDORSER_UNKNOWN' | 'ENDORSER_REVOKED' | 'ENDORSEMENT_LOOP' | 'INVALID_ENDORSEMENT' | 'KEY_REVOKED';
 
 export type CheckResult =
   | {

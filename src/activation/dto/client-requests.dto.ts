@@ -1,6 +1,7 @@
+import { applyDecorators } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsEmail, IsInt, IsOptional, IsString, Matches, Max, Min, ValidateIf } from 'class-validator';
+import { IsBoolean, IsEmail, IsInt, IsOptional, IsString, Matches, Max, Min, ValidateIf } from 'class-validator';
 import { IsStorableText, MaxChars, MinChars } from '../../common/validation/validators';
 import { MACHINE_FINGERPRINT_PATTERN, normalizeFingerprint } from '../../licenses/dto/license-fields';
 import { normalizeLicenseKey } from '../../licenses/license-key';
@@ -29,6 +30,29 @@ export class SeatRequestDto {
   machine_fingerprint: string;
 }
 
+/**
+ * `envelope: true` asks for the signed envelope beside the legacy fields (docs/signing.md, Envelopes). Opt-in, so that an
+ * answer to a client that does not ask stays exactly as it was. null or any other value is a 400.
+ */
+function EnvelopeOption(): PropertyDecorator {
+  return applyDecorators(
+    ApiPropertyOptional({
+      type: Boolean,
+      example: true,
+      description:
+        'Absent or false: the answer as before. true: the answer also carries `envelope` {payload, alg, key_id, signature} (a licence file is then version 2)',
+    }),
+    ValidateIf((body: { envelope?: unknown }) => body.envelope !== undefined),
+    IsBoolean({ message: 'envelope must be true or false' }),
+  );
+}
+
+/** The licence-file body: a seat, and whether the file is version 2 (with an envelope). */
+export class LicenseFileRequestDto extends SeatRequestDto {
+  @EnvelopeOption()
+  envelope?: boolean;
+}
+
 export const NONCE_PATTERN = /^[A-Za-z0-9_-]{16,128}$/;
 
 /** The validate body: a seat plus an optional nonce that asks for a signed answer (docs/client-api.md, Signed validation). */
@@ -46,6 +70,10 @@ export class ValidateRequestDto extends SeatRequestDto {
   @IsString()
   @Matches(NONCE_PATTERN, { message: 'nonce must be 16-128 characters of A-Z a-z 0-9 _ -' })
   nonce?: string;
+
+  /** With a nonce: the signed answer also carries its envelope. */
+  @EnvelopeOption()
+  envelope?: boolean;
 }
 
 /** The activation request, with the optional `product` code (docs/client-api.md, Activate). */
@@ -83,6 +111,9 @@ export class ActivateRequestDto extends SeatRequestDto {
   @MinChars(1)
   @MaxChars(32)
   product?: string | null;
+
+  @EnvelopeOption()
+  envelope?: boolean;
 }
 
 export const IDEMPOTENCY_KEY_PATTERN = /^[A-Za-z0-9_-]{8,128}$/;
@@ -169,4 +200,7 @@ export class TrialRequestDto {
   @MaxChars(254)
   @IsEmail({}, { message: 'customer_email must be an email address' })
   customer_email?: string | null;
+
+  @EnvelopeOption()
+  envelope?: boolean;
 }

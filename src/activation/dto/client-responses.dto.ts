@@ -4,6 +4,30 @@ import { LICENSE_STATUSES, LicenseStatus } from '../../licenses/license-status';
 import { LICENSE_TYPES, type LicenseType } from '../../licenses/license-type';
 import { UsageAnswerDto } from '../../licenses/dto/usage.dto';
 
+/** docs/signing.md, Envelopes: the exact signed bytes and their signature; a verifier decodes, verifies, then parses. */
+export class SignedEnvelopeDto {
+  @ApiProperty({
+    pattern: '^[A-Za-z0-9_-]+$',
+    example: 'eyJhY3RpdmF0ZWRfYXQiOi...',
+    description: 'base64url without padding of the exact signed bytes (the RFC 8785 form of what the legacy `signature` covers)',
+  })
+  payload: string;
+  @ApiProperty({ enum: ['RS256', 'EdDSA'], example: 'RS256', description: 'RS256: RSASSA-PKCS1-v1_5 / SHA-256; EdDSA: Ed25519' })
+  alg: 'RS256' | 'EdDSA';
+  @ApiProperty({ example: '3f9a1c0b7d2e4f65', description: 'key_id of the signing key (GET /api/v1/public-keys)' }) key_id: string;
+  @ApiProperty({
+    pattern: '^[A-Za-z0-9_-]+$',
+    example: 'kX9yZ...',
+    description: 'the signature over the decoded payload, base64url without padding',
+  })
+  signature: string;
+}
+
+const ENVELOPE = {
+  type: SignedEnvelopeDto,
+  description: 'Only when the request said `envelope: true`: the same signature as `signature`, around the exact signed bytes',
+};
+
 export class LicenseCustomerDto {
   @ApiProperty({ example: 'Acme d.o.o.' }) name: string;
   @ApiProperty({
@@ -52,9 +76,10 @@ export class SignedLicenseDto {
   @ApiProperty({
     example: 'RSA-SHA256:MIIB...',
     description:
-      'RSASSA-PKCS1-v1_5 / SHA-256 over the UTF-8 bytes of the RFC 8785 canonical JSON of `license`, base64, prefixed `RSA-SHA256:`',
+      'RSASSA-PKCS1-v1_5 / SHA-256 over the UTF-8 bytes of the RFC 8785 canonical JSON of `license`, base64, prefixed `RSA-SHA256:`; `Ed25519:` + base64 while an Ed25519 key is active',
   })
   signature: string;
+  @ApiPropertyOptional(ENVELOPE) envelope?: SignedEnvelopeDto;
 }
 
 export class DeactivateResponseDto {
@@ -109,10 +134,11 @@ export class ValidateResponseDto {
   key_id?: string;
   @ApiPropertyOptional({
     description:
-      'Only with a nonce: `RSA-SHA256:` + base64 of RSASSA-PKCS1-v1_5 / SHA-256 over the UTF-8 bytes of the RFC 8785 canonical JSON of this response object without `signature`',
+      'Only with a nonce: `RSA-SHA256:` + base64 of RSASSA-PKCS1-v1_5 / SHA-256 over the UTF-8 bytes of the RFC 8785 canonical JSON of this response object without `signature` and `envelope` (`Ed25519:` + base64 while an Ed25519 key is active)',
     example: 'RSA-SHA256:MIIB...',
   })
   signature?: string;
+  @ApiPropertyOptional(ENVELOPE) envelope?: SignedEnvelopeDto;
 }
 
 /** POST /api/v1/heartbeat (docs/client-api.md, Heartbeat). */
@@ -157,8 +183,10 @@ export class UsageResponseDto extends UsageAnswerDto {
   @ApiPropertyOptional({ description: 'Only with a nonce: the key that signed this answer', example: '3f9a1c0b7d2e4f65' })
   key_id?: string;
   @ApiPropertyOptional({
-    description: 'Only with a nonce: signed exactly like a validate answer (the JCS form of this object without `signature`)',
+    description:
+      'Only with a nonce: signed exactly like a validate answer (the JCS form of this object without `signature` and `envelope`)',
     example: 'RSA-SHA256:MIIB...',
   })
   signature?: string;
+  @ApiPropertyOptional(ENVELOPE) envelope?: SignedEnvelopeDto;
 }

@@ -1,4 +1,5 @@
-import { ApiProperty } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { SignedEnvelopeDto } from './client-responses.dto';
 import { IsString } from 'class-validator';
 import { MAX_ACTIVATION_REQUEST_LENGTH } from '../license-file';
 import { MaxChars, MinChars } from '../../common/validation/validators';
@@ -14,6 +15,13 @@ export class LicenseFileResponseDto {
 
   @ApiProperty({ format: 'date-time', example: '2026-02-01T09:30:00.000Z', description: 'file_issued_at + license_file_ttl_days' })
   file_expires_at: string;
+
+  @ApiPropertyOptional({
+    type: SignedEnvelopeDto,
+    description:
+      'Only when the request said `envelope: true`: the file is version 2 and carries this same envelope beside `license` and `signature`',
+  })
+  envelope?: SignedEnvelopeDto;
 }
 
 /** `POST /api/v1/admin/offline-activations`: the text an air-gapped machine produced. */

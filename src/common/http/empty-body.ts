@@ -37,3 +37,16 @@ export class RefuseUnexpectedBody implements NestInterceptor {
 }
 
 export const refuseUnexpectedBody = new RefuseUnexpectedBody();
+
+/**
+ * For a route whose body is optional (every field optional): no body at all reaches the DTO pipe as `{}`, so the route
+ * answers as it did before it took fields. Interceptors run before pipes.
+ */
+@Injectable()
+export class AbsentBodyAsEmpty implements NestInterceptor {
+  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    const request = context.switchToHttp().getRequest<Request>();
+    if (request.body === undefined) request.body = {};
+    return next.handle();
+  }
+}

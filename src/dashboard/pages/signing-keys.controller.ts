@@ -4,6 +4,7 @@ import { Actor, CurrentActor } from '../../common/auth/actor';
 import { AppError, FieldError } from '../../common/errors/app-error';
 import { RevokeSigningKeyDto, SigningKeyDto } from '../../keyring/dto/signing-key.dto';
 import { KeyringService } from '../../keyring/keyring.service';
+import { SIGNING_ALGORITHMS, type SigningAlgorithm } from '../../signing/envelope';
 import { checkDto } from '../http/check-dto';
 import { DashboardController } from '../http/dashboard-controller.decorator';
 import { asFormBody, formText } from '../http/forms';
@@ -36,12 +37,17 @@ export class SigningKeysPageController {
       setFlash(req, 'error', 'Confirm the rotation on this page.');
       return res.redirect(303, '/signing-keys/rotate');
     }
+    const algorithm = formText(asFormBody(req.body), 'algorithm') || 'RSA-SHA256';
+    if (!(SIGNING_ALGORITHMS as readonly string[]).includes(algorithm)) {
+      setFlash(req, 'error', 'Choose RSA-SHA256 or Ed25519.');
+      return res.redirect(303, '/signing-keys/rotate');
+    }
     const previous = this.keyring.activeKey().keyId;
-    const key = await this.keyring.rotate(actor);
+    const key = await this.keyring.rotate(actor, algorithm as SigningAlgorithm);
     setFlash(
       req,
       'success',
-      `Key ${key.keyId} is now active and signs everything new; ${previous} is retired and still verifies what it signed.`,
+      `Key ${key.keyId} is now active (${key.algorithm}) and signs everything new; ${previous} endorsed it, is retired and still verifies what it signed.`,
     );
     res.redirect(303, '/signing-keys');
   }

@@ -127,6 +127,8 @@ function predicate(entry: AuditEntryLike): string {
       return `rotated the signing key${text(d.key_id) ? ` (new key ${text(d.key_id)})` : ''}`;
     case 'signing_key.revoked':
       return `revoked the signing key ${text(d.key_id) ?? ''}`.trim();
+    case 'signing_key.endorsed':
+      return `added an endorsement of the signing key ${text(d.key_id) ?? ''} by key ${text(d.endorser_key_id) ?? ''}`.trim();
     case 'token.created':
       return `issued the admin token ${text(d.name) ?? `#${String(d.token_id)}`}`;
     case 'token.revoked':

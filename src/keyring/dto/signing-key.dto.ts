@@ -1,7 +1,8 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsOptional, IsString } from 'class-validator';
+import { ApiProperty, ApiPropertyOptional, type ApiPropertyOptions } from '@nestjs/swagger';
+import { IsIn, IsOptional, IsString, Matches, ValidateIf } from 'class-validator';
+import { SIGNING_ALGORITHMS, type SigningAlgorithm } from '../../signing/envelope';
 import { IsStorableText, MaxChars, MinChars } from '../../common/validation/validators';
-import type { PublishedKey } from '../keyring.service';
+import type { PublishedJwk, PublishedKey } from '../keyring.service';
 import {
   SIGNING_KEY_ORIGINS,
   SIGNING_KEY_STATUSES,
@@ -16,10 +17,27 @@ const KEY_ID = {
   description: 'First 16 hex chars of SHA-256 over the DER SubjectPublicKeyInfo',
 };
 const PEM_EXAMPLE = '-----BEGIN PUBLIC KEY-----\n...\n-----END PUBLIC KEY-----\n';
+const ALGORITHM = { enum: SIGNING_ALGORITHMS, example: 'RSA-SHA256', description: 'RSA-SHA256 (RSA-2048, PKCS#1 v1.5) or Ed25519' };
+
+/** One endorsement of a key (docs/signing.md, Endorsed rotation). */
+export class KeyEndorsementDto {
+  @ApiProperty({ ...KEY_ID, description: 'key_id of the endorsing key' }) key_id: string;
+  @ApiProperty({
+    example: 'kX9yZ...',
+    pattern: '^[A-Za-z0-9_-]+$',
+    description:
+      'Unpadded base64url signature, by the endorsing key\'s algorithm, over ASCII "licence-server-endorsement-v1:" + base64url(RFC 7638 SHA-256 thumbprint of this key\'s JWK)',
+  })
+  signature: string;
+}
+const ENDORSEMENTS: ApiPropertyOptions = {
+  type: [KeyEndorsementDto],
+  description: 'Keys that endorse this one: the previous active key, offline root keys',
+};
 
 /** GET /api/v1/public-key: the active key (docs/client-api.md, Public keys). */
 export class PublicKeyDto {
-  @ApiProperty({ enum: ['RSA-SHA256'], example: 'RSA-SHA256' }) algorithm: 'RSA-SHA256';
+  @ApiProperty(ALGORITHM) algorithm: SigningAlgorithm;
   @ApiProperty(KEY_ID) key_id: string;
   @ApiProperty({ example: PEM_EXAMPLE }) public_key_pem: string;
 }
@@ -27,39 +45,57 @@ export class PublicKeyDto {
 /** One published key of GET /api/v1/public-keys. */
 export class PublishedKeyDto {
   @ApiProperty(KEY_ID) key_id: string;
-  @ApiProperty({ enum: ['RSA-SHA256'], example: 'RSA-SHA256' }) algorithm: 'RSA-SHA256';
-  @ApiProperty({ enum: ['active', 'retired'], example: 'active', description: 'active: signs now; retired: only verifies what it signed' })
-  status: 'active' | 'retired';
+  @ApiProperty(ALGORITHM) algorithm: SigningAlgorithm;
+  @ApiProperty({
+    enum: SIGNING_KEY_STATUSES,
+    example: 'active',
+    description: 'active: signs now; retired: only verifies what it signed; revoked: withdrawn, clients drop it',
+  })
+  status: SigningKeyStatus;
   @ApiProperty({ example: PEM_EXAMPLE }) public_key_pem: string;
   @ApiProperty({ type: String, format: 'date-time', example: '2026-01-01T00:00:00.000Z' }) created_at: string;
   @ApiProperty({ type: String, format: 'date-time', nullable: true, example: null, description: 'null while active' }) retired_at:
     string | null;
+  @ApiProperty(ENDORSEMENTS) endorsements: KeyEndorsementDto[];
 
   static from(key: PublishedKey): PublishedKeyDto {
     return {
       key_id: key.keyId,
-      algorithm: 'RSA-SHA256',
+      algorithm: key.algorithm,
       status: key.status,
       public_key_pem: key.publicKeyPem,
       created_at: key.createdAt.toISOString(),
       retired_at: key.retiredAt ? key.retiredAt.toISOString() : null,
+      endorsements: key.endorsements,
     };
   }
 }
 
 export class PublishedKeysDto {
-  @ApiProperty({ type: [PublishedKeyDto], description: 'Active first, then retired keys, newest first; revoked keys are not listed' })
+  @ApiProperty({ type: [PublishedKeyDto], description: 'Active first, then retired keys, then revoked keys, each newest first' })
   keys: PublishedKeyDto[];
 }
 
 /** RFC 7517 JWK of one published key. */
 export class JwkDto {
-  @ApiProperty({ enum: ['RSA'] }) kty: 'RSA';
+  @ApiProperty({ enum: ['RSA', 'OKP'], description: 'RSA, or OKP for an Ed25519 key' }) kty: 'RSA' | 'OKP';
   @ApiProperty({ ...KEY_ID, description: 'the key_id' }) kid: string;
-  @ApiProperty({ enum: ['RS256'], description: 'RSASSA-PKCS1-v1_5 with SHA-256 (the RSA-SHA256 signatures)' }) alg: 'RS256';
+  @ApiProperty({ enum: ['RS256', 'EdDSA'], description: 'RS256: RSASSA-PKCS1-v1_5 with SHA-256; EdDSA: Ed25519' }) alg: 'RS256' | 'EdDSA';
   @ApiProperty({ enum: ['sig'] }) use: 'sig';
-  @ApiProperty({ description: 'modulus, base64url' }) n: string;
-  @ApiProperty({ example: 'AQAB', description: 'public exponent, base64url' }) e: string;
+  @ApiPropertyOptional({ description: 'RSA: modulus, base64url' }) n?: string;
+  @ApiPropertyOptional({ example: 'AQAB', description: 'RSA: public exponent, base64url' }) e?: string;
+  @ApiPropertyOptional({ enum: ['Ed25519'], description: 'OKP: the curve' }) crv?: 'Ed25519';
+  @ApiPropertyOptional({ description: 'OKP: the public key, base64url' }) x?: string;
+  @ApiProperty({
+    enum: SIGNING_KEY_STATUSES,
+    description: 'as in GET /api/v1/public-keys; a revoked key is listed so that clients drop it',
+  })
+  status: SigningKeyStatus;
+  @ApiProperty(ENDORSEMENTS) endorsements: KeyEndorsementDto[];
+
+  static from(jwk: PublishedJwk): JwkDto {
+    return jwk;
+  }
 }
 
 export class JwkSetDto {
@@ -69,7 +105,7 @@ export class JwkSetDto {
 /** A key as the admin sees it, revoked ones included. */
 export class SigningKeyDto {
   @ApiProperty(KEY_ID) key_id: string;
-  @ApiProperty({ enum: ['RSA-SHA256'], example: 'RSA-SHA256' }) algorithm: 'RSA-SHA256';
+  @ApiProperty(ALGORITHM) algorithm: SigningAlgorithm;
   @ApiProperty({ enum: SIGNING_KEY_STATUSES, example: 'active' }) status: SigningKeyStatus;
   @ApiProperty({ enum: SIGNING_KEY_ORIGINS, description: 'imported from SIGNING_KEY_FILE on the first start, or generated by the server' })
   origin: SigningKeyOrigin;
@@ -78,11 +114,13 @@ export class SigningKeyDto {
   @ApiProperty({ type: String, format: 'date-time', nullable: true, description: 'when it stopped signing' }) retired_at: string | null;
   @ApiProperty({ type: String, format: 'date-time', nullable: true, description: 'when it stopped being published' }) revoked_at:
     string | null;
+  @ApiProperty(ENDORSEMENTS) endorsements: KeyEndorsementDto[];
 
   static from(key: StoredSigningKey): SigningKeyDto {
     return {
       key_id: key.keyId,
-      algorithm: 'RSA-SHA256',
+      algorithm: key.algorithm,
+      endorsements: key.endorsements,
       status: key.status,
       origin: key.origin,
       public_key_pem: key.publicKeyPem,
@@ -106,4 +144,31 @@ export class RevokeSigningKeyDto {
   @MaxChars(500)
   @IsStorableText()
   reason?: string;
+}
+
+/** `POST /api/v1/admin/signing-keys/rotate`: the new key's algorithm (docs/signing.md, Ed25519 keys). */
+export class RotateSigningKeyDto {
+  @ApiPropertyOptional({ ...ALGORITHM, default: 'RSA-SHA256' })
+  // Only an absent algorithm means the default: null is refused like any other value that is not one of the two.
+  @ValidateIf((body: { algorithm?: unknown }) => body.algorithm !== undefined)
+  @IsIn(SIGNING_ALGORITHMS, { message: 'algorithm must be RSA-SHA256 or Ed25519' })
+  algorithm?: SigningAlgorithm;
+}
+
+/** `POST /api/v1/admin/signing-keys/{key_id}/endorsements`: an endorsement made offline by scripts/endorse-key.ts. */
+export class AddEndorsementDto {
+  @ApiProperty({
+    example: PEM_EXAMPLE,
+    maxLength: 4096,
+    description: 'the endorsing key (e.g. your offline root key), PEM SubjectPublicKeyInfo',
+  })
+  @IsString()
+  @MinChars(1)
+  @MaxChars(4096)
+  public_key_pem: string;
+
+  @ApiProperty({ pattern: '^[A-Za-z0-9_-]{1,1024}$', description: 'the endorsement: unpadded base64url, as the script prints it' })
+  @IsString()
+  @Matches(/^[A-Za-z0-9_-]{1,1024}$/, { message: 'signature must be unpadded base64url' })
+  signature: string;
 }
