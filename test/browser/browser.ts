@@ -3,6 +3,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { Browser, chromium, Page } from 'playwright-core';
+import type { AppConfig } from '../../src/config/app-config';
 import { ADMIN } from '../dashboard-helpers';
 import { createTestApp, TestApp } from '../support/test-app';
 
@@ -10,10 +11,10 @@ export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 export const SCREENSHOTS = join(__dirname, '..', '..', 'test-results', 'screenshots');
 
 /** The real app listening on a free port, and Debian's Chromium (never a downloaded browser). */
-export async function startDashboard(): Promise<{ t: TestApp; baseUrl: string; browser: Browser }> {
+export async function startDashboard(overrides: Partial<AppConfig> = {}): Promise<{ t: TestApp; baseUrl: string; browser: Browser }> {
   if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} not found: apt-get install -y chromium (or set CHROMIUM_PATH)`);
   mkdirSync(SCREENSHOTS, { recursive: true });
-  const t = await createTestApp();
+  const t = await createTestApp(overrides);
   await t.app.listen(0, '127.0.0.1');
   const { port } = (t.app.getHttpServer() as Server).address() as AddressInfo;
   const browser = await chromium.launch({
