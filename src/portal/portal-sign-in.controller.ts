@@ -2,7 +2,8 @@ import { Get, HttpCode, Post, Query, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { toError } from '../common/errors/to-error';
 import { asFormBody, formText } from '../dashboard/http/forms';
-import { PortalAnonymous, PortalController, PortalFormTokens, portalCustomer } from './portal-http';
+import { EventRecorder } from '../audit/event-recorder';
+import { customerActor, PortalAnonymous, PortalController, PortalFormTokens, portalCustomer } from './portal-http';
 import { PORTAL_COOKIE } from './portal.setup';
 import { EMAIL_FORMAT, normaliseEmail, PortalSignInService } from './portal-sign-in.service';
 
@@ -16,6 +17,7 @@ export class PortalSignInController {
   constructor(
     private readonly signIns: PortalSignInService,
     private readonly forms: PortalFormTokens,
+    private readonly events: EventRecorder,
   ) {}
 
   @Get('login')
@@ -72,11 +74,15 @@ export class PortalSignInController {
     }
     await new Promise<void>((resolve, reject) => req.session.regenerate((err) => (err ? reject(toError(err)) : resolve())));
     req.session.portal = { email, signedInAt: Date.now() };
+    // Staff see customers' sign-ins in the audit log beside their own (actor type customer).
+    await this.events.record(undefined, { type: 'auth.login', actor: customerActor(req, email), details: { portal: true } });
     res.redirect(303, '/portal');
   }
 
   @Post('logout')
   async logout(@Req() req: Request, @Res() res: Response): Promise<void> {
+    const email = portalCustomer(req);
+    if (email) await this.events.record(undefined, { type: 'auth.logout', actor: customerActor(req, email), details: { portal: true } });
     await new Promise<void>((resolve, reject) => req.session.destroy((err) => (err ? reject(toError(err)) : resolve())));
     res.clearCookie(PORTAL_COOKIE, { path: '/portal' });
     res.redirect(303, '/portal/login');
