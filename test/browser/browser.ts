@@ -1,5 +1,5 @@
 import type { Server } from 'node:http';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { Browser, chromium, Page } from 'playwright-core';
@@ -8,6 +8,27 @@ import { ADMIN } from '../dashboard-helpers';
 import { createTestApp, TestApp } from '../support/test-app';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+/** axe-core's source, injected with page.evaluate: the CSP (rightly) refuses addScriptTag's inline script. */
+const AXE_SOURCE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
+export const DESKTOP = { width: 1280, height: 800 };
+export const PHONE = { width: 390, height: 844 };
+
+interface AxeViolation {
+  id: string;
+  impact: string | null;
+  nodes: { target: string[] }[];
+}
+
+/** axe-core's serious and critical findings on the page, one line each (docs/dashboard.md, Patterns for every page). */
+export async function seriousViolations(page: Page): Promise<string[]> {
+  await page.evaluate(AXE_SOURCE);
+  // Expressions as strings: they run in the page, whose DOM types this Node project does not load.
+  const violations = await page.evaluate<AxeViolation[]>(`axe.run(document, { resultTypes: ['violations'] }).then((r) => r.violations)`);
+  return violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+}
+
 export const SCREENSHOTS = join(__dirname, '..', '..', 'test-results', 'screenshots');
 
 /** The real app listening on a free port, and Debian's Chromium (never a downloaded browser). */

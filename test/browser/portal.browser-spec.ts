@@ -3,28 +3,10 @@ import type { Browser, Page } from 'playwright-core';
 import { createLicense, insertSeat } from '../support/factories';
 import { startSmtpServer } from '../support/smtp-server';
 import type { TestApp } from '../support/test-app';
-import { collectConsoleErrors, screenshot, startDashboard } from './browser';
+import { collectConsoleErrors, DESKTOP, PHONE, screenshot, seriousViolations, startDashboard } from './browser';
 
-/** axe-core's source, injected with page.evaluate: the CSP (rightly) refuses addScriptTag's inline script. */
-const AXE_SOURCE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
-const DESKTOP = { width: 1280, height: 800 };
-const PHONE = { width: 390, height: 844 };
 const CUSTOMER = 'ana.petrovic@shop.example';
 const LINK = /https:\/\/licences\.example\.test(\/portal\/sign-in\?token=[A-Za-z0-9_-]+)/;
-
-interface AxeViolation {
-  id: string;
-  impact: string | null;
-  nodes: { target: string[] }[];
-}
-
-async function seriousViolations(page: Page): Promise<string[]> {
-  await page.evaluate(AXE_SOURCE);
-  const violations = await page.evaluate<AxeViolation[]>(`axe.run(document, { resultTypes: ['violations'] }).then((r) => r.violations)`);
-  return violations
-    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
-}
 
 /** Presses Tab until the focused element matches `selector` (at most 30 times): proves it is reachable by keyboard. */
 async function tabTo(page: Page, selector: string): Promise<void> {
