@@ -481,6 +481,22 @@ describe('customer portal (docs/portal.md)', () => {
       expect(entry).toEqual({ actor_type: 'customer', actor: email });
     });
 
+    it('a revoked licence gives no licence file: the page says why (no error page)', async () => {
+      const { license, client, csrf } = await signedIn();
+      const seat = await insertSeat(t, license.id, { hostname: 'till-9' });
+      await t.admin.post(`/api/v1/admin/licenses/${license.id}/revoke`).send({ reason: 'refund' }).expect(200);
+      const token = await csrf(`/portal/licenses/${license.id}`);
+      await client
+        .post(`/portal/licenses/${license.id}/machines/${seat.id}/license-file`)
+        .type('form')
+        .send({ _csrf: token })
+        .expect(303)
+        .expect('Location', `/portal/licenses/${license.id}`);
+      const page = (await client.get(`/portal/licenses/${license.id}`).expect(200)).text;
+      expect(page).toContain('data-testid="portal-flash"');
+      expect(page).toContain('badge-revoked');
+    });
+
     it('attacker: every portal POST needs the session’s CSRF token (403, nothing changes)', async () => {
       const { license, client } = await signedIn();
       const seat = await insertSeat(t, license.id);

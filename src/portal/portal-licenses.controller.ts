@@ -28,6 +28,17 @@ export function deactivationLimitMessage(details: Record<string, unknown> | unde
   );
 }
 
+/**
+ * What the page says when the client use case refuses (a 400 with a client code): the deactivation limit and a machine
+ * already freed in words, any other code (a revoked or expired licence) with its own message. Anything else is thrown.
+ */
+function refusalMessage(err: unknown, machine: string): string {
+  if (!(err instanceof AppError) || err.status !== 400) throw err;
+  if (err.code === ErrorCode.DEACTIVATION_LIMIT_REACHED) return deactivationLimitMessage(err.details);
+  if (err.code === ErrorCode.NOT_ACTIVATED) return `${machine} was already freed.`;
+  return err.message;
+}
+
 /** The customer's licences, their machines, and what the customer may do with them (docs/portal.md, What a customer sees). */
 @PortalController()
 export class PortalLicensesController {
@@ -65,10 +76,7 @@ export class PortalLicensesController {
       );
       setPortalFlash(req, 'success', `${machine} was freed. You can now activate the licence on another machine.`);
     } catch (err) {
-      if (!(err instanceof AppError)) throw err;
-      if (err.code === ErrorCode.DEACTIVATION_LIMIT_REACHED) setPortalFlash(req, 'error', deactivationLimitMessage(err.details));
-      else if (err.code === ErrorCode.NOT_ACTIVATED) setPortalFlash(req, 'error', `${machine} was already freed.`);
-      else throw err;
+      setPortalFlash(req, 'error', refusalMessage(err, machine));
     }
     res.redirect(303, `/portal/licenses/${license.id}`);
   }
@@ -78,10 +86,16 @@ export class PortalLicensesController {
   @HttpCode(200)
   async licenseFile(@Req() req: Request, @Res() res: Response, @Param() params: SeatParams): Promise<void> {
     const { email, license, seat } = await this.seat(req, params);
-    const file = await this.activation.issueLicenseFile(
-      { license_key: license.license_key, machine_fingerprint: seat.machine_fingerprint },
-      customerActor(req, email),
-    );
+    let file: { license_file: string };
+    try {
+      file = await this.activation.issueLicenseFile(
+        { license_key: license.license_key, machine_fingerprint: seat.machine_fingerprint },
+        customerActor(req, email),
+      );
+    } catch (err) {
+      setPortalFlash(req, 'error', refusalMessage(err, seat.hostname ?? 'the machine'));
+      return res.redirect(303, `/portal/licenses/${license.id}`);
+    }
     res.setHeader('Content-Type', 'application/octet-stream');
     res.setHeader('Content-Disposition', `attachment; filename="${license.license_key}.lic"`);
     res.setHeader('Cache-Control', 'no-store');
