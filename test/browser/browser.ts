@@ -19,7 +19,7 @@ interface AxeViolation {
   nodes: { target: string[] }[];
 }
 
-/** axe-core's serious and critical findings on the page, one line each (docs/dashboard.md, Patterns for every page). */
+/** axe-core's serious and critical findings on the page, one line each (docs/portal.md, Forms). */
 export async function seriousViolations(page: Page): Promise<string[]> {
   await page.evaluate(AXE_SOURCE);
   // Expressions as strings: they run in the page, whose DOM types this Node project does not load.
