@@ -1,3 +1,4 @@
+import { createHash, randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
 import request from 'supertest';
 import { csrfFrom, loggedInAgent, type Agent } from './dashboard-helpers';
@@ -430,6 +431,26 @@ describe('customer portal (docs/portal.md)', () => {
       expect((await t.sql(`SELECT kind FROM mail_messages WHERE license_id = $1`, [license.id])).map((r) => r.kind)).not.toContain(
         'seat_released',
       );
+    });
+
+    it('records an address of 254 characters whole as the audit actor', async () => {
+      const local = `l${++seq}`.padEnd(64, 'x');
+      const email = `${local}@${'a'.repeat(60)}.${'b'.repeat(60)}.${'c'.repeat(59)}.example`;
+      expect(email).toHaveLength(254);
+      const license = await createLicense(t, { customer_email: email });
+      // The test SMTP server refuses addresses this long, so the link is made here, as the service makes it.
+      const token = randomBytes(32).toString('base64url');
+      await t.sql(`INSERT INTO portal_sign_in_tokens (token_hash, email, expires_at) VALUES ($1, $2, now() + interval '15 minutes')`, [
+        createHash('sha256').update(token).digest('hex'),
+        email,
+      ]);
+      const client = agent();
+      await useLink(client, token).expect(303);
+      const seat = await insertSeat(t, license.id);
+      const csrf = csrfFrom((await client.get(`/portal/licenses/${license.id}`).expect(200)).text);
+      await client.post(`/portal/licenses/${license.id}/machines/${seat.id}/release`).type('form').send({ _csrf: csrf }).expect(303);
+      const [entry] = await t.sql(`SELECT actor FROM audit_entries WHERE license_id = $1 AND actor_type = 'customer'`, [license.id]);
+      expect(entry.actor).toBe(email);
     });
 
     it('attacker: releasing over max_deactivations_per_30_days is refused in plain words; the seat stays bound', async () => {
