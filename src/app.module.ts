@@ -18,6 +18,7 @@ import { LicensesModule } from './licenses/licenses.module';
 import { ProductsModule } from './products/products.module';
 import { StatsModule } from './stats/stats.module';
 import { MailModule } from './mail/mail.module';
+import { PortalModule } from './portal/portal.module';
 import { StoresModule } from './stores/stores.module';
 import { WebhooksModule } from './webhooks/webhooks.module';
 
@@ -46,6 +47,7 @@ export class AppModule {
         WebhooksModule,
         MailModule,
         StoresModule,
+        PortalModule,
         DashboardModule,
       ],
     };

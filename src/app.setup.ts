@@ -23,6 +23,7 @@ import { configureDashboard, isDashboardPath } from './dashboard/dashboard.setup
 import { securityHeaders } from './dashboard/security-headers';
 import { requestMetrics } from './metrics/metrics.middleware';
 import { MetricsService } from './metrics/metrics.service';
+import { configurePortal, isPortalPath } from './portal/portal.setup';
 import { API_DOCS_PATH, setupOpenApi } from './openapi';
 
 export const BODY_LIMIT = '64kb';
@@ -52,13 +53,14 @@ export async function configureApp(nestApp: INestApplication, config: AppConfig)
   // the profile of the client routes showed that walk as the largest part of the framework's floor. Order as before:
   // the request id and log line first (so every response, body-parser errors included, gets them; the metrics
   // share its listener), then the headers, the cheap refusals, and the body parsers.
-  // Forms only where the dashboard's forms post (CSRF-checked there); the JSON API never parses them.
+  // Forms only where the dashboard's and the portal's forms post (CSRF-checked there); the JSON API never parses them.
   const forms = express.urlencoded({ limit: BODY_LIMIT, extended: false, parameterLimit: 200 });
   const parsedBody = chain(
     refuseDeclaredOversize(BODY_LIMIT_BYTES),
     onApiPaths(requireJsonBody),
     express.json({ limit: BODY_LIMIT, strict: true }),
-    (req: Request, res: Response, next: NextFunction) => (isDashboardPath(req.path) ? forms(req, res, next) : next()),
+    (req: Request, res: Response, next: NextFunction) =>
+      isDashboardPath(req.path) || isPortalPath(req.path) ? forms(req, res, next) : next(),
   );
   // Routes declared with @RawBodyRoute get their bytes unparsed, under their own limit (docs/stores.md, Raw bodies).
   const raw = rawBodyParsers(app);
@@ -83,6 +85,7 @@ export async function configureApp(nestApp: INestApplication, config: AppConfig)
   const root = projectRoot();
   app.setBaseViewsDir(join(root, 'views'));
   app.setViewEngine('hbs');
+  configurePortal(app, config);
   const nonApi = configureDashboard(app, config, root);
 
   // Swagger UI's routes and static files (ten layers) in front of every Nest route would be walked by every API

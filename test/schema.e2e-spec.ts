@@ -3,8 +3,8 @@ import { dataSourceOptions, ENTITIES } from '../src/database/data-source-options
 import { pendingSchemaChanges, runMigrations } from '../src/database/migrate';
 import { dropDatabase, ENV_ADMIN_URL, newDatabaseName, urlFor, withAdminClient } from './support/test-database';
 
-/** Tables no entity describes: TypeORM's migration ledger and metadata, and connect-pg-simple's session store. */
-const NOT_ENTITIES = ['migrations', 'typeorm_metadata', 'session'];
+/** Tables no entity describes: TypeORM's migration ledger and metadata, and connect-pg-simple's session stores (staff, portal). */
+const NOT_ENTITIES = ['migrations', 'typeorm_metadata', 'session', 'portal_session'];
 
 interface NamedDefinition {
   table: string;

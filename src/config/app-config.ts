@@ -61,6 +61,26 @@ export interface AppConfig {
   /** True when PUBLIC_URL was unset and publicUrl is http://localhost:PORT (a start-up warning says so). */
   publicUrlDefaulted?: boolean;
   mail: MailConfig;
+  /** The customer portal (docs/portal.md); absent in a config built in code: on, with the defaults of PortalConfig. */
+  portal?: PortalConfig;
+}
+
+export interface PortalConfig {
+  /** PORTAL_ENABLED=false: every /portal page answers 404. */
+  enabled: boolean;
+  /** Sign-in links asked for per IP and per address within PORTAL_LOGIN_WINDOW_MS. */
+  loginLimit: number;
+  /** The store's own customer portal by store name (stripe, paddle, lemonsqueezy), linked from store-made licences. */
+  storePortalUrls: Record<string, string>;
+}
+
+export const DEFAULT_PORTAL_LOGIN_LIMIT = 5;
+/** The window of RATE_LIMIT_PORTAL_LOGIN: 15 minutes. */
+export const PORTAL_LOGIN_WINDOW_MS = 15 * 60_000;
+
+/** The portal's settings, with the defaults for a config built in code without them. */
+export function portalConfig(config: Pick<AppConfig, 'portal'>): PortalConfig {
+  return config.portal ?? { enabled: true, loginLimit: DEFAULT_PORTAL_LOGIN_LIMIT, storePortalUrls: {} };
 }
 
 /** Every kind of mail the server sends to customers (docs/mail.md, Kinds). */

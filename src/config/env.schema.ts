@@ -16,7 +16,7 @@ import {
   validateSync,
   ValidationOptions,
 } from 'class-validator';
-import { DEFAULT_LOGIN_PAGE_RATE_LIMIT, MAIL_KINDS } from './app-config';
+import { DEFAULT_LOGIN_PAGE_RATE_LIMIT, DEFAULT_PORTAL_LOGIN_LIMIT, MAIL_KINDS } from './app-config';
 import { ConfigError } from './config.error';
 
 const toInt = ({ value }: { value: unknown }) => (typeof value === 'string' && /^\s*-?\d+\s*$/.test(value) ? Number(value) : value);
@@ -61,6 +61,11 @@ export const ENV_NAMES = [
   'MAIL_REPLY_TO',
   'MAIL_DISABLED_KINDS',
   'MAIL_RETRY_SCHEDULE',
+  'PORTAL_ENABLED',
+  'RATE_LIMIT_PORTAL_LOGIN',
+  'STRIPE_CUSTOMER_PORTAL_URL',
+  'PADDLE_CUSTOMER_PORTAL_URL',
+  'LEMONSQUEEZY_CUSTOMER_PORTAL_URL',
 ] as const;
 
 /** More proxies than this in front of one server is a misconfiguration, and a large count trusts client-written hops. */
@@ -144,6 +149,9 @@ export function resolveWebConcurrency(value: number | 'auto' | undefined, cores:
   if (value === undefined) return 1;
   return value === 'auto' ? Math.max(1, Math.min(cores, MAX_WEB_CONCURRENCY)) : value;
 }
+
+/** A store's customer portal: https only, no spaces or quotes (it becomes a link on the portal's pages). */
+const STORE_PORTAL_URL = /^https:\/\/[^\s"'<>]+$/;
 
 const MAIL_KIND_LIST = new RegExp(`^\\s*(${MAIL_KINDS.join('|')})\\s*(,\\s*(${MAIL_KINDS.join('|')})\\s*)*$`);
 
@@ -383,6 +391,32 @@ export class EnvironmentVariables {
     message: 'MAIL_RETRY_SCHEDULE must be 1 to 20 comma-separated delays in seconds (each up to 999999)',
   })
   MAIL_RETRY_SCHEDULE = '60,300,1800,7200,28800';
+
+  /** false: every /portal page answers 404 (docs/portal.md). */
+  @IsIn(['true', 'false'], { message: 'PORTAL_ENABLED must be true or false' })
+  PORTAL_ENABLED = 'true';
+
+  /** Sign-in links per IP and per address in 15 minutes (docs/portal.md, Signing in). */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(1_000_000_000)
+  RATE_LIMIT_PORTAL_LOGIN = DEFAULT_PORTAL_LOGIN_LIMIT;
+
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @Matches(STORE_PORTAL_URL, { message: 'STRIPE_CUSTOMER_PORTAL_URL must be an https:// URL' })
+  STRIPE_CUSTOMER_PORTAL_URL?: string;
+
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @Matches(STORE_PORTAL_URL, { message: 'PADDLE_CUSTOMER_PORTAL_URL must be an https:// URL' })
+  PADDLE_CUSTOMER_PORTAL_URL?: string;
+
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @Matches(STORE_PORTAL_URL, { message: 'LEMONSQUEEZY_CUSTOMER_PORTAL_URL must be an https:// URL' })
+  LEMONSQUEEZY_CUSTOMER_PORTAL_URL?: string;
 }
 
 /** Validates `env`; throws a ConfigError naming every bad variable. */

@@ -91,6 +91,20 @@ export function buildConfig(env: EnvironmentVariables, databaseUrl: string): { c
         .filter(Boolean) as MailKind[],
       retryScheduleSeconds: env.MAIL_RETRY_SCHEDULE.split(',').map((s) => Number(s.trim())),
     },
+    portal: {
+      enabled: env.PORTAL_ENABLED === 'true',
+      loginLimit: env.RATE_LIMIT_PORTAL_LOGIN,
+      storePortalUrls: definedEntries({
+        stripe: env.STRIPE_CUSTOMER_PORTAL_URL,
+        paddle: env.PADDLE_CUSTOMER_PORTAL_URL,
+        lemonsqueezy: env.LEMONSQUEEZY_CUSTOMER_PORTAL_URL,
+      }),
+    },
   };
   return { config, generated };
+}
+
+/** The entries whose value is set. */
+function definedEntries(values: Record<string, string | undefined>): Record<string, string> {
+  return Object.fromEntries(Object.entries(values).filter((entry): entry is [string, string] => entry[1] !== undefined));
 }

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { toError } from '../common/errors/to-error';
 import { isApiPath } from '../common/http/http-hardening';
 import { chain } from '../common/http/middleware-chain';
+import { saveSessionBeforeRedirect } from '../common/http/session-stores';
 import type { AppConfig } from '../config/app-config';
 import { DashboardPassport, SESSION_MAX_AGE_MS } from './auth/dashboard-passport';
 import { LoginFormTokens } from './auth/login-form-token';
@@ -73,17 +74,7 @@ export function configureDashboard(app: NestExpressApplication, config: AppConfi
             if (err) logger.warn(`session store unavailable: ${toError(err).message}`);
             next(err ? new ServiceUnavailableException('Sessions cannot be read right now; try again shortly.') : undefined);
           }),
-        // express-session sends a redirect's headers before its store write finishes, so a fast browser can
-        // follow the redirect and read the old session (a lost flash message). Save first, then redirect.
-        (req, res, next) => {
-          const redirect = res.redirect.bind(res) as (...args: unknown[]) => void;
-          res.redirect = (...args: unknown[]) => {
-            // An empty session (e.g. just after logout) is not worth storing.
-            if (!req.session || Object.keys(req.session).every((k) => k === 'cookie')) return redirect(...args);
-            req.session.save(() => redirect(...args));
-          };
-          next();
-        },
+        saveSessionBeforeRedirect,
         passport.initialize(),
         passport.session(),
       ),

@@ -27,6 +27,7 @@ describe('loadEntities (every entity file under src/, no list in database/)', ()
         'WebhookExpiryNotice',
         'MailMessage',
         'MailUnsubscribe',
+        'PortalSignInToken',
       ].sort(),
     );
   });

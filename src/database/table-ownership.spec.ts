@@ -20,6 +20,7 @@ const OWNERS: Record<string, string> = {
   users: 'dashboard',
   mail_messages: 'mail',
   mail_unsubscribes: 'mail',
+  portal_sign_in_tokens: 'portal',
 };
 
 /** The documented crossings: the event recorder writes the outbox event with its audit entry in one statement. */

@@ -245,6 +245,19 @@ export class LicensesRepository {
     return rows.map((r) => ({ id: r.id, licenseKey: r.license_key, customerName: r.customer_name, customerEmail: r.customer_email }));
   }
 
+  /**
+   * The licences of one customer address (given lower-cased; stored case and surrounding spaces ignored), newest first,
+   * at most `limit`; narrowed through the trigram-indexed search_text first (docs/portal.md, Isolation).
+   */
+  async listByCustomerEmail(email: string, limit: number, manager = this.dataSource.manager): Promise<License[]> {
+    const rows: LicenseWithProductRow[] = await manager.query(
+      `${LICENSE_WITH_PRODUCT} WHERE l.search_text LIKE '%' || license_search_fold($1) || '%' AND lower(btrim(l.customer_email)) = $2
+       ORDER BY l.created_at DESC, l.id DESC LIMIT $3`,
+      [escapeLike(email), email, limit],
+    );
+    return rows.map(licenseFromRow);
+  }
+
   /** Ids of the licences whose customer name or e-mail contains `text` (folded), at most `limit`. */
   async idsOfCustomer(text: string, limit: number): Promise<number[]> {
     const rows: { id: number }[] = await this.dataSource.query(

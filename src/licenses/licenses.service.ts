@@ -31,6 +31,13 @@ import { SeatsRepository } from './seats.repository';
 /** The dashboard's sort keys, public through the service: a repository stays inside its module (docs/architecture.md, Module boundaries). */
 export { LICENSE_SORTS, type LicenseSort } from './licenses.repository';
 
+/** The most licences one customer address lists in the portal. */
+const CUSTOMER_LICENSES_MAX = 200;
+
+/** A licence's stored address against a lower-cased one: case and surrounding spaces do not count. */
+export const sameCustomerEmail = (stored: string | null, email: string): boolean =>
+  stored !== null && stored.trim().toLowerCase() === email;
+
 /** 100 random bits make a collision astronomically rare; a few retries make it harmless. */
 const KEY_ATTEMPTS = 5;
 
@@ -202,6 +209,28 @@ export class LicensesService {
     return this.dataSource.transaction('REPEATABLE READ', async (manager) => {
       const license = await this.licenses.getById(id, manager, products);
       if (!license) throw AppError.notFound('License');
+      return this.details(license, manager);
+    });
+  }
+
+  /** Every licence of one customer address (lower-cased), across products, with current seats (docs/portal.md, Isolation). */
+  async customerLicenses(email: string): Promise<LicenseDetailsDto[]> {
+    return this.dataSource.transaction('REPEATABLE READ', async (manager) => {
+      const licenses = await this.licenses.listByCustomerEmail(email, CUSTOMER_LICENSES_MAX, manager);
+      return Promise.all(licenses.map((license) => this.details(license, manager)));
+    });
+  }
+
+  /** Whether any licence carries this customer address (lower-cased). */
+  async hasCustomerEmail(email: string): Promise<boolean> {
+    return (await this.licenses.listByCustomerEmail(email, 1)).length > 0;
+  }
+
+  /** One licence of this customer address (lower-cased); another customer's licence is as unknown as a missing one (404). */
+  async customerLicense(id: number, email: string): Promise<LicenseDetailsDto> {
+    return this.dataSource.transaction('REPEATABLE READ', async (manager) => {
+      const license = await this.licenses.getById(id, manager);
+      if (!license || !sameCustomerEmail(license.customerEmail, email)) throw AppError.notFound('License');
       return this.details(license, manager);
     });
   }

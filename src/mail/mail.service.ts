@@ -3,13 +3,14 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import type { EntityManager } from 'typeorm';
 import { ALL_PRODUCTS, type ProductScope, productScopeIncludes } from '../common/auth/actor';
+import { SecretEnvelope } from '../common/crypto/secret-envelope';
 import { AppError } from '../common/errors/app-error';
 import { projectRoot } from '../common/paths';
 import { APP_CONFIG, AppConfig, type MailKind } from '../config/app-config';
 import { JobsService } from '../jobs/jobs.service';
 import { EventFanoutService, type EventConsumer } from '../webhooks/event-fanout.service';
 import type { PendingEvent } from '../webhooks/event-fanout.service';
-import { mailFromEvents, validRecipient } from './mail-derivation';
+import { mailFromEvents, type NewMail, validRecipient } from './mail-derivation';
 import { formatMailDate, MailTemplates, type MailView, type RenderedMail } from './mail-templates';
 import { MailSendError, MailTransport } from './mail-transport';
 import { ClaimedMail, MailRepository, MailRow } from './mail.repository';
@@ -36,6 +37,8 @@ const REMINDERS: readonly MailKind[] = ['expiring_soon', 'expired'];
 export class MailService implements EventConsumer, OnModuleInit, OnModuleDestroy {
   private readonly templates = new MailTemplates(join(projectRoot(), 'views'));
   private readonly transport: MailTransport;
+  /** Sign-in links wait in the outbox sealed: staff reading the table cannot sign in as a customer (docs/portal.md, Signing in). */
+  private readonly links: SecretEnvelope;
 
   constructor(
     private readonly repository: MailRepository,
@@ -44,6 +47,7 @@ export class MailService implements EventConsumer, OnModuleInit, OnModuleDestroy
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {
     this.transport = new MailTransport(config.mail, join(config.dataDir, 'mail'));
+    this.links = new SecretEnvelope(config.sessionSecret, 'portal-sign-in-link');
   }
 
   /** PUBLIC_URL: the base of every link in a message. */
@@ -149,6 +153,29 @@ export class MailService implements EventConsumer, OnModuleInit, OnModuleDestroy
     return address;
   }
 
+  /**
+   * Queues a portal sign-in link for `address` in the caller's transaction (docs/portal.md, Signing in): the link
+   * itself is sealed in the outbox row. False when the kind is turned off or the address cannot receive mail.
+   */
+  async queuePortalSignIn(address: string, signInUrl: string, manager: EntityManager): Promise<boolean> {
+    if (this.config.mail.disabledKinds.includes('portal_sign_in') || !validRecipient(address)) return false;
+    const mail: NewMail = {
+      kind: 'portal_sign_in',
+      dedupeKey: `portal_sign_in:${randomBytes(12).toString('hex')}`,
+      eventId: null,
+      licenseId: null,
+      productId: null,
+      toAddress: address,
+      toName: null,
+      data: { sealed_sign_in_url: this.links.seal(Buffer.from(signInUrl, 'utf8'), address) },
+      status: 'pending',
+      lastError: null,
+    };
+    if ((await this.repository.insertMany([mail], manager)) === 0) return false;
+    await this.jobs.send(MAIL_DRAIN_QUEUE, {}, { manager });
+    return true;
+  }
+
   /** Records the opt-out when the token is the one mailed to `address`; false otherwise (docs/mail.md, Unsubscribe). */
   async unsubscribe(address: string, token: string): Promise<boolean> {
     if (!validRecipient(address) || !unsubscribeTokenValid(this.config.sessionSecret, address, token)) return false;
@@ -182,6 +209,15 @@ export class MailService implements EventConsumer, OnModuleInit, OnModuleDestroy
     await this.jobs.send(MAIL_RETRY_QUEUE, {}, { startAfterSeconds: delay });
   }
 
+  /** The sealed link, or a pointer to the portal when it no longer opens (SESSION_SECRET changed): never a broken token. */
+  private openLink(sealed: string, address: string): string {
+    try {
+      return this.links.open(sealed, address).toString('utf8');
+    } catch {
+      return `${this.config.publicUrl}/portal/login`;
+    }
+  }
+
   private unsubscribeLink(address: string): string {
     return unsubscribeUrl(this.config.publicUrl, this.config.sessionSecret, address);
   }
@@ -199,6 +235,7 @@ export class MailService implements EventConsumer, OnModuleInit, OnModuleDestroy
       heartbeat: data.reason === 'heartbeat_timeout',
       ...(REMINDERS.includes(kind) ? { unsubscribeUrl: this.unsubscribeLink(toAddress) } : {}),
       ...(typeof data.sign_in_url === 'string' ? { signInUrl: data.sign_in_url } : {}),
+      ...(typeof data.sealed_sign_in_url === 'string' ? { signInUrl: this.openLink(data.sealed_sign_in_url, toAddress) } : {}),
     };
   }
 }

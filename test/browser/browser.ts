@@ -1,19 +1,41 @@
 import type { Server } from 'node:http';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { Browser, chromium, Page } from 'playwright-core';
+import type { AppConfig } from '../../src/config/app-config';
 import { ADMIN } from '../dashboard-helpers';
 import { createTestApp, TestApp } from '../support/test-app';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+/** axe-core's source, injected with page.evaluate: the CSP (rightly) refuses addScriptTag's inline script. */
+const AXE_SOURCE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
+export const DESKTOP = { width: 1280, height: 800 };
+export const PHONE = { width: 390, height: 844 };
+
+interface AxeViolation {
+  id: string;
+  impact: string | null;
+  nodes: { target: string[] }[];
+}
+
+/** axe-core's serious and critical findings on the page, one line each (docs/portal.md, Forms). */
+export async function seriousViolations(page: Page): Promise<string[]> {
+  await page.evaluate(AXE_SOURCE);
+  // Expressions as strings: they run in the page, whose DOM types this Node project does not load.
+  const violations = await page.evaluate<AxeViolation[]>(`axe.run(document, { resultTypes: ['violations'] }).then((r) => r.violations)`);
+  return violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+}
+
 export const SCREENSHOTS = join(__dirname, '..', '..', 'test-results', 'screenshots');
 
 /** The real app listening on a free port, and Debian's Chromium (never a downloaded browser). */
-export async function startDashboard(): Promise<{ t: TestApp; baseUrl: string; browser: Browser }> {
+export async function startDashboard(overrides: Partial<AppConfig> = {}): Promise<{ t: TestApp; baseUrl: string; browser: Browser }> {
   if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} not found: apt-get install -y chromium (or set CHROMIUM_PATH)`);
   mkdirSync(SCREENSHOTS, { recursive: true });
-  const t = await createTestApp();
+  const t = await createTestApp(overrides);
   await t.app.listen(0, '127.0.0.1');
   const { port } = (t.app.getHttpServer() as Server).address() as AddressInfo;
   const browser = await chromium.launch({

@@ -1,28 +1,7 @@
-import { readFileSync } from 'node:fs';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { createLicense, insertSeat } from '../support/factories';
 import type { TestApp } from '../support/test-app';
-import { collectConsoleErrors, screenshot, signIn, startDashboard } from './browser';
-
-/** axe-core's source, injected with page.evaluate: the CSP (rightly) refuses addScriptTag's inline script. */
-const AXE_SOURCE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
-const DESKTOP = { width: 1280, height: 800 };
-const PHONE = { width: 390, height: 844 };
-
-interface AxeViolation {
-  id: string;
-  impact: string | null;
-  nodes: { target: string[] }[];
-}
-
-async function seriousViolations(page: Page): Promise<string[]> {
-  await page.evaluate(AXE_SOURCE);
-  // Expressions as strings: they run in the page, whose DOM types this Node project does not load.
-  const violations = await page.evaluate<AxeViolation[]>(`axe.run(document, { resultTypes: ['violations'] }).then((r) => r.violations)`);
-  return violations
-    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
-}
+import { collectConsoleErrors, DESKTOP, PHONE, screenshot, seriousViolations, signIn, startDashboard } from './browser';
 
 describe('staff dashboard in Chromium (edit, renew, confirmations, search, phone layout, accessibility)', () => {
   let t: TestApp;

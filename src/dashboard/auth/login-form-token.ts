@@ -7,6 +7,15 @@ export const LOGIN_COOKIE = 'licence_login';
 /** How long a login form stays usable: minutes, not the 8 hours of a logged-in session. */
 export const LOGIN_FORM_TTL_MS = 10 * 60_000;
 
+/** Where an anonymous form's cookie lives and what its MACs are keyed for. */
+export interface AnonymousForm {
+  cookie: string;
+  path: string;
+  purpose: string;
+}
+
+const STAFF_LOGIN_FORM: AnonymousForm = { cookie: LOGIN_COOKIE, path: '/login', purpose: 'login-form-token/v1' };
+
 function cookieValue(header: string | undefined, name: string): string | undefined {
   for (const part of header?.split(';') ?? []) {
     const eq = part.indexOf('=');
@@ -29,12 +38,14 @@ function sameText(a: string, b: string): boolean {
 export class LoginFormTokens {
   private readonly key: Buffer;
 
+  /** `form`: the cookie's name and path and the key's purpose; the portal's sign-in forms use their own (docs/portal.md, Forms). */
   constructor(
     config: Pick<AppConfig, 'sessionSecret'>,
     private readonly now: () => number = Date.now,
+    private readonly form: AnonymousForm = STAFF_LOGIN_FORM,
   ) {
     // A key of its own, derived from the session secret, so these MACs never collide with the session cookie's signature.
-    this.key = createHmac('sha256', config.sessionSecret).update('login-form-token/v1').digest();
+    this.key = createHmac('sha256', config.sessionSecret).update(form.purpose).digest();
   }
 
   /**
@@ -46,11 +57,11 @@ export class LoginFormTokens {
     if (held && held.expires - this.now() > LOGIN_FORM_TTL_MS / 2) return this.mac('form', held.nonce);
     const nonce = randomBytes(18).toString('base64url');
     const payload = `${nonce}.${this.now() + LOGIN_FORM_TTL_MS}`;
-    res.cookie(LOGIN_COOKIE, `${payload}.${this.mac('cookie', payload)}`, {
+    res.cookie(this.form.cookie, `${payload}.${this.mac('cookie', payload)}`, {
       httpOnly: true,
       sameSite: 'strict',
       secure: req.secure,
-      path: '/login',
+      path: this.form.path,
       maxAge: LOGIN_FORM_TTL_MS,
     });
     return this.mac('form', nonce);
@@ -64,7 +75,7 @@ export class LoginFormTokens {
 
   /** The nonce and expiry of the request's login cookie when its MAC is ours and it has not expired. */
   private readCookie(req: Request): { nonce: string; expires: number } | undefined {
-    const cookie = cookieValue(req.headers.cookie, LOGIN_COOKIE);
+    const cookie = cookieValue(req.headers.cookie, this.form.cookie);
     const [nonce, expires, mac, ...rest] = cookie?.split('.') ?? [];
     if (rest.length > 0 || !nonce || !/^\d{1,15}$/.test(expires ?? '') || !mac) return undefined;
     if (!sameText(mac, this.mac('cookie', `${nonce}.${expires}`)) || Number(expires) <= this.now()) return undefined;

@@ -89,3 +89,11 @@ export function customerQuery(row: { customer_email?: string | null; customer_pi
   if (row.customer_pib) return new URLSearchParams({ pib: row.customer_pib }).toString();
   return new URLSearchParams({ name: row.customer_name ?? '' }).toString();
 }
+
+/** A licence key with all but its prefix and last group hidden, for lists a customer may show on screen (docs/portal.md). */
+export function maskedKey(value: unknown): string {
+  if (typeof value !== 'string') return '';
+  const groups = value.split('-');
+  if (groups.length < 3) return '•••••';
+  return [groups[0], ...groups.slice(1, -1).map(() => '•••••'), groups[groups.length - 1]].join('-');
+}

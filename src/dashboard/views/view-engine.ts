@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { basename, extname, join } from 'node:path';
 import hbs from 'hbs';
 import { auditActor, auditSentence } from './audit-sentence';
-import { auditDetailLines, customerQuery, displayIp, formatTimestamp, isoTimestamp, shortFingerprint } from './display';
+import { auditDetailLines, customerQuery, displayIp, formatTimestamp, isoTimestamp, maskedKey, shortFingerprint } from './display';
 
 export { formatTimestamp } from './display';
 
@@ -21,6 +21,7 @@ const HELPERS: Record<string, (...args: unknown[]) => unknown> = {
   auditActor: (entry: unknown) => auditActor((entry ?? {}) as Parameters<typeof auditActor>[0]),
   customerQuery: (row: unknown) => customerQuery(row ?? {}),
   count: (list: unknown) => (Array.isArray(list) ? list.length : 0),
+  maskedKey: (value: unknown) => maskedKey(value),
 };
 
 /**
