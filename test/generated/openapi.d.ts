@@ -760,7 +760,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Send a failed message again (a fresh retry schedule) */
+        /**
+         * Send a failed message again (a fresh retry schedule)
+         * @description Audited as `mail.retried`.
+         */
         post: operations["Mail_retry"];
         delete?: never;
         options?: never;
@@ -1320,7 +1323,7 @@ export interface components {
              * @example license.revoked
              * @enum {string}
              */
-            action: "product.created" | "product.updated" | "license.created" | "license.updated" | "license.revoked" | "license.released" | "license.activated" | "license.activation_denied" | "license.deactivated" | "license.file_issued" | "license.usage_limit_reached" | "license.usage_reset" | "license.trial_started" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "webhook.delivery_retried" | "auth.login" | "auth.login_failed" | "auth.logout" | "signing_key.rotated" | "signing_key.revoked" | "token.created" | "token.revoked";
+            action: "product.created" | "product.updated" | "license.created" | "license.updated" | "license.revoked" | "license.released" | "license.activated" | "license.activation_denied" | "license.deactivated" | "license.file_issued" | "license.usage_limit_reached" | "license.usage_reset" | "license.trial_started" | "license.key_resent" | "mail.retried" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "webhook.delivery_retried" | "auth.login" | "auth.login_failed" | "auth.logout" | "signing_key.rotated" | "signing_key.revoked" | "token.created" | "token.revoked";
             /**
              * @example admin_api
              * @enum {string}
@@ -2259,7 +2262,7 @@ export interface components {
              *       "license.revoked"
              *     ]
              */
-            events: ("product.created" | "product.updated" | "license.created" | "license.updated" | "license.revoked" | "license.released" | "license.activated" | "license.activation_denied" | "license.deactivated" | "license.file_issued" | "license.usage_limit_reached" | "license.usage_reset" | "license.trial_started" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "webhook.delivery_retried" | "signing_key.rotated" | "signing_key.revoked" | "token.created" | "token.revoked" | "license.expiring_soon" | "license.expired" | "*")[];
+            events: ("product.created" | "product.updated" | "license.created" | "license.updated" | "license.revoked" | "license.released" | "license.activated" | "license.activation_denied" | "license.deactivated" | "license.file_issued" | "license.usage_limit_reached" | "license.usage_reset" | "license.trial_started" | "license.key_resent" | "mail.retried" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "webhook.delivery_retried" | "signing_key.rotated" | "signing_key.revoked" | "token.created" | "token.revoked" | "license.expiring_soon" | "license.expired" | "*")[];
             /** @example Billing system */
             description?: string | null;
             /** @description Default true; an inactive endpoint receives nothing */
@@ -2319,7 +2322,7 @@ export interface components {
         UpdateWebhookDto: {
             url?: string;
             /** @description Event types to receive, or ["*"] for all of them (alone) */
-            events?: ("product.created" | "product.updated" | "license.created" | "license.updated" | "license.revoked" | "license.released" | "license.activated" | "license.activation_denied" | "license.deactivated" | "license.file_issued" | "license.usage_limit_reached" | "license.usage_reset" | "license.trial_started" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "webhook.delivery_retried" | "signing_key.rotated" | "signing_key.revoked" | "token.created" | "token.revoked" | "license.expiring_soon" | "license.expired" | "*")[];
+            events?: ("product.created" | "product.updated" | "license.created" | "license.updated" | "license.revoked" | "license.released" | "license.activated" | "license.activation_denied" | "license.deactivated" | "license.file_issued" | "license.usage_limit_reached" | "license.usage_reset" | "license.trial_started" | "license.key_resent" | "mail.retried" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "webhook.delivery_retried" | "signing_key.rotated" | "signing_key.revoked" | "token.created" | "token.revoked" | "license.expiring_soon" | "license.expired" | "*")[];
             description?: string | null;
             active?: boolean;
         };
@@ -3396,7 +3399,7 @@ export interface operations {
                 /** @description keyset cursor: the `after` value of the previous page's `Link: <...>; rel="next"` header (opaque base64url). The page holds the matches strictly after the last row of the previous page in newest-first order, at the cost of page 1 however deep; a cursor stays valid when that row is deleted. Not together with `offset`. */
                 after?: string;
                 license_id?: number;
-                action?: "product.created" | "product.updated" | "license.created" | "license.updated" | "license.revoked" | "license.released" | "license.activated" | "license.activation_denied" | "license.deactivated" | "license.file_issued" | "license.usage_limit_reached" | "license.usage_reset" | "license.trial_started" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "webhook.delivery_retried" | "auth.login" | "auth.login_failed" | "auth.logout" | "signing_key.rotated" | "signing_key.revoked" | "token.created" | "token.revoked";
+                action?: "product.created" | "product.updated" | "license.created" | "license.updated" | "license.revoked" | "license.released" | "license.activated" | "license.activation_denied" | "license.deactivated" | "license.file_issued" | "license.usage_limit_reached" | "license.usage_reset" | "license.trial_started" | "license.key_resent" | "mail.retried" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "webhook.delivery_retried" | "auth.login" | "auth.login_failed" | "auth.logout" | "signing_key.rotated" | "signing_key.revoked" | "token.created" | "token.revoked";
                 actor_type?: "admin_api" | "dashboard" | "client" | "system" | "store" | "customer";
                 /** @description entries at or after this ISO timestamp */
                 from?: string;
@@ -3482,7 +3485,7 @@ export interface operations {
         parameters: {
             query?: {
                 license_id?: number;
-                action?: "product.created" | "product.updated" | "license.created" | "license.updated" | "license.revoked" | "license.released" | "license.activated" | "license.activation_denied" | "license.deactivated" | "license.file_issued" | "license.usage_limit_reached" | "license.usage_reset" | "license.trial_started" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "webhook.delivery_retried" | "auth.login" | "auth.login_failed" | "auth.logout" | "signing_key.rotated" | "signing_key.revoked" | "token.created" | "token.revoked";
+                action?: "product.created" | "product.updated" | "license.created" | "license.updated" | "license.revoked" | "license.released" | "license.activated" | "license.activation_denied" | "license.deactivated" | "license.file_issued" | "license.usage_limit_reached" | "license.usage_reset" | "license.trial_started" | "license.key_resent" | "mail.retried" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "webhook.delivery_retried" | "auth.login" | "auth.login_failed" | "auth.logout" | "signing_key.rotated" | "signing_key.revoked" | "token.created" | "token.revoked";
                 actor_type?: "admin_api" | "dashboard" | "client" | "system" | "store" | "customer";
                 /** @description entries at or after this ISO timestamp */
                 from?: string;

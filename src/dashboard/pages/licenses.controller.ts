@@ -270,11 +270,11 @@ export class LicensesPagesController {
 
   /** "Send the key again": a new license_issued message to the customer e-mail (docs/mail.md, When mail is sent). */
   @Post(':id/send-key')
-  async sendKey(@Param('id', DashboardIdPipe) id: number, @Req() req: Request, @Res() res: Response) {
+  async sendKey(@Param('id', DashboardIdPipe) id: number, @Req() req: Request, @Res() res: Response, @CurrentActor() actor: Actor) {
     await this.act(req, res, id, async () => {
       const license = await this.licenses.getLicense(id);
       const product = await this.productOf(license);
-      const address = await this.mail.resendKey(license, product.id);
+      const address = await this.mail.resendKey(license, product.id, actor);
       return `The key is on its way to ${address}.`;
     });
   }
