@@ -1,6 +1,7 @@
 import Stripe from 'stripe';
 import { STRIPE_API_VERSION } from '../src/stores/stripe/stripe-store';
-import { fannedOut } from './support/factories';
+import { WebhooksService } from '../src/webhooks/webhooks.service';
+import { fannedOut, setLicenseExpiry } from './support/factories';
 import { startSmtpServer } from './support/smtp-server';
 import { createTestApp, TestApp } from './support/test-app';
 
@@ -14,7 +15,7 @@ type Smtp = Awaited<ReturnType<typeof startSmtpServer>>;
 /** invoice.paid for a new subscription at the pinned API version's paths (the price under a line's pricing). */
 function firstInvoicePaid(subscription: string, price: string, email: string, name: string): string {
   const start = Math.floor(Date.now() / 1000);
-  const object = {
+  return stripeEvent(`evt_${subscription}`, 'invoice.paid', {
     id: `in_${subscription}`,
     object: 'invoice',
     billing_reason: 'subscription_create',
@@ -45,16 +46,36 @@ function firstInvoicePaid(subscription: string, price: string, email: string, na
       has_more: false,
       data: [{ object: 'invoice_payment', payment: { type: 'payment_intent', payment_intent: `pi_${subscription}` } }],
     },
-  };
+  });
+}
+
+/** customer.subscription.deleted: the subscription ended now. */
+function subscriptionDeleted(subscription: string, price: string): string {
+  const endedAt = Math.floor(Date.now() / 1000);
+  return stripeEvent(`evt_${subscription}_end`, 'customer.subscription.deleted', {
+    id: subscription,
+    object: 'subscription',
+    customer: `cus_${subscription}`,
+    ended_at: endedAt,
+    items: {
+      object: 'list',
+      has_more: false,
+      data: [{ id: 'si_1', object: 'subscription_item', quantity: 1, price: { id: price, object: 'price' } }],
+    },
+  });
+}
+
+function stripeEvent(id: string, type: string, object: object): string {
+  const created = Math.floor(Date.now() / 1000);
   const event = {
-    id: `evt_${subscription}`,
+    id,
     object: 'event',
     api_version: STRIPE_API_VERSION,
-    created: start,
+    created,
     livemode: true,
     pending_webhooks: 1,
     request: { id: null, idempotency_key: null },
-    type: 'invoice.paid',
+    type,
     data: { object },
   };
   return JSON.stringify(event);
@@ -117,6 +138,35 @@ describe('customer e-mail from a store purchase (docs/mail.md, Stores)', () => {
     ]);
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(smtp.received.filter((m) => m.envelopeTo.includes('buyer@shop.example'))).toHaveLength(1);
+  });
+
+  it('no expiry reminder while the subscription is active (it renews); once it ended, reminders go out', async () => {
+    await deliver(firstInvoicePaid('sub_mail_3', 'price_mail', 'renewer@shop.example', 'Renewer')).expect(200);
+    const [license] = await t.sql<{ id: number }>(`SELECT id FROM licenses WHERE store_subscription_id = 'sub_mail_3'`);
+    const store = async () => ((await t.admin.get(`/api/v1/admin/licenses/${license.id}`).expect(200)).body as { store: object }).store;
+    expect(await store()).toEqual(expect.objectContaining({ subscription_id: 'sub_mail_3', subscription_active: true }));
+    await smtp.waitFor(1, (m) => m.envelopeTo.includes('renewer@shop.example'));
+
+    // Inside the reminder window while the subscription runs.
+    await setLicenseExpiry(t, license.id, new Date(Date.now() + 2 * DAY * 1000), 0);
+    await t.app.get(WebhooksService).scanExpiries();
+    await fannedOut(t);
+    // The scan did tell the event (its notice is taken); the fan-out wrote no mail for it.
+    expect(await t.sql(`SELECT kind FROM webhook_expiry_notices WHERE license_id = $1`, [license.id])).toEqual([{ kind: 'expiring_soon' }]);
+    expect(await t.sql(`SELECT kind FROM mail_messages WHERE license_id = $1 ORDER BY id`, [license.id])).toEqual([
+      { kind: 'license_issued' },
+    ]);
+
+    // The subscription ends (on_end: expire): reminders for the licence's new end go out.
+    await deliver(subscriptionDeleted('sub_mail_3', 'price_mail')).expect(200);
+    expect(await store()).toEqual(expect.objectContaining({ subscription_active: false }));
+    await setLicenseExpiry(t, license.id, new Date(Date.now() + 3 * DAY * 1000), 0);
+    await t.app.get(WebhooksService).scanExpiries();
+    const [reminder] = await smtp.waitFor(
+      1,
+      (m) => m.envelopeTo.includes('renewer@shop.example') && /expires on/.test(m.parsed.subject ?? ''),
+    );
+    expect(reminder.parsed.subject).toMatch(/^Your Retail Point of Sale licence expires on /);
   });
 
   it('a purchase without an e-mail address mails nothing', async () => {

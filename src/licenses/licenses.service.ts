@@ -528,6 +528,7 @@ export function toLicenseDetails(license: License, currentSeats: Activation[], n
           customer_id: license.storeCustomerId ?? null,
           subscription_id: license.storeSubscriptionId ?? null,
           order_id: license.storeOrderId ?? null,
+          subscription_active: Boolean(license.storeSubscriptionId) && !license.storeSubscriptionEndedAt,
         }
       : null,
   };

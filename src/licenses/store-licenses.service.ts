@@ -108,7 +108,14 @@ export class StoreLicensesService {
 
   /** expires_at becomes the new period's end; a licence the store suspended through on_end is active again. */
   renew(manager: EntityManager, license: License, periodEnd: Date, reinstate: boolean, actor: Actor): Promise<LicenseDetailsDto> {
-    return this.change(manager, license, actor, { expiresAt: periodEnd, ...(reinstate ? { active: true } : {}) }, { renewed: true });
+    // A renewal is a live subscription again (a store that resumes one), so reminders stop again.
+    return this.change(
+      manager,
+      license,
+      actor,
+      { expiresAt: periodEnd, storeSubscriptionEndedAt: null, ...(reinstate ? { active: true } : {}) },
+      { renewed: true },
+    );
   }
 
   /** Same key, the new plan's limits, features and policy. */
@@ -124,9 +131,14 @@ export class StoreLicensesService {
 
   /** The plan's on_end: expire at the end time (grace applies), suspend, or revoke. */
   async end(manager: EntityManager, license: License, onEnd: OnEndAction, endedAt: Date, actor: Actor): Promise<LicenseDetailsDto> {
-    if (onEnd === 'revoke') return this.revoke(manager, license, 'subscription ended', actor);
-    if (onEnd === 'suspend') return this.change(manager, license, actor, { active: false }, { on_end: onEnd });
-    return this.change(manager, license, actor, { expiresAt: endedAt }, { on_end: onEnd });
+    // From here the subscription no longer renews: expiry reminders go out again (docs/mail.md, Stores).
+    const ended = { storeSubscriptionEndedAt: endedAt };
+    if (onEnd === 'revoke') {
+      Object.assign(license, ended);
+      return this.revoke(manager, license, 'subscription ended', actor);
+    }
+    if (onEnd === 'suspend') return this.change(manager, license, actor, { active: false, ...ended }, { on_end: onEnd });
+    return this.change(manager, license, actor, { expiresAt: endedAt, ...ended }, { on_end: onEnd });
   }
 
   /** A refund of the first payment revokes (reason `refunded`); nothing more when the licence already is. */
@@ -158,7 +170,9 @@ export class StoreLicensesService {
     manager: EntityManager,
     license: License,
     actor: Actor,
-    next: Partial<Pick<License, 'expiresAt' | 'active' | 'licenseType' | 'limits' | 'features' | 'policy' | 'graceDays'>>,
+    next: Partial<
+      Pick<License, 'expiresAt' | 'active' | 'licenseType' | 'limits' | 'features' | 'policy' | 'graceDays' | 'storeSubscriptionEndedAt'>
+    >,
     extra: Record<string, unknown> = {},
   ): Promise<LicenseDetailsDto> {
     const changes: Record<string, { from: unknown; to: unknown }> = {};

@@ -2043,6 +2043,11 @@ export interface components {
                  * @example in_1Q2w3E4r5T6y7U8i
                  */
                 order_id: string | null;
+                /**
+                 * @description a subscription that has not ended (it renews; no expiry reminder is mailed); false for a one-time order
+                 * @example true
+                 */
+                subscription_active: boolean;
             } | null;
         };
         UpdateLicenseDto: {

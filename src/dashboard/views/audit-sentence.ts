@@ -25,6 +25,7 @@ const FIELD_WORDS: Record<string, string> = {
   notes: 'notes',
   policy: 'seat policy',
   active: 'active',
+  store_subscription_ended_at: 'store subscription ended',
 };
 
 /** Why the server released seats on its own (docs/licences.md, Heartbeats and dead seats). */
