@@ -35,6 +35,8 @@ export interface LicenseListFilter {
   /** Licences a store made (docs/stores.md), and the one of a store subscription. */
   storeName?: string;
   storeSubscriptionId?: string;
+  /** Self-service trials started from this IP address. */
+  trialIp?: string;
 }
 
 export const LICENSE_SORTS = ['created_at', 'expires_at', 'customer_name', 'license_key', 'product', 'license_type', 'status'] as const;
@@ -313,6 +315,9 @@ function licenseListFrom(filter: LicenseListFilter, params: unknown[]): string {
   }
   if (filter.storeName !== undefined) where.push(`l.store_name = ${param(filter.storeName)}`);
   if (filter.storeSubscriptionId !== undefined) where.push(`l.store_subscription_id = ${param(filter.storeSubscriptionId)}`);
+  if (filter.trialIp !== undefined) {
+    where.push(`EXISTS (SELECT 1 FROM trials tr WHERE tr.license_id = l.id AND tr.ip = ${param(filter.trialIp)})`);
+  }
   // Always a WHERE clause (no top-level OR in any part): the keyset condition is ANDed to it.
   return `FROM licenses l JOIN product_catalog p ON p.id = l.product_id WHERE ${where.length ? where.join(' AND ') : 'true'}`;
 }

@@ -409,6 +409,7 @@ function listFilter(query: Omit<LicenseListQuery, 'limit' | 'offset'>, products:
     expiringWithinDays: query.expiring_within_days,
     storeName: query.store,
     storeSubscriptionId: query.subscription_id,
+    trialIp: query.trial_ip,
   };
 }
 

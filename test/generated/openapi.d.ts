@@ -4555,6 +4555,8 @@ export interface operations {
                 store?: "stripe" | "paddle" | "lemonsqueezy";
                 /** @description the licence of this store subscription */
                 subscription_id?: string;
+                /** @description only self-service trials started from this IP address (docs/licences.md, Trials) */
+                trial_ip?: string;
             };
             header?: never;
             path?: never;
@@ -4738,6 +4740,8 @@ export interface operations {
                 store?: "stripe" | "paddle" | "lemonsqueezy";
                 /** @description the licence of this store subscription */
                 subscription_id?: string;
+                /** @description only self-service trials started from this IP address (docs/licences.md, Trials) */
+                trial_ip?: string;
                 format?: "csv" | "ndjson";
             };
             header?: never;

@@ -43,7 +43,7 @@ import { seatLimit } from '../../licenses/license-limits';
 
 export const LICENSES_PAGE_SIZE = 25;
 export const EXPIRING_SOON_DAYS = 30;
-const FILTERS = ['product', 'status', 'license_type', 'q'] as const;
+const FILTERS = ['product', 'status', 'license_type', 'q', 'trial_ip'] as const;
 
 const COLUMNS: { label: string; sort?: LicenseSort }[] = [
   { label: 'Licence key', sort: 'license_key' },
