@@ -90,6 +90,33 @@ describe('dashboard: products and their trials', () => {
     expect(await trialOf()).toEqual({ days: 10 });
   });
 
+  it("a licence issued later for a trial's e-mail links the trial on its page", async () => {
+    await t.admin
+      .put(`/api/v1/admin/products/${product.id}`)
+      .send({ trial: { days: 10 } })
+      .expect(200);
+    const trial = await t
+      .http()
+      .post('/api/v1/trials')
+      .send({
+        product: product.code,
+        machine_fingerprint: fingerprint('convert-me'),
+        hostname: 'convert-me',
+        customer_email: 'Convert@Shop.example',
+      })
+      .expect(201);
+    const [{ id: trialId }] = await t.sql<{ id: number }>('SELECT id FROM licenses WHERE license_key = $1', [
+      trial.body.license.license_key,
+    ]);
+    const bought = await t.admin
+      .post('/api/v1/admin/licenses')
+      .send({ product_code: product.code, license_type: 'YEARLY', customer_name: 'Converted', customer_email: 'convert@shop.example' })
+      .expect(201);
+    const page = await agent.get(`/licenses/${bought.body.id}`).expect(200);
+    expect(page.text).toContain(`data-testid="converted-from"><a href="/licenses/${trialId}">`);
+    expect((await agent.get(`/licenses/${trialId}`).expect(200)).text).not.toContain('data-testid="converted-from"');
+  });
+
   it('attacker: no CSRF token, no change; no session, no page; an unknown product is 404', async () => {
     await agent.post(`/products/${product.id}/trial`).type('form').send({ days: '90' }).expect(403);
     expect(await trialOf()).toEqual({ days: 10 });
