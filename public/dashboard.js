@@ -19,6 +19,23 @@ document.addEventListener('DOMContentLoaded', () => {
     show();
   }
 
+  // "/" anywhere but in a field focuses the top bar's search (docs/dashboard.md, Find a licence or a customer).
+  const search = document.getElementById('topbar-q');
+  if (search) {
+    document.addEventListener('keydown', (event) => {
+      if (event.key !== '/' || event.ctrlKey || event.metaKey || event.altKey || event.defaultPrevented) return;
+      const target = event.target;
+      if (target instanceof HTMLElement && (target.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName))) return;
+      event.preventDefault();
+      const menu = document.getElementById('topbar-menu');
+      const toggle = document.querySelector('[data-menu-toggle]');
+      // On a phone the box sits behind the menu: open it first.
+      if (menu && toggle && !menu.classList.contains('open') && search.offsetParent === null) toggle.click();
+      search.focus();
+      search.select();
+    });
+  }
+
   // The top bar's menu on narrow screens.
   const toggle = document.querySelector('[data-menu-toggle]');
   const menu = document.getElementById('topbar-menu');

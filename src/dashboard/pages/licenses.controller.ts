@@ -118,6 +118,21 @@ export class LicensesPagesController {
     };
   }
 
+  /**
+   * The top bar's search (docs/dashboard.md, Find a licence or a customer): one matching licence opens it, anything
+   * else shows the list for the same `q` (which also explains a search that is not valid).
+   */
+  @Get('search')
+  async search(@Query() query: Record<string, unknown>, @Res() res: Response): Promise<void> {
+    const q = text(query, 'q');
+    const list = `/licenses${q ? `?${new URLSearchParams({ q }).toString()}` : ''}`;
+    if (!q) return res.redirect(303, list);
+    const { value, errors } = await validFilters(ListLicensesQueryDto, { q }, { limit: 2, offset: 0 });
+    if (errors.length || !value.q) return res.redirect(303, list);
+    const found = await this.licenses.listLicensesForStaff({ ...value, search_machines: true });
+    res.redirect(303, found.items.length === 1 ? `/licenses/${found.items[0].id}` : list);
+  }
+
   /** One customer's licences: by e-mail (case-insensitive) or PIB; a name alone is a search. */
   @Get('customer')
   async customer(@Query() query: Record<string, unknown>, @Res() res: Response): Promise<void> {
