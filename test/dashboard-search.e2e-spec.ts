@@ -1,4 +1,4 @@
-import { Agent, loggedInAgent } from './dashboard-helpers';
+import { Agent, loggedInAgent, unescape } from './dashboard-helpers';
 import { createLicense, fingerprint, insertSeat } from './support/factories';
 import { createTestApp, TestApp } from './support/test-app';
 
@@ -55,9 +55,47 @@ describe('dashboard: search from the top bar', () => {
     expect((await agent.get(`/licenses?q=${long}`).expect(200)).text).toContain('Ignored a filter');
   });
 
-  it('attacker: without a session the search answers the sign-in redirect and reveals nothing', async () => {
-    const res = await t.http().get(`/licenses/search?q=${encodeURIComponent('Đorđe')}`);
-    expect(res.status).toBe(302);
-    expect(res.headers.location).toBe('/login');
+  describe('results as you type (an HTML fragment for the top bar)', () => {
+    const suggest = async (q: string) => (await agent.get(`/licenses/search/suggest?q=${encodeURIComponent(q)}`).expect(200)).text;
+    const links = (html: string) => [...html.matchAll(/data-testid="suggestion"><a href="(\/licenses\/\d+)"/g)].map((m) => m[1]);
+
+    it('lists the first matches with links, without the layout, never cached', async () => {
+      const res = await agent.get('/licenses/search/suggest?q=djordje').expect(200);
+      expect(res.headers['cache-control']).toBe('no-store');
+      expect(res.text).not.toContain('<html');
+      expect(links(res.text)).toEqual([`/licenses/${dorde.id}`]);
+      expect(res.text).toContain('Đorđe Petrović');
+      expect(links(await suggest('twin search'))).toHaveLength(2);
+      expect(await suggest('nobody at all')).toContain('data-testid="suggestions-none"');
+    });
+
+    it('at most 8, with a link to all matches', async () => {
+      for (let i = 0; i < 9; i++) await createLicense(t, { customer_name: `Many Match ${i}` });
+      const html = await suggest('many match');
+      expect(links(html)).toHaveLength(8);
+      expect(unescape(html)).toContain('href="/licenses?q=many+match" data-testid="suggestions-all">All 9 matches');
+    });
+
+    it('nothing for fewer than 2 characters or a search the list refuses', async () => {
+      expect((await suggest('d')).trim()).toBe('');
+      expect((await suggest('')).trim()).toBe('');
+      expect((await suggest('x'.repeat(201))).trim()).toBe('');
+    });
+
+    it('attacker: customer data is escaped in the fragment', async () => {
+      await createLicense(t, { customer_name: 'Evil <img src=x onerror=alert(1)> Shop' });
+      const html = await suggest('evil');
+      expect(html).not.toContain('<img');
+      expect(html).toContain('&lt;img src&#x3D;x onerror&#x3D;alert(1)&gt;');
+    });
+  });
+
+  it('attacker: without a session the search and its fragment answer the sign-in redirect and reveal nothing', async () => {
+    for (const path of ['/licenses/search', '/licenses/search/suggest']) {
+      const res = await t.http().get(`${path}?q=${encodeURIComponent('Đorđe')}`);
+      expect(res.status).toBe(302);
+      expect(res.headers.location).toBe('/login');
+      expect(res.text).not.toContain('Petrović');
+    }
   });
 });

@@ -251,6 +251,16 @@ describe('staff dashboard in Chromium (edit, renew, confirmations, search, phone
     await page.keyboard.press('Enter');
     await page.waitForURL(/\/licenses\?q=pekara$/);
     expect((await listedKeys()).length).toBe(5);
+    // As you type, the server's first matches appear under the box; a click opens one.
+    await go('/dashboard');
+    await page.fill('#topbar-q', '');
+    await page.type('#topbar-q', 'pekara žito 1');
+    await page.waitForSelector('#topbar-suggestions:not([hidden]) [data-testid=suggestion]');
+    const suggested = await page.$$eval('#topbar-suggestions [data-testid=suggestion] a', (links) => links.map((a) => a.textContent));
+    expect(suggested.length).toBeGreaterThan(0);
+    expect(suggested.every((text) => /Pekara Žito 1/.test(text ?? ''))).toBe(true);
+    await page.press('#topbar-q', 'Escape');
+    expect(await page.isHidden('#topbar-suggestions')).toBe(true);
     // Typed into a field, "/" is a character like any other.
     await go('/licenses/new');
     await page.click('#field-customer_name');

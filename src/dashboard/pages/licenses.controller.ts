@@ -63,6 +63,10 @@ function readFilters(query: Record<string, unknown>): Record<string, string> {
   return filters;
 }
 
+/** The top bar's results as you type: how many, and from how many characters on. */
+const SUGGESTIONS = 8;
+const SUGGEST_MIN_CHARS = 2;
+
 const describeErrors = (errors: FieldError[]) => errors.map((e) => e.message).join('; ');
 const text = (query: Record<string, unknown>, name: string) => (typeof query[name] === 'string' ? query[name].trim() : '');
 
@@ -131,6 +135,28 @@ export class LicensesPagesController {
     if (errors.length || !value.q) return res.redirect(303, list);
     const found = await this.licenses.listLicensesForStaff({ ...value, search_machines: true });
     res.redirect(303, found.items.length === 1 ? `/licenses/${found.items[0].id}` : list);
+  }
+
+  /**
+   * Results as the staff member types (docs/dashboard.md, Find a licence or a customer): an HTML fragment, no layout,
+   * of the first matches, for the top bar's script to show under the box; empty for a search too short or not valid.
+   */
+  @Get('search/suggest')
+  async suggest(@Query() query: Record<string, unknown>, @Res() res: Response): Promise<void> {
+    const q = text(query, 'q');
+    const { value, errors } =
+      q.length >= SUGGEST_MIN_CHARS ? await validFilters(ListLicensesQueryDto, { q }, { limit: SUGGESTIONS, offset: 0 }) : {};
+    const found = value?.q && !errors?.length ? await this.licenses.listLicensesForStaff({ ...value, search_machines: true }) : null;
+    res.setHeader('Cache-Control', 'no-store');
+    res.render('licenses/suggestions', {
+      layout: false,
+      q,
+      searched: found !== null,
+      licenses: found?.items ?? [],
+      more: found ? found.total > found.items.length : false,
+      total: found?.total ?? 0,
+      listHref: `/licenses?${new URLSearchParams({ q }).toString()}`,
+    });
   }
 
   /** One customer's licences: by e-mail (case-insensitive) or PIB; a name alone is a search. */
