@@ -63,6 +63,39 @@ function readFilters(query: Record<string, unknown>): Record<string, string> {
   return filters;
 }
 
+/** The licence page's recent client events, and how recent a refused machine must be for the banner. */
+const CLIENT_EVENTS = 10;
+const REFUSED_BANNER_MS = 3_600_000;
+
+/**
+ * The newest machine refused for want of a seat in the last hour and still not bound, with a release confirmation
+ * prefilled for the seat silent the longest (the likely old laptop); null when there is none to show.
+ */
+function refusedMachine(
+  license: { id: number; activations: { machine_fingerprint: string; hostname: string | null; last_seen_at: string }[] },
+  entries: { action: string; created_at: string; details: Record<string, unknown> }[],
+  now: Date,
+) {
+  const refused = entries.find(
+    (e) =>
+      e.action === 'license.activation_denied' &&
+      e.details.code === 'ALREADY_ACTIVATED' &&
+      now.getTime() - Date.parse(e.created_at) <= REFUSED_BANNER_MS &&
+      !license.activations.some((s) => s.machine_fingerprint === e.details.machine_fingerprint),
+  );
+  const quietest = [...license.activations].sort((a, b) => Date.parse(a.last_seen_at) - Date.parse(b.last_seen_at))[0];
+  if (!refused || !quietest) return null;
+  return {
+    at: refused.created_at,
+    hostname: typeof refused.details.hostname === 'string' ? refused.details.hostname : null,
+    code: refused.details.code,
+    release: {
+      hostname: quietest.hostname,
+      href: `/licenses/${license.id}/confirm/release?${new URLSearchParams({ machine_fingerprint: quietest.machine_fingerprint }).toString()}`,
+    },
+  };
+}
+
 /** The top bar's results as you type: how many, and from how many characters on. */
 const SUGGESTIONS = 8;
 const SUGGEST_MIN_CHARS = 2;
@@ -242,6 +275,7 @@ export class LicensesPagesController {
       this.usage.usageReport(id),
     ]);
     const summaries = new Map([[id, { license_key: license.license_key, customer_name: license.customer_name }]]);
+    const entries = audit.items.map((e) => ({ ...e, license: e.license_id ? summaries.get(e.license_id) : undefined }));
     return {
       title: license.license_key,
       nav: 'licenses',
@@ -254,7 +288,10 @@ export class LicensesPagesController {
           ? `/licenses/customer?${new URLSearchParams({ pib: license.customer_pib }).toString()}`
           : null,
       history,
-      audit: audit.items.map((e) => ({ ...e, license: e.license_id ? summaries.get(e.license_id) : undefined })),
+      audit: entries,
+      // The support view (docs/dashboard.md, Tasks): what the customer's machines did lately, and a machine turned away.
+      clientEvents: entries.filter((e) => e.actor_type === 'client').slice(0, CLIENT_EVENTS),
+      refusedMachine: refusedMachine(license, audit.items, new Date()),
       auditTotal: audit.total,
       preview,
       // docs/licences.md, Usage metering: this period's count and the past periods, newest first (12 at most).
