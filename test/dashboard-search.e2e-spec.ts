@@ -90,6 +90,24 @@ describe('dashboard: search from the top bar', () => {
     });
   });
 
+  it('the list offers page sizes; the size stays in the URL of every page and sort link', async () => {
+    for (let i = 0; i < 30; i++) await createLicense(t, { customer_name: `Sized Row ${i}` });
+    const rows = (html: string) => (html.match(/data-testid="license-row"/g) ?? []).length;
+    const byDefault = await agent.get('/licenses?q=sized+row').expect(200);
+    expect(rows(byDefault.text)).toBe(25);
+    expect(byDefault.text).toMatch(/<option value="25" selected>25<\/option>/);
+    const fifty = await agent.get('/licenses?q=sized+row&size=50').expect(200);
+    expect(rows(fifty.text)).toBe(30);
+    expect(fifty.text).toMatch(/<option value="50" selected>50<\/option>/);
+    const hundred = unescape((await agent.get('/licenses?size=100').expect(200)).text);
+    expect(hundred).toMatch(/href="\/licenses\?size=100&sort=customer_name&dir=asc"/);
+    // Anything but an offered size is the default, never an error.
+    for (const size of ['7', '100000', '-1', 'abc'])
+      expect(rows((await agent.get(`/licenses?q=sized+row&size=${size}`).expect(200)).text)).toBe(25);
+    const second = unescape((await agent.get('/licenses?q=sized+row&size=25&page=1').expect(200)).text);
+    expect(second).toContain('href="/licenses?q=sized+row&page=2"');
+  });
+
   it('attacker: without a session the search and its fragment answer the sign-in redirect and reveal nothing', async () => {
     for (const path of ['/licenses/search', '/licenses/search/suggest']) {
       const res = await t.http().get(`${path}?q=${encodeURIComponent('Đorđe')}`);

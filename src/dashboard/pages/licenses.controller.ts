@@ -42,6 +42,8 @@ import { payloadPreview } from './payload-preview';
 import { seatLimit } from '../../licenses/license-limits';
 
 export const LICENSES_PAGE_SIZE = 25;
+/** The page sizes the licence list offers (docs/dashboard.md, Pages). */
+const LICENSE_PAGE_SIZES = [25, 50, 100, 200] as const;
 export const EXPIRING_SOON_DAYS = 30;
 const FILTERS = ['product', 'status', 'license_type', 'q', 'trial_ip'] as const;
 
@@ -128,7 +130,10 @@ export class LicensesPagesController {
     const sort = LICENSE_SORTS.find((s) => s === text(query, 'sort'));
     const direction = text(query, 'dir') === 'asc' ? 'asc' : text(query, 'dir') === 'desc' ? 'desc' : undefined;
     const page = pageNumber(query.page);
-    const paging = { limit: LICENSES_PAGE_SIZE, offset: (page - 1) * LICENSES_PAGE_SIZE };
+    // The page size is part of the view (a bookmark keeps it); anything but the offered sizes is the default.
+    const size = LICENSE_PAGE_SIZES.find((n) => String(n) === text(query, 'size')) ?? LICENSES_PAGE_SIZE;
+    const sizeParam: Record<string, string> = size === LICENSES_PAGE_SIZE ? {} : { size: String(size) };
+    const paging = { limit: size, offset: (page - 1) * size };
     const { expiring, ...apiFilters } = filters;
     const { value, errors } = await validFilters(ListLicensesQueryDto, apiFilters, paging);
     for (const name of FILTERS) if (!(name in apiFilters)) delete filters[name];
@@ -136,20 +141,26 @@ export class LicensesPagesController {
       { ...value, search_machines: true, expiring_within_days: expiring ? EXPIRING_SOON_DAYS : undefined },
       { sort, direction },
     );
-    const kept = { ...filters, ...(sort ? { sort } : {}), ...(direction ? { dir: direction } : {}) };
+    const kept = { ...filters, ...sizeParam, ...(sort ? { sort } : {}), ...(direction ? { dir: direction } : {}) };
     return {
       title: filters.q ? `Search: ${filters.q}` : 'Licences',
       nav: 'licenses',
       searchTerm: filters.q,
       licenses: result.items,
-      columns: sortableColumns('/licenses', filters, sort ?? 'created_at', direction ?? (sort && sort !== 'created_at' ? 'asc' : 'desc')),
+      columns: sortableColumns(
+        '/licenses',
+        { ...filters, ...sizeParam },
+        sort ?? 'created_at',
+        direction ?? (sort && sort !== 'created_at' ? 'asc' : 'desc'),
+      ),
       filters,
       expiringDays: EXPIRING_SOON_DAYS,
       filterErrors: errors.length ? describeErrors(errors) : null,
       products: await this.products.listProducts(),
       statuses: LICENSE_STATUSES,
       types: LICENSE_TYPES,
-      pagination: pagination('/licenses', kept, page, LICENSES_PAGE_SIZE, result.total),
+      pagination: pagination('/licenses', kept, page, size, result.total),
+      pageSizes: LICENSE_PAGE_SIZES.map((n) => ({ value: n, selected: n === size })),
       // The export takes the filters the admin API knows (product, status, type, q), as shown.
       exportHref: `/licenses/export.csv?${new URLSearchParams(readFilters(query)).toString()}`,
     };
