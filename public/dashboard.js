@@ -19,6 +19,56 @@ document.addEventListener('DOMContentLoaded', () => {
     show();
   }
 
+  // "/" anywhere but in a field focuses the top bar's search (docs/dashboard.md, Find a licence or a customer).
+  const search = document.getElementById('topbar-q');
+  if (search) {
+    document.addEventListener('keydown', (event) => {
+      if (event.key !== '/' || event.ctrlKey || event.metaKey || event.altKey || event.defaultPrevented) return;
+      const target = event.target;
+      if (target instanceof HTMLElement && (target.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName))) return;
+      event.preventDefault();
+      const menu = document.getElementById('topbar-menu');
+      const toggle = document.querySelector('[data-menu-toggle]');
+      // On a phone the box sits behind the menu: open it first.
+      if (menu && toggle && !menu.classList.contains('open') && search.offsetParent === null) toggle.click();
+      search.focus();
+      search.select();
+    });
+  }
+
+  // Results as you type, rendered by the server (GET /licenses/search/suggest); Enter still submits the form.
+  const suggestions = document.getElementById('topbar-suggestions');
+  if (search && suggestions) {
+    let timer;
+    let asked = 0;
+    const clear = () => {
+      suggestions.hidden = true;
+      suggestions.innerHTML = '';
+    };
+    search.addEventListener('input', () => {
+      clearTimeout(timer);
+      const q = search.value.trim();
+      if (q.length < 2) return clear();
+      timer = setTimeout(async () => {
+        const ask = ++asked;
+        try {
+          const res = await fetch(`/licenses/search/suggest?${new URLSearchParams({ q })}`, { headers: { Accept: 'text/html' } });
+          // A signed-out session is redirected to the login page: show nothing rather than that page.
+          if (ask !== asked || !res.ok || res.redirected) return;
+          const html = await res.text();
+          if (ask !== asked) return;
+          suggestions.innerHTML = html;
+          suggestions.hidden = html.trim() === '';
+        } catch {
+          clear();
+        }
+      }, 150);
+    });
+    search.addEventListener('keydown', (event) => {
+      if (event.key === 'Escape') clear();
+    });
+  }
+
   // The top bar's menu on narrow screens.
   const toggle = document.querySelector('[data-menu-toggle]');
   const menu = document.getElementById('topbar-menu');

@@ -1,10 +1,9 @@
-import type { PoolClient } from 'pg';
-import { pgPool } from '../src/database/pg-pool';
 import { SYSTEM_ACTOR } from '../src/common/auth/actor';
 import { SeatsRepository } from '../src/licenses/seats.repository';
 import { SeatsService } from '../src/licenses/seats.service';
 import { EventFanoutService } from '../src/webhooks/event-fanout.service';
 import { createLicense, fingerprint, insertSeat } from './support/factories';
+import { watchRoundTrips } from './support/round-trips';
 import { createTestApp, TestApp } from './support/test-app';
 
 /**
@@ -15,26 +14,13 @@ import { createTestApp, TestApp } from './support/test-app';
 describe('event spine', () => {
   let t: TestApp;
   let fanout: EventFanoutService;
-  let counting = false;
-  let statements: string[] = [];
+  let roundTrips: ReturnType<typeof watchRoundTrips>;
 
   beforeAll(async () => {
     t = await createTestApp();
     fanout = t.app.get(EventFanoutService);
     await fanout.stop();
-    const pool = pgPool(t.dataSource);
-    if (!pool) throw new Error('no pool');
-    const wrapped = new WeakSet<PoolClient>();
-    pool.on('acquire', (client: PoolClient) => {
-      if (wrapped.has(client)) return;
-      wrapped.add(client);
-      const query = client.query.bind(client) as (...args: unknown[]) => unknown;
-      (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
-        const first = args[0] as string | { text: string };
-        if (counting) statements.push(typeof first === 'string' ? first : first.text);
-        return query(...args);
-      };
-    });
+    roundTrips = watchRoundTrips(t);
   }, 60_000);
   afterAll(() => t.close());
   afterEach(async () => {
@@ -53,20 +39,6 @@ describe('event spine', () => {
   };
   const pendingEvents = () => t.sql<{ id: string; type: string }>(`SELECT id, type FROM webhook_events WHERE fanned_out_at IS NULL`);
   const deliveries = () => t.sql<{ endpoint_id: number; event_id: string }>(`SELECT endpoint_id, event_id FROM webhook_deliveries`);
-
-  /** PostgreSQL round trips of the app's pool while `work` runs; the least of three runs, so a background job's query cannot add to it. */
-  async function roundTrips(work: (run: number) => Promise<unknown>): Promise<{ count: number; statements: string[] }> {
-    let best: { count: number; statements: string[] } | undefined;
-    for (let run = 0; run < 3; run++) {
-      statements = [];
-      counting = false;
-      counting = true;
-      await work(run);
-      counting = false;
-      if (!best || statements.length < best.count) best = { count: statements.length, statements };
-    }
-    return best as { count: number; statements: string[] };
-  }
 
   describe('round trips per activation', () => {
     it.each([
@@ -112,13 +84,7 @@ describe('event spine', () => {
     it('an activation whose read went stale (the licence changed meanwhile) writes nothing, then binds under the lock', async () => {
       const lic = await createLicense(t);
       afterNextOptimisticRead(() => t.sql(`UPDATE licenses SET customer_name = customer_name || '.' WHERE id = $1`, [lic.id]));
-      statements = [];
-      counting = true;
-      try {
-        await activate(lic.license_key, fingerprint()).expect(200);
-      } finally {
-        counting = false;
-      }
+      const { statements } = await roundTrips(() => activate(lic.license_key, fingerprint()).expect(200), 1);
       const kind = (q: string) =>
         /license_for_seat_change/.test(q)
           ? 'read'

@@ -170,6 +170,9 @@ describe('admin licences API: list, filters and paging', () => {
       ['case-insensitive on the name', 'SHOP', ['percent', 'plain']],
       ['case-insensitive on the e-mail', 'orders@thousand', ['plain']],
       ['non-ASCII letters fold case too', 'đurđević', ['accents']],
+      ['đ typed as d (no diacritics)', 'durdevic', ['accents']],
+      ['đ typed as dj, as Serbian and Croatian keyboards write it', 'djurdjevic', ['accents']],
+      ['dj in capitals, other accents typed', 'DJURDJEVIĆ', ['accents']],
       ['a substring in the middle of a word', 'nder', ['underscore']],
       ['no match', 'nobody', []],
     ])('%s (q=%s)', async (_label, q, names) => {

@@ -67,12 +67,28 @@ describe('dashboard: customer e-mail (docs/mail.md)', () => {
     await postForm(agent, token, `/licenses/${created.id}/send-key`).expect(303);
     const mails = await smtp.waitFor(2, (m) => m.envelopeTo.includes('again@shop.example'));
     expect(mails.every((m) => m.parsed.text?.includes(created.license_key))).toBe(true);
+    // Each click is audited (license.key_resent, by the signed-in user) and is the cause of its own message.
+    const audited = await t.sql<{ action: string; actor_type: string; actor: string; details: { to: string } }>(
+      `SELECT action, actor_type, actor, details FROM audit_entries WHERE license_id = $1 AND action = 'license.key_resent' ORDER BY id`,
+      [created.id],
+    );
+    expect(audited).toEqual([
+      { action: 'license.key_resent', actor_type: 'dashboard', actor: 'admin', details: { to: 'again@shop.example' } },
+      { action: 'license.key_resent', actor_type: 'dashboard', actor: 'admin', details: { to: 'again@shop.example' } },
+    ]);
+    await fannedOut(t);
+    expect(await t.sql(`SELECT kind FROM mail_messages WHERE license_id = $1 AND event_id IS NOT NULL`, [created.id])).toEqual([
+      { kind: 'license_issued' },
+      { kind: 'license_issued' },
+    ]);
+    expect((await agent.get(`/licenses/${created.id}`).expect(200)).text).toContain('sent the key of');
 
     // No address: the action is not offered, and a forged POST is refused with a message.
     const bare = await createLicense(t);
     expect((await agent.get(`/licenses/${bare.id}`).expect(200)).text).not.toContain('/send-key"');
     await postForm(agent, token, `/licenses/${bare.id}/send-key`).expect(303);
     expect(await flashOf(`/licenses/${bare.id}`)).toEqual(['error', expect.stringContaining('no customer e-mail')]);
+    expect(await t.sql(`SELECT id FROM audit_entries WHERE license_id = $1 AND action = 'license.key_resent'`, [bare.id])).toEqual([]);
   });
 
   it('attacker: send-key needs the CSRF token', async () => {
@@ -99,6 +115,17 @@ describe('dashboard: customer e-mail (docs/mail.md)', () => {
     smtp.respond(() => undefined);
     await postForm(agent, token, `/emails/${failed?.id}/retry`).expect(303).expect('Location', '/emails');
     await smtp.waitFor(1, (m) => m.envelopeTo.includes('bounce@shop.example'));
+    expect(
+      await t.sql(`SELECT actor_type, actor, license_id, product_code, details FROM audit_entries WHERE action = 'mail.retried'`),
+    ).toEqual([
+      {
+        actor_type: 'dashboard',
+        actor: 'admin',
+        license_id: created.id,
+        product_code: 'POS_RETAIL',
+        details: expect.objectContaining({ mail_id: Number(failed?.id), kind: 'license_issued', to: 'bounce@shop.example' }),
+      },
+    ]);
     await postForm(agent, token, '/emails/999999/retry').expect(404);
 
     for (const kind of ['license_issued', 'expiring_soon', 'expired', 'seat_released', 'portal_sign_in']) {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { MailService } from '../src/mail/mail.service';
 import { WebhooksService } from '../src/webhooks/webhooks.service';
 import { EventFanoutService } from '../src/webhooks/event-fanout.service';
-import { createLicense, fannedOut, setLicenseExpiry } from './support/factories';
+import { asBearer, createLicense, fannedOut, setLicenseExpiry } from './support/factories';
 import { startSmtpServer } from './support/smtp-server';
 import { createTestApp, TestApp } from './support/test-app';
 
@@ -156,12 +156,36 @@ describe('customer e-mail through a real SMTP server (docs/mail.md)', () => {
     expect(listed.find((m) => m.id === Number(row.id))).toEqual(
       expect.objectContaining({ kind: 'license_issued', to: 'gone@shop.example', status: 'failed', attempts: 1, license_id: created.id }),
     );
+    // attacker: a writer limited to another product cannot retry (or learn of) this message.
+    const erpWriter = (
+      await t.admin
+        .post('/api/v1/admin/tokens')
+        .send({ name: 'erp-mail-writer', scopes: ['licenses:write'], products: ['ERP_SUITE'] })
+        .expect(201)
+    ).body as { token: string };
+    await asBearer(t, erpWriter.token).post(`/api/v1/admin/mail/${row.id}/retry`).expect(404);
+    expect(await t.sql(`SELECT id FROM audit_entries WHERE action = 'mail.retried'`)).toEqual([]);
+    expect((await mailOf(created.id))[0]).toEqual(expect.objectContaining({ status: 'failed' }));
+
     smtp.respond(() => undefined);
     const retried = await t.admin.post(`/api/v1/admin/mail/${row.id}/retry`).expect(200);
     expect(retried.body).toEqual(expect.objectContaining({ status: 'pending', attempts: 0 }));
     await settled(created.id, 'sent');
     await t.admin.post(`/api/v1/admin/mail/${row.id}/retry`).expect(409);
     await t.admin.post(`/api/v1/admin/mail/999999999/retry`).expect(404);
+    // The retry is audited with the reopening (the refused ones are not), and told to webhooks like any audited action.
+    const audited = await t.sql<{ actor_type: string; license_id: number; product_code: string; details: Record<string, unknown> }>(
+      `SELECT actor_type, license_id, product_code, details FROM audit_entries WHERE action = 'mail.retried' AND license_id = $1`,
+      [created.id],
+    );
+    expect(audited).toEqual([
+      {
+        actor_type: 'admin_api',
+        license_id: created.id,
+        product_code: 'POS_RETAIL',
+        details: { mail_id: Number(row.id), kind: 'license_issued', to: 'gone@shop.example', last_error: expect.stringMatching(/550/) },
+      },
+    ]);
   });
 
   it('reminders carry List-Unsubscribe on PUBLIC_URL (one click); after it, reminders to the address stop', async () => {

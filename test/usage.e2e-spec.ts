@@ -9,6 +9,7 @@ import request from 'supertest';
 import { verifySignedAnswer } from '../src/signing/license-signature';
 import { fieldsOf } from './support/api-errors';
 import { createLicense, fingerprint } from './support/factories';
+import { watchRoundTrips } from './support/round-trips';
 import { createTestApp, TestApp } from './support/test-app';
 
 jest.setTimeout(60_000);
@@ -210,6 +211,60 @@ describe('usage metering', () => {
     expect(await counted(s.id)).toBe(500);
     expect(await events(s.id, 'license.usage_limit_reached')).toBe(1);
   }, 120_000);
+
+  it('increments of mixed sizes at once, counted in one statement below the cap and with the event at it, never pass max_uses', async () => {
+    const s = await meteredSeat({ max_uses: 200, uses_period: 'month' });
+    const sizes = Array.from({ length: 300 }, (_, i) => (i % 5) + 1);
+    const results = await Promise.all(
+      sizes.map((increment) => usage({ license_key: s.license_key, machine_fingerprint: s.fp, increment })),
+    );
+    expect(results.every((r) => r.status === 200 || (r.status === 403 && r.body.error.code === 'USAGE_LIMIT_REACHED'))).toBe(true);
+    const countedSizes = sizes.filter((_, i) => results[i].status === 200);
+    const total = countedSizes.reduce((a, b) => a + b, 0);
+    expect(total).toBeLessThanOrEqual(200);
+    expect(await counted(s.id)).toBe(total);
+    // Every answer is the count right after its own increment: distinct, and none past the cap.
+    const answered = results.filter((r) => r.status === 200).map((r) => r.body.uses as number);
+    expect(new Set(answered).size).toBe(answered.length);
+    expect(Math.max(...answered)).toBe(total);
+    // Refused only when the increment did not fit in what was left at its turn: with sizes up to 5, at least 196 counted.
+    expect(total).toBeGreaterThan(195);
+    expect(await events(s.id, 'license.usage_limit_reached')).toBe(total === 200 ? 1 : 0);
+  }, 120_000);
+
+  describe('round trips (docs/performance.md)', () => {
+    let roundTrips: ReturnType<typeof watchRoundTrips>;
+    beforeAll(() => {
+      roundTrips = watchRoundTrips(t);
+    });
+
+    it('an increment below the cap is one statement: the seat check and the count together', async () => {
+      const s = await meteredSeat({ max_uses: 1000, uses_period: 'month' });
+      const body = { license_key: s.license_key, machine_fingerprint: s.fp };
+      const { count, statements } = await roundTrips(() => usage(body).expect(200));
+      expect(count).toBe(1);
+      expect(statements[0]).toMatch(/INSERT INTO usage_counters/);
+      expect(await counted(s.id)).toBe(3);
+    });
+
+    it('the increment that reaches the cap counts with its event; one past it counts nothing', async () => {
+      const seats = await Promise.all([0, 1, 2].map(() => meteredSeat({ max_uses: 2, uses_period: 'none' })));
+      for (const s of seats) await usage({ license_key: s.license_key, machine_fingerprint: s.fp }).expect(200);
+      const reach = await roundTrips((run) =>
+        usage({ license_key: seats[run].license_key, machine_fingerprint: seats[run].fp }).expect(200),
+      );
+      expect(reach.count).toBeLessThanOrEqual(3);
+      for (const s of seats) {
+        expect(await counted(s.id)).toBe(2);
+        expect(await events(s.id, 'license.usage_limit_reached')).toBe(1);
+      }
+      const past = await roundTrips((run) =>
+        usage({ license_key: seats[run].license_key, machine_fingerprint: seats[run].fp }).expect(403),
+      );
+      expect(past.count).toBeLessThanOrEqual(4);
+      for (const s of seats) expect(await counted(s.id)).toBe(2);
+    });
+  });
 
   describe('admin: history and reset', () => {
     it('shows this period and past periods; reset sets this period to 0 and is audited', async () => {

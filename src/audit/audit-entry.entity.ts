@@ -21,6 +21,8 @@ export const AUDIT_ACTIONS = [
   'license.usage_limit_reached',
   'license.usage_reset',
   'license.trial_started',
+  'license.key_resent',
+  'mail.retried',
   'webhook.created',
   'webhook.updated',
   'webhook.deleted',

@@ -18,6 +18,7 @@ import { LicensesPagesController } from './pages/licenses.controller';
 import { MailPagesController } from './pages/mail.controller';
 import { DashboardNotFoundController } from './pages/not-found.controller';
 import { OverviewController } from './pages/overview.controller';
+import { ProductsPageController } from './pages/products.controller';
 import { SigningKeysPageController } from './pages/signing-keys.controller';
 import { StoresPageController } from './pages/stores.controller';
 import { TokensPageController } from './pages/tokens.controller';
@@ -51,6 +52,7 @@ import { UsersService } from './users.service';
     WebhooksPagesController,
     MailPagesController,
     StoresPageController,
+    ProductsPageController,
     DashboardNotFoundController,
   ],
   providers: [UsersRepository, UsersService, DashboardPassport, DashboardSessionStore, FirstUserInitializer, loginFormTokensProvider],

@@ -30,6 +30,7 @@ const DASHBOARD_ROOTS = [
   '/webhooks',
   '/emails',
   '/stores',
+  '/products',
 ];
 
 export function isDashboardPath(path: string): boolean {

@@ -122,6 +122,10 @@ export class License {
   @Column({ name: 'store_order_id', type: 'varchar', length: 255, nullable: true })
   storeOrderId?: string | null;
 
+  /** When the store subscription ended (its on_end applied); null while it is active and renews (docs/mail.md, Stores). */
+  @Column({ name: 'store_subscription_ended_at', type: 'timestamptz', nullable: true })
+  storeSubscriptionEndedAt?: Date | null;
+
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
 

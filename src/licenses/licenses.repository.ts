@@ -35,6 +35,8 @@ export interface LicenseListFilter {
   /** Licences a store made (docs/stores.md), and the one of a store subscription. */
   storeName?: string;
   storeSubscriptionId?: string;
+  /** Self-service trials started from this IP address. */
+  trialIp?: string;
 }
 
 export const LICENSE_SORTS = ['created_at', 'expires_at', 'customer_name', 'license_key', 'product', 'license_type', 'status'] as const;
@@ -164,7 +166,7 @@ export class LicensesRepository {
       'license-update',
       `UPDATE licenses SET license_type = $2, customer_name = $3, customer_email = $4, customer_pib = $5, limits = $6::jsonb,
          features = $7::jsonb, policy = $8::jsonb, grace_days = $9, notes = $10, expires_at = $11, active = $12, revoked = $13,
-         revoked_at = $14, revoke_reason = $15, updated_at = now()
+         revoked_at = $14, revoke_reason = $15, store_subscription_ended_at = $16, updated_at = now()
        WHERE id = $1 RETURNING ${LICENSE_COLUMNS}`,
       [
         license.id,
@@ -182,6 +184,7 @@ export class LicensesRepository {
         license.revoked,
         license.revokedAt,
         license.revokeReason,
+        license.storeSubscriptionEndedAt ?? null,
       ],
     );
     return Object.assign(licenseOnlyFromRow(rows[0]), { product: license.product });
@@ -340,6 +343,9 @@ function licenseListFrom(filter: LicenseListFilter, params: unknown[]): string {
   }
   if (filter.storeName !== undefined) where.push(`l.store_name = ${param(filter.storeName)}`);
   if (filter.storeSubscriptionId !== undefined) where.push(`l.store_subscription_id = ${param(filter.storeSubscriptionId)}`);
+  if (filter.trialIp !== undefined) {
+    where.push(`EXISTS (SELECT 1 FROM trials tr WHERE tr.license_id = l.id AND tr.ip = ${param(filter.trialIp)})`);
+  }
   // Always a WHERE clause (no top-level OR in any part): the keyset condition is ANDed to it.
   return `FROM licenses l JOIN product_catalog p ON p.id = l.product_id WHERE ${where.length ? where.join(' AND ') : 'true'}`;
 }
@@ -366,12 +372,12 @@ export type NewLicense = Pick<
 /** Every licences column the application reads (search_text is the trigger's). */
 const LICENSE_COLUMNS = `id, product_id, license_key, license_type, customer_name, customer_email, customer_pib, limits, features, policy,
   grace_days, notes, expires_at, active, revoked, revoked_at, revoke_reason, created_at, updated_at, converted_from, store_name,
-  store_customer_id, store_subscription_id, store_order_id`;
+  store_customer_id, store_subscription_id, store_order_id, store_subscription_ended_at`;
 
 const LICENSE_WITH_PRODUCT = `SELECT l.id, l.product_id, l.license_key, l.license_type, l.customer_name, l.customer_email, l.customer_pib,
     l.limits, l.features, l.policy, l.grace_days, l.notes, l.expires_at, l.active, l.revoked, l.revoked_at, l.revoke_reason,
     l.created_at, l.updated_at, l.converted_from, l.store_name, l.store_customer_id, l.store_subscription_id, l.store_order_id,
-    p.code AS p_code, p.name AS p_name, p.key_prefix AS p_key_prefix,
+    l.store_subscription_ended_at, p.code AS p_code, p.name AS p_name, p.key_prefix AS p_key_prefix,
     p.default_limits AS p_default_limits, p.default_policy AS p_default_policy, p.available_features AS p_available_features, p.active AS p_active,
     p.created_at AS p_created_at, p.updated_at AS p_updated_at
   FROM licenses l JOIN product_catalog p ON p.id = l.product_id`;
@@ -402,6 +408,7 @@ export interface LicenseRow {
   store_customer_id?: string | null;
   store_subscription_id?: string | null;
   store_order_id?: string | null;
+  store_subscription_ended_at?: Date | null;
 }
 
 /** A products row as pg returns it. */
@@ -498,5 +505,6 @@ function licenseOnlyFromRow(r: LicenseRow): License {
     storeCustomerId: r.store_customer_id ?? null,
     storeSubscriptionId: r.store_subscription_id ?? null,
     storeOrderId: r.store_order_id ?? null,
+    storeSubscriptionEndedAt: r.store_subscription_ended_at ?? null,
   });
 }

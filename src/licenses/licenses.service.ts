@@ -438,6 +438,7 @@ function listFilter(query: Omit<LicenseListQuery, 'limit' | 'offset'>, products:
     expiringWithinDays: query.expiring_within_days,
     storeName: query.store,
     storeSubscriptionId: query.subscription_id,
+    trialIp: query.trial_ip,
   };
 }
 
@@ -557,6 +558,7 @@ export function toLicenseDetails(license: License, currentSeats: Activation[], n
           customer_id: license.storeCustomerId ?? null,
           subscription_id: license.storeSubscriptionId ?? null,
           order_id: license.storeOrderId ?? null,
+          subscription_active: Boolean(license.storeSubscriptionId) && !license.storeSubscriptionEndedAt,
         }
       : null,
   };

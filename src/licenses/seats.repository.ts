@@ -190,7 +190,7 @@ export class SeatsRepository {
 const HEARTBEAT_TIMEOUT_SQL = (l: string, p: string) => `license_heartbeat_timeout(${p}.default_policy, ${l}.policy)`;
 
 /** Seat `s` of licence `l` (product `p`) is dead: silent for longer than the licence's heartbeat timeout. */
-const SEAT_IS_DEAD = (s: string, l: string, p: string) => `seat_is_dead(${s}.last_seen_at, ${HEARTBEAT_TIMEOUT_SQL(l, p)}, now())`;
+export const SEAT_IS_DEAD = (s: string, l: string, p: string) => `seat_is_dead(${s}.last_seen_at, ${HEARTBEAT_TIMEOUT_SQL(l, p)}, now())`;
 
 /** A seat the sweep released. */
 export interface SweptSeat {

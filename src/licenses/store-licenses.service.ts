@@ -113,7 +113,8 @@ export class StoreLicensesService {
 
   /**
    * expires_at becomes the new period's end (a store that names none: the licence's license_type from the period
-   * start); a licence the store suspended through on_end is active again.
+   * start); a licence the store suspended through on_end is active again. A renewal is a live subscription again
+   * (a store that resumes one), so expiry reminders stop again.
    */
   renew(
     manager: EntityManager,
@@ -123,7 +124,13 @@ export class StoreLicensesService {
     actor: Actor,
   ): Promise<LicenseDetailsDto> {
     const expiresAt = period.end ?? computeExpiresAt(license.licenseType, period.start ?? new Date());
-    return this.change(manager, license, actor, { expiresAt, ...(reinstate ? { active: true } : {}) }, { renewed: true });
+    return this.change(
+      manager,
+      license,
+      actor,
+      { expiresAt, storeSubscriptionEndedAt: null, ...(reinstate ? { active: true } : {}) },
+      { renewed: true },
+    );
   }
 
   /** The subscription an order's licence was bought with, told apart from the order: it now expires with the subscription. */
@@ -154,9 +161,14 @@ export class StoreLicensesService {
 
   /** The plan's on_end: expire at the end time (grace applies), suspend, or revoke. */
   async end(manager: EntityManager, license: License, onEnd: OnEndAction, endedAt: Date, actor: Actor): Promise<LicenseDetailsDto> {
-    if (onEnd === 'revoke') return this.revoke(manager, license, 'subscription ended', actor);
-    if (onEnd === 'suspend') return this.change(manager, license, actor, { active: false }, { on_end: onEnd });
-    return this.change(manager, license, actor, { expiresAt: endedAt }, { on_end: onEnd });
+    // From here the subscription no longer renews: expiry reminders go out again (docs/mail.md, Stores).
+    const ended = { storeSubscriptionEndedAt: endedAt };
+    if (onEnd === 'revoke') {
+      Object.assign(license, ended);
+      return this.revoke(manager, license, 'subscription ended', actor);
+    }
+    if (onEnd === 'suspend') return this.change(manager, license, actor, { active: false, ...ended }, { on_end: onEnd });
+    return this.change(manager, license, actor, { expiresAt: endedAt, ...ended }, { on_end: onEnd });
   }
 
   /** A refund of the first payment revokes (reason `refunded`); nothing more when the licence already is. */
@@ -188,7 +200,9 @@ export class StoreLicensesService {
     manager: EntityManager,
     license: License,
     actor: Actor,
-    next: Partial<Pick<License, 'expiresAt' | 'active' | 'licenseType' | 'limits' | 'features' | 'policy' | 'graceDays'>>,
+    next: Partial<
+      Pick<License, 'expiresAt' | 'active' | 'licenseType' | 'limits' | 'features' | 'policy' | 'graceDays' | 'storeSubscriptionEndedAt'>
+    >,
     extra: Record<string, unknown> = {},
   ): Promise<LicenseDetailsDto> {
     const changes: Record<string, { from: unknown; to: unknown }> = {};

@@ -8,6 +8,7 @@ import { License } from './license.entity';
 @Entity('trials')
 @Index('trials_email_idx', ['productId', 'customerEmail', 'createdAt'], { where: 'customer_email IS NOT NULL' })
 @Index('trials_created_idx', ['createdAt'])
+@Index('trials_ip_idx', ['ip', 'createdAt'], { where: 'ip IS NOT NULL' })
 export class Trial {
   @PrimaryColumn({ name: 'product_id', type: 'int', primaryKeyConstraintName: 'trials_pkey' })
   productId: number;

@@ -21,6 +21,14 @@ export interface TrialClaim {
   now: Date;
 }
 
+/** The IPs that started the most trials since a time: how many, for how many products, the latest. */
+export interface TrialsFromIp {
+  ip: string;
+  trials: number;
+  products: number;
+  latest: Date;
+}
+
 /**
  * Trials (docs/licences.md, Trials). Style: named SQL with typed rows (docs/architecture.md, Database style). The trial's
  * claim and its licence's seat are one statement with the trial's event (EventRecorder.recordWith).
@@ -63,5 +71,18 @@ export class TrialsRepository {
       [productId, customerEmail.toLowerCase()],
     );
     return rows[0]?.license_id ?? null;
+  }
+
+  /** The IPs with the most trials started since `since`, most first (docs/licences.md, Trials). */
+  async busiestIps(since: Date, limit: number): Promise<TrialsFromIp[]> {
+    const { rows } = await preparedQuery<{ ip: string; trials: number; products: number; latest: Date }>(
+      this.dataSource.manager,
+      'trials-busiest-ips',
+      `SELECT ip, count(*)::int AS trials, count(DISTINCT product_id)::int AS products, max(created_at) AS latest
+       FROM trials WHERE created_at >= $1 AND ip IS NOT NULL
+       GROUP BY ip ORDER BY count(*) DESC, max(created_at) DESC, ip LIMIT $2`,
+      [since, limit],
+    );
+    return rows;
   }
 }

@@ -14,7 +14,7 @@ import { toLicenseDetails } from './licenses.service';
 import { LicensesRepository } from './licenses.repository';
 import type { BoundSeat } from './seats.service';
 import { ActivationRow, seatsFromRows } from './seats.repository';
-import { TRIAL_KEY, TrialsRepository } from './trials.repository';
+import { TRIAL_KEY, TrialsFromIp, TrialsRepository } from './trials.repository';
 
 const KEY_ATTEMPTS = 5;
 const DAY_MS = 86_400_000;
@@ -117,6 +117,14 @@ export class TrialsService {
         throw err;
       }
     }
+  }
+
+  /**
+   * The IPs that started the most trials in the last `hours` (docs/licences.md, Trials): many trials from one IP
+   * in a day is one person resetting a machine's fingerprint, or a script.
+   */
+  busiestIps(hours: number, limit: number, now = new Date()): Promise<TrialsFromIp[]> {
+    return this.trials.busiestIps(new Date(now.getTime() - hours * 3_600_000), limit);
   }
 
   /** An active product by code; an unknown or inactive one is a VALIDATION_ERROR naming `product`. */

@@ -3,10 +3,20 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import type { RecordedChange } from '../audit/event-recorder';
 import { preparedQuery } from '../database/prepared-query';
+import { licenseStatusSql } from './license-status';
+import { SEAT_IS_DEAD } from './seats.repository';
 import type { StoredUsage, UsageAnswer } from './usage-decisions';
 
 /** How long an idempotency key of POST /api/v1/usage keeps its answer (docs/client-api.md, Usage). */
 export const IDEMPOTENCY_KEY_HOURS = 24;
+
+/** What the one-statement count found and counted: the new count and the licence's meter. */
+export interface CountedBelowCap {
+  uses: number;
+  maxUses: number;
+  usesPeriod: 'none' | 'month';
+  createdAt: Date;
+}
 
 /** A claimed key: `claimed` when this request owns it now, else the stored request hash and first answer. */
 export type IdempotencyClaim = { claimed: true } | { claimed: false; requestHash: string; answer: UsageAnswer | null };
@@ -37,6 +47,53 @@ export class UsageRepository {
       params: [licenseId, periodStart, increment, maxUses],
       // Only the increment that reaches the cap is news (docs/licences.md, Usage metering).
       eventsOnlyIf: 'uses = $4::bigint',
+    };
+  }
+
+  /**
+   * The common case in one statement (docs/licences.md, Usage metering): the machine holds a live seat of a usable,
+   * metered licence and the increment leaves the count below the cap; then it counts, under the counter row's lock
+   * like incrementChange. Anything else counts nothing and returns null, and the caller decides as before (the exact
+   * error, a licence not metered, or the increment that reaches the cap, which commits with its event). So this path
+   * never records an event, and concurrent increments still never pass the cap. The conditions are those of
+   * decideUsage in SQL: license_status() at `now`, the seat check of validate (SEAT_IS_DEAD), and the policy merged
+   * as mergePolicy does (the product's defaults, the licence's overrides over them; a licence stores no null).
+   */
+  async countBelowCap(
+    licenseKey: string,
+    machineFingerprint: string,
+    increment: number,
+    monthStart: Date,
+    now: Date,
+  ): Promise<CountedBelowCap | null> {
+    const { rows } = await preparedQuery<{ uses: string; max_uses: string; uses_period: string | null; created_at: Date }>(
+      this.dataSource.manager,
+      'usage-count-below-cap',
+      `WITH target AS (
+         SELECT l.id, l.created_at, (p.default_policy || l.policy)->>'uses_period' AS uses_period,
+                ((p.default_policy || l.policy)->>'max_uses')::bigint AS max_uses
+         FROM licenses l JOIN product_catalog p ON p.id = l.product_id
+         WHERE l.license_key = $1 AND NOT l.revoked AND l.active AND ${licenseStatusSql('l', '$5::timestamptz')} IN ('active', 'grace')
+           AND EXISTS (SELECT 1 FROM activations s WHERE s.license_id = l.id AND s.machine_fingerprint = $2 AND s.released_at IS NULL
+             AND NOT ${SEAT_IS_DEAD('s', 'l', 'p')})
+       ), counted AS (
+         INSERT INTO usage_counters AS c (license_id, period_start, uses)
+         SELECT id, CASE WHEN uses_period = 'month' THEN $4::timestamptz ELSE created_at END, $3::bigint FROM target
+         WHERE max_uses IS NOT NULL AND $3::bigint < max_uses
+         ON CONFLICT (license_id, period_start) DO UPDATE SET uses = c.uses + EXCLUDED.uses
+           WHERE c.uses + EXCLUDED.uses < (SELECT max_uses FROM target)
+         RETURNING uses
+       )
+       SELECT counted.uses, target.max_uses, target.uses_period, target.created_at FROM counted, target`,
+      [licenseKey, machineFingerprint, increment, monthStart, now],
+    );
+    const row = rows[0];
+    if (!row) return null;
+    return {
+      uses: Number(row.uses),
+      maxUses: Number(row.max_uses),
+      usesPeriod: row.uses_period === 'month' ? 'month' : 'none',
+      createdAt: row.created_at,
     };
   }
 

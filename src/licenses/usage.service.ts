@@ -42,6 +42,15 @@ export class UsageService {
   ) {}
 
   async recordUsage(request: UsageRequest, actor: Actor): Promise<UsageAnswer> {
+    if (request.idempotencyKey === undefined) {
+      // Most increments leave the count below the cap: the checks and the count are one statement, no event to record.
+      const now = new Date();
+      const monthStart = usagePeriod({ uses_period: 'month' }, now, now).start;
+      const counted = await this.usage.countBelowCap(request.licenseKey, request.machineFingerprint, request.increment, monthStart, now);
+      if (counted) {
+        return usageAnswer(counted.maxUses, counted.uses, usagePeriod({ uses_period: counted.usesPeriod }, counted.createdAt, now));
+      }
+    }
     // The seat check of validate, without its last_seen refresh (interval 0: `stale` is not used here).
     const found = await this.seats.findForCheck(request.licenseKey, request.machineFingerprint, 0);
     const decision = decideUsage(found?.license ?? null, found?.seat ?? null, new Date());
@@ -71,7 +80,7 @@ export class UsageService {
       return row ? Number(row.uses) : null;
     };
     if (request.idempotencyKey === undefined) {
-      // Without a key the count and its event are one statement, no transaction around it (the bench's usage row).
+      // Without a key the count and its event are one statement, no transaction around it.
       const uses = await count();
       if (uses === null) throw usageLimitReached(maxUses, await this.usage.usesIn(license.id, period.start), request.increment);
       return usageAnswer(maxUses, uses, period);

@@ -31,6 +31,14 @@ describe('mailFromEvents', () => {
     expect(mailFromEvents([event('license.created', {}, 'store')], [])).toEqual([expect.objectContaining({ kind: 'license_issued' })]);
   });
 
+  it('"send the key again" (license.key_resent): license_issued once per event, so each request is its own message', () => {
+    const [a] = mailFromEvents([event('license.key_resent', {}, 'dashboard')], []);
+    const [b] = mailFromEvents([event('license.key_resent', {}, 'dashboard')], []);
+    expect(a).toEqual(expect.objectContaining({ kind: 'license_issued', toAddress: 'mika@shop.example' }));
+    expect(b.dedupeKey).not.toBe(a.dedupeKey);
+    expect(mailFromEvents([event('license.key_resent', {}, 'dashboard')], ['license_issued'])).toEqual([]);
+  });
+
   it('reminders: one key per licence and expiry date, so a second event for the same date adds nothing', () => {
     const [a] = mailFromEvents([event('license.expiring_soon', {}, 'system')], []);
     const [b] = mailFromEvents([event('license.expiring_soon', {}, 'system')], []);

@@ -5,7 +5,7 @@ import type { PendingEvent } from '../webhooks/event-fanout.service';
 export interface NewMail {
   kind: MailKind;
   dedupeKey: string;
-  /** Null for a message no event caused (the dashboard's "send the key again"). */
+  /** The event it was derived from; null for a portal sign-in link, which is no event (docs/portal.md, Signing in). */
   eventId: string | null;
   licenseId: number | null;
   productId: number | null;
@@ -42,6 +42,9 @@ export function mailKindOf(type: string, data: LicenseData): MailKind | null {
     case 'license.created':
       // Store-made licences always mail the key; staff ask for it with notify_customer.
       return data.event?.details?.notify_customer === true || actorType === 'store' ? 'license_issued' : null;
+    case 'license.key_resent':
+      // Staff asked for the key again: one message per request (the event's id).
+      return 'license_issued';
     case 'license.expiring_soon':
       return data.store?.subscription_active === true ? null : 'expiring_soon';
     case 'license.expired':

@@ -2,7 +2,7 @@ import { Controller, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/comm
 import { ApiConflictResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { AdminRoute } from '../common/auth/admin-route.decorator';
-import { CurrentProductScope, type ProductScope } from '../common/auth/actor';
+import { Actor, CurrentActor, CurrentProductScope, type ProductScope } from '../common/auth/actor';
 import { ErrorResponseDto } from '../common/errors/error-response.dto';
 import { IdParamPipe } from '../common/http/id-param.pipe';
 import { setTotalCount, TOTAL_COUNT_HEADERS } from '../common/http/page-query.dto';
@@ -34,14 +34,18 @@ export class MailController {
   @Post(':id/retry')
   @HttpCode(200)
   @AdminRoute('licenses:write')
-  @ApiOperation({ summary: 'Send a failed message again (a fresh retry schedule)' })
+  @ApiOperation({ summary: 'Send a failed message again (a fresh retry schedule)', description: 'Audited as `mail.retried`.' })
   @ApiOkResponse({ type: MailMessageDto })
   @ApiNotFoundResponse({
     description: "NOT_FOUND: no such message, or (for a token limited to products) one about another product's licence",
     type: ErrorResponseDto,
   })
   @ApiConflictResponse({ description: 'CONFLICT: the message is not failed', type: ErrorResponseDto })
-  async retry(@Param('id', IdParamPipe) id: number, @CurrentProductScope() products: ProductScope): Promise<MailMessageDto> {
-    return MailMessageDto.from(await this.mail.retry(String(id), products));
+  async retry(
+    @Param('id', IdParamPipe) id: number,
+    @CurrentActor() actor: Actor,
+    @CurrentProductScope() products: ProductScope,
+  ): Promise<MailMessageDto> {
+    return MailMessageDto.from(await this.mail.retry(String(id), actor, products));
   }
 }

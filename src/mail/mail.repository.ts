@@ -27,6 +27,8 @@ export interface MailRow {
   lastError: string | null;
   licenseId: number | null;
   productId: number | null;
+  /** The product's code as the message's licence carried it. */
+  productCode: string | null;
   eventId: string | null;
   nextAttemptAt: Date | null;
   createdAt: Date;
@@ -42,13 +44,15 @@ type Row = {
   last_error: string | null;
   license_id: number | null;
   product_id: number | null;
+  product_code: string | null;
   event_id: string | null;
   next_attempt_at: Date | null;
   created_at: Date;
   sent_at: Date | null;
 };
 
-const ROW_COLUMNS = `id, kind, to_address, status, attempts, last_error, license_id, product_id, event_id, next_attempt_at, created_at, sent_at`;
+const ROW_COLUMNS = `id, kind, to_address, status, attempts, last_error, license_id, product_id, data->'product'->>'code' AS product_code,
+  event_id, next_attempt_at, created_at, sent_at`;
 
 const toRow = (r: Row): MailRow => ({
   id: String(r.id),
@@ -59,6 +63,7 @@ const toRow = (r: Row): MailRow => ({
   lastError: r.last_error,
   licenseId: r.license_id,
   productId: r.product_id,
+  productCode: r.product_code,
   eventId: r.event_id,
   nextAttemptAt: r.next_attempt_at,
   createdAt: r.created_at,
@@ -172,20 +177,15 @@ export class MailRepository {
     return { rows: rows.map(toRow), total: rows[0]?.total ?? 0 };
   }
 
-  async get(id: string): Promise<MailRow | null> {
-    const { rows } = await preparedQuery<Row>(
-      this.dataSource.manager,
-      'mail-get',
-      `SELECT ${ROW_COLUMNS} FROM mail_messages WHERE id = $1`,
-      [id],
-    );
+  async get(id: string, manager: EntityManager = this.dataSource.manager): Promise<MailRow | null> {
+    const { rows } = await preparedQuery<Row>(manager, 'mail-get', `SELECT ${ROW_COLUMNS} FROM mail_messages WHERE id = $1`, [id]);
     return rows[0] ? toRow(rows[0]) : null;
   }
 
   /** A failed message pending again with a fresh retry schedule; false when it was not failed. */
-  async reopenFailed(id: string): Promise<boolean> {
+  async reopenFailed(id: string, manager: EntityManager): Promise<boolean> {
     const { rows } = await preparedQuery(
-      this.dataSource.manager,
+      manager,
       'mail-reopen',
       `UPDATE mail_messages SET status = 'pending', attempts = 0, next_attempt_at = now() WHERE id = $1 AND status = 'failed' RETURNING id`,
       [id],

@@ -4,7 +4,7 @@ import { MailService } from './mail.service';
 // docs/mail.md, Configuration: links come from PUBLIC_URL only.
 describe('MailService', () => {
   const service = (overrides: Parameters<typeof testConfigFor>[0]) =>
-    new MailService({} as never, {} as never, {} as never, testConfigFor(overrides));
+    new MailService({} as never, {} as never, {} as never, {} as never, {} as never, testConfigFor(overrides));
 
   it('attacker: a reminder link is built from PUBLIC_URL with a token bound to the address', () => {
     const mail = service({ publicUrl: 'https://licences.example.com' });

@@ -1,8 +1,10 @@
 import { Inject, Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import type { EntityManager } from 'typeorm';
-import { ALL_PRODUCTS, type ProductScope, productScopeIncludes } from '../common/auth/actor';
+import { DataSource, type EntityManager } from 'typeorm';
+import { EventRecorder } from '../audit/event-recorder';
+import { type Actor, ALL_PRODUCTS, type ProductScope, productScopeIncludes } from '../common/auth/actor';
 import { SecretEnvelope } from '../common/crypto/secret-envelope';
 import { AppError } from '../common/errors/app-error';
 import { projectRoot } from '../common/paths';
@@ -44,6 +46,8 @@ export class MailService implements EventConsumer, OnModuleInit, OnModuleDestroy
     private readonly repository: MailRepository,
     private readonly jobs: JobsService,
     private readonly fanout: EventFanoutService,
+    private readonly events: EventRecorder,
+    @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {
     this.transport = new MailTransport(config.mail, join(config.dataDir, 'mail'));
@@ -105,51 +109,60 @@ export class MailService implements EventConsumer, OnModuleInit, OnModuleDestroy
     return { items: rows, total };
   }
 
-  /** A failed message sent again with a fresh retry schedule; 404 outside the credential's products, 409 unless failed. */
-  async retry(id: string, products: ProductScope = ALL_PRODUCTS): Promise<MailRow> {
-    const mail = await this.repository.get(id);
-    if (!mail || (products !== null && (mail.productId === null || !productScopeIncludes(products, mail.productId))))
-      throw AppError.notFound('Mail message');
-    if (!(await this.repository.reopenFailed(id)))
-      throw AppError.conflict(`Only a failed message can be retried; this one is ${mail.status}`, { status: mail.status });
-    await this.jobs.send(MAIL_DRAIN_QUEUE, {});
+  /**
+   * A failed message sent again with a fresh retry schedule, recorded as `mail.retried` in the same transaction
+   * (docs/mail.md, Admin API); 404 outside the credential's products, 409 unless failed.
+   */
+  async retry(id: string, actor: Actor, products: ProductScope = ALL_PRODUCTS): Promise<MailRow> {
+    await this.dataSource.transaction(async (manager) => {
+      const mail = await this.repository.get(id, manager);
+      if (!mail || (products !== null && (mail.productId === null || !productScopeIncludes(products, mail.productId))))
+        throw AppError.notFound('Mail message');
+      if (!(await this.repository.reopenFailed(id, manager)))
+        throw AppError.conflict(`Only a failed message can be retried; this one is ${mail.status}`, { status: mail.status });
+      await this.jobs.send(MAIL_DRAIN_QUEUE, {}, { manager });
+      await this.events.record(manager, {
+        type: 'mail.retried',
+        actor,
+        licenseId: mail.licenseId,
+        productId: mail.productId,
+        productCode: mail.productCode,
+        details: { mail_id: Number(mail.id), kind: mail.kind, to: mail.toAddress, last_error: mail.lastError },
+      });
+    });
     return (await this.repository.get(id)) as MailRow;
   }
 
   /**
-   * The dashboard's "send the key again": a new license_issued for the licence as it is now (each click is its own
-   * cause, docs/mail.md, When mail is sent). 409 without a customer e-mail.
+   * "Send the key again" (dashboard): records `license.key_resent` with the licence as it is now; the fan-out derives a
+   * new license_issued from it after commit, like every other message (docs/mail.md, When mail is sent). Each call is
+   * its own event, so its own message. 409 without a customer e-mail, for an address no server could take, or when
+   * license_issued is turned off.
    */
   async resendKey(
     license: {
       id: number;
       product: { code: string; name: string };
       license_key: string;
-      license_type: string;
-      customer_name: string;
       customer_email: string | null;
-      expires_at: string | null;
     },
     productId: number,
+    actor: Actor,
   ): Promise<string> {
     const address = license.customer_email?.trim();
     if (!address) throw AppError.conflict('The licence has no customer e-mail to send the key to');
-    const [mail] = mailFromEvents(
-      [
-        {
-          id: `resend_${randomBytes(12).toString('hex')}`,
-          type: 'license.created',
-          productId,
-          createdAt: new Date(),
-          payload: { type: 'license.created', timestamp: '', data: { ...license, event: { details: { notify_customer: true } } } },
-        },
-      ],
-      this.config.mail.disabledKinds,
-    );
-    if (!mail) throw AppError.conflict('license_issued mail is turned off (MAIL_DISABLED_KINDS)');
-    mail.eventId = null;
-    if (mail.status === 'failed') throw AppError.conflict(`The customer e-mail cannot receive mail: ${mail.lastError ?? ''}`);
-    if ((await this.repository.insertMany([mail])) > 0) await this.jobs.send(MAIL_DRAIN_QUEUE, {});
+    if (this.config.mail.disabledKinds.includes('license_issued'))
+      throw AppError.conflict('license_issued mail is turned off (MAIL_DISABLED_KINDS)');
+    if (!validRecipient(address)) throw AppError.conflict('The customer e-mail cannot receive mail: invalid recipient address');
+    await this.events.record(undefined, {
+      type: 'license.key_resent',
+      actor,
+      licenseId: license.id,
+      productId,
+      productCode: license.product.code,
+      license,
+      details: { to: address },
+    });
     return address;
   }
 

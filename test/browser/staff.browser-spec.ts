@@ -209,7 +209,7 @@ describe('staff dashboard in Chromium (edit, renew, confirmations, search, phone
     ['the PIB', '101134702'],
     ['a hostname', 'kasa-beograd-02'],
     ['a fingerprint prefix', 'FINGERPRINT'],
-  ])('finds the licence from the top bar by %s', async (_kind, term) => {
+  ])('finds the licence from the top bar by %s: the one match opens it', async (_kind, term) => {
     const value = term
       .replace('KEY_COMPACT', muller.license_key.replace(/-/g, ''))
       .replace('KEY_LOWER', muller.license_key.toLowerCase())
@@ -217,8 +217,34 @@ describe('staff dashboard in Chromium (edit, renew, confirmations, search, phone
     await go('/dashboard');
     await page.fill('#topbar-q', value);
     await page.press('#topbar-q', 'Enter');
-    await page.waitForURL(/\/licenses\?q=/);
-    expect(await listedKeys()).toEqual([muller.license_key]);
+    await page.waitForURL(`${baseUrl}/licenses/${muller.id}`);
+    expect(await page.textContent('[data-testid=license-key]')).toBe(muller.license_key);
+  });
+
+  it('"/" focuses the search box from anywhere but a field; several matches show the list', async () => {
+    await go('/licenses');
+    await page.keyboard.press('/');
+    expect(await page.evaluate<string>('document.activeElement?.id')).toBe('topbar-q');
+    expect(await page.inputValue('#topbar-q')).toBe('');
+    await page.keyboard.type('pekara');
+    await page.keyboard.press('Enter');
+    await page.waitForURL(/\/licenses\?q=pekara$/);
+    expect((await listedKeys()).length).toBe(5);
+    // As you type, the server's first matches appear under the box; a click opens one.
+    await go('/dashboard');
+    await page.fill('#topbar-q', '');
+    await page.type('#topbar-q', 'pekara žito 1');
+    await page.waitForSelector('#topbar-suggestions:not([hidden]) [data-testid=suggestion]');
+    const suggested = await page.$$eval('#topbar-suggestions [data-testid=suggestion] a', (links) => links.map((a) => a.textContent));
+    expect(suggested.length).toBeGreaterThan(0);
+    expect(suggested.every((text) => /Pekara Žito 1/.test(text ?? ''))).toBe(true);
+    await page.press('#topbar-q', 'Escape');
+    expect(await page.isHidden('#topbar-suggestions')).toBe(true);
+    // Typed into a field, "/" is a character like any other.
+    await go('/licenses/new');
+    await page.click('#field-customer_name');
+    await page.keyboard.type('a/b');
+    expect(await page.inputValue('#field-customer_name')).toBe('a/b');
   });
 
   it("opens the customer view from a search result and lists the customer's licences", async () => {
@@ -354,9 +380,9 @@ describe('staff dashboard in Chromium (edit, renew, confirmations, search, phone
     await page.click('nav[aria-label=Main] >> text=Audit log');
     await page.waitForURL(`${baseUrl}/audit`);
     await page.click('[data-menu-toggle]');
-    await page.fill('#topbar-q', 'muller');
+    await page.fill('#topbar-q', 'pekara');
     await page.press('#topbar-q', 'Enter');
-    await page.waitForURL(/\/licenses\?q=muller/);
+    await page.waitForURL(/\/licenses\?q=pekara/);
     // Tables become cards: each row's cells stacked, nothing cut off.
     const row = page.locator('[data-testid=license-row]').first();
     const box = await row.boundingBox();

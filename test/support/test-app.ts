@@ -105,7 +105,24 @@ export async function createTestApp(overrides: Partial<AppConfig> = {}, logDesti
   if (!adminUrl || !template) throw new Error('e2e tests need the Jest global setup (run them through `npm test`)');
   const databaseName = newDatabaseName('e2e');
   const databaseUrl = await createDatabaseFromTemplate(adminUrl, template, databaseName);
-  const config = testConfig(databaseUrl, overrides);
+  return startApp(testConfig(databaseUrl, overrides), databaseName, logDestination, () => dropDatabase(adminUrl, databaseName));
+}
+
+/**
+ * Another instance of the app on the database of `first` (as a second server of one deployment would be): its own
+ * job engine, fan-out and sender. Closing it leaves the database to `first`.
+ */
+export async function createSecondInstance(first: TestApp, overrides: Partial<AppConfig> = {}): Promise<TestApp> {
+  return startApp({ ...first.config, ...overrides }, first.databaseName, undefined, async () => undefined);
+}
+
+async function startApp(
+  config: AppConfig,
+  databaseName: string,
+  logDestination: DestinationStream | undefined,
+  dropAfterClose: () => Promise<void>,
+): Promise<TestApp> {
+  const adminUrl = process.env[ENV_ADMIN_URL] as string;
   const moduleRef = await Test.createTestingModule({ imports: [AppModule.forRoot(config, logDestination)] }).compile();
   const app = moduleRef.createNestApplication({ bodyParser: false, logger: false });
   await configureApp(app, config);
@@ -133,7 +150,7 @@ export async function createTestApp(overrides: Partial<AppConfig> = {}, logDesti
     restoreDatabase: () => restoreDatabase(adminUrl, databaseName),
     close: async () => {
       await app.close();
-      await dropDatabase(adminUrl, databaseName);
+      await dropAfterClose();
     },
   };
 }

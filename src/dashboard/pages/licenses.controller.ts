@@ -42,8 +42,10 @@ import { payloadPreview } from './payload-preview';
 import { seatLimit } from '../../licenses/license-limits';
 
 export const LICENSES_PAGE_SIZE = 25;
+/** The page sizes the licence list offers (docs/dashboard.md, Pages). */
+const LICENSE_PAGE_SIZES = [25, 50, 100, 200] as const;
 export const EXPIRING_SOON_DAYS = 30;
-const FILTERS = ['product', 'status', 'license_type', 'q'] as const;
+const FILTERS = ['product', 'status', 'license_type', 'q', 'trial_ip'] as const;
 
 const COLUMNS: { label: string; sort?: LicenseSort }[] = [
   { label: 'Licence key', sort: 'license_key' },
@@ -62,6 +64,43 @@ function readFilters(query: Record<string, unknown>): Record<string, string> {
   for (const name of FILTERS) if (typeof query[name] === 'string' && query[name]) filters[name] = query[name];
   return filters;
 }
+
+/** The licence page's recent client events, and how recent a refused machine must be for the banner. */
+const CLIENT_EVENTS = 10;
+const REFUSED_BANNER_MS = 3_600_000;
+
+/**
+ * The newest machine refused for want of a seat in the last hour and still not bound, with a release confirmation
+ * prefilled for the seat silent the longest (the likely old laptop); null when there is none to show.
+ */
+function refusedMachine(
+  license: { id: number; activations: { machine_fingerprint: string; hostname: string | null; last_seen_at: string }[] },
+  entries: { action: string; created_at: string; details: Record<string, unknown> }[],
+  now: Date,
+) {
+  const refused = entries.find(
+    (e) =>
+      e.action === 'license.activation_denied' &&
+      e.details.code === 'ALREADY_ACTIVATED' &&
+      now.getTime() - Date.parse(e.created_at) <= REFUSED_BANNER_MS &&
+      !license.activations.some((s) => s.machine_fingerprint === e.details.machine_fingerprint),
+  );
+  const quietest = [...license.activations].sort((a, b) => Date.parse(a.last_seen_at) - Date.parse(b.last_seen_at))[0];
+  if (!refused || !quietest) return null;
+  return {
+    at: refused.created_at,
+    hostname: typeof refused.details.hostname === 'string' ? refused.details.hostname : null,
+    code: refused.details.code,
+    release: {
+      hostname: quietest.hostname,
+      href: `/licenses/${license.id}/confirm/release?${new URLSearchParams({ machine_fingerprint: quietest.machine_fingerprint }).toString()}`,
+    },
+  };
+}
+
+/** The top bar's results as you type: how many, and from how many characters on. */
+const SUGGESTIONS = 8;
+const SUGGEST_MIN_CHARS = 2;
 
 const describeErrors = (errors: FieldError[]) => errors.map((e) => e.message).join('; ');
 const text = (query: Record<string, unknown>, name: string) => (typeof query[name] === 'string' ? query[name].trim() : '');
@@ -91,7 +130,10 @@ export class LicensesPagesController {
     const sort = LICENSE_SORTS.find((s) => s === text(query, 'sort'));
     const direction = text(query, 'dir') === 'asc' ? 'asc' : text(query, 'dir') === 'desc' ? 'desc' : undefined;
     const page = pageNumber(query.page);
-    const paging = { limit: LICENSES_PAGE_SIZE, offset: (page - 1) * LICENSES_PAGE_SIZE };
+    // The page size is part of the view (a bookmark keeps it); anything but the offered sizes is the default.
+    const size = LICENSE_PAGE_SIZES.find((n) => String(n) === text(query, 'size')) ?? LICENSES_PAGE_SIZE;
+    const sizeParam: Record<string, string> = size === LICENSES_PAGE_SIZE ? {} : { size: String(size) };
+    const paging = { limit: size, offset: (page - 1) * size };
     const { expiring, ...apiFilters } = filters;
     const { value, errors } = await validFilters(ListLicensesQueryDto, apiFilters, paging);
     for (const name of FILTERS) if (!(name in apiFilters)) delete filters[name];
@@ -99,23 +141,66 @@ export class LicensesPagesController {
       { ...value, search_machines: true, expiring_within_days: expiring ? EXPIRING_SOON_DAYS : undefined },
       { sort, direction },
     );
-    const kept = { ...filters, ...(sort ? { sort } : {}), ...(direction ? { dir: direction } : {}) };
+    const kept = { ...filters, ...sizeParam, ...(sort ? { sort } : {}), ...(direction ? { dir: direction } : {}) };
     return {
       title: filters.q ? `Search: ${filters.q}` : 'Licences',
       nav: 'licenses',
       searchTerm: filters.q,
       licenses: result.items,
-      columns: sortableColumns('/licenses', filters, sort ?? 'created_at', direction ?? (sort && sort !== 'created_at' ? 'asc' : 'desc')),
+      columns: sortableColumns(
+        '/licenses',
+        { ...filters, ...sizeParam },
+        sort ?? 'created_at',
+        direction ?? (sort && sort !== 'created_at' ? 'asc' : 'desc'),
+      ),
       filters,
       expiringDays: EXPIRING_SOON_DAYS,
       filterErrors: errors.length ? describeErrors(errors) : null,
       products: await this.products.listProducts(),
       statuses: LICENSE_STATUSES,
       types: LICENSE_TYPES,
-      pagination: pagination('/licenses', kept, page, LICENSES_PAGE_SIZE, result.total),
+      pagination: pagination('/licenses', kept, page, size, result.total),
+      pageSizes: LICENSE_PAGE_SIZES.map((n) => ({ value: n, selected: n === size })),
       // The export takes the filters the admin API knows (product, status, type, q), as shown.
       exportHref: `/licenses/export.csv?${new URLSearchParams(readFilters(query)).toString()}`,
     };
+  }
+
+  /**
+   * The top bar's search (docs/dashboard.md, Find a licence or a customer): one matching licence opens it, anything
+   * else shows the list for the same `q` (which also explains a search that is not valid).
+   */
+  @Get('search')
+  async search(@Query() query: Record<string, unknown>, @Res() res: Response): Promise<void> {
+    const q = text(query, 'q');
+    const list = `/licenses${q ? `?${new URLSearchParams({ q }).toString()}` : ''}`;
+    if (!q) return res.redirect(303, list);
+    const { value, errors } = await validFilters(ListLicensesQueryDto, { q }, { limit: 2, offset: 0 });
+    if (errors.length || !value.q) return res.redirect(303, list);
+    const found = await this.licenses.listLicensesForStaff({ ...value, search_machines: true });
+    res.redirect(303, found.items.length === 1 ? `/licenses/${found.items[0].id}` : list);
+  }
+
+  /**
+   * Results as the staff member types (docs/dashboard.md, Find a licence or a customer): an HTML fragment, no layout,
+   * of the first matches, for the top bar's script to show under the box; empty for a search too short or not valid.
+   */
+  @Get('search/suggest')
+  async suggest(@Query() query: Record<string, unknown>, @Res() res: Response): Promise<void> {
+    const q = text(query, 'q');
+    const { value, errors } =
+      q.length >= SUGGEST_MIN_CHARS ? await validFilters(ListLicensesQueryDto, { q }, { limit: SUGGESTIONS, offset: 0 }) : {};
+    const found = value?.q && !errors?.length ? await this.licenses.listLicensesForStaff({ ...value, search_machines: true }) : null;
+    res.setHeader('Cache-Control', 'no-store');
+    res.render('licenses/suggestions', {
+      layout: false,
+      q,
+      searched: found !== null,
+      licenses: found?.items ?? [],
+      more: found ? found.total > found.items.length : false,
+      total: found?.total ?? 0,
+      listHref: `/licenses?${new URLSearchParams({ q }).toString()}`,
+    });
   }
 
   /** One customer's licences: by e-mail (case-insensitive) or PIB; a name alone is a search. */
@@ -201,6 +286,7 @@ export class LicensesPagesController {
       this.usage.usageReport(id),
     ]);
     const summaries = new Map([[id, { license_key: license.license_key, customer_name: license.customer_name }]]);
+    const entries = audit.items.map((e) => ({ ...e, license: e.license_id ? summaries.get(e.license_id) : undefined }));
     return {
       title: license.license_key,
       nav: 'licenses',
@@ -213,7 +299,10 @@ export class LicensesPagesController {
           ? `/licenses/customer?${new URLSearchParams({ pib: license.customer_pib }).toString()}`
           : null,
       history,
-      audit: audit.items.map((e) => ({ ...e, license: e.license_id ? summaries.get(e.license_id) : undefined })),
+      audit: entries,
+      // The support view (docs/dashboard.md, Tasks): what the customer's machines did lately, and a machine turned away.
+      clientEvents: entries.filter((e) => e.actor_type === 'client').slice(0, CLIENT_EVENTS),
+      refusedMachine: refusedMachine(license, audit.items, new Date()),
       auditTotal: audit.total,
       preview,
       // docs/licences.md, Usage metering: this period's count and the past periods, newest first (12 at most).
@@ -270,11 +359,11 @@ export class LicensesPagesController {
 
   /** "Send the key again": a new license_issued message to the customer e-mail (docs/mail.md, When mail is sent). */
   @Post(':id/send-key')
-  async sendKey(@Param('id', DashboardIdPipe) id: number, @Req() req: Request, @Res() res: Response) {
+  async sendKey(@Param('id', DashboardIdPipe) id: number, @Req() req: Request, @Res() res: Response, @CurrentActor() actor: Actor) {
     await this.act(req, res, id, async () => {
       const license = await this.licenses.getLicense(id);
       const product = await this.productOf(license);
-      const address = await this.mail.resendKey(license, product.id);
+      const address = await this.mail.resendKey(license, product.id, actor);
       return `The key is on its way to ${address}.`;
     });
   }

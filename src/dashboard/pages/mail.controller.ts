@@ -1,5 +1,6 @@
 import { Get, Header, Param, Post, Query, Render, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
+import { Actor, CurrentActor } from '../../common/auth/actor';
 import { AppError } from '../../common/errors/app-error';
 import { MAIL_KINDS, type MailKind } from '../../config/app-config';
 import { MailMessageDto } from '../../mail/dto/mail.dto';
@@ -46,9 +47,14 @@ export class MailPagesController {
   }
 
   @Post(':id/retry')
-  async retry(@Param('id', DashboardIdPipe) id: number, @Req() req: Request, @Res() res: Response): Promise<void> {
+  async retry(
+    @Param('id', DashboardIdPipe) id: number,
+    @Req() req: Request,
+    @Res() res: Response,
+    @CurrentActor() actor: Actor,
+  ): Promise<void> {
     try {
-      const mail = await this.mail.retry(String(id));
+      const mail = await this.mail.retry(String(id), actor);
       setFlash(req, 'success', `Message ${mail.id} (${mail.kind} to ${mail.toAddress}) queued again.`);
     } catch (err) {
       if (!(err instanceof AppError) || err.status === 404 || err.status >= 500) throw err;

@@ -1,12 +1,16 @@
 import { Get, Render } from '@nestjs/common';
 import { AuditService } from '../../audit/audit.service';
 import { LicensesService } from '../../licenses/licenses.service';
+import { TrialsService } from '../../licenses/trials.service';
 import { StatsService } from '../../stats/stats.service';
 import { DashboardController } from '../http/dashboard-controller.decorator';
 import { withLicenses } from './audit.controller';
 import { EXPIRING_SOON_DAYS } from './licenses.controller';
 
 const EXPIRING_PANEL_SIZE = 10;
+/** Trials by IP: the window and how many addresses the statistics page shows (docs/licences.md, Trials). */
+export const TRIAL_IP_HOURS = 24;
+const TRIAL_IP_ROWS = 10;
 
 @DashboardController()
 export class OverviewController {
@@ -14,19 +18,21 @@ export class OverviewController {
     private readonly stats: StatsService,
     private readonly audit: AuditService,
     private readonly licenses: LicensesService,
+    private readonly trials: TrialsService,
   ) {}
 
   /** Start page: per-product statistics, the licences expiring soonest, and the latest audit entries. */
   @Get('dashboard')
   @Render('dashboard')
   async overview() {
-    const [products, recent, expiring] = await Promise.all([
+    const [products, recent, expiring, trialIps] = await Promise.all([
       this.stats.productStats(),
       this.audit.listEntries({ limit: 10, offset: 0 }),
       this.licenses.listLicensesForStaff(
         { expiring_within_days: EXPIRING_SOON_DAYS, limit: EXPIRING_PANEL_SIZE, offset: 0 },
         { sort: 'expires_at', direction: 'asc' },
       ),
+      this.trials.busiestIps(TRIAL_IP_HOURS, TRIAL_IP_ROWS),
     ]);
     const totals = products.reduce(
       (sum, p) => ({
@@ -44,6 +50,8 @@ export class OverviewController {
       expiring: expiring.items,
       expiringTotal: expiring.total,
       expiringDays: EXPIRING_SOON_DAYS,
+      trialIps: trialIps.map((row) => ({ ...row, href: `/licenses?${new URLSearchParams({ trial_ip: row.ip }).toString()}` })),
+      trialIpHours: TRIAL_IP_HOURS,
       recent: await withLicenses(recent.items, this.licenses),
     };
   }

@@ -25,6 +25,7 @@ const FIELD_WORDS: Record<string, string> = {
   notes: 'notes',
   policy: 'seat policy',
   active: 'active',
+  store_subscription_ended_at: 'store subscription ended',
 };
 
 /** Why the server released seats on its own (docs/licences.md, Heartbeats and dead seats). */
@@ -98,6 +99,10 @@ function predicate(entry: AuditEntryLike): string {
       return `was refused ${licence}${text(d.code) ? ` (${text(d.code)})` : ''}`;
     case 'license.deactivated':
       return `gave back its seat of ${licence}`;
+    case 'license.key_resent':
+      return `sent the key of ${licence} again${text(d.to) ? ` to ${text(d.to)}` : ''}`;
+    case 'mail.retried':
+      return `queued the ${text(d.kind) ?? 'mail'} message #${String(d.mail_id)}${entry.license_id ? ` about ${licence}` : ''} again`;
     case 'license.file_issued':
       return entry.actor_type === 'client' ? `downloaded a licence file of ${licence}` : `issued a licence file of ${licence}${host ? ` for ${host}` : ''}`;
     case 'product.created':

@@ -82,6 +82,8 @@ export type LicenseStore = Readonly<{
   customer_id: string | null;
   subscription_id: string | null;
   order_id: string | null;
+  /** A subscription that has not ended: it renews, so no expiry reminder is mailed (docs/mail.md, Stores). */
+  subscription_active: boolean;
 }>;
 
 // Inline, not a $ref: OpenAPI 3.0 cannot make a referenced schema nullable.
@@ -89,12 +91,17 @@ const LICENSE_STORE_SCHEMA: ApiPropertyOptions = {
   type: 'object',
   nullable: true,
   additionalProperties: false,
-  required: ['name', 'customer_id', 'subscription_id', 'order_id'],
+  required: ['name', 'customer_id', 'subscription_id', 'order_id', 'subscription_active'],
   properties: {
     name: { type: 'string', enum: [...STORE_NAMES], example: 'stripe' },
     customer_id: { type: 'string', nullable: true, example: 'cus_Q2w3E4r5T6y7U8' },
     subscription_id: { type: 'string', nullable: true, example: 'sub_1Q2w3E4r5T6y7U8i' },
     order_id: { type: 'string', nullable: true, example: 'in_1Q2w3E4r5T6y7U8i', description: 'the first order' },
+    subscription_active: {
+      type: 'boolean',
+      example: true,
+      description: 'a subscription that has not ended (it renews; no expiry reminder is mailed); false for a one-time order',
+    },
   },
 };
 

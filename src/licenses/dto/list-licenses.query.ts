@@ -1,5 +1,5 @@
 import { ApiPropertyOptional, OmitType } from '@nestjs/swagger';
-import { IsIn, IsOptional, IsString } from 'class-validator';
+import { IsIn, IsIP, IsOptional, IsString } from 'class-validator';
 import { EXPORT_FORMATS, type ExportFormat } from '../../common/http/export';
 import { KeysetPageQueryDto } from '../../common/http/page-query.dto';
 import { IsStorableText, MaxChars, MinChars } from '../../common/validation/validators';
@@ -49,6 +49,14 @@ export class ListLicensesQueryDto extends KeysetPageQueryDto {
   @MaxChars(255)
   @IsStorableText()
   subscription_id?: string;
+
+  @ApiPropertyOptional({
+    example: '203.0.113.7',
+    description: 'only self-service trials started from this IP address (docs/licences.md, Trials)',
+  })
+  @IsOptional()
+  @IsIP()
+  trial_ip?: string;
 }
 
 /** GET /licenses/export: the list's filters (no paging: every match) and the format. */
