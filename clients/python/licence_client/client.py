@@ -392,7 +392,7 @@ class LicenseClient:
         try:
             return self._check(state)
         except Exception as err:  # noqa: BLE001 - check() answers with a reason, never an exception
-            return CheckResult(False, "MALFORMED", "the stored licence cannot be read: %s" % err)
+            return CheckResult(False, "STATE_CORRUPT", "the stored licence cannot be read: %s" % err)
 
     def _check(self, state):
         now = self._now()
@@ -473,7 +473,7 @@ class LicenseClient:
     def _open_signed_license(self, document, state):
         """`{license?, signature?, envelope}`: the licence is the envelope's payload; `license`, when present, must equal it."""
         if not isinstance(document, dict):
-            raise VerificationError("MALFORMED", "not a signed licence")
+            raise VerificationError("MALFORMED_ENVELOPE", "not a signed licence")
         if "envelope" not in document:
             raise VerificationError("UNSUPPORTED_FORMAT", "no envelope: a version 1 licence, which this client does not accept")
         license = self._open(document["envelope"], state)
@@ -484,7 +484,7 @@ class LicenseClient:
     def _open_license_file(self, text, state):
         document = dearmor(LICENSE_FILE_LABEL, text)
         if not isinstance(document, dict):
-            raise VerificationError("MALFORMED", "not a licence file")
+            raise VerificationError("MALFORMED_ENVELOPE", "not a licence file")
         return self._open_signed_license(document, state)
 
     def _keys_for(self, envelope):
@@ -532,7 +532,7 @@ class LicenseClient:
     def _store_license_file(self, text):
         document = dearmor(LICENSE_FILE_LABEL, text)
         if not isinstance(document, dict):
-            raise VerificationError("MALFORMED", "not a licence file")
+            raise VerificationError("MALFORMED_ENVELOPE", "not a licence file")
         envelope = document.get("envelope")
         license = self._open_signed_license(document, self._keys_for(envelope) if envelope else self._store.load()[1])
         if license.get("machine_fingerprint") != self.fingerprint():
