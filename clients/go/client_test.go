@@ -23,7 +23,7 @@ func TestConformanceListMadeByThisTest(t *testing.T) {
 }
 
 func TestSharedConformanceList(t *testing.T) {
-	document, err := os.ReadFile(filepath.Join("..", "conformance-cases.json"))
+	document, err := os.ReadFile(filepath.Join("..", "..", "docs", "test-vectors", "conformance.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
