@@ -298,7 +298,7 @@ class LicenseClient:
         self._refresh_keys_if_due()
         seat = self._seat_body()
         nonce = secrets.token_urlsafe(24)
-        answer = self._request("POST", "/api/v1/validate", dict(seat, nonce=nonce), idempotent=True)
+        answer = self._request("POST", "/api/v1/validate", dict(seat, nonce=nonce, envelope=True), idempotent=True)
         signed = self.verify_answer(answer, nonce, seat, "validation")
 
         def change(state):
@@ -318,7 +318,9 @@ class LicenseClient:
         self._refresh_keys_if_due()
         seat = self._seat_body()
         nonce = secrets.token_urlsafe(24)
-        body = dict(seat, increment=increment, idempotency_key=idempotency_key or secrets.token_urlsafe(24), nonce=nonce)
+        body = dict(
+            seat, increment=increment, idempotency_key=idempotency_key or secrets.token_urlsafe(24), nonce=nonce, envelope=True
+        )
         answer = self._request("POST", "/api/v1/usage", body, idempotent=True)
         signed = self.verify_answer(answer, nonce, seat, "usage")
         self._update(
@@ -347,7 +349,7 @@ class LicenseClient:
     def license_file(self):
         """Fetches, verifies and stores a licence file for offline use; returns the server's answer."""
         self._refresh_keys_if_due()
-        answer = self._request("POST", "/api/v1/license-file", self._seat_body(), idempotent=True)
+        answer = self._request("POST", "/api/v1/license-file", dict(self._seat_body(), envelope=True), idempotent=True)
         self._store_license_file(answer.get("license_file"))
         return answer
 
@@ -581,6 +583,8 @@ class LicenseClient:
             "machine_fingerprint": self.fingerprint(),
             "hostname": hostname or socket.gethostname(),
             "os": os_name or "%s %s" % (platform.system(), platform.release()),
+            # Ask for the signed envelope (docs/signing.md, Envelopes): this client verifies nothing else.
+            "envelope": True,
         }
         if app_version:
             body["app_version"] = app_version
