@@ -283,7 +283,7 @@ func (c *Client) Activate(ctx context.Context, licenseKey string, machine Machin
 // Deactivate frees the seat (never retried: limits count it) and clears the stored licence.
 func (c *Client) Deactivate(ctx context.Context) (*DeactivationAnswer, error) {
 	var answer DeactivationAnswer
-	if err := c.postSeat(ctx, "/api/v1/deactivate", false, &answer); err != nil {
+	if err := c.postSeat(ctx, "/api/v1/deactivate", false, nil, &answer); err != nil {
 		return nil, err
 	}
 	return &answer, c.update(func(s *clientState) {
@@ -299,7 +299,7 @@ func (c *Client) Validate(ctx context.Context) (*ValidationAnswer, error) {
 		return nil, err
 	}
 	nonce := randomToken()
-	raw, err := c.request(ctx, "POST", "/api/v1/validate", withMembers(seat, map[string]interface{}{"nonce": nonce}), true)
+	raw, err := c.request(ctx, "POST", "/api/v1/validate", withMembers(seat, map[string]interface{}{"nonce": nonce, "envelope": true}), true)
 	if err != nil {
 		return nil, err
 	}
@@ -331,7 +331,7 @@ func (c *Client) Usage(ctx context.Context, options UsageOptions) (*UsageAnswer,
 		options.IdempotencyKey = randomToken()
 	}
 	nonce := randomToken()
-	body := withMembers(seat, map[string]interface{}{"increment": options.Increment, "idempotency_key": options.IdempotencyKey, "nonce": nonce})
+	body := withMembers(seat, map[string]interface{}{"increment": options.Increment, "idempotency_key": options.IdempotencyKey, "nonce": nonce, "envelope": true})
 	raw, err := c.request(ctx, "POST", "/api/v1/usage", body, true)
 	if err != nil {
 		return nil, err
@@ -373,12 +373,12 @@ func (c *Client) Heartbeat(ctx context.Context) (*HeartbeatAnswer, error) {
 }
 
 // postSeat posts this machine's seat to path and decodes the answer into `into`.
-func (c *Client) postSeat(ctx context.Context, path string, idempotent bool, into interface{}) error {
+func (c *Client) postSeat(ctx context.Context, path string, idempotent bool, members map[string]interface{}, into interface{}) error {
 	seat, err := c.seatBody()
 	if err != nil {
 		return err
 	}
-	raw, err := c.request(ctx, "POST", path, seat, idempotent)
+	raw, err := c.request(ctx, "POST", path, withMembers(seat, members), idempotent)
 	if err != nil {
 		return err
 	}
@@ -476,7 +476,7 @@ func jitter(d time.Duration) time.Duration {
 func (c *Client) LicenseFile(ctx context.Context) (*LicenseFileAnswer, error) {
 	c.refreshKeysIfDue(ctx)
 	var answer LicenseFileAnswer
-	if err := c.postSeat(ctx, "/api/v1/license-file", true, &answer); err != nil {
+	if err := c.postSeat(ctx, "/api/v1/license-file", true, map[string]interface{}{"envelope": true}, &answer); err != nil {
 		return nil, err
 	}
 	return &answer, c.storeLicenseFile(ctx, answer.LicenseFile)
@@ -826,7 +826,8 @@ func (c *Client) activationBody(licenseKey string, machine MachineInfo) (map[str
 	if machine.OS == "" {
 		machine.OS = runtime.GOOS + " " + runtime.GOARCH
 	}
-	body := map[string]interface{}{"license_key": licenseKey, "machine_fingerprint": fingerprint, "hostname": machine.Hostname, "os": machine.OS}
+	// envelope: true asks for the signed envelope (docs/signing.md, Envelopes): this client verifies nothing else.
+	body := map[string]interface{}{"license_key": licenseKey, "machine_fingerprint": fingerprint, "hostname": machine.Hostname, "os": machine.OS, "envelope": true}
 	if machine.AppVersion != "" {
 		body["app_version"] = machine.AppVersion
 	}

@@ -289,8 +289,8 @@ func TestOptionsAndActivationRequest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var body map[string]string
-	if json.Unmarshal(dearmor("ACTIVATION REQUEST", text), &body) != nil || body["machine_fingerprint"] != vFingerprint || body["product"] != "POS_RETAIL" || body["app_version"] != "2.0" {
+	var body map[string]interface{}
+	if json.Unmarshal(dearmor("ACTIVATION REQUEST", text), &body) != nil || body["machine_fingerprint"] != vFingerprint || body["product"] != "POS_RETAIL" || body["app_version"] != "2.0" || body["envelope"] != true {
 		t.Fatalf("request: %q", text)
 	}
 	a := DefaultFingerprint("a", MachineID())

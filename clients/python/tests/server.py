@@ -121,7 +121,10 @@ class TestServer:
 
     def post(self, path, body):
         answer = urllib_transport("POST", self.url + path, json.dumps(body).encode("utf-8"), {"content-type": "application/json"}, 10)
-        return json.loads(answer.body.decode("utf-8"))
+        parsed = json.loads(answer.body.decode("utf-8"))
+        if not 200 <= answer.status < 300:
+            raise AssertionError("POST %s: %s %s" % (path, answer.status, parsed))
+        return parsed
 
     def get(self, path):
         answer = urllib_transport("GET", self.url + path, None, {}, 10)

@@ -228,6 +228,7 @@ class KeysFromTheServer(unittest.TestCase):
         body = json.loads(vectors.base64.b64decode("".join(text.splitlines()[1:-1])))
         self.assertEqual(body["machine_fingerprint"], FINGERPRINT)
         self.assertEqual(body["product"], "POS_RETAIL")
+        self.assertIs(body["envelope"], True, "an air-gapped machine asks for a version 2 file too")
 
 
 class Options(unittest.TestCase):

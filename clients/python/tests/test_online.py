@@ -46,7 +46,9 @@ class AgainstARealServer(unittest.TestCase):
 
     def test_the_server_sends_envelopes_when_asked_and_answers_without_one_are_refused(self):
         key = SERVER.create_license()["license_key"]
-        plain = SERVER.post("/api/v1/activate", {"license_key": key, "machine_fingerprint": fingerprint_of("plain-0")})
+        plain_key = SERVER.create_license()["license_key"]
+        plain = SERVER.post("/api/v1/activate", {"license_key": plain_key, "machine_fingerprint": fingerprint_of("plain-0"), "hostname": "till-00", "os": "linux"})
+        self.assertIn("license", plain)
         self.assertNotIn("envelope", plain, "a client that does not ask gets today's answer")
         client = self.client("plain-1", transport=envelope_less_transport)
         with self.assertRaises(VerificationError) as caught:
