@@ -283,7 +283,7 @@ func (c *Client) Activate(ctx context.Context, licenseKey string, machine Machin
 // Deactivate frees the seat (never retried: limits count it) and clears the stored licence.
 func (c *Client) Deactivate(ctx context.Context) (*DeactivationAnswer, error) {
 	var answer DeactivationAnswer
-	if err := c.postSeat(ctx, "/api/v1/deactivate", false, &answer); err != nil {
+	if err := c.postSeat(ctx, "/api/v1/deactivate", false, nil, &answer); err != nil {
 		return nil, err
 	}
 	return &answer, c.update(func(s *clientState) {
@@ -299,7 +299,7 @@ func (c *Client) Validate(ctx context.Context) (*ValidationAnswer, error) {
 		return nil, err
 	}
 	nonce := randomToken()
-	raw, err := c.request(ctx, "POST", "/api/v1/validate", withMembers(seat, map[string]interface{}{"nonce": nonce}), true)
+	raw, err := c.request(ctx, "POST", "/api/v1/validate", withMembers(seat, map[string]interface{}{"nonce": nonce, "envelope": true}), true)
 	if err != nil {
 		return nil, err
 	}
@@ -309,7 +309,7 @@ func (c *Client) Validate(ctx context.Context) (*ValidationAnswer, error) {
 	}
 	var answer ValidationAnswer
 	if err := json.Unmarshal(payload, &answer); err != nil {
-		return nil, verr("MALFORMED", "the validation answer has unexpected members")
+		return nil, verr("MALFORMED_PAYLOAD", "the validation answer has unexpected members")
 	}
 	return &answer, c.update(func(s *clientState) {
 		s.LastValidation = &lastValidation{Valid: answer.Valid, Status: answer.Status, Code: answer.Code, CheckedAt: answer.CheckedAt}
@@ -331,7 +331,7 @@ func (c *Client) Usage(ctx context.Context, options UsageOptions) (*UsageAnswer,
 		options.IdempotencyKey = randomToken()
 	}
 	nonce := randomToken()
-	body := withMembers(seat, map[string]interface{}{"increment": options.Increment, "idempotency_key": options.IdempotencyKey, "nonce": nonce})
+	body := withMembers(seat, map[string]interface{}{"increment": options.Increment, "idempotency_key": options.IdempotencyKey, "nonce": nonce, "envelope": true})
 	raw, err := c.request(ctx, "POST", "/api/v1/usage", body, true)
 	if err != nil {
 		return nil, err
@@ -342,7 +342,7 @@ func (c *Client) Usage(ctx context.Context, options UsageOptions) (*UsageAnswer,
 	}
 	var answer UsageAnswer
 	if err := json.Unmarshal(payload, &answer); err != nil {
-		return nil, verr("MALFORMED", "the usage answer has unexpected members")
+		return nil, verr("MALFORMED_PAYLOAD", "the usage answer has unexpected members")
 	}
 	return &answer, c.update(func(s *clientState) { s.LatestSignedAt = later(s.LatestSignedAt, parseTime(answer.CheckedAt)) })
 }
@@ -373,12 +373,12 @@ func (c *Client) Heartbeat(ctx context.Context) (*HeartbeatAnswer, error) {
 }
 
 // postSeat posts this machine's seat to path and decodes the answer into `into`.
-func (c *Client) postSeat(ctx context.Context, path string, idempotent bool, into interface{}) error {
+func (c *Client) postSeat(ctx context.Context, path string, idempotent bool, members map[string]interface{}, into interface{}) error {
 	seat, err := c.seatBody()
 	if err != nil {
 		return err
 	}
-	raw, err := c.request(ctx, "POST", path, seat, idempotent)
+	raw, err := c.request(ctx, "POST", path, withMembers(seat, members), idempotent)
 	if err != nil {
 		return err
 	}
@@ -476,7 +476,7 @@ func jitter(d time.Duration) time.Duration {
 func (c *Client) LicenseFile(ctx context.Context) (*LicenseFileAnswer, error) {
 	c.refreshKeysIfDue(ctx)
 	var answer LicenseFileAnswer
-	if err := c.postSeat(ctx, "/api/v1/license-file", true, &answer); err != nil {
+	if err := c.postSeat(ctx, "/api/v1/license-file", true, map[string]interface{}{"envelope": true}, &answer); err != nil {
 		return nil, err
 	}
 	return &answer, c.storeLicenseFile(ctx, answer.LicenseFile)
@@ -606,7 +606,7 @@ func (c *Client) Check() CheckResult {
 	if license.ExpiresAt != nil {
 		expires := parseTime(*license.ExpiresAt)
 		if expires == nil {
-			return refuse("MALFORMED", "expires_at is not a time", license)
+			return refuse("MALFORMED_PAYLOAD", "expires_at is not a time", license)
 		}
 		graceEnds := expires.Add(time.Duration(license.GraceDays) * day)
 		if now.After(graceEnds) {
@@ -647,7 +647,7 @@ func (c *Client) open(envelope json.RawMessage, state *clientState) ([]byte, err
 func (c *Client) openSignedLicense(raw json.RawMessage, state *clientState) (*License, error) {
 	var document map[string]json.RawMessage
 	if json.Unmarshal(raw, &document) != nil || document == nil {
-		return nil, verr("MALFORMED", "not a signed licence")
+		return nil, verr("MALFORMED_ENVELOPE", "not a signed licence")
 	}
 	envelope, present := document["envelope"]
 	if !present {
@@ -662,7 +662,7 @@ func (c *Client) openSignedLicense(raw json.RawMessage, state *clientState) (*Li
 	}
 	var license License
 	if json.Unmarshal(payload, &license) != nil || decodeNumbers(payload, &license.Raw) != nil {
-		return nil, verr("MALFORMED", "the payload is not a licence")
+		return nil, verr("MALFORMED_PAYLOAD", "the payload is not a licence")
 	}
 	return &license, nil
 }
@@ -670,7 +670,7 @@ func (c *Client) openSignedLicense(raw json.RawMessage, state *clientState) (*Li
 func (c *Client) openLicenseFile(text string, state *clientState) (*License, error) {
 	document := dearmor("LICENSE FILE", text)
 	if document == nil {
-		return nil, verr("MALFORMED", "not a licence file")
+		return nil, verr("MALFORMED_ENVELOPE", "not a licence file")
 	}
 	return c.openSignedLicense(document, state)
 }
@@ -694,7 +694,7 @@ func (c *Client) stateFor(ctx context.Context, envelope json.RawMessage) *client
 func (c *Client) VerifyAnswer(ctx context.Context, answer []byte, nonce, licenseKey string) ([]byte, error) {
 	var document map[string]json.RawMessage
 	if json.Unmarshal(answer, &document) != nil || document == nil {
-		return nil, verr("MALFORMED", "the answer is not a JSON object")
+		return nil, verr("MALFORMED_ENVELOPE", "the answer is not a JSON object")
 	}
 	envelope, present := document["envelope"]
 	if !present {
@@ -727,7 +727,7 @@ func (c *Client) VerifyAnswer(ctx context.Context, answer []byte, nonce, license
 func (c *Client) StoreActivation(ctx context.Context, answer []byte) (*License, error) {
 	var document map[string]json.RawMessage
 	if json.Unmarshal(answer, &document) != nil || document == nil {
-		return nil, verr("MALFORMED", "the activation answer is not a JSON object")
+		return nil, verr("MALFORMED_ENVELOPE", "the activation answer is not a JSON object")
 	}
 	envelope, present := document["envelope"]
 	if !present {
@@ -749,7 +749,7 @@ func (c *Client) StoreActivation(ctx context.Context, answer []byte) (*License, 
 func (c *Client) storeLicenseFile(ctx context.Context, text string) error {
 	document := dearmor("LICENSE FILE", text)
 	if document == nil {
-		return verr("MALFORMED", "not a licence file")
+		return verr("MALFORMED_ENVELOPE", "not a licence file")
 	}
 	var members map[string]json.RawMessage
 	_ = json.Unmarshal(document, &members)
@@ -826,7 +826,8 @@ func (c *Client) activationBody(licenseKey string, machine MachineInfo) (map[str
 	if machine.OS == "" {
 		machine.OS = runtime.GOOS + " " + runtime.GOARCH
 	}
-	body := map[string]interface{}{"license_key": licenseKey, "machine_fingerprint": fingerprint, "hostname": machine.Hostname, "os": machine.OS}
+	// envelope: true asks for the signed envelope (docs/signing.md, Envelopes): this client verifies nothing else.
+	body := map[string]interface{}{"license_key": licenseKey, "machine_fingerprint": fingerprint, "hostname": machine.Hostname, "os": machine.OS, "envelope": true}
 	if machine.AppVersion != "" {
 		body["app_version"] = machine.AppVersion
 	}

@@ -23,7 +23,7 @@ func TestConformanceListMadeByThisTest(t *testing.T) {
 }
 
 func TestSharedConformanceList(t *testing.T) {
-	document, err := os.ReadFile(filepath.Join("..", "conformance-cases.json"))
+	document, err := os.ReadFile(filepath.Join("..", "..", "docs", "test-vectors", "conformance.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -289,8 +289,8 @@ func TestOptionsAndActivationRequest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var body map[string]string
-	if json.Unmarshal(dearmor("ACTIVATION REQUEST", text), &body) != nil || body["machine_fingerprint"] != vFingerprint || body["product"] != "POS_RETAIL" || body["app_version"] != "2.0" {
+	var body map[string]interface{}
+	if json.Unmarshal(dearmor("ACTIVATION REQUEST", text), &body) != nil || body["machine_fingerprint"] != vFingerprint || body["product"] != "POS_RETAIL" || body["app_version"] != "2.0" || body["envelope"] != true {
 		t.Fatalf("request: %q", text)
 	}
 	a := DefaultFingerprint("a", MachineID())

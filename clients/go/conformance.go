@@ -12,14 +12,27 @@ import (
 )
 
 // A conformance list (clients/conformance-format.md): every client runs the same cases through its own code paths.
+// Two shapes of case: the shared list's (docs/test-vectors/conformance.json: `kind` beside `input`, keys named from
+// the document's `keys`) and scenario cases (`input.kind`, `trust`, `context`) that the tests make with fresh keys.
 type conformanceList struct {
-	Format string            `json:"format"`
-	Cases  []conformanceCase `json:"cases"`
+	Format string                     `json:"format"`
+	Keys   map[string]json.RawMessage `json:"keys"`
+	Cases  []conformanceCase          `json:"cases"`
 }
 
 type conformanceCase struct {
 	Name  string `json:"name"`
+	Kind  string `json:"kind"`
 	Input struct {
+		TrustedKeys []string          `json:"trusted_keys"`
+		RevokedKeys []string          `json:"revoked_keys"`
+		Envelope    json.RawMessage   `json:"envelope"`
+		LicenseFile string            `json:"license_file"`
+		ShippedKeys []string          `json:"shipped_keys"`
+		RootKeys    []string          `json:"root_keys"`
+		Published   []json.RawMessage `json:"published"`
+		KeyID       string            `json:"key_id"`
+
 		Kind       string          `json:"kind"`
 		Text       string          `json:"text"`
 		Answer     json.RawMessage `json:"answer"`
@@ -70,8 +83,75 @@ func parseKeys(entries []json.RawMessage) ([]*PublicKey, error) {
 	return keys, nil
 }
 
+func namedKeys(named map[string]json.RawMessage, names []string) ([]*PublicKey, error) {
+	var raws []json.RawMessage
+	for _, name := range names {
+		raw, ok := named[name]
+		if !ok {
+			return nil, fmt.Errorf("no key named %q", name)
+		}
+		raws = append(raws, raw)
+	}
+	return parseKeys(raws)
+}
+
+// runSharedCase answers (verdict, reason) for a case of the shared list.
+func runSharedCase(c *conformanceCase, named map[string]json.RawMessage, folder string) (string, string, error) {
+	if c.Kind == "key_trust" {
+		shipped, err := namedKeys(named, c.Input.ShippedKeys)
+		if err != nil {
+			return "", "", err
+		}
+		roots, err := namedKeys(named, c.Input.RootKeys)
+		if err != nil {
+			return "", "", err
+		}
+		published, revoked := parseEntries(c.Input.Published)
+		if trustedKeys(shipped, roots, published, revoked)[c.Input.KeyID] != nil {
+			return "trusted", "", nil
+		}
+		reason, ok := distrustReasons(shipped, roots, published, revoked)[c.Input.KeyID]
+		if !ok {
+			reason = "UNKNOWN_KEY"
+		}
+		return "refused", reason, nil
+	}
+	shipped, err := namedKeys(named, c.Input.TrustedKeys)
+	if err != nil {
+		return "", "", err
+	}
+	client, err := New(Options{
+		ServerURL: "http://127.0.0.1:9/", StatePath: filepath.Join(folder, "state.json"), AppSalt: "conformance",
+		PublicKeys: shipped, Fingerprint: "conformance", Retries: -1, HTTPClient: &http.Client{Transport: offlineTransport{}},
+	})
+	if err != nil {
+		return "", "", err
+	}
+	state := &clientState{RevokedKeyIDs: c.Input.RevokedKeys}
+	switch c.Kind {
+	case "envelope":
+		_, err = client.open(c.Input.Envelope, state)
+	case "license_file":
+		_, err = client.openLicenseFile(c.Input.LicenseFile, state)
+	default:
+		return "", "", fmt.Errorf("unknown case kind %q", c.Kind)
+	}
+	var verification *VerificationError
+	if errors.As(err, &verification) {
+		return "refuse", verification.Reason, nil
+	}
+	if err != nil {
+		return "", "", err
+	}
+	return "accept", "", nil
+}
+
 // runCase answers (verdict, reason, status) for one case.
-func runCase(c *conformanceCase, folder string) (string, string, string, error) {
+func runCase(c *conformanceCase, named map[string]json.RawMessage, folder string) (string, string, string, error) {
+	if c.Kind != "" {
+		verdict, reason, err := runSharedCase(c, named, folder)
+		return verdict, reason, "", err
+	}
 	shipped, err := parseKeys(c.Trust.ShippedKeys)
 	if err != nil {
 		return "", "", "", err
@@ -137,7 +217,7 @@ func RunConformance(document []byte) (failures []string, total int, err error) {
 		if err != nil {
 			return nil, 0, err
 		}
-		verdict, reason, status, err := runCase(c, folder)
+		verdict, reason, status, err := runCase(c, list.Keys, folder)
 		os.RemoveAll(folder)
 		if err != nil {
 			failures = append(failures, fmt.Sprintf("%s: %v", c.Name, err))

@@ -255,6 +255,82 @@ func trustedKeys(shipped, roots []*PublicKey, published []publishedKey, revoked 
 	return trusted
 }
 
+// distrustReasons says why each published key that is not trusted is refused (docs/signing.md, Endorsed rotation):
+// KEY_REVOKED, UNENDORSED_KEY (no endorsement), INVALID_ENDORSEMENT (a trusted key's endorsement that does not
+// verify), ENDORSEMENT_LOOP (untrusted keys endorsing each other), ENDORSER_REVOKED, else ENDORSER_UNKNOWN.
+func distrustReasons(shipped, roots []*PublicKey, published []publishedKey, revoked map[string]bool) map[string]string {
+	trusted := trustedKeys(shipped, roots, published, revoked)
+	anchors := map[string]bool{}
+	for id := range trusted {
+		anchors[id] = true
+	}
+	for _, k := range roots {
+		if !revoked[k.KeyID] {
+			anchors[k.KeyID] = true
+		}
+	}
+	endorsersOf := map[string][]string{}
+	for _, p := range published {
+		for _, raw := range p.endorsements {
+			var e struct {
+				KeyID string `json:"key_id"`
+			}
+			if json.Unmarshal(raw, &e) == nil {
+				endorsersOf[p.key.KeyID] = append(endorsersOf[p.key.KeyID], e.KeyID)
+			}
+		}
+	}
+	any := func(ids []string, in map[string]bool) bool {
+		for _, id := range ids {
+			if in[id] {
+				return true
+			}
+		}
+		return false
+	}
+	reasons := map[string]string{}
+	for _, p := range published {
+		id := p.key.KeyID
+		endorsers := endorsersOf[id]
+		switch {
+		case trusted[id] != nil:
+			continue
+		case revoked[id]:
+			reasons[id] = "KEY_REVOKED"
+		case len(endorsers) == 0:
+			reasons[id] = "UNENDORSED_KEY"
+		case any(endorsers, anchors):
+			reasons[id] = "INVALID_ENDORSEMENT"
+		case leadsBack(id, endorsersOf, anchors):
+			reasons[id] = "ENDORSEMENT_LOOP"
+		case any(endorsers, revoked):
+			reasons[id] = "ENDORSER_REVOKED"
+		default:
+			reasons[id] = "ENDORSER_UNKNOWN"
+		}
+	}
+	return reasons
+}
+
+// leadsBack reports whether following untrusted endorsers from start comes back to start.
+func leadsBack(start string, endorsersOf map[string][]string, anchors map[string]bool) bool {
+	seen := map[string]bool{}
+	queue := append([]string(nil), endorsersOf[start]...)
+	for len(queue) > 0 {
+		id := queue[0]
+		queue = queue[1:]
+		if id == start {
+			return true
+		}
+		if seen[id] || anchors[id] {
+			continue
+		}
+		seen[id] = true
+		queue = append(queue, endorsersOf[id]...)
+	}
+	return false
+}
+
 func endorses(endorsers map[string]*PublicKey, key *PublicKey, raw json.RawMessage) bool {
 	var endorsement struct {
 		KeyID     string `json:"key_id"`
@@ -280,23 +356,26 @@ func endorses(endorsers map[string]*PublicKey, key *PublicKey, raw json.RawMessa
 func openEnvelope(raw json.RawMessage, trusted map[string]*PublicKey, revoked map[string]bool) ([]byte, error) {
 	var members map[string]json.RawMessage
 	if json.Unmarshal(raw, &members) != nil || members == nil {
-		return nil, verr("MALFORMED", "an envelope is a JSON object")
+		return nil, verr("MALFORMED_ENVELOPE", "an envelope is a JSON object")
+	}
+	if len(members) != 4 {
+		return nil, verr("MALFORMED_ENVELOPE", "an envelope has exactly the members payload, alg, key_id and signature")
 	}
 	fields := map[string]string{}
 	for _, name := range []string{"payload", "alg", "key_id", "signature"} {
 		var value string
 		if members[name] == nil || json.Unmarshal(members[name], &value) != nil {
-			return nil, verr("MALFORMED", "an envelope has string members payload, alg, key_id and signature")
+			return nil, verr("MALFORMED_ENVELOPE", "an envelope has exactly the strings payload, alg, key_id and signature")
 		}
 		fields[name] = value
 	}
 	if fields["alg"] != "RS256" && fields["alg"] != "EdDSA" {
-		return nil, verr("MALFORMED", fmt.Sprintf("unknown alg %q", fields["alg"]))
+		return nil, verr("MALFORMED_ENVELOPE", fmt.Sprintf("unknown alg %q", fields["alg"]))
 	}
 	payload, err1 := b64urlDecode(fields["payload"])
 	signature, err2 := b64urlDecode(fields["signature"])
 	if err1 != nil || err2 != nil {
-		return nil, verr("MALFORMED", "payload and signature are unpadded base64url")
+		return nil, verr("NON_CANONICAL_ENCODING", "payload and signature are base64url without padding")
 	}
 	keyID := fields["key_id"]
 	if revoked[keyID] {
@@ -315,7 +394,7 @@ func openEnvelope(raw json.RawMessage, trusted map[string]*PublicKey, revoked ma
 	}
 	var object map[string]json.RawMessage
 	if !json.Valid(payload) || json.Unmarshal(payload, &object) != nil || object == nil {
-		return nil, verr("MALFORMED", "the payload is not a JSON object")
+		return nil, verr("MALFORMED_PAYLOAD", "the payload is not a JSON object")
 	}
 	if rawID, present := object["key_id"]; present {
 		var named string

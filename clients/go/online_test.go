@@ -2,6 +2,7 @@ package licenceclient
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"path/filepath"
@@ -28,7 +29,7 @@ func onlineClient(t *testing.T, s *testServer, seed string, mutate func(*Options
 	opts := Options{
 		ServerURL: s.url, StatePath: filepath.Join(t.TempDir(), "licence-state.json"), AppSalt: "online-test",
 		PublicKeys: []*PublicKey{pinned}, Fingerprint: fingerprintOf(seed), Product: "POS_RETAIL", Retries: 1,
-		Timeout: 5 * time.Second, HTTPClient: &http.Client{Transport: envelopingTransport{}},
+		Timeout: 5 * time.Second, HTTPClient: &http.Client{},
 	}
 	return newTestClient(t, opts, mutate)
 }
@@ -38,9 +39,14 @@ func TestOnline(t *testing.T) {
 	s := realServer(t)
 	ctx := context.Background()
 
-	t.Run("envelope-less answers of today's server are refused", func(t *testing.T) {
+	t.Run("the server sends envelopes when asked; answers without one are refused", func(t *testing.T) {
 		key := s.createLicense(t, nil)["license_key"].(string)
-		client := onlineClient(t, s, "plain-1", func(o *Options) { o.HTTPClient = &http.Client{} })
+		plainKey := s.createLicense(t, nil)["license_key"].(string)
+		plain := s.call(t, "POST", "/api/v1/activate", map[string]string{"license_key": plainKey, "machine_fingerprint": fingerprintOf("plain-0"), "hostname": "till-00", "os": "linux"}, false)
+		if _, present := plain["envelope"]; present || plain["license"] == nil {
+			t.Fatal("a client that does not ask gets today's answer")
+		}
+		client := onlineClient(t, s, "plain-1", func(o *Options) { o.HTTPClient = &http.Client{Transport: envelopeLessTransport} })
 		if _, err := client.Activate(ctx, key, MachineInfo{}); codeOf(err) != "UNSUPPORTED_FORMAT" {
 			t.Fatalf("activate: %v", err)
 		}
@@ -151,15 +157,26 @@ func TestOnline(t *testing.T) {
 			t.Fatalf("request: %v %q", err, request)
 		}
 		answer := s.admin(t, "POST", "/offline-activations", map[string]string{"request": request})
-		if _, err := client.ImportLicenseFile(answer["license_file"].(string)); codeOf(err) != "UNSUPPORTED_FORMAT" {
-			t.Fatalf("today's file is version 1: %v", err)
+		if !isV2(answer["license_file"].(string)) {
+			t.Fatal("the request asked for a version 2 file")
 		}
-		result, err := client.ImportLicenseFile(licenseFileV2(answer["license_file"].(string)))
+		result, err := client.ImportLicenseFile(answer["license_file"].(string))
 		if err != nil || !result.OK || result.Source != "license_file" {
 			t.Fatalf("v2: %v %+v", err, result)
 		}
-		if _, err := onlineClient(t, s, "airgap-other", nil).ImportLicenseFile(licenseFileV2(answer["license_file"].(string))); codeOf(err) != "FINGERPRINT_MISMATCH" {
+		if _, err := onlineClient(t, s, "airgap-other", nil).ImportLicenseFile(answer["license_file"].(string)); codeOf(err) != "FINGERPRINT_MISMATCH" {
 			t.Fatalf("other machine: %v", err)
+		}
+		// A request without `envelope` gets a version 1 file, which this client refuses.
+		var old map[string]interface{}
+		_ = json.Unmarshal(dearmor("ACTIVATION REQUEST", request), &old)
+		old["envelope"], old["license_key"] = false, s.createLicense(t, nil)["license_key"]
+		v1 := s.admin(t, "POST", "/offline-activations", map[string]string{"request": armor("ACTIVATION REQUEST", mustJSON(old))})
+		if isV2(v1["license_file"].(string)) {
+			t.Fatal("a request without envelope got a version 2 file")
+		}
+		if _, err := client.ImportLicenseFile(v1["license_file"].(string)); codeOf(err) != "UNSUPPORTED_FORMAT" {
+			t.Fatalf("version 1 file: %v", err)
 		}
 	})
 
@@ -191,41 +208,75 @@ func TestOnline(t *testing.T) {
 		}
 	})
 
-	t.Run("a rotation to an unendorsed key is refused until the key is shipped", func(t *testing.T) {
+	t.Run("a stand-in server's key is refused", func(t *testing.T) {
+		client := onlineClient(t, s, "stand-in-1", func(o *Options) { o.HTTPClient = &http.Client{Transport: standInTransport(t)} })
+		if _, err := client.Activate(ctx, s.createLicense(t, nil)["license_key"].(string), MachineInfo{}); codeOf(err) != "UNKNOWN_KEY" {
+			t.Fatalf("stand-in: %v", err)
+		}
+		if r := client.Check(); r.Reason != "NO_LICENSE" {
+			t.Fatalf("check: %+v", r)
+		}
+	})
+
+	// Runs last: it changes the server's active key, through the admin API, twice.
+	t.Run("rotations RSA -> Ed25519 -> RSA with only the first key shipped", func(t *testing.T) {
 		key := s.createLicense(t, nil)["license_key"].(string)
 		client := onlineClient(t, s, "rotate-1", nil)
 		first, err := client.Activate(ctx, key, MachineInfo{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		rotated := s.admin(t, "POST", "/signing-keys/rotate", nil)
-		if rotated["key_id"] == first.KeyID {
-			t.Fatal("the rotation kept the key")
-		}
-		deadline := time.Now().Add(15 * time.Second)
-		for {
-			_, err := client.Validate(ctx)
-			if codeOf(err) == "UNKNOWN_KEY" {
-				break
+		for _, algorithm := range []string{"Ed25519", "RSA-SHA256"} {
+			rotated := s.admin(t, "POST", "/signing-keys/rotate", map[string]string{"algorithm": algorithm})
+			if rotated["key_id"] == first.KeyID {
+				t.Fatal("the rotation kept the key")
 			}
-			if err != nil || time.Now().After(deadline) {
-				t.Fatalf("never refused the unendorsed key: %v", err)
+			deadline := time.Now().Add(15 * time.Second)
+			for {
+				answer, err := client.Validate(ctx)
+				if err != nil {
+					t.Fatalf("validate after rotating to %s: %v", algorithm, err)
+				}
+				if answer.KeyID == rotated["key_id"] {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("the server never signed with the rotated key")
+				}
+				time.Sleep(300 * time.Millisecond)
 			}
-			time.Sleep(300 * time.Millisecond)
-		}
-		if r := client.Check(); !r.OK {
-			t.Fatalf("the stored licence still verifies with the shipped key: %+v", r)
-		}
-		newKey, err := ParsePublicKeyPEM(rotated["public_key_pem"].(string))
-		if err != nil {
-			t.Fatal(err)
-		}
-		updated := onlineClient(t, s, "rotate-1", func(o *Options) { o.PublicKeys = append(o.PublicKeys, newKey) })
-		license, err := updated.Activate(ctx, key, MachineInfo{})
-		if err != nil || license.KeyID != newKey.KeyID {
-			t.Fatalf("with the new key shipped: %v", err)
+			if r := client.Check(); !r.OK {
+				t.Fatalf("check after rotating to %s: %+v", algorithm, r)
+			}
+			// A new installation that shipped only the first key activates and fetches a file signed by the new key.
+			fresh := onlineClient(t, s, "rotate-"+algorithm, nil)
+			license, err := fresh.Activate(ctx, s.createLicense(t, nil)["license_key"].(string), MachineInfo{})
+			if err != nil || license.KeyID != rotated["key_id"] {
+				t.Fatalf("fresh activation after rotating to %s: %v", algorithm, err)
+			}
+			file, err := fresh.LicenseFile(ctx)
+			if err != nil {
+				t.Fatalf("licence file after rotating to %s: %v", algorithm, err)
+			}
+			var document struct {
+				Envelope struct {
+					Alg string `json:"alg"`
+				} `json:"envelope"`
+			}
+			_ = json.Unmarshal(dearmor("LICENSE FILE", file.LicenseFile), &document)
+			if want := map[string]string{"Ed25519": "EdDSA", "RSA-SHA256": "RS256"}[algorithm]; document.Envelope.Alg != want {
+				t.Fatalf("file envelope alg %q, want %q", document.Envelope.Alg, want)
+			}
+			if r := fresh.Check(); !r.OK || r.Source != "license_file" {
+				t.Fatalf("fresh check after rotating to %s: %+v", algorithm, r)
+			}
 		}
 	})
+}
+
+func isV2(file string) bool {
+	var document map[string]json.RawMessage
+	return json.Unmarshal(dearmor("LICENSE FILE", file), &document) == nil && document["envelope"] != nil
 }
 
 func jsonNumber(value interface{}) string {

@@ -42,7 +42,7 @@ func TestModuleBuildsInAnotherApplication(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(app, "main.go"), []byte(consumerApp), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	run := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "run", ".", filepath.Join(here, "..", "conformance-cases.json"))
+	run := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "run", ".", filepath.Join(here, "..", "..", "docs", "test-vectors", "conformance.json"))
 	run.Dir = app
 	run.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off", "GOTOOLCHAIN=local", "GOWORK=off")
 	out, err := run.CombinedOutput()

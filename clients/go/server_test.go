@@ -2,8 +2,8 @@ package licenceclient
 
 import (
 	"bytes"
+	"crypto/ed25519"
 	"crypto/rand"
-	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -201,67 +201,12 @@ func fingerprintOf(seed string) string {
 	return "sha256:" + hex.EncodeToString(raw)[:64]
 }
 
-// ---- envelopes for answers of a server that does not send them yet ---------------------------------------------
+// ---- transports between the client and the real server ---------------------------------------------------------
 
-// jcs is RFC 8785 for the values these answers hold (strings, integers, booleans, null): sorted members, no spaces.
-func jcs(value interface{}) []byte {
-	var out bytes.Buffer
-	encoder := json.NewEncoder(&out)
-	encoder.SetEscapeHTML(false)
-	_ = encoder.Encode(value)
-	return bytes.TrimRight(out.Bytes(), "\n")
-}
+// rewritingTransport passes each request to the real server and rewrites its successful JSON answers.
+type rewritingTransport func(path string, answer map[string]interface{}) map[string]interface{}
 
-func legacyEnvelope(signed []byte, signature, keyID string) map[string]string {
-	encoded := strings.TrimPrefix(signature, "RSA-SHA256:")
-	raw, _ := base64.StdEncoding.DecodeString(encoded)
-	return map[string]string{"payload": b64urlEncode(signed), "alg": "RS256", "key_id": keyID, "signature": b64urlEncode(raw)}
-}
-
-// withEnvelope adds the envelope the server will send beside today's fields: the bytes today's signature covers
-// and, for RSA, the same signature; the client then verifies the server's own signature through the envelope.
-func withEnvelope(path string, raw []byte) []byte {
-	var answer map[string]interface{}
-	decoder := json.NewDecoder(bytes.NewReader(raw))
-	decoder.UseNumber()
-	if decoder.Decode(&answer) != nil || answer["envelope"] != nil {
-		return raw
-	}
-	switch {
-	case strings.HasSuffix(path, "/activate") && answer["license"] != nil:
-		license := answer["license"].(map[string]interface{})
-		answer["envelope"] = legacyEnvelope(jcs(license), answer["signature"].(string), license["key_id"].(string))
-	case (strings.HasSuffix(path, "/validate") || strings.HasSuffix(path, "/usage")) && answer["signature"] != nil:
-		signed := map[string]interface{}{}
-		for k, v := range answer {
-			if k != "signature" {
-				signed[k] = v
-			}
-		}
-		answer["envelope"] = legacyEnvelope(jcs(signed), answer["signature"].(string), answer["key_id"].(string))
-	case strings.HasSuffix(path, "/license-file") && answer["license_file"] != nil:
-		answer["license_file"] = licenseFileV2(answer["license_file"].(string))
-	default:
-		return raw
-	}
-	return jcs(answer)
-}
-
-func licenseFileV2(text string) string {
-	var document map[string]interface{}
-	decoder := json.NewDecoder(bytes.NewReader(dearmor("LICENSE FILE", text)))
-	decoder.UseNumber()
-	if decoder.Decode(&document) != nil || document["envelope"] != nil {
-		return text
-	}
-	license := document["license"].(map[string]interface{})
-	document["envelope"] = legacyEnvelope(jcs(license), document["signature"].(string), license["key_id"].(string))
-	return armor("LICENSE FILE", jcs(document))
-}
-
-type envelopingTransport struct{}
-
-func (envelopingTransport) RoundTrip(request *http.Request) (*http.Response, error) {
+func (rewrite rewritingTransport) RoundTrip(request *http.Request) (*http.Response, error) {
 	response, err := http.DefaultTransport.RoundTrip(request)
 	if err != nil || response.StatusCode >= 300 {
 		return response, err
@@ -271,9 +216,60 @@ func (envelopingTransport) RoundTrip(request *http.Request) (*http.Response, err
 	if err != nil {
 		return nil, err
 	}
-	body := withEnvelope(request.URL.Path, raw)
-	response.Body = io.NopCloser(bytes.NewReader(body))
-	response.ContentLength = int64(len(body))
+	var answer map[string]interface{}
+	decoder := json.NewDecoder(bytes.NewReader(raw))
+	decoder.UseNumber()
+	if decoder.Decode(&answer) == nil && answer != nil {
+		raw = mustJSON(rewrite(request.URL.Path, answer))
+	}
+	response.Body = io.NopCloser(bytes.NewReader(raw))
+	response.ContentLength = int64(len(raw))
 	response.Header.Del("content-length")
 	return response, nil
+}
+
+// envelopeLessTransport: a server from before envelopes (the same answers, without `envelope`).
+var envelopeLessTransport = rewritingTransport(func(_ string, answer map[string]interface{}) map[string]interface{} {
+	delete(answer, "envelope")
+	return answer
+})
+
+// standInTransport: a stand-in server that publishes its own Ed25519 key (unendorsed) beside the real keys and
+// answers with envelopes that key signs over the real server's payloads, relabelled with its key id.
+func standInTransport(t *testing.T) rewritingTransport {
+	_, private, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	public, err := newPublicKey(private.Public())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return func(path string, answer map[string]interface{}) map[string]interface{} {
+		if strings.HasSuffix(path, "/public-keys") {
+			keys, _ := answer["keys"].([]interface{})
+			for _, k := range keys {
+				k.(map[string]interface{})["status"] = "retired"
+			}
+			entry := map[string]interface{}{"key_id": public.KeyID, "algorithm": "Ed25519", "public_key_pem": public.PEM(), "status": "active", "endorsements": []interface{}{}}
+			answer["keys"] = append([]interface{}{entry}, keys...)
+			return answer
+		}
+		envelope, ok := answer["envelope"].(map[string]interface{})
+		if !ok {
+			return answer
+		}
+		raw, _ := b64urlDecode(envelope["payload"].(string))
+		var payload map[string]interface{}
+		decoder := json.NewDecoder(bytes.NewReader(raw))
+		decoder.UseNumber()
+		_ = decoder.Decode(&payload)
+		payload["key_id"] = public.KeyID
+		signed := mustJSON(payload)
+		answer["envelope"] = map[string]string{"payload": b64urlEncode(signed), "alg": "EdDSA", "key_id": public.KeyID, "signature": b64urlEncode(ed25519.Sign(private, signed))}
+		if answer["license"] != nil {
+			answer["license"] = payload
+		}
+		return answer
+	}
 }

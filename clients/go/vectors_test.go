@@ -215,7 +215,7 @@ func goConformanceList(t testing.TB) []byte {
 		raw, _ = b64urlDecode(envelope["payload"])
 	}
 	envelope["payload"] = base64.URLEncoding.EncodeToString(raw)
-	add("payload-padded", activation(padded), nil, "refuse", "MALFORMED", "")
+	add("payload-padded", activation(padded), nil, "refuse", "NON_CANONICAL_ENCODING", "")
 	add("eddsa-over-rsa", activation(vSigned(rsa1, vLicence(rsa1, nil), "EdDSA")), nil, "refuse", "ALG_MISMATCH", "")
 	add("revoked-shipped", file(vFile(rsa1, nil)), withShip(map[string]interface{}{"published_keys": published(rsa2.entry("active", rsa1.endorse(rsa2)), rsa1.entry("revoked"))}), "refuse", "KEY_REVOKED", "")
 	add("stand-in", file(vFile(standIn, nil)), withShip(map[string]interface{}{"published_keys": published(standIn.entry("active"))}), "refuse", "UNKNOWN_KEY", "")

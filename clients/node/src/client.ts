@@ -395,7 +395,7 @@ export class LicenseClient {
 
   private async storeLicenseFile(text: string): Promise<void> {
     const document = parseLicenseFile(text);
-    if (!document) throw new VerificationError('MALFORMED', 'not a licence file');
+    if (!document) throw new VerificationError('MALFORMED_ENVELOPE', 'not a licence file');
     if (this.options.envelopes === true && document.envelope === undefined) {
       throw new VerificationError('UNSUPPORTED_FORMAT', 'a version 1 licence file (no envelope)');
     }

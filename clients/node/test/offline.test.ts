@@ -128,7 +128,9 @@ describe('offline check', () => {
     const document = dearmor(LICENSE_FILE_LABEL, fileFor(T0)) as { license: LicensePayload; signature: string };
     document.license.customer.name = 'Muller';
     await assert.rejects(c.importLicenseFile(armor(LICENSE_FILE_LABEL, document)), { reason: 'INVALID_SIGNATURE' });
-    await assert.rejects(c.importLicenseFile('-----BEGIN LICENSE FILE-----\n!!!\n-----END LICENSE FILE-----'), { reason: 'MALFORMED' });
+    await assert.rejects(c.importLicenseFile('-----BEGIN LICENSE FILE-----\n!!!\n-----END LICENSE FILE-----'), {
+      reason: 'MALFORMED_ENVELOPE',
+    });
 
     const { client: forErp } = client(T0, { product: 'ERP_SUITE' });
     const wrongProduct = await forErp.importLicenseFile(fileFor(T0));

@@ -298,7 +298,7 @@ class LicenseClient:
         self._refresh_keys_if_due()
         seat = self._seat_body()
         nonce = secrets.token_urlsafe(24)
-        answer = self._request("POST", "/api/v1/validate", dict(seat, nonce=nonce), idempotent=True)
+        answer = self._request("POST", "/api/v1/validate", dict(seat, nonce=nonce, envelope=True), idempotent=True)
         signed = self.verify_answer(answer, nonce, seat, "validation")
 
         def change(state):
@@ -318,7 +318,9 @@ class LicenseClient:
         self._refresh_keys_if_due()
         seat = self._seat_body()
         nonce = secrets.token_urlsafe(24)
-        body = dict(seat, increment=increment, idempotency_key=idempotency_key or secrets.token_urlsafe(24), nonce=nonce)
+        body = dict(
+            seat, increment=increment, idempotency_key=idempotency_key or secrets.token_urlsafe(24), nonce=nonce, envelope=True
+        )
         answer = self._request("POST", "/api/v1/usage", body, idempotent=True)
         signed = self.verify_answer(answer, nonce, seat, "usage")
         self._update(
@@ -347,7 +349,7 @@ class LicenseClient:
     def license_file(self):
         """Fetches, verifies and stores a licence file for offline use; returns the server's answer."""
         self._refresh_keys_if_due()
-        answer = self._request("POST", "/api/v1/license-file", self._seat_body(), idempotent=True)
+        answer = self._request("POST", "/api/v1/license-file", dict(self._seat_body(), envelope=True), idempotent=True)
         self._store_license_file(answer.get("license_file"))
         return answer
 
@@ -392,7 +394,7 @@ class LicenseClient:
         try:
             return self._check(state)
         except Exception as err:  # noqa: BLE001 - check() answers with a reason, never an exception
-            return CheckResult(False, "MALFORMED", "the stored licence cannot be read: %s" % err)
+            return CheckResult(False, "STATE_CORRUPT", "the stored licence cannot be read: %s" % err)
 
     def _check(self, state):
         now = self._now()
@@ -473,7 +475,7 @@ class LicenseClient:
     def _open_signed_license(self, document, state):
         """`{license?, signature?, envelope}`: the licence is the envelope's payload; `license`, when present, must equal it."""
         if not isinstance(document, dict):
-            raise VerificationError("MALFORMED", "not a signed licence")
+            raise VerificationError("MALFORMED_ENVELOPE", "not a signed licence")
         if "envelope" not in document:
             raise VerificationError("UNSUPPORTED_FORMAT", "no envelope: a version 1 licence, which this client does not accept")
         license = self._open(document["envelope"], state)
@@ -484,7 +486,7 @@ class LicenseClient:
     def _open_license_file(self, text, state):
         document = dearmor(LICENSE_FILE_LABEL, text)
         if not isinstance(document, dict):
-            raise VerificationError("MALFORMED", "not a licence file")
+            raise VerificationError("MALFORMED_ENVELOPE", "not a licence file")
         return self._open_signed_license(document, state)
 
     def _keys_for(self, envelope):
@@ -532,7 +534,7 @@ class LicenseClient:
     def _store_license_file(self, text):
         document = dearmor(LICENSE_FILE_LABEL, text)
         if not isinstance(document, dict):
-            raise VerificationError("MALFORMED", "not a licence file")
+            raise VerificationError("MALFORMED_ENVELOPE", "not a licence file")
         envelope = document.get("envelope")
         license = self._open_signed_license(document, self._keys_for(envelope) if envelope else self._store.load()[1])
         if license.get("machine_fingerprint") != self.fingerprint():
@@ -581,6 +583,8 @@ class LicenseClient:
             "machine_fingerprint": self.fingerprint(),
             "hostname": hostname or socket.gethostname(),
             "os": os_name or "%s %s" % (platform.system(), platform.release()),
+            # Ask for the signed envelope (docs/signing.md, Envelopes): this client verifies nothing else.
+            "envelope": True,
         }
         if app_version:
             body["app_version"] = app_version

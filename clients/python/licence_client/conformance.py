@@ -1,6 +1,10 @@
-"""Runs a list of conformance cases (clients/conformance-format.md) through this client's own code paths.
+"""Runs conformance cases (clients/conformance-format.md) through this client's own code paths.
 
-    /usr/bin/python3 -m licence_client.conformance cases.json   # exit 1 when any case disagrees
+    /usr/bin/python3 -m licence_client.conformance ../../docs/test-vectors/conformance.json   # exit 1 on a disagreement
+
+Two shapes of case: the shared list's (`kind` beside `input`: `envelope`, `license_file`, `key_trust`, keys named
+from the document's `keys`), which every official client runs, and scenario cases (`input.kind`: `license_file`,
+`activation`, `validation`, with `trust` and `context`), which each client's tests make with fresh keys.
 """
 
 import datetime
@@ -10,6 +14,7 @@ import tempfile
 import os
 
 from .client import LicenseClient, NetworkError
+from . import keys as keyring
 from .errors import VerificationError
 
 
@@ -21,24 +26,61 @@ def _parse_now(text):
     return datetime.datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
 
 
-def run_case(case):
-    """(verdict, reason, status) of one case: verdict "accept" or "refuse"."""
+def _offline_client(folder, now, shipped=None, roots=None, fingerprint="conformance", product=None):
+    return LicenseClient(
+        server_url="http://127.0.0.1:9/",
+        state_path=os.path.join(folder, "state.json"),
+        app_salt="conformance",
+        public_keys=shipped,
+        root_keys=roots,
+        product=product,
+        fingerprint=fingerprint,
+        now=lambda: now,
+        transport=_refuse_network,
+        retries=0,
+    )
+
+
+def run_shared_case(case, named_keys):
+    """(verdict, reason, None) of a case of the shared list (docs/test-vectors/conformance.json)."""
+    data = case["input"]
+    if case["kind"] == "key_trust":
+        shipped = [keyring.load_key(named_keys[name]) for name in data["shipped_keys"]]
+        roots = [keyring.load_key(named_keys[name]) for name in data.get("root_keys", [])]
+        reasons = keyring.distrust_reasons(shipped, roots, data["published"])
+        revoked = keyring.revoked_ids_of(data["published"])
+        trusted = keyring.trusted_keys(shipped, roots, data["published"], revoked)
+        key_id = data["key_id"]
+        if key_id in trusted:
+            return "trusted", None, None
+        return "refused", reasons.get(key_id, "UNKNOWN_KEY"), None
+    shipped = [named_keys[name] for name in data.get("trusted_keys", [])]
+    state = {"revoked_key_ids": list(data.get("revoked_keys", []))}
+    with tempfile.TemporaryDirectory(prefix="licence-conformance-") as folder:
+        client = _offline_client(folder, 0, shipped)
+        try:
+            if case["kind"] == "envelope":
+                client._open(data["envelope"], state)
+            elif case["kind"] == "license_file":
+                client._open_license_file(data["license_file"], state)
+            else:
+                raise ValueError("unknown case kind %r" % case["kind"])
+        except VerificationError as err:
+            return "refuse", err.reason, None
+    return "accept", None, None
+
+
+def run_case(case, named_keys=None):
+    """(verdict, reason, status) of one case: verdict "accept" or "refuse" ("trusted" or "refused" for key_trust)."""
+    if "kind" in case:
+        return run_shared_case(case, named_keys or {})
     trust = case.get("trust", {})
     context = case.get("context", {})
     data = case["input"]
     now = _parse_now(context["now"])
     with tempfile.TemporaryDirectory(prefix="licence-conformance-") as folder:
-        client = LicenseClient(
-            server_url="http://127.0.0.1:9/",
-            state_path=os.path.join(folder, "state.json"),
-            app_salt="conformance",
-            public_keys=trust.get("shipped_keys"),
-            root_keys=trust.get("root_keys"),
-            product=context.get("product"),
-            fingerprint=context["machine_fingerprint"],
-            now=lambda: now,
-            transport=_refuse_network,
-            retries=0,
+        client = _offline_client(
+            folder, now, trust.get("shipped_keys"), trust.get("root_keys"), context["machine_fingerprint"], context.get("product")
         )
         if trust.get("published_keys") is not None:
             client.learn_keys(trust["published_keys"].get("keys", []))
@@ -69,7 +111,7 @@ def run_cases(source):
     failures = []
     for case in source["cases"]:
         expect = case["expect"]
-        verdict, reason, status = run_case(case)
+        verdict, reason, status = run_case(case, source.get("keys"))
         wanted = (expect["verdict"], expect.get("reason"))
         if (verdict, reason) != wanted or ("status" in expect and status != expect["status"]):
             failures.append("%s: expected %s %s%s, got %s %s%s" % (

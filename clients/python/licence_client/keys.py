@@ -16,6 +16,7 @@ ENDORSEMENT_PREFIX = b"licence-server-endorsement-v1:"
 _B64URL = re.compile(r"[A-Za-z0-9_-]*")
 # The envelope's `alg` for each key type, and the names `/public-keys` uses.
 _ALG_OF = {"RSA-SHA256": "RS256", "Ed25519": "EdDSA"}
+ENVELOPE_MEMBERS = ("payload", "alg", "key_id", "signature")
 
 
 class EnvelopeError(Exception):
@@ -166,6 +167,58 @@ def trusted_keys(shipped, roots, published, revoked_ids):
     return trusted
 
 
+def distrust_reasons(shipped, roots, published):
+    """
+    Why each published key that is not trusted is refused (docs/signing.md, Endorsed rotation), keyed by key id:
+    `KEY_REVOKED`, `UNENDORSED_KEY` (no endorsement), `INVALID_ENDORSEMENT` (a trusted key's endorsement that does
+    not verify), `ENDORSEMENT_LOOP` (untrusted keys endorsing each other), `ENDORSER_REVOKED`, `ENDORSER_UNKNOWN`.
+    """
+    listed = {}
+    for entry in published:
+        try:
+            key = load_key(entry)
+        except (TypeError, ValueError, KeyError):
+            continue
+        endorsements = entry.get("endorsements") if isinstance(entry, dict) else None
+        endorsers = [e.get("key_id") for e in endorsements if isinstance(e, dict)] if isinstance(endorsements, list) else []
+        listed[key.key_id] = endorsers
+    revoked = revoked_ids_of(published)
+    trusted = trusted_keys(shipped, roots, published, revoked)
+    anchors = set(trusted) | {k.key_id for k in roots if k.key_id not in revoked}
+    reasons = {}
+    for key_id, endorsers in listed.items():
+        if key_id in trusted:
+            continue
+        if key_id in revoked:
+            reasons[key_id] = "KEY_REVOKED"
+        elif not endorsers:
+            reasons[key_id] = "UNENDORSED_KEY"
+        elif any(e in anchors for e in endorsers):
+            reasons[key_id] = "INVALID_ENDORSEMENT"
+        elif _leads_back(key_id, listed, anchors):
+            reasons[key_id] = "ENDORSEMENT_LOOP"
+        elif any(e in revoked for e in endorsers):
+            reasons[key_id] = "ENDORSER_REVOKED"
+        else:
+            reasons[key_id] = "ENDORSER_UNKNOWN"
+    return reasons
+
+
+def _leads_back(start, listed, anchors):
+    """Whether following untrusted endorsers from `start` comes back to `start`."""
+    seen = set()
+    queue = list(listed.get(start, []))
+    while queue:
+        key_id = queue.pop(0)
+        if key_id == start:
+            return True
+        if key_id in seen or key_id in anchors:
+            continue
+        seen.add(key_id)
+        queue.extend(listed.get(key_id, []))
+    return False
+
+
 def _endorses(endorsers, key, endorsement):
     if not isinstance(endorsement, dict):
         return False
@@ -195,17 +248,17 @@ def open_envelope(envelope, trusted, revoked_ids):
     Decodes and verifies `{payload, alg, key_id, signature}`, then parses the payload: the signed bytes are
     exactly the decoded payload. Returns (payload object, key). Raises EnvelopeError with a reason code.
     """
-    if not isinstance(envelope, dict) or not all(
-        isinstance(envelope.get(name), str) for name in ("payload", "alg", "key_id", "signature")
+    if not isinstance(envelope, dict) or sorted(envelope) != sorted(ENVELOPE_MEMBERS) or not all(
+        isinstance(envelope[name], str) for name in ENVELOPE_MEMBERS
     ):
-        raise EnvelopeError("MALFORMED", "an envelope has string members payload, alg, key_id and signature")
+        raise EnvelopeError("MALFORMED_ENVELOPE", "an envelope has exactly the strings payload, alg, key_id and signature")
     if envelope["alg"] not in ("RS256", "EdDSA"):
-        raise EnvelopeError("MALFORMED", "unknown alg %r" % envelope["alg"])
+        raise EnvelopeError("MALFORMED_ENVELOPE", "unknown alg %r" % envelope["alg"])
     try:
         payload = b64url_decode(envelope["payload"])
         signature = b64url_decode(envelope["signature"])
     except ValueError:
-        raise EnvelopeError("MALFORMED", "payload and signature are unpadded base64url") from None
+        raise EnvelopeError("NON_CANONICAL_ENCODING", "payload and signature are base64url without padding") from None
     key_id = envelope["key_id"]
     if key_id in revoked_ids:
         raise EnvelopeError("KEY_REVOKED", "signed with key %s, which the server lists as revoked" % key_id)
@@ -217,9 +270,9 @@ def open_envelope(envelope, trusted, revoked_ids):
     try:
         value = json.loads(payload.decode("utf-8"))
     except ValueError:
-        raise EnvelopeError("MALFORMED", "the payload is not UTF-8 JSON") from None
+        raise EnvelopeError("MALFORMED_PAYLOAD", "the payload is not UTF-8 JSON") from None
     if not isinstance(value, dict):
-        raise EnvelopeError("MALFORMED", "the payload is not a JSON object")
+        raise EnvelopeError("MALFORMED_PAYLOAD", "the payload is not a JSON object")
     if "key_id" in value and value["key_id"] != key_id:
         raise EnvelopeError("PAYLOAD_MISMATCH", "the payload names key %r, the envelope %s" % (value["key_id"], key_id))
     return value, key

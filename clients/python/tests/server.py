@@ -4,7 +4,6 @@ PostgreSQL: TEST_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgr
 database there with `createdb` and drops it afterwards.
 """
 
-import base64
 import json
 import os
 import secrets
@@ -18,8 +17,8 @@ import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from licence_client.client import armor, dearmor, urllib_transport  # noqa: E402
-from licence_client.keys import b64url_encode  # noqa: E402
+from licence_client.client import urllib_transport  # noqa: E402
+from licence_client.keys import PublicKey, b64url_decode, b64url_encode  # noqa: E402
 
 REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".."))
 ADMIN_DATABASE_URL = os.environ.get("TEST_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/postgres")
@@ -120,6 +119,13 @@ class TestServer:
             raise AssertionError("%s %s: %s %s" % (method, path, answer.status, parsed))
         return parsed
 
+    def post(self, path, body):
+        answer = urllib_transport("POST", self.url + path, json.dumps(body).encode("utf-8"), {"content-type": "application/json"}, 10)
+        parsed = json.loads(answer.body.decode("utf-8"))
+        if not 200 <= answer.status < 300:
+            raise AssertionError("POST %s: %s %s" % (path, answer.status, parsed))
+        return parsed
+
     def get(self, path):
         answer = urllib_transport("GET", self.url + path, None, {}, 10)
         return json.loads(answer.body.decode("utf-8"))
@@ -134,54 +140,46 @@ def fingerprint_of(seed):
     return "sha256:" + seed.encode("ascii").ljust(32, b".").hex()[:64]
 
 
-# ---- envelopes for answers of a server that does not send them yet ------------------------------------------------
+# ---- transports between the client and the real server ------------------------------------------------------------
 
 
-def _jcs(value):
-    # RFC 8785 for the values these answers hold (strings, integers, booleans, null): sorted members, no spaces.
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
-
-
-def _envelope(signed_bytes, signature, key_id):
-    algorithm, _, encoded = signature.partition(":")
-    assert algorithm == "RSA-SHA256", "today's server signs with RSA"
-    return {
-        "payload": b64url_encode(signed_bytes),
-        "alg": "RS256",
-        "key_id": key_id,
-        "signature": b64url_encode(base64.b64decode(encoded)),
-    }
-
-
-def with_envelope(path, answer):
-    """
-    The answer with the envelope the server will add beside today's fields: the bytes today's signature covers,
-    and for RSA the same signature. The client then verifies the server's own RSA signature through the
-    envelope. An answer that already carries an envelope passes unchanged.
-    """
-    if not isinstance(answer, dict) or "envelope" in answer:
+def _rewriting_transport(rewrite):
+    def transport(method, url, body, headers, timeout):
+        answer = urllib_transport(method, url, body, headers, timeout)
+        if 200 <= answer.status < 300:
+            parsed = json.loads(answer.body.decode("utf-8"))
+            answer.body = json.dumps(rewrite(urllib.parse.urlsplit(url).path, parsed)).encode("utf-8")
         return answer
-    if path.endswith("/activate") and "license" in answer:
-        return dict(answer, envelope=_envelope(_jcs(answer["license"]), answer["signature"], answer["license"]["key_id"]))
-    if (path.endswith("/validate") or path.endswith("/usage")) and "signature" in answer:
-        signed = {k: v for k, v in answer.items() if k != "signature"}
-        return dict(answer, envelope=_envelope(_jcs(signed), answer["signature"], answer["key_id"]))
-    if path.endswith("/license-file") and "license_file" in answer:
-        return dict(answer, license_file=license_file_v2(answer["license_file"]))
-    return answer
+
+    return transport
 
 
-def license_file_v2(text):
-    document = dearmor("LICENSE FILE", text)
-    if "envelope" in document:
-        return text
-    envelope = _envelope(_jcs(document["license"]), document["signature"], document["license"]["key_id"])
-    return armor("LICENSE FILE", dict(document, envelope=envelope))
+def _without_envelope(path, answer):
+    return {k: v for k, v in answer.items() if k != "envelope"} if isinstance(answer, dict) else answer
 
 
-def enveloping_transport(method, url, body, headers, timeout):
-    answer = urllib_transport(method, url, body, headers, timeout)
-    if 200 <= answer.status < 300:
-        parsed = json.loads(answer.body.decode("utf-8"))
-        answer.body = json.dumps(with_envelope(urllib.parse.urlsplit(url).path, parsed)).encode("utf-8")
-    return answer
+# A server from before envelopes: the same answers, without `envelope`.
+envelope_less_transport = _rewriting_transport(_without_envelope)
+
+
+def stand_in_transport(stand_in):
+    """
+    A stand-in server: it publishes its own Ed25519 key (unendorsed) beside the real keys, and answers with
+    envelopes that key signs over the real server's payloads, relabelled with its key id.
+    """
+    private = stand_in
+    public = PublicKey(private.public_key())
+
+    def rewrite(path, answer):
+        if path.endswith("/public-keys"):
+            entry = {"key_id": public.key_id, "algorithm": "Ed25519", "public_key_pem": public.pem(), "status": "active", "endorsements": []}
+            return dict(answer, keys=[entry] + [dict(k, status="retired") for k in answer["keys"]])
+        if isinstance(answer, dict) and "envelope" in answer:
+            payload = json.loads(b64url_decode(answer["envelope"]["payload"]))
+            payload["key_id"] = public.key_id
+            signed = json.dumps(payload, sort_keys=True, separators=(",", ":")).encode("utf-8")
+            envelope = {"payload": b64url_encode(signed), "alg": "EdDSA", "key_id": public.key_id, "signature": b64url_encode(private.sign(signed))}
+            return dict(answer, envelope=envelope, **({"license": payload} if "license" in answer else {}))
+        return answer
+
+    return _rewriting_transport(rewrite)

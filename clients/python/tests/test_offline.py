@@ -13,7 +13,7 @@ from licence_client.conformance import run_cases
 from licence_client.keys import b64url_decode, b64url_encode
 from vectors import FINGERPRINT, NOW, TestKey, iso, licence, licence_file, signed_licence, validation_answer
 
-SHARED_LIST = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "conformance-cases.json")
+SHARED_LIST = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "docs", "test-vectors", "conformance.json")
 NODE_MADE_CASES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "conformance-from-node.mjs")
 T0 = vectors.datetime.datetime.fromisoformat(NOW.replace("Z", "+00:00")).timestamp()
 RSA1 = TestKey("RSA-SHA256")
@@ -52,7 +52,7 @@ class ConformanceLists(unittest.TestCase):
     def test_a_list_made_by_this_test_passes(self):
         document = vectors.conformance_cases()
         reasons = {c["expect"].get("reason") for c in document["cases"]}
-        for reason in ("UNSUPPORTED_FORMAT", "MALFORMED", "ALG_MISMATCH", "KEY_REVOKED", "UNKNOWN_KEY", "INVALID_SIGNATURE",
+        for reason in ("UNSUPPORTED_FORMAT", "MALFORMED_ENVELOPE", "NON_CANONICAL_ENCODING", "ALG_MISMATCH", "KEY_REVOKED", "UNKNOWN_KEY", "INVALID_SIGNATURE",
                        "PAYLOAD_MISMATCH", "FINGERPRINT_MISMATCH", "PRODUCT_MISMATCH", "CLOCK_TAMPERED", "FILE_EXPIRED",
                        "EXPIRED", "NONCE_MISMATCH", "WRONG_SUBJECT", None):
             self.assertIn(reason, reasons)
@@ -228,6 +228,7 @@ class KeysFromTheServer(unittest.TestCase):
         body = json.loads(vectors.base64.b64decode("".join(text.splitlines()[1:-1])))
         self.assertEqual(body["machine_fingerprint"], FINGERPRINT)
         self.assertEqual(body["product"], "POS_RETAIL")
+        self.assertIs(body["envelope"], True, "an air-gapped machine asks for a version 2 file too")
 
 
 class Options(unittest.TestCase):

@@ -7,7 +7,10 @@ import time
 import unittest
 
 from licence_client import LicenseClient, LicenseServerError, NetworkError, VerificationError
-from server import TestServer, enveloping_transport, fingerprint_of, license_file_v2
+from cryptography.hazmat.primitives.asymmetric import ed25519
+
+from licence_client.client import armor, dearmor
+from server import TestServer, envelope_less_transport, fingerprint_of, stand_in_transport
 
 SERVER = None
 
@@ -37,14 +40,17 @@ class AgainstARealServer(unittest.TestCase):
             product="POS_RETAIL",
             retries=1,
             timeout=5,
-            transport=enveloping_transport,
         )
         settings.update(options)
         return LicenseClient(**settings)
 
-    def test_envelope_less_answers_of_todays_server_are_refused(self):
+    def test_the_server_sends_envelopes_when_asked_and_answers_without_one_are_refused(self):
         key = SERVER.create_license()["license_key"]
-        client = self.client("plain-1", transport=None)
+        plain_key = SERVER.create_license()["license_key"]
+        plain = SERVER.post("/api/v1/activate", {"license_key": plain_key, "machine_fingerprint": fingerprint_of("plain-0"), "hostname": "till-00", "os": "linux"})
+        self.assertIn("license", plain)
+        self.assertNotIn("envelope", plain, "a client that does not ask gets today's answer")
+        client = self.client("plain-1", transport=envelope_less_transport)
         with self.assertRaises(VerificationError) as caught:
             client.activate(key)
         self.assertEqual(caught.exception.reason, "UNSUPPORTED_FORMAT")
@@ -128,16 +134,22 @@ class AgainstARealServer(unittest.TestCase):
         client = self.client("airgap-1")
         request = client.create_activation_request(key, hostname="vault-01")
         self.assertTrue(request.startswith("-----BEGIN ACTIVATION REQUEST-----\n"))
+        self.assertIs(dearmor("ACTIVATION REQUEST", request)["envelope"], True)
         answer = SERVER.admin("POST", "/offline-activations", {"request": request})
-        with self.assertRaises(VerificationError) as caught:
-            client.import_license_file(answer["license_file"])
-        self.assertEqual(caught.exception.reason, "UNSUPPORTED_FORMAT", "today's file is version 1")
-        result = client.import_license_file(license_file_v2(answer["license_file"]))
+        self.assertIn("envelope", dearmor("LICENSE FILE", answer["license_file"]), "the request asked for a version 2 file")
+        result = client.import_license_file(answer["license_file"])
         self.assertTrue(result.ok, result.message)
         self.assertEqual(result.source, "license_file")
         with self.assertRaises(VerificationError) as caught:
-            self.client("airgap-other").import_license_file(license_file_v2(answer["license_file"]))
+            self.client("airgap-other").import_license_file(answer["license_file"])
         self.assertEqual(caught.exception.reason, "FINGERPRINT_MISMATCH")
+        # A request without `envelope` gets a version 1 file, which this client refuses.
+        old_request = dict(dearmor("ACTIVATION REQUEST", request), envelope=False, license_key=SERVER.create_license()["license_key"])
+        old = SERVER.admin("POST", "/offline-activations", {"request": armor("ACTIVATION REQUEST", old_request)})
+        self.assertNotIn("envelope", dearmor("LICENSE FILE", old["license_file"]))
+        with self.assertRaises(VerificationError) as caught:
+            self.client("airgap-1").import_license_file(old["license_file"])
+        self.assertEqual(caught.exception.reason, "UNSUPPORTED_FORMAT")
 
     def test_heartbeat_loop_beats_and_reports_a_lost_seat(self):
         created = SERVER.create_license(policy={"heartbeat_timeout_seconds": 30})
@@ -157,27 +169,33 @@ class AgainstARealServer(unittest.TestCase):
             client.heartbeat()
         self.assertEqual(client.check().reason, "SEAT_LOST")
 
-    def test_zz_rotation_to_an_unendorsed_key_is_refused_until_shipped(self):
-        # Runs last: it changes the server's active key. Today's server publishes keys without endorsements.
+    def test_zz_rotations_rsa_ed25519_rsa_with_only_the_first_key_shipped(self):
+        # Runs last: it changes the server's active key, through the admin API, twice.
         key = SERVER.create_license()["license_key"]
         client = self.client("rotate-1")
         client.activate(key)
-        rotated = SERVER.admin("POST", "/signing-keys/rotate")
-        self.assertNotEqual(rotated["key_id"], self.shipped["key_id"])
-        deadline = time.time() + 15
-        while True:
-            try:
-                client.validate()
-            except VerificationError as err:
-                self.assertEqual(err.reason, "UNKNOWN_KEY")
-                break
-            self.assertLess(time.time(), deadline, "the server never signed with the rotated key")
-            time.sleep(0.3)
-        self.assertTrue(client.check().ok, "the stored licence still verifies with the shipped key")
-        updated = self.client("rotate-1", public_keys=[self.shipped, rotated])
-        self.assertEqual(updated.activate(key)["key_id"], rotated["key_id"])
-        self.assertIs(updated.validate()["valid"], True)
+        for algorithm in ("Ed25519", "RSA-SHA256"):
+            rotated = SERVER.admin("POST", "/signing-keys/rotate", {"algorithm": algorithm})
+            self.assertNotEqual(rotated["key_id"], self.shipped["key_id"])
+            deadline = time.time() + 15
+            while client.validate()["key_id"] != rotated["key_id"]:
+                self.assertLess(time.time(), deadline, "the server never signed with the rotated key")
+                time.sleep(0.3)
+            self.assertTrue(client.check().ok, client.check().message)
+            # A new installation that shipped only the first key activates and fetches a file signed by the new key.
+            fresh = self.client("rotate-%s" % algorithm)
+            self.assertEqual(fresh.activate(SERVER.create_license()["license_key"])["key_id"], rotated["key_id"])
+            fresh.license_file()
+            self.assertTrue(fresh.check().ok, fresh.check().message)
+            envelope = dearmor("LICENSE FILE", fresh._store.load()[1]["license_file"])["envelope"]
+            self.assertEqual(envelope["alg"], "EdDSA" if algorithm == "Ed25519" else "RS256")
 
+    def test_zz_stand_in_server_is_refused(self):
+        stand_in = self.client("stand-in-1", transport=stand_in_transport(ed25519.Ed25519PrivateKey.generate()))
+        with self.assertRaises(VerificationError) as caught:
+            stand_in.activate(SERVER.create_license()["license_key"])
+        self.assertEqual(caught.exception.reason, "UNKNOWN_KEY")
+        self.assertEqual(stand_in.check().reason, "NO_LICENSE")
 
 if __name__ == "__main__":
     unittest.main()

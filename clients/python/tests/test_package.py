@@ -42,7 +42,7 @@ class Package(unittest.TestCase):
             with open(app, "w", encoding="utf-8") as handle:
                 handle.write(APP)
             out = subprocess.run(
-                [sys.executable, app, os.path.join(PROJECT, "..", "conformance-cases.json")],
+                [sys.executable, app, os.path.join(PROJECT, "..", "..", "docs", "test-vectors", "conformance.json")],
                 check=True,
                 capture_output=True,
                 text=True,

@@ -1,7 +1,7 @@
 """Test vectors made by the tests: keys, envelopes, licence files, endorsed key lists and a conformance list.
 
-Run as a script to write a conformance list (clients/conformance-format.md) with fresh keys:
-    /usr/bin/python3 tests/vectors.py ../conformance-cases.json
+Run as a script to print this client's scenario cases (clients/conformance-format.md) with fresh keys:
+    /usr/bin/python3 tests/vectors.py /tmp/scenario-cases.json
 """
 
 import base64
@@ -247,7 +247,7 @@ def conformance_cases():
     v1_answer = signed_licence(rsa1, licence(rsa1))
     del v1_answer["envelope"]
     add("v1-activation", "an activation answer without an envelope", activation_input(v1_answer), refuse("UNSUPPORTED_FORMAT"))
-    add("not-a-file", "text that is not a licence file", file_input("-----BEGIN LICENSE FILE-----\n!!!\n-----END LICENSE FILE-----\n"), refuse("MALFORMED"))
+    add("not-a-file", "text that is not a licence file", file_input("-----BEGIN LICENSE FILE-----\n!!!\n-----END LICENSE FILE-----\n"), refuse("MALFORMED_ENVELOPE"))
     name = "Ünïcødé ~~~ ??? >>>"
     # A payload whose base64 needs padding and uses the characters the two alphabets disagree on.
     while len(payload_bytes(licence(rsa1, customer={"name": name, "email": None}))) % 3 == 0 or not set("-_") & set(
@@ -259,13 +259,13 @@ def conformance_cases():
         "payload-padded",
         "the payload re-encoded with padding",
         activation_input(dict(good, envelope=_reencode(good["envelope"], "padding"))),
-        refuse("MALFORMED"),
+        refuse("NON_CANONICAL_ENCODING"),
     )
     add(
         "payload-standard-alphabet",
         "the payload re-encoded in the standard base64 alphabet",
         activation_input(dict(good, envelope=_reencode(good["envelope"], "standard"))),
-        refuse("MALFORMED"),
+        refuse("NON_CANONICAL_ENCODING"),
     )
     add(
         "eddsa-over-rsa",

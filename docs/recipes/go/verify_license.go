@@ -1,163 +1,151 @@
-// Verify a licence payload without the client library: RFC 8785 via github.com/gowebpki/jcs, RSA-SHA256 via crypto/rsa.
+// Verify a signed envelope without the client library: decode, verify, parse (standard library only).
 //
-//	go run -mod=vendor . license.json public.pem
-//	go run -mod=vendor . --answer answer.json NONCE LICENSE_KEY FINGERPRINT public.pem
-//	go run -mod=vendor . --vectors ../../test-vectors/vectors.json
+//	go run . envelope.json public.pem    # {"payload", "alg", "key_id", "signature"}
+//	go run . --vectors ../../test-vectors/vectors.json
 package main
 
 import (
+	"bytes"
 	"crypto"
+	"crypto/ed25519"
 	"crypto/rsa"
 	"crypto/sha256"
 	"crypto/x509"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"fmt"
 	"os"
-	"strings"
-
-	"github.com/gowebpki/jcs"
 )
 
-// verify checks signature over the JCS bytes of license, which must be the raw JSON as received: never
-// marshal a Go struct or map here (encoding/json escapes <, >, & and U+2028 and reorders nothing by UTF-16).
-func verify(license json.RawMessage, signature string, publicKeyPEM []byte) error {
-	canonical, err := jcs.Transform(license)
-	if err != nil {
-		return err
+type Envelope struct {
+	Payload   string `json:"payload"`
+	Alg       string `json:"alg"`
+	KeyID     string `json:"key_id"`
+	Signature string `json:"signature"`
+}
+
+// b64url accepts unpadded base64url only (padding, the standard alphabet or another spelling is refused).
+func b64url(text string) ([]byte, error) {
+	raw, err := base64.RawURLEncoding.Strict().DecodeString(text)
+	if err != nil || base64.RawURLEncoding.EncodeToString(raw) != text {
+		return nil, errors.New("not unpadded base64url")
+	}
+	return raw, nil
+}
+
+// OpenEnvelope returns the payload bytes (JSON) once the key signed them; parse them only after this.
+func OpenEnvelope(e Envelope, publicKeyPEM []byte) ([]byte, error) {
+	payload, err1 := b64url(e.Payload) // 1. decode
+	signature, err2 := b64url(e.Signature)
+	if err1 != nil || err2 != nil {
+		return nil, errors.New("payload and signature must be unpadded base64url")
 	}
 	block, _ := pem.Decode(publicKeyPEM)
 	if block == nil {
-		return errors.New("no PEM block")
+		return nil, errors.New("no PEM block")
 	}
-	parsed, err := x509.ParsePKIXPublicKey(block.Bytes)
+	key, err := x509.ParsePKIXPublicKey(block.Bytes)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	key, ok := parsed.(*rsa.PublicKey)
-	if !ok || !strings.HasPrefix(signature, "RSA-SHA256:") {
-		return errors.New("not an RSA key or not an RSA-SHA256 signature")
+	switch k := key.(type) { // 2. verify the bytes as they are: the alg must be the key's
+	case *rsa.PublicKey:
+		digest := sha256.Sum256(payload)
+		if e.Alg != "RS256" || rsa.VerifyPKCS1v15(k, crypto.SHA256, digest[:], signature) != nil {
+			return nil, errors.New("not an RS256 signature by this key")
+		}
+	case ed25519.PublicKey:
+		if e.Alg != "EdDSA" || !ed25519.Verify(k, payload, signature) {
+			return nil, errors.New("not an EdDSA signature by this key")
+		}
+	default:
+		return nil, errors.New("neither an RSA nor an Ed25519 key")
 	}
-	sig, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(signature, "RSA-SHA256:"))
-	if err != nil {
-		return err
-	}
-	digest := sha256.Sum256(canonical)
-	return rsa.VerifyPKCS1v15(key, crypto.SHA256, digest[:], sig)
+	return payload, nil
 }
 
-// verifyValidateAnswer checks a signed /validate answer (sent with nonce): the signed bytes are the JCS form of the
-// answer without "signature", taken from the raw JSON as received. Only then are valid and code a verdict.
-func verifyValidateAnswer(raw []byte, nonce, licenseKey, fingerprint string, publicKeyPEM []byte) (map[string]json.RawMessage, error) {
-	var answer map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &answer); err != nil {
-		return nil, err
-	}
-	var signature string
-	if err := json.Unmarshal(answer["signature"], &signature); err != nil {
-		return nil, errors.New("no signature")
-	}
-	signed := make(map[string]json.RawMessage, len(answer))
-	for name, value := range answer {
-		if name != "signature" {
-			signed[name] = value
-		}
-	}
-	// Marshalling a map of RawMessage keeps every value's bytes; jcs.Transform then sorts and normalises them.
-	unsigned, err := json.Marshal(signed)
-	if err != nil {
-		return nil, err
-	}
-	if err := verify(unsigned, signature, publicKeyPEM); err != nil {
-		return nil, err
-	}
-	var subject struct {
-		Nonce              string `json:"nonce"`
-		LicenseKey         string `json:"license_key"`
-		MachineFingerprint string `json:"machine_fingerprint"`
-	}
-	if err := json.Unmarshal(raw, &subject); err != nil {
-		return nil, err
-	}
-	if subject.Nonce != nonce {
-		return nil, errors.New("not the answer to this request (replayed?)")
-	}
-	if subject.LicenseKey != licenseKey || subject.MachineFingerprint != fingerprint {
-		return nil, errors.New("the answer is about another licence or machine")
-	}
-	return answer, nil
-}
+// 3. Parse: var license struct{ LicenseKey string `json:"license_key"`; ... }; json.Unmarshal(payload, &license).
+// Then check machine_fingerprint, product, expires_at + grace_days, file_expires_at; for a signed validate
+// answer, that nonce, license_key and machine_fingerprint are those you sent.
 
 func main() {
-	if os.Args[1] == "--vectors" {
-		var doc struct {
-			PublicKeyPEM string `json:"public_key_pem"`
-			Vectors      []struct {
-				Name         string `json:"name"`
-				PayloadJSON  string `json:"payload_json"`
-				CanonicalHex string `json:"canonical_hex"`
-				Signature    string `json:"signature"`
-			} `json:"vectors"`
-			ValidateAnswers []struct {
-				Name               string `json:"name"`
-				Nonce              string `json:"nonce"`
-				LicenseKey         string `json:"license_key"`
-				MachineFingerprint string `json:"machine_fingerprint"`
-				AnswerJSON         string `json:"answer_json"`
-			} `json:"validate_answers"`
-		}
-		raw, _ := os.ReadFile(os.Args[2])
-		if err := json.Unmarshal(raw, &doc); err != nil {
-			panic(err)
-		}
-		for _, v := range doc.Vectors {
-			canonical, err := jcs.Transform([]byte(v.PayloadJSON))
-			if err != nil || hex.EncodeToString(canonical) != v.CanonicalHex {
-				panic(v.Name + ": canonical bytes differ")
-			}
-			if err := verify(json.RawMessage(v.PayloadJSON), v.Signature, []byte(doc.PublicKeyPEM)); err != nil {
-				panic(v.Name + ": " + err.Error())
-			}
-		}
-		for _, a := range doc.ValidateAnswers {
-			key := []byte(doc.PublicKeyPEM)
-			if _, err := verifyValidateAnswer([]byte(a.AnswerJSON), a.Nonce, a.LicenseKey, a.MachineFingerprint, key); err != nil {
-				panic(a.Name + ": " + err.Error())
-			}
-			flipped := strings.NewReplacer(`"valid":true`, `"valid":false`, `"valid":false`, `"valid":true`).Replace(a.AnswerJSON)
-			if _, err := verifyValidateAnswer([]byte(flipped), a.Nonce, a.LicenseKey, a.MachineFingerprint, key); err == nil {
-				panic(a.Name + ": a changed verdict was accepted")
-			}
-			if _, err := verifyValidateAnswer([]byte(a.AnswerJSON), "another-nonce-0000", a.LicenseKey, a.MachineFingerprint, key); err == nil {
-				panic(a.Name + ": another nonce was accepted")
-			}
-		}
-		fmt.Printf("%d vectors and %d validate answers verified\n", len(doc.Vectors), len(doc.ValidateAnswers))
-		return
-	}
-	if os.Args[1] == "--answer" {
-		raw, _ := os.ReadFile(os.Args[2])
-		pemBytes, _ := os.ReadFile(os.Args[6])
-		answer, err := verifyValidateAnswer(raw, os.Args[3], os.Args[4], os.Args[5], pemBytes)
-		if err != nil {
-			fmt.Println("invalid:", err)
+	if len(os.Args) == 3 && os.Args[1] == "--vectors" {
+		if err := vectors(os.Args[2]); err != nil {
+			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
-		fmt.Println("verified answer, valid:", string(answer["valid"]))
 		return
 	}
-	var document struct {
-		License   json.RawMessage `json:"license"`
-		Signature string          `json:"signature"`
-	}
+	var e Envelope
 	raw, _ := os.ReadFile(os.Args[1])
 	pemBytes, _ := os.ReadFile(os.Args[2])
-	if err := json.Unmarshal(raw, &document); err != nil || verify(document.License, document.Signature, pemBytes) != nil {
-		fmt.Println("invalid")
+	if err := json.Unmarshal(raw, &e); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	fmt.Println("valid")
+	payload, err := OpenEnvelope(e, pemBytes)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	var license map[string]interface{}
+	if err := json.Unmarshal(payload, &license); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	fmt.Println(license["license_key"], license["expires_at"])
+}
+
+func vectors(path string) error {
+	var doc struct {
+		KeyID        string `json:"key_id"`
+		PublicKeyPEM string `json:"public_key_pem"`
+		Ed25519      struct {
+			KeyID        string `json:"key_id"`
+			PublicKeyPEM string `json:"public_key_pem"`
+		} `json:"ed25519"`
+		Envelopes []struct {
+			Name        string   `json:"name"`
+			PayloadJSON string   `json:"payload_json"`
+			Envelope    Envelope `json:"envelope"`
+		} `json:"envelopes"`
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return err
+	}
+	keys := map[string][]byte{doc.KeyID: []byte(doc.PublicKeyPEM), doc.Ed25519.KeyID: []byte(doc.Ed25519.PublicKeyPEM)}
+	for _, v := range doc.Envelopes {
+		e := v.Envelope
+		payload, err := OpenEnvelope(e, keys[e.KeyID])
+		if err != nil {
+			return fmt.Errorf("%s: %v", v.Name, err)
+		}
+		var got, want interface{}
+		if json.Unmarshal(payload, &got) != nil || json.Unmarshal([]byte(v.PayloadJSON), &want) != nil || !sameJSON(got, want) {
+			return fmt.Errorf("%s: the payload is not the licence", v.Name)
+		}
+		padded, truncated, swapped := e, e, e
+		padded.Payload += "="
+		truncated.Payload = e.Payload[:len(e.Payload)-2]
+		swapped.Alg = map[string]string{"RS256": "EdDSA", "EdDSA": "RS256"}[e.Alg]
+		for _, bad := range []Envelope{padded, truncated, swapped} {
+			if _, err := OpenEnvelope(bad, keys[e.KeyID]); err == nil {
+				return fmt.Errorf("%s: a damaged envelope verified", v.Name)
+			}
+		}
+	}
+	fmt.Printf("%d envelopes verified, damaged ones refused\n", len(doc.Envelopes))
+	return nil
+}
+
+func sameJSON(a, b interface{}) bool {
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return bytes.Equal(x, y)
 }

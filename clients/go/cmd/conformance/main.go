@@ -1,6 +1,6 @@
 // Command conformance runs a conformance list (clients/conformance-format.md) through the Go client.
 //
-//	go run ./cmd/conformance ../conformance-cases.json
+//	go run ./cmd/conformance ../../docs/test-vectors/conformance.json
 package main
 
 import (
