@@ -282,7 +282,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Every published key: the active one and the retired ones that still verify what they signed */
+        /** Every key: the active one, the retired ones that still verify what they signed, and the revoked ones clients must drop */
         get: operations["PublicKeys_publishedKeys"];
         put?: never;
         post?: never;
@@ -299,7 +299,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The published keys as an RFC 7517 JWK Set (kid = key_id, alg RS256) */
+        /** The published keys as an RFC 7517 JWK Set (kid = key_id; RSA with alg RS256, OKP/Ed25519 with alg EdDSA), with status and endorsements */
         get: operations["PublicKeys_jwks"];
         put?: never;
         post?: never;
@@ -335,8 +335,25 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Generate a new active key; the previous active key is retired (still published, never signs again) */
+        /** Generate a new active key (RSA-SHA256 by default, or Ed25519); the previous active key endorses it and is retired (still published, never signs again) */
         post: operations["SigningKeys_rotate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/signing-keys/{key_id}/endorsements": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Store an endorsement of a key made offline (scripts/endorse-key.ts) by another key, e.g. an offline root key */
+        post: operations["SigningKeys_endorse"];
         delete?: never;
         options?: never;
         head?: never;
@@ -782,9 +799,49 @@ export interface paths {
         put?: never;
         /**
          * Stripe webhook events (docs/stores.md)
-         * @description Verified with STRIPE_WEBHOOK_SECRET over the raw body (up to 1 MiB), 300 s tolerance. Each event is kept once; a replay answers 200 and changes nothing.
+         * @description Verified with STRIPE_WEBHOOK_SECRET over the raw body (up to 1 MiB), 300 s tolerance. Each event is kept once; a repeat answers 200 and changes nothing.
          */
         post: operations["StoreWebhooks_stripe"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/stores/paddle/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Paddle webhook events (docs/stores.md)
+         * @description Paddle-Signature (ts=...;h1=...) is an HMAC-SHA256 over `ts:body` with PADDLE_WEBHOOK_SECRET; any h1 may match; 300 s window. Each event is kept once; a repeat answers 200 and changes nothing.
+         */
+        post: operations["StoreWebhooks_paddle"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/stores/lemonsqueezy/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Lemon Squeezy webhook events (docs/stores.md)
+         * @description X-Signature is the hex HMAC-SHA256 of the raw body with LEMONSQUEEZY_WEBHOOK_SECRET (no timestamp exists); the event id is the hex SHA-256 of the body. Each event is kept once; a repeat answers 200 and changes nothing.
+         */
+        post: operations["StoreWebhooks_lemonsqueezy"];
         delete?: never;
         options?: never;
         head?: never;
@@ -914,6 +971,11 @@ export interface components {
              * @example POS_RETAIL
              */
             product?: string | null;
+            /**
+             * @description Absent or false: the answer as before. true: the answer also carries `envelope` {payload, alg, key_id, signature} (a licence file is then version 2)
+             * @example true
+             */
+            envelope?: boolean;
         };
         LicenseCustomerDto: {
             /** @example Acme d.o.o. */
@@ -1017,13 +1079,38 @@ export interface components {
             /** @description the licence's effective seat policy */
             policy: components["schemas"]["SeatPolicyDto"];
         };
+        SignedEnvelopeDto: {
+            /**
+             * @description base64url without padding of the exact signed bytes (the RFC 8785 form of what the legacy `signature` covers)
+             * @example eyJhY3RpdmF0ZWRfYXQiOi...
+             */
+            payload: string;
+            /**
+             * @description RS256: RSASSA-PKCS1-v1_5 / SHA-256; EdDSA: Ed25519
+             * @example RS256
+             * @enum {string}
+             */
+            alg: "RS256" | "EdDSA";
+            /**
+             * @description key_id of the signing key (GET /api/v1/public-keys)
+             * @example 3f9a1c0b7d2e4f65
+             */
+            key_id: string;
+            /**
+             * @description the signature over the decoded payload, base64url without padding
+             * @example kX9yZ...
+             */
+            signature: string;
+        };
         SignedLicenseDto: {
             license: components["schemas"]["LicensePayloadDto"];
             /**
-             * @description RSASSA-PKCS1-v1_5 / SHA-256 over the UTF-8 bytes of the RFC 8785 canonical JSON of `license`, base64, prefixed `RSA-SHA256:`
+             * @description RSASSA-PKCS1-v1_5 / SHA-256 over the UTF-8 bytes of the RFC 8785 canonical JSON of `license`, base64, prefixed `RSA-SHA256:`; `Ed25519:` + base64 while an Ed25519 key is active
              * @example RSA-SHA256:MIIB...
              */
             signature: string;
+            /** @description Only when the request said `envelope: true`: the same signature as `signature`, around the exact signed bytes */
+            envelope?: components["schemas"]["SignedEnvelopeDto"];
         };
         SeatRequestDto: {
             /**
@@ -1059,6 +1146,11 @@ export interface components {
              * @example m3WqJx7Yc1tP0aZr9LkV2eHs
              */
             nonce?: string;
+            /**
+             * @description Absent or false: the answer as before. true: the answer also carries `envelope` {payload, alg, key_id, signature} (a licence file is then version 2)
+             * @example true
+             */
+            envelope?: boolean;
         };
         ValidateResponseDto: {
             /** @description status is active or grace and this machine holds a seat */
@@ -1123,10 +1215,12 @@ export interface components {
              */
             key_id?: string;
             /**
-             * @description Only with a nonce: `RSA-SHA256:` + base64 of RSASSA-PKCS1-v1_5 / SHA-256 over the UTF-8 bytes of the RFC 8785 canonical JSON of this response object without `signature`
+             * @description Only with a nonce: `RSA-SHA256:` + base64 of RSASSA-PKCS1-v1_5 / SHA-256 over the UTF-8 bytes of the RFC 8785 canonical JSON of this response object without `signature` and `envelope` (`Ed25519:` + base64 while an Ed25519 key is active)
              * @example RSA-SHA256:MIIB...
              */
             signature?: string;
+            /** @description Only when the request said `envelope: true`: the same signature as `signature`, around the exact signed bytes */
+            envelope?: components["schemas"]["SignedEnvelopeDto"];
         };
         UsageRequestDto: {
             /**
@@ -1144,6 +1238,11 @@ export interface components {
              * @example m3WqJx7Yc1tP0aZr9LkV2eHs
              */
             nonce?: string;
+            /**
+             * @description Absent or false: the answer as before. true: the answer also carries `envelope` {payload, alg, key_id, signature} (a licence file is then version 2)
+             * @example true
+             */
+            envelope?: boolean;
             /**
              * @default 1
              * @example 1
@@ -1204,10 +1303,12 @@ export interface components {
              */
             key_id?: string;
             /**
-             * @description Only with a nonce: signed exactly like a validate answer (the JCS form of this object without `signature`)
+             * @description Only with a nonce: signed exactly like a validate answer (the JCS form of this object without `signature` and `envelope`)
              * @example RSA-SHA256:MIIB...
              */
             signature?: string;
+            /** @description Only when the request said `envelope: true`: the same signature as `signature`, around the exact signed bytes */
+            envelope?: components["schemas"]["SignedEnvelopeDto"];
         };
         TrialRequestDto: {
             /**
@@ -1235,6 +1336,28 @@ export interface components {
              * @example it@acme.example
              */
             customer_email?: string | null;
+            /**
+             * @description Absent or false: the answer as before. true: the answer also carries `envelope` {payload, alg, key_id, signature} (a licence file is then version 2)
+             * @example true
+             */
+            envelope?: boolean;
+        };
+        LicenseFileRequestDto: {
+            /**
+             * @description Case-insensitive; surrounding whitespace ignored
+             * @example POS-7K2QF-9XWMB-R4TZN-H8CVD
+             */
+            license_key: string;
+            /**
+             * @description Upper-case hex is accepted and lower-cased
+             * @example sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa
+             */
+            machine_fingerprint: string;
+            /**
+             * @description Absent or false: the answer as before. true: the answer also carries `envelope` {payload, alg, key_id, signature} (a licence file is then version 2)
+             * @example true
+             */
+            envelope?: boolean;
         };
         LicenseFileResponseDto: {
             /**
@@ -1250,6 +1373,8 @@ export interface components {
              * @example 2026-02-01T09:30:00.000Z
              */
             file_expires_at: string;
+            /** @description Only when the request said `envelope: true`: the file is version 2 and carries this same envelope beside `license` and `signature` */
+            envelope?: components["schemas"]["SignedEnvelopeDto"];
         };
         HeartbeatResponseDto: {
             /** @description status is active or grace (this machine holds a live seat, or the answer would be 400) */
@@ -1323,7 +1448,7 @@ export interface components {
              * @example license.revoked
              * @enum {string}
              */
-            action: "product.created" | "product.updated" | "license.created" | "license.updated" | "license.revoked" | "license.released" | "license.activated" | "license.activation_denied" | "license.deactivated" | "license.file_issued" | "license.usage_limit_reached" | "license.usage_reset" | "license.trial_started" | "license.key_resent" | "mail.retried" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "webhook.delivery_retried" | "auth.login" | "auth.login_failed" | "auth.logout" | "signing_key.rotated" | "signing_key.revoked" | "token.created" | "token.revoked";
+            action: "product.created" | "product.updated" | "license.created" | "license.updated" | "license.revoked" | "license.released" | "license.activated" | "license.activation_denied" | "license.deactivated" | "license.file_issued" | "license.usage_limit_reached" | "license.usage_reset" | "license.trial_started" | "license.key_resent" | "mail.retried" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "webhook.delivery_retried" | "auth.login" | "auth.login_failed" | "auth.logout" | "signing_key.rotated" | "signing_key.revoked" | "signing_key.endorsed" | "token.created" | "token.revoked" | "store_plan.created" | "store_plan.updated" | "store_plan.deleted" | "customer.note_added";
             /**
              * @example admin_api
              * @enum {string}
@@ -1351,10 +1476,11 @@ export interface components {
         };
         PublicKeyDto: {
             /**
+             * @description RSA-SHA256 (RSA-2048, PKCS#1 v1.5) or Ed25519
              * @example RSA-SHA256
              * @enum {string}
              */
-            algorithm: "RSA-SHA256";
+            algorithm: "RSA-SHA256" | "Ed25519";
             /**
              * @description First 16 hex chars of SHA-256 over the DER SubjectPublicKeyInfo
              * @example 3f9a1c0b7d2e4f65
@@ -1367,6 +1493,18 @@ export interface components {
              */
             public_key_pem: string;
         };
+        KeyEndorsementDto: {
+            /**
+             * @description key_id of the endorsing key
+             * @example 3f9a1c0b7d2e4f65
+             */
+            key_id: string;
+            /**
+             * @description Unpadded base64url signature, by the endorsing key's algorithm, over ASCII "licence-server-endorsement-v1:" + base64url(RFC 7638 SHA-256 thumbprint of this key's JWK)
+             * @example kX9yZ...
+             */
+            signature: string;
+        };
         PublishedKeyDto: {
             /**
              * @description First 16 hex chars of SHA-256 over the DER SubjectPublicKeyInfo
@@ -1374,16 +1512,17 @@ export interface components {
              */
             key_id: string;
             /**
+             * @description RSA-SHA256 (RSA-2048, PKCS#1 v1.5) or Ed25519
              * @example RSA-SHA256
              * @enum {string}
              */
-            algorithm: "RSA-SHA256";
+            algorithm: "RSA-SHA256" | "Ed25519";
             /**
-             * @description active: signs now; retired: only verifies what it signed
+             * @description active: signs now; retired: only verifies what it signed; revoked: withdrawn, clients drop it
              * @example active
              * @enum {string}
              */
-            status: "active" | "retired";
+            status: "active" | "retired" | "revoked";
             /**
              * @example -----BEGIN PUBLIC KEY-----
              *     ...
@@ -1401,33 +1540,52 @@ export interface components {
              * @example null
              */
             retired_at: string | null;
+            /** @description Keys that endorse this one: the previous active key, offline root keys */
+            endorsements: components["schemas"]["KeyEndorsementDto"][];
         };
         PublishedKeysDto: {
-            /** @description Active first, then retired keys, newest first; revoked keys are not listed */
+            /** @description Active first, then retired keys, then revoked keys, each newest first */
             keys: components["schemas"]["PublishedKeyDto"][];
         };
         JwkDto: {
-            /** @enum {string} */
-            kty: "RSA";
+            /**
+             * @description RSA, or OKP for an Ed25519 key
+             * @enum {string}
+             */
+            kty: "RSA" | "OKP";
             /**
              * @description the key_id
              * @example 3f9a1c0b7d2e4f65
              */
             kid: string;
             /**
-             * @description RSASSA-PKCS1-v1_5 with SHA-256 (the RSA-SHA256 signatures)
+             * @description RS256: RSASSA-PKCS1-v1_5 with SHA-256; EdDSA: Ed25519
              * @enum {string}
              */
-            alg: "RS256";
+            alg: "RS256" | "EdDSA";
             /** @enum {string} */
             use: "sig";
-            /** @description modulus, base64url */
-            n: string;
+            /** @description RSA: modulus, base64url */
+            n?: string;
             /**
-             * @description public exponent, base64url
+             * @description RSA: public exponent, base64url
              * @example AQAB
              */
-            e: string;
+            e?: string;
+            /**
+             * @description OKP: the curve
+             * @enum {string}
+             */
+            crv?: "Ed25519";
+            /** @description OKP: the public key, base64url */
+            x?: string;
+            /**
+             * @description as in GET /api/v1/public-keys; a revoked key is listed so that clients drop it
+             * @enum {string}
+             */
+            status: "active" | "retired" | "revoked";
+            /** @description Keys that endorse this one: the previous active key, offline root keys */
+            endorsements: components["schemas"]["KeyEndorsementDto"][];
         };
         JwkSetDto: {
             /** @description The same keys as GET /api/v1/public-keys, in the same order */
@@ -1440,10 +1598,11 @@ export interface components {
              */
             key_id: string;
             /**
+             * @description RSA-SHA256 (RSA-2048, PKCS#1 v1.5) or Ed25519
              * @example RSA-SHA256
              * @enum {string}
              */
-            algorithm: "RSA-SHA256";
+            algorithm: "RSA-SHA256" | "Ed25519";
             /**
              * @example active
              * @enum {string}
@@ -1472,6 +1631,28 @@ export interface components {
              * @description when it stopped being published
              */
             revoked_at: string | null;
+            /** @description Keys that endorse this one: the previous active key, offline root keys */
+            endorsements: components["schemas"]["KeyEndorsementDto"][];
+        };
+        RotateSigningKeyDto: {
+            /**
+             * @description RSA-SHA256 (RSA-2048, PKCS#1 v1.5) or Ed25519
+             * @default RSA-SHA256
+             * @example RSA-SHA256
+             * @enum {string}
+             */
+            algorithm: "RSA-SHA256" | "Ed25519";
+        };
+        AddEndorsementDto: {
+            /**
+             * @description the endorsing key (e.g. your offline root key), PEM SubjectPublicKeyInfo
+             * @example -----BEGIN PUBLIC KEY-----
+             *     ...
+             *     -----END PUBLIC KEY-----
+             */
+            public_key_pem: string;
+            /** @description the endorsement: unpadded base64url, as the script prints it */
+            signature: string;
         };
         RevokeSigningKeyDto: {
             /**
@@ -2267,7 +2448,7 @@ export interface components {
              *       "license.revoked"
              *     ]
              */
-            events: ("product.created" | "product.updated" | "license.created" | "license.updated" | "license.revoked" | "license.released" | "license.activated" | "license.activation_denied" | "license.deactivated" | "license.file_issued" | "license.usage_limit_reached" | "license.usage_reset" | "license.trial_started" | "license.key_resent" | "mail.retried" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "webhook.delivery_retried" | "signing_key.rotated" | "signing_key.revoked" | "token.created" | "token.revoked" | "license.expiring_soon" | "license.expired" | "*")[];
+            events: ("product.created" | "product.updated" | "license.created" | "license.updated" | "license.revoked" | "license.released" | "license.activated" | "license.activation_denied" | "license.deactivated" | "license.file_issued" | "license.usage_limit_reached" | "license.usage_reset" | "license.trial_started" | "license.key_resent" | "mail.retried" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "webhook.delivery_retried" | "signing_key.rotated" | "signing_key.revoked" | "signing_key.endorsed" | "token.created" | "token.revoked" | "store_plan.created" | "store_plan.updated" | "store_plan.deleted" | "license.expiring_soon" | "license.expired" | "*")[];
             /** @example Billing system */
             description?: string | null;
             /** @description Default true; an inactive endpoint receives nothing */
@@ -2327,7 +2508,7 @@ export interface components {
         UpdateWebhookDto: {
             url?: string;
             /** @description Event types to receive, or ["*"] for all of them (alone) */
-            events?: ("product.created" | "product.updated" | "license.created" | "license.updated" | "license.revoked" | "license.released" | "license.activated" | "license.activation_denied" | "license.deactivated" | "license.file_issued" | "license.usage_limit_reached" | "license.usage_reset" | "license.trial_started" | "license.key_resent" | "mail.retried" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "webhook.delivery_retried" | "signing_key.rotated" | "signing_key.revoked" | "token.created" | "token.revoked" | "license.expiring_soon" | "license.expired" | "*")[];
+            events?: ("product.created" | "product.updated" | "license.created" | "license.updated" | "license.revoked" | "license.released" | "license.activated" | "license.activation_denied" | "license.deactivated" | "license.file_issued" | "license.usage_limit_reached" | "license.usage_reset" | "license.trial_started" | "license.key_resent" | "mail.retried" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "webhook.delivery_retried" | "signing_key.rotated" | "signing_key.revoked" | "signing_key.endorsed" | "token.created" | "token.revoked" | "store_plan.created" | "store_plan.updated" | "store_plan.deleted" | "license.expiring_soon" | "license.expired" | "*")[];
             description?: string | null;
             active?: boolean;
         };
@@ -2426,7 +2607,7 @@ export interface components {
             /** @example sub_1Q2w3E4r5T6y7U8i */
             subscription_id: string | null;
             /**
-             * @description purchase, renewal, plan_change, end or refund; null when none was applied
+             * @description purchase, renewal, plan_change, end or refund; customer for a buyer's name and e-mail (Paddle); null when none was applied
              * @example purchase
              */
             action: string | null;
@@ -3112,7 +3293,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["SeatRequestDto"];
+                "application/json": components["schemas"]["LicenseFileRequestDto"];
             };
         };
         responses: {
@@ -3404,7 +3585,7 @@ export interface operations {
                 /** @description keyset cursor: the `after` value of the previous page's `Link: <...>; rel="next"` header (opaque base64url). The page holds the matches strictly after the last row of the previous page in newest-first order, at the cost of page 1 however deep; a cursor stays valid when that row is deleted. Not together with `offset`. */
                 after?: string;
                 license_id?: number;
-                action?: "product.created" | "product.updated" | "license.created" | "license.updated" | "license.revoked" | "license.released" | "license.activated" | "license.activation_denied" | "license.deactivated" | "license.file_issued" | "license.usage_limit_reached" | "license.usage_reset" | "license.trial_started" | "license.key_resent" | "mail.retried" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "webhook.delivery_retried" | "auth.login" | "auth.login_failed" | "auth.logout" | "signing_key.rotated" | "signing_key.revoked" | "token.created" | "token.revoked";
+                action?: "product.created" | "product.updated" | "license.created" | "license.updated" | "license.revoked" | "license.released" | "license.activated" | "license.activation_denied" | "license.deactivated" | "license.file_issued" | "license.usage_limit_reached" | "license.usage_reset" | "license.trial_started" | "license.key_resent" | "mail.retried" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "webhook.delivery_retried" | "auth.login" | "auth.login_failed" | "auth.logout" | "signing_key.rotated" | "signing_key.revoked" | "signing_key.endorsed" | "token.created" | "token.revoked" | "store_plan.created" | "store_plan.updated" | "store_plan.deleted" | "customer.note_added";
                 actor_type?: "admin_api" | "dashboard" | "client" | "system" | "store" | "customer";
                 /** @description entries at or after this ISO timestamp */
                 from?: string;
@@ -3490,7 +3671,7 @@ export interface operations {
         parameters: {
             query?: {
                 license_id?: number;
-                action?: "product.created" | "product.updated" | "license.created" | "license.updated" | "license.revoked" | "license.released" | "license.activated" | "license.activation_denied" | "license.deactivated" | "license.file_issued" | "license.usage_limit_reached" | "license.usage_reset" | "license.trial_started" | "license.key_resent" | "mail.retried" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "webhook.delivery_retried" | "auth.login" | "auth.login_failed" | "auth.logout" | "signing_key.rotated" | "signing_key.revoked" | "token.created" | "token.revoked";
+                action?: "product.created" | "product.updated" | "license.created" | "license.updated" | "license.revoked" | "license.released" | "license.activated" | "license.activation_denied" | "license.deactivated" | "license.file_issued" | "license.usage_limit_reached" | "license.usage_reset" | "license.trial_started" | "license.key_resent" | "mail.retried" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "webhook.delivery_retried" | "auth.login" | "auth.login_failed" | "auth.logout" | "signing_key.rotated" | "signing_key.revoked" | "signing_key.endorsed" | "token.created" | "token.revoked" | "store_plan.created" | "store_plan.updated" | "store_plan.deleted" | "customer.note_added";
                 actor_type?: "admin_api" | "dashboard" | "client" | "system" | "store" | "customer";
                 /** @description entries at or after this ISO timestamp */
                 from?: string;
@@ -3711,7 +3892,11 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["RotateSigningKeyDto"];
+            };
+        };
         responses: {
             /** @description The new active key */
             201: {
@@ -3722,7 +3907,7 @@ export interface operations {
                     "application/json": components["schemas"]["SigningKeyDto"];
                 };
             };
-            /** @description VALIDATION_ERROR */
+            /** @description VALIDATION_ERROR: an unknown algorithm */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3742,6 +3927,140 @@ export interface operations {
             };
             /** @description FORBIDDEN: needs the scope signing-keys:manage */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the JSON body is over 64 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body is not JSON, or its charset or encoding is not supported */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description RATE_LIMITED: per-IP limit hit; `Retry-After` header and `details.retry_after_seconds` */
+            429: {
+                headers: {
+                    /** @description seconds until the window resets */
+                    "Retry-After": number;
+                    /** @description requests allowed per window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description requests left in this window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description seconds until the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Database unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    SigningKeys_endorse: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description 16 hex digits */
+                key_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AddEndorsementDto"];
+            };
+        };
+        responses: {
+            /** @description The key with its endorsements */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SigningKeyDto"];
+                };
+            };
+            /** @description VALIDATION_ERROR: not a PEM public key, the key itself, or a signature that is not its endorsement of this key */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description UNAUTHORIZED: missing, wrong, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description FORBIDDEN: needs the scope signing-keys:manage */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description NOT_FOUND: no such key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description ALREADY_REVOKED: a revoked key is not endorsed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the JSON body is over 64 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body is not JSON, or its charset or encoding is not supported */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6483,6 +6802,122 @@ export interface operations {
                 };
             };
             /** @description STORE_EVENT_FAILED: stored failed; Stripe retries */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    StoreWebhooks_paddle: {
+        parameters: {
+            query?: never;
+            header: {
+                "Paddle-Signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description processed, ignored or pending */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StoreEventDto"];
+                };
+            };
+            /** @description INVALID_SIGNATURE (nothing stored), or VALIDATION_ERROR for a body that is no event */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description NOT_FOUND: PADDLE_WEBHOOK_SECRET is unset */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: over 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description STORE_EVENT_FAILED: stored failed; Paddle retries */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    StoreWebhooks_lemonsqueezy: {
+        parameters: {
+            query?: never;
+            header: {
+                "X-Signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description processed, ignored or pending */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StoreEventDto"];
+                };
+            };
+            /** @description INVALID_SIGNATURE (nothing stored), or VALIDATION_ERROR for a body that is no event */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description NOT_FOUND: LEMONSQUEEZY_WEBHOOK_SECRET is unset */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: over 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description STORE_EVENT_FAILED: stored failed; Lemon Squeezy retries */
             500: {
                 headers: {
                     [name: string]: unknown;
