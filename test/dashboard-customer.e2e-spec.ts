@@ -42,6 +42,10 @@ describe('dashboard: the customer page', () => {
     // Both licences' creation entries are in the timeline, newest first.
     const rows = [...html.matchAll(/data-testid="audit-row"[\s\S]*?href="\/licenses\/(\d+)"/g)].map((m) => Number(m[1]));
     expect(rows).toEqual([erp.id, pos.id]);
+    // Each entry names its own licence's customer, linked to this customer's page.
+    const posRow = html.split('data-testid="audit-row"')[2];
+    expect(posRow).toContain('Ćevapdžinica Željo</a>');
+    expect(unescape(posRow)).toContain('href="/licenses/customer?email=KASA%40zeljo.EXAMPLE"');
     expect(unescape(html)).toContain(`/licenses/${pos.id}/confirm/release?machine_fingerprint=${fingerprint('zeljo-1')}`);
   });
 

@@ -38,7 +38,7 @@ export interface CustomerPage {
   identity: string;
   licenses: Page<LicenseStaffListItem>;
   machines: CustomerMachine[];
-  timeline: Page<AuditEntryDto & { license_key: string | null }>;
+  timeline: Page<AuditEntryDto & { license: { license_key: string; customer_name: string } | null }>;
   notes: CustomerNote[];
 }
 
@@ -87,7 +87,7 @@ export class CustomersService {
       this.licenses.listLicensesForStaff({ ...filter, ...paging.licenses }, {}, products),
       this.licenses.listLicenses({ ...filter, limit: CUSTOMER_LICENSES_SCANNED, offset: 0 }, products),
     ]);
-    const keys = new Map(scanned.items.map((l) => [l.id, l.license_key]));
+    const keys = new Map(scanned.items.map((l) => [l.id, { license_key: l.license_key, customer_name: l.customer_name }]));
     const ids = [...keys.keys()];
     const identity = customerIdentity(ref);
     const [seats, timeline, notes] = await Promise.all([
@@ -98,10 +98,14 @@ export class CustomersService {
     return {
       identity,
       licenses,
-      machines: seats.map((s) => ({ ...ActivationDto.from(s), license_id: s.licenseId, license_key: keys.get(s.licenseId) ?? '' })),
+      machines: seats.map((s) => ({
+        ...ActivationDto.from(s),
+        license_id: s.licenseId,
+        license_key: keys.get(s.licenseId)?.license_key ?? '',
+      })),
       timeline: {
         ...timeline,
-        items: timeline.items.map((e) => ({ ...e, license_key: e.license_id ? (keys.get(e.license_id) ?? null) : null })),
+        items: timeline.items.map((e) => ({ ...e, license: e.license_id ? (keys.get(e.license_id) ?? null) : null })),
       },
       notes: notes.map(noteView),
     };

@@ -268,11 +268,10 @@ export class LicensesPagesController {
       licenses: found.licenses.items,
       columns: COLUMNS.map((c) => ({ label: c.label })),
       machines: found.machines,
+      // Each entry's licence names this customer the way it is reached here (e-mail or PIB), with that licence's own name.
       timeline: found.timeline.items.map((e) => ({
         ...e,
-        license: e.license_key
-          ? { license_key: e.license_key, customer_name: names[0], customer_email: ref.email, customer_pib: ref.pib }
-          : undefined,
+        license: e.license ? { ...e.license, customer_email: ref.email, customer_pib: ref.pib } : undefined,
       })),
       timelinePagination: { ...timelinePaging, prev: tpage(timelinePaging.prev), next: tpage(timelinePaging.next) },
       notes: found.notes,
