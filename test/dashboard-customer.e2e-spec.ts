@@ -1,7 +1,7 @@
 import { AuditService } from '../src/audit/audit.service';
 import { CustomersService } from '../src/licenses/customers.service';
 import { Agent, loggedInAgent, postForm, unescape } from './dashboard-helpers';
-import { createLicense, fingerprint, insertSeat } from './support/factories';
+import { asBearer, createLicense, fingerprint, insertSeat } from './support/factories';
 import { createTestApp, TestApp } from './support/test-app';
 
 jest.setTimeout(60_000);
@@ -142,6 +142,20 @@ describe('dashboard: the customer page', () => {
       expect(none.licenses.total).toBe(0);
       expect(none.machines).toEqual([]);
       expect(none.timeline.total).toBe(0);
+    });
+
+    it('a product-limited token reading the audit log never sees staff notes; an all-products key does', async () => {
+      await postForm(agent, token, '/licenses/customer/notes', { email: 'kasa@zeljo.example', note: 'Secret of the shop' }).expect(303);
+      const issued = await t.admin
+        .post('/api/v1/admin/tokens')
+        .send({ name: 'reseller-notes', scopes: ['audit:read', 'licenses:read'], products: ['POS_RETAIL'] })
+        .expect(201);
+      const limited = asBearer(t, issued.body.token as string);
+      const seen = await limited.get('/api/v1/admin/audit?action=customer.note_added&limit=100').expect(200);
+      expect(seen.body).toEqual([]);
+      expect(JSON.stringify((await limited.get('/api/v1/admin/audit?limit=100').expect(200)).body)).not.toContain('Secret of the shop');
+      const all = await t.admin.get('/api/v1/admin/audit?action=customer.note_added&limit=100').expect(200);
+      expect(all.body.map((e: { details: { note: string } }) => e.details.note)).toContain('Secret of the shop');
     });
 
     it('cannot write a note about a customer who has no licence of its products', async () => {
