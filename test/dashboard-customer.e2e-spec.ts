@@ -90,6 +90,10 @@ describe('dashboard: the customer page', () => {
       expect(audit[0].details).toEqual({ customer: 'email:kasa@zeljo.example', note: 'Calls before noon <b>only</b>' });
       // Staff notes are never webhook events.
       expect(await t.sql(`SELECT 1 FROM webhook_events WHERE type = 'customer.note_added'`)).toHaveLength(0);
+      await t.admin
+        .post('/api/v1/admin/webhooks')
+        .send({ url: 'http://127.0.0.1:9/hook', events: ['customer.note_added'] })
+        .expect(400);
     });
 
     it('refuses an empty note and one over 2000 characters with the form, the typed text kept, and stores nothing', async () => {
