@@ -128,6 +128,15 @@ describe('dashboard: the customer page', () => {
     expect(unescape((await agent.get(`/audit?license=${erp.id}`).expect(200)).text)).toContain(link);
   });
 
+  it("a search for a whole address that several licences carry opens the customer's page; part of one still lists", async () => {
+    await agent
+      .get('/licenses/search?q=KASA%40zeljo.example')
+      .expect(303)
+      .expect('Location', '/licenses/customer?email=KASA%40zeljo.example');
+    await agent.get('/licenses/search?q=zeljo.example').expect(303).expect('Location', '/licenses?q=zeljo.example');
+    await agent.get(`/licenses/search?q=else%40zeljo.example`).expect(303).expect('Location', `/licenses/${other.id}`);
+  });
+
   /** Plays a credential limited to one product: the service puts the scope into every query it runs. */
   describe('a credential limited to one product', () => {
     it("never sees another product's licences, machines or activity on the customer's page", async () => {

@@ -7,7 +7,13 @@ import { CreateLicenseDto, UpdateLicenseDto } from '../../licenses/dto/create-li
 import { ReleaseSeatsDto, RevokeLicenseDto } from '../../licenses/dto/license-actions.dto';
 import type { LicenseDetailsDto } from '../../licenses/dto/license.dto';
 import { ExportLicensesQueryDto, ListLicensesQueryDto } from '../../licenses/dto/list-licenses.query';
-import { CUSTOMER_NOTE_MAX_LENGTH, CustomerRef, customerRef, CustomersService } from '../../licenses/customers.service';
+import {
+  CUSTOMER_EMAIL_MAX_LENGTH,
+  CUSTOMER_NOTE_MAX_LENGTH,
+  CustomerRef,
+  customerRef,
+  CustomersService,
+} from '../../licenses/customers.service';
 import { sendExport } from '../../common/http/export';
 import { LICENSE_STATUSES } from '../../licenses/license-status';
 import { LICENSE_TYPES } from '../../licenses/license-type';
@@ -105,6 +111,8 @@ function refusedMachine(
 /** The top bar's results as you type: how many, and from how many characters on. */
 const SUGGESTIONS = 8;
 const SUGGEST_MIN_CHARS = 2;
+/** A search that is a whole e-mail address (docs/dashboard.md, Find a licence or a customer). */
+const FULL_EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 const describeErrors = (errors: FieldError[]) => errors.map((e) => e.message).join('; ');
 const text = (query: Record<string, unknown>, name: string) => (typeof query[name] === 'string' ? query[name].trim() : '');
@@ -183,7 +191,13 @@ export class LicensesPagesController {
     const { value, errors } = await validFilters(ListLicensesQueryDto, { q }, { limit: 2, offset: 0 });
     if (errors.length || !value.q) return res.redirect(303, list);
     const found = await this.licenses.listLicensesForStaff({ ...value, search_machines: true });
-    res.redirect(303, found.items.length === 1 ? `/licenses/${found.items[0].id}` : list);
+    if (found.items.length === 1) return res.redirect(303, `/licenses/${found.items[0].id}`);
+    // A whole address that several licences carry is a customer: their page answers better than a list.
+    if (found.items.length > 1 && FULL_EMAIL.test(q) && q.length <= CUSTOMER_EMAIL_MAX_LENGTH) {
+      const customer = await this.licenses.listLicensesForStaff({ customer_email: q, limit: 1, offset: 0 });
+      if (customer.items.length) return res.redirect(303, `/licenses/customer?${new URLSearchParams({ email: q }).toString()}`);
+    }
+    res.redirect(303, list);
   }
 
   /**
