@@ -81,12 +81,18 @@ describe("the customer page in Chromium (from a customer's name, notes, both wid
     expect(found).toEqual([]);
   });
 
-  it("from a licence page, the customer's name opens the page", async () => {
+  it("from a licence page, the customer's name opens the page; from the top bar, the whole address", async () => {
     await page.setViewportSize(DESKTOP);
     await page.goto(`${baseUrl}/licenses/${pos.id}`);
     await page.click('[data-testid=customer-name] a');
     await page.waitForURL(/\/licenses\/customer\?email=nabavka%40zeljo\.example$/);
     expect(await page.textContent('h1')).toContain('Željo');
+    // From the top bar, the whole address and Enter: no click at all.
+    await page.goto(`${baseUrl}/dashboard`);
+    await page.fill('#topbar-q', EMAIL.toUpperCase());
+    await page.press('#topbar-q', 'Enter');
+    await page.waitForURL(/\/licenses\/customer\?email=NABAVKA%40ZELJO\.EXAMPLE$/);
+    expect(await page.locator('[data-testid=license-row]').count()).toBe(2);
     expect(consoleErrors).toEqual([]);
   });
 });
