@@ -39,6 +39,7 @@ export const AUDIT_ACTIONS = [
   'store_plan.created',
   'store_plan.updated',
   'store_plan.deleted',
+  'customer.note_added',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

@@ -10,8 +10,14 @@ import { AUDIT_ACTIONS, AUDIT_ACTOR_MAX_LENGTH, type AuditAction } from './audit
 export const TIME_DRIVEN_EVENTS = ['license.expiring_soon', 'license.expired'] as const;
 export type EventType = AuditAction | (typeof TIME_DRIVEN_EVENTS)[number];
 
-/** Every event type a webhook endpoint may receive: every audit action except auth.*, plus the time-driven ones. */
-export const OUTBOX_EVENT_TYPES: readonly EventType[] = [...AUDIT_ACTIONS.filter((a) => !a.startsWith('auth.')), ...TIME_DRIVEN_EVENTS];
+/** Staff-only entries: a note about a customer is the staff's business, never a webhook's (docs/webhooks.md, Event catalogue). */
+const STAFF_ONLY_ACTIONS: readonly string[] = ['customer.note_added'];
+
+/** Every event type a webhook endpoint may receive: every audit action except auth.* and staff notes, plus the time-driven ones. */
+export const OUTBOX_EVENT_TYPES: readonly EventType[] = [
+  ...AUDIT_ACTIONS.filter((a) => !a.startsWith('auth.') && !STAFF_ONLY_ACTIONS.includes(a)),
+  ...TIME_DRIVEN_EVENTS,
+];
 
 /** What happened, told by the use case that made it happen (docs/webhooks.md, The event spine). */
 export interface DomainEvent {

@@ -11,6 +11,7 @@ describe('loadEntities (every entity file under src/, no list in database/)', ()
         'Activation',
         'AdminToken',
         'AuditEntry',
+        'CustomerNote',
         'License',
         'Product',
         'StatsDelta',

@@ -14,6 +14,8 @@ import { UsageController } from './usage.controller';
 import { UsageRepository } from './usage.repository';
 import { UsageService } from './usage.service';
 import { StoreLicensesService } from './store-licenses.service';
+import { CustomerNotesRepository } from './customer-notes.repository';
+import { CustomersService } from './customers.service';
 
 /** The licence aggregate: licences and their seats. Exports services only, never repositories. */
 @Module({
@@ -30,7 +32,9 @@ import { StoreLicensesService } from './store-licenses.service';
     UsageService,
     TrialsService,
     StoreLicensesService,
+    CustomerNotesRepository,
+    CustomersService,
   ],
-  exports: [LicensesService, SeatsService, SeatSweepService, UsageService, TrialsService, StoreLicensesService],
+  exports: [CustomersService, LicensesService, SeatsService, SeatSweepService, UsageService, TrialsService, StoreLicensesService],
 })
 export class LicensesModule {}

@@ -163,9 +163,10 @@ export class LicensesService {
   async listLicensesForStaff(
     query: LicenseListQuery,
     order: Pick<LicensePageOptions, 'sort' | 'direction'> = {},
+    products: ProductScope = ALL_PRODUCTS,
   ): Promise<Page<LicenseStaffListItem>> {
     const { rows, total, estimated } = await this.licenses.listPage(
-      listFilter(query),
+      listFilter(query, products),
       query.limit ?? DEFAULT_PAGE_LIMIT,
       query.offset ?? 0,
       {

@@ -55,6 +55,18 @@ export class SeatsRepository {
     return rows.map(activationFromRow);
   }
 
+  /** The seats bound now on any of these licences (a customer's machines), most recently seen first, at most `limit`. */
+  async listCurrentOfLicenses(licenseIds: number[], limit: number): Promise<Activation[]> {
+    const { rows } = await preparedQuery<ActivationRow>(
+      this.dataSource.manager,
+      'seats-current-of-licenses',
+      `SELECT ${SEAT_COLUMNS} FROM activations WHERE license_id = ANY($1::int[]) AND released_at IS NULL
+       ORDER BY last_seen_at DESC, id DESC LIMIT $2`,
+      [licenseIds, limit],
+    );
+    return rows.map(activationFromRow);
+  }
+
   /**
    * What validation needs in one round trip: the licence's status fields and this machine's current seat,
    * with `stale` telling (by the database clock) whether its last_seen_at is older than `minIntervalSeconds`.

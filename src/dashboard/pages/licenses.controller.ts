@@ -7,7 +7,13 @@ import { CreateLicenseDto, UpdateLicenseDto } from '../../licenses/dto/create-li
 import { ReleaseSeatsDto, RevokeLicenseDto } from '../../licenses/dto/license-actions.dto';
 import type { LicenseDetailsDto } from '../../licenses/dto/license.dto';
 import { ExportLicensesQueryDto, ListLicensesQueryDto } from '../../licenses/dto/list-licenses.query';
-import { isValidPib } from '../../licenses/dto/license-fields';
+import {
+  CUSTOMER_EMAIL_MAX_LENGTH,
+  CUSTOMER_NOTE_MAX_LENGTH,
+  CustomerRef,
+  customerRef,
+  CustomersService,
+} from '../../licenses/customers.service';
 import { sendExport } from '../../common/http/export';
 import { LICENSE_STATUSES } from '../../licenses/license-status';
 import { LICENSE_TYPES } from '../../licenses/license-type';
@@ -24,6 +30,7 @@ import { DashboardController } from '../http/dashboard-controller.decorator';
 import { asFormBody, formText } from '../http/forms';
 import { DashboardIdPipe } from '../http/id-param';
 import { setFlash } from '../http/view-locals';
+import { summariseErrors } from '../http/form-errors';
 import { CONFIRMATIONS, ConfirmAction } from './confirmations';
 import {
   editLicenseForm,
@@ -45,6 +52,9 @@ export const LICENSES_PAGE_SIZE = 25;
 /** The page sizes the licence list offers (docs/dashboard.md, Pages). */
 const LICENSE_PAGE_SIZES = [25, 50, 100, 200] as const;
 export const EXPIRING_SOON_DAYS = 30;
+/** Audit entries per page of a customer's activity timeline. */
+const CUSTOMER_TIMELINE_PAGE_SIZE = 20;
+const NOTE_LABELS = { note: 'Note' };
 const FILTERS = ['product', 'status', 'license_type', 'q', 'trial_ip'] as const;
 
 const COLUMNS: { label: string; sort?: LicenseSort }[] = [
@@ -101,6 +111,8 @@ function refusedMachine(
 /** The top bar's results as you type: how many, and from how many characters on. */
 const SUGGESTIONS = 8;
 const SUGGEST_MIN_CHARS = 2;
+/** A search that is a whole e-mail address (docs/dashboard.md, Find a licence or a customer). */
+const FULL_EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 const describeErrors = (errors: FieldError[]) => errors.map((e) => e.message).join('; ');
 const text = (query: Record<string, unknown>, name: string) => (typeof query[name] === 'string' ? query[name].trim() : '');
@@ -115,6 +127,7 @@ export class LicensesPagesController {
     private readonly signing: SigningService,
     private readonly mail: MailService,
     private readonly usage: UsageService,
+    private readonly customers: CustomersService,
   ) {}
 
   /**
@@ -178,7 +191,13 @@ export class LicensesPagesController {
     const { value, errors } = await validFilters(ListLicensesQueryDto, { q }, { limit: 2, offset: 0 });
     if (errors.length || !value.q) return res.redirect(303, list);
     const found = await this.licenses.listLicensesForStaff({ ...value, search_machines: true });
-    res.redirect(303, found.items.length === 1 ? `/licenses/${found.items[0].id}` : list);
+    if (found.items.length === 1) return res.redirect(303, `/licenses/${found.items[0].id}`);
+    // A whole address that several licences carry is a customer: their page answers better than a list.
+    if (found.items.length > 1 && FULL_EMAIL.test(q) && q.length <= CUSTOMER_EMAIL_MAX_LENGTH) {
+      const customer = await this.licenses.listLicensesForStaff({ customer_email: q, limit: 1, offset: 0 });
+      if (customer.items.length) return res.redirect(303, `/licenses/customer?${new URLSearchParams({ email: q }).toString()}`);
+    }
+    res.redirect(303, list);
   }
 
   /**
@@ -203,34 +222,79 @@ export class LicensesPagesController {
     });
   }
 
-  /** One customer's licences: by e-mail (case-insensitive) or PIB; a name alone is a search. */
+  /**
+   * A customer's page (docs/dashboard.md, A customer's page): licences, machines bound now, the activity of those
+   * licences (newest first, `tpage` pages it) and the staff's notes. By e-mail (any case) or PIB; a name alone is a search.
+   */
   @Get('customer')
   async customer(@Query() query: Record<string, unknown>, @Res() res: Response): Promise<void> {
-    const email = text(query, 'email');
-    const pib = text(query, 'pib');
-    if (!email && !pib) return res.redirect(303, `/licenses?${new URLSearchParams({ q: text(query, 'name') }).toString()}`);
-    if (pib && !isValidPib(pib)) throw AppError.field('pib', `${pib} is not a valid PIB`);
-    if (email.length > 254) throw AppError.field('email', 'The e-mail address is too long');
+    const ref = customerRef(text(query, 'email'), text(query, 'pib'));
+    if (!ref) return res.redirect(303, `/licenses?${new URLSearchParams({ q: text(query, 'name') }).toString()}`);
+    await this.renderCustomer(res, 200, ref, query, {});
+  }
+
+  /** A staff note about the customer (CSRF-checked, 1-2000 characters, audited as `customer.note_added`). */
+  @Post('customer/notes')
+  async addCustomerNote(@Req() req: Request, @Res() res: Response, @CurrentActor() actor: Actor): Promise<void> {
+    const body = asFormBody(req.body);
+    const ref = customerRef(formText(body, 'email'), formText(body, 'pib'));
+    if (!ref) throw AppError.notFound('Customer');
+    const note = typeof body.note === 'string' ? body.note : '';
+    try {
+      await this.customers.addNote(ref, note, actor);
+    } catch (err) {
+      if (!(err instanceof AppError) || err.status !== 400) throw err;
+      return this.renderCustomer(res, 400, ref, {}, { note, errors: err.details?.fields as FieldError[] | undefined });
+    }
+    setFlash(req, 'success', 'Note added.');
+    res.redirect(303, `/licenses/customer?${customerParams(ref).toString()}#notes`);
+  }
+
+  private async renderCustomer(
+    res: Response,
+    status: number,
+    ref: CustomerRef,
+    query: Record<string, unknown>,
+    form: { note?: string; errors?: FieldError[] },
+  ): Promise<void> {
     const page = pageNumber(query.page);
-    const filter = email ? { customer_email: email } : { customer_pib: pib };
-    const result = await this.licenses.listLicensesForStaff({
-      ...filter,
-      limit: LICENSES_PAGE_SIZE,
-      offset: (page - 1) * LICENSES_PAGE_SIZE,
+    const timelinePage = pageNumber(query.tpage);
+    const found = await this.customers.customerPage(ref, {
+      licenses: { limit: LICENSES_PAGE_SIZE, offset: (page - 1) * LICENSES_PAGE_SIZE },
+      timeline: { limit: CUSTOMER_TIMELINE_PAGE_SIZE, offset: (timelinePage - 1) * CUSTOMER_TIMELINE_PAGE_SIZE },
     });
-    const names = [...new Set(result.items.map((l) => l.customer_name))];
-    const shown = email ? { email } : { pib };
-    res.render('licenses/customer', {
-      title: `Customer ${email || pib}`,
+    const params = Object.fromEntries(customerParams(ref));
+    const names = [...new Set(found.licenses.items.map((l) => l.customer_name))];
+    const timelinePaging = pagination(
+      '/licenses/customer',
+      { ...params, page: page > 1 ? page : undefined },
+      timelinePage,
+      CUSTOMER_TIMELINE_PAGE_SIZE,
+      found.timeline.total,
+    );
+    const tpage = (href: string | null) => href && href.replace(/([?&])page=(\d+)$/, '$1tpage=$2');
+    res.status(status).render('licenses/customer', {
+      title: `Customer ${names[0] ?? ref.email ?? ref.pib}`,
       nav: 'licenses',
-      email,
-      pib,
+      email: ref.email,
+      pib: ref.pib,
       names,
-      licenses: result.items,
+      licenses: found.licenses.items,
       columns: COLUMNS.map((c) => ({ label: c.label })),
-      auditLink: `/audit?${new URLSearchParams({ customer: email || pib }).toString()}`,
+      machines: found.machines,
+      // Each entry's licence names this customer the way it is reached here (e-mail or PIB), with that licence's own name.
+      timeline: found.timeline.items.map((e) => ({
+        ...e,
+        license: e.license ? { ...e.license, customer_email: ref.email, customer_pib: ref.pib } : undefined,
+      })),
+      timelinePagination: { ...timelinePaging, prev: tpage(timelinePaging.prev), next: tpage(timelinePaging.next) },
+      notes: found.notes,
+      noteMax: CUSTOMER_NOTE_MAX_LENGTH,
+      note: form.note ?? '',
+      ...summariseErrors(form.errors ?? [], NOTE_LABELS),
+      auditLink: `/audit?${new URLSearchParams({ customer: ref.email ?? ref.pib }).toString()}`,
       newLink: '/licenses/new',
-      pagination: pagination('/licenses/customer', shown, page, LICENSES_PAGE_SIZE, result.total),
+      pagination: pagination('/licenses/customer', params, page, LICENSES_PAGE_SIZE, found.licenses.total),
     });
   }
 
@@ -499,6 +563,9 @@ async function optionalReason(req: Request): Promise<string | null> {
   if (!value) throw AppError.validation(errors);
   return value.reason ?? null;
 }
+
+/** The query string that names a customer on the customer page. */
+const customerParams = (ref: CustomerRef) => new URLSearchParams(ref.email !== undefined ? { email: ref.email } : { pib: ref.pib });
 
 /** Column headers whose links sort by that column (a second click reverses), keeping the filters. */
 export function sortableColumns(path: string, filters: Record<string, string>, sort: LicenseSort, direction: 'asc' | 'desc') {

@@ -37,6 +37,11 @@ describe('auditSentence', () => {
     ['a licence file from the dashboard', staff('license.file_issued', { hostname: 'mine-scada-1' }), `helpdesk-ana issued a licence file of ${KEY} for mine-scada-1`],
     ['a licence without its key loaded', { ...staff('license.revoked'), license: undefined }, 'helpdesk-ana revoked licence #42'],
     ['a sign-in', { action: 'auth.login', actor_type: 'dashboard', actor: 'admin', details: {} }, 'admin signed in'],
+    [
+      'a note about a customer',
+      { action: 'customer.note_added', actor_type: 'dashboard', actor: 'ana', details: { customer: 'email:kasa@zeljo.example', note: 'x' } },
+      'ana wrote a note about the customer kasa@zeljo.example',
+    ],
     ['a token issued', { action: 'token.created', actor_type: 'dashboard', actor: 'admin', details: { token_id: 3, name: 'webshop' } }, 'admin issued the admin token webshop'],
     ['a key rotation', { action: 'signing_key.rotated', actor_type: 'dashboard', actor: 'admin', details: { key_id: 'ab12cd34ef56ab78' } }, 'admin rotated the signing key (new key ab12cd34ef56ab78)'],
     ['a webhook deactivated', { action: 'webhook.updated', actor_type: 'dashboard', actor: 'admin', details: { webhook_id: 5, changes: { active: { from: true, to: false } } } }, 'admin deactivated webhook endpoint #5'],

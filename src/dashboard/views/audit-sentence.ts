@@ -144,6 +144,8 @@ function predicate(entry: AuditEntryLike): string {
       const verb = { 'store_plan.created': 'created', 'store_plan.updated': 'changed', 'store_plan.deleted': 'deleted' }[entry.action];
       return `${verb} the ${text(d.store) ?? ''} store plan for ${text(d.price_id) ?? `#${String(d.plan_id)}`}`;
     }
+    case 'customer.note_added':
+      return `wrote a note about the customer ${(text(d.customer) ?? '').replace(/^(email|pib):/, '')}`.trim();
     default:
       return entry.action;
   }
