@@ -2,6 +2,10 @@
 // without it every page still works (menu open, times in UTC, no copy buttons).
 document.documentElement.classList.add('js');
 
+// A key typed into a field is text, never a shortcut.
+const typingIn = (target) =>
+  target instanceof HTMLElement && (target.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName));
+
 document.addEventListener('DOMContentLoaded', () => {
   // New-licence form: show only the chosen product's features and limits (without JavaScript every
   // product's group is shown and the server reads the chosen product's one).
@@ -24,8 +28,7 @@ document.addEventListener('DOMContentLoaded', () => {
   if (search) {
     document.addEventListener('keydown', (event) => {
       if (event.key !== '/' || event.ctrlKey || event.metaKey || event.altKey || event.defaultPrevented) return;
-      const target = event.target;
-      if (target instanceof HTMLElement && (target.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName))) return;
+      if (typingIn(event.target) || document.querySelector('dialog[open]')) return;
       event.preventDefault();
       const menu = document.getElementById('topbar-menu');
       const toggle = document.querySelector('[data-menu-toggle]');
@@ -34,6 +37,20 @@ document.addEventListener('DOMContentLoaded', () => {
       search.focus();
       search.select();
     });
+  }
+
+  // "?" anywhere but in a field lists the keyboard shortcuts in a modal dialog; Escape (the dialog's own) or Close
+  // ends it and the focus returns where it was (docs/dashboard.md, Keyboard shortcuts).
+  const shortcuts = document.getElementById('shortcuts');
+  if (shortcuts && typeof shortcuts.showModal === 'function') {
+    document.addEventListener('keydown', (event) => {
+      if (event.key !== '?' || event.ctrlKey || event.metaKey || event.altKey || event.defaultPrevented || shortcuts.open) return;
+      if (typingIn(event.target)) return;
+      event.preventDefault();
+      shortcuts.showModal();
+    });
+    const close = shortcuts.querySelector('[data-shortcuts-close]');
+    if (close) close.addEventListener('click', () => shortcuts.close());
   }
 
   // Results as you type, rendered by the server (GET /licenses/search/suggest); Enter still submits the form.

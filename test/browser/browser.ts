@@ -83,3 +83,22 @@ export async function signIn(page: Page, baseUrl: string): Promise<void> {
   await page.click('button[type=submit]');
   await page.waitForURL(`${baseUrl}/dashboard`);
 }
+
+export interface SignedInDashboard {
+  t: TestApp;
+  browser: Browser;
+  baseUrl: string;
+  page: Page;
+  /** What {@link collectConsoleErrors} gathered on `page`. */
+  consoleErrors: string[];
+}
+
+/** The dashboard with ADMIN signed in on a desktop-sized page in Belgrade's time zone, collecting console errors. */
+export async function startSignedIn(): Promise<SignedInDashboard> {
+  const { t, browser, baseUrl } = await startDashboard();
+  const context = await browser.newContext({ viewport: DESKTOP, timezoneId: 'Europe/Belgrade', locale: 'en-GB' });
+  const page = await context.newPage();
+  const consoleErrors = collectConsoleErrors(page);
+  await signIn(page, baseUrl);
+  return { t, browser, baseUrl, page, consoleErrors };
+}
