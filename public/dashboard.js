@@ -208,3 +208,44 @@ document.addEventListener('DOMContentLoaded', () => {
   link.click();
   status.textContent = `Licence file downloaded: ${link.textContent.replace(/^Download /, '')}. Take it to the machine.`;
 });
+
+// Charts (docs/dashboard.md, Charts): each table[data-chart] holds the data (a row per UTC day, a column per series);
+// uPlot, served from our own origin, draws it. The table then stays for screen readers only, the canvas is hidden from
+// them. Colours come from the stylesheet, so the chart follows the light or dark scheme.
+document.addEventListener('DOMContentLoaded', () => {
+  const tables = document.querySelectorAll('table[data-chart]');
+  if (!tables.length || typeof window.uPlot !== 'function') return;
+  const uPlot = window.uPlot;
+  const css = getComputedStyle(document.documentElement);
+  const colour = (name) => css.getPropertyValue(name).trim();
+  for (const table of tables) {
+    const names = [...table.querySelectorAll('thead th')].slice(1).map((th) => th.textContent.trim());
+    const rows = [...table.querySelectorAll('tbody tr')];
+    const days = rows.map((row) => Date.parse(`${row.querySelector('[data-day]').getAttribute('data-day')}T00:00:00Z`) / 1000);
+    const series = names.map((_, i) => rows.map((row) => Number(row.querySelectorAll('td')[i].textContent)));
+    const wrap = table.closest('.chart-table') || table;
+    const figure = document.createElement('div');
+    figure.className = 'chart';
+    figure.setAttribute('aria-hidden', 'true');
+    figure.setAttribute('data-testid', 'chart');
+    wrap.before(figure);
+    const axis = { stroke: colour('--muted'), grid: { stroke: colour('--line'), width: 1 }, ticks: { stroke: colour('--line'), width: 1 } };
+    const size = () => ({ width: Math.max(240, figure.clientWidth), height: 220 });
+    const plot = new uPlot(
+      {
+        ...size(),
+        tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC'),
+        scales: { y: { range: (_u, _min, max) => [0, Math.max(4, max)] } },
+        axes: [axis, { ...axis, size: 40 }],
+        legend: { live: false },
+        cursor: { show: false },
+        series: [{}, ...names.map((label, i) => ({ label, stroke: colour(`--chart-${i + 1}`), width: 2, points: { size: 5 } }))],
+      },
+      [days, ...series],
+      figure,
+    );
+    // Out of sight, still read: no longer a scrolling box (the wrapper's overflow), only clipped.
+    wrap.classList.replace('table-wrap', 'visually-hidden');
+    window.addEventListener('resize', () => plot.setSize(size()));
+  }
+});

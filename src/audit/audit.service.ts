@@ -29,6 +29,27 @@ export class AuditService {
     return { items: entries.map((e) => AuditEntryDto.from(e)), total, estimated, next };
   }
 
+  /**
+   * Per UTC day of the last `days` (today included, oldest first), how many entries of each action: every day and
+   * action present, zeros included (docs/dashboard.md, Charts).
+   */
+  async dailyCounts<A extends string>(
+    actions: readonly A[],
+    days: number,
+    licenseId?: number,
+    now = new Date(),
+  ): Promise<{ day: string; counts: Record<A, number> }[]> {
+    const today = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
+    const since = new Date(today - (days - 1) * DAY_MS);
+    const rows = await this.audit.dailyCounts(actions, since, licenseId);
+    return Array.from({ length: days }, (_, i) => {
+      const day = new Date(since.getTime() + i * DAY_MS).toISOString().slice(0, 10);
+      const counts = Object.fromEntries(actions.map((action) => [action, 0])) as Record<A, number>;
+      for (const row of rows) if (row.day === day) counts[row.action as A] = row.n;
+      return { day, counts };
+    });
+  }
+
   /** Every matching entry, newest first, streamed from a cursor (docs/admin-api.md, Exports); resolves once the first row is read. */
   async exportEntries(
     query: Partial<AuditQueryDto> & { license_ids?: number[] },
@@ -38,6 +59,8 @@ export class AuditService {
     return { rows, columns: AUDIT_EXPORT_COLUMNS, toRecord: auditExportRecord };
   }
 }
+
+const DAY_MS = 86_400_000;
 
 /** The filters of a query; 400 when `from` is after `to`. */
 function auditFilter(query: Partial<AuditQueryDto> & { license_ids?: number[] }, products: ProductScope): AuditFilter {

@@ -93,6 +93,18 @@ export interface SignedInDashboard {
   consoleErrors: string[];
 }
 
+/** Both sizes of every page check, for `it.each`. */
+export const BOTH_WIDTHS = [
+  ['desktop', DESKTOP],
+  ['phone', PHONE],
+] as const;
+
+/** Closes what {@link startSignedIn} started (tolerates a start that failed). */
+export async function stopSignedIn(d: SignedInDashboard | undefined): Promise<void> {
+  await d?.browser.close();
+  await d?.t.close();
+}
+
 /** The dashboard with ADMIN signed in on a desktop-sized page in Belgrade's time zone, collecting console errors. */
 export async function startSignedIn(): Promise<SignedInDashboard> {
   const { t, browser, baseUrl } = await startDashboard();

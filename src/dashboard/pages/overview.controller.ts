@@ -11,6 +11,9 @@ const EXPIRING_PANEL_SIZE = 10;
 /** Trials by IP: the window and how many addresses the statistics page shows (docs/licences.md, Trials). */
 export const TRIAL_IP_HOURS = 24;
 const TRIAL_IP_ROWS = 10;
+/** The statistics page's chart: client and staff events per UTC day (docs/dashboard.md, Charts). */
+export const CHART_DAYS = 30;
+const CHART_ACTIONS = ['license.activated', 'license.activation_denied', 'license.created'] as const;
 
 @DashboardController()
 export class OverviewController {
@@ -25,7 +28,7 @@ export class OverviewController {
   @Get('dashboard')
   @Render('dashboard')
   async overview() {
-    const [products, recent, expiring, trialIps] = await Promise.all([
+    const [products, recent, expiring, trialIps, daily] = await Promise.all([
       this.stats.productStats(),
       this.audit.listEntries({ limit: 10, offset: 0 }),
       this.licenses.listLicensesForStaff(
@@ -33,6 +36,7 @@ export class OverviewController {
         { sort: 'expires_at', direction: 'asc' },
       ),
       this.trials.busiestIps(TRIAL_IP_HOURS, TRIAL_IP_ROWS),
+      this.audit.dailyCounts(CHART_ACTIONS, CHART_DAYS),
     ]);
     const totals = products.reduce(
       (sum, p) => ({
@@ -52,6 +56,13 @@ export class OverviewController {
       expiringDays: EXPIRING_SOON_DAYS,
       trialIps: trialIps.map((row) => ({ ...row, href: `/licenses?${new URLSearchParams({ trial_ip: row.ip }).toString()}` })),
       trialIpHours: TRIAL_IP_HOURS,
+      chartDays: CHART_DAYS,
+      daily: daily.map(({ day, counts }) => ({
+        day,
+        activations: counts['license.activated'],
+        refusals: counts['license.activation_denied'],
+        created: counts['license.created'],
+      })),
       recent: await withLicenses(recent.items, this.licenses),
     };
   }

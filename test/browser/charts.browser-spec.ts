@@ -1,0 +1,86 @@
+import { join } from 'node:path';
+import { createLicense } from '../support/factories';
+import { ADMIN } from '../dashboard-helpers';
+import {
+  DESKTOP,
+  screenshot,
+  SCREENSHOTS,
+  seriousViolations,
+  SignedInDashboard,
+  startSignedIn,
+  stopSignedIn,
+  BOTH_WIDTHS,
+} from './browser';
+
+/** Charts drawn by uPlot from their tables, under the strict CSP, at both widths and in both schemes (docs/dashboard.md, Charts). */
+describe('dashboard charts in Chromium', () => {
+  let d: SignedInDashboard;
+  let licenseId: number;
+
+  beforeAll(async () => {
+    d = await startSignedIn();
+    const lic = await createLicense(d.t, { customer_name: 'Pekara Žito', limits: { max_installations: 3 } });
+    licenseId = lic.id;
+    // A month of client events, so the chart has a shape.
+    for (let day = 0; day < 30; day++) {
+      for (const [action, n] of [
+        ['license.activated', (day * 7) % 5],
+        ['license.activation_denied', day % 4 === 0 ? 2 : 0],
+        ['license.created', day % 3],
+      ] as const) {
+        for (let i = 0; i < n; i++) {
+          await d.t.sql(
+            `INSERT INTO audit_entries (created_at, action, actor_type, license_id, details) VALUES (now() - $1 * interval '1 day', $2, 'client', $3, '{}')`,
+            [day, action, licenseId],
+          );
+        }
+      }
+    }
+  }, 60_000);
+  afterAll(() => stopSignedIn(d));
+
+  it.each(BOTH_WIDTHS)('draws the statistics chart within the page, keeps its table for screen readers (%s)', async (name, size) => {
+    const { page } = d;
+    await page.setViewportSize(size);
+    for (const scheme of ['light', 'dark'] as const) {
+      await page.emulateMedia({ colorScheme: scheme });
+      await page.goto(`${d.baseUrl}/dashboard`);
+      const chart = page.locator('[data-testid=daily-chart] [data-testid=chart]');
+      await chart.locator('canvas').waitFor();
+      expect(await chart.getAttribute('aria-hidden')).toBe('true');
+      const box = await chart.boundingBox();
+      expect(box && box.x >= 0 && box.x + box.width <= size.width && box.height > 150).toBe(true);
+      // The table is out of sight but still read: 30 rows under its caption.
+      const table = page.getByRole('table', { name: /Activations, refusals and new licences per UTC day/ });
+      expect(await table.locator('tbody tr').count()).toBe(30);
+      expect(
+        await page.locator('[data-testid=daily-chart] .chart-table').evaluate((el) => el.getBoundingClientRect().height),
+      ).toBeLessThanOrEqual(1);
+      // The legend names the three series.
+      expect(await chart.textContent()).toMatch(/Activations.*Refusals.*New licences/);
+      expect(await seriousViolations(page)).toEqual([]);
+      expect(await page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth')).toBeLessThanOrEqual(0);
+      await page.locator('[data-testid=daily-chart]').scrollIntoViewIfNeeded();
+      await page.locator('[data-testid=daily-chart]').screenshot({ path: join(SCREENSHOTS, `chart-statistics-${scheme}-${name}.png`) });
+      await screenshot(page, `statistics-chart-${scheme}-${name}`);
+    }
+    await page.emulateMedia({ colorScheme: 'light' });
+  });
+
+  it('shows the table itself without JavaScript', async () => {
+    const context = await d.browser.newContext({ javaScriptEnabled: false, viewport: DESKTOP });
+    const page = await context.newPage();
+    await page.goto(`${d.baseUrl}/login`);
+    await page.fill('input[name=username]', ADMIN.username);
+    await page.fill('input[name=password]', ADMIN.password);
+    await page.click('button[type=submit]');
+    await page.waitForURL(`${d.baseUrl}/dashboard`);
+    expect(await page.isVisible('[data-testid=daily-chart] table')).toBe(true);
+    expect(await page.locator('[data-testid=daily-chart] canvas').count()).toBe(0);
+    await context.close();
+  });
+
+  it('raised no Content-Security-Policy violations or script errors', () => {
+    expect(d.consoleErrors).toEqual([]);
+  });
+});

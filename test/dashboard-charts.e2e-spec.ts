@@ -1,0 +1,79 @@
+import { Agent, openDashboard } from './dashboard-helpers';
+import { createLicense, fingerprint } from './support/factories';
+import type { TestApp } from './support/test-app';
+
+jest.setTimeout(60_000);
+
+/** The statistics page's chart of activations, refusals and new licences per UTC day (docs/dashboard.md, Charts). */
+describe('dashboard: charts on the statistics page', () => {
+  let t: TestApp;
+  let agent: Agent;
+
+  beforeAll(async () => {
+    ({ t, agent } = await openDashboard());
+  }, 60_000);
+  afterAll(() => t.close());
+
+  const utcDay = (daysAgo: number) => new Date(Date.now() - daysAgo * 86_400_000).toISOString().slice(0, 10);
+  /** The chart's table as day → [activations, refusals, new licences]. */
+  const chartTable = async () => {
+    const html = (await agent.get('/dashboard').expect(200)).text;
+    const rows = [...html.matchAll(/<tr data-testid="daily-row"><th scope="row" data-day="([\d-]+)">[\d-]+<\/th>(.*?)<\/tr>/g)];
+    return new Map(rows.map(([, day, cells]) => [day, [...cells.matchAll(/class="num">(\d+)<\/td>/g)].map((m) => Number(m[1]))]));
+  };
+
+  it('counts the real activations, refusals and new licences of today from the audit log, with a row for each of 30 days', async () => {
+    const lic = await createLicense(t, { limits: { max_installations: 1 } });
+    const activate = (machine: string) =>
+      t
+        .http()
+        .post('/api/v1/activate')
+        .send({ license_key: lic.license_key, machine_fingerprint: fingerprint(machine), hostname: machine });
+    await activate('till-1').expect(200);
+    await activate('till-2').expect(400);
+    await activate('till-3').expect(400);
+    const table = await chartTable();
+    expect([...table.keys()]).toHaveLength(30);
+    expect([...table.keys()][0]).toBe(utcDay(29));
+    expect([...table.keys()][29]).toBe(utcDay(0));
+    expect(table.get(utcDay(0))).toEqual([1, 2, 1]);
+    expect(table.get(utcDay(1))).toEqual([0, 0, 0]);
+  });
+
+  it('puts older entries on their UTC day and leaves out those older than 30 days and other actions', async () => {
+    const lic = await createLicense(t);
+    const insert = (action: string, daysAgo: number) =>
+      t.sql(
+        `INSERT INTO audit_entries (created_at, action, actor_type, license_id, details) VALUES (date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' - $1 * interval '1 day' + interval '12 hours', $2, 'client', $3, '{}')`,
+        [daysAgo, action, lic.id],
+      );
+    await insert('license.activated', 3);
+    await insert('license.activated', 3);
+    await insert('license.activation_denied', 29);
+    await insert('license.activated', 30);
+    await insert('license.deactivated', 3);
+    const table = await chartTable();
+    expect(table.get(utcDay(3))).toEqual([2, 0, 0]);
+    expect(table.get(utcDay(29))).toEqual([0, 1, 0]);
+    expect(table.has(utcDay(30))).toBe(false);
+  });
+
+  it('serves the charting library from its own origin under the strict CSP', async () => {
+    const html = (await agent.get('/dashboard').expect(200)).text;
+    expect(html).toContain('<script src="/assets/vendor/uplot.js" defer></script>');
+    const script = await t.http().get('/assets/vendor/uplot.js').expect(200);
+    expect(script.headers['content-type']).toMatch(/javascript/);
+    expect(script.text).toContain('uPlot');
+    await t.http().get('/assets/vendor/uplot.css').expect(200).expect('Content-Type', /css/);
+    // Only the two files: nothing else of the package or of node_modules is reachable.
+    await t.http().get('/assets/vendor/uPlot.esm.js').expect(404);
+    await t.http().get('/assets/vendor/../package.json').expect(404);
+    const csp = script.headers['content-security-policy'];
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).not.toMatch(/script-src[^;]*(unsafe-inline|https?:)/);
+  });
+
+  it('keeps the chart behind the login', async () => {
+    await t.http().get('/dashboard').expect(302).expect('Location', '/login');
+  });
+});
