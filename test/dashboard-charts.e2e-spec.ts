@@ -16,8 +16,8 @@ describe('dashboard: charts on the statistics page', () => {
 
   const utcDay = (daysAgo: number) => new Date(Date.now() - daysAgo * 86_400_000).toISOString().slice(0, 10);
   /** The chart's table as day → [activations, refusals, new licences]. */
-  const chartTable = async () => {
-    const html = (await agent.get('/dashboard').expect(200)).text;
+  const chartTable = async (path = '/dashboard') => {
+    const html = (await agent.get(path).expect(200)).text;
     const rows = [...html.matchAll(/<tr data-testid="daily-row"><th scope="row" data-day="([\d-]+)">[\d-]+<\/th>(.*?)<\/tr>/g)];
     return new Map(rows.map(([, day, cells]) => [day, [...cells.matchAll(/class="num">(\d+)<\/td>/g)].map((m) => Number(m[1]))]));
   };
@@ -56,6 +56,27 @@ describe('dashboard: charts on the statistics page', () => {
     expect(table.get(utcDay(3))).toEqual([2, 0, 0]);
     expect(table.get(utcDay(29))).toEqual([0, 1, 0]);
     expect(table.has(utcDay(30))).toBe(false);
+  });
+
+  it("charts one licence's own activations and refusals on its page, with its seats in use vs allowed", async () => {
+    const lic = await createLicense(t, { limits: { max_installations: 2 } });
+    const other = await createLicense(t, { limits: { max_installations: 1 } });
+    const activate = (key: string, machine: string) =>
+      t
+        .http()
+        .post('/api/v1/activate')
+        .send({ license_key: key, machine_fingerprint: fingerprint(machine), hostname: machine });
+    await activate(lic.license_key, 'kasa-1').expect(200);
+    await activate(other.license_key, 'other-1').expect(200);
+    await activate(other.license_key, 'other-2').expect(400);
+    const table = await chartTable(`/licenses/${lic.id}`);
+    expect(table.size).toBe(30);
+    // Two series (activations, refusals), only this licence's entries.
+    expect(table.get(utcDay(0))).toEqual([1, 0]);
+    expect((await chartTable(`/licenses/${other.id}`)).get(utcDay(0))).toEqual([1, 1]);
+    const html = (await agent.get(`/licenses/${lic.id}`).expect(200)).text;
+    expect(html).toMatch(/<meter id="seat-meter" min="0" max="2" value="1"[^>]*>1 of 2<\/meter>/);
+    expect(html).toContain('Seats in use: 1 of 2');
   });
 
   it('serves the charting library from its own origin under the strict CSP', async () => {

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { createLicense } from '../support/factories';
+import { createLicense, insertSeat } from '../support/factories';
 import { ADMIN } from '../dashboard-helpers';
 import {
   DESKTOP,
@@ -21,6 +21,7 @@ describe('dashboard charts in Chromium', () => {
     d = await startSignedIn();
     const lic = await createLicense(d.t, { customer_name: 'Pekara Žito', limits: { max_installations: 3 } });
     licenseId = lic.id;
+    await insertSeat(d.t, licenseId, { hostname: 'KASA-01' });
     // A month of client events, so the chart has a shape.
     for (let day = 0; day < 30; day++) {
       for (const [action, n] of [
@@ -63,6 +64,29 @@ describe('dashboard charts in Chromium', () => {
       await page.locator('[data-testid=daily-chart]').scrollIntoViewIfNeeded();
       await page.locator('[data-testid=daily-chart]').screenshot({ path: join(SCREENSHOTS, `chart-statistics-${scheme}-${name}.png`) });
       await screenshot(page, `statistics-chart-${scheme}-${name}`);
+    }
+    await page.emulateMedia({ colorScheme: 'light' });
+  });
+
+  it.each(BOTH_WIDTHS)('draws the licence page chart and its seat meter (%s)', async (name, size) => {
+    const { page } = d;
+    await page.setViewportSize(size);
+    for (const scheme of ['light', 'dark'] as const) {
+      await page.emulateMedia({ colorScheme: scheme });
+      await page.goto(`${d.baseUrl}/licenses/${licenseId}`);
+      const section = page.locator('[data-testid=license-chart]');
+      await section.locator('[data-testid=chart] canvas').waitFor();
+      expect(
+        await page
+          .getByRole('table', { name: /Activations and refusals of this licence/ })
+          .locator('tbody tr')
+          .count(),
+      ).toBe(30);
+      expect(await page.getByRole('meter', { name: 'Seats in use: 1 of 3' }).count()).toBe(1);
+      const box = await section.boundingBox();
+      expect(box && box.x >= 0 && box.x + box.width <= size.width).toBe(true);
+      expect(await seriousViolations(page)).toEqual([]);
+      await section.screenshot({ path: join(SCREENSHOTS, `chart-licence-${scheme}-${name}.png`) });
     }
     await page.emulateMedia({ colorScheme: 'light' });
   });

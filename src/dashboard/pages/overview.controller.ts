@@ -4,6 +4,7 @@ import { LicensesService } from '../../licenses/licenses.service';
 import { TrialsService } from '../../licenses/trials.service';
 import { StatsService } from '../../stats/stats.service';
 import { DashboardController } from '../http/dashboard-controller.decorator';
+import { CHART_DAYS, CHART_SERIES, dailyChart } from '../views/daily-chart';
 import { withLicenses } from './audit.controller';
 import { EXPIRING_SOON_DAYS } from './licenses.controller';
 
@@ -11,9 +12,6 @@ const EXPIRING_PANEL_SIZE = 10;
 /** Trials by IP: the window and how many addresses the statistics page shows (docs/licences.md, Trials). */
 export const TRIAL_IP_HOURS = 24;
 const TRIAL_IP_ROWS = 10;
-/** The statistics page's chart: client and staff events per UTC day (docs/dashboard.md, Charts). */
-export const CHART_DAYS = 30;
-const CHART_ACTIONS = ['license.activated', 'license.activation_denied', 'license.created'] as const;
 
 @DashboardController()
 export class OverviewController {
@@ -36,7 +34,10 @@ export class OverviewController {
         { sort: 'expires_at', direction: 'asc' },
       ),
       this.trials.busiestIps(TRIAL_IP_HOURS, TRIAL_IP_ROWS),
-      this.audit.dailyCounts(CHART_ACTIONS, CHART_DAYS),
+      this.audit.dailyCounts(
+        CHART_SERIES.map((s) => s.action),
+        CHART_DAYS,
+      ),
     ]);
     const totals = products.reduce(
       (sum, p) => ({
@@ -57,12 +58,7 @@ export class OverviewController {
       trialIps: trialIps.map((row) => ({ ...row, href: `/licenses?${new URLSearchParams({ trial_ip: row.ip }).toString()}` })),
       trialIpHours: TRIAL_IP_HOURS,
       chartDays: CHART_DAYS,
-      daily: daily.map(({ day, counts }) => ({
-        day,
-        activations: counts['license.activated'],
-        refusals: counts['license.activation_denied'],
-        created: counts['license.created'],
-      })),
+      daily: dailyChart(`Activations, refusals and new licences per UTC day, last ${CHART_DAYS} days, oldest first`, CHART_SERIES, daily),
       recent: await withLicenses(recent.items, this.licenses),
     };
   }
