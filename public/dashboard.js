@@ -219,6 +219,7 @@ document.addEventListener('DOMContentLoaded', () => {
   const css = getComputedStyle(document.documentElement);
   const colour = (name) => css.getPropertyValue(name).trim();
   for (const table of tables) {
+    const bars = table.getAttribute('data-chart') === 'bars';
     const names = [...table.querySelectorAll('thead th')].slice(1).map((th) => th.textContent.trim());
     const rows = [...table.querySelectorAll('tbody tr')];
     const days = rows.map((row) => Date.parse(`${row.querySelector('[data-day]').getAttribute('data-day')}T00:00:00Z`) / 1000);
@@ -239,7 +240,14 @@ document.addEventListener('DOMContentLoaded', () => {
         axes: [axis, { ...axis, size: 40 }],
         legend: { live: false },
         cursor: { show: false },
-        series: [{}, ...names.map((label, i) => ({ label, stroke: colour(`--chart-${i + 1}`), width: 2, points: { size: 5 } }))],
+        series: [
+          {},
+          ...names.map((label, i) =>
+            bars
+              ? { label, stroke: colour(`--chart-${i + 1}`), fill: colour(`--chart-${i + 1}`), paths: uPlot.paths.bars({ size: [0.6, 24] }), points: { show: false } }
+              : { label, stroke: colour(`--chart-${i + 1}`), width: 2, points: { size: 5 } },
+          ),
+        ],
       },
       [days, ...series],
       figure,

@@ -15,9 +15,10 @@ describe('dashboard: charts on the statistics page', () => {
   afterAll(() => t.close());
 
   const utcDay = (daysAgo: number) => new Date(Date.now() - daysAgo * 86_400_000).toISOString().slice(0, 10);
-  /** The chart's table as day → [activations, refusals, new licences]. */
-  const chartTable = async (path = '/dashboard') => {
-    const html = (await agent.get(path).expect(200)).text;
+  /** The chart's table in the page's section `section` (a data-testid) as day → the row's numbers. */
+  const chartTable = async (path = '/dashboard', section = 'daily-chart') => {
+    const page = (await agent.get(path).expect(200)).text;
+    const html = page.slice(page.indexOf(`data-testid="${section}"`)).split('</section>')[0];
     const rows = [...html.matchAll(/<tr data-testid="daily-row"><th scope="row" data-day="([\d-]+)">[\d-]+<\/th>(.*?)<\/tr>/g)];
     return new Map(rows.map(([, day, cells]) => [day, [...cells.matchAll(/class="num">(\d+)<\/td>/g)].map((m) => Number(m[1]))]));
   };
@@ -69,14 +70,40 @@ describe('dashboard: charts on the statistics page', () => {
     await activate(lic.license_key, 'kasa-1').expect(200);
     await activate(other.license_key, 'other-1').expect(200);
     await activate(other.license_key, 'other-2').expect(400);
-    const table = await chartTable(`/licenses/${lic.id}`);
+    const table = await chartTable(`/licenses/${lic.id}`, 'license-chart');
     expect(table.size).toBe(30);
     // Two series (activations, refusals), only this licence's entries.
     expect(table.get(utcDay(0))).toEqual([1, 0]);
-    expect((await chartTable(`/licenses/${other.id}`)).get(utcDay(0))).toEqual([1, 1]);
+    expect((await chartTable(`/licenses/${other.id}`, 'license-chart')).get(utcDay(0))).toEqual([1, 1]);
     const html = (await agent.get(`/licenses/${lic.id}`).expect(200)).text;
     expect(html).toMatch(/<meter id="seat-meter" min="0" max="2" value="1"[^>]*>1 of 2<\/meter>/);
     expect(html).toContain('Seats in use: 1 of 2');
+  });
+
+  it('charts the usable licences expiring per UTC day, today and the next 29 days, from the stats module', async () => {
+    const at = async (hoursFromNow: number, change?: string) => {
+      const lic = await createLicense(t, { license_type: 'MONTHLY' });
+      await t.sql(`UPDATE licenses SET expires_at = now() + $2 * interval '1 hour' ${change ? `, ${change}` : ''} WHERE id = $1`, [
+        lic.id,
+        hoursFromNow,
+      ]);
+    };
+    const inDays = (days: number) => utcDay(-days);
+    const dayOf = (hours: number) => new Date(Date.now() + hours * 3_600_000).toISOString().slice(0, 10);
+    await at(50);
+    await at(50);
+    await at(51, 'active = false');
+    await at(52, 'revoked = true');
+    await at(-1);
+    await at(24 * 31);
+    const table = await chartTable('/dashboard', 'expiring-panel');
+    expect(table.size).toBe(30);
+    expect([...table.keys()][0]).toBe(utcDay(0));
+    expect([...table.keys()][29]).toBe(inDays(29));
+    const counted = [...table.values()].reduce((sum, [n]) => sum + n, 0);
+    // Other tests' licences expire in a year: only the two usable ones in 50 hours count.
+    expect(counted).toBe(2);
+    expect(table.get(dayOf(50))).toEqual([2]);
   });
 
   it('serves the charting library from its own origin under the strict CSP', async () => {

@@ -4,6 +4,7 @@ import { AppError } from '../common/errors/app-error';
 import type { ExportSource, ExportValue } from '../common/http/export';
 import { decodeCursor } from '../common/http/keyset-cursor';
 import { DEFAULT_PAGE_LIMIT, Page } from '../common/http/page-query.dto';
+import { countsByDay, utcDays } from '../common/utc-days';
 import { parseIsoTimestamp } from '../common/validation/iso-timestamp';
 import { AuditEntryRow, AuditFilter, AuditRepository } from './audit.repository';
 import { AuditEntryDto } from './dto/audit-entry.dto';
@@ -39,15 +40,13 @@ export class AuditService {
     licenseId?: number,
     now = new Date(),
   ): Promise<{ day: string; counts: Record<A, number> }[]> {
-    const today = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
-    const since = new Date(today - (days - 1) * DAY_MS);
-    const rows = await this.audit.dailyCounts(actions, since, licenseId);
-    return Array.from({ length: days }, (_, i) => {
-      const day = new Date(since.getTime() + i * DAY_MS).toISOString().slice(0, 10);
-      const counts = Object.fromEntries(actions.map((action) => [action, 0])) as Record<A, number>;
-      for (const row of rows) if (row.day === day) counts[row.action as A] = row.n;
-      return { day, counts };
-    });
+    const range = utcDays(now, 1 - days, days);
+    const rows = await this.audit.dailyCounts(actions, range.start, licenseId);
+    return countsByDay(
+      range.days,
+      actions,
+      rows.map((row) => ({ day: row.day, key: row.action, n: row.n })),
+    );
   }
 
   /** Every matching entry, newest first, streamed from a cursor (docs/admin-api.md, Exports); resolves once the first row is read. */
@@ -59,8 +58,6 @@ export class AuditService {
     return { rows, columns: AUDIT_EXPORT_COLUMNS, toRecord: auditExportRecord };
   }
 }
-
-const DAY_MS = 86_400_000;
 
 /** The filters of a query; 400 when `from` is after `to`. */
 function auditFilter(query: Partial<AuditQueryDto> & { license_ids?: number[] }, products: ProductScope): AuditFilter {

@@ -289,7 +289,7 @@ export class LicensesPagesController {
       payloadPreview(license, this.keyring, this.signing),
       this.usage.usageReport(id),
       this.audit.dailyCounts(
-        LICENSE_CHART_SERIES.map((s) => s.action),
+        LICENSE_CHART_SERIES.map((s) => s.key),
         CHART_DAYS,
         id,
       ),

@@ -26,7 +26,7 @@ export class OverviewController {
   @Get('dashboard')
   @Render('dashboard')
   async overview() {
-    const [products, recent, expiring, trialIps, daily] = await Promise.all([
+    const [products, recent, expiring, trialIps, daily, expiringDaily] = await Promise.all([
       this.stats.productStats(),
       this.audit.listEntries({ limit: 10, offset: 0 }),
       this.licenses.listLicensesForStaff(
@@ -35,9 +35,10 @@ export class OverviewController {
       ),
       this.trials.busiestIps(TRIAL_IP_HOURS, TRIAL_IP_ROWS),
       this.audit.dailyCounts(
-        CHART_SERIES.map((s) => s.action),
+        CHART_SERIES.map((s) => s.key),
         CHART_DAYS,
       ),
+      this.stats.expiringPerDay(CHART_DAYS),
     ]);
     const totals = products.reduce(
       (sum, p) => ({
@@ -58,6 +59,11 @@ export class OverviewController {
       trialIps: trialIps.map((row) => ({ ...row, href: `/licenses?${new URLSearchParams({ trial_ip: row.ip }).toString()}` })),
       trialIpHours: TRIAL_IP_HOURS,
       chartDays: CHART_DAYS,
+      expiringChart: dailyChart(
+        `Usable licences expiring per UTC day, today and the next ${CHART_DAYS - 1} days`,
+        [{ key: 'expiring', label: 'Expiring' }],
+        expiringDaily,
+      ),
       daily: dailyChart(`Activations, refusals and new licences per UTC day, last ${CHART_DAYS} days, oldest first`, CHART_SERIES, daily),
       recent: await withLicenses(recent.items, this.licenses),
     };

@@ -1,6 +1,6 @@
-/** One series of a daily chart: the audit action it counts and its column heading. */
+/** One series of a daily chart: the key of its counts (an audit action, `expiring`) and its column heading. */
 export interface ChartSeries<A extends string> {
-  action: A;
+  key: A;
   label: string;
 }
 
@@ -16,9 +16,9 @@ export const CHART_DAYS = 30;
 
 /** The client and staff events the charts count, in their column order. */
 export const CHART_SERIES = [
-  { action: 'license.activated', label: 'Activations' },
-  { action: 'license.activation_denied', label: 'Refusals' },
-  { action: 'license.created', label: 'New licences' },
+  { key: 'license.activated', label: 'Activations' },
+  { key: 'license.activation_denied', label: 'Refusals' },
+  { key: 'license.created', label: 'New licences' },
 ] as const satisfies readonly ChartSeries<string>[];
 
 /** AuditService.dailyCounts' days as the partial's table: one row a day, one cell a series. */
@@ -30,6 +30,6 @@ export function dailyChart<A extends string>(
   return {
     caption,
     columns: series.map((s) => s.label),
-    rows: days.map(({ day, counts }) => ({ day, values: series.map((s) => ({ label: s.label, n: counts[s.action] })) })),
+    rows: days.map(({ day, counts }) => ({ day, values: series.map((s) => ({ label: s.label, n: counts[s.key] })) })),
   };
 }
