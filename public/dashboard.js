@@ -2,6 +2,10 @@
 // without it every page still works (menu open, times in UTC, no copy buttons).
 document.documentElement.classList.add('js');
 
+// A key typed into a field is text, never a shortcut.
+const typingIn = (target) =>
+  target instanceof HTMLElement && (target.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName));
+
 document.addEventListener('DOMContentLoaded', () => {
   // New-licence form: show only the chosen product's features and limits (without JavaScript every
   // product's group is shown and the server reads the chosen product's one).
@@ -24,8 +28,7 @@ document.addEventListener('DOMContentLoaded', () => {
   if (search) {
     document.addEventListener('keydown', (event) => {
       if (event.key !== '/' || event.ctrlKey || event.metaKey || event.altKey || event.defaultPrevented) return;
-      const target = event.target;
-      if (target instanceof HTMLElement && (target.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName))) return;
+      if (typingIn(event.target) || document.querySelector('dialog[open]')) return;
       event.preventDefault();
       const menu = document.getElementById('topbar-menu');
       const toggle = document.querySelector('[data-menu-toggle]');
@@ -34,6 +37,20 @@ document.addEventListener('DOMContentLoaded', () => {
       search.focus();
       search.select();
     });
+  }
+
+  // "?" anywhere but in a field lists the keyboard shortcuts in a modal dialog; Escape (the dialog's own) or Close
+  // ends it and the focus returns where it was (docs/dashboard.md, Keyboard shortcuts).
+  const shortcuts = document.getElementById('shortcuts');
+  if (shortcuts && typeof shortcuts.showModal === 'function') {
+    document.addEventListener('keydown', (event) => {
+      if (event.key !== '?' || event.ctrlKey || event.metaKey || event.altKey || event.defaultPrevented || shortcuts.open) return;
+      if (typingIn(event.target)) return;
+      event.preventDefault();
+      shortcuts.showModal();
+    });
+    const close = shortcuts.querySelector('[data-shortcuts-close]');
+    if (close) close.addEventListener('click', () => shortcuts.close());
   }
 
   // Results as you type, rendered by the server (GET /licenses/search/suggest); Enter still submits the form.
@@ -190,4 +207,53 @@ document.addEventListener('DOMContentLoaded', () => {
   if (!status || !link) return;
   link.click();
   status.textContent = `Licence file downloaded: ${link.textContent.replace(/^Download /, '')}. Take it to the machine.`;
+});
+
+// Charts (docs/dashboard.md, Charts): each table[data-chart] holds the data (a row per UTC day, a column per series);
+// uPlot, served from our own origin, draws it. The table then stays for screen readers only, the canvas is hidden from
+// them. Colours come from the stylesheet, so the chart follows the light or dark scheme.
+document.addEventListener('DOMContentLoaded', () => {
+  const tables = document.querySelectorAll('table[data-chart]');
+  if (!tables.length || typeof window.uPlot !== 'function') return;
+  const uPlot = window.uPlot;
+  const css = getComputedStyle(document.documentElement);
+  const colour = (name) => css.getPropertyValue(name).trim();
+  for (const table of tables) {
+    const bars = table.getAttribute('data-chart') === 'bars';
+    const names = [...table.querySelectorAll('thead th')].slice(1).map((th) => th.textContent.trim());
+    const rows = [...table.querySelectorAll('tbody tr')];
+    const days = rows.map((row) => Date.parse(`${row.querySelector('[data-day]').getAttribute('data-day')}T00:00:00Z`) / 1000);
+    const series = names.map((_, i) => rows.map((row) => Number(row.querySelectorAll('td')[i].textContent)));
+    const wrap = table.closest('.chart-table') || table;
+    const figure = document.createElement('div');
+    figure.className = 'chart';
+    figure.setAttribute('aria-hidden', 'true');
+    figure.setAttribute('data-testid', 'chart');
+    wrap.before(figure);
+    const axis = { stroke: colour('--muted'), grid: { stroke: colour('--line'), width: 1 }, ticks: { stroke: colour('--line'), width: 1 } };
+    const size = () => ({ width: Math.max(240, figure.clientWidth), height: 220 });
+    const plot = new uPlot(
+      {
+        ...size(),
+        tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC'),
+        scales: { y: { range: (_u, _min, max) => [0, Math.max(4, max)] } },
+        axes: [axis, { ...axis, size: 40 }],
+        legend: { live: false },
+        cursor: { show: false },
+        series: [
+          {},
+          ...names.map((label, i) =>
+            bars
+              ? { label, stroke: colour(`--chart-${i + 1}`), fill: colour(`--chart-${i + 1}`), paths: uPlot.paths.bars({ size: [0.6, 24] }), points: { show: false } }
+              : { label, stroke: colour(`--chart-${i + 1}`), width: 2, points: { size: 5 } },
+          ),
+        ],
+      },
+      [days, ...series],
+      figure,
+    );
+    // Out of sight, still read: no longer a scrolling box (the wrapper's overflow), only clipped.
+    wrap.classList.replace('table-wrap', 'visually-hidden');
+    window.addEventListener('resize', () => plot.setSize(size()));
+  }
 });

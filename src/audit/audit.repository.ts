@@ -43,6 +43,21 @@ export class AuditRepository {
     return { entries: page.rows.map(auditEntryFromRow), total: page.total, estimated: page.estimated, next: page.next };
   }
 
+  /**
+   * How many entries of each action fell on each UTC day from `since` on (optionally of one licence): the dashboard's
+   * charts (docs/dashboard.md, Charts). Read through the created_at index (or the licence's), one row per day and action.
+   */
+  async dailyCounts(actions: readonly string[], since: Date, licenseId?: number): Promise<{ day: string; action: string; n: number }[]> {
+    const params: unknown[] = [actions, since];
+    const byLicense = licenseId === undefined ? '' : `AND a.license_id = $${params.push(licenseId)}`;
+    const rows: { day: string; action: string; n: string }[] = await this.dataSource.query(
+      `SELECT to_char(date_trunc('day', a.created_at AT TIME ZONE 'UTC'), 'YYYY-MM-DD') AS day, a.action, count(*) AS n
+       FROM audit_entries a WHERE a.action = ANY($1::text[]) AND a.created_at >= $2 ${byLicense} GROUP BY 1, 2`,
+      params,
+    );
+    return rows.map((row) => ({ ...row, n: Number(row.n) }));
+  }
+
   /** Every matching entry, newest first, from a server-side cursor (docs/admin-api.md, Exports); opens once the first row is read. */
   streamExport(filter: AuditFilter): Promise<Readable> {
     const params: unknown[] = [];

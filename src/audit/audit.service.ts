@@ -4,6 +4,7 @@ import { AppError } from '../common/errors/app-error';
 import type { ExportSource, ExportValue } from '../common/http/export';
 import { decodeCursor } from '../common/http/keyset-cursor';
 import { DEFAULT_PAGE_LIMIT, Page } from '../common/http/page-query.dto';
+import { countsByDay, utcDays } from '../common/utc-days';
 import { parseIsoTimestamp } from '../common/validation/iso-timestamp';
 import { AuditEntryRow, AuditFilter, AuditRepository } from './audit.repository';
 import { AuditEntryDto } from './dto/audit-entry.dto';
@@ -27,6 +28,25 @@ export class AuditService {
       decodeCursor(query.after),
     );
     return { items: entries.map((e) => AuditEntryDto.from(e)), total, estimated, next };
+  }
+
+  /**
+   * Per UTC day of the last `days` (today included, oldest first), how many entries of each action: every day and
+   * action present, zeros included (docs/dashboard.md, Charts).
+   */
+  async dailyCounts<A extends string>(
+    actions: readonly A[],
+    days: number,
+    licenseId?: number,
+    now = new Date(),
+  ): Promise<{ day: string; counts: Record<A, number> }[]> {
+    const range = utcDays(now, 1 - days, days);
+    const rows = await this.audit.dailyCounts(actions, range.start, licenseId);
+    return countsByDay(
+      range.days,
+      actions,
+      rows.map((row) => ({ day: row.day, key: row.action, n: row.n })),
+    );
   }
 
   /** Every matching entry, newest first, streamed from a cursor (docs/admin-api.md, Exports); resolves once the first row is read. */

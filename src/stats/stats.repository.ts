@@ -152,6 +152,16 @@ export class StatsRepository {
   }
 
   /** The planner's idea of the table's size: free to ask, good enough to decide when to fold. */
+  /** Usable licences (not revoked or suspended) expiring from `from` to before `to`, counted per UTC day of their expiry. */
+  async expiringPerDay(from: Date, to: Date): Promise<{ day: string; n: number }[]> {
+    const rows = await this.dataSource.query<{ day: string; n: string }[]>(
+      `SELECT to_char(date_trunc('day', expires_at AT TIME ZONE 'UTC'), 'YYYY-MM-DD') AS day, count(*) AS n
+       FROM usable_license_deadlines WHERE expires_at >= $1 AND expires_at < $2 GROUP BY 1`,
+      [from, to],
+    );
+    return rows.map((row) => ({ day: row.day, n: Number(row.n) }));
+  }
+
   async estimatedDeltaRows(): Promise<number> {
     const [row] = await this.dataSource.query<{ n: string }[]>(
       `SELECT greatest(reltuples, 0)::bigint AS n FROM pg_class WHERE oid = 'stats_deltas'::regclass`,

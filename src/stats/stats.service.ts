@@ -1,5 +1,6 @@
 import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { ALL_PRODUCTS, type ProductScope } from '../common/auth/actor';
+import { countsByDay, utcDays } from '../common/utc-days';
 import { JobsService } from '../jobs/jobs.service';
 import { LICENSE_TYPES } from '../licenses/license-type';
 import { ProductStatsDto } from './dto/product-stats.dto';
@@ -33,6 +34,20 @@ export class StatsService implements OnModuleInit {
       policy: 'stately',
       retryLimit: 0,
     });
+  }
+
+  /**
+   * Usable licences expiring per UTC day, today and the `days - 1` days after it (today counts from `now` on):
+   * the statistics page's chart (docs/dashboard.md, Charts).
+   */
+  async expiringPerDay(days: number, now = new Date()): Promise<{ day: string; counts: Record<'expiring', number> }[]> {
+    const range = utcDays(now, 0, days);
+    const rows = await this.stats.expiringPerDay(now, range.end);
+    return countsByDay(
+      range.days,
+      ['expiring'] as const,
+      rows.map((row) => ({ ...row, key: 'expiring' })),
+    );
   }
 
   /** One entry per product (in product id order; only the credential's products when it is limited): licences by status and type, current seats and recent activations. */

@@ -83,3 +83,34 @@ export async function signIn(page: Page, baseUrl: string): Promise<void> {
   await page.click('button[type=submit]');
   await page.waitForURL(`${baseUrl}/dashboard`);
 }
+
+export interface SignedInDashboard {
+  t: TestApp;
+  browser: Browser;
+  baseUrl: string;
+  page: Page;
+  /** What {@link collectConsoleErrors} gathered on `page`. */
+  consoleErrors: string[];
+}
+
+/** Both sizes of every page check, for `it.each`. */
+export const BOTH_WIDTHS = [
+  ['desktop', DESKTOP],
+  ['phone', PHONE],
+] as const;
+
+/** Closes what {@link startSignedIn} started (tolerates a start that failed). */
+export async function stopSignedIn(d: SignedInDashboard | undefined): Promise<void> {
+  await d?.browser.close();
+  await d?.t.close();
+}
+
+/** The dashboard with ADMIN signed in on a desktop-sized page in Belgrade's time zone, collecting console errors. */
+export async function startSignedIn(): Promise<SignedInDashboard> {
+  const { t, browser, baseUrl } = await startDashboard();
+  const context = await browser.newContext({ viewport: DESKTOP, timezoneId: 'Europe/Belgrade', locale: 'en-GB' });
+  const page = await context.newPage();
+  const consoleErrors = collectConsoleErrors(page);
+  await signIn(page, baseUrl);
+  return { t, browser, baseUrl, page, consoleErrors };
+}

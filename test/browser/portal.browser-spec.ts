@@ -136,15 +136,20 @@ describe('customer portal in Chromium', () => {
       await screenshot(p, `portal-${label}-${name}`, { viewport: true });
     };
     await page.setViewportSize(size);
-    for (const [label, path] of [
-      ['licenses', '/portal'],
-      ['license', `/portal/licenses/${pos.id}`],
-      ['store-license', `/portal/licenses/${erp.id}`],
-      ['not-found', '/portal/licenses/999999'],
-    ]) {
-      await page.goto(`${baseUrl}${path}`);
-      await check(page, label);
+    // Light, then the dark scheme the portal shares with the dashboard (docs/dashboard.md, Dark mode).
+    for (const scheme of ['light', 'dark'] as const) {
+      await page.emulateMedia({ colorScheme: scheme });
+      for (const [label, path] of [
+        ['licenses', '/portal'],
+        ['license', `/portal/licenses/${pos.id}`],
+        ['store-license', `/portal/licenses/${erp.id}`],
+        ['not-found', '/portal/licenses/999999'],
+      ]) {
+        await page.goto(`${baseUrl}${path}`);
+        await check(page, scheme === 'light' ? label : `${label}-dark`);
+      }
     }
+    await page.emulateMedia({ colorScheme: 'light' });
     // Signed out: the sign-in page, its error next to the field, the answer, and a used link.
     const anonymous = await browser.newPage({ viewport: size });
     await anonymous.goto(`${baseUrl}/portal/login`);

@@ -1,6 +1,7 @@
 import { Get, Param, Post, Query, Render, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { AuditService } from '../../audit/audit.service';
+import { CHART_DAYS, CHART_SERIES, dailyChart } from '../views/daily-chart';
 import { Actor, ALL_PRODUCTS, CurrentActor } from '../../common/auth/actor';
 import { AppError, FieldError } from '../../common/errors/app-error';
 import { CreateLicenseDto, UpdateLicenseDto } from '../../licenses/dto/create-license.dto';
@@ -116,6 +117,9 @@ const FULL_EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 const describeErrors = (errors: FieldError[]) => errors.map((e) => e.message).join('; ');
 const text = (query: Record<string, unknown>, name: string) => (typeof query[name] === 'string' ? query[name].trim() : '');
+
+/** The licence page's chart: the client's activations and refusals (docs/dashboard.md, Charts). */
+const LICENSE_CHART_SERIES = CHART_SERIES.slice(0, 2);
 
 @DashboardController('licenses')
 export class LicensesPagesController {
@@ -343,11 +347,16 @@ export class LicensesPagesController {
   @Render('licenses/show')
   async show(@Param('id', DashboardIdPipe) id: number) {
     const license = await this.licenses.getLicense(id);
-    const [history, audit, preview, usage] = await Promise.all([
+    const [history, audit, preview, usage, activity] = await Promise.all([
       this.licenses.listActivations(id),
       this.audit.listEntries({ license_id: id, limit: 100, offset: 0 }),
       payloadPreview(license, this.keyring, this.signing),
       this.usage.usageReport(id),
+      this.audit.dailyCounts(
+        LICENSE_CHART_SERIES.map((s) => s.key),
+        CHART_DAYS,
+        id,
+      ),
     ]);
     const summaries = new Map([[id, { license_key: license.license_key, customer_name: license.customer_name }]]);
     const entries = audit.items.map((e) => ({ ...e, license: e.license_id ? summaries.get(e.license_id) : undefined }));
@@ -371,6 +380,14 @@ export class LicensesPagesController {
       preview,
       // docs/licences.md, Usage metering: this period's count and the past periods, newest first (12 at most).
       usage: usage.max_uses === null ? null : { ...usage, history: usage.history.slice(0, 12) },
+      // docs/dashboard.md, Charts: this licence's activations and refusals per day, and its seats in use vs allowed.
+      chartDays: CHART_DAYS,
+      activity: dailyChart(
+        `Activations and refusals of this licence per UTC day, last ${CHART_DAYS} days, oldest first`,
+        LICENSE_CHART_SERIES,
+        activity,
+      ),
+      seatsInUse: license.activations.length,
     };
   }
 

@@ -4,6 +4,7 @@ import { LicensesService } from '../../licenses/licenses.service';
 import { TrialsService } from '../../licenses/trials.service';
 import { StatsService } from '../../stats/stats.service';
 import { DashboardController } from '../http/dashboard-controller.decorator';
+import { CHART_DAYS, CHART_SERIES, dailyChart } from '../views/daily-chart';
 import { withLicenses } from './audit.controller';
 import { EXPIRING_SOON_DAYS } from './licenses.controller';
 
@@ -25,7 +26,7 @@ export class OverviewController {
   @Get('dashboard')
   @Render('dashboard')
   async overview() {
-    const [products, recent, expiring, trialIps] = await Promise.all([
+    const [products, recent, expiring, trialIps, daily, expiringDaily] = await Promise.all([
       this.stats.productStats(),
       this.audit.listEntries({ limit: 10, offset: 0 }),
       this.licenses.listLicensesForStaff(
@@ -33,6 +34,11 @@ export class OverviewController {
         { sort: 'expires_at', direction: 'asc' },
       ),
       this.trials.busiestIps(TRIAL_IP_HOURS, TRIAL_IP_ROWS),
+      this.audit.dailyCounts(
+        CHART_SERIES.map((s) => s.key),
+        CHART_DAYS,
+      ),
+      this.stats.expiringPerDay(CHART_DAYS),
     ]);
     const totals = products.reduce(
       (sum, p) => ({
@@ -52,6 +58,13 @@ export class OverviewController {
       expiringDays: EXPIRING_SOON_DAYS,
       trialIps: trialIps.map((row) => ({ ...row, href: `/licenses?${new URLSearchParams({ trial_ip: row.ip }).toString()}` })),
       trialIpHours: TRIAL_IP_HOURS,
+      chartDays: CHART_DAYS,
+      expiringChart: dailyChart(
+        `Usable licences expiring per UTC day, today and the next ${CHART_DAYS - 1} days`,
+        [{ key: 'expiring', label: 'Expiring' }],
+        expiringDaily,
+      ),
+      daily: dailyChart(`Activations, refusals and new licences per UTC day, last ${CHART_DAYS} days, oldest first`, CHART_SERIES, daily),
       recent: await withLicenses(recent.items, this.licenses),
     };
   }
