@@ -50,7 +50,7 @@ describe('event spine', () => {
       const { count, statements: seen } = await roundTrips((run) => activate(keys[run].license_key, fingerprint()).expect(200));
       expect(count).toBe(2);
       expect(seen[0]).toMatch(/license_for_seat_change\(\$1, \$2\)/);
-      expect(seen[1]).toMatch(/UPDATE licenses SET id = id[\s\S]*INSERT INTO activations[\s\S]*INSERT INTO webhook_events/);
+      expect(seen[1]).toMatch(/INSERT INTO license_seat_versions[\s\S]*INSERT INTO activations[\s\S]*INSERT INTO webhook_events/);
       expect(seen.join('\n')).not.toMatch(/webhook_endpoints|START TRANSACTION|COMMIT/);
     });
 
@@ -81,9 +81,14 @@ describe('event spine', () => {
     const activatedEvents = (id: number) =>
       t.sql<{ n: number }>(`SELECT count(*)::int AS n FROM webhook_events WHERE license_id = $1 AND type = 'license.activated'`, [id]);
 
-    it('an activation whose read went stale (the licence changed meanwhile) writes nothing, then binds under the lock', async () => {
-      const lic = await createLicense(t);
-      afterNextOptimisticRead(() => t.sql(`UPDATE licenses SET customer_name = customer_name || '.' WHERE id = $1`, [lic.id]));
+    it('an activation whose read went stale (a seat change under the lock meanwhile) writes nothing, then binds under the lock', async () => {
+      const lic = await createLicense(t, { limits: { max_installations: 2 } });
+      const other = fingerprint('the machine that leaves');
+      await activate(lic.license_key, other).expect(200);
+      // Another instance's deactivation (a locked seat change) lands between the read and the write.
+      afterNextOptimisticRead(() =>
+        t.app.get(SeatsService).deactivateSeat({ licenseKey: lic.license_key, machineFingerprint: other }, SYSTEM_ACTOR),
+      );
       const { statements } = await roundTrips(() => activate(lic.license_key, fingerprint()).expect(200), 1);
       const kind = (q: string) =>
         /license_for_seat_change/.test(q)
@@ -93,9 +98,21 @@ describe('event spine', () => {
             : /^(START TRANSACTION|COMMIT)$/.test(q)
               ? q
               : null;
-      expect(statements.map(kind).filter(Boolean)).toEqual(['read', 'write', 'START TRANSACTION', 'read', 'write', 'COMMIT']);
+      // The read; the deactivation meanwhile (its load under the lock; its write releases, binds nothing); the guarded
+      // write that binds nothing; then the locked way.
+      expect(statements.map(kind).filter(Boolean)).toEqual([
+        'read',
+        'START TRANSACTION',
+        'read',
+        'COMMIT',
+        'write',
+        'START TRANSACTION',
+        'read',
+        'write',
+        'COMMIT',
+      ]);
       expect((await seatsOf(lic.id))[0].n).toBe(1);
-      expect((await activatedEvents(lic.id))[0].n).toBe(1);
+      expect((await activatedEvents(lic.id))[0].n).toBe(2);
     });
 
     it('a seat bound by another request between the read and the write cannot push the licence over its limit', async () => {

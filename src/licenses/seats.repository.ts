@@ -239,16 +239,22 @@ export type ReportedMachine = Pick<Activation, 'hostname' | 'os' | 'appVersion' 
 export const seatChanges = {
   /**
    * The dead seats go first (reading `dead` runs it before the insert), so a machine whose own seat died binds again.
-   * Binding moves the licence row's version (`guard`, which changes nothing else): with `version` (the optimistic
-   * path) the seat is bound only if the licence is still as read, so no seat can slip past a concurrent change
-   * (docs/licences.md, Concurrency); without it (under the licence lock) the guard always passes.
+   * With `version` (the optimistic path, nothing locked) the seat is bound only if the licence still exists and its
+   * seat counter is still the one read, which the bind moves (`guard`): a seat bound or a locked seat change since
+   * the read makes this write do nothing (docs/licences.md, Concurrency). Without it, the caller holds the licence lock
+   * and has moved the counter already.
    */
   bind(dead: string[], seat: Activation, version: string | null): RecordedChange {
+    const guard =
+      version === null
+        ? `guard AS (SELECT $3::int AS id WHERE $12::bigint IS NULL)`
+        : `licence AS (SELECT id FROM licenses WHERE id = $3::int FOR KEY SHARE), guard AS (
+        INSERT INTO license_seat_versions AS v (license_id, version) SELECT id, $12::bigint + 1 FROM licence
+        ON CONFLICT (license_id) DO UPDATE SET version = v.version + 1 WHERE v.version = $12::bigint
+        RETURNING license_id AS id)`;
     return {
-      name: 'seat-bind-guarded',
-      ctes: `${RELEASE_DEAD_CTE}, guard AS (
-        UPDATE licenses SET id = id WHERE id = $3::int AND ($12::text IS NULL OR xmin::text = $12::text) RETURNING id
-      ), change AS (
+      name: version === null ? 'seat-bind-locked' : 'seat-bind-guarded',
+      ctes: `${RELEASE_DEAD_CTE}, ${guard}, change AS (
         INSERT INTO activations (id, license_id, product_id, machine_fingerprint, hostname, os, app_version, ip, activated_at, last_seen_at)
         SELECT $2::bigint, guard.id, $4::int, $5::varchar, $6::varchar, $7::varchar, $8::varchar, $9::varchar, $10::timestamptz, $11::timestamptz
         FROM guard, (SELECT count(*) FROM dead) AS released_first
@@ -308,7 +314,7 @@ export interface SeatChangeLoad {
   recentDeactivations: Date[];
   now: Date;
   nextSeatId: string;
-  /** The licence row's version when read (its xmin): every change of the licence, and every seat bound to it, moves it. */
+  /** The licence's seat counter when read (license_seat_versions; 0 without a row): every seat bound moves it. */
   version: string;
 }
 

@@ -3,7 +3,7 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
 /**
  * The seat change's load takes a second argument, `p_lock`: true locks as before (the licence, and its live seats when
  * they can die); false reads without locking, for the optimistic path of an activation (docs/licences.md, Concurrency).
- * Either way it returns the licence row's version (`xmin`), which the activation's write compares so that a licence
+ * Either way it returns the licence row's version (`xmin`; a later migration returns a seat counter instead), which the activation's write compares so that a licence
  * changed, or given another seat, since the read makes the write do nothing.
  */
 export class OptimisticSeatChange1797050000000 implements MigrationInterface {
