@@ -1082,7 +1082,7 @@ export interface components {
         SignedEnvelopeDto: {
             /**
              * @description base64url without padding of the exact signed bytes (the RFC 8785 form of what the legacy `signature` covers)
-             * @example eyJhY3RpdmF0ZWRfYXQiOi...
+             * @example eyJhY3RpdmF0ZWRfYXQiOiIyMDI2LTAzLTAxVDEwOjAwOjAwLjAwMFoifQ
              */
             payload: string;
             /**
@@ -1098,7 +1098,7 @@ export interface components {
             key_id: string;
             /**
              * @description the signature over the decoded payload, base64url without padding
-             * @example kX9yZ...
+             * @example kX9yZ3b1Qm8tV0xhcE5rR2ZfUjR6
              */
             signature: string;
         };
@@ -1501,7 +1501,7 @@ export interface components {
             key_id: string;
             /**
              * @description Unpadded base64url signature, by the endorsing key's algorithm, over ASCII "licence-server-endorsement-v1:" + base64url(RFC 7638 SHA-256 thumbprint of this key's JWK)
-             * @example kX9yZ...
+             * @example kX9yZ3b1Qm8tV0xhcE5rR2ZfUjR6
              */
             signature: string;
         };

@@ -8,7 +8,7 @@ import { UsageAnswerDto } from '../../licenses/dto/usage.dto';
 export class SignedEnvelopeDto {
   @ApiProperty({
     pattern: '^[A-Za-z0-9_-]+$',
-    example: 'eyJhY3RpdmF0ZWRfYXQiOi...',
+    example: 'eyJhY3RpdmF0ZWRfYXQiOiIyMDI2LTAzLTAxVDEwOjAwOjAwLjAwMFoifQ',
     description: 'base64url without padding of the exact signed bytes (the RFC 8785 form of what the legacy `signature` covers)',
   })
   payload: string;
@@ -17,7 +17,7 @@ export class SignedEnvelopeDto {
   @ApiProperty({ example: '3f9a1c0b7d2e4f65', description: 'key_id of the signing key (GET /api/v1/public-keys)' }) key_id: string;
   @ApiProperty({
     pattern: '^[A-Za-z0-9_-]+$',
-    example: 'kX9yZ...',
+    example: 'kX9yZ3b1Qm8tV0xhcE5rR2ZfUjR6',
     description: 'the signature over the decoded payload, base64url without padding',
   })
   signature: string;

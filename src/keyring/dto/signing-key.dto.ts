@@ -23,7 +23,7 @@ const ALGORITHM = { enum: SIGNING_ALGORITHMS, example: 'RSA-SHA256', description
 export class KeyEndorsementDto {
   @ApiProperty({ ...KEY_ID, description: 'key_id of the endorsing key' }) key_id: string;
   @ApiProperty({
-    example: 'kX9yZ...',
+    example: 'kX9yZ3b1Qm8tV0xhcE5rR2ZfUjR6',
     pattern: '^[A-Za-z0-9_-]+$',
     description:
       'Unpadded base64url signature, by the endorsing key\'s algorithm, over ASCII "licence-server-endorsement-v1:" + base64url(RFC 7638 SHA-256 thumbprint of this key\'s JWK)',
