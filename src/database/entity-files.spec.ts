@@ -13,6 +13,7 @@ describe('loadEntities (every entity file under src/, no list in database/)', ()
         'AuditEntry',
         'CustomerNote',
         'License',
+        'LicenseSeatVersion',
         'Product',
         'StatsDelta',
         'StoreEvent',
