@@ -11,6 +11,16 @@ const normalizedKey = ({ value }: { value: unknown }) => (typeof value === 'stri
 const upperCasedTrimmed = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim().toUpperCase() : value);
 
 /** `{license_key, machine_fingerprint}`: the body of deactivate and validate. Unknown fields are ignored. */
+
+/** An optional text the machine reports about itself (`os`, `app_version`): at most `max` characters, storable. */
+const ReportedText = (max: number, example: string) =>
+  applyDecorators(
+    ApiPropertyOptional({ type: String, nullable: true, example }),
+    IsOptional(),
+    IsString(),
+    MaxChars(max),
+    IsStorableText(),
+  );
 export class SeatRequestDto {
   @ApiProperty({ example: 'POS-7K2QF-9XWMB-R4TZN-H8CVD', description: 'Case-insensitive; surrounding whitespace ignored' })
   @Transform(normalizedKey)
@@ -85,18 +95,10 @@ export class ActivateRequestDto extends SeatRequestDto {
   @IsStorableText()
   hostname: string;
 
-  @ApiPropertyOptional({ type: String, nullable: true, example: 'Windows 11' })
-  @IsOptional()
-  @IsString()
-  @MaxChars(100)
-  @IsStorableText()
+  @ReportedText(100, 'Windows 11')
   os?: string | null;
 
-  @ApiPropertyOptional({ type: String, nullable: true, example: '4.2.0' })
-  @IsOptional()
-  @IsString()
-  @MaxChars(50)
-  @IsStorableText()
+  @ReportedText(50, '4.2.0')
   app_version?: string | null;
 
   @ApiPropertyOptional({
@@ -175,18 +177,10 @@ export class TrialRequestDto {
   @IsStorableText()
   hostname?: string | null;
 
-  @ApiPropertyOptional({ type: String, nullable: true, example: 'Windows 11' })
-  @IsOptional()
-  @IsString()
-  @MaxChars(100)
-  @IsStorableText()
+  @ReportedText(100, 'Windows 11')
   os?: string | null;
 
-  @ApiPropertyOptional({ type: String, nullable: true, example: '4.2.0' })
-  @IsOptional()
-  @IsString()
-  @MaxChars(50)
-  @IsStorableText()
+  @ReportedText(50, '4.2.0')
   app_version?: string | null;
 
   @ApiPropertyOptional({
