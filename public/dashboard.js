@@ -209,6 +209,46 @@ document.addEventListener('DOMContentLoaded', () => {
   status.textContent = `Licence file downloaded: ${link.textContent.replace(/^Download /, '')}. Take it to the machine.`;
 });
 
+// Bulk actions (docs/dashboard.md, Bulk actions): "This page" in the bar selects every row of the page, and the bar
+// says how many rows are selected. Without JavaScript each row is ticked by hand; the form works the same.
+document.addEventListener('DOMContentLoaded', () => {
+  const all = document.querySelector('input[data-select-all]');
+  const rows = [...document.querySelectorAll('input[data-select-row]')];
+  const count = document.querySelector('[data-selected-count]');
+  const wrap = document.querySelector('[data-select-page]');
+  if (!all || !wrap || rows.length === 0) return;
+  wrap.hidden = false;
+  const update = () => {
+    const picked = rows.filter((row) => row.checked).length;
+    all.checked = picked === rows.length;
+    all.indeterminate = picked > 0 && picked < rows.length;
+    if (count) count.textContent = `Selected rows (${picked})`;
+  };
+  all.addEventListener('change', () => {
+    for (const row of rows) row.checked = all.checked;
+    update();
+  });
+  for (const row of rows) row.addEventListener('change', update);
+  update();
+});
+
+// A bulk operation's page while it runs: its progress block is fetched again every 1.5 s until it says it finished.
+document.addEventListener('DOMContentLoaded', () => {
+  const poll = () => {
+    const block = document.querySelector('[data-poll]');
+    if (!block) return;
+    setTimeout(async () => {
+      try {
+        const res = await fetch(block.getAttribute('data-poll'), { headers: { Accept: 'text/html' } });
+        if (res.ok) block.outerHTML = await res.text();
+      } finally {
+        poll();
+      }
+    }, 1500);
+  };
+  poll();
+});
+
 // Charts (docs/dashboard.md, Charts): each table[data-chart] holds the data (a row per UTC day, a column per series);
 // uPlot, served from our own origin, draws it. The table then stays for screen readers only, the canvas is hidden from
 // them. Colours come from the stylesheet, so the chart follows the light or dark scheme.

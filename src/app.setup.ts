@@ -54,7 +54,8 @@ export async function configureApp(nestApp: INestApplication, config: AppConfig)
   // the request id and log line first (so every response, body-parser errors included, gets them; the metrics
   // share its listener), then the headers, the cheap refusals, and the body parsers.
   // Forms only where the dashboard's and the portal's forms post (CSRF-checked there); the JSON API never parses them.
-  const forms = express.urlencoded({ limit: BODY_LIMIT, extended: false, parameterLimit: 200 });
+  // 256 fields: the licence list's bulk form names up to 200 rows plus the view's filters (docs/dashboard.md, Bulk actions).
+  const forms = express.urlencoded({ limit: BODY_LIMIT, extended: false, parameterLimit: 256 });
   const parsedBody = chain(
     refuseDeclaredOversize(BODY_LIMIT_BYTES),
     onApiPaths(requireJsonBody),

@@ -13,6 +13,7 @@ import { DashboardPassport } from './auth/dashboard-passport';
 import { loginFormTokensProvider } from './auth/login-form-token';
 import { FirstUserInitializer } from './first-user';
 import { AuditPageController } from './pages/audit.controller';
+import { BulkPagesController } from './pages/bulk.controller';
 import { LicenseFilesPagesController } from './pages/license-files.controller';
 import { LicensesPagesController } from './pages/licenses.controller';
 import { MailPagesController } from './pages/mail.controller';
@@ -44,6 +45,8 @@ import { UsersService } from './users.service';
   controllers: [
     AuthController,
     OverviewController,
+    // Before the licence pages: /licenses/bulk is not a licence id.
+    BulkPagesController,
     LicensesPagesController,
     AuditPageController,
     SigningKeysPageController,

@@ -11,6 +11,8 @@ describe('loadEntities (every entity file under src/, no list in database/)', ()
         'Activation',
         'AdminToken',
         'AuditEntry',
+        'BulkOperation',
+        'BulkOperationItem',
         'CustomerNote',
         'License',
         'LicenseSeatVersion',

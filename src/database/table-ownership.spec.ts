@@ -8,6 +8,8 @@ const OWNERS: Record<string, string> = {
   usage_counters: 'licenses',
   usage_idempotency_keys: 'licenses',
   trials: 'licenses',
+  license_bulk_operations: 'licenses',
+  license_bulk_items: 'licenses',
   products: 'products',
   audit_entries: 'audit',
   webhook_endpoints: 'webhooks',

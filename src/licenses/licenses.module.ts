@@ -16,6 +16,8 @@ import { UsageService } from './usage.service';
 import { StoreLicensesService } from './store-licenses.service';
 import { CustomerNotesRepository } from './customer-notes.repository';
 import { CustomersService } from './customers.service';
+import { BulkLicensesService } from './bulk-licenses.service';
+import { BulkOperationsRepository } from './bulk-operations.repository';
 
 /** The licence aggregate: licences and their seats. Exports services only, never repositories. */
 @Module({
@@ -34,7 +36,18 @@ import { CustomersService } from './customers.service';
     StoreLicensesService,
     CustomerNotesRepository,
     CustomersService,
+    BulkOperationsRepository,
+    BulkLicensesService,
   ],
-  exports: [CustomersService, LicensesService, SeatsService, SeatSweepService, UsageService, TrialsService, StoreLicensesService],
+  exports: [
+    BulkLicensesService,
+    CustomersService,
+    LicensesService,
+    SeatsService,
+    SeatSweepService,
+    UsageService,
+    TrialsService,
+    StoreLicensesService,
+  ],
 })
 export class LicensesModule {}

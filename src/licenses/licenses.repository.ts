@@ -37,6 +37,8 @@ export interface LicenseListFilter {
   storeSubscriptionId?: string;
   /** Self-service trials started from this IP address. */
   trialIp?: string;
+  /** Only these licences. */
+  licenseIds?: readonly number[];
 }
 
 export const LICENSE_SORTS = ['created_at', 'expires_at', 'customer_name', 'license_key', 'product', 'license_type', 'status'] as const;
@@ -272,6 +274,23 @@ export class LicensesRepository {
     return rows.map((r) => r.id);
   }
 
+  /** The ids among `ids` of licences that exist within `products`, in id order. */
+  async existingIds(ids: readonly number[], products: ProductScope = ALL_PRODUCTS): Promise<number[]> {
+    const rows: { id: number }[] = await this.dataSource.query(
+      `SELECT l.id FROM licenses l WHERE l.id = ANY($1::int[]) AND ${IN_PRODUCT_SCOPE} ORDER BY l.id`,
+      [ids, products],
+    );
+    return rows.map((r) => r.id);
+  }
+
+  /** The ids of the licences matching the list's filters, in id order, at most `limit` (docs/dashboard.md, Bulk actions). */
+  async matchingIds(filter: LicenseListFilter, limit: number): Promise<number[]> {
+    const params: unknown[] = [];
+    const from = licenseListFrom(filter, params);
+    const rows: { id: number }[] = await this.dataSource.query(`SELECT l.id ${from} ORDER BY l.id LIMIT $${params.push(limit)}`, params);
+    return rows.map((r) => r.id);
+  }
+
   /**
    * Every matching licence, newest first, as a stream read from a server-side cursor (docs/admin-api.md, Exports). Opens when
    * the query has produced its first row (or none), so a failure before then is an ordinary error.
@@ -346,6 +365,7 @@ function licenseListFrom(filter: LicenseListFilter, params: unknown[]): string {
   if (filter.trialIp !== undefined) {
     where.push(`EXISTS (SELECT 1 FROM trials tr WHERE tr.license_id = l.id AND tr.ip = ${param(filter.trialIp)})`);
   }
+  if (filter.licenseIds !== undefined) where.push(`l.id = ANY(${param(filter.licenseIds)}::int[])`);
   // Always a WHERE clause (no top-level OR in any part): the keyset condition is ANDed to it.
   return `FROM licenses l JOIN product_catalog p ON p.id = l.product_id WHERE ${where.length ? where.join(' AND ') : 'true'}`;
 }

@@ -47,6 +47,8 @@ export type LicenseListQuery = Partial<ListLicensesQueryDto> & {
   customer_email?: string;
   customer_pib?: string;
   expiring_within_days?: number;
+  /** Only these licences (the dashboard's export of selected rows). */
+  ids?: readonly number[];
 };
 
 /** A list row with the seat columns the dashboard shows. */
@@ -258,33 +260,39 @@ export class LicensesService {
     reason?: string | null,
   ): Promise<LicenseDetailsDto> {
     if (!Object.values(input).some((v) => v !== undefined)) throw AppError.field('body', 'Give at least one field to change');
-    return this.dataSource.transaction(async (manager) => {
-      const license = await this.lockLicense(id, manager, products);
-      if (input.active === true && license.revoked) {
-        throw AppError.conflict('A revoked licence cannot be made active again', { field: 'active' });
-      }
-      const next = updatedFields(license, input, new Date());
-      const changes: Record<string, { from: unknown; to: unknown }> = {};
-      for (const [json, prop] of UPDATABLE) {
-        const from = auditValue(license[prop]);
-        const to = auditValue(next[prop]);
-        if (JSON.stringify(from) !== JSON.stringify(to)) changes[json] = { from, to };
-      }
-      if (Object.keys(changes).length === 0) return this.details(license, manager);
-      Object.assign(license, next);
-      const saved = await this.licenses.save(license, manager);
-      const after = await this.details(saved, manager);
-      await this.events.record(manager, {
-        type: 'license.updated',
-        actor,
-        licenseId: id,
-        productId: license.productId,
-        productCode: license.product?.code,
-        license: after,
-        details: reason ? { changes, reason } : { changes },
-      });
-      return after;
-    });
+    return this.dataSource.transaction(async (manager) => (await this.updateIn(manager, id, input, actor, products, reason)).license);
+  }
+
+  /**
+   * updateLicense in the caller's transaction; `changed` is false when nothing differed (then nothing is recorded).
+   * `extra` joins the audit entry's details (a bulk operation's id: docs/dashboard.md, Bulk actions).
+   */
+  async updateIn(
+    manager: EntityManager,
+    id: number,
+    input: UpdateLicenseDto,
+    actor: Actor,
+    products: ProductScope = ALL_PRODUCTS,
+    reason?: string | null,
+    extra: Record<string, unknown> = {},
+  ): Promise<{ license: LicenseDetailsDto; changed: boolean }> {
+    const license = await this.lockLicense(id, manager, products);
+    if (input.active === true && license.revoked) {
+      throw AppError.conflict('A revoked licence cannot be made active again', { field: 'active' });
+    }
+    const next = updatedFields(license, input, new Date());
+    const changes: Record<string, { from: unknown; to: unknown }> = {};
+    for (const [json, prop] of UPDATABLE) {
+      const from = auditValue(license[prop]);
+      const to = auditValue(next[prop]);
+      if (JSON.stringify(from) !== JSON.stringify(to)) changes[json] = { from, to };
+    }
+    if (Object.keys(changes).length === 0) return { license: await this.details(license, manager), changed: false };
+    Object.assign(license, next);
+    return {
+      license: await this.saveUpdated(manager, license, actor, { changes, ...(reason ? { reason } : {}), ...extra }),
+      changed: true,
+    };
   }
 
   /**
@@ -294,27 +302,93 @@ export class LicensesService {
    * with the expires_at change and `renewed: true`.
    */
   async renewLicense(id: number, actor: Actor): Promise<LicenseDetailsDto> {
-    return this.dataSource.transaction(async (manager) => {
-      const license = await this.lockLicense(id, manager);
-      if (license.licenseType === 'PERPETUAL') throw AppError.conflict('A PERPETUAL licence never expires: there is nothing to renew');
-      if (license.revoked) throw AppError.conflict('A revoked licence cannot be renewed');
-      const from = renewalStart(license.expiresAt, new Date());
-      const expiresAt = computeExpiresAt(license.licenseType, from) as Date;
-      const changes = { expires_at: { from: auditValue(license.expiresAt), to: expiresAt.toISOString() } };
-      license.expiresAt = expiresAt;
-      const saved = await this.licenses.save(license, manager);
-      const after = await this.details(saved, manager);
-      await this.events.record(manager, {
-        type: 'license.updated',
-        actor,
-        licenseId: id,
-        productId: license.productId,
-        productCode: license.product?.code,
-        license: after,
-        details: { changes, renewed: true },
-      });
-      return after;
+    return this.dataSource.transaction((manager) => this.renewIn(manager, id, actor));
+  }
+
+  /** renewLicense in the caller's transaction, within `products`; `extra` joins the audit entry's details. */
+  async renewIn(
+    manager: EntityManager,
+    id: number,
+    actor: Actor,
+    products: ProductScope = ALL_PRODUCTS,
+    extra: Record<string, unknown> = {},
+  ): Promise<LicenseDetailsDto> {
+    const license = await this.lockLicense(id, manager, products);
+    if (license.licenseType === 'PERPETUAL') throw AppError.conflict('A PERPETUAL licence never expires: there is nothing to renew');
+    if (license.revoked) throw AppError.conflict('A revoked licence cannot be renewed');
+    const expiresAt = computeExpiresAt(license.licenseType, renewalStart(license.expiresAt, new Date())) as Date;
+    return this.moveExpiry(manager, license, expiresAt, actor, { renewed: true, ...extra });
+  }
+
+  /**
+   * Suspends (active false) with an optional reason in the caller's transaction, like the dashboard's Suspend; false when
+   * the licence already was suspended (nothing recorded). 409 CONFLICT for a revoked licence.
+   */
+  async suspendIn(
+    manager: EntityManager,
+    id: number,
+    reason: string | null,
+    actor: Actor,
+    products: ProductScope = ALL_PRODUCTS,
+    extra: Record<string, unknown> = {},
+  ): Promise<boolean> {
+    const license = await this.lockLicense(id, manager, products);
+    if (license.revoked) throw AppError.conflict('A revoked licence cannot be suspended');
+    return (await this.updateIn(manager, id, { active: false }, actor, products, reason, extra)).changed;
+  }
+
+  /**
+   * Adds `days` days to the later of now and the licence's expiry, like a renewal (docs/dashboard.md, Bulk actions), in the
+   * caller's transaction. 409 CONFLICT for PERPETUAL and revoked licences. Audited as `license.updated` with the
+   * expires_at change and `extended_days`.
+   */
+  async extendIn(
+    manager: EntityManager,
+    id: number,
+    days: number,
+    actor: Actor,
+    products: ProductScope = ALL_PRODUCTS,
+    extra: Record<string, unknown> = {},
+  ): Promise<LicenseDetailsDto> {
+    const license = await this.lockLicense(id, manager, products);
+    if (license.licenseType === 'PERPETUAL') throw AppError.conflict('A PERPETUAL licence never expires: there is nothing to extend');
+    if (license.revoked) throw AppError.conflict('A revoked licence cannot be extended');
+    const expiresAt = new Date(renewalStart(license.expiresAt, new Date()).getTime() + days * 86_400_000);
+    return this.moveExpiry(manager, license, expiresAt, actor, { extended_days: days, ...extra });
+  }
+
+  /** The new expiry saved and recorded as `license.updated` (the change, then `details`). */
+  private moveExpiry(
+    manager: EntityManager,
+    license: License,
+    expiresAt: Date,
+    actor: Actor,
+    details: Record<string, unknown>,
+  ): Promise<LicenseDetailsDto> {
+    const changes = { expires_at: { from: auditValue(license.expiresAt), to: expiresAt.toISOString() } };
+    license.expiresAt = expiresAt;
+    return this.saveUpdated(manager, license, actor, { changes, ...details });
+  }
+
+  /** The changed licence saved and recorded as `license.updated` with `details`, in the caller's transaction. */
+  private async saveUpdated(
+    manager: EntityManager,
+    license: License,
+    actor: Actor,
+    details: Record<string, unknown>,
+  ): Promise<LicenseDetailsDto> {
+    const saved = await this.licenses.save(license, manager);
+    const after = await this.details(saved, manager);
+    await this.events.record(manager, {
+      type: 'license.updated',
+      actor,
+      licenseId: license.id,
+      productId: license.productId,
+      productCode: license.product?.code,
+      license: after,
+      details,
     });
+    return after;
   }
 
   /** Revokes for good, keeping the reason; seats stay bound (docs/licences.md, Revoking and releasing). 409 ALREADY_REVOKED when it already is. */
@@ -386,6 +460,19 @@ export class LicensesService {
     });
   }
 
+  /**
+   * The licences a bulk change covers (docs/dashboard.md, Bulk actions): the given ids that exist within `products`, or
+   * every licence matching the list's filters; id order, at most `limit`.
+   */
+  bulkSelection(
+    selection: { ids: readonly number[] } | { query: Omit<LicenseListQuery, 'limit' | 'offset'> },
+    limit: number,
+    products: ProductScope = ALL_PRODUCTS,
+  ): Promise<number[]> {
+    if ('ids' in selection) return this.licenses.existingIds(selection.ids.slice(0, limit), products);
+    return this.licenses.matchingIds(listFilter(selection.query, products), limit);
+  }
+
   /** Kept separate so a test can force a key collision. */
   protected newLicenseKey(prefix: string): string {
     return generateLicenseKey(prefix);
@@ -440,6 +527,7 @@ function listFilter(query: Omit<LicenseListQuery, 'limit' | 'offset'>, products:
     storeName: query.store,
     storeSubscriptionId: query.subscription_id,
     trialIp: query.trial_ip,
+    licenseIds: query.ids,
   };
 }
 

@@ -58,6 +58,14 @@ const CUSTOMER_TIMELINE_PAGE_SIZE = 20;
 const NOTE_LABELS = { note: 'Note' };
 const FILTERS = ['product', 'status', 'license_type', 'q', 'trial_ip'] as const;
 
+/** The list's bulk actions (docs/dashboard.md, Bulk actions); export needs no confirmation. */
+export const BULK_CHOICES = [
+  { value: 'renew', label: 'Renew for one term' },
+  { value: 'extend', label: 'Extend by days' },
+  { value: 'suspend', label: 'Suspend' },
+  { value: 'export', label: 'Export CSV' },
+] as const;
+
 const COLUMNS: { label: string; sort?: LicenseSort }[] = [
   { label: 'Licence key', sort: 'license_key' },
   { label: 'Customer', sort: 'customer_name' },
@@ -141,23 +149,14 @@ export class LicensesPagesController {
   @Get()
   @Render('licenses/list')
   async list(@Query() query: Record<string, unknown>) {
-    const filters: Record<string, string> = {};
-    for (const name of FILTERS) if (text(query, name)) filters[name] = text(query, name);
-    if (text(query, 'expiring') === String(EXPIRING_SOON_DAYS)) filters.expiring = String(EXPIRING_SOON_DAYS);
     const sort = LICENSE_SORTS.find((s) => s === text(query, 'sort'));
     const direction = text(query, 'dir') === 'asc' ? 'asc' : text(query, 'dir') === 'desc' ? 'desc' : undefined;
     const page = pageNumber(query.page);
     // The page size is part of the view (a bookmark keeps it); anything but the offered sizes is the default.
     const size = LICENSE_PAGE_SIZES.find((n) => String(n) === text(query, 'size')) ?? LICENSES_PAGE_SIZE;
     const sizeParam: Record<string, string> = size === LICENSES_PAGE_SIZE ? {} : { size: String(size) };
-    const paging = { limit: size, offset: (page - 1) * size };
-    const { expiring, ...apiFilters } = filters;
-    const { value, errors } = await validFilters(ListLicensesQueryDto, apiFilters, paging);
-    for (const name of FILTERS) if (!(name in apiFilters)) delete filters[name];
-    const result = await this.licenses.listLicensesForStaff(
-      { ...value, search_machines: true, expiring_within_days: expiring ? EXPIRING_SOON_DAYS : undefined },
-      { sort, direction },
-    );
+    const { filters, value, errors } = await listSelection(query, { limit: size, offset: (page - 1) * size });
+    const result = await this.licenses.listLicensesForStaff(value, { sort, direction });
     const kept = { ...filters, ...sizeParam, ...(sort ? { sort } : {}), ...(direction ? { dir: direction } : {}) };
     return {
       title: filters.q ? `Search: ${filters.q}` : 'Licences',
@@ -180,6 +179,11 @@ export class LicensesPagesController {
       pageSizes: LICENSE_PAGE_SIZES.map((n) => ({ value: n, selected: n === size })),
       // The export takes the filters the admin API knows (product, status, type, q), as shown.
       exportHref: `/licenses/export.csv?${new URLSearchParams(readFilters(query)).toString()}`,
+      // docs/dashboard.md, Bulk actions: the rows carry checkboxes; the bar sends the view with the selection.
+      bulkSelect: true,
+      view: Object.entries(kept).map(([name, v]) => ({ name, value: v })),
+      total: result.total,
+      bulkActions: BULK_CHOICES,
     };
   }
 
@@ -579,6 +583,24 @@ async function optionalReason(req: Request): Promise<string | null> {
   const { value, errors } = await checkDto(ReleaseSeatsDto, { reason });
   if (!value) throw AppError.validation(errors);
   return value.reason ?? null;
+}
+
+/**
+ * The list's filters from a query string or a form (docs/dashboard.md, Bulk actions: "all matching" means this), checked
+ * like the list checks them: those the admin API's DTO refuses are dropped and reported.
+ */
+export async function listSelection(query: Record<string, unknown>, paging: { limit: number; offset: number }) {
+  const filters: Record<string, string> = {};
+  for (const name of FILTERS) if (text(query, name)) filters[name] = text(query, name);
+  if (text(query, 'expiring') === String(EXPIRING_SOON_DAYS)) filters.expiring = String(EXPIRING_SOON_DAYS);
+  const { expiring, ...apiFilters } = filters;
+  const { value, errors } = await validFilters(ListLicensesQueryDto, apiFilters, paging);
+  for (const name of FILTERS) if (!(name in apiFilters)) delete filters[name];
+  return {
+    filters,
+    value: { ...value, search_machines: true, expiring_within_days: expiring ? EXPIRING_SOON_DAYS : undefined },
+    errors,
+  };
 }
 
 /** The query string that names a customer on the customer page. */
