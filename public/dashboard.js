@@ -93,6 +93,8 @@ document.addEventListener('DOMContentLoaded', () => {
     toggle.addEventListener('click', () => {
       const open = menu.classList.toggle('open');
       toggle.setAttribute('aria-expanded', String(open));
+      // Search is what the menu is opened for most: the cursor waits in the box (docs/dashboard.md, Find a licence or a customer).
+      if (open && search) search.focus();
     });
   }
 

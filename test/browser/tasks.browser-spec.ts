@@ -1,0 +1,266 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Browser, Locator, Page } from 'playwright-core';
+import { createLicense, fingerprint, insertSeat, setLicenseExpiry } from '../support/factories';
+import { startSmtpServer } from '../support/smtp-server';
+import type { TestApp } from '../support/test-app';
+import { BOTH_WIDTHS, collectConsoleErrors, screenshot, seriousViolations, signIn, startDashboard } from './browser';
+
+type Width = (typeof BOTH_WIDTHS)[number][0];
+
+/**
+ * The documented clicks of each task, read from docs/dashboard.md (Clicks per task): the table's first cell names the
+ * task, then the desktop and the phone clicks. The spec measures each task and compares, so the table cannot drift.
+ */
+function documentedClicks(): Map<string, Record<Width, number>> {
+  const docs = readFileSync(join(__dirname, '..', '..', 'docs', 'dashboard.md'), 'utf8');
+  const section = /^## Clicks per task\n([\s\S]*?)(?=^## )/m.exec(docs)?.[1] ?? '';
+  const rows = new Map<string, Record<Width, number>>();
+  for (const line of section.split('\n')) {
+    const cells = line.split('|').map((c) => c.trim());
+    if (cells.length < 5 || !/^\d+$/.test(cells[2]) || !/^\d+$/.test(cells[3])) continue;
+    rows.set(cells[1], { desktop: Number(cells[2]), phone: Number(cells[3]) });
+  }
+  return rows;
+}
+
+const TASKS = {
+  newLaptop: '"My key stopped working on my new laptop" (find by name, release the old machine)',
+  renew: 'Renew a licence found by its key (dashes optional)',
+  suspend: 'Suspend a licence with a reason',
+  sendKey: 'Send the key to the customer again',
+  machines: "A customer's machines on all their licences",
+  note: 'Add a note about a customer',
+  expiring: 'Licences expiring in the next 30 days (from the statistics page)',
+} as const;
+
+/**
+ * Staff tasks in Chromium, counted in clicks (docs/dashboard.md, Clicks per task): only real gestures (typing, Enter,
+ * clicks on visible elements), each click counted; every task reads its outcome back and ends on a page axe-core passes.
+ */
+describe('staff tasks in Chromium, counted in clicks, at 1280 and 390 px', () => {
+  let t: TestApp;
+  let browser: Browser;
+  let baseUrl: string;
+  let smtp: Awaited<ReturnType<typeof startSmtpServer>>;
+  const documented = documentedClicks();
+
+  beforeAll(async () => {
+    smtp = await startSmtpServer();
+    ({ t, browser, baseUrl } = await startDashboard({
+      mail: { smtpUrl: smtp.url, from: 'keys@vendor.example', brandName: 'Vendor Soft', disabledKinds: [], retryScheduleSeconds: [1] },
+    }));
+  }, 60_000);
+  afterAll(async () => {
+    await browser?.close();
+    await t?.close();
+    await smtp?.close();
+  });
+
+  it('documents every task measured here, with a number per width', () => {
+    expect([...documented.keys()].sort()).toEqual(Object.values(TASKS).sort());
+  });
+
+  describe.each(BOTH_WIDTHS)('%s', (width, viewport) => {
+    let page: Page;
+    let consoleErrors: string[];
+    let clicks = 0;
+    const phone = width === 'phone';
+
+    beforeAll(async () => {
+      const context = await browser.newContext({ viewport, timezoneId: 'Europe/Belgrade', locale: 'en-GB' });
+      page = await context.newPage();
+      consoleErrors = collectConsoleErrors(page);
+      await signIn(page, baseUrl);
+    }, 60_000);
+    beforeEach(() => {
+      clicks = 0;
+    });
+
+    /** A tap or a click on something the staff member sees, counted. */
+    const click = async (target: Locator): Promise<void> => {
+      expect(await target.isVisible()).toBe(true);
+      clicks++;
+      await target.click();
+    };
+    /** The top bar's box: `/` on a desktop (a keystroke), the Menu button on a phone (a tap, and the cursor waits in the box). */
+    const search = async (text: string): Promise<void> => {
+      if (phone) {
+        expect(await page.isVisible('#topbar-q')).toBe(false);
+        await click(page.locator('[data-menu-toggle]'));
+      } else await page.keyboard.press('/');
+      expect(await page.evaluate<string | undefined>('document.activeElement?.id')).toBe('topbar-q');
+      await page.keyboard.type(text);
+      await page.keyboard.press('Enter');
+    };
+    /** Axe-core, sideways scroll and the CSP on the page a task ends on (docs/dashboard.md, Tables). */
+    const pageProblems = async (label: string): Promise<string[]> => {
+      const found = (await seriousViolations(page)).map((v) => `${label}: ${v}`);
+      const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
+      if (overflow > 0) found.push(`${label}: scrolls ${overflow}px sideways`);
+      return [...found, ...consoleErrors.splice(0).map((e) => `${label}: ${e}`)];
+    };
+    const expectClicks = (task: keyof typeof TASKS) =>
+      expect({ task: TASKS[task], clicks }).toEqual({ task: TASKS[task], clicks: documented.get(TASKS[task])?.[width] });
+    const activate = (license_key: string, machine: string) =>
+      t
+        .http()
+        .post('/api/v1/activate')
+        .send({ license_key, machine_fingerprint: fingerprint(`${width}-${machine}`), hostname: machine });
+    const adminLicense = async (id: number) =>
+      (await t.admin.get(`/api/v1/admin/licenses/${id}`).expect(200)).body as Record<string, unknown>;
+    const start = () => page.goto(`${baseUrl}/dashboard`);
+
+    it('"my key stopped working on my new laptop": find by name, release the old laptop, the new one activates', async () => {
+      const name = phone ? 'Knjižara Ćirić Niš' : 'Knjižara Ćirić Novi Sad';
+      const lic = await createLicense(t, { customer_name: name, limits: { max_installations: 1 } });
+      await activate(lic.license_key, 'old-laptop').expect(200);
+      expect((await activate(lic.license_key, 'new-laptop').expect(400)).body.error.code).toBe('ALREADY_ACTIVATED');
+      await start();
+
+      await search(phone ? 'ciric nis' : 'ciric novi sad');
+      await page.waitForURL(`${baseUrl}/licenses/${lic.id}`);
+      const banner = page.locator('[data-testid=refused-banner]');
+      expect(await banner.textContent()).toContain('new-laptop');
+      await screenshot(page, `ticket-new-laptop-${width}`, { viewport: true });
+      const problems = await pageProblems('licence page with the banner');
+      await click(banner.locator('[data-testid=refused-release]'));
+      await page.waitForURL(/\/confirm\/release\?/);
+      expect(await page.textContent('[data-testid=confirm]')).toContain('old-laptop');
+      await click(page.locator('[data-testid=confirm-button]'));
+      await page.waitForURL(`${baseUrl}/licenses/${lic.id}`);
+
+      expect(await page.textContent('[role=status].flash')).toMatch(/released/i);
+      expect(await page.locator('[data-testid=refused-banner]').count()).toBe(0);
+      problems.push(...(await pageProblems('licence page after the release')));
+      await activate(lic.license_key, 'new-laptop').expect(200);
+      const bound = await t.sql<{ hostname: string }>('SELECT hostname FROM activations WHERE license_id = $1 AND released_at IS NULL', [
+        lic.id,
+      ]);
+      expect(bound).toEqual([{ hostname: 'new-laptop' }]);
+      expectClicks('newLaptop');
+      expect(problems).toEqual([]);
+    });
+
+    it('renews a licence found by its key typed without dashes', async () => {
+      const lic = await createLicense(t, { license_type: 'YEARLY' });
+      const expiry = new Date(Date.now() + 5 * 86_400_000);
+      await setLicenseExpiry(t, lic.id, expiry);
+      await start();
+
+      await search(lic.license_key.replace(/-/g, '').toLowerCase());
+      await page.waitForURL(`${baseUrl}/licenses/${lic.id}`);
+      await click(page.locator('[data-testid=renew]'));
+      await page.waitForURL(`${baseUrl}/licenses/${lic.id}`);
+
+      const renewed = new Date(expiry);
+      renewed.setUTCMonth(renewed.getUTCMonth() + 12);
+      expect(await page.textContent('[role=status].flash')).toContain(`Licence renewed until ${renewed.toISOString().slice(0, 10)}.`);
+      expect(new Date((await adminLicense(lic.id)).expires_at as string).getTime()).toBe(renewed.getTime());
+      expectClicks('renew');
+      expect(await pageProblems('licence page after renewing')).toEqual([]);
+    });
+
+    it('suspends a licence with a reason', async () => {
+      const lic = await createLicense(t);
+      const reason = `Unpaid invoice 2026-${width}`;
+      await start();
+
+      await search(lic.license_key);
+      await page.waitForURL(`${baseUrl}/licenses/${lic.id}`);
+      await click(page.getByRole('link', { name: 'Suspend…' }));
+      await page.waitForURL(`${baseUrl}/licenses/${lic.id}/confirm/suspend`);
+      await click(page.getByLabel('Reason'));
+      await page.keyboard.type(reason);
+      await click(page.locator('[data-testid=confirm-button]'));
+      await page.waitForURL(`${baseUrl}/licenses/${lic.id}`);
+
+      expect(await page.textContent('[role=status].flash')).toContain('Licence suspended');
+      const stored = await adminLicense(lic.id);
+      expect([stored.active, stored.status]).toEqual([false, 'suspended']);
+      const [entry] = await t.sql<{ details: { reason?: string } }>(
+        `SELECT details FROM audit_entries WHERE license_id = $1 AND action = 'license.updated' ORDER BY id DESC LIMIT 1`,
+        [lic.id],
+      );
+      expect(entry.details.reason).toBe(reason);
+      expectClicks('suspend');
+      expect(await pageProblems('licence page after suspending')).toEqual([]);
+    });
+
+    it('sends the key to the customer again, and it arrives by SMTP', async () => {
+      const email = `kasa.${width}@pekara-mika.example`;
+      const lic = await createLicense(t, { customer_name: `Pekara Mika ${width}`, customer_email: email });
+      await start();
+
+      await search(lic.license_key);
+      await page.waitForURL(`${baseUrl}/licenses/${lic.id}`);
+      await click(page.locator('[data-testid=send-key]'));
+      await page.waitForURL(`${baseUrl}/licenses/${lic.id}`);
+
+      expect(await page.textContent('[role=status].flash')).toContain(`The key is on its way to ${email}.`);
+      const [mail] = await smtp.waitFor(1, (m) => m.envelopeTo.includes(email) && (m.parsed.text ?? '').includes(lic.license_key));
+      expect(mail.parsed.text).toContain(lic.license_key);
+      expectClicks('sendKey');
+      expect(await pageProblems('licence page after sending the key')).toEqual([]);
+    });
+
+    it("lists a customer's machines on all their licences from the whole e-mail address", async () => {
+      const email = `it.${width}@zeljo-pos.example`;
+      const pos = await createLicense(t, { customer_name: `Željo POS ${width}`, customer_email: email });
+      const erp = await createLicense(t, {
+        product_code: 'ERP_SUITE',
+        customer_name: `Željo d.o.o. ${width}`,
+        customer_email: email.toUpperCase(),
+      });
+      await insertSeat(t, pos.id, { hostname: `kasa-1-${width}` });
+      await insertSeat(t, pos.id, { hostname: `kasa-2-${width}` });
+      await insertSeat(t, erp.id, { hostname: `office-${width}` });
+      await start();
+
+      await search(email);
+      await page.waitForURL(/\/licenses\/customer\?email=/);
+      const machines = await page.locator('[data-testid=customer-machine]').allTextContents();
+      for (const host of [`kasa-1-${width}`, `kasa-2-${width}`, `office-${width}`]) expect(machines.join('\n')).toContain(host);
+      expect(machines).toHaveLength(3);
+      expectClicks('machines');
+      expect(await pageProblems('customer page')).toEqual([]);
+    });
+
+    it('adds a note about a customer', async () => {
+      const email = `racuni.${width}@apoteka-lipa.example`;
+      await createLicense(t, { customer_name: `Apoteka Lipa ${width}`, customer_email: email });
+      await createLicense(t, { customer_name: `Apoteka Lipa ${width}`, customer_email: email });
+      const note = `Calls before noon (${width}).`;
+      await start();
+
+      await search(email);
+      await page.waitForURL(/\/licenses\/customer\?email=/);
+      await click(page.getByLabel('New note'));
+      await page.keyboard.type(note);
+      await click(page.getByRole('button', { name: 'Add note' }));
+      await page.waitForURL(/#notes$/);
+
+      expect(await page.textContent('[role=status].flash')).toContain('Note added.');
+      expect(await page.textContent('[data-testid=customer-note] >> nth=0')).toContain(note);
+      expect(await t.sql(`SELECT body FROM customer_notes WHERE customer = $1`, [`email:${email}`])).toEqual([{ body: note }]);
+      expectClicks('note');
+      expect(await pageProblems('customer page with the note')).toEqual([]);
+    });
+
+    it('finds the licences expiring in the next 30 days from the statistics page', async () => {
+      const soon = await createLicense(t, { customer_name: `Expiring soon ${width}` });
+      const later = await createLicense(t, { customer_name: `Expiring later ${width}` });
+      await setLicenseExpiry(t, soon.id, new Date(Date.now() + 3 * 86_400_000));
+      await setLicenseExpiry(t, later.id, new Date(Date.now() + 60 * 86_400_000));
+      await start();
+
+      await click(page.getByRole('link', { name: 'All expiring licences' }));
+      await page.waitForURL(/\/licenses\?expiring=30/);
+      const keys = await page.locator('[data-testid=license-row]').allTextContents();
+      expect(keys.some((row) => row.includes(soon.license_key))).toBe(true);
+      expect(keys.some((row) => row.includes(later.license_key))).toBe(false);
+      expectClicks('expiring');
+      expect(await pageProblems('expiring licences')).toEqual([]);
+    });
+  });
+});
