@@ -211,6 +211,19 @@ document.addEventListener('DOMContentLoaded', () => {
   status.textContent = `Licence file downloaded: ${link.textContent.replace(/^Download /, '')}. Take it to the machine.`;
 });
 
+// The licence list's filters on a phone: the "Filters" button shows and hides them (docs/dashboard.md, Pages); on a wide
+// screen, and without JavaScript, they are always shown.
+document.addEventListener('DOMContentLoaded', () => {
+  const toggle = document.querySelector('[data-filters-toggle]');
+  const form = document.getElementById('list-filters');
+  if (!toggle || !form) return;
+  toggle.addEventListener('click', () => {
+    const open = form.classList.toggle('open');
+    toggle.setAttribute('aria-expanded', String(open));
+    if (open) form.querySelector('input, select')?.focus();
+  });
+});
+
 // Bulk actions (docs/dashboard.md, Bulk actions): "This page" in the bar selects every row of the page, and the bar
 // says how many rows are selected. Without JavaScript each row is ticked by hand; the form works the same.
 document.addEventListener('DOMContentLoaded', () => {

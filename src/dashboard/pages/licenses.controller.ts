@@ -170,6 +170,8 @@ export class LicensesPagesController {
         direction ?? (sort && sort !== 'created_at' ? 'asc' : 'desc'),
       ),
       filters,
+      // On a phone the filters fold behind a button that counts them (docs/dashboard.md, Pages).
+      activeFilters: Object.keys(filters).length,
       expiringDays: EXPIRING_SOON_DAYS,
       filterErrors: errors.length ? describeErrors(errors) : null,
       products: await this.products.listProducts(),
