@@ -391,6 +391,27 @@ describe('staff dashboard in Chromium (edit, renew, confirmations, search, phone
     await page.setViewportSize(DESKTOP);
   });
 
+  it('folds the licence list\'s filters behind "Filters" on a phone, counting those on; a wide screen shows them', async () => {
+    await page.setViewportSize(PHONE);
+    await go('/licenses?status=active&license_type=YEARLY');
+    expect(await page.isVisible('#list-filters')).toBe(false);
+    expect((await page.textContent('[data-filters-toggle]'))?.trim()).toBe('Filters (2 on)');
+    // The first row starts on the first screen.
+    const first = await page.locator('[data-testid=license-row]').first().boundingBox();
+    expect(first && first.y < PHONE.height).toBe(true);
+    await page.click('[data-filters-toggle]');
+    expect(await page.getAttribute('[data-filters-toggle]', 'aria-expanded')).toBe('true');
+    expect(await page.isVisible('#list-filters')).toBe(true);
+    expect(await page.evaluate<string>('document.activeElement?.id')).toBe('filter-q');
+    await page.selectOption('#filter-status', '');
+    await page.click('#list-filters button[type=submit]');
+    await page.waitForURL((url) => !url.search.includes('status=active'));
+    expect((await page.textContent('[data-filters-toggle]'))?.trim()).toBe('Filters (1 on)');
+    await page.setViewportSize(DESKTOP);
+    expect(await page.isVisible('#list-filters')).toBe(true);
+    expect(await page.isVisible('[data-filters-toggle]')).toBe(false);
+  });
+
   it('reaches the content with the skip link first', async () => {
     await go('/licenses');
     await page.keyboard.press('Tab');
