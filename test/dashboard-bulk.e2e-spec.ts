@@ -1,5 +1,5 @@
 import { BulkLicensesService } from '../src/licenses/bulk-licenses.service';
-import { Agent, loggedInAgent, unescape } from './dashboard-helpers';
+import { Agent, flashOf, loggedInAgent, postFields, unescape } from './dashboard-helpers';
 import { createLicense } from './support/factories';
 import { createTestApp, TestApp } from './support/test-app';
 
@@ -25,15 +25,9 @@ describe('dashboard: bulk actions', () => {
   }, 60_000);
   afterAll(() => t.close());
 
-  /** A form as the browser sends it: repeated fields repeated (`ids=1&ids=2`), with the session's CSRF token. */
-  const post = (url: string, fields: [string, string][], token = csrf) =>
-    agent
-      .post(url)
-      .type('form')
-      .send(new URLSearchParams([...fields, ['_csrf', token]]).toString());
+  const post = (url: string, fields: [string, string][], token = csrf) => postFields(agent, token, url, fields);
   const ids = (list: { id: number }[]) => list.map((l): [string, string] => ['ids', String(l.id)]);
-  const flashOf = async (url: string) =>
-    /class="flash flash-(\w+)" role="status">([^<]*)</.exec((await agent.get(url).expect(200)).text)?.slice(1);
+  const flash = (url: string) => flashOf(agent, url);
   const expiry = async (id: number) =>
     (await t.sql<{ expires_at: Date | null }>('SELECT expires_at FROM licenses WHERE id = $1', [id]))[0].expires_at;
   const operationOf = (location: string) => /^\/licenses\/bulk\/(\d+)$/.exec(location)?.[1] as string;
@@ -81,7 +75,7 @@ describe('dashboard: bulk actions', () => {
     const done = await post('/licenses/bulk', [['action', 'renew'], ...ids([a, b, perpetual])]).expect(303);
     const op = operationOf(done.headers.location);
     expect(op).toBeDefined();
-    expect(await flashOf(done.headers.location)).toEqual(['success', 'Renew: 3 licences processed.']);
+    expect(await flash(done.headers.location)).toEqual(['success', 'Renew: 3 licences processed.']);
     for (const [id, was] of [
       [a.id, before.a],
       [b.id, before.b],
@@ -225,7 +219,7 @@ describe('dashboard: bulk actions', () => {
       ['scope', 'all'],
       ['q', 'Bulk Job Mesara'],
     ]).expect(303);
-    expect(await flashOf(done.headers.location)).toEqual(['success', 'Extend: 105 licences are being processed.']);
+    expect(await flash(done.headers.location)).toEqual(['success', 'Extend: 105 licences are being processed.']);
     const progress = `${done.headers.location}/progress`;
     let fragment = '';
     for (let tries = 0; tries < 100 && !fragment.includes('Finished'); tries++) {
@@ -319,21 +313,21 @@ describe('dashboard: bulk actions', () => {
         ['q', 'x'],
       ]).expect(303);
       expect(res.headers.location).toBe('/licenses?q=x');
-      expect(await flashOf(res.headers.location)).toEqual(['error', 'Choose what to do with the selected licences.']);
+      expect(await flash(res.headers.location)).toEqual(['error', 'Choose what to do with the selected licences.']);
       const none = await post('/licenses/bulk/confirm', [['action', 'renew']]).expect(303);
-      expect(await flashOf(none.headers.location)).toEqual(['error', 'Select at least one licence, or choose all matching.']);
+      expect(await flash(none.headers.location)).toEqual(['error', 'Select at least one licence, or choose all matching.']);
       const ghost = await post('/licenses/bulk', [
         ['action', 'renew'],
         ['ids', '2147483647'],
       ]).expect(303);
-      expect(await flashOf(ghost.headers.location)).toEqual(['error', 'No licence is selected: pick at least one']);
+      expect(await flash(ghost.headers.location)).toEqual(['error', 'No licence is selected: pick at least one']);
       await post('/licenses/bulk', [
         ['action', 'delete'],
         ['ids', '1'],
       ]).expect(400);
     });
 
-    it('a reason that is too long or holds control characters is refused with the form', async () => {
+    it('a reason that is too long or holds a NUL character is refused with the form', async () => {
       const lic = await createLicense(t, { customer_name: 'Bulk Reason Refused' });
       const long = await post('/licenses/bulk', [['action', 'suspend'], ['reason', 'x'.repeat(501)], ...ids([lic])]).expect(400);
       expect(long.text).toContain('aria-invalid="true"');

@@ -42,6 +42,19 @@ export function postForm(agent: Agent, token: string, url: string, fields: Recor
     .send({ ...fields, _csrf: token });
 }
 
+/** A form as a browser sends it: repeated fields repeated (`ids=1&ids=2`), with the CSRF token. */
+export function postFields(agent: Agent, token: string, url: string, fields: [string, string][]) {
+  return agent
+    .post(url)
+    .type('form')
+    .send(new URLSearchParams([...fields, ['_csrf', token]]).toString());
+}
+
+/** The one-time message a page shows (type and text), read by loading it. */
+export async function flashOf(agent: Agent, url: string): Promise<string[] | undefined> {
+  return /class="flash flash-(\w+)" role="status">([^<]*)</.exec((await agent.get(url).expect(200)).text)?.slice(1);
+}
+
 /** Attribute values as a browser reads them (Handlebars also escapes `=` and quotes). */
 export const unescape = (html: string) =>
   html

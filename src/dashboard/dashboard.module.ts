@@ -22,6 +22,8 @@ import { OverviewController } from './pages/overview.controller';
 import { ProductsPageController } from './pages/products.controller';
 import { SigningKeysPageController } from './pages/signing-keys.controller';
 import { StoresPageController } from './pages/stores.controller';
+import { SavedViewsController } from './pages/saved-views.controller';
+import { SavedViewsRepository } from './saved-views.repository';
 import { TokensPageController } from './pages/tokens.controller';
 import { WebhooksPagesController } from './pages/webhooks.controller';
 import { DashboardSessionStore } from './session-store';
@@ -45,8 +47,9 @@ import { UsersService } from './users.service';
   controllers: [
     AuthController,
     OverviewController,
-    // Before the licence pages: /licenses/bulk is not a licence id.
+    // Before the licence pages: /licenses/bulk and /licenses/views are not licence ids.
     BulkPagesController,
+    SavedViewsController,
     LicensesPagesController,
     AuditPageController,
     SigningKeysPageController,
@@ -58,7 +61,15 @@ import { UsersService } from './users.service';
     ProductsPageController,
     DashboardNotFoundController,
   ],
-  providers: [UsersRepository, UsersService, DashboardPassport, DashboardSessionStore, FirstUserInitializer, loginFormTokensProvider],
+  providers: [
+    SavedViewsRepository,
+    UsersRepository,
+    UsersService,
+    DashboardPassport,
+    DashboardSessionStore,
+    FirstUserInitializer,
+    loginFormTokensProvider,
+  ],
   exports: [UsersService],
 })
 export class DashboardModule {}

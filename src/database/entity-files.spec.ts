@@ -17,6 +17,7 @@ describe('loadEntities (every entity file under src/, no list in database/)', ()
         'License',
         'LicenseSeatVersion',
         'Product',
+        'SavedView',
         'StatsDelta',
         'StoreEvent',
         'StorePlan',

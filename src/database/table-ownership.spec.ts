@@ -20,6 +20,7 @@ const OWNERS: Record<string, string> = {
   admin_tokens: 'auth',
   signing_keys: 'keyring',
   users: 'dashboard',
+  saved_views: 'dashboard',
   mail_messages: 'mail',
   mail_unsubscribes: 'mail',
   portal_sign_in_tokens: 'portal',

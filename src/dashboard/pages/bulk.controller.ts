@@ -11,7 +11,7 @@ import { DashboardController } from '../http/dashboard-controller.decorator';
 import { asFormBody, FormBody, formList, formText } from '../http/forms';
 import { summariseErrors } from '../http/form-errors';
 import { setFlash } from '../http/view-locals';
-import { BULK_CHOICES, listSelection } from './licenses.controller';
+import { BULK_CHOICES, LIST_VIEW_FIELDS, listSelection } from './licenses.controller';
 
 /** The most rows one page of the list shows, so the most ids a selection names. */
 const MAX_SELECTED = 200;
@@ -20,7 +20,7 @@ const SAMPLE = 10;
 const RECENT = 50;
 const SKIPPED_SHOWN = 200;
 /** The list view's fields a bulk form carries along (filters, page size, sort, page), so Cancel and errors return to it. */
-const VIEW_FIELDS = ['q', 'product', 'status', 'license_type', 'trial_ip', 'expiring', 'size', 'sort', 'dir', 'page'] as const;
+const VIEW_FIELDS = [...LIST_VIEW_FIELDS, 'page'] as const;
 const CHANGE_LABELS = { days: 'Days', reason: 'Reason', action: 'Action' };
 
 const CONSEQUENCES: Record<BulkAction, { title: string; consequence: string; button: string }> = {

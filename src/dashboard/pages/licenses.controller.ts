@@ -48,6 +48,7 @@ import {
 import { pageNumber, pagination } from './pagination';
 import { payloadPreview } from './payload-preview';
 import { seatLimit } from '../../licenses/license-limits';
+import { SavedViewsRepository } from '../saved-views.repository';
 
 export const LICENSES_PAGE_SIZE = 25;
 /** The page sizes the licence list offers (docs/dashboard.md, Pages). */
@@ -57,6 +58,17 @@ export const EXPIRING_SOON_DAYS = 30;
 const CUSTOMER_TIMELINE_PAGE_SIZE = 20;
 const NOTE_LABELS = { note: 'Note' };
 const FILTERS = ['product', 'status', 'license_type', 'q', 'trial_ip'] as const;
+/** What makes a view of the list (docs/dashboard.md, Saved views): its filters, page size and sort, not its page. */
+/** A view's query string as saved (docs/dashboard.md, Saved views): its fields in name order, so one view has one text. */
+export function viewQuery(fields: Record<string, string> | URLSearchParams): string {
+  const params = new URLSearchParams(fields);
+  params.sort();
+  return params.toString();
+}
+
+/** Saved views listed above the list (as many as may be saved). */
+const SAVED_VIEWS_SHOWN = 50;
+export const LIST_VIEW_FIELDS = ['q', 'product', 'status', 'license_type', 'trial_ip', 'expiring', 'size', 'sort', 'dir'] as const;
 
 /** The list's bulk actions (docs/dashboard.md, Bulk actions); export needs no confirmation. */
 export const BULK_CHOICES = [
@@ -140,6 +152,7 @@ export class LicensesPagesController {
     private readonly mail: MailService,
     private readonly usage: UsageService,
     private readonly customers: CustomersService,
+    private readonly savedViews: SavedViewsRepository,
   ) {}
 
   /**
@@ -184,6 +197,13 @@ export class LicensesPagesController {
       // docs/dashboard.md, Bulk actions: the rows carry checkboxes; the bar sends the view with the selection.
       bulkSelect: true,
       view: Object.entries(kept).map(([name, v]) => ({ name, value: v })),
+      // docs/dashboard.md, Saved views: the shared views, the one shown marked.
+      savedViews: (await this.savedViews.list(SAVED_VIEWS_SHOWN)).map((v) => ({
+        ...v,
+        href: `/licenses?${v.query}`,
+        current: v.query === viewQuery(kept),
+      })),
+      canSaveView: Object.keys(kept).length > 0,
       total: result.total,
       bulkActions: BULK_CHOICES,
     };
