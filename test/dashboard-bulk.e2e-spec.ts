@@ -1,7 +1,7 @@
 import { BulkLicensesService } from '../src/licenses/bulk-licenses.service';
-import { Agent, flashOf, loggedInAgent, postFields, unescape } from './dashboard-helpers';
+import { Agent, flashOf, openDashboard, postFields, unescape } from './dashboard-helpers';
 import { createLicense } from './support/factories';
-import { createTestApp, TestApp } from './support/test-app';
+import type { TestApp } from './support/test-app';
 
 jest.setTimeout(60_000);
 
@@ -18,10 +18,7 @@ describe('dashboard: bulk actions', () => {
   let csrf: string;
 
   beforeAll(async () => {
-    t = await createTestApp();
-    const session = await loggedInAgent(t);
-    agent = session.agent;
-    csrf = await session.token('/licenses');
+    ({ t, agent, token: csrf } = await openDashboard());
   }, 60_000);
   afterAll(() => t.close());
 

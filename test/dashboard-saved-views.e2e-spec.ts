@@ -1,5 +1,5 @@
-import { Agent, flashOf, loggedInAgent, postFields, unescape } from './dashboard-helpers';
-import { createTestApp, TestApp } from './support/test-app';
+import { Agent, flashOf, openDashboard, postFields, unescape } from './dashboard-helpers';
+import type { TestApp } from './support/test-app';
 
 jest.setTimeout(60_000);
 
@@ -10,10 +10,7 @@ describe('dashboard: saved views', () => {
   let csrf: string;
 
   beforeAll(async () => {
-    t = await createTestApp();
-    const session = await loggedInAgent(t);
-    agent = session.agent;
-    csrf = await session.token('/licenses');
+    ({ t, agent, token: csrf } = await openDashboard());
   }, 60_000);
   afterAll(() => t.close());
   beforeEach(() => t.sql('DELETE FROM saved_views'));
