@@ -292,6 +292,7 @@ describe('staff dashboard in Chromium (edit, renew, confirmations, search, phone
     ['licences-expiring', '/licenses?expiring=30&sort=expires_at&dir=asc'],
     ['licences-past-end', '/licenses?page=9'],
     ['customer', '/licenses/customer?email=nabavka%40mueller.example'],
+    ['bulk-operations', '/licenses/bulk'],
     ['licence', `/licenses/${muller.id}`],
     ['licence-edit', `/licenses/${muller.id}/edit`],
     ['confirm-suspend', `/licenses/${muller.id}/confirm/suspend`],
