@@ -247,8 +247,17 @@ document.addEventListener('DOMContentLoaded', () => {
   update();
 });
 
-// A bulk operation's page while it runs: its progress block is fetched again every 1.5 s until it says it finished.
+// A bulk operation's page while it runs: its progress block is fetched again every 1.5 s until it says it finished;
+// then the skipped licences are fetched once (the page itself, its skipped section swapped in) and the Refresh hint goes.
 document.addEventListener('DOMContentLoaded', () => {
+  const finish = async () => {
+    const res = await fetch(window.location.href, { headers: { Accept: 'text/html' } });
+    if (!res.ok) return;
+    const fresh = new DOMParser().parseFromString(await res.text(), 'text/html').getElementById('bulk-skipped');
+    const shown = document.getElementById('bulk-skipped');
+    if (fresh && shown) shown.replaceWith(fresh);
+    document.querySelector('[data-bulk-refresh]')?.remove();
+  };
   const poll = () => {
     const block = document.querySelector('[data-poll]');
     if (!block) return;
@@ -257,7 +266,8 @@ document.addEventListener('DOMContentLoaded', () => {
         const res = await fetch(block.getAttribute('data-poll'), { headers: { Accept: 'text/html' } });
         if (res.ok) block.outerHTML = await res.text();
       } finally {
-        poll();
+        if (document.querySelector('[data-poll]')) poll();
+        else await finish();
       }
     }, 1500);
   };

@@ -64,6 +64,7 @@ describe('dashboard: bulk actions', () => {
       ['q', 'Bulk Renew Pekara'],
     ]).expect(200);
     expect(confirm.text).toContain('<h1>Renew 3 licences</h1>');
+    expect(confirm.text).toContain('The <strong>3</strong> licences you selected.');
     for (const l of [a, b, perpetual]) expect(confirm.text).toContain(l.license_key);
     expect(unescape(confirm.text)).toContain('href="/licenses?q=Bulk+Renew+Pekara">Cancel</a>');
     // Confirmation only: nothing changed yet.
@@ -114,6 +115,7 @@ describe('dashboard: bulk actions', () => {
       ['q', 'Bulk Extend Apoteka'],
     ]).expect(200);
     expect(confirm.text).toContain('<h1>Extend 3 licences</h1>');
+    expect(confirm.text).toContain('Every licence matching the list’s filters: <strong>3</strong> now.');
     expect(confirm.text).toContain('<input type="hidden" name="scope" value="all">');
     expect(confirm.text).toContain('id="field-days"');
 

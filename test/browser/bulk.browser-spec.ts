@@ -40,7 +40,7 @@ describe('bulk actions in Chromium (select, confirm, follow the progress, export
     return made;
   };
   const expiry = async (id: number) =>
-    (await t.sql<{ expires_at: Date }>('SELECT expires_at FROM licenses WHERE id = $1', [id]))[0].expires_at.getTime();
+    (await t.sql<{ expires_at: Date | null }>('SELECT expires_at FROM licenses WHERE id = $1', [id]))[0].expires_at?.getTime() ?? null;
   const operationId = (url: string) => Number(/\/licenses\/bulk\/(\d+)$/.exec(url)?.[1]);
   const rowBox = (id: number) => `input[name=ids][value="${id}"]`;
 
@@ -115,8 +115,8 @@ describe('bulk actions in Chromium (select, confirm, follow the progress, export
       expect(await page.textContent('[data-testid=bulk-progress] label')).toBe('Finished: 2 of 2');
       expect(await page.textContent('[data-testid=bulk-counts]')).toBe('2 changed · 0 skipped');
       found.push(...(await problems(page, `operation ${name}`, size.width)));
-      expect(await expiry(a.id)).toBe(before.a + 30 * DAY);
-      expect(await expiry(c.id)).toBe(before.c + 30 * DAY);
+      expect(await expiry(a.id)).toBe(Number(before.a) + 30 * DAY);
+      expect(await expiry(c.id)).toBe(Number(before.c) + 30 * DAY);
       expect(await expiry(b.id)).toBe(before.b);
       expect(found).toEqual([]);
     },
@@ -164,11 +164,14 @@ describe('bulk actions in Chromium (select, confirm, follow the progress, export
   });
 
   it.each(BOTH_WIDTHS)(
-    'renews 110 licences as a job: the page follows its progress to "Finished: 110 of 110" without a reload (%s)',
+    'renews 110 licences as a job: the page follows its progress to "Finished: 110 of 110" and lists the skipped one without a reload (%s)',
     async (name, size) => {
       await page.setViewportSize(size);
       const customer = `Bulk Job Mesara ${name}`;
       const made = await many(110, customer);
+      // One has nothing to renew: skipped, and listed on the page once the job has finished (no reload).
+      const perpetual = Math.min(...made.map((l) => l.id));
+      await t.sql(`UPDATE licenses SET license_type = 'PERPETUAL', expires_at = NULL WHERE id = $1`, [perpetual]);
       const before = new Map(await Promise.all(made.map(async (l) => [l.id, await expiry(l.id)] as const)));
       await page.goto(`${baseUrl}/licenses?q=${encodeURIComponent(customer)}`);
       await page.click('[data-testid=bulk-all]');
@@ -209,14 +212,21 @@ describe('bulk actions in Chromium (select, confirm, follow the progress, export
         await page.waitForSelector('[data-testid=bulk-progress] >> text="Finished: 110 of 110"', { timeout: 30_000 });
         expect(documents).toEqual([]);
         expect(polls.every((url) => url === progress)).toBe(true);
-        expect(await page.textContent('[data-testid=bulk-counts]')).toBe('110 changed · 0 skipped');
+        expect(await page.textContent('[data-testid=bulk-counts]')).toBe('109 changed · 1 skipped');
+        await page.waitForSelector('[data-testid=bulk-skipped]');
+        expect(await page.textContent('[data-testid=bulk-skipped]')).toContain(
+          'A PERPETUAL licence never expires: there is nothing to renew',
+        );
+        expect(await page.isVisible('a:has-text("Refresh")')).toBe(false);
+        expect(documents).toEqual([]);
         expect(await page.getAttribute('[data-testid=bulk-progress] progress', 'value')).toBe('110');
         // Finished: the block no longer asks to be fetched again.
         expect(await page.locator('[data-poll]').count()).toBe(0);
         found.push(...(await problems(page, `progress finished ${name}`, size.width)));
         await screenshot(page, `bulk-progress-${name}`, { viewport: true });
 
-        for (const l of made) {
+        expect(await expiry(perpetual)).toBeNull();
+        for (const l of made.filter((m) => m.id !== perpetual)) {
           const next = new Date(before.get(l.id) as number);
           next.setUTCMonth(next.getUTCMonth() + 12);
           expect(await expiry(l.id)).toBe(next.getTime());
@@ -225,7 +235,7 @@ describe('bulk actions in Chromium (select, confirm, follow the progress, export
           `SELECT count(*)::int AS entries, count(DISTINCT license_id)::int AS licences FROM audit_entries WHERE (details->>'bulk_operation')::int = $1`,
           [op],
         );
-        expect(audit[0]).toEqual({ entries: 110, licences: 110 });
+        expect(audit[0]).toEqual({ entries: 109, licences: 109 });
         expect(found).toEqual([]);
       } finally {
         page.off('request', track);
@@ -279,7 +289,7 @@ describe('bulk actions in Chromium (select, confirm, follow the progress, export
       await p.click('[data-testid=bulk-confirm-button]');
       await p.waitForURL(/\/licenses\/bulk\/\d+$/);
       expect(await p.textContent('[data-testid=bulk-progress] label')).toBe('Finished: 1 of 1');
-      expect(await expiry(b.id)).toBe(before.b + 12 * DAY);
+      expect(await expiry(b.id)).toBe(Number(before.b) + 12 * DAY);
       expect(await expiry(a.id)).toBe(before.a);
       expect(errors).toEqual([]);
     } finally {
