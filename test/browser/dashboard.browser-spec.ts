@@ -101,7 +101,7 @@ describe('dashboard in Chromium', () => {
 
     await page.click('nav >> text=Licences');
     await page.fill('#filter-q', key);
-    await page.click('button:has-text("Filter")');
+    await page.click('#list-filters button[type=submit]');
     await page.waitForURL(/\/licenses\?/);
     const rows = page.locator('[data-testid=license-row]');
     expect(await rows.count()).toBe(1);
