@@ -32,6 +32,8 @@ const TASKS = {
   machines: "A customer's machines on all their licences",
   note: 'Add a note about a customer',
   expiring: 'Licences expiring in the next 30 days (from the statistics page)',
+  bulkExtend: "Extend all of one customer's licences by 30 days",
+  savedView: 'Open a saved view of the licence list',
 } as const;
 
 /**
@@ -245,6 +247,53 @@ describe('staff tasks in Chromium, counted in clicks, at 1280 and 390 px', () =>
       expect(await t.sql(`SELECT body FROM customer_notes WHERE customer = $1`, [`email:${email}`])).toEqual([{ body: note }]);
       expectClicks('note');
       expect(await pageProblems('customer page with the note')).toEqual([]);
+    });
+
+    it("extends all of one customer's licences by 30 days with a bulk action", async () => {
+      const name = `Bulk Pekara ${width}`;
+      const made = await Promise.all([1, 2, 3].map(() => createLicense(t, { customer_name: name })));
+      const expiry = async (id: number) => Date.parse((await adminLicense(id)).expires_at as string);
+      const before = await Promise.all(made.map((l) => expiry(l.id)));
+      await start();
+
+      await search(name);
+      await page.waitForURL(/\/licenses\?q=/);
+      await click(page.getByLabel('All 3 matching'));
+      // A dropdown: one click opens it, one chooses.
+      clicks += 2;
+      await page.selectOption('#bulk-action', 'extend');
+      await click(page.getByRole('button', { name: 'Continue…' }));
+      await page.waitForURL(`${baseUrl}/licenses/bulk/confirm`);
+      expect(await page.inputValue('#field-days')).toBe('30');
+      await click(page.locator('[data-testid=bulk-confirm-button]'));
+      await page.waitForURL(/\/licenses\/bulk\/\d+$/);
+
+      expect(await page.textContent('[data-testid=bulk-progress] label')).toBe('Finished: 3 of 3');
+      for (const [i, l] of made.entries()) expect(await expiry(l.id)).toBe(before[i] + 30 * 86_400_000);
+      expectClicks('bulkExtend');
+      expect(await pageProblems('bulk operation page')).toEqual([]);
+    });
+
+    it('opens a saved view of the licence list', async () => {
+      await t.sql(`DELETE FROM saved_views`);
+      await t.sql(
+        `INSERT INTO saved_views (name, query, author) VALUES ('Suspended, soonest expiry first', 'dir=asc&sort=expires_at&status=suspended', 'admin')`,
+      );
+      const suspended = await createLicense(t, { customer_name: `Suspended view ${width}` });
+      await t.admin.put(`/api/v1/admin/licenses/${suspended.id}`).send({ active: false }).expect(200);
+      await start();
+
+      if (phone) await click(page.locator('[data-menu-toggle]'));
+      await click(page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Licences', exact: true }));
+      await page.waitForURL(`${baseUrl}/licenses`);
+      await click(page.getByRole('link', { name: 'Suspended, soonest expiry first' }));
+      await page.waitForURL(/status=suspended/);
+
+      const rows = await page.locator('[data-testid=license-row]').allTextContents();
+      expect(rows.some((row) => row.includes(suspended.license_key))).toBe(true);
+      expect(rows.every((row) => row.includes('suspended'))).toBe(true);
+      expectClicks('savedView');
+      expect(await pageProblems('saved view')).toEqual([]);
     });
 
     it('finds the licences expiring in the next 30 days from the statistics page', async () => {
