@@ -290,7 +290,7 @@ export class LicensesService {
     if (Object.keys(changes).length === 0) return { license: await this.details(license, manager), changed: false };
     Object.assign(license, next);
     return {
-      license: await this.saveUpdated(manager, license, actor, { changes, ...(reason ? { reason } : {}), ...extra }),
+      license: await this.saveAndRecord(manager, license, actor, { changes, ...(reason ? { reason } : {}), ...extra }),
       changed: true,
     };
   }
@@ -367,20 +367,25 @@ export class LicensesService {
   ): Promise<LicenseDetailsDto> {
     const changes = { expires_at: { from: auditValue(license.expiresAt), to: expiresAt.toISOString() } };
     license.expiresAt = expiresAt;
-    return this.saveUpdated(manager, license, actor, { changes, ...details });
+    return this.saveAndRecord(manager, license, actor, { changes, ...details });
   }
 
-  /** The changed licence saved and recorded as `license.updated` with `details`, in the caller's transaction. */
-  private async saveUpdated(
+  /**
+   * The changed licence saved and its event recorded (`license.updated` unless told) with `details`, in the caller's
+   * transaction: the one write of a licence change, for this service's use cases and the stores' (docs/webhooks.md, The
+   * event spine).
+   */
+  async saveAndRecord(
     manager: EntityManager,
     license: License,
     actor: Actor,
     details: Record<string, unknown>,
+    type: 'license.updated' | 'license.revoked' = 'license.updated',
   ): Promise<LicenseDetailsDto> {
     const saved = await this.licenses.save(license, manager);
     const after = await this.details(saved, manager);
     await this.events.record(manager, {
-      type: 'license.updated',
+      type,
       actor,
       licenseId: license.id,
       productId: license.productId,
@@ -405,18 +410,7 @@ export class LicensesService {
       license.revoked = true;
       license.revokedAt = new Date();
       license.revokeReason = reason;
-      const saved = await this.licenses.save(license, manager);
-      const after = await this.details(saved, manager);
-      await this.events.record(manager, {
-        type: 'license.revoked',
-        actor,
-        licenseId: id,
-        productId: license.productId,
-        productCode: license.product?.code,
-        license: after,
-        details: { reason },
-      });
-      return after;
+      return this.saveAndRecord(manager, license, actor, { reason }, 'license.revoked');
     });
   }
 

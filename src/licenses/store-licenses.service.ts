@@ -10,7 +10,7 @@ import { generateLicenseKey } from './license-key';
 import { licensePolicyOverrides, type PolicyOverrides } from '../common/seat-policy/license-policy';
 import type { LicenseType } from './license-type';
 import { LicensesRepository } from './licenses.repository';
-import { toLicenseDetails } from './licenses.service';
+import { LicensesService, toLicenseDetails } from './licenses.service';
 import { SeatsRepository } from './seats.repository';
 import type { OnEndAction, StoreName } from './store-names';
 
@@ -48,6 +48,7 @@ export class StoreLicensesService {
     private readonly licenses: LicensesRepository,
     private readonly seats: SeatsRepository,
     private readonly events: EventRecorder,
+    private readonly licenseChanges: LicensesService,
   ) {}
 
   /** The licence of a store subscription, locked for the rest of the transaction; null when none exists. */
@@ -177,18 +178,7 @@ export class StoreLicensesService {
     license.revoked = true;
     license.revokedAt = new Date();
     license.revokeReason = reason;
-    const saved = await this.licenses.save(license, manager);
-    const after = await this.details(saved, manager);
-    await this.events.record(manager, {
-      type: 'license.revoked',
-      actor,
-      licenseId: license.id,
-      productId: license.productId,
-      productCode: license.product?.code,
-      license: after,
-      details: { reason },
-    });
-    return after;
+    return this.licenseChanges.saveAndRecord(manager, license, actor, { reason }, 'license.revoked');
   }
 
   /** A refund of a renewal: expires_at back to the start of the refunded period. */
@@ -213,18 +203,7 @@ export class StoreLicensesService {
     }
     if (Object.keys(changes).length === 0) return this.details(license, manager);
     Object.assign(license, next);
-    const saved = await this.licenses.save(license, manager);
-    const after = await this.details(saved, manager);
-    await this.events.record(manager, {
-      type: 'license.updated',
-      actor,
-      licenseId: license.id,
-      productId: license.productId,
-      productCode: license.product?.code,
-      license: after,
-      details: { changes, ...extra },
-    });
-    return after;
+    return this.licenseChanges.saveAndRecord(manager, license, actor, { changes, ...extra });
   }
 
   private async details(license: License, manager: EntityManager): Promise<LicenseDetailsDto> {
