@@ -8,6 +8,7 @@ import { BULK_EXTEND_MAX_DAYS, BulkChangeInput, type BulkAction } from '../../li
 import { LicensesService } from '../../licenses/licenses.service';
 import { checkDto } from '../http/check-dto';
 import { DashboardController } from '../http/dashboard-controller.decorator';
+import { dashboardId } from '../http/id-param';
 import { asFormBody, FormBody, formList, formText } from '../http/forms';
 import { summariseErrors } from '../http/form-errors';
 import { setFlash } from '../http/view-locals';
@@ -67,9 +68,9 @@ function selectedIds(body: FormBody): number[] {
   const raw = formList(body, 'ids');
   if (raw.length > MAX_SELECTED)
     throw AppError.field('ids', `At most ${MAX_SELECTED} licences can be picked one by one: choose all matching instead`);
-  const ids = raw.map((v) => (/^[1-9]\d{0,9}$/.test(v) ? Number(v) : NaN));
-  if (ids.some((id) => !(id <= 2_147_483_647))) throw AppError.field('ids', 'ids must be licence ids');
-  return [...new Set(ids)];
+  const ids = raw.map(dashboardId);
+  if (ids.some((id) => id === null)) throw AppError.field('ids', 'ids must be licence ids');
+  return [...new Set(ids as number[])];
 }
 
 /**
