@@ -1,6 +1,6 @@
 import { KeyringService } from '../src/keyring/keyring.service';
 import { verifySignature } from '../src/signing/license-signature';
-import { Agent, csrfFrom, openDashboard, postForm, unescape } from './dashboard-helpers';
+import { Agent, csrfFrom, flashOf, openDashboard, postForm, unescape } from './dashboard-helpers';
 import { createLicense, fingerprint, insertSeat } from './support/factories';
 import type { TestApp } from './support/test-app';
 
@@ -24,8 +24,7 @@ describe('dashboard pages and actions', () => {
     )[0];
   const lastAudit = async (action: string) =>
     (await t.sql('SELECT * FROM audit_entries WHERE action = $1 ORDER BY id DESC LIMIT 1', [action]))[0];
-  const flashOf = async (url: string) =>
-    /class="flash flash-(\w+)" role="status">([^<]*)</.exec((await agent.get(url).expect(200)).text)?.slice(1);
+  const flash = (url: string) => flashOf(agent, url);
 
   const validForm = {
     product_code: 'ERP_SUITE',
@@ -80,7 +79,7 @@ describe('dashboard pages and actions', () => {
       expect(row.license_key).toMatch(/^ERP-/);
       const audit = await lastAudit('license.created');
       expect(audit).toMatchObject({ actor_type: 'dashboard', actor: 'admin', license_id: id, product_code: 'ERP_SUITE' });
-      expect(await flashOf(res.headers.location)).toEqual(['success', `Licence ${row.license_key} created.`]);
+      expect(await flash(res.headers.location)).toEqual(['success', `Licence ${row.license_key} created.`]);
     });
 
     it('takes seat-policy overrides (empty: the product default), shows them on the details page, and re-renders a bad one', async () => {
@@ -268,7 +267,7 @@ describe('dashboard pages and actions', () => {
       const { id } = await createLicense(t);
       await postForm(agent, token, `/licenses/${id}/revoke`, { reason: '   ' }).expect(303).expect('Location', `/licenses/${id}`);
       expect((await license(id)).revoked).toBe(false);
-      expect(await flashOf(`/licenses/${id}`)).toEqual(['error', 'reason must not be empty']);
+      expect(await flash(`/licenses/${id}`)).toEqual(['error', 'reason must not be empty']);
 
       await postForm(agent, token, `/licenses/${id}/revoke`, { reason: 'Customer stopped paying' }).expect(303);
       expect(await license(id)).toMatchObject({ revoked: true, revoke_reason: 'Customer stopped paying' });
@@ -278,10 +277,10 @@ describe('dashboard pages and actions', () => {
         actor: 'admin',
         details: { reason: 'Customer stopped paying' },
       });
-      expect(await flashOf(`/licenses/${id}`)).toEqual(['success', 'Licence revoked.']);
+      expect(await flash(`/licenses/${id}`)).toEqual(['success', 'Licence revoked.']);
 
       await postForm(agent, token, `/licenses/${id}/revoke`, { reason: 'again' }).expect(303);
-      expect(await flashOf(`/licenses/${id}`)).toEqual(['error', 'The licence is already revoked']);
+      expect(await flash(`/licenses/${id}`)).toEqual(['error', 'The licence is already revoked']);
       expect((await license(id)).revoke_reason).toBe('Customer stopped paying');
     });
 
@@ -307,19 +306,19 @@ describe('dashboard pages and actions', () => {
       }).expect(303);
       expect((await seats()).map((s) => s.release_reason)).toEqual([null, 'force_released', null]);
       expect(await lastAudit('license.released')).toMatchObject({ license_id: id, actor_type: 'dashboard', actor: 'admin' });
-      expect(await flashOf(`/licenses/${id}`)).toEqual(['success', '1 seat released.']);
+      expect(await flash(`/licenses/${id}`)).toEqual(['success', '1 seat released.']);
 
       await postForm(agent, token, `/licenses/${id}/release`, { machine_fingerprint: 'sha256:bogus' }).expect(303);
-      expect((await flashOf(`/licenses/${id}`))?.[0]).toBe('error');
+      expect((await flash(`/licenses/${id}`))?.[0]).toBe('error');
       await postForm(agent, token, `/licenses/${id}/release`, { machine_fingerprint: fingerprint('not bound') }).expect(303);
-      expect(await flashOf(`/licenses/${id}`)).toEqual(['error', 'That machine holds no seat of this licence']);
+      expect(await flash(`/licenses/${id}`)).toEqual(['error', 'That machine holds no seat of this licence']);
 
       await postForm(agent, token, `/licenses/${id}/release`).expect(303);
       expect((await seats()).every((s) => s.released_at !== null)).toBe(true);
-      expect(await flashOf(`/licenses/${id}`)).toEqual(['success', '2 seats released.']);
+      expect(await flash(`/licenses/${id}`)).toEqual(['success', '2 seats released.']);
 
       await postForm(agent, token, `/licenses/${id}/release`).expect(303);
-      expect(await flashOf(`/licenses/${id}`)).toEqual(['error', 'The licence is not activated on any machine']);
+      expect(await flash(`/licenses/${id}`)).toEqual(['error', 'The licence is not activated on any machine']);
     });
 
     it('refuses a release without the CSRF token: 403, the seat stays bound', async () => {
@@ -346,7 +345,7 @@ describe('dashboard pages and actions', () => {
       await t.admin.post(`/api/v1/admin/licenses/${id}/revoke`).send({ reason: 'gone' }).expect(200);
       await postForm(agent, token, `/licenses/${id}/suspend`).expect(303);
       await postForm(agent, token, `/licenses/${id}/reinstate`).expect(303);
-      expect(await flashOf(`/licenses/${id}`)).toEqual(['error', 'A revoked licence cannot be made active again']);
+      expect(await flash(`/licenses/${id}`)).toEqual(['error', 'A revoked licence cannot be made active again']);
       expect((await license(id)).active).toBe(false);
     });
   });

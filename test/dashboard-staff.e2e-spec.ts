@@ -1,5 +1,5 @@
 import { computeExpiresAt } from '../src/licenses/license-expiry';
-import { Agent, openDashboard, postForm, unescape } from './dashboard-helpers';
+import { Agent, flashOf, openDashboard, postForm, unescape } from './dashboard-helpers';
 import { createLicense, fingerprint, insertSeat, setLicenseExpiry } from './support/factories';
 import type { TestApp } from './support/test-app';
 
@@ -20,8 +20,7 @@ describe('dashboard staff tasks', () => {
   const license = async (id: number) => (await t.sql('SELECT * FROM licenses WHERE id = $1', [id]))[0];
   const lastAudit = async (id: number, action: string) =>
     (await t.sql('SELECT * FROM audit_entries WHERE license_id = $1 AND action = $2 ORDER BY id DESC LIMIT 1', [id, action]))[0];
-  const flashOf = async (url: string) =>
-    /class="flash flash-(\w+)" role="status">([^<]*)</.exec((await agent.get(url).expect(200)).text)?.slice(1);
+  const flash = (url: string) => flashOf(agent, url);
   const rowKeys = (html: string) => [...html.matchAll(/<a class="mono" href="\/licenses\/\d+">([^<]+)<\/a>/g)].map((m) => m[1]);
   const search = async (q: string) => rowKeys((await agent.get(`/licenses?${new URLSearchParams({ q }).toString()}`).expect(200)).text);
 
@@ -62,7 +61,7 @@ describe('dashboard staff tasks', () => {
       const audit = await lastAudit(id, 'license.updated');
       expect(audit).toMatchObject({ actor_type: 'dashboard', actor: 'admin' });
       expect(audit.details.changes.customer_name).toEqual({ from: 'Before Edit', to: 'Edited d.o.o.' });
-      expect(await flashOf(`/licenses/${id}`)).toEqual(['success', 'Licence saved.']);
+      expect(await flash(`/licenses/${id}`)).toEqual(['success', 'Licence saved.']);
     });
 
     it('keeps the exact expiry when the date is left as it was, and clears emptied optional fields', async () => {
@@ -161,7 +160,7 @@ describe('dashboard staff tasks', () => {
         changes: { expires_at: { from: '2030-01-31T12:00:00.000Z', to: '2031-01-31T12:00:00.000Z' } },
         renewed: true,
       });
-      expect(await flashOf(`/licenses/${id}`)).toEqual(['success', 'Licence renewed until 2031-01-31.']);
+      expect(await flash(`/licenses/${id}`)).toEqual(['success', 'Licence renewed until 2031-01-31.']);
     });
 
     it('counts from now for an expired licence, by calendar months for MONTHLY and QUARTERLY, 14 days for TRIAL', async () => {
@@ -180,12 +179,12 @@ describe('dashboard staff tasks', () => {
     it('refuses PERPETUAL and revoked licences with a message', async () => {
       const perpetual = await createLicense(t, { license_type: 'PERPETUAL' });
       await renew(perpetual.id);
-      expect(await flashOf(`/licenses/${perpetual.id}`)).toEqual(['error', 'A PERPETUAL licence never expires: there is nothing to renew']);
+      expect(await flash(`/licenses/${perpetual.id}`)).toEqual(['error', 'A PERPETUAL licence never expires: there is nothing to renew']);
       expect((await license(perpetual.id)).expires_at).toBeNull();
       const revoked = await createLicense(t);
       await t.admin.post(`/api/v1/admin/licenses/${revoked.id}/revoke`).send({ reason: 'gone' }).expect(200);
       await renew(revoked.id);
-      expect(await flashOf(`/licenses/${revoked.id}`)).toEqual(['error', 'A revoked licence cannot be renewed']);
+      expect(await flash(`/licenses/${revoked.id}`)).toEqual(['error', 'A revoked licence cannot be renewed']);
     });
   });
 
@@ -227,7 +226,7 @@ describe('dashboard staff tasks', () => {
       await postForm(agent, token, `/licenses/${id}/release`).expect(303);
       expect((await lastAudit(id, 'license.released')).details.reason).toBeNull();
       await postForm(agent, token, `/licenses/${id}/suspend`, { reason: 'x'.repeat(501) }).expect(303);
-      expect((await flashOf(`/licenses/${id}`))?.[0]).toBe('error');
+      expect((await flash(`/licenses/${id}`))?.[0]).toBe('error');
       expect((await license(id)).active).toBe(true);
       await postForm(agent, token, `/licenses/${id}/suspend`).expect(303);
       expect((await lastAudit(id, 'license.updated')).details).toEqual({ changes: { active: { from: true, to: false } } });

@@ -1,4 +1,4 @@
-import { Agent, loggedInAgent, postForm } from './dashboard-helpers';
+import { Agent, flashOf, loggedInAgent, postForm } from './dashboard-helpers';
 import { createLicense, fannedOut } from './support/factories';
 import { startSmtpServer } from './support/smtp-server';
 import { createTestApp, TestApp } from './support/test-app';
@@ -28,8 +28,7 @@ describe('dashboard: customer e-mail (docs/mail.md)', () => {
     await smtp.close();
   });
 
-  const flashOf = async (url: string) =>
-    /class="flash flash-(\w+)" role="status">([^<]*)</.exec((await agent.get(url).expect(200)).text)?.slice(1);
+  const flash = (url: string) => flashOf(agent, url);
 
   it('the new-licence form has the checkbox; checked, the key is mailed', async () => {
     expect((await agent.get('/licenses/new').expect(200)).text).toContain('name="notify_customer"');
@@ -63,7 +62,7 @@ describe('dashboard: customer e-mail (docs/mail.md)', () => {
     const page = await agent.get(`/licenses/${created.id}`).expect(200);
     expect(page.text).toContain(`action="/licenses/${created.id}/send-key"`);
     await postForm(agent, token, `/licenses/${created.id}/send-key`).expect(303).expect('Location', `/licenses/${created.id}`);
-    expect(await flashOf(`/licenses/${created.id}`)).toEqual(['success', expect.stringContaining('again@shop.example')]);
+    expect(await flash(`/licenses/${created.id}`)).toEqual(['success', expect.stringContaining('again@shop.example')]);
     await postForm(agent, token, `/licenses/${created.id}/send-key`).expect(303);
     const mails = await smtp.waitFor(2, (m) => m.envelopeTo.includes('again@shop.example'));
     expect(mails.every((m) => m.parsed.text?.includes(created.license_key))).toBe(true);
@@ -87,7 +86,7 @@ describe('dashboard: customer e-mail (docs/mail.md)', () => {
     const bare = await createLicense(t);
     expect((await agent.get(`/licenses/${bare.id}`).expect(200)).text).not.toContain('/send-key"');
     await postForm(agent, token, `/licenses/${bare.id}/send-key`).expect(303);
-    expect(await flashOf(`/licenses/${bare.id}`)).toEqual(['error', expect.stringContaining('no customer e-mail')]);
+    expect(await flash(`/licenses/${bare.id}`)).toEqual(['error', expect.stringContaining('no customer e-mail')]);
     expect(await t.sql(`SELECT id FROM audit_entries WHERE license_id = $1 AND action = 'license.key_resent'`, [bare.id])).toEqual([]);
   });
 

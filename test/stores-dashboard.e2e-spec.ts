@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import Stripe from 'stripe';
 import { STRIPE_API_VERSION } from '../src/stores/stripe/stripe-store';
-import { Agent, loggedInAgent, postForm, unescape } from './dashboard-helpers';
+import { Agent, flashOf, loggedInAgent, postForm, unescape } from './dashboard-helpers';
 import { createTestApp, TestApp } from './support/test-app';
 
 const SECRET = 'whsec_stores_dashboard_0123456789';
@@ -22,8 +22,7 @@ describe('dashboard: stores page', () => {
   }, 60_000);
   afterAll(() => t.close());
 
-  const flashOf = async (url: string) =>
-    /class="flash flash-(\w+)" role="status">([^<]*)</.exec((await agent.get(url).expect(200)).text)?.slice(1);
+  const flash = (url: string) => flashOf(agent, url);
   const plans = () =>
     t.sql<{ id: number; price_id: string; on_end: string; limits: object; features: string[] | null }>(
       'SELECT * FROM store_plans ORDER BY id',
@@ -124,7 +123,7 @@ describe('dashboard: stores page', () => {
       on_end: 'suspend',
     }).expect(303);
     expect(res.headers.location).toBe('/stores');
-    expect((await flashOf('/stores'))?.[1]).toContain('Plan created: stripe price price_dash now sells POS_RETAIL MONTHLY licences.');
+    expect((await flash('/stores'))?.[1]).toContain('Plan created: stripe price price_dash now sells POS_RETAIL MONTHLY licences.');
     expect(await plans()).toMatchObject([
       { price_id: 'price_dash', on_end: 'suspend', limits: { max_installations: 3 }, features: ['REPORTS', 'INVENTORY'] },
     ]);
@@ -185,7 +184,7 @@ describe('dashboard: stores page', () => {
       .send({ store: 'stripe', price_id: 'price_later', product_code: 'POS_RETAIL', license_type: 'MONTHLY', on_end: 'expire' })
       .expect(201);
     await postForm(agent, token, `/stores/events/${ignored.id}/replay`).expect(303);
-    expect(await flashOf('/stores')).toEqual(['success', `Event evt_sub_dash_1 replayed: processed.`]);
+    expect(await flash('/stores')).toEqual(['success', `Event evt_sub_dash_1 replayed: processed.`]);
     page = await agent.get('/stores').expect(200);
     expect(page.text).not.toContain(`action="/stores/events/${ignored.id}/replay"`);
 
@@ -197,7 +196,7 @@ describe('dashboard: stores page', () => {
 
     // A processed event replayed again: refused with a message, nothing changes.
     await postForm(agent, token, `/stores/events/${ignored.id}/replay`).expect(303);
-    expect((await flashOf('/stores'))?.[0]).toBe('error');
+    expect((await flash('/stores'))?.[0]).toBe('error');
   });
 
   it('refuses a form post without the CSRF token (an attacker page cannot create plans)', async () => {

@@ -1,5 +1,5 @@
 import { Webhook } from 'standardwebhooks';
-import { Agent, csrfFrom, loggedInAgent, postForm } from './dashboard-helpers';
+import { Agent, csrfFrom, flashOf, loggedInAgent, postForm } from './dashboard-helpers';
 import { createLicense } from './support/factories';
 import { createTestApp, TestApp } from './support/test-app';
 import { ReceivedWebhook, startReceiver } from './support/webhook-receiver';
@@ -38,8 +38,7 @@ describe('dashboard: webhooks page', () => {
     await t.sql('DELETE FROM webhook_endpoints');
   });
 
-  const flashOf = async (url: string) =>
-    /class="flash flash-(\w+)" role="status">([^<]*)</.exec((await agent.get(url).expect(200)).text)?.slice(1);
+  const flash = (url: string) => flashOf(agent, url);
   const endpointRows = () =>
     t.sql<{ id: number; url: string; events: string[]; active: boolean; secret: string }>('SELECT * FROM webhook_endpoints');
   async function createViaForm(fields: Record<string, string | string[]>) {
@@ -138,7 +137,7 @@ describe('dashboard: webhooks page', () => {
   it('deactivates and activates an endpoint; an inactive one receives nothing', async () => {
     const { row } = await createViaForm({ url: receiver.url, events: ['license.created'] });
     await postForm(agent, token, `/webhooks/${row.id}/deactivate`).expect(303).expect('Location', `/webhooks/${row.id}`);
-    expect(await flashOf(`/webhooks/${row.id}`)).toEqual(['success', expect.stringContaining('deactivated')]);
+    expect(await flash(`/webhooks/${row.id}`)).toEqual(['success', expect.stringContaining('deactivated')]);
     expect((await endpointRows())[0].active).toBe(false);
     expect((await agent.get('/webhooks').expect(200)).text).toContain('inactive');
     const before = receiver.received.length;
@@ -176,7 +175,7 @@ describe('dashboard: webhooks page', () => {
       .expect(303)
       .expect('Location', '/webhooks');
     expect(await endpointRows()).toHaveLength(0);
-    expect(await flashOf('/webhooks')).toEqual(['success', expect.stringContaining('deleted')]);
+    expect(await flash('/webhooks')).toEqual(['success', expect.stringContaining('deleted')]);
     await agent.get(`/webhooks/${row.id}`).expect(404);
     await agent.get('/webhooks/abc').expect(404);
     await postForm(agent, token, `/webhooks/${row.id}/delete`).expect(404);
@@ -204,7 +203,7 @@ describe('dashboard: webhooks page', () => {
     receiver.respond(() => 200);
     const before = receiver.received.length;
     await postForm(agent, token, `/webhooks/${row.id}/deliveries/${failedId}/retry`).expect(303).expect('Location', `/webhooks/${row.id}`);
-    expect(await flashOf(`/webhooks/${row.id}`)).toEqual(['success', expect.stringContaining('queued again')]);
+    expect(await flash(`/webhooks/${row.id}`)).toEqual(['success', expect.stringContaining('queued again')]);
     await receiver.waitFor(before + 1);
     for (const deadline = Date.now() + 10_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 100))) {
       const [d] = await t.sql<{ status: string }>('SELECT status FROM webhook_deliveries WHERE id = $1', [failedId]);
@@ -216,7 +215,7 @@ describe('dashboard: webhooks page', () => {
 
     // A delivered one cannot be retried: the service's refusal is the message; unknown deliveries are 404.
     await postForm(agent, token, `/webhooks/${row.id}/deliveries/${failedId}/retry`).expect(303);
-    expect(await flashOf(`/webhooks/${row.id}`)).toEqual(['error', expect.stringContaining('Only a failed delivery')]);
+    expect(await flash(`/webhooks/${row.id}`)).toEqual(['error', expect.stringContaining('Only a failed delivery')]);
     await postForm(agent, token, `/webhooks/${row.id}/deliveries/999999/retry`).expect(404);
     await postForm(agent, token, `/webhooks/${row.id}/deliveries/x1/retry`).expect(404);
   });
