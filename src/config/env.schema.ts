@@ -45,6 +45,7 @@ export const ENV_NAMES = [
   'LAST_SEEN_INTERVAL',
   'SEAT_SWEEP_INTERVAL',
   'LOG_LEVEL',
+  'NO_COLOR',
   'DB_POOL_SIZE',
   'METRICS_TOKEN',
   'WEBHOOK_RETRY_SCHEDULE',
@@ -52,6 +53,9 @@ export const ENV_NAMES = [
   'WEBHOOK_ALLOW_PRIVATE_NETWORKS',
   'STRIPE_WEBHOOK_SECRET',
   'STRIPE_API_KEY',
+  'PADDLE_WEBHOOK_SECRET',
+  'PADDLE_API_KEY',
+  'LEMONSQUEEZY_WEBHOOK_SECRET',
   'STORES_ACCEPT_TEST_EVENTS',
   'WEB_CONCURRENCY',
   'PUBLIC_URL',
@@ -300,6 +304,11 @@ export class EnvironmentVariables {
 
   @IsIn(LOG_LEVELS, { message: `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}` })
   LOG_LEVEL: (typeof LOG_LEVELS)[number] = 'info';
+
+  /** Set to anything: the human-readable log on a terminal has no colours (src/common/http/log-format.ts reads it; no-color.org). */
+  @IsOptional()
+  @IsString()
+  NO_COLOR?: string;
 
   @Transform(toInt)
   @IsInt()
