@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { findFreePort } from '../../../src/database/processes';
@@ -27,16 +27,24 @@ export interface Deployment {
   stop: () => Promise<void>;
 }
 
-export async function startDeployment(extra: Record<string, string> = {}): Promise<Deployment> {
+export interface DeploymentOptions {
+  /** DATA_DIR (created, and removed by stop()); default a fresh folder under the system's temporary folder. */
+  dataDir?: string;
+  /** Leave API_KEY unset: the server generates DATA_DIR/api-key on its first start, as `npm start` does. */
+  generatedApiKey?: boolean;
+}
+
+export async function startDeployment(extra: Record<string, string> = {}, options: DeploymentOptions = {}): Promise<Deployment> {
   if (!existsSync(join(ROOT, 'dist', 'src', 'main.js')))
     throw new Error('dist/src/main.js is missing: run `npm run build` (npm run test:process does)');
-  const dataDir = mkdtempSync(join(tmpdir(), 'licence-process-'));
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'licence-process-'));
+  mkdirSync(dataDir, { recursive: true });
   // As root, the embedded PostgreSQL runs as the postgres user, which must be able to enter the folder.
   chmodSync(dataDir, 0o755);
   const adminUrl = process.env.TEST_DATABASE_URL;
   const database = adminUrl ? newDatabaseName('process') : undefined;
   if (adminUrl && database) await withAdminClient(adminUrl, (c) => c.query(`CREATE DATABASE "${database}"`));
-  const apiKey = `process-test-${randomBytes(12).toString('hex')}`;
+  let apiKey = `process-test-${randomBytes(12).toString('hex')}`;
   // The port is chosen first so that PUBLIC_URL, the base of every link the server mails, can name it.
   const port = String(await findFreePort());
   const env: Record<string, string> = {
@@ -44,7 +52,7 @@ export async function startDeployment(extra: Record<string, string> = {}): Promi
     PUBLIC_URL: `http://127.0.0.1:${port}`,
     DATA_DIR: dataDir,
     ...(adminUrl && database ? { DATABASE_URL: urlFor(adminUrl, database) } : {}),
-    API_KEY: apiKey,
+    ...(options.generatedApiKey ? {} : { API_KEY: apiKey }),
     LOG_LEVEL: 'warn',
     ...extra,
   };
@@ -56,6 +64,7 @@ export async function startDeployment(extra: Record<string, string> = {}): Promi
     rmSync(dataDir, { recursive: true, force: true });
     throw err;
   }
+  if (options.generatedApiKey) apiKey = readFileSync(join(dataDir, 'api-key'), 'utf8').trim();
   const request = (path: string, init: RequestInit & { admin?: boolean } = {}) => {
     const { admin, ...rest } = init;
     const headers = new Headers(rest.headers);
