@@ -12,7 +12,8 @@ import { Deployment, startDeployment } from '../process/support/deployment';
  */
 
 const ROOT = join(__dirname, '..', '..');
-const RUNNABLE = /^```(sh|bash)\s+runnable\s*$/;
+/** An opening fence whose info string says runnable (indented too, as in a numbered list): its indent and language. */
+const MARKED = /^(\s*)```\s*(\S*)\s+runnable\s*$/;
 const BLOCK_TIMEOUT_MS = 120_000;
 
 interface Block {
@@ -26,10 +27,14 @@ function runnableBlocks(file: string): Block[] {
   const lines = readFileSync(join(ROOT, file), 'utf8').split('\n');
   const blocks: Block[] = [];
   for (let i = 0; i < lines.length; i++) {
-    if (!RUNNABLE.test(lines[i])) continue;
-    const end = lines.findIndex((line, j) => j > i && line.startsWith('```'));
+    const marked = MARKED.exec(lines[i]);
+    if (!marked) continue;
+    const [, indent, language] = marked;
+    if (language !== 'sh' && language !== 'bash') throw new Error(`${file}:${i + 1}: only sh and bash blocks can be runnable`);
+    const end = lines.findIndex((line, j) => j > i && /^\s*```\s*$/.test(line));
     if (end < 0) throw new Error(`${file}:${i + 1}: a runnable block is never closed`);
-    blocks.push({ file, line: i + 1, code: lines.slice(i + 1, end).join('\n') });
+    const code = lines.slice(i + 1, end).map((line) => (line.startsWith(indent) ? line.slice(indent.length) : line));
+    blocks.push({ file, line: i + 1, code: code.join('\n') });
     i = end;
   }
   return blocks;
