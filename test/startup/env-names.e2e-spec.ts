@@ -10,7 +10,8 @@ import { EnvironmentVariables } from '../../src/config/env.schema';
  * Configuration as deployed (docs/configuration.md, Variables): the documented table, the validated schema and the names
  * the server reads from its environment are one list. A name read but undocumented, documented but never read (the
  * Paddle and Lemon Squeezy secrets were validated but never copied from the environment, so their routes stayed 404),
- * or validated but never read fails here.
+ * or validated but never read fails here. Variables only a library reads (configuration.md, Read by libraries) are
+ * outside the list: their own table, not this one.
  */
 
 const ROOT = join(__dirname, '..', '..');
