@@ -74,8 +74,14 @@ export class StoreEventsService {
       const adapter = this.adapters[row.store];
       if (!adapter) throw AppError.conflict(`No ${row.store} adapter exists yet`);
       await this.process(adapter, row, fromRow(row, adapter), manager);
+      await this.stores.markReplayed(row.id, manager);
       return StoreEventDto.from(row);
     });
+  }
+
+  /** The dashboard's count of events that need the seller's attention (docs/stores.md, Needs attention). */
+  countNeedingAttention(): Promise<number> {
+    return this.stores.countNeedingAttention();
   }
 
   async list(filter: StoreEventFilter, limit = DEFAULT_PAGE_LIMIT, offset = 0): Promise<Page<StoreEventDto>> {

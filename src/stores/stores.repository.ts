@@ -2,13 +2,15 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import type { StoreEventStatus, StoreName } from '../licenses/store-names';
-import { StoreEvent } from './store-event.entity';
+import { NEEDS_ATTENTION, StoreEvent } from './store-event.entity';
 import { StorePlan } from './store-plan.entity';
 
 export interface StoreEventFilter {
   store?: StoreName;
   status?: StoreEventStatus;
   licenseId?: number;
+  /** true: only the events that need the seller's attention; false: only the others (docs/stores.md, Needs attention). */
+  needsAttention?: boolean;
 }
 
 /** What a store event's processing decided, written back onto its row. */
@@ -195,7 +197,20 @@ export class StoresRepository {
     if (filter.store) query.andWhere('e.store = :store', { store: filter.store });
     if (filter.status) query.andWhere('e.status = :status', { status: filter.status });
     if (filter.licenseId !== undefined) query.andWhere('e.license_id = :licenseId', { licenseId: filter.licenseId });
+    if (filter.needsAttention !== undefined)
+      query.andWhere(filter.needsAttention ? `(${NEEDS_ATTENTION})` : `NOT coalesce(${NEEDS_ATTENTION}, false)`);
     const [rows, total] = await query.orderBy('e.id', 'DESC').take(limit).skip(offset).getManyAndCount();
     return { rows, total };
+  }
+
+  /** How many events need the seller's attention (the dashboard's count), from the partial index. */
+  async countNeedingAttention(): Promise<number> {
+    const rows: { n: number }[] = await this.dataSource.query(`SELECT count(*)::int AS n FROM store_events WHERE ${NEEDS_ATTENTION}`);
+    return rows[0].n;
+  }
+
+  /** Notes a staff replay on the event's row (docs/stores.md, Needs attention). */
+  async markReplayed(id: string, manager: EntityManager): Promise<void> {
+    await this.events(manager).update({ id }, { replayedAt: () => 'now()' });
   }
 }

@@ -892,7 +892,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Store events, newest first */
+        /** Store events, newest first; needs_attention=true lists what a seller must look at */
         get: operations["StoresAdmin_listEvents"];
         put?: never;
         post?: never;
@@ -2621,6 +2621,12 @@ export interface components {
              * @example null
              */
             error: string | null;
+            /**
+             * @description why it is ignored, pending or failed, as a code (docs/stores.md, Reason codes); null when processed
+             * @example null
+             * @enum {string|null}
+             */
+            reason_code: "NO_PLAN" | "UNHANDLED_TYPE" | "NOT_PAID" | "TEST_MODE" | "OUT_OF_ORDER" | "AWAITING_CUSTOMER" | "UNKNOWN_SUBSCRIPTION" | "API_VERSION_MISMATCH" | "STORE_API_KEY_MISSING" | "STORE_API_ERROR" | "INVALID_QUANTITY" | "INVALID_PAYLOAD" | "OTHER_PRODUCT" | null;
         };
         CreateStorePlanDto: {
             /**
@@ -7391,6 +7397,8 @@ export interface operations {
                 status?: "processed" | "ignored" | "pending" | "failed";
                 /** @description only events that touched this licence */
                 license_id?: number;
+                /** @description true: only events that need attention (failed ones, and ignored ones for a price without a plan, reason_code NO_PLAN, not replayed since); false: only the others */
+                needs_attention?: "true" | "false";
             };
             header?: never;
             path?: never;
