@@ -1,4 +1,5 @@
 import { STRIPE_API_VERSION } from '../src/stores/stripe/stripe-store';
+import { loggedInAgent, type Agent } from './dashboard-helpers';
 import { fieldsOf } from './support/api-errors';
 import { createTestApp, TestApp } from './support/test-app';
 
@@ -179,5 +180,54 @@ describe('store events needing attention (docs/stores.md, Needs attention)', () 
       .set('Authorization', `Bearer ${global.body.token}`)
       .expect(200);
     expect(ids(seen.body as EventBody[])).toEqual([...attention].sort());
+  });
+
+  describe('dashboard (docs/dashboard.md, Stores)', () => {
+    let agent: Agent;
+    beforeAll(async () => {
+      agent = (await loggedInAgent(t)).agent;
+    }, 60_000);
+
+    const countOn = (html: string) => /data-testid="store-attention"[\s\S]*?data-testid="attention-count">(\d+)</.exec(html)?.[1];
+    const attentionTotal = async () => (await list('needs_attention=true').expect(200)).headers['x-total-count'];
+
+    it('the overview shows the count, linking to the filtered Stores page', async () => {
+      const html = (await agent.get('/dashboard').expect(200)).text;
+      expect(countOn(html)).toBe(await attentionTotal());
+      expect(html).toContain('<a href="/stores?needs_attention=true#events-heading">store events need attention</a>');
+    });
+
+    it('the Stores page shows the count and, filtered, only the events needing attention with their reason codes', async () => {
+      const all = (await agent.get('/stores').expect(200)).text;
+      expect(countOn(all)).toBe(await attentionTotal());
+      expect(all).toContain('href="/stores?needs_attention=true#events-heading"');
+      const filtered = (await agent.get('/stores?needs_attention=true').expect(200)).text;
+      expect(filtered).toContain('Events needing attention');
+      const rows = [...filtered.matchAll(/data-testid="event-row">[\s\S]*?<\/tr>/g)].map((m) => m[0]);
+      expect(String(rows.length)).toBe(await attentionTotal());
+      expect(rows.every((r) => /event-status">failed<|event-reason">NO_PLAN</.test(r))).toBe(true);
+      expect(rows.some((r) => r.includes('data-testid="event-reason">STORE_API_KEY_MISSING<'))).toBe(true);
+      // Anything else than true shows every event (a dashboard filter that is not valid is dropped, not an error).
+      const other = (await agent.get('/stores?needs_attention=yes').expect(200)).text;
+      expect(other).toContain('Recent events');
+    });
+
+    it('says which store features need an API key and outbound access, and whether each is configured', async () => {
+      const html = (await agent.get('/stores').expect(200)).text.replace(/&#x27;|’/g, "'");
+      const rows = [...html.matchAll(/data-testid="feature-row">([\s\S]*?)<\/tr>/g)].map((m) => m[1]);
+      const row = (text: string) => rows.find((r) => r.includes(text)) ?? '';
+      // Subscriptions need only the secret (set here); one-time Checkout payments also STRIPE_API_KEY and api.stripe.com.
+      expect(row('Subscriptions')).toContain('feature-state">configured<');
+      expect(row('Subscriptions')).toMatch(/Outbound access">\s*<span class="muted">none</);
+      expect(row('One-time Checkout')).toContain('STRIPE_WEBHOOK_SECRET and STRIPE_API_KEY');
+      expect(row('One-time Checkout')).toContain('HTTPS to api.stripe.com');
+      expect(row('One-time Checkout')).toContain('feature-state">not configured<');
+      expect(row('One-time Checkout')).toContain('STRIPE_API_KEY is not set');
+      expect(row("buyer's e-mail")).toContain('PADDLE_WEBHOOK_SECRET and PADDLE_API_KEY');
+      expect(row("buyer's e-mail")).toContain('HTTPS to api.paddle.com');
+      expect(row("buyer's e-mail")).toContain('PADDLE_WEBHOOK_SECRET is not set');
+      expect(row('Every Lemon Squeezy action')).toContain('not configured');
+      expect(html).not.toContain('whsec_attention_0123456789');
+    });
   });
 });
