@@ -2693,11 +2693,11 @@ export interface components {
              */
             grace_days?: number;
             /**
-             * @description when the subscription ends: expire at the end time (grace applies), suspend, or revoke
+             * @description when the subscription ends: expire at the end time (grace applies), suspend, or revoke. Required, except for a PERPETUAL plan (a one-time sale has no subscription to end; default expire)
              * @example expire
              * @enum {string}
              */
-            on_end: "expire" | "suspend" | "revoke";
+            on_end?: "expire" | "suspend" | "revoke";
         };
         StorePlanDto: {
             /** @example 3 */
@@ -2815,7 +2815,7 @@ export interface components {
              */
             grace_days?: number;
             /**
-             * @description when the subscription ends: expire at the end time (grace applies), suspend, or revoke
+             * @description when the subscription ends: expire at the end time (grace applies), suspend, or revoke. Required, except for a PERPETUAL plan (a one-time sale has no subscription to end; default expire)
              * @example expire
              * @enum {string}
              */

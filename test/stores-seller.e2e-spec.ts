@@ -182,6 +182,37 @@ describe('store events needing attention (docs/stores.md, Needs attention)', () 
     expect(ids(seen.body as EventBody[])).toEqual([...attention].sort());
   });
 
+  describe('plans: on_end is needed only where a subscription can end (docs/stores.md, Plans)', () => {
+    const plan = (body: Record<string, unknown>) =>
+      t.admin.post('/api/v1/admin/store-plans').send({ store: 'stripe', product_code: 'FISCAL_BRIDGE', ...body });
+
+    it('a PERPETUAL plan without on_end: 201, stored with expire', async () => {
+      const res = await plan({ price_id: 'price_perpetual_no_end', license_type: 'PERPETUAL' }).expect(201);
+      expect(res.body).toMatchObject({ license_type: 'PERPETUAL', on_end: 'expire' });
+      const revoke = await plan({ price_id: 'price_perpetual_revoke', license_type: 'PERPETUAL', on_end: 'revoke' }).expect(201);
+      expect(revoke.body.on_end).toBe('revoke');
+    });
+
+    it.each([['MONTHLY'], ['YEARLY'], ['QUARTERLY'], ['TRIAL']])('a %s plan without on_end: 400 naming on_end', async (type) => {
+      const res = await plan({ price_id: `price_${type}_no_end`, license_type: type }).expect(400);
+      expect(res.body.error.code).toBe('VALIDATION_ERROR');
+      expect(fieldsOf(res.body)).toEqual(['on_end']);
+    });
+
+    it('a PERPETUAL plan with a wrong on_end, or null: 400 naming on_end', async () => {
+      for (const onEnd of ['never', null, 1]) {
+        const res = await plan({ price_id: 'price_perpetual_bad', license_type: 'PERPETUAL', on_end: onEnd }).expect(400);
+        expect(fieldsOf(res.body)).toEqual(['on_end']);
+      }
+    });
+
+    it('an update may leave on_end out, whatever the type', async () => {
+      const created = await plan({ price_id: 'price_update_no_end', license_type: 'PERPETUAL' }).expect(201);
+      const res = await t.admin.put(`/api/v1/admin/store-plans/${created.body.id}`).send({ license_type: 'YEARLY' }).expect(200);
+      expect(res.body).toMatchObject({ license_type: 'YEARLY', on_end: 'expire' });
+    });
+  });
+
   describe('dashboard (docs/dashboard.md, Stores)', () => {
     let agent: Agent;
     beforeAll(async () => {
