@@ -213,7 +213,7 @@ describe('store events needing attention (docs/stores.md, Needs attention)', () 
     });
   });
 
-  describe('dashboard (docs/dashboard.md, Stores)', () => {
+  describe('dashboard (docs/dashboard.md, Pages)', () => {
     let agent: Agent;
     beforeAll(async () => {
       agent = (await loggedInAgent(t)).agent;

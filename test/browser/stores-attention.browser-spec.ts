@@ -3,7 +3,7 @@ import type { TestApp } from '../support/test-app';
 import { BOTH_WIDTHS, collectConsoleErrors, screenshot, seriousViolations, signIn, startDashboard } from './browser';
 
 /**
- * Store events needing attention in Chromium (docs/dashboard.md, Stores): the overview's count opens the Stores page
+ * Store events needing attention in Chromium (docs/dashboard.md, Pages): the overview's count opens the Stores page
  * filtered to them, and the page says what each store feature needs; axe finds nothing serious, no sideways scroll.
  */
 describe('stores: events needing attention and what each feature needs, at 1280 and 390 px', () => {

@@ -60,7 +60,7 @@ export class OverviewController {
       nav: 'dashboard',
       products,
       totals,
-      // Shown once a store is connected, or while events from one still need attention (docs/dashboard.md, Statistics).
+      // Shown once a store is connected, or while events from one still need attention (docs/dashboard.md, Pages).
       storeAttention: storeConnected || storeAttention > 0 ? { count: storeAttention } : null,
       expiring: expiring.items,
       expiringTotal: expiring.total,
