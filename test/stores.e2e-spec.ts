@@ -497,27 +497,31 @@ describe('stores: Stripe (docs/stores.md)', () => {
     expect((await licenseOf(other))!.status).not.toBe('revoked');
   });
 
-  it('the invoice lookup failing: 500, stored failed (Stripe retries), the licence unchanged', async () => {
+  it('the invoice lookup failing: 500, stored failed with STORE_API_ERROR (Stripe retries), the licence unchanged', async () => {
     const { sub, start } = await purchaseWithoutPayments();
     const res = await send(stripeEvent('charge.refunded', charge(uid('pi_broken')), start + 1)).expect(500);
-    expect(res.body.error).toMatchObject({ code: 'STORE_EVENT_FAILED' });
-    expect(res.body.error.message).toMatch(/refunded payment could not be looked up/);
+    expect(res.body.error).toMatchObject({ code: 'STORE_EVENT_FAILED', details: { reason_code: 'STORE_API_ERROR' } });
+    expect(res.body.error.message).toMatch(/the invoice paid by pi_broken\w* could not be read through the store's API/);
     expect((await licenseOf(sub))!.status).not.toBe('revoked');
   });
 
-  it('without STRIPE_API_KEY such a refund is ignored (nothing to find it by) and a replay applies it once the key is set', async () => {
+  it('without STRIPE_API_KEY such a refund is failed STORE_API_KEY_MISSING (500: Stripe retries), never ignored; a replay applies it once the key is set', async () => {
     const stores = t.config.stores as { stripeApiKey?: string };
     const { sub, start, pi } = await purchaseWithoutPayments();
     stores.stripeApiKey = undefined;
-    let stored: { id: string; status: string };
+    let failed: { error: { code: string; details: { id: string; reason_code: string } } };
     try {
-      stored = (await send(stripeEvent('charge.refunded', charge(pi), start + 1)).expect(200)).body;
+      failed = (await send(stripeEvent('charge.refunded', charge(pi), start + 1)).expect(500)).body;
     } finally {
       stores.stripeApiKey = 'sk_test_standin';
     }
-    expect(stored.status).toBe('ignored');
+    expect(failed.error).toMatchObject({ code: 'STORE_EVENT_FAILED', details: { reason_code: 'STORE_API_KEY_MISSING' } });
+    const [row] = await t.sql<{ status: string; reason_code: string }>('SELECT status, reason_code FROM store_events WHERE id = $1', [
+      failed.error.details.id,
+    ]);
+    expect(row).toEqual({ status: 'failed', reason_code: 'STORE_API_KEY_MISSING' });
     expect((await licenseOf(sub))!.status).not.toBe('revoked');
-    expect((await t.admin.post(`/api/v1/admin/store-events/${stored.id}/replay`).expect(200)).body.action).toBe('refund');
+    expect((await t.admin.post(`/api/v1/admin/store-events/${failed.error.details.id}/replay`).expect(200)).body.action).toBe('refund');
     expect((await licenseOf(sub))!.status).toBe('revoked');
   });
 
