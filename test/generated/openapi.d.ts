@@ -2448,7 +2448,7 @@ export interface components {
              *       "license.revoked"
              *     ]
              */
-            events: ("product.created" | "product.updated" | "license.created" | "license.updated" | "license.revoked" | "license.released" | "license.activated" | "license.activation_denied" | "license.deactivated" | "license.file_issued" | "license.usage_limit_reached" | "license.usage_reset" | "license.trial_started" | "license.key_resent" | "mail.retried" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "webhook.delivery_retried" | "signing_key.rotated" | "signing_key.revoked" | "signing_key.endorsed" | "token.created" | "token.revoked" | "store_plan.created" | "store_plan.updated" | "store_plan.deleted" | "license.expiring_soon" | "license.expired" | "*")[];
+            events: ("product.created" | "product.updated" | "license.created" | "license.updated" | "license.revoked" | "license.released" | "license.activated" | "license.activation_denied" | "license.deactivated" | "license.file_issued" | "license.usage_limit_reached" | "license.usage_reset" | "license.trial_started" | "license.key_resent" | "mail.retried" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "webhook.delivery_retried" | "signing_key.rotated" | "signing_key.revoked" | "signing_key.endorsed" | "token.created" | "token.revoked" | "store_plan.created" | "store_plan.updated" | "store_plan.deleted" | "license.expiring_soon" | "license.expired" | "store_event.needs_attention" | "*")[];
             /** @example Billing system */
             description?: string | null;
             /** @description Default true; an inactive endpoint receives nothing */
@@ -2508,7 +2508,7 @@ export interface components {
         UpdateWebhookDto: {
             url?: string;
             /** @description Event types to receive, or ["*"] for all of them (alone) */
-            events?: ("product.created" | "product.updated" | "license.created" | "license.updated" | "license.revoked" | "license.released" | "license.activated" | "license.activation_denied" | "license.deactivated" | "license.file_issued" | "license.usage_limit_reached" | "license.usage_reset" | "license.trial_started" | "license.key_resent" | "mail.retried" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "webhook.delivery_retried" | "signing_key.rotated" | "signing_key.revoked" | "signing_key.endorsed" | "token.created" | "token.revoked" | "store_plan.created" | "store_plan.updated" | "store_plan.deleted" | "license.expiring_soon" | "license.expired" | "*")[];
+            events?: ("product.created" | "product.updated" | "license.created" | "license.updated" | "license.revoked" | "license.released" | "license.activated" | "license.activation_denied" | "license.deactivated" | "license.file_issued" | "license.usage_limit_reached" | "license.usage_reset" | "license.trial_started" | "license.key_resent" | "mail.retried" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "webhook.delivery_retried" | "signing_key.rotated" | "signing_key.revoked" | "signing_key.endorsed" | "token.created" | "token.revoked" | "store_plan.created" | "store_plan.updated" | "store_plan.deleted" | "license.expiring_soon" | "license.expired" | "store_event.needs_attention" | "*")[];
             description?: string | null;
             active?: boolean;
         };
@@ -2622,7 +2622,7 @@ export interface components {
              */
             error: string | null;
             /**
-             * @description why it is ignored, pending or failed, as a code (docs/stores.md, Reason codes); null when processed
+             * @description why it was ignored, is pending or failed, as a code (docs/stores.md, Reason codes); null when processed
              * @example null
              * @enum {string|null}
              */
@@ -6807,6 +6807,23 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponseDto"];
                 };
             };
+            /** @description RATE_LIMITED: per-IP limit hit; `Retry-After` header and `details.retry_after_seconds` */
+            429: {
+                headers: {
+                    /** @description seconds until the window resets */
+                    "Retry-After": number;
+                    /** @description requests allowed per window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description requests left in this window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description seconds until the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
             /** @description STORE_EVENT_FAILED: stored failed; Stripe retries */
             500: {
                 headers: {
@@ -6865,6 +6882,23 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponseDto"];
                 };
             };
+            /** @description RATE_LIMITED: per-IP limit hit; `Retry-After` header and `details.retry_after_seconds` */
+            429: {
+                headers: {
+                    /** @description seconds until the window resets */
+                    "Retry-After": number;
+                    /** @description requests allowed per window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description requests left in this window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description seconds until the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
             /** @description STORE_EVENT_FAILED: stored failed; Paddle retries */
             500: {
                 headers: {
@@ -6917,6 +6951,23 @@ export interface operations {
             /** @description PAYLOAD_TOO_LARGE: over 1 MiB */
             413: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description RATE_LIMITED: per-IP limit hit; `Retry-After` header and `details.retry_after_seconds` */
+            429: {
+                headers: {
+                    /** @description seconds until the window resets */
+                    "Retry-After": number;
+                    /** @description requests allowed per window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description requests left in this window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description seconds until the window resets */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {

@@ -26,7 +26,7 @@ export class StoreEventReasons1797100000000 implements MigrationInterface {
     await q.query(`UPDATE store_events SET reason_code = CASE
         WHEN status = 'failed' AND error LIKE 'api\\_version%' THEN 'API_VERSION_MISMATCH'
         WHEN status = 'failed' AND error LIKE '%API\\_KEY is unset%' THEN 'STORE_API_KEY_MISSING'
-        WHEN status = 'failed' AND (error LIKE '%through the store''s API%' OR error LIKE 'The event could not be processed%') THEN 'STORE_API_ERROR'
+        WHEN status = 'failed' AND error LIKE '%through the store''s API%' THEN 'STORE_API_ERROR'
         WHEN status = 'failed' AND error LIKE '%is for product%' THEN 'OTHER_PRODUCT'
         WHEN status = 'failed' THEN 'INVALID_PAYLOAD'
         WHEN status = 'ignored' AND error LIKE 'no plan for%' THEN 'NO_PLAN'

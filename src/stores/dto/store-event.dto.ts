@@ -65,13 +65,12 @@ export class StoreEventDto {
   @ApiProperty({ nullable: true, type: 'integer', example: 42, description: 'the licence it touched' }) license_id: number | null;
   @ApiProperty({ nullable: true, type: String, example: null, description: 'why it was ignored, is pending or failed' }) error:
     string | null;
-
   @ApiProperty({
     type: String,
-    enum: [...STORE_EVENT_REASON_CODES, null],
     nullable: true,
+    enum: [...STORE_EVENT_REASON_CODES, null],
     example: null,
-    description: 'why it is ignored, pending or failed, as a code (docs/stores.md, Reason codes); null when processed',
+    description: 'why it was ignored, is pending or failed, as a code (docs/stores.md, Reason codes); null when processed',
   })
   reason_code: StoreEventReasonCode | null;
 
@@ -88,7 +87,7 @@ export class StoreEventDto {
       action: e.action,
       license_id: e.licenseId,
       error: e.error,
-      reason_code: e.reasonCode ?? null,
+      reason_code: e.reasonCode,
     };
   }
 }
