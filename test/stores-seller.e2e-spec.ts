@@ -1,3 +1,6 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import Stripe from 'stripe';
 import { STRIPE_API_VERSION } from '../src/stores/stripe/stripe-store';
 import { loggedInAgent, type Agent } from './dashboard-helpers';
 import { fieldsOf } from './support/api-errors';
@@ -141,6 +144,50 @@ describe('store events needing attention (docs/stores.md, Needs attention)', () 
     const replayed = await t.admin.post(`/api/v1/admin/store-events/${id}/replay`).expect(200);
     expect(replayed.body).toMatchObject({ id, status: 'processed', action: 'purchase' });
     expect(ids((await list('needs_attention=true').expect(200)).body as EventBody[])).not.toContain(id);
+  });
+
+  it('end to end: signed Stripe events for a price without a plan, and a Checkout sale without STRIPE_API_KEY, are listed', async () => {
+    const sdk = new Stripe('sk_test_unused');
+    const send = (event: Record<string, unknown>) => {
+      const body = JSON.stringify(event);
+      return t
+        .http()
+        .post('/api/v1/stores/stripe/events')
+        .set('Content-Type', 'application/json')
+        .set('Stripe-Signature', sdk.webhooks.generateTestHeaderString({ payload: body, secret: 'whsec_attention_0123456789' }))
+        .send(body);
+    };
+    // The repository's real-shaped fixture, its price without a plan here.
+    const fixture = JSON.parse(readFileSync(join(__dirname, 'fixtures', 'stores', 'stripe', 'invoice.paid.json'), 'utf8')) as Record<
+      string,
+      unknown
+    >;
+    const noPlan = (await send({ ...fixture, id: 'evt_attention_e2e_noplan', created: Math.floor(Date.now() / 1000) }).expect(200))
+      .body as EventBody;
+    expect(noPlan).toMatchObject({ status: 'ignored', reason_code: 'NO_PLAN' });
+    const checkout = {
+      id: 'cs_attention_e2e',
+      object: 'checkout.session',
+      mode: 'payment',
+      payment_status: 'paid',
+      status: 'complete',
+      customer_details: { email: 'once@shop.example', name: 'Once' },
+      payment_intent: 'pi_attention_e2e',
+      livemode: true,
+    };
+    const failed = await send({
+      id: 'evt_attention_e2e_checkout',
+      object: 'event',
+      api_version: STRIPE_API_VERSION,
+      created: Math.floor(Date.now() / 1000),
+      livemode: true,
+      type: 'checkout.session.completed',
+      data: { object: checkout },
+    }).expect(500);
+    expect(failed.body.error.details).toMatchObject({ reason_code: 'STORE_API_KEY_MISSING' });
+    const listed = (await list('needs_attention=true&limit=1000').expect(200)).body as EventBody[];
+    expect(listed.map((e) => e.event_id)).toEqual(expect.arrayContaining(['evt_attention_e2e_noplan', 'evt_attention_e2e_checkout']));
+    attention.push(...listed.filter((e) => e.event_id.startsWith('evt_attention_e2e')).map((e) => e.id));
   });
 
   it.each([['yes'], ['1'], ['TRUE'], [''], ['true&needs_attention=false'], ['null']])(
