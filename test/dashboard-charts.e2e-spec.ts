@@ -124,4 +124,40 @@ describe('dashboard: charts on the statistics page', () => {
   it('keeps the chart behind the login', async () => {
     await t.http().get('/dashboard').expect(302).expect('Location', '/login');
   });
+  it("the per-product panel shows one product's day with the daily statistics' five columns and its week and month totals", async () => {
+    await t.admin.post('/api/v1/admin/products').send({ code: 'CHART_P', name: 'Chart product', key_prefix: 'CP' }).expect(201);
+    const lic = await createLicense(t, { product_code: 'CHART_P', limits: { max_installations: 1 } });
+    const activate = (machine: string) =>
+      t
+        .http()
+        .post('/api/v1/activate')
+        .send({ license_key: lic.license_key, machine_fingerprint: fingerprint(machine), hostname: machine });
+    await activate('panel-1').expect(200);
+    await activate('panel-2').expect(400);
+    await t
+      .http()
+      .post('/api/v1/deactivate')
+      .send({ license_key: lic.license_key, machine_fingerprint: fingerprint('panel-1') })
+      .expect(200);
+    const table = await chartTable('/dashboard?product=chart_p', 'product-daily');
+    expect([...table.keys()]).toHaveLength(30);
+    // Activations, refusals, deactivations, trials, new licences.
+    expect(table.get(utcDay(0))).toEqual([1, 1, 1, 0, 1]);
+    const page = (await agent.get('/dashboard?product=CHART_P').expect(200)).text;
+    const panel = page.slice(page.indexOf('data-testid="product-daily"')).split('</section>')[0];
+    expect(panel).toContain('Per day: CHART_P');
+    expect(panel).toMatch(/<option value="CHART_P" selected>/);
+    const totals = [...panel.matchAll(/<tr><th scope="row">(Last \d+ days)<\/th>(.*?)<\/tr>/g)].map(([, period, cells]) => [
+      period,
+      [...cells.matchAll(/class="num">(\d+)<\/td>/g)].map((m) => Number(m[1])),
+    ]);
+    expect(totals).toEqual([
+      ['Last 7 days', [1, 1, 1, 0, 1]],
+      ['Last 30 days', [1, 1, 1, 0, 1]],
+    ]);
+    // An unknown code (or none) shows every product, escaped, never an error page.
+    const unknown = (await agent.get('/dashboard?product=%3Cscript%3E').expect(200)).text;
+    expect(unknown).toContain('Per day: all products');
+    expect(unknown).not.toContain('<script>');
+  });
 });

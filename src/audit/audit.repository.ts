@@ -47,12 +47,24 @@ export class AuditRepository {
    * How many entries of each action fell on each UTC day from `since` on (optionally of one licence): the dashboard's
    * charts (docs/dashboard.md, Charts). Read through the created_at index (or the licence's), one row per day and action.
    */
-  async dailyCounts(actions: readonly string[], since: Date, licenseId?: number): Promise<{ day: string; action: string; n: number }[]> {
+  async dailyCounts(
+    actions: readonly string[],
+    since: Date,
+    within: { licenseId?: number; productIds?: readonly number[] | null; until?: Date } = {},
+  ): Promise<{ day: string; action: string; n: number }[]> {
     const params: unknown[] = [actions, since];
-    const byLicense = licenseId === undefined ? '' : `AND a.license_id = $${params.push(licenseId)}`;
+    const where: string[] = [];
+    if (within.licenseId !== undefined) where.push(`AND a.license_id = $${params.push(within.licenseId)}`);
+    if (within.until !== undefined) where.push(`AND a.created_at < $${params.push(within.until)}`);
+    // A product's entries are its licences' (the licences module's license_products view, as the list's scope).
+    if (within.productIds) {
+      where.push(
+        `AND a.license_id IN (SELECT lp.license_id FROM license_products lp WHERE lp.product_id = ANY($${params.push(within.productIds)}::int[]))`,
+      );
+    }
     const rows: { day: string; action: string; n: string }[] = await this.dataSource.query(
       `SELECT to_char(date_trunc('day', a.created_at AT TIME ZONE 'UTC'), 'YYYY-MM-DD') AS day, a.action, count(*) AS n
-       FROM audit_entries a WHERE a.action = ANY($1::text[]) AND a.created_at >= $2 ${byLicense} GROUP BY 1, 2`,
+       FROM audit_entries a WHERE a.action = ANY($1::text[]) AND a.created_at >= $2 ${where.join(' ')} GROUP BY 1, 2`,
       params,
     );
     return rows.map((row) => ({ ...row, n: Number(row.n) }));

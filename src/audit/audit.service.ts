@@ -40,8 +40,19 @@ export class AuditService {
     licenseId?: number,
     now = new Date(),
   ): Promise<{ day: string; counts: Record<A, number> }[]> {
-    const range = utcDays(now, 1 - days, days);
-    const rows = await this.audit.dailyCounts(actions, range.start, licenseId);
+    return this.countsPerDay(actions, utcDays(now, 1 - days, days), { licenseId });
+  }
+
+  /**
+   * Per UTC day of `range` (oldest first), how many entries of each action, of one licence or of some products'
+   * licences (null: every product): the daily statistics (docs/licences.md, Daily statistics) and the charts.
+   */
+  async countsPerDay<A extends string>(
+    actions: readonly A[],
+    range: { start: Date; end: Date; days: string[] },
+    within: { licenseId?: number; productIds?: readonly number[] | null } = {},
+  ): Promise<{ day: string; counts: Record<A, number> }[]> {
+    const rows = await this.audit.dailyCounts(actions, range.start, { ...within, until: range.end });
     return countsByDay(
       range.days,
       actions,

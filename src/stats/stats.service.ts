@@ -1,8 +1,12 @@
 import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
-import { ALL_PRODUCTS, type ProductScope } from '../common/auth/actor';
+import { AuditService } from '../audit/audit.service';
+import { ALL_PRODUCTS, type ProductScope, productScopeIncludes } from '../common/auth/actor';
+import { AppError } from '../common/errors/app-error';
 import { countsByDay, utcDays } from '../common/utc-days';
 import { JobsService } from '../jobs/jobs.service';
 import { LICENSE_TYPES } from '../licenses/license-type';
+import { ProductsService } from '../products/products.service';
+import { DailyStatsDto, DailyStatsQueryDto } from './dto/daily-stats.dto';
 import { ProductStatsDto } from './dto/product-stats.dto';
 import { StatsRepository } from './stats.repository';
 
@@ -11,6 +15,19 @@ const FOLD_AFTER_READING_ROWS = 1_000;
 /** The minute check folds when the table grew by this many rows since the last fold (each new seat adds three). */
 const FOLD_SLACK_ROWS = 5_000;
 export const STATS_FOLD_QUEUE = 'stats.fold';
+/** The longest range of GET /stats/daily, and the default: a year (a leap one) and the last 30 days. */
+const DAILY_MAX_DAYS = 366;
+const DAILY_DEFAULT_DAYS = 30;
+const DAY_MS = 86_400_000;
+/** The audit actions each column of the daily statistics counts (docs/licences.md, Daily statistics). */
+const DAILY_COLUMNS = {
+  activations: 'license.activated',
+  refusals: 'license.activation_denied',
+  deactivations: 'license.deactivated',
+  trials: 'license.trial_started',
+  new_licences: 'license.created',
+} as const;
+const DAILY_ACTIONS = Object.values(DAILY_COLUMNS);
 
 /**
  * Read-only statistics for the admin API and the dashboard. The only write is folding the counters'
@@ -27,6 +44,8 @@ export class StatsService implements OnModuleInit {
   constructor(
     private readonly stats: StatsRepository,
     private readonly jobs: JobsService,
+    private readonly audit: AuditService,
+    private readonly products: ProductsService,
   ) {}
 
   onModuleInit(): void {
@@ -48,6 +67,39 @@ export class StatsService implements OnModuleInit {
       ['expiring'] as const,
       rows.map((row) => ({ ...row, key: 'expiring' })),
     );
+  }
+
+  /**
+   * One row per UTC day of `from`..`to` (both included; default the last 30 days), counted from the audit log's
+   * events, for one product or every product the credential sees (docs/licences.md, Daily statistics).
+   */
+  async daily(query: DailyStatsQueryDto, scope: ProductScope = ALL_PRODUCTS, now = new Date()): Promise<DailyStatsDto[]> {
+    const to = query.to === undefined ? Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()) : dayStart(query.to, 'to');
+    const from = query.from === undefined ? to - (DAILY_DEFAULT_DAYS - 1) * DAY_MS : dayStart(query.from, 'from');
+    if (from > to) throw AppError.field('from', 'from must not be after to');
+    const days = (to - from) / DAY_MS + 1;
+    if (days > DAILY_MAX_DAYS) throw AppError.field('from', `at most ${DAILY_MAX_DAYS} days from from to to`);
+    let productIds: readonly number[] | null = scope;
+    if (query.product !== undefined) {
+      const product = await this.products.findByCode(query.product);
+      // A product the credential may not see answers as an unknown one: its existence is not disclosed.
+      if (!product || !productScopeIncludes(scope, product.id)) throw AppError.notFound('Product');
+      productIds = [product.id];
+    }
+    const range = {
+      start: new Date(from),
+      end: new Date(to + DAY_MS),
+      days: Array.from({ length: days }, (_, i) => new Date(from + i * DAY_MS).toISOString().slice(0, 10)),
+    };
+    const counted = await this.audit.countsPerDay(DAILY_ACTIONS, range, { productIds });
+    return counted.map(({ day, counts }) => ({
+      day,
+      activations: counts[DAILY_COLUMNS.activations],
+      refusals: counts[DAILY_COLUMNS.refusals],
+      deactivations: counts[DAILY_COLUMNS.deactivations],
+      trials: counts[DAILY_COLUMNS.trials],
+      new_licences: counts[DAILY_COLUMNS.new_licences],
+    }));
   }
 
   /** One entry per product (in product id order; only the credential's products when it is limited): licences by status and type, current seats and recent activations. */
@@ -97,4 +149,12 @@ export class StatsService implements OnModuleInit {
     if (!force && (await this.stats.estimatedDeltaRows()) <= this.keptAfterFold + FOLD_SLACK_ROWS) return;
     await this.fold();
   }
+}
+
+/** The start of a `YYYY-MM-DD` UTC day in ms; a day that is not in the calendar (2026-02-30) is a field error. */
+function dayStart(text: string, field: 'from' | 'to'): number {
+  const ms = Date.parse(`${text}T00:00:00.000Z`);
+  if (Number.isNaN(ms) || new Date(ms).toISOString().slice(0, 10) !== text)
+    throw AppError.field(field, `${field} must be a date as YYYY-MM-DD`);
+  return ms;
 }

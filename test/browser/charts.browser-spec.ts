@@ -97,6 +97,27 @@ describe('dashboard charts in Chromium', () => {
     await page.emulateMedia({ colorScheme: 'light' });
   });
 
+  it.each(BOTH_WIDTHS)("shows one product's days with week and month totals, picked from the select (%s)", async (name, size) => {
+    const { page } = d;
+    await page.setViewportSize(size);
+    await page.goto(`${d.baseUrl}/dashboard`);
+    const panel = page.locator('[data-testid=product-daily]');
+    await panel.getByLabel('Product').selectOption('POS_RETAIL');
+    await Promise.all([page.waitForURL(/product=POS_RETAIL/), panel.getByRole('button', { name: 'Show' }).click()]);
+    await panel.locator('[data-testid=chart] canvas').waitFor();
+    expect(await panel.getByRole('heading', { level: 2 }).textContent()).toMatch(/Per day: POS_RETAIL/);
+    expect(await chartRows(/Events of POS_RETAIL per UTC day/)).toBe(30);
+    // The totals stay a visible table: the last 7 and 30 days of the seeded month (activations: (day * 7) % 5 a day).
+    const totals = page.getByRole('table', { name: /Totals of POS_RETAIL/ });
+    expect(await totals.locator('tbody tr').count()).toBe(2);
+    const activations = (days: number) => Array.from({ length: days }, (_, day) => (day * 7) % 5).reduce((a, b) => a + b, 0);
+    expect(await totals.locator('tbody tr').nth(0).locator('td').first().textContent()).toBe(String(activations(7)));
+    expect(await totals.locator('tbody tr').nth(1).locator('td').first().textContent()).toBe(String(activations(30)));
+    expect(await seriousViolations(page)).toEqual([]);
+    expect(await page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth')).toBeLessThanOrEqual(0);
+    await panel.screenshot({ path: join(SCREENSHOTS, `statistics-per-product-${name}.png`) });
+  });
+
   it('shows the table itself without JavaScript', async () => {
     const context = await d.browser.newContext({ javaScriptEnabled: false, viewport: DESKTOP });
     const page = await context.newPage();

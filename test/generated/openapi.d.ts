@@ -654,6 +654,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/admin/stats/daily": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Client and licence events per UTC day, for one product or all of the credential's
+         * @description One row per UTC day from `from` to `to`, both included (at most 366 days; default the last 30), oldest first, zeros included: new seats bound, activations refused, deactivations, trials started and licences created. A product outside a limited token's products is 404, like an unknown one.
+         */
+        get: operations["Stats_daily"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/admin/webhooks": {
         parameters: {
             query?: never;
@@ -2434,6 +2454,38 @@ export interface components {
                 [key: string]: number;
             };
             trials: components["schemas"]["TrialCountsDto"];
+        };
+        DailyStatsDto: {
+            /**
+             * @description UTC day, YYYY-MM-DD
+             * @example 2026-11-27
+             */
+            day: string;
+            /**
+             * @description new seats bound (a re-activation of a bound machine does not count)
+             * @example 14
+             */
+            activations: number;
+            /**
+             * @description activations refused (ALREADY_ACTIVATED, KEY_EXPIRED, ...)
+             * @example 2
+             */
+            refusals: number;
+            /**
+             * @description seats a client deactivated itself
+             * @example 3
+             */
+            deactivations: number;
+            /**
+             * @description self-service trials started
+             * @example 5
+             */
+            trials: number;
+            /**
+             * @description licences created (admin API, dashboard, stores; not trials)
+             * @example 4
+             */
+            new_licences: number;
         };
         CreateWebhookDto: {
             /**
@@ -5853,6 +5905,94 @@ export interface operations {
             };
             /** @description FORBIDDEN: needs the scope stats:read */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description RATE_LIMITED: per-IP limit hit; `Retry-After` header and `details.retry_after_seconds` */
+            429: {
+                headers: {
+                    /** @description seconds until the window resets */
+                    "Retry-After": number;
+                    /** @description requests allowed per window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description requests left in this window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description seconds until the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Database unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    Stats_daily: {
+        parameters: {
+            query?: {
+                /** @description product code; absent: every product the credential sees, added up */
+                product?: string;
+                /** @description first UTC day, included; default: 29 days before `to` */
+                from?: string;
+                /** @description last UTC day, included; default: today (UTC) */
+                to?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DailyStatsDto"][];
+                };
+            };
+            /** @description VALIDATION_ERROR: a day that is not a date, `from` after `to`, more than 366 days */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description UNAUTHORIZED: missing, wrong, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description FORBIDDEN: needs the scope stats:read */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description NOT_FOUND: no such product (or not one of the token's) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -1,8 +1,9 @@
-import { Get, Inject, Render } from '@nestjs/common';
+import { Get, Inject, Query, Render } from '@nestjs/common';
 import { AuditService } from '../../audit/audit.service';
 import { LicensesService } from '../../licenses/licenses.service';
 import { TrialsService } from '../../licenses/trials.service';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config';
+import { ProductsService } from '../../products/products.service';
 import { StatsService } from '../../stats/stats.service';
 import { StoreEventsService } from '../../stores/store-events.service';
 import { DashboardController } from '../http/dashboard-controller.decorator';
@@ -24,13 +25,17 @@ export class OverviewController {
     private readonly trials: TrialsService,
     private readonly storeEvents: StoreEventsService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly products: ProductsService,
   ) {}
 
-  /** Start page: per-product statistics, store events needing attention, the licences expiring soonest, the latest audit entries. */
+  /**
+   * Start page: per-product statistics, one product's (or every product's) events per day with week and month totals,
+   * store events needing attention, the licences expiring soonest, and the latest audit entries.
+   */
   @Get('dashboard')
   @Render('dashboard')
-  async overview() {
-    const [products, recent, expiring, trialIps, daily, expiringDaily, storeAttention] = await Promise.all([
+  async overview(@Query() query: Record<string, unknown>) {
+    const [products, recent, expiring, trialIps, daily, expiringDaily, storeAttention, productDaily] = await Promise.all([
       this.stats.productStats(),
       this.audit.listEntries({ limit: 10, offset: 0 }),
       this.licenses.listLicensesForStaff(
@@ -44,6 +49,7 @@ export class OverviewController {
       ),
       this.stats.expiringPerDay(CHART_DAYS),
       this.storeEvents.countNeedingAttention(),
+      this.productDaily(query.product),
     ]);
     const stores = this.config.stores;
     const storeConnected = Boolean(stores?.stripeWebhookSecret || stores?.paddleWebhookSecret || stores?.lemonsqueezyWebhookSecret);
@@ -74,7 +80,52 @@ export class OverviewController {
         expiringDaily,
       ),
       daily: dailyChart(`Activations, refusals and new licences per UTC day, last ${CHART_DAYS} days, oldest first`, CHART_SERIES, daily),
+      productDaily: {
+        ...productDaily,
+        options: products.map((p) => ({ code: p.product_code, name: p.product_name, selected: p.product_code === productDaily.code })),
+      },
       recent: await withLicenses(recent.items, this.licenses),
     };
   }
+
+  /**
+   * The per-product panel: a product's (an unknown or absent code: every product's) daily statistics of the last 30
+   * UTC days as a chart and table, with the last 7 and 30 days' totals (docs/dashboard.md, Statistics per product).
+   */
+  private async productDaily(requested: unknown) {
+    const wanted = typeof requested === 'string' ? requested.trim().toUpperCase() : '';
+    const known = wanted !== '' && (await this.products.findByCode(wanted)) !== null;
+    const code = known ? wanted : null;
+    const rows = await this.stats.daily(code ? { product: code } : {});
+    const total = (days: number) =>
+      Object.fromEntries(DAILY_SERIES.map((s) => [s.key, rows.slice(-days).reduce((sum, row) => sum + row[s.key], 0)])) as Record<
+        DailyKey,
+        number
+      >;
+    const label = code ?? 'all products';
+    return {
+      code,
+      label,
+      totals: [
+        { period: 'Last 7 days', counts: DAILY_SERIES.map((s) => ({ label: s.label, n: total(7)[s.key] })) },
+        { period: `Last ${CHART_DAYS} days`, counts: DAILY_SERIES.map((s) => ({ label: s.label, n: total(CHART_DAYS)[s.key] })) },
+      ],
+      columns: DAILY_SERIES.map((s) => s.label),
+      chart: dailyChart(
+        `Events of ${label} per UTC day, last ${CHART_DAYS} days, oldest first`,
+        DAILY_SERIES,
+        rows.map(({ day, ...counts }) => ({ day, counts })),
+      ),
+    };
+  }
 }
+
+/** The daily statistics' columns as the per-product panel shows them (docs/licences.md, Daily statistics). */
+const DAILY_SERIES = [
+  { key: 'activations', label: 'Activations' },
+  { key: 'refusals', label: 'Refusals' },
+  { key: 'deactivations', label: 'Deactivations' },
+  { key: 'trials', label: 'Trials' },
+  { key: 'new_licences', label: 'New licences' },
+] as const;
+type DailyKey = (typeof DAILY_SERIES)[number]['key'];
