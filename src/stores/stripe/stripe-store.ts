@@ -9,7 +9,7 @@ import type { ReceivedStoreEvent, StoreAction, StoreAdapter, StoreAsk, StorePaym
 export const STRIPE_API_VERSION: string = Stripe.API_VERSION;
 /**
  * The version the previous release pinned (stripe 22.x): its events are accepted too, so an endpoint can be moved to
- * the new version after the server is upgraded (docs/stores.md, Upgrading the Stripe API version). Events of any other
+ * the new version after the server is upgraded (docs/stores.md, Connect Stripe). Events of any other
  * version are stored failed.
  */
 export const STRIPE_PREVIOUS_API_VERSION = '2026-08-26.dahlia';
