@@ -827,6 +827,23 @@ describe('stores: Stripe (docs/stores.md)', () => {
       expect((await licenseOf(sub))!.expires_at).toBe(new Date(yearEnd * 1000).toISOString());
     });
 
+    it("a subscription_update invoice of a subscription never seen makes its licence from the new price's line, not the old price's proration", async () => {
+      const sub = uid('sub');
+      const start = now();
+      const yearEnd = start + 365 * DAY;
+      const paid = invoice({ subscription: sub, reason: 'subscription_update', price: 'price_yearly', start, end: yearEnd });
+      const [newLine] = paid.lines!.data!;
+      paid.lines!.data = [
+        { ...newLine, id: uid('il'), period: { start, end: start + 10 * DAY }, pricing: { price_details: { price: 'price_monthly' } } },
+        newLine,
+      ] as NonNullable<typeof paid.lines>['data'];
+      expect((await send(stripeEvent('invoice.paid', paid, start)).expect(200)).body).toMatchObject({
+        status: 'processed',
+        action: 'purchase',
+      });
+      expect((await licenseOf(sub))!).toMatchObject({ license_type: 'YEARLY', expires_at: new Date(yearEnd * 1000).toISOString() });
+    });
+
     it('quantities of 0, negative or fractional: 500, stored failed INVALID_QUANTITY, no licence', async () => {
       for (const quantity of [0, -2, 1.5]) {
         const sub = uid('sub');
