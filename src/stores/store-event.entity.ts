@@ -2,6 +2,12 @@ import { Check, Column, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedCo
 import { License } from '../licenses/license.entity';
 import type { StoreEventReasonCode, StoreEventStatus, StoreName, StorePaymentKind } from '../licenses/store-names';
 
+/**
+ * The one definition of an event that needs the seller's attention (docs/stores.md, Needs attention): failed, or ignored
+ * for a price without a plan and not replayed since. The list filter, the dashboard's count and the partial index use it.
+ */
+export const NEEDS_ATTENTION = `status = 'failed' OR (status = 'ignored' AND reason_code = 'NO_PLAN' AND replayed_at IS NULL)`;
+
 /** The ledger of store events, each once (docs/stores.md, Replaying). Constraint names are the migration's. */
 @Entity('store_events')
 @Index('store_events_store_event_key', ['store', 'eventId'], { unique: true })
@@ -10,6 +16,7 @@ import type { StoreEventReasonCode, StoreEventStatus, StoreName, StorePaymentKin
 @Index('store_events_status_idx', ['status', 'id'])
 @Index('store_events_customer_idx', ['store', 'customerId'], { where: 'customer_id IS NOT NULL' })
 @Index('store_events_license_idx', ['licenseId', 'id'], { where: 'license_id IS NOT NULL' })
+@Index('store_events_attention_idx', ['id'], { where: NEEDS_ATTENTION })
 @Check('store_events_store_check', `store IN ('stripe', 'paddle', 'lemonsqueezy')`)
 @Check('store_events_status_check', `status IN ('processed', 'ignored', 'pending', 'failed')`)
 @Check(
@@ -85,6 +92,10 @@ export class StoreEvent {
   /** Why the event is not processed, as a code (docs/stores.md, Reason codes); null once processed. */
   @Column({ name: 'reason_code', type: 'text', nullable: true })
   reasonCode: StoreEventReasonCode | null;
+
+  /** When staff last replayed the event: a replayed event for a price without a plan no longer needs attention. */
+  @Column({ name: 'replayed_at', type: 'timestamptz', nullable: true })
+  replayedAt: Date | null;
 
   @Column({ type: 'jsonb' })
   payload: Record<string, unknown>;

@@ -53,7 +53,10 @@ const MAX_STORE_CALLS = 3;
 
 const storeActor = (store: StoreName): Actor => ({ type: 'store', name: `store:${store}`, ip: null });
 
-/** Failed events and ignored ones without a plan: a seller must act on them (docs/stores.md, Needs attention). */
+/**
+ * Failed events and ignored ones without a plan: a seller must act on them (docs/stores.md, Needs attention). The moment
+ * an event becomes one is told once; the list and the count (NEEDS_ATTENTION) also leave out a NO_PLAN event staff replayed.
+ */
 export const needsAttention = (e: Pick<StoreEvent, 'status' | 'reasonCode'>) =>
   e.status === 'failed' || (e.status === 'ignored' && e.reasonCode === 'NO_PLAN');
 
@@ -126,6 +129,8 @@ export class StoreEventsService {
       const locked = await this.stores.lockEvent(id, manager);
       if (!locked) throw AppError.notFound('Store event');
       if (locked.status === 'processed' && first) throw AppError.conflict('The event was processed already: a replay would change nothing');
+      // Staff looked at it: a NO_PLAN event replayed without a plan no longer needs attention (docs/stores.md, Needs attention).
+      if (first) await this.stores.markReplayed(id, manager);
       return { row: locked, process: locked.status !== 'processed' };
     });
     return StoreEventDto.from(row);
@@ -151,6 +156,11 @@ export class StoreEventsService {
       if (!needed) return row;
       answers.set(needed.key, await settle(needed.key, needed.call));
     }
+  }
+
+  /** The dashboard's count of events that need the seller's attention (docs/stores.md, Needs attention). */
+  countNeedingAttention(): Promise<number> {
+    return this.stores.countNeedingAttention();
   }
 
   async list(filter: StoreEventFilter, limit = DEFAULT_PAGE_LIMIT, offset = 0): Promise<Page<StoreEventDto>> {

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { Brackets, DataSource, EntityManager } from 'typeorm';
 import type { StoreEventStatus, StoreName } from '../licenses/store-names';
-import { StoreEvent } from './store-event.entity';
+import { NEEDS_ATTENTION, StoreEvent } from './store-event.entity';
 import type { StorePayment } from './store-action';
 import { StorePlan } from './store-plan.entity';
 
@@ -10,6 +10,8 @@ export interface StoreEventFilter {
   store?: StoreName;
   status?: StoreEventStatus;
   licenseId?: number;
+  /** true: only the events that need the seller's attention; false: only the others (docs/stores.md, Needs attention). */
+  needsAttention?: boolean;
 }
 
 /** What a store event's processing decided, written back onto its row. */
@@ -205,14 +207,6 @@ export class StoresRepository {
     return rows.map((r) => r.payload);
   }
 
-  /** How many events need a seller's attention: failed, or ignored for want of a plan (docs/stores.md, Needs attention). */
-  async countNeedingAttention(): Promise<number> {
-    const rows: { n: number }[] = await this.dataSource.query(
-      `SELECT count(*)::int AS n FROM store_events WHERE status = 'failed' OR (status = 'ignored' AND reason_code = 'NO_PLAN')`,
-    );
-    return rows[0]?.n ?? 0;
-  }
-
   /** The newest processed event that touched the licence. */
   lastActionOn(licenseId: number, manager: EntityManager): Promise<StoreEvent | null> {
     return this.events(manager)
@@ -227,7 +221,20 @@ export class StoresRepository {
     if (filter.store) query.andWhere('e.store = :store', { store: filter.store });
     if (filter.status) query.andWhere('e.status = :status', { status: filter.status });
     if (filter.licenseId !== undefined) query.andWhere('e.license_id = :licenseId', { licenseId: filter.licenseId });
+    if (filter.needsAttention !== undefined)
+      query.andWhere(filter.needsAttention ? `(${NEEDS_ATTENTION})` : `NOT coalesce(${NEEDS_ATTENTION}, false)`);
     const [rows, total] = await query.orderBy('e.id', 'DESC').take(limit).skip(offset).getManyAndCount();
     return { rows, total };
+  }
+
+  /** How many events need the seller's attention (the dashboard's count), from the partial index. */
+  async countNeedingAttention(): Promise<number> {
+    const rows: { n: number }[] = await this.dataSource.query(`SELECT count(*)::int AS n FROM store_events WHERE ${NEEDS_ATTENTION}`);
+    return rows[0].n;
+  }
+
+  /** Notes a staff replay on the event's row (docs/stores.md, Needs attention). */
+  async markReplayed(id: string, manager: EntityManager): Promise<void> {
+    await this.events(manager).update({ id }, { replayedAt: () => 'now()' });
   }
 }

@@ -892,7 +892,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Store events, newest first */
+        /** Store events, newest first; needs_attention=true lists what a seller must look at */
         get: operations["StoresAdmin_listEvents"];
         put?: never;
         post?: never;
@@ -2693,11 +2693,11 @@ export interface components {
              */
             grace_days?: number;
             /**
-             * @description when the subscription ends: expire at the end time (grace applies), suspend, or revoke
+             * @description when the subscription ends: expire at the end time (grace applies), suspend, or revoke. Required, except for a PERPETUAL plan (a one-time sale has no subscription to end; default expire)
              * @example expire
              * @enum {string}
              */
-            on_end: "expire" | "suspend" | "revoke";
+            on_end?: "expire" | "suspend" | "revoke";
         };
         StorePlanDto: {
             /** @example 3 */
@@ -2815,7 +2815,7 @@ export interface components {
              */
             grace_days?: number;
             /**
-             * @description when the subscription ends: expire at the end time (grace applies), suspend, or revoke
+             * @description when the subscription ends: expire at the end time (grace applies), suspend, or revoke. Required, except for a PERPETUAL plan (a one-time sale has no subscription to end; default expire)
              * @example expire
              * @enum {string}
              */
@@ -7448,6 +7448,8 @@ export interface operations {
                 status?: "processed" | "ignored" | "pending" | "failed";
                 /** @description only events that touched this licence */
                 license_id?: number;
+                /** @description true: only events that need attention (failed ones, and ignored ones for a price without a plan, reason_code NO_PLAN, not replayed since); false: only the others */
+                needs_attention?: "true" | "false";
             };
             header?: never;
             path?: never;

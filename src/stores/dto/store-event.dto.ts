@@ -31,6 +31,16 @@ export class ListStoreEventsQueryDto extends PageQueryDto {
   @Min(1)
   @Max(2147483647)
   license_id?: number;
+
+  @ApiPropertyOptional({
+    enum: ['true', 'false'],
+    example: 'true',
+    description:
+      'true: only events that need attention (failed ones, and ignored ones for a price without a plan, reason_code NO_PLAN, not replayed since); false: only the others',
+  })
+  @IsOptional()
+  @IsIn(['true', 'false'], { message: 'needs_attention must be true or false' })
+  needs_attention?: 'true' | 'false';
 }
 
 /** One store event as the ledger keeps it (the payload stays in the database). */
