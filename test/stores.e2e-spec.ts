@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Stripe from 'stripe';
+import { NEEDS_ATTENTION } from '../src/stores/store-event.entity';
 import { STRIPE_API_VERSION, STRIPE_PREVIOUS_API_VERSION } from '../src/stores/stripe/stripe-store';
 import { EventFanoutService } from '../src/webhooks/event-fanout.service';
 import { createTestApp, TestApp } from './support/test-app';
@@ -961,9 +962,7 @@ describe('stores: Stripe (docs/stores.md)', () => {
         const text = (await t.admin.get('/metrics').expect(200)).text;
         return Number(/^store_events_needing_attention (\d+)$/m.exec(text)?.[1]);
       };
-      const [{ n: needing }] = await t.sql<{ n: number }>(
-        `SELECT count(*)::int AS n FROM store_events WHERE status = 'failed' OR (status = 'ignored' AND reason_code = 'NO_PLAN')`,
-      );
+      const [{ n: needing }] = await t.sql<{ n: number }>(`SELECT count(*)::int AS n FROM store_events WHERE ${NEEDS_ATTENTION}`);
       expect(await gauge()).toBe(needing);
 
       const before = (await told()).length;
