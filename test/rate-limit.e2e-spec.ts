@@ -141,3 +141,25 @@ describe('per-IP rate limits, client API behind a trusted proxy', () => {
     expectRateLimited(await activateAs('10.9.9.9, 203.0.113.10'), 10);
   });
 });
+
+describe('per-IP rate limit of the store event routes (RATE_LIMIT_STORES; 600 per minute by default, 3 here)', () => {
+  let t: TestApp;
+  beforeAll(
+    async () =>
+      (t = await createTestApp({
+        rateLimits: { ...LIMITS, stores: 3 },
+        stores: { stripeWebhookSecret: 'whsec_rate_limit_0123456789', acceptTestEvents: false },
+      })),
+    60_000,
+  );
+  afterAll(() => t.close());
+
+  it('unsigned requests count: the 4th within a minute is 429 before any signature is checked, with its own bucket', async () => {
+    const post = () =>
+      t.http().post('/api/v1/stores/stripe/events').set('Content-Type', 'application/json').set('Stripe-Signature', 't=1,v1=00').send('{}');
+    for (let i = 0; i < 3; i++) expect((await post().expect(400)).body.error.code).toBe('INVALID_SIGNATURE');
+    expectRateLimited(await post(), 3);
+    // Another bucket: the admin API still answers.
+    await t.admin.get('/api/v1/admin/products').expect(200);
+  });
+});

@@ -369,4 +369,103 @@ describe('stores: Lemon Squeezy (docs/stores.md)', () => {
     const initial = invoice(nextId(), subId, now(), { billing_reason: 'initial' });
     expect((await send(initial).expect(200)).body.status).toBe('ignored');
   });
+
+  describe('money and licences agree (docs/stores.md; issue 44)', () => {
+    it("a refund of Bob's subscription invoice 5001 does not revoke Alice's one-time order 5001 of another product; it undoes Bob's renewal", async () => {
+      const alice = await send(order(5001, ONCE, now(), { user_name: 'Alice', user_email: 'alice@example.com', customer_id: 1 })).expect(
+        200,
+      );
+      expect(alice.body).toMatchObject({ status: 'processed', action: 'purchase' });
+      const bob = await purchase();
+      const paidAt = bob.at + 30 * DAY;
+      expect((await send(invoice(5001, bob.subId, paidAt)).expect(200)).body).toMatchObject({ status: 'processed', action: 'renewal' });
+      expect((await licenseOf(bob.subId))!.expires_at).not.toBe(iso(paidAt));
+
+      const refunded = invoice(5001, bob.subId, paidAt + 1000, { status: 'refunded', refunded: true });
+      refunded.meta.event_name = 'subscription_payment_refunded';
+      expect((await send(refunded).expect(200)).body).toMatchObject({ status: 'processed', action: 'refund', license_id: bob.license!.id });
+      const [aliceNow] = await t.sql<{ revoked: boolean }>('SELECT revoked FROM licenses WHERE id = $1', [alice.body.license_id]);
+      expect(aliceNow.revoked).toBe(false);
+      expect((await licenseOf(bob.subId))!.expires_at).toBe(iso(paidAt));
+
+      // And the other way round: Alice's order refund is an order's, and touches only her licence.
+      const aliceRefund = order(5001, ONCE, now(), { status: 'refunded', refunded: true, customer_id: 1 });
+      aliceRefund.meta.event_name = 'order_refunded';
+      expect((await send(aliceRefund).expect(200)).body).toMatchObject({ action: 'refund', license_id: alice.body.license_id });
+      expect((await licenseOf(bob.subId))!.status).not.toBe('revoked');
+    });
+
+    it("a refund naming a subscription matches only that subscription's payment", async () => {
+      const mine = await purchase();
+      const other = await purchase();
+      const invoiceId = nextId();
+      await send(invoice(invoiceId, mine.subId, mine.at + 30 * DAY)).expect(200);
+      const wrong = invoice(invoiceId, other.subId, mine.at + 30 * DAY + 1000, { status: 'refunded', refunded: true });
+      wrong.meta.event_name = 'subscription_payment_refunded';
+      expect((await send(wrong).expect(200)).body).toMatchObject({ status: 'ignored', reason_code: 'UNHANDLED_TYPE' });
+      expect((await licenseOf(mine.subId))!.expires_at).not.toBe(iso(mine.at + 30 * DAY));
+    });
+
+    it('a change to another variant moves expires_at to the renews_at Lemon Squeezy now bills', async () => {
+      const bought = await purchase();
+      const renewsAt = bought.at + 365 * DAY;
+      const changed = sub({
+        id: bought.subId,
+        order: bought.orderId,
+        variant: PRO,
+        at: bought.at + 1000,
+        renewsAt,
+        event: 'subscription_updated',
+      });
+      expect((await send(changed).expect(200)).body).toMatchObject({ status: 'processed', action: 'plan_change' });
+      expect((await licenseOf(bought.subId))!.expires_at).toBe(iso(renewsAt));
+    });
+
+    it('subscription_payment_success extends to the latest known renews_at, else by one license_type period', async () => {
+      const bought = await purchase();
+      const paidAt = bought.at + 30 * DAY;
+      // Lemon Squeezy tells the next renews_at on its subscription_updated (same variant: no plan change) ...
+      const nextRenewal = paidAt + 31 * DAY;
+      const told = sub({
+        id: bought.subId,
+        order: bought.orderId,
+        variant: VARIANT,
+        at: paidAt - 1000,
+        renewsAt: nextRenewal,
+        event: 'subscription_updated',
+      });
+      expect((await send(told).expect(200)).body.status).toBe('ignored');
+      // ... and the payment extends to it, not to a month from the payment.
+      expect((await send(invoice(nextId(), bought.subId, paidAt)).expect(200)).body.action).toBe('renewal');
+      expect((await licenseOf(bought.subId))!.expires_at).toBe(iso(nextRenewal));
+
+      // Without a renews_at after the payment: one MONTHLY period from the payment.
+      const second = await purchase();
+      const secondPaid = second.at + 30 * DAY;
+      await send(invoice(nextId(), second.subId, secondPaid)).expect(200);
+      const monthLater = new Date(secondPaid);
+      monthLater.setUTCMonth(monthLater.getUTCMonth() + 1);
+      expect((await licenseOf(second.subId))!.expires_at).toBe(monthLater.toISOString());
+    });
+
+    it('a payment of a subscription never seen waits pending (UNKNOWN_SUBSCRIPTION) and applies once its purchase lands', async () => {
+      const at = now();
+      const subId = nextId();
+      const orderId = nextId();
+      const paid = await send(invoice(nextId(), subId, at + 30 * DAY)).expect(200);
+      expect(paid.body).toMatchObject({ status: 'pending', reason_code: 'UNKNOWN_SUBSCRIPTION' });
+      await send(sub({ id: subId, order: orderId, variant: VARIANT, at })).expect(200);
+      const [row] = await t.sql<{ status: string }>('SELECT status FROM store_events WHERE id = $1', [paid.body.id]);
+      expect(row.status).toBe('processed');
+    });
+
+    it('a quantity of 0 or a fraction: 500, failed INVALID_QUANTITY, no licence', async () => {
+      for (const quantity of [0, 2.5]) {
+        const subId = nextId();
+        const res = await send(sub({ id: subId, order: nextId(), variant: VARIANT, at: now(), quantity })).expect(500);
+        expect(res.body.error.details.reason_code).toBe('INVALID_QUANTITY');
+        expect(await licenseOf(subId)).toBeUndefined();
+      }
+    });
+  });
 });

@@ -115,17 +115,23 @@ describe('stores: Paddle Billing (docs/stores.md)', () => {
   let t: TestApp;
   let standIn: Server;
   let customerCalls: string[] = [];
+  /** Runs while the stand-in answers customers.get: what the database shows during the store's round trip. */
+  let duringCustomerCall: (() => Promise<void>) | undefined;
 
   beforeAll(async () => {
     // A local stand-in for the one Paddle API call the server makes: customers.get.
     standIn = createServer((req: IncomingMessage, res: ServerResponse) => {
       customerCalls.push(`${req.method} ${req.url} ${req.headers.authorization}`);
+      if (duringCustomerCall) void duringCustomerCall().then(() => answerCustomer(req, res));
+      else answerCustomer(req, res);
+    });
+    const answerCustomer = (req: IncomingMessage, res: ServerResponse) => {
       const m = /^\/customers\/(ctm_\w+)$/.exec(req.url ?? '');
       res.setHeader('Content-Type', 'application/json');
       if (!m || m[1] === 'ctm_missing')
         return res.writeHead(404).end(JSON.stringify({ error: { type: 'request_error', code: 'not_found', detail: 'no' } }));
       res.end(JSON.stringify({ data: customer(m[1], `api-${m[1]}@example.com`, 'From the API'), meta: { request_id: 'req_1' } }));
-    });
+    };
     await new Promise<void>((resolve) => standIn.listen(0, '127.0.0.1', resolve));
     const port = (standIn.address() as AddressInfo).port;
     t = await createTestApp({
@@ -486,5 +492,70 @@ describe('stores: Paddle Billing (docs/stores.md)', () => {
   it('Paddle has no test-mode flag (its sandbox signs with its own secret): events are processed whatever STORES_ACCEPT_TEST_EVENTS says', async () => {
     expect(t.config.stores?.acceptTestEvents).toBe(false);
     expect((await purchase()).res.body.status).toBe('processed');
+  });
+
+  describe('issue 44: bounded signature cost, plan change periods, no call inside a transaction', () => {
+    it('3,000 h1 candidates: 400 INVALID_SIGNATURE before any HMAC, nothing stored; up to 4 candidates are checked, any may match', async () => {
+      const event = paddleEvent('customer.created', customer(uid('ctm'), 'many@example.com'));
+      const body = JSON.stringify(event);
+      const ts = Math.floor(now() / 1000);
+      const before = await storeEventCount(t);
+      const flood = await send(body, `ts=${ts};${Array(3000).fill('h1=0').join(';')}`).expect(400);
+      expect(flood.body.error).toMatchObject({ code: 'INVALID_SIGNATURE', message: expect.stringMatching(/more than 4 signatures/) });
+      // Five candidates, the right one among them: refused all the same (a header may offer at most four).
+      const five = [1, 2, 3, 4].map((i) => `h1=${signWith(body, `old_${i}`, ts)}`).join(';');
+      await send(body, `ts=${ts};${five};h1=${signWith(body, SECRET, ts)}`).expect(400);
+      expect(await storeEventCount(t)).toBe(before);
+      const four = [1, 2, 3].map((i) => `h1=${signWith(body, `old_${i}`, ts)}`).join(';');
+      expect((await send(body, `ts=${ts};${four};h1=${signWith(body, SECRET, ts)}`).expect(200)).body.status).toBe('processed');
+    });
+
+    it('a change to another price moves expires_at to current_billing_period.ends_at', async () => {
+      await createPlan({ price_id: 'pri_yearly', product_code: 'POS_RETAIL', license_type: 'YEARLY', on_end: 'expire' });
+      const { sub, ctm, start, license } = await purchase();
+      const yearEnd = start + 365 * DAY;
+      const updated = {
+        ...subscription(sub, 'pri_yearly', ctm),
+        current_billing_period: { starts_at: iso(start + 1000), ends_at: iso(yearEnd) },
+      };
+      const res = await send(paddleEvent('subscription.updated', updated, start + 1000)).expect(200);
+      expect(res.body).toMatchObject({ status: 'processed', action: 'plan_change', reason_code: null });
+      expect((await licenseOf(sub))!).toMatchObject({ id: license!.id, license_type: 'YEARLY', expires_at: iso(yearEnd) });
+    });
+
+    it("customers.get runs after the event's row committed, outside any transaction; a purchase waiting for its buyer is pending AWAITING_CUSTOMER", async () => {
+      const stores = t.config.stores as { paddleApiKey?: string };
+      const ctm = uid('ctm');
+      const sub = uid('sub');
+      const txn = transaction({
+        subscription: sub,
+        origin: 'web',
+        price: 'pri_monthly',
+        customer: ctm,
+        start: now(),
+        end: now() + 30 * DAY,
+      });
+      const event = paddleEvent('transaction.completed', txn);
+      // Without PADDLE_API_KEY the buyer's e-mail waits for a customer event.
+      expect(
+        (await send(paddleEvent('transaction.completed', { ...txn, id: uid('txn'), subscription_id: uid('sub') })).expect(200)).body,
+      ).toMatchObject({
+        status: 'pending',
+        reason_code: 'AWAITING_CUSTOMER',
+      });
+      const seen: string[][] = [];
+      duringCustomerCall = async () => {
+        const rows = await t.sql<{ status: string }>('SELECT status FROM store_events WHERE event_id = $1', [event.event_id]);
+        seen.push(rows.map((r) => r.status));
+      };
+      stores.paddleApiKey = 'pdl_standin_key';
+      try {
+        expect((await send(event).expect(200)).body).toMatchObject({ status: 'processed', action: 'purchase' });
+      } finally {
+        stores.paddleApiKey = undefined;
+        duringCustomerCall = undefined;
+      }
+      expect(seen).toEqual([['pending']]);
+    });
   });
 });

@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Stripe from 'stripe';
+import { NEEDS_ATTENTION } from '../src/stores/store-event.entity';
 import { STRIPE_API_VERSION, STRIPE_PREVIOUS_API_VERSION } from '../src/stores/stripe/stripe-store';
 import { EventFanoutService } from '../src/webhooks/event-fanout.service';
 import { createTestApp, TestApp } from './support/test-app';
@@ -827,6 +828,23 @@ describe('stores: Stripe (docs/stores.md)', () => {
       expect((await licenseOf(sub))!.expires_at).toBe(new Date(yearEnd * 1000).toISOString());
     });
 
+    it("a subscription_update invoice of a subscription never seen makes its licence from the new price's line, not the old price's proration", async () => {
+      const sub = uid('sub');
+      const start = now();
+      const yearEnd = start + 365 * DAY;
+      const paid = invoice({ subscription: sub, reason: 'subscription_update', price: 'price_yearly', start, end: yearEnd });
+      const [newLine] = paid.lines!.data!;
+      paid.lines!.data = [
+        { ...newLine, id: uid('il'), period: { start, end: start + 10 * DAY }, pricing: { price_details: { price: 'price_monthly' } } },
+        newLine,
+      ] as NonNullable<typeof paid.lines>['data'];
+      expect((await send(stripeEvent('invoice.paid', paid, start)).expect(200)).body).toMatchObject({
+        status: 'processed',
+        action: 'purchase',
+      });
+      expect((await licenseOf(sub))!).toMatchObject({ license_type: 'YEARLY', expires_at: new Date(yearEnd * 1000).toISOString() });
+    });
+
     it('quantities of 0, negative or fractional: 500, stored failed INVALID_QUANTITY, no licence', async () => {
       for (const quantity of [0, -2, 1.5]) {
         const sub = uid('sub');
@@ -944,9 +962,7 @@ describe('stores: Stripe (docs/stores.md)', () => {
         const text = (await t.admin.get('/metrics').expect(200)).text;
         return Number(/^store_events_needing_attention (\d+)$/m.exec(text)?.[1]);
       };
-      const [{ n: needing }] = await t.sql<{ n: number }>(
-        `SELECT count(*)::int AS n FROM store_events WHERE status = 'failed' OR (status = 'ignored' AND reason_code = 'NO_PLAN')`,
-      );
+      const [{ n: needing }] = await t.sql<{ n: number }>(`SELECT count(*)::int AS n FROM store_events WHERE ${NEEDS_ATTENTION}`);
       expect(await gauge()).toBe(needing);
 
       const before = (await told()).length;

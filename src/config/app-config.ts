@@ -103,7 +103,7 @@ export interface MailConfig {
 }
 
 export const DEFAULT_LOGIN_PAGE_RATE_LIMIT = 30;
-/** RATE_LIMIT_STORES: a store retries a burst of events at once, far below this (docs/stores.md, Limits). */
+/** RATE_LIMIT_STORES: a store retries a burst of events at once, far below this (docs/stores.md, Signatures). */
 export const DEFAULT_STORES_RATE_LIMIT = 600;
 
 export const APP_CONFIG = Symbol('APP_CONFIG');

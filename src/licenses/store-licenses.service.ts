@@ -78,7 +78,7 @@ export class StoreLicensesService {
         productId: terms.product.id,
         licenseKey: generateLicenseKey(terms.product.keyPrefix),
         licenseType: terms.licenseType,
-        // A buyer's name longer than the column holds is cut, never split inside a character (docs/stores.md, Buyers).
+        // A buyer's name longer than the column holds is cut, never split inside a character (docs/stores.md, Plans).
         customerName: cutToCodePoints(buyer.customerName, CUSTOMER_NAME_MAX_CHARS),
         customerEmail: buyer.customerEmail,
         customerPib: null,

@@ -329,7 +329,7 @@ export class StoreEventsService {
         licenseId: null,
       };
     // A purchase, or a renewal of a subscription this server has never seen (a store connected with customers).
-    const bought = await this.planOfLines(row.store, action.lines, manager);
+    const bought = await this.planOfLines(row.store, action.lines, manager, action.periodOfPlanLines);
     if (!bought) return ignored('NO_PLAN', `no plan for the price ${pricesOf(action.lines)}`);
     const quantity = wholeQuantity(bought.line.quantity);
     const buyer = await this.buyerOf(adapter, row.store, action.buyer, manager, ask);
@@ -372,12 +372,8 @@ export class StoreEventsService {
     manager: EntityManager,
   ): Promise<{ start: Date | null; end: Date | null } | null> {
     if (action.periodOfPlanLines) {
-      let latest: { start: Date | null; end: Date | null } | null = null;
-      for (const line of action.lines) {
-        if (!line.priceId || !line.periodEnd || !(await this.stores.planForPrice(row.store, line.priceId, manager))) continue;
-        if (!latest?.end || line.periodEnd > latest.end) latest = { start: line.periodStart ?? null, end: line.periodEnd };
-      }
-      return latest;
+      const bought = await this.planOfLines(row.store, action.lines, manager, true);
+      return bought?.line.periodEnd ? { start: bought.line.periodStart ?? null, end: bought.line.periodEnd } : null;
     }
     if (action.periodEnd || !adapter.renewsAt || !action.subscriptionId) return { start: action.periodStart, end: action.periodEnd };
     let end: Date | null = null;
@@ -485,17 +481,25 @@ export class StoreEventsService {
     return last !== null && last.getTime() > row.occurredAt.getTime();
   }
 
+  /**
+   * The first line whose price has a plan; with `latest`, the plan line whose period ends last (a plan change's
+   * invoice lists the old price's proration first: the new price's line runs longest).
+   */
   private async planOfLines(
     store: StoreName,
     lines: PurchaseLine[],
     manager: EntityManager,
+    latest = false,
   ): Promise<{ plan: StorePlan; line: PurchaseLine } | null> {
+    let found: { plan: StorePlan; line: PurchaseLine } | null = null;
     for (const line of lines) {
       if (!line.priceId) continue;
       const plan = await this.stores.planForPrice(store, line.priceId, manager);
-      if (plan) return { plan, line };
+      if (!plan) continue;
+      if (!latest) return { plan, line };
+      if (!found || (line.periodEnd ?? 0) > (found.line.periodEnd ?? 0)) found = { plan, line };
     }
-    return null;
+    return found;
   }
 }
 

@@ -1,6 +1,6 @@
-import { createHmac } from 'node:crypto';
+import crypto, { createHmac } from 'node:crypto';
 import { AppError } from '../common/errors/app-error';
-import { hmacMatches, isoTime, parseSignedJson, storeId } from './store-signature';
+import { hmacMatches, hmacMatchesAny, isoTime, parseSignedJson, storeId } from './store-signature';
 
 /** The pure rules under the Paddle and Lemon Squeezy signature checks (docs/stores.md, Signatures). */
 describe('store signatures', () => {
@@ -19,6 +19,21 @@ describe('store signatures', () => {
     expect(hmacMatches('secret', body, `${hex}00`)).toBe(false);
     expect(hmacMatches('secret', body, 'z'.repeat(64))).toBe(false);
     expect(hmacMatches('secret', body, '')).toBe(false);
+  });
+
+  it('computes one HMAC whatever the number of candidates, and none when no candidate has the shape of one', () => {
+    const spy = jest.spyOn(crypto, 'createHmac');
+    try {
+      expect(hmacMatchesAny('secret', [body], Array<string>(3000).fill('0'))).toBe(false);
+      expect(spy).not.toHaveBeenCalled();
+      expect(hmacMatchesAny('secret', [body], ['a'.repeat(64), 'b'.repeat(64), hex])).toBe(true);
+      expect(spy).toHaveBeenCalledTimes(1);
+      // The message may come in parts (Paddle signs `ts:` and the body): the same HMAC as over the whole.
+      const parts = createHmac('sha256', 'secret').update('12:').update(body).digest('hex');
+      expect(hmacMatchesAny('secret', [Buffer.from('12:'), body], [parts])).toBe(true);
+    } finally {
+      spy.mockRestore();
+    }
   });
 
   it('a signed body that is not JSON, or holds a NUL, is a 400 on the body', () => {

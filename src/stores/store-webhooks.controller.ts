@@ -26,7 +26,7 @@ function StoreEventsRoute(store: StoreName, o: { title: string; header: string; 
   return applyDecorators(
     Post(`${store}/events`),
     HttpCode(200),
-    // Its own per-IP bucket (RATE_LIMIT_STORES): a flood of unsigned requests cannot take the server's CPU (docs/stores.md, Limits).
+    // Its own per-IP bucket (RATE_LIMIT_STORES): a flood of unsigned requests cannot take the server's CPU (docs/stores.md, Signatures).
     RateLimit('stores'),
     RawBodyRoute({ limit: STORE_EVENT_BODY_LIMIT }),
     ApiSecurity({}),

@@ -5,11 +5,11 @@ import { ErrorCode } from '../../common/errors/error-codes';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config';
 import type { ReceivedStoreEvent, StoreAction, StoreAdapter, StoreAsk, StorePayment } from '../store-action';
 
-/** The API version the pinned SDK speaks (docs/stores.md, Connect Stripe). */
+/** The API version the pinned SDK speaks (docs/stores.md, Stripe API versions). */
 export const STRIPE_API_VERSION: string = Stripe.API_VERSION;
 /**
  * The version the previous release pinned (stripe 22.x): its events are accepted too, so an endpoint can be moved to
- * the new version after the server is upgraded (docs/stores.md, Upgrading the Stripe API version). Events of any other
+ * the new version after the server is upgraded (docs/stores.md, Stripe API versions). Events of any other
  * version are stored failed.
  */
 export const STRIPE_PREVIOUS_API_VERSION = '2026-08-26.dahlia';
