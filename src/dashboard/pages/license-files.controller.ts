@@ -6,7 +6,7 @@ import { Actor, CurrentActor } from '../../common/auth/actor';
 import { AppError, FieldError } from '../../common/errors/app-error';
 import { LicensesService } from '../../licenses/licenses.service';
 import { DashboardController } from '../http/dashboard-controller.decorator';
-import { asFormBody, formText } from '../http/forms';
+import { asFormBody, formText } from '../../html/forms';
 import { DashboardIdPipe } from '../http/id-param';
 import { setFlash } from '../http/view-locals';
 import { DEFAULT_MAX_INSTALLATIONS, seatLimit } from '../../licenses/license-limits';

@@ -28,7 +28,7 @@ import { KeyringService } from '../../keyring/keyring.service';
 import { SigningService } from '../../signing/signing.service';
 import { checkDto, validFilters } from '../http/check-dto';
 import { DashboardController } from '../http/dashboard-controller.decorator';
-import { asFormBody, formText } from '../http/forms';
+import { asFormBody, formText } from '../../html/forms';
 import { DashboardIdPipe } from '../http/id-param';
 import { setFlash } from '../http/view-locals';
 import { summariseErrors } from '../http/form-errors';

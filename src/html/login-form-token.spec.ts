@@ -1,7 +1,10 @@
 import type { Request, Response } from 'express';
-import { LOGIN_COOKIE, LOGIN_FORM_TTL_MS, LoginFormTokens } from './login-form-token';
+import { type AnonymousForm, LOGIN_FORM_TTL_MS, LoginFormTokens } from './login-form-token';
 
 const SECRET = { sessionSecret: 'unit-session-secret-0123456789abcdef0123' };
+/** A form like the staff login's (each door passes its own). */
+const FORM: AnonymousForm = { cookie: 'licence_login', path: '/login', purpose: 'login-form-token/v1' };
+const LOGIN_COOKIE = FORM.cookie;
 
 /** The login cookie a response set, as the browser would send it back. */
 function issued(tokens: LoginFormTokens, cookieHeader?: string, secure = false) {
@@ -16,7 +19,7 @@ const requestWith = (cookie: string | undefined) => ({ headers: { cookie } }) as
 
 describe('LoginFormTokens (stateless CSRF token of the login form)', () => {
   let now = 1_800_000_000_000;
-  const tokens = new LoginFormTokens(SECRET, () => now);
+  const tokens = new LoginFormTokens(SECRET, FORM, () => now);
 
   it('sets a short-lived, HttpOnly, SameSite=Strict cookie limited to /login, Secure over HTTPS', () => {
     const plain = issued(tokens);
@@ -55,7 +58,7 @@ describe('LoginFormTokens (stateless CSRF token of the login form)', () => {
       expect(tokens.verify(requestWith(`${LOGIN_COOKIE}=${forged}`), token)).toBe(false);
     }
     expect(tokens.verify(requestWith(`${LOGIN_COOKIE}=${nonce}.${expires}.${mac}.extra`), token)).toBe(false);
-    const elsewhere = new LoginFormTokens({ sessionSecret: 'another-secret-0123456789abcdef0123456' }, () => now);
+    const elsewhere = new LoginFormTokens({ sessionSecret: 'another-secret-0123456789abcdef0123456' }, FORM, () => now);
     const foreign = issued(elsewhere);
     expect(tokens.verify(requestWith(foreign.cookie), foreign.token)).toBe(false);
   });

@@ -1,10 +1,8 @@
-import type { Provider } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { APP_CONFIG, type AppConfig } from '../../config/app-config';
+import type { AppConfig } from '../config/app-config';
 
-export const LOGIN_COOKIE = 'licence_login';
-/** How long a login form stays usable: minutes, not the 8 hours of a logged-in session. */
+/** How long a sign-in form stays usable: minutes, not the 8 hours of a signed-in session. */
 export const LOGIN_FORM_TTL_MS = 10 * 60_000;
 
 /** Where an anonymous form's cookie lives and what its MACs are keyed for. */
@@ -13,8 +11,6 @@ export interface AnonymousForm {
   path: string;
   purpose: string;
 }
-
-const STAFF_LOGIN_FORM: AnonymousForm = { cookie: LOGIN_COOKIE, path: '/login', purpose: 'login-form-token/v1' };
 
 function cookieValue(header: string | undefined, name: string): string | undefined {
   for (const part of header?.split(';') ?? []) {
@@ -38,11 +34,14 @@ function sameText(a: string, b: string): boolean {
 export class LoginFormTokens {
   private readonly key: Buffer;
 
-  /** `form`: the cookie's name and path and the key's purpose; the portal's sign-in forms use their own (docs/portal.md, Forms). */
+  /**
+   * `form`: the cookie's name and path and the key's purpose; the staff login (docs/dashboard.md) and the portal's
+   * sign-in forms (docs/portal.md, Forms) each have their own.
+   */
   constructor(
     config: Pick<AppConfig, 'sessionSecret'>,
+    private readonly form: AnonymousForm,
     private readonly now: () => number = Date.now,
-    private readonly form: AnonymousForm = STAFF_LOGIN_FORM,
   ) {
     // A key of its own, derived from the session secret, so these MACs never collide with the session cookie's signature.
     this.key = createHmac('sha256', config.sessionSecret).update(form.purpose).digest();
@@ -86,9 +85,3 @@ export class LoginFormTokens {
     return createHmac('sha256', this.key).update(`${purpose}:${value}`).digest('base64url');
   }
 }
-
-export const loginFormTokensProvider: Provider = {
-  provide: LoginFormTokens,
-  inject: [APP_CONFIG],
-  useFactory: (config: AppConfig) => new LoginFormTokens(config),
-};
