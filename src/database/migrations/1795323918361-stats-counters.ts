@@ -1,4 +1,5 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
+import { sqlFunction } from '../sql-functions';
 
 /**
  * Statistics at any scale without a cache: every licence and seat change appends its contribution
@@ -28,12 +29,7 @@ export class StatsCounters1795323918361 implements MigrationInterface {
 
     // expires_at + grace_days as 24-hour days (the rule of deriveLicenseStatus). plpgsql, not SQL: an inlined
     // timestamptz + interval is only STABLE, while hours alone never depend on the time zone.
-    await q.query(`
-      CREATE FUNCTION license_grace_end(p_expires timestamptz, p_grace int) RETURNS timestamptz
-      LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
-      BEGIN
-        RETURN p_expires + make_interval(hours => 24 * p_grace);
-      END $$`);
+    await q.query(sqlFunction('license_grace_end.v1'));
     await q.query(`
       CREATE FUNCTION license_stat_rows(p_product int, p_type text, p_revoked boolean, p_active boolean, p_expires timestamptz, p_grace int)
       RETURNS TABLE (product_id int, metric text, day date) LANGUAGE sql IMMUTABLE AS $$
