@@ -3,9 +3,13 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import type { RecordedChange } from '../audit/event-recorder';
 import { preparedQuery } from '../database/prepared-query';
-import { licenseStatusSql } from './license-status';
+import { mergedPolicySql } from '../common/seat-policy/license-policy';
+import { licenseUsableSql } from './license-status';
 import { SEAT_IS_DEAD } from './seats.repository';
 import type { StoredUsage, UsageAnswer } from './usage-decisions';
+
+/** The licence's effective policy, merged as mergePolicy does (one rule, spelled for SQL by mergedPolicySql). */
+const POLICY = mergedPolicySql('p.default_policy', 'l.policy');
 
 /** How long an idempotency key of POST /api/v1/usage keeps its answer (docs/client-api.md, Usage). */
 export const IDEMPOTENCY_KEY_HOURS = 24;
@@ -56,8 +60,8 @@ export class UsageRepository {
    * like incrementChange. Anything else counts nothing and returns null, and the caller decides as before (the exact
    * error, a licence not metered, or the increment that reaches the cap, which commits with its event). So this path
    * never records an event, and concurrent increments still never pass the cap. The conditions are those of
-   * decideUsage in SQL: license_status() at `now`, the seat check of validate (SEAT_IS_DEAD), and the policy merged
-   * as mergePolicy does (the product's defaults, the licence's overrides over them; a licence stores no null).
+   * decideUsage in SQL: the licence usable at `now` (licenseUsableSql), the seat check of validate (SEAT_IS_DEAD), and
+   * the policy merged by mergedPolicySql, the SQL spelling of mergePolicy.
    */
   async countBelowCap(
     licenseKey: string,
@@ -70,10 +74,9 @@ export class UsageRepository {
       this.dataSource.manager,
       'usage-count-below-cap',
       `WITH target AS (
-         SELECT l.id, l.created_at, (p.default_policy || l.policy)->>'uses_period' AS uses_period,
-                ((p.default_policy || l.policy)->>'max_uses')::bigint AS max_uses
+         SELECT l.id, l.created_at, ${POLICY}->>'uses_period' AS uses_period, (${POLICY}->>'max_uses')::bigint AS max_uses
          FROM licenses l JOIN product_catalog p ON p.id = l.product_id
-         WHERE l.license_key = $1 AND NOT l.revoked AND l.active AND ${licenseStatusSql('l', '$5::timestamptz')} IN ('active', 'grace')
+         WHERE l.license_key = $1 AND ${licenseUsableSql('l', '$5::timestamptz')}
            AND EXISTS (SELECT 1 FROM activations s WHERE s.license_id = l.id AND s.machine_fingerprint = $2 AND s.released_at IS NULL
              AND NOT ${SEAT_IS_DEAD('s', 'l', 'p')})
        ), counted AS (
