@@ -45,11 +45,12 @@ export class OneStatusRule1796800000000 implements MigrationInterface {
 
     await q.query(sqlFunction('license_for_seat_change.v2'));
     // The statistics' per-licence rows take the flags' part of the status from license_status (the same rows as before).
-    await q.query(licenseStatRows(`license_status(p_revoked, p_active, NULL, p_grace, NULL)`));
+    await q.query(sqlFunction('license_stat_rows.v3'));
   }
 
   async down(q: QueryRunner): Promise<void> {
-    await q.query(licenseStatRows(`CASE WHEN p_revoked THEN 'revoked' WHEN NOT p_active THEN 'suspended' ELSE 'active' END`));
+    // license_stat_rows.v2 spelled its flags inline; the same rows as v3's (the property spec checks the revert).
+    await q.query(sqlFunction('license_stat_rows.v2'));
     await q.query(sqlFunction('license_for_seat_change.v1'));
     await q.query(`DROP VIEW product_catalog, seat_history, license_products, usable_license_deadlines`);
     await q.query(`
@@ -58,21 +59,4 @@ export class OneStatusRule1796800000000 implements MigrationInterface {
     await q.query(sqlFunction('license_grace_end.v1'));
     await q.query(`REINDEX INDEX licenses_usable_grace_end_idx`);
   }
-}
-
-/**
- * license_stat_rows of the StatsHourly migration, with `flags` the licence's status apart from time ('revoked',
- * 'suspended' or 'active'): 'active' licences count as `usable`, and their expiry and grace end as events by UTC hour.
- */
-function licenseStatRows(flags: string): string {
-  return `
-      CREATE OR REPLACE FUNCTION license_stat_rows(p_product int, p_type text, p_revoked boolean, p_active boolean, p_expires timestamptz, p_grace int)
-      RETURNS TABLE (product_id int, metric text, hour timestamp) LANGUAGE sql IMMUTABLE AS $$
-        SELECT p_product, 'type:' || p_type, NULL::timestamp
-        UNION ALL SELECT p_product, CASE WHEN f.flags = 'active' THEN 'usable' ELSE f.flags END, NULL::timestamp FROM (SELECT ${flags} AS flags) f
-        UNION ALL SELECT p_product, 'expires', date_trunc('hour', p_expires AT TIME ZONE 'UTC') FROM (SELECT ${flags} AS flags) f
-          WHERE f.flags = 'active' AND p_expires IS NOT NULL
-        UNION ALL SELECT p_product, 'grace_ends', date_trunc('hour', license_grace_end(p_expires, p_grace) AT TIME ZONE 'UTC')
-          FROM (SELECT ${flags} AS flags) f WHERE f.flags = 'active' AND p_expires IS NOT NULL
-      $$`;
 }
