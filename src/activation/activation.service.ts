@@ -8,7 +8,7 @@ import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { MetricsService } from '../metrics/metrics.service';
 import type { License } from '../licenses/license.entity';
 import { toLicenseDetails } from '../licenses/licenses.service';
-import { ActivationRequest, BoundSeat, SeatsService } from '../licenses/seats.service';
+import { ActivationRequest, BoundSeat, SeatsService } from '../licenses/seats/seats.service';
 import { lenientValidationPipe } from '../common/http/validation.pipe';
 import type { Product } from '../products/product.entity';
 import { ActiveSigningKey, KeyringService } from '../keyring/keyring.service';
@@ -22,10 +22,10 @@ import {
   UsageRequestDto,
   ValidateRequestDto,
 } from './dto/client-requests.dto';
-import { TrialsService } from '../licenses/trials.service';
+import { TrialsService } from '../licenses/trials/trials.service';
 import { DeactivateResponseDto, HeartbeatResponseDto, UsageResponseDto, ValidateResponseDto } from './dto/client-responses.dto';
-import { UsageService } from '../licenses/usage.service';
-import { usageSummary } from '../licenses/usage-decisions';
+import { UsageService } from '../licenses/usage/usage.service';
+import { usageSummary } from '../licenses/usage/usage-decisions';
 import type { LicenseFileResponseDto } from './dto/license-file.dto';
 import { armor, LICENSE_FILE_LABEL, LicenseFilePayload, licenseFileTimes, parseActivationRequest } from './license-file';
 import { buildLicensePayload, LicensePayload, PayloadBinding, SignedLicense } from './license-payload';

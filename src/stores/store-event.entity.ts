@@ -1,6 +1,6 @@
 import { Check, Column, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn } from 'typeorm';
 import { License } from '../licenses/license.entity';
-import type { StoreEventStatus, StoreName } from '../licenses/store-names';
+import type { StoreEventStatus, StoreName } from '../licenses/store-licenses/store-names';
 
 /** The ledger of store events, each once (docs/stores.md, Replaying). Constraint names are the migration's. */
 @Entity('store_events')

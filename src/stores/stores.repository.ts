@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import type { StoreEventStatus, StoreName } from '../licenses/store-names';
+import type { StoreEventStatus, StoreName } from '../licenses/store-licenses/store-names';
 import { StoreEvent } from './store-event.entity';
 import { StorePlan } from './store-plan.entity';
 

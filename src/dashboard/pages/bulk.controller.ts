@@ -3,8 +3,14 @@ import type { Request, Response } from 'express';
 import { Actor, CurrentActor } from '../../common/auth/actor';
 import { AppError, FieldError } from '../../common/errors/app-error';
 import { sendExport } from '../../common/http/export';
-import { BULK_INLINE_LIMIT, BULK_MAX, BulkLicensesService, BulkOperationView, BulkSelection } from '../../licenses/bulk-licenses.service';
-import { BULK_EXTEND_MAX_DAYS, BulkChangeInput, type BulkAction } from '../../licenses/dto/bulk-change.input';
+import {
+  BULK_INLINE_LIMIT,
+  BULK_MAX,
+  BulkLicensesService,
+  BulkOperationView,
+  BulkSelection,
+} from '../../licenses/bulk/bulk-licenses.service';
+import { BULK_EXTEND_MAX_DAYS, BulkChangeInput, type BulkAction } from '../../licenses/bulk/bulk-change.input';
 import { LicensesService } from '../../licenses/licenses.service';
 import { checkDto } from '../http/check-dto';
 import { DashboardController } from '../http/dashboard-controller.decorator';

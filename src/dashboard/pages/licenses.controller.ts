@@ -14,14 +14,14 @@ import {
   CustomerRef,
   customerRef,
   CustomersService,
-} from '../../licenses/customers.service';
+} from '../../licenses/customers/customers.service';
 import { sendExport } from '../../common/http/export';
 import { LICENSE_STATUSES } from '../../licenses/license-status';
 import { LICENSE_TYPES } from '../../licenses/license-type';
 import { LICENSE_SORTS, LicenseSort } from '../../licenses/licenses.service';
 import { MailService } from '../../mail/mail.service';
 import { initialExpiryMessage, LicensesService, unofferedFeaturesMessage } from '../../licenses/licenses.service';
-import { UsageService } from '../../licenses/usage.service';
+import { UsageService } from '../../licenses/usage/usage.service';
 import type { Product } from '../../products/product.entity';
 import { ProductsService } from '../../products/products.service';
 import { ActivationService } from '../../activation/activation.service';

@@ -1,7 +1,7 @@
 import { Get, Render } from '@nestjs/common';
 import { AuditService } from '../../audit/audit.service';
 import { LicensesService } from '../../licenses/licenses.service';
-import { TrialsService } from '../../licenses/trials.service';
+import { TrialsService } from '../../licenses/trials/trials.service';
 import { StatsService } from '../../stats/stats.service';
 import { DashboardController } from '../http/dashboard-controller.decorator';
 import { CHART_DAYS, CHART_SERIES, dailyChart } from '../views/daily-chart';

@@ -4,7 +4,7 @@ import type { Request, Response } from 'express';
 import { AppError, FieldError } from '../../common/errors/app-error';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config';
 import { LICENSE_TYPES } from '../../licenses/license-type';
-import { ON_END_ACTIONS, STORE_NAMES } from '../../licenses/store-names';
+import { ON_END_ACTIONS, STORE_NAMES } from '../../licenses/store-licenses/store-names';
 import { ProductsService } from '../../products/products.service';
 import { CreateStorePlanDto, StorePlanDto, UpdateStorePlanDto } from '../../stores/dto/store-plan.dto';
 import { StoreEventsService } from '../../stores/store-events.service';

@@ -2,7 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsIn, IsInt, IsOptional, Max, Min } from 'class-validator';
 import { PageQueryDto, toQueryInteger } from '../../common/http/page-query.dto';
-import { STORE_EVENT_STATUSES, STORE_NAMES, type StoreEventStatus, type StoreName } from '../../licenses/store-names';
+import { STORE_EVENT_STATUSES, STORE_NAMES, type StoreEventStatus, type StoreName } from '../../licenses/store-licenses/store-names';
 import type { StoreEvent } from '../store-event.entity';
 
 /** GET /admin/store-events filters, combined with AND. */

@@ -1,5 +1,5 @@
 import { Check, Column, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn } from 'typeorm';
-import { License } from './license.entity';
+import { License } from '../license.entity';
 
 export const RELEASE_REASONS = ['deactivated', 'force_released', 'heartbeat_timeout'] as const;
 export type ReleaseReason = (typeof RELEASE_REASONS)[number];

@@ -1,13 +1,13 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import { preparedQuery } from '../database/prepared-query';
+import { preparedQuery } from '../../database/prepared-query';
 import { Activation, ReleaseReason } from './activation.entity';
-import type { RecordedChange } from '../audit/event-recorder';
-import type { License } from './license.entity';
-import { licenseFromRow, type LicenseRow, type ProductRow } from './licenses.repository';
-import { mergePolicy, type PolicyOverrides, type SeatPolicy } from '../common/seat-policy/license-policy';
-import type { StoredUsage } from './usage-decisions';
+import type { RecordedChange } from '../../audit/event-recorder';
+import type { License } from '../license.entity';
+import { licenseFromRow, type LicenseRow, type ProductRow } from '../licenses.repository';
+import { mergePolicy, type PolicyOverrides, type SeatPolicy } from '../../common/seat-policy/license-policy';
+import type { StoredUsage } from '../usage/usage-decisions';
 
 /**
  * Activation records ("seats"). A seat is current while released_at is null. Style: named SQL with typed rows

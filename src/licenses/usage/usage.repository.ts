@@ -1,11 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import type { RecordedChange } from '../audit/event-recorder';
-import { preparedQuery } from '../database/prepared-query';
-import { mergedPolicySql } from '../common/seat-policy/license-policy';
-import { licenseUsableSql } from './license-status';
-import { SEAT_IS_DEAD } from './seats.repository';
+import type { RecordedChange } from '../../audit/event-recorder';
+import { preparedQuery } from '../../database/prepared-query';
+import { mergedPolicySql } from '../../common/seat-policy/license-policy';
+import { licenseUsableSql } from '../license-status';
+import { SEAT_IS_DEAD } from '../seats/seats.repository';
 import type { StoredUsage, UsageAnswer } from './usage-decisions';
 
 /** The licence's effective policy, merged as mergePolicy does (one rule, spelled for SQL by mergedPolicySql). */

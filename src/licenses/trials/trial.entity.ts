@@ -1,5 +1,5 @@
 import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
-import { License } from './license.entity';
+import { License } from '../license.entity';
 
 /**
  * A self-service trial (docs/licences.md, Trials): its primary key keeps one trial per product and machine, ever (a

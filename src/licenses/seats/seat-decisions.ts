@@ -1,10 +1,10 @@
-import { AppError } from '../common/errors/app-error';
-import { ErrorCode } from '../common/errors/error-codes';
+import { AppError } from '../../common/errors/app-error';
+import { ErrorCode } from '../../common/errors/error-codes';
 import type { Activation } from './activation.entity';
-import type { License } from './license.entity';
-import { isSeatDead, mergeLimits, seatLimit } from './license-limits';
-import { DEACTIVATION_WINDOW_DAYS, mergePolicy } from '../common/seat-policy/license-policy';
-import { deriveLicenseStatus, graceEndsAt, LicenseStatus, StatusFields, USABLE_STATUSES } from './license-status';
+import type { License } from '../license.entity';
+import { isSeatDead, mergeLimits, seatLimit } from '../license-limits';
+import { DEACTIVATION_WINDOW_DAYS, mergePolicy } from '../../common/seat-policy/license-policy';
+import { deriveLicenseStatus, graceEndsAt, LicenseStatus, StatusFields, USABLE_STATUSES } from '../license-status';
 
 /**
  * The seat rules as pure functions of the licence, its seats, the request and the time (docs/licences.md, Seats and

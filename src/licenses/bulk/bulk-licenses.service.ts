@@ -1,12 +1,12 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { type Actor, type ActorType, ALL_PRODUCTS, type ProductScope } from '../common/auth/actor';
-import { AppError } from '../common/errors/app-error';
-import { JobsService } from '../jobs/jobs.service';
+import { type Actor, type ActorType, ALL_PRODUCTS, type ProductScope } from '../../common/auth/actor';
+import { AppError } from '../../common/errors/app-error';
+import { JobsService } from '../../jobs/jobs.service';
 import { BulkCounts, BulkOperationRow, BulkOperationsRepository, BulkSkippedRow } from './bulk-operations.repository';
-import type { BulkAction, BulkChangeInput } from './dto/bulk-change.input';
-import { LicenseListQuery, LicensesService } from './licenses.service';
+import type { BulkAction, BulkChangeInput } from './bulk-change.input';
+import { LicenseListQuery, LicensesService } from '../licenses.service';
 
 /** Up to this many licences a bulk change runs in the request; more run as a job with a progress view. */
 export const BULK_INLINE_LIMIT = 100;

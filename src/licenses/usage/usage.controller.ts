@@ -1,10 +1,10 @@
 import { Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
 import { ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { AdminRoute } from '../common/auth/admin-route.decorator';
-import { Actor, CurrentActor, CurrentProductScope, type ProductScope } from '../common/auth/actor';
-import { ErrorResponseDto } from '../common/errors/error-response.dto';
-import { IdParamPipe } from '../common/http/id-param.pipe';
-import { UsageReportDto } from './dto/usage.dto';
+import { AdminRoute } from '../../common/auth/admin-route.decorator';
+import { Actor, CurrentActor, CurrentProductScope, type ProductScope } from '../../common/auth/actor';
+import { ErrorResponseDto } from '../../common/errors/error-response.dto';
+import { IdParamPipe } from '../../common/http/id-param.pipe';
+import { UsageReportDto } from './usage.dto';
 import { UsageService } from './usage.service';
 
 const NOT_FOUND = { description: "NOT_FOUND: no licence with this id (among the credential's products)", type: ErrorResponseDto };

@@ -1,17 +1,17 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { AuditService } from '../audit/audit.service';
-import type { AuditEntryDto } from '../audit/dto/audit-entry.dto';
-import { EventRecorder } from '../audit/event-recorder';
-import { type Actor, ALL_PRODUCTS, type ProductScope } from '../common/auth/actor';
-import { AppError } from '../common/errors/app-error';
-import type { Page } from '../common/http/page-query.dto';
-import { isValidPib } from './dto/license-fields';
-import { ActivationDto } from './dto/activation.dto';
+import { AuditService } from '../../audit/audit.service';
+import type { AuditEntryDto } from '../../audit/dto/audit-entry.dto';
+import { EventRecorder } from '../../audit/event-recorder';
+import { type Actor, ALL_PRODUCTS, type ProductScope } from '../../common/auth/actor';
+import { AppError } from '../../common/errors/app-error';
+import type { Page } from '../../common/http/page-query.dto';
+import { isValidPib } from '../dto/license-fields';
+import { ActivationDto } from '../dto/activation.dto';
 import { customerNoteChanges, CustomerNoteRow, CustomerNotesRepository } from './customer-notes.repository';
-import { LicensesService, LicenseStaffListItem } from './licenses.service';
-import { SeatsRepository } from './seats.repository';
+import { LicensesService, LicenseStaffListItem } from '../licenses.service';
+import { SeatsRepository } from '../seats/seats.repository';
 
 /**
  * A customer (docs/dashboard.md, A customer's page): the licences sharing one e-mail address, compared lower-cased; a

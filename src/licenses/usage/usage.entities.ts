@@ -1,5 +1,5 @@
 import { Check, Column, Entity, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
-import { License } from './license.entity';
+import { License } from '../license.entity';
 
 /**
  * A licence's uses in one period (docs/licences.md, Usage metering): period_start is the UTC month's start, or the

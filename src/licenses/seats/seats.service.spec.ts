@@ -1,9 +1,9 @@
 import type { DataSource, EntityManager } from 'typeorm';
-import type { EventRecorder } from '../audit/event-recorder';
-import type { Actor } from '../common/auth/actor';
+import type { EventRecorder } from '../../audit/event-recorder';
+import type { Actor } from '../../common/auth/actor';
 import { type Activation, CURRENT_SEAT_INDEX } from './activation.entity';
-import type { License } from './license.entity';
-import type { LicensesRepository } from './licenses.repository';
+import type { License } from '../license.entity';
+import type { LicensesRepository } from '../licenses.repository';
 import type { SeatsRepository } from './seats.repository';
 import { SeatsService } from './seats.service';
 

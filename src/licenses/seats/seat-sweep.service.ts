@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleInit } from '@nestjs/common';
-import { APP_CONFIG, AppConfig } from '../config/app-config';
-import { JobsService } from '../jobs/jobs.service';
+import { APP_CONFIG, AppConfig } from '../../config/app-config';
+import { JobsService } from '../../jobs/jobs.service';
 import { SeatsService } from './seats.service';
 
 export const SEAT_SWEEP_QUEUE = 'seats.sweep';

@@ -1,16 +1,16 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import { DomainEvent, EventRecorder } from '../audit/event-recorder';
-import { SYSTEM_ACTOR, type Actor } from '../common/auth/actor';
-import { AppError } from '../common/errors/app-error';
-import { uniqueViolation } from '../common/errors/database-errors';
-import { ErrorCode } from '../common/errors/error-codes';
+import { DomainEvent, EventRecorder } from '../../audit/event-recorder';
+import { SYSTEM_ACTOR, type Actor } from '../../common/auth/actor';
+import { AppError } from '../../common/errors/app-error';
+import { uniqueViolation } from '../../common/errors/database-errors';
+import { ErrorCode } from '../../common/errors/error-codes';
 import { Activation, CURRENT_SEAT_INDEX } from './activation.entity';
-import type { License } from './license.entity';
-import { deriveLicenseStatus, LicenseStatus } from './license-status';
-import { toLicenseDetails } from './licenses.service';
-import { LicensesRepository } from './licenses.repository';
+import type { License } from '../license.entity';
+import { deriveLicenseStatus, LicenseStatus } from '../license-status';
+import { toLicenseDetails } from '../licenses.service';
+import { LicensesRepository } from '../licenses.repository';
 import {
   type ActivationRequest,
   decideActivation,

@@ -1,8 +1,8 @@
-import { AppError } from '../common/errors/app-error';
-import { ErrorCode } from '../common/errors/error-codes';
-import type { SeatPolicy } from '../common/seat-policy/license-policy';
-import { deriveLicenseStatus, StatusFields } from './license-status';
-import { invalidKey, statusDenial } from './seat-decisions';
+import { AppError } from '../../common/errors/app-error';
+import { ErrorCode } from '../../common/errors/error-codes';
+import type { SeatPolicy } from '../../common/seat-policy/license-policy';
+import { deriveLicenseStatus, StatusFields } from '../license-status';
+import { invalidKey, statusDenial } from '../seats/seat-decisions';
 
 /**
  * The usage meter's rules as pure functions of the licence, the machine's seat, the request and the time

@@ -1,4 +1,4 @@
-import { Product } from '../products/product.entity';
+import { Product } from '../../products/product.entity';
 import { planLimits } from './store-licenses.service';
 
 const product = Object.assign(new Product(), { defaultLimits: { max_installations: 2, max_operators: 5 } });

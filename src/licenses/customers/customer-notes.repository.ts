@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import type { RecordedChange } from '../audit/event-recorder';
+import type { RecordedChange } from '../../audit/event-recorder';
 
 export interface CustomerNoteRow {
   id: string;

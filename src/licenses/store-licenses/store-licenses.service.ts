@@ -1,17 +1,17 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
-import { EventRecorder } from '../audit/event-recorder';
-import type { Actor } from '../common/auth/actor';
-import type { Product } from '../products/product.entity';
-import { LicenseDetailsDto } from './dto/license.dto';
-import { License } from './license.entity';
-import { computeExpiresAt } from './license-expiry';
-import { generateLicenseKey } from './license-key';
-import { licensePolicyOverrides, type PolicyOverrides } from '../common/seat-policy/license-policy';
-import type { LicenseType } from './license-type';
-import { LicensesRepository } from './licenses.repository';
-import { LicensesService, toLicenseDetails } from './licenses.service';
-import { SeatsRepository } from './seats.repository';
+import { EventRecorder } from '../../audit/event-recorder';
+import type { Actor } from '../../common/auth/actor';
+import type { Product } from '../../products/product.entity';
+import { LicenseDetailsDto } from '../dto/license.dto';
+import { License } from '../license.entity';
+import { computeExpiresAt } from '../license-expiry';
+import { generateLicenseKey } from '../license-key';
+import { licensePolicyOverrides, type PolicyOverrides } from '../../common/seat-policy/license-policy';
+import type { LicenseType } from '../license-type';
+import { LicensesRepository } from '../licenses.repository';
+import { LicensesService, toLicenseDetails } from '../licenses.service';
+import { SeatsRepository } from '../seats/seats.repository';
 import type { OnEndAction, StoreName } from './store-names';
 
 /** What a store plan gives a licence (docs/stores.md, Plans), resolved against its product. */

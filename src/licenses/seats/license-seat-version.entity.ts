@@ -1,5 +1,5 @@
 import { Column, Entity, JoinColumn, OneToOne, PrimaryColumn } from 'typeorm';
-import { License } from './license.entity';
+import { License } from '../license.entity';
 
 /**
  * The version of a licence's seats (docs/licences.md, Concurrency): moved by every seat bound and by every locked seat

@@ -1,6 +1,6 @@
-import { ErrorCode } from '../common/errors/error-codes';
+import { ErrorCode } from '../../common/errors/error-codes';
 import type { Activation } from './activation.entity';
-import type { License } from './license.entity';
+import type { License } from '../license.entity';
 import { decideActivation, decideDeactivation, decideHeartbeat, decideValidation } from './seat-decisions';
 
 const NOW = new Date('2026-06-01T12:00:00Z');

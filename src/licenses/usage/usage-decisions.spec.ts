@@ -1,4 +1,4 @@
-import { ErrorCode } from '../common/errors/error-codes';
+import { ErrorCode } from '../../common/errors/error-codes';
 import { decideUsage, MeteredLicense, usageAnswer, usagePeriod, usageSummary, usesIn } from './usage-decisions';
 
 const created = new Date('2026-01-15T10:20:30.456Z');

@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import type { RecordedChange } from '../audit/event-recorder';
-import { preparedQuery } from '../database/prepared-query';
-import { SEAT_COLUMNS } from './seats.repository';
+import type { RecordedChange } from '../../audit/event-recorder';
+import { preparedQuery } from '../../database/prepared-query';
+import { SEAT_COLUMNS } from '../seats/seats.repository';
 
 /** The primary key whose violation is TRIAL_ALREADY_USED: one trial per product and machine, ever. */
 export const TRIAL_KEY = 'trials_pkey';
