@@ -1,9 +1,70 @@
 // The module-boundary check (docs/architecture.md, Module boundaries): reads `depcruise --output-type json` on stdin,
-// prints the rule violations of .dependency-cruiser.cjs and every import cycle between top folders of src/, and
-// fails on either. dependency-cruiser's own cycle rules see files (or nested folders), not a feature as a whole.
+// prints the rule violations of .dependency-cruiser.cjs, every import cycle between top folders of src/ (and the
+// files directly in src/), and every import that runs up the layers; fails on any. dependency-cruiser's own cycle
+// rules see files (or nested folders), not a feature as a whole.
 
-/** `src/licenses/dto/x.ts` → `licenses`; files directly in src/ are the composition root and belong to no folder. */
-const topFolder = (path) => /^src\/([^/]+)\//.exec(path)?.[1];
+/**
+ * The layers of src/, top to bottom (docs/architecture.md, Layers). An import may stay in its layer (where the folder
+ * cycle check keeps it acyclic) or go down, never up; a folder listed nowhere fails until it is placed. `/` stands
+ * for the files directly in src/ (the composition root).
+ */
+export const LAYERS = [
+  { name: 'composition root', folders: ['/', 'cluster'] },
+  { name: 'doors', folders: ['dashboard', 'portal'] },
+  { name: 'html', folders: ['html'] },
+  {
+    name: 'features',
+    folders: [
+      'activation',
+      'audit',
+      'auth',
+      'health',
+      'keyring',
+      'licenses',
+      'mail',
+      'metrics',
+      'products',
+      'releases',
+      'staff',
+      'stats',
+      'stores',
+      'webhooks',
+    ],
+  },
+  { name: 'event spine', folders: ['events'] },
+  { name: 'infrastructure', folders: ['jobs', 'database', 'common', 'config'] },
+  { name: 'pure', folders: ['signing'] },
+];
+
+/**
+ * `src/licenses/dto/x.ts` → `licenses`. A file directly in src/ is its own node (`src/main.ts`), so a cycle that runs
+ * through the composition root is seen too; anything outside src/ (packages, Node) is no node.
+ */
+const topFolder = (path) => /^src\/([^/]+)\//.exec(path)?.[1] ?? (/^src\/[^/]+$/.test(path) ? path : undefined);
+
+/** The layer index of a node: files directly in src/ are the composition root; undefined for an unplaced folder. */
+export function layerOf(node, layers = LAYERS) {
+  const folder = node.startsWith('src/') ? '/' : node;
+  const index = layers.findIndex((layer) => layer.folders.includes(folder));
+  return index < 0 ? undefined : index;
+}
+
+/** `layer-order` problems: a folder in no layer, and each folder edge that runs from a lower layer up to a higher. */
+export function layerProblems(edges, layers = LAYERS) {
+  const problems = [];
+  const nodes = new Set([...edges.keys(), ...[...edges.values()].flatMap((targets) => [...targets.keys()])]);
+  for (const node of [...nodes].sort())
+    if (layerOf(node, layers) === undefined)
+      problems.push(`layer-order: src/${node}/ is in no layer of LAYERS (scripts/check-boundaries.mjs)`);
+  for (const [from, targets] of edges) {
+    for (const [to, where] of targets) {
+      const [a, b] = [layerOf(from, layers), layerOf(to, layers)];
+      if (a !== undefined && b !== undefined && b < a)
+        problems.push(`layer-order: ${from} (${layers[a].name}) imports ${to} (${layers[b].name}), up the layers: ${where}`);
+    }
+  }
+  return problems;
+}
 
 /** Folder → folder edges, each with the first file-level import that makes it (to show where to cut). */
 export function folderEdges(modules) {
@@ -72,6 +133,7 @@ async function main() {
     const inside = cycle.flatMap((from) => cycle.filter((to) => edges.get(from)?.has(to)).map((to) => `    ${edges.get(from).get(to)}`));
     problems.push(`no-folder-cycle: {${cycle.join(', ')}} import each other:\n${inside.join('\n')}`);
   }
+  problems.push(...layerProblems(edges));
   for (const problem of problems) console.error(problem);
   console.log(`module boundaries: ${result.summary.totalCruised} files, ${problems.length} problem(s)`);
   process.exitCode = problems.length ? 1 : 0;

@@ -33,14 +33,25 @@ describe('module boundaries (npm run lint:deps)', () => {
     expect(run.status).toBe(0);
   }, 60_000);
 
-  it('let through what the rules allow: features on common/ and services, common/ on config/, type-only cycles', () => {
+  it('let through what the rules allow: down the layers, features on common/ and services, both doors on src/html/, cluster/ on the root', () => {
     const dir = project({
       'config/app-config.ts': "import type { Schema } from './env.schema';",
       'config/env.schema.ts': "import { marker } from './app-config';",
       'common/throttling.ts': "import { marker } from '../config/app-config';",
       'licenses/licenses.repository.ts': "import { marker } from '../common/throttling';",
       'licenses/licenses.service.ts': "import { marker } from './licenses.repository';",
-      'dashboard/pages.controller.ts': "import { marker } from '../licenses/licenses.service';",
+      'dashboard/pages.controller.ts':
+        "import { marker } from '../licenses/licenses.service';\nimport { marker as f } from '../html/forms';",
+      'portal/portal.controller.ts': "import { marker } from '../html/forms';\nimport { marker as l } from '../licenses/licenses.service';",
+      'html/forms.ts': "import { marker } from '../common/throttling';",
+      'events/recorder.ts': "import { marker } from '../database/paged-list';\nimport { marker as j } from '../jobs/job-engine';",
+      'database/paged-list.ts': "import { marker } from '../common/throttling';",
+      'jobs/job-engine.ts': '',
+      'webhooks/fanout.ts': "import { marker } from '../events/recorder';",
+      'cluster/primary.ts': "import { marker } from '../serve';\nimport { marker as d } from '../dashboard/pages.controller';",
+      'serve.ts': "import { marker } from './app.module';",
+      'app.module.ts': "import { marker } from './portal/portal.controller';\nimport { marker as d } from './dashboard/pages.controller';",
+      'main.ts': "import { marker } from './cluster/primary';",
       'signing/sign.ts': "import { createSign } from 'node:crypto';\nimport { marker } from './jwk';",
       'signing/jwk.ts': '',
     });
@@ -67,6 +78,28 @@ describe('module boundaries (npm run lint:deps)', () => {
         'products/product.entity.ts': '',
         'webhooks/a.ts': "import { marker } from './b';",
         'webhooks/b.ts': "import { marker } from './a';",
+        // The nevers of docs/architecture.md, Module boundaries.
+        'portal/portal.controller.ts': "import { marker } from '../dashboard/http/forms';",
+        'dashboard/http/forms.ts': "import { marker } from '../../portal/portal-http';",
+        'portal/portal-http.ts': '',
+        'stats/stats.service.ts': "import { marker } from '../dashboard/pages.controller';",
+        'webhooks/fanout.ts': "import { marker } from '../licenses/licenses.service';",
+        'mail/mail.service.ts': "import { marker } from '../licenses/licenses.service';",
+        'licenses/licenses.service.ts': '',
+        'events/recorder.ts': "import { marker } from '../products/product.entity';",
+        'html/ids.ts': "import { marker } from '../dashboard/http/forms';",
+        'keyring/keyring.service.ts': "import { marker } from '../app.module';",
+        'app.module.ts': '',
+        // A cycle through a file directly in src/: cluster/ may import the root, but the root must not import it back.
+        'cluster/worker.ts': "import { marker } from '../serve';",
+        'serve.ts': "import { marker } from './cluster/messages';",
+        'cluster/messages.ts': '',
+        // Up the layers: a feature importing the HTML layer, infrastructure importing the spine; a folder in no layer.
+        'audit/audit.controller.ts': "import { marker } from '../html/time';",
+        'html/time.ts': '',
+        'jobs/job-engine.ts': "import { marker } from '../events/outbox';",
+        'events/outbox.ts': '',
+        'gadgets/gadget.ts': "import { marker } from '../common/limit';",
       });
       dirs.push(dir);
       run = checkBoundaries(dir);
@@ -85,6 +118,18 @@ describe('module boundaries (npm run lint:deps)', () => {
       ],
       ['two folders importing each other', 'no-folder-cycle: {auth, products} import each other'],
       ['two files importing each other', 'no-file-cycle: src/webhooks/a.ts → src/webhooks/b.ts'],
+      ['the portal importing the dashboard', 'portal-not-dashboard: src/portal/portal.controller.ts → src/dashboard/http/forms.ts'],
+      ['the dashboard importing the portal', 'dashboard-not-portal: src/dashboard/http/forms.ts → src/portal/portal-http.ts'],
+      ['a feature importing a door', 'nothing-imports-a-door: src/stats/stats.service.ts → src/dashboard/pages.controller.ts'],
+      ['webhooks importing the licences', 'consumers-not-licences: src/webhooks/fanout.ts → src/licenses/licenses.service.ts'],
+      ['mail importing the licences', 'consumers-not-licences: src/mail/mail.service.ts → src/licenses/licenses.service.ts'],
+      ['the event spine importing a feature', 'events-knows-no-feature: src/events/recorder.ts → src/products/product.entity.ts'],
+      ['the HTML layer importing a door', 'html-knows-no-door: src/html/ids.ts → src/dashboard/http/forms.ts'],
+      ['a folder importing the composition root', 'root-is-not-imported: src/keyring/keyring.service.ts → src/app.module.ts'],
+      ['a cycle through a file directly in src/', 'no-folder-cycle: {cluster, src/serve.ts} import each other'],
+      ['a feature importing the HTML layer', 'layer-order: audit (features) imports html (html), up the layers'],
+      ['infrastructure importing the event spine', 'layer-order: jobs (infrastructure) imports events (event spine), up the layers'],
+      ['a folder placed in no layer', 'layer-order: src/gadgets/ is in no layer'],
     ])('%s', (_, message) => expect(run.output).toContain(message));
   });
 });

@@ -1,4 +1,4 @@
-import { BulkLicensesService } from '../src/licenses/bulk-licenses.service';
+import { BulkLicensesService } from '../src/licenses/bulk/bulk-licenses.service';
 import { Agent, flashOf, openDashboard, postFields, unescape } from './dashboard-helpers';
 import { createLicense } from './support/factories';
 import type { TestApp } from './support/test-app';

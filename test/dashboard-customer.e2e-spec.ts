@@ -1,5 +1,5 @@
 import { AuditService } from '../src/audit/audit.service';
-import { CustomersService } from '../src/licenses/customers.service';
+import { CustomersService } from '../src/licenses/customers/customers.service';
 import { Agent, loggedInAgent, postForm, unescape } from './dashboard-helpers';
 import { asBearer, createLicense, fingerprint, insertSeat } from './support/factories';
 import { createTestApp, TestApp } from './support/test-app';

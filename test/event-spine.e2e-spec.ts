@@ -1,6 +1,6 @@
 import { SYSTEM_ACTOR } from '../src/common/auth/actor';
-import { SeatsRepository } from '../src/licenses/seats.repository';
-import { SeatsService } from '../src/licenses/seats.service';
+import { SeatsRepository } from '../src/licenses/seats/seats.repository';
+import { SeatsService } from '../src/licenses/seats/seats.service';
 import { EventFanoutService } from '../src/webhooks/event-fanout.service';
 import { createLicense, fingerprint, insertSeat } from './support/factories';
 import { watchRoundTrips } from './support/round-trips';

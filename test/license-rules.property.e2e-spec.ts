@@ -6,9 +6,11 @@ import {
   licenseStatusConditionSql,
   licenseStatusSql,
   LicenseStatus,
+  isUsableStatus,
+  licenseUsableSql,
 } from '../src/licenses/license-status';
 import { isSeatDead, mergeLimits, seatLimit } from '../src/licenses/license-limits';
-import { mergePolicy } from '../src/common/seat-policy/license-policy';
+import { mergedPolicySql, mergePolicy, POLICY_KEYS } from '../src/common/seat-policy/license-policy';
 import type { QueryRunner } from 'typeorm';
 import { OneStatusRule1796800000000 } from '../src/database/migrations/1796800000000-one-status-rule';
 import { createDatabaseFromTemplate, dropDatabase, ENV_ADMIN_URL, ENV_TEMPLATE, newDatabaseName } from './support/test-database';
@@ -127,10 +129,12 @@ describe('licence rules: TypeScript and SQL agree (property)', () => {
   const sample = <T>(arb: fc.Arbitrary<T>, seed: number) => fc.sample(arb, { numRuns: RUNS, seed });
 
   /** Per case: license_status() and every status condition, evaluated with the cases as unnest()ed columns. */
-  async function sqlStatuses(cases: StatusCase[]): Promise<{ status: LicenseStatus; matches: LicenseStatus[]; graceEnd: string | null }[]> {
+  async function sqlStatuses(
+    cases: StatusCase[],
+  ): Promise<{ status: LicenseStatus; matches: LicenseStatus[]; graceEnd: string | null; usable: boolean }[]> {
     const conditions = LICENSE_STATUSES.map((s) => `(${licenseStatusConditionSql('c', s, 'c.at')}) AS "is_${s}"`).join(', ');
-    const { rows } = await client.query<Record<string, unknown> & { status: LicenseStatus; grace_end: string | null }>(
-      `SELECT ${licenseStatusSql('c', 'c.at')} AS status, ${conditions},
+    const { rows } = await client.query<Record<string, unknown> & { status: LicenseStatus; grace_end: string | null; usable: boolean }>(
+      `SELECT ${licenseStatusSql('c', 'c.at')} AS status, ${conditions}, (${licenseUsableSql('c', 'c.at')}) AS usable,
               to_char(license_grace_end(c.expires_at, c.grace_days) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS grace_end
        FROM unnest($1::boolean[], $2::boolean[], $3::timestamptz[], $4::int[], $5::timestamptz[])
             WITH ORDINALITY AS c(revoked, active, expires_at, grace_days, at, i)
@@ -147,6 +151,7 @@ describe('licence rules: TypeScript and SQL agree (property)', () => {
       status: r.status,
       matches: LICENSE_STATUSES.filter((s) => r[`is_${s}`] === true),
       graceEnd: r.grace_end,
+      usable: r.usable,
     }));
   }
 
@@ -165,7 +170,12 @@ describe('licence rules: TypeScript and SQL agree (property)', () => {
           };
           const ts = deriveLicenseStatus(fields, new Date(c.at));
           const graceEnd = c.expiresAt === null ? null : new Date(c.expiresAt + c.graceDays * DAY_MS).toISOString();
-          const agree = sql[i].status === ts && sql[i].matches.length === 1 && sql[i].matches[0] === ts && sql[i].graceEnd === graceEnd;
+          const agree =
+            sql[i].status === ts &&
+            sql[i].matches.length === 1 &&
+            sql[i].matches[0] === ts &&
+            sql[i].graceEnd === graceEnd &&
+            sql[i].usable === isUsableStatus(ts);
           return agree
             ? null
             : { case: { ...c, expiresAt: fields.expiresAt?.toISOString() ?? null, at: new Date(c.at).toISOString() }, ts, sql: sql[i] };
@@ -175,6 +185,7 @@ describe('licence rules: TypeScript and SQL agree (property)', () => {
       // The sample reached every status and both sides of both boundaries.
       const seen = new Set(sql.map((r) => r.status));
       expect([...seen].sort()).toEqual([...LICENSE_STATUSES].sort());
+      expect(new Set(sql.map((r) => r.usable))).toEqual(new Set([true, false]));
     });
   }
 
@@ -230,6 +241,29 @@ describe('licence rules: TypeScript and SQL agree (property)', () => {
       expect(new Set(rows.map((r) => r.dead))).toEqual(new Set([true, false]));
     });
   }
+
+  it(`policy merge: mergedPolicySql agrees with mergePolicy on ${RUNS} product defaults and licence overrides (seed ${SEED})`, async () => {
+    const value = fc.oneof(fc.integer({ min: 0, max: 1_000_000 }), fc.constantFrom(null, 'month', 'none'));
+    const overrides = fc.option(fc.dictionary(fc.constantFrom(...POLICY_KEYS), value), { nil: null });
+    const cases = sample(fc.record({ defaults: overrides, own: overrides }), SEED + 3);
+    const { rows } = await client.query<{ policy: Record<string, unknown> }>(
+      `SELECT ${mergedPolicySql('c.defaults', 'c.own')} AS policy
+       FROM unnest($1::jsonb[], $2::jsonb[]) WITH ORDINALITY AS c(defaults, own, i) ORDER BY c.i`,
+      [
+        cases.map((c) => (c.defaults === null ? null : JSON.stringify(c.defaults))),
+        cases.map((c) => (c.own === null ? null : JSON.stringify(c.own))),
+      ],
+    );
+    const disagreements = cases
+      .map((c, i) => {
+        const ts = mergePolicy(c.defaults, c.own);
+        const sorted = (o: Record<string, unknown>) =>
+          JSON.stringify(Object.fromEntries(Object.entries(o).sort(([a], [b]) => a.localeCompare(b))));
+        return sorted(ts as unknown as Record<string, unknown>) === sorted(rows[i].policy) ? null : { case: c, ts, sql: rows[i].policy };
+      })
+      .filter((d) => d !== null);
+    expect(disagreements.slice(0, 5)).toEqual([]);
+  });
 
   it('seat limit: what an attacker could store instead of a whole number gives one seat on both sides', async () => {
     const hostile: unknown[] = [-1, 1.5, 2_147_483_648, 1e300, 'unlimited', null, true, [5], { n: 5 }];

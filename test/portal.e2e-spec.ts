@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
 import request from 'supertest';
 import { csrfFrom, loggedInAgent, type Agent } from './dashboard-helpers';
+import { PORTAL_LICENCE_NOT_FOUND, PORTAL_MACHINE_NOT_FOUND } from '../src/portal/portal-http';
 import { createLicense, fannedOut, insertSeat } from './support/factories';
 import { startSmtpServer } from './support/smtp-server';
 import { createTestApp, type TestApp } from './support/test-app';
@@ -309,10 +310,14 @@ describe('customer portal (docs/portal.md)', () => {
   });
 
   describe('isolation', () => {
-    it('attacker: another customer’s licence id, an unknown id and a malformed id are all 404', async () => {
+    it('attacker: another customer’s licence id, an unknown id and a malformed id are all 404, in the same customer words', async () => {
       const other = await createLicense(t, { customer_email: address('other') });
       const { client } = await signedIn();
-      for (const id of [other.id, 99_999_999, '0', 'abc', '1e3', `${other.id}.0`]) await client.get(`/portal/licenses/${id}`).expect(404);
+      for (const id of [other.id, 99_999_999, '0', 'abc', '1e3', `${other.id}.0`]) {
+        const page = (await client.get(`/portal/licenses/${id}`).expect(404)).text;
+        expect(page).toContain(PORTAL_LICENCE_NOT_FOUND);
+        expect(page).not.toMatch(/Licen[cs]e not found/);
+      }
       expect((await client.get('/portal').expect(200)).text).not.toContain(`/portal/licenses/${other.id}"`);
     });
 
@@ -323,10 +328,15 @@ describe('customer portal (docs/portal.md)', () => {
       const ownSeat = await insertSeat(t, license.id, { hostname: 'own-pc' });
       const token = await csrf(`/portal/licenses/${license.id}`);
       const post = (url: string) => client.post(url).type('form').send({ _csrf: token });
-      await post(`/portal/licenses/${other.id}/machines/${otherSeat.id}/release`).expect(404);
+      expect((await post(`/portal/licenses/${other.id}/machines/${otherSeat.id}/release`).expect(404)).text).toContain(
+        PORTAL_LICENCE_NOT_FOUND,
+      );
       await post(`/portal/licenses/${other.id}/machines/${otherSeat.id}/license-file`).expect(404);
-      // Own licence, another licence's seat.
-      await post(`/portal/licenses/${license.id}/machines/${otherSeat.id}/release`).expect(404);
+      // Own licence, another licence's seat (or a malformed one).
+      expect((await post(`/portal/licenses/${license.id}/machines/${otherSeat.id}/release`).expect(404)).text).toContain(
+        PORTAL_MACHINE_NOT_FOUND,
+      );
+      expect((await post(`/portal/licenses/${license.id}/machines/x/release`).expect(404)).text).toContain(PORTAL_MACHINE_NOT_FOUND);
       await post(`/portal/licenses/${license.id}/machines/${otherSeat.id}/license-file`).expect(404);
       // Another licence, own seat.
       await post(`/portal/licenses/${other.id}/machines/${ownSeat.id}/release`).expect(404);

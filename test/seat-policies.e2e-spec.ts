@@ -1,4 +1,4 @@
-import { SeatSweepService } from '../src/licenses/seat-sweep.service';
+import { SeatSweepService } from '../src/licenses/seats/seat-sweep.service';
 import { fieldsOf } from './support/api-errors';
 import { createLicense, fingerprint, insertSeat } from './support/factories';
 import { createTestApp, TestApp } from './support/test-app';

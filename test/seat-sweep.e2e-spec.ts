@@ -2,7 +2,7 @@ import { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { AppModule } from '../src/app.module';
 import { configureApp } from '../src/app.setup';
-import { SeatSweepService } from '../src/licenses/seat-sweep.service';
+import { SeatSweepService } from '../src/licenses/seats/seat-sweep.service';
 import { createLicense, fingerprint, insertSeat } from './support/factories';
 import { createTestApp, TestApp, testConfig } from './support/test-app';
 

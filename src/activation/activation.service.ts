@@ -8,7 +8,7 @@ import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { MetricsService } from '../metrics/metrics.service';
 import type { License } from '../licenses/license.entity';
 import { toLicenseDetails } from '../licenses/licenses.service';
-import { ActivationRequest, BoundSeat, SeatsService } from '../licenses/seats.service';
+import { ActivationRequest, BoundSeat, SeatsService } from '../licenses/seats/seats.service';
 import { lenientValidationPipe } from '../common/http/validation.pipe';
 import type { Product } from '../products/product.entity';
 import { ActiveSigningKey, KeyringService } from '../keyring/keyring.service';
@@ -22,13 +22,18 @@ import {
   UsageRequestDto,
   ValidateRequestDto,
 } from './dto/client-requests.dto';
-import { TrialsService } from '../licenses/trials.service';
+import { TrialsService } from '../licenses/trials/trials.service';
 import { DeactivateResponseDto, HeartbeatResponseDto, UsageResponseDto, ValidateResponseDto } from './dto/client-responses.dto';
-import { UsageService } from '../licenses/usage.service';
-import { usageSummary } from '../licenses/usage-decisions';
+import { UsageService } from '../licenses/usage/usage.service';
+import { usageSummary } from '../licenses/usage/usage-decisions';
 import type { LicenseFileResponseDto } from './dto/license-file.dto';
 import { armor, LICENSE_FILE_LABEL, LicenseFilePayload, licenseFileTimes, parseActivationRequest } from './license-file';
 import { buildLicensePayload, LicensePayload, PayloadBinding, SignedLicense } from './license-payload';
+import { LicensePreview, previewInputs } from './license-preview';
+import type { LicenseDetailsDto } from '../licenses/dto/license.dto';
+
+type PayloadLicense = Parameters<typeof buildLicensePayload>[0];
+type PayloadProduct = Parameters<typeof buildLicensePayload>[1];
 
 const LICENCE_QUEUE_MAX_WAIT_MS = 10_000;
 
@@ -88,10 +93,30 @@ export class ActivationService {
 
   /** `{license, signature}`, plus the envelope of the same signature when the client asked for it (docs/signing.md, Envelopes). */
   private async signLicense(license: License, seat: PayloadBinding, withEnvelope: boolean): Promise<SignedLicense> {
+    return this.signPayload(license, license.product as Product, seat, withEnvelope);
+  }
+
+  private async signPayload(
+    license: PayloadLicense,
+    product: PayloadProduct,
+    seat: PayloadBinding,
+    withEnvelope: boolean,
+  ): Promise<SignedLicense> {
     const key = this.keyring.activeKey();
-    const payload = this.licensePayload(license, license.product as Product, seat, key);
+    const payload = this.licensePayload(license, product, seat, key);
     const { signature, envelope } = await this.signing.signWithEnvelope(payload, key);
     return withEnvelope ? { license: payload, signature, envelope } : { license: payload, signature };
+  }
+
+  /**
+   * What a client receives for this licence, for the dashboard's preview (docs/dashboard.md): built and signed by the
+   * same path as /activate, for the most recent seat when the licence is usable; otherwise unsigned, the machine a
+   * placeholder. Binds, reads and records nothing.
+   */
+  async previewLicense(license: LicenseDetailsDto): Promise<LicensePreview> {
+    const { seat, signed, binding, license: source, product } = previewInputs(license);
+    if (signed) return { signed, seat, document: await this.signPayload(source, product, binding, false) };
+    return { signed, seat, document: { license: this.licensePayload(source, product, binding, this.keyring.activeKey()) } };
   }
 
   /** The one path that binds a seat, for `/activate` and for air-gapped activation alike. */
@@ -231,7 +256,7 @@ export class ActivationService {
   }
 
   /** The `license` object this server signs for the binding with `key`, stamped with the time of signing. */
-  licensePayload(license: License, product: Product, binding: PayloadBinding, key: ActiveSigningKey): LicensePayload {
+  licensePayload(license: PayloadLicense, product: PayloadProduct, binding: PayloadBinding, key: ActiveSigningKey): LicensePayload {
     return buildLicensePayload(license, product, binding, key.keyId, new Date());
   }
 }

@@ -4,7 +4,7 @@ import type { Runtime } from '../bootstrap';
 import { createJobEngine } from '../jobs/job-engine';
 import { printGenerated, say, SHUTDOWN_TIMEOUT_MS, type FirstKey } from '../serve';
 import { isReadyMessage, WORKER_CONFIG_ENV } from './messages';
-import { MetricsAggregator } from './metrics-ipc';
+import { MetricsAggregator } from '../metrics/cluster-metrics';
 
 /** A worker not listening this long after its fork is stopped and counts as a failed start. */
 const WORKER_START_TIMEOUT_MS = 120_000;

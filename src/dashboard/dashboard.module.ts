@@ -10,7 +10,7 @@ import { StoresModule } from '../stores/stores.module';
 import { WebhooksModule } from '../webhooks/webhooks.module';
 import { AuthController } from './auth/auth.controller';
 import { DashboardPassport } from './auth/dashboard-passport';
-import { loginFormTokensProvider } from './auth/login-form-token';
+import { loginFormTokensProvider } from './auth/staff-login-form';
 import { FirstUserInitializer } from './first-user';
 import { AuditPageController } from './pages/audit.controller';
 import { BulkPagesController } from './pages/bulk.controller';

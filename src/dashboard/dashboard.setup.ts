@@ -9,7 +9,7 @@ import { chain } from '../common/http/middleware-chain';
 import { saveSessionBeforeRedirect } from '../common/http/session-stores';
 import type { AppConfig } from '../config/app-config';
 import { DashboardPassport, SESSION_MAX_AGE_MS } from './auth/dashboard-passport';
-import { LoginFormTokens } from './auth/login-form-token';
+import { LoginFormTokens } from '../html/login-form-token';
 import { renderDashboardError } from './http/dashboard-exception.filter';
 import { DashboardSessionStore } from './session-store';
 import { createViewEngine } from './views/view-engine';

@@ -8,12 +8,22 @@ import { Client } from 'pg';
  * discards the client, and the server rolls back whatever transaction that connection had open.
  * (pg's own query_timeout leaves the connection in use, so a later request could inherit its open transaction.)
  */
+/**
+ * The socket under a pg Client. pg has no public way to cut a connection while a query runs (`end()` waits for it),
+ * so this reads its private `connection.stream`: the one reach into pg's internals, guarded by
+ * src/database/deadline-client.spec.ts, which fails when a pg upgrade moves it.
+ */
+export function clientSocket(client: Client): { destroy(): void } | undefined {
+  const stream = (client as unknown as { connection?: { stream?: unknown } }).connection?.stream;
+  return stream && typeof (stream as { destroy?: unknown }).destroy === 'function' ? (stream as { destroy(): void }) : undefined;
+}
+
 export function clientWithDeadline(deadlineMs: number): typeof Client {
   class DeadlineClient extends Client {}
   // Assigned rather than overridden: one variadic wrapper cannot restate pg's overloads of query().
   function query(this: Client, ...args: unknown[]): unknown {
     const timeout = () => {
-      (this as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
+      clientSocket(this)?.destroy();
       return Object.assign(new Error(`The database did not answer within ${deadlineMs} ms`), { code: 'ETIMEDOUT' });
     };
     const run = (a: unknown[]): unknown => (Client.prototype.query as (...x: unknown[]) => unknown).apply(this, a);

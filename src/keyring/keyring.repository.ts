@@ -1,11 +1,16 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
+import { lockForTransaction } from '../database/advisory-lock';
 import { KeyEndorsement, StoredSigningKey } from './signing-key.entity';
 
 // pg_advisory_xact_lock key for every keyring change: first-start import, rotation and revocation run one at a time.
 const KEYRING_LOCK = 7_340_117_001;
 
+/**
+ * The keyring's keys (signing_keys). Style: TypeORM's repository API on the StoredSigningKey entity (docs/architecture.md,
+ * Database style): a handful of rows read and written by key; changes run under one advisory lock.
+ */
 @Injectable()
 export class KeyringRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
@@ -16,18 +21,21 @@ export class KeyringRepository {
 
   transaction<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
     return this.dataSource.transaction(async (manager) => {
-      await manager.query('SELECT pg_advisory_xact_lock($1)', [KEYRING_LOCK]);
+      await lockForTransaction(manager, KEYRING_LOCK);
       return work(manager);
     });
   }
 
-  /** Every key's id and state in one short string: the cheap read each instance polls to see a rotation or revocation. */
+  /**
+   * Every key's id and state in one short string: the cheap read each instance polls to see a rotation or revocation
+   * (a keyring holds a handful of keys, read without their key material).
+   */
   async version(): Promise<string> {
-    const rows: { version: string }[] = await this.dataSource.query(
-      `SELECT coalesce(string_agg(key_id || ':' || status || ':' || jsonb_array_length(endorsements), ',' ORDER BY key_id COLLATE "C"), '')
-         AS version FROM signing_keys`,
-    );
-    return rows[0]?.version ?? '';
+    const keys = await this.repo().find({ select: { keyId: true, status: true, endorsements: true } });
+    return keys
+      .map((key) => `${key.keyId}:${key.status}:${key.endorsements.length}`)
+      .sort()
+      .join(',');
   }
 
   /** All keys, newest first (the admin list). */
@@ -61,7 +69,7 @@ export class KeyringRepository {
   }
 
   async setEndorsements(keyId: string, endorsements: KeyEndorsement[], manager: EntityManager): Promise<StoredSigningKey> {
-    await manager.query('UPDATE signing_keys SET endorsements = $2::jsonb WHERE key_id = $1', [keyId, JSON.stringify(endorsements)]);
+    await this.repo(manager).update({ keyId }, { endorsements });
     return (await this.getByKeyId(keyId, manager)) as StoredSigningKey;
   }
 

@@ -47,6 +47,20 @@ export function deriveLicenseStatus(license: StatusFields, now: Date = new Date(
 /** Statuses in which a licence may be activated and validates as valid. */
 export const USABLE_STATUSES: readonly LicenseStatus[] = ['active', 'grace'];
 
+/** Whether a licence in this status may be activated and validates as valid. */
+export function isUsableStatus(status: LicenseStatus): boolean {
+  return USABLE_STATUSES.includes(status);
+}
+
+/**
+ * isUsableStatus in SQL: the `licenses` row aliased `alias` is usable at `now`. The flag conditions come first so the
+ * planner can use them; license_status() decides.
+ */
+export function licenseUsableSql(alias: string, now = 'now()'): string {
+  const statuses = USABLE_STATUSES.map((status) => `'${status}'`).join(', ');
+  return `NOT ${alias}.revoked AND ${alias}.active AND ${licenseStatusSql(alias, now)} IN (${statuses})`;
+}
+
 /** The status of the `licenses` row aliased `alias` at `now` (an SQL expression: one query sees one "now"). */
 export function licenseStatusSql(alias: string, now = 'now()'): string {
   const a = alias;

@@ -5,19 +5,19 @@ import { ProductsModule } from '../products/products.module';
 import { LicensesController } from './licenses.controller';
 import { LicensesRepository } from './licenses.repository';
 import { LicensesService } from './licenses.service';
-import { SeatSweepService } from './seat-sweep.service';
-import { SeatsRepository } from './seats.repository';
-import { SeatsService } from './seats.service';
-import { TrialsRepository } from './trials.repository';
-import { TrialsService } from './trials.service';
-import { UsageController } from './usage.controller';
-import { UsageRepository } from './usage.repository';
-import { UsageService } from './usage.service';
-import { StoreLicensesService } from './store-licenses.service';
-import { CustomerNotesRepository } from './customer-notes.repository';
-import { CustomersService } from './customers.service';
-import { BulkLicensesService } from './bulk-licenses.service';
-import { BulkOperationsRepository } from './bulk-operations.repository';
+import { SeatSweepService } from './seats/seat-sweep.service';
+import { SeatsRepository } from './seats/seats.repository';
+import { SeatsService } from './seats/seats.service';
+import { TrialsRepository } from './trials/trials.repository';
+import { TrialsService } from './trials/trials.service';
+import { UsageController } from './usage/usage.controller';
+import { UsageRepository } from './usage/usage.repository';
+import { UsageService } from './usage/usage.service';
+import { StoreLicensesService } from './store-licenses/store-licenses.service';
+import { CustomerNotesRepository } from './customers/customer-notes.repository';
+import { CustomersService } from './customers/customers.service';
+import { BulkLicensesService } from './bulk/bulk-licenses.service';
+import { BulkOperationsRepository } from './bulk/bulk-operations.repository';
 
 /** The licence aggregate: licences and their seats. Exports services only, never repositories. */
 @Module({

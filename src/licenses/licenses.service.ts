@@ -12,7 +12,7 @@ import { DEFAULT_PAGE_LIMIT, Page } from '../common/http/page-query.dto';
 import { parseIsoTimestamp } from '../common/validation/iso-timestamp';
 import type { Product } from '../products/product.entity';
 import { ProductsService } from '../products/products.service';
-import { Activation } from './activation.entity';
+import { Activation } from './seats/activation.entity';
 import { ActivationDto } from './dto/activation.dto';
 import { CreateLicenseDto, DEFAULT_GRACE_DAYS, UpdateLicenseDto } from './dto/create-license.dto';
 import { ReleaseResultDto } from './dto/license-actions.dto';
@@ -26,8 +26,8 @@ import { licensePolicyOverrides, mergePolicy } from '../common/seat-policy/licen
 import { deriveLicenseStatus, graceEndsAt } from './license-status';
 import type { LicenseType } from './license-type';
 import { LicensePageOptions, LicensesRepository } from './licenses.repository';
-import { TrialsRepository } from './trials.repository';
-import { SeatsRepository } from './seats.repository';
+import { TrialsRepository } from './trials/trials.repository';
+import { SeatsRepository } from './seats/seats.repository';
 /** The dashboard's sort keys, public through the service: a repository stays inside its module (docs/architecture.md, Module boundaries). */
 export { LICENSE_SORTS, type LicenseSort } from './licenses.repository';
 

@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Pool } from 'pg';
 import { DataSource } from 'typeorm';
-import { clusterWorkerMetrics } from '../cluster/metrics-ipc';
+import { clusterWorkerMetrics } from './cluster-metrics';
 import type { RateLimitObserver } from '../common/http/throttling';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { pgPool } from '../database/pg-pool';

@@ -12,6 +12,7 @@ import {
   Injectable,
   Logger,
   NestInterceptor,
+  PipeTransform,
   SetMetadata,
   UseFilters,
   UseGuards,
@@ -25,8 +26,10 @@ import type { Observable } from 'rxjs';
 import type { Actor, RequestWithActor } from '../common/auth/actor';
 import { logUnexpected, toErrorResponse } from '../common/errors/api-exception.filter';
 import { AppError } from '../common/errors/app-error';
+import { ErrorCode } from '../common/errors/error-codes';
 import { APP_CONFIG, type AppConfig, portalConfig } from '../config/app-config';
-import { LoginFormTokens } from '../dashboard/auth/login-form-token';
+import { parseId } from '../html/ids';
+import { LoginFormTokens } from '../html/login-form-token';
 
 /** A portal session lasts 8 hours from sign-in, however active (docs/portal.md, Sessions). */
 export const PORTAL_SESSION_MAX_AGE_MS = 8 * 60 * 60 * 1000;
@@ -44,8 +47,25 @@ export const portalFormTokensProvider = {
   provide: PortalFormTokens,
   inject: [APP_CONFIG],
   useFactory: (config: AppConfig) =>
-    new PortalFormTokens(config, Date.now, { cookie: 'portal_form', path: '/portal', purpose: 'portal-form-token/v1' }),
+    new PortalFormTokens(config, { cookie: 'portal_form', path: '/portal', purpose: 'portal-form-token/v1' }),
 };
+
+/** A licence the customer cannot see, in the customer's words: unknown, another customer's and malformed read the same. */
+export const PORTAL_LICENCE_NOT_FOUND = 'We could not find this licence among yours. Check the link, or go back to your licences.';
+export const PORTAL_MACHINE_NOT_FOUND = 'This machine is not bound to your licence. Go back to the licence to see its machines.';
+
+export const licenceNotFound = () => new AppError(ErrorCode.NOT_FOUND, 404, PORTAL_LICENCE_NOT_FOUND);
+export const machineNotFound = () => new AppError(ErrorCode.NOT_FOUND, 404, PORTAL_MACHINE_NOT_FOUND);
+
+/** A licence id in a portal URL: anything but a positive 32-bit integer is a licence the customer does not have (404). */
+@Injectable()
+export class PortalLicenceIdPipe implements PipeTransform<string, number> {
+  transform(value: string): number {
+    const id = parseId(value);
+    if (id === null) throw licenceNotFound();
+    return id;
+  }
+}
 
 /** Thrown when a portal page needs a signed-in customer: the filter turns it into a redirect to the sign-in page. */
 export class PortalSignInRequired extends Error {

@@ -4,14 +4,22 @@ import { ActivationService } from '../activation/activation.service';
 import { AppError } from '../common/errors/app-error';
 import { ErrorCode } from '../common/errors/error-codes';
 import { APP_CONFIG, type AppConfig, portalConfig } from '../config/app-config';
-import { DashboardIdPipe } from '../dashboard/http/id-param';
-import { formatTimestamp } from '../dashboard/views/display';
+import { parseId } from '../html/ids';
+import { formatTimestamp } from '../html/time';
 import { seatLimit } from '../licenses/license-limits';
 import type { LicenseDetailsDto } from '../licenses/dto/license.dto';
 import { LicensesService } from '../licenses/licenses.service';
-import { customerActor, PortalController, portalCustomer, setPortalFlash } from './portal-http';
+import {
+  customerActor,
+  licenceNotFound,
+  machineNotFound,
+  PortalController,
+  portalCustomer,
+  PortalLicenceIdPipe,
+  setPortalFlash,
+} from './portal-http';
 
-const ids = new DashboardIdPipe();
+const licenceIds = new PortalLicenceIdPipe();
 type SeatParams = { id: string; seat: string };
 
 const STORE_TITLES: Record<string, string> = { stripe: 'Stripe', paddle: 'Paddle', lemonsqueezy: 'Lemon Squeezy' };
@@ -59,8 +67,8 @@ export class PortalLicensesController {
   }
 
   @Get('licenses/:id')
-  async show(@Req() req: Request, @Res() res: Response, @Param('id', DashboardIdPipe) id: number): Promise<void> {
-    const license = await this.licenses.customerLicense(id, this.customer(req));
+  async show(@Req() req: Request, @Res() res: Response, @Param('id', PortalLicenceIdPipe) id: number): Promise<void> {
+    const license = await this.customerLicense(id, this.customer(req));
     res.render('portal/license', { title: `${license.product.name} licence`, license: this.view(license) });
   }
 
@@ -109,11 +117,21 @@ export class PortalLicensesController {
   /** The customer's licence and one of its bound machines; anything else (or a malformed id) is a page that does not exist. */
   private async seat(req: Request, params: SeatParams) {
     const email = this.customer(req);
-    const license = await this.licenses.customerLicense(ids.transform(params.id), email);
-    const seatId = ids.transform(params.seat);
+    const license = await this.customerLicense(licenceIds.transform(params.id), email);
+    const seatId = parseId(params.seat);
     const seat = license.activations.find((a) => a.id === seatId);
-    if (!seat) throw AppError.notFound('Machine');
+    if (!seat) throw machineNotFound();
     return { email, license, seat };
+  }
+
+  /** The licence use case's 404 (staff words) in the customer's words (docs/portal.md, What a customer sees). */
+  private async customerLicense(id: number, email: string): Promise<LicenseDetailsDto> {
+    try {
+      return await this.licenses.customerLicense(id, email);
+    } catch (err) {
+      if (err instanceof AppError && err.status === 404) throw licenceNotFound();
+      throw err;
+    }
   }
 
   private view(license: LicenseDetailsDto) {

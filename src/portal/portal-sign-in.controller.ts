@@ -1,7 +1,7 @@
 import { Get, HttpCode, Post, Query, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { toError } from '../common/errors/to-error';
-import { asFormBody, formText } from '../dashboard/http/forms';
+import { asFormBody, formText } from '../html/forms';
 import { EventRecorder } from '../audit/event-recorder';
 import { customerActor, PortalAnonymous, PortalController, PortalFormTokens, portalCustomer } from './portal-http';
 import { PORTAL_COOKIE } from './portal.setup';

@@ -1,4 +1,4 @@
-import type { StoreEventReasonCode, StorePaymentKind } from '../licenses/store-names';
+import type { StoreEventReasonCode, StorePaymentKind } from '../licenses/store-licenses/store-names';
 
 /** A payment as the ledger knows it (docs/stores.md, Refunds): the same id may name an order and an invoice of one store. */
 export interface StorePayment {

@@ -1,6 +1,6 @@
 import { Check, Column, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn } from 'typeorm';
 import { License } from '../licenses/license.entity';
-import type { StoreEventReasonCode, StoreEventStatus, StoreName, StorePaymentKind } from '../licenses/store-names';
+import type { StoreEventReasonCode, StoreEventStatus, StoreName, StorePaymentKind } from '../licenses/store-licenses/store-names';
 
 /**
  * The one definition of an event that needs the seller's attention (docs/stores.md, Needs attention): failed, or ignored

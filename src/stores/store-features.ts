@@ -1,5 +1,5 @@
 import type { AppConfig } from '../config/app-config';
-import type { StoreName } from '../licenses/store-names';
+import type { StoreName } from '../licenses/store-licenses/store-names';
 
 type StoresConfig = NonNullable<AppConfig['stores']>;
 

@@ -2,7 +2,7 @@ import { Check, Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, 
 import type { PolicyOverrides } from '../common/seat-policy/license-policy';
 import type { LicenseType } from '../licenses/license-type';
 import { Product } from '../products/product.entity';
-import type { OnEndAction, StoreName } from '../licenses/store-names';
+import type { OnEndAction, StoreName } from '../licenses/store-licenses/store-names';
 
 /** The unique index whose violation StorePlansService turns into a 409 naming price_id. */
 export const STORE_PLAN_PRICE_INDEX = 'store_plans_store_price_key';

@@ -14,7 +14,7 @@ import type { Request } from 'express';
 import { ErrorResponseDto } from '../common/errors/error-response.dto';
 import { RawBodyRoute } from '../common/http/raw-body';
 import { RateLimit } from '../common/http/throttling';
-import type { StoreName } from '../licenses/store-names';
+import type { StoreName } from '../licenses/store-licenses/store-names';
 import { StoreEventDto } from './dto/store-event.dto';
 import { StoreEventsService } from './store-events.service';
 

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { Brackets, DataSource, EntityManager } from 'typeorm';
-import type { StoreEventStatus, StoreName } from '../licenses/store-names';
+import type { StoreEventStatus, StoreName } from '../licenses/store-licenses/store-names';
 import { NEEDS_ATTENTION, StoreEvent } from './store-event.entity';
 import type { StorePayment } from './store-action';
 import { StorePlan } from './store-plan.entity';

@@ -1,5 +1,5 @@
 import { AppError } from '../../src/common/errors/app-error';
-import { SeatsService } from '../../src/licenses/seats.service';
+import { SeatsService } from '../../src/licenses/seats/seats.service';
 import { CLIENT_ACTOR, createServiceHarness, issueLicense, machine, ServiceHarness } from '../support/service-harness';
 
 /**

@@ -1,7 +1,7 @@
 import { LICENSE_STATUSES } from '../../src/licenses/license-status';
 import { LicensesService } from '../../src/licenses/licenses.service';
 import { UpdateLicenseDto } from '../../src/licenses/dto/create-license.dto';
-import { SeatsService } from '../../src/licenses/seats.service';
+import { SeatsService } from '../../src/licenses/seats/seats.service';
 import type { ProductStatsDto } from '../../src/stats/dto/product-stats.dto';
 import { StatsService } from '../../src/stats/stats.service';
 import {

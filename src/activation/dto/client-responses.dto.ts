@@ -2,7 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { SeatPolicyDto } from '../../common/seat-policy/seat-policy.dto';
 import { LICENSE_STATUSES, LicenseStatus } from '../../licenses/license-status';
 import { LICENSE_TYPES, type LicenseType } from '../../licenses/license-type';
-import { UsageAnswerDto } from '../../licenses/dto/usage.dto';
+import { UsageAnswerDto } from '../../licenses/usage/usage.dto';
 
 /** docs/signing.md, Envelopes: the exact signed bytes and their signature; a verifier decodes, verifies, then parses. */
 export class SignedEnvelopeDto {

@@ -48,6 +48,15 @@ export function mergePolicy(productDefaults: PolicyOverrides | null | undefined,
 }
 
 /**
+ * mergePolicy in SQL, for a query that must decide in one statement: the effective policy (jsonb) of the licence's
+ * `own` overrides over the product's `productDefaults` over DEFAULT_POLICY, built from the same DEFAULT_POLICY. Its
+ * agreement with mergePolicy is a property test (test/license-rules.property.e2e-spec.ts).
+ */
+export function mergedPolicySql(productDefaults: string, own: string): string {
+  return `('${JSON.stringify(DEFAULT_POLICY)}'::jsonb || coalesce(${productDefaults}, '{}'::jsonb) || coalesce(${own}, '{}'::jsonb))`;
+}
+
+/**
  * A licence's overrides as stored: null values clear their override (the product's default applies), so
  * they are dropped. Keys in POLICY_KEYS order, so stored and audited values compare regardless of input order.
  */

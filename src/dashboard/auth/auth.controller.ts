@@ -3,12 +3,12 @@ import type { Request, Response } from 'express';
 import { EventRecorder } from '../../audit/event-recorder';
 import { RateLimit } from '../../common/http/throttling';
 import { DashboardController } from '../http/dashboard-controller.decorator';
-import { asFormBody, formRaw, formText } from '../http/forms';
+import { asFormBody, formRaw, formText } from '../../html/forms';
 import { AllowAnonymous, dashboardActor } from '../http/session.guard';
 import { SESSION_COOKIE } from '../dashboard.setup';
 import { PASSWORD_MAX_LENGTH, UsersService } from '../users.service';
 import { DashboardPassport } from './dashboard-passport';
-import { LoginFormTokens } from './login-form-token';
+import { LoginFormTokens } from '../../html/login-form-token';
 
 export const LOGIN_FAILED_MESSAGE = 'Invalid username or password.';
 

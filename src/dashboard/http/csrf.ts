@@ -2,7 +2,7 @@ import { CanActivate, ExecutionContext, ForbiddenException, Injectable } from '@
 import { Reflector } from '@nestjs/core';
 import { csrfSync } from 'csrf-sync';
 import type { Request } from 'express';
-import { LoginFormTokens } from '../auth/login-form-token';
+import { LoginFormTokens } from '../../html/login-form-token';
 import { isAnonymousRoute } from './session.guard';
 import './session-types';
 

@@ -1,7 +1,7 @@
 import { ArgumentsHost, Catch, ExceptionFilter, Injectable, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { logUnexpected, toErrorResponse } from '../../common/errors/api-exception.filter';
-import { LoginFormTokens } from '../auth/login-form-token';
+import { LoginFormTokens } from '../../html/login-form-token';
 import { LoginRequired } from './session.guard';
 import { viewLocals } from './view-locals';
 

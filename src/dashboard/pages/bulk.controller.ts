@@ -3,13 +3,19 @@ import type { Request, Response } from 'express';
 import { Actor, CurrentActor } from '../../common/auth/actor';
 import { AppError, FieldError } from '../../common/errors/app-error';
 import { sendExport } from '../../common/http/export';
-import { BULK_INLINE_LIMIT, BULK_MAX, BulkLicensesService, BulkOperationView, BulkSelection } from '../../licenses/bulk-licenses.service';
-import { BULK_EXTEND_MAX_DAYS, BulkChangeInput, type BulkAction } from '../../licenses/dto/bulk-change.input';
+import {
+  BULK_INLINE_LIMIT,
+  BULK_MAX,
+  BulkLicensesService,
+  BulkOperationView,
+  BulkSelection,
+} from '../../licenses/bulk/bulk-licenses.service';
+import { BULK_EXTEND_MAX_DAYS, BulkChangeInput, type BulkAction } from '../../licenses/bulk/bulk-change.input';
 import { LicensesService } from '../../licenses/licenses.service';
 import { checkDto } from '../http/check-dto';
 import { DashboardController } from '../http/dashboard-controller.decorator';
-import { dashboardId } from '../http/id-param';
-import { asFormBody, FormBody, formList, formText } from '../http/forms';
+import { parseId } from '../../html/ids';
+import { asFormBody, FormBody, formList, formText } from '../../html/forms';
 import { summariseErrors } from '../http/form-errors';
 import { setFlash } from '../http/view-locals';
 import { BULK_CHOICES, LIST_VIEW_FIELDS, listSelection } from './licenses.controller';
@@ -68,7 +74,7 @@ function selectedIds(body: FormBody): number[] {
   const raw = formList(body, 'ids');
   if (raw.length > MAX_SELECTED)
     throw AppError.field('ids', `At most ${MAX_SELECTED} licences can be picked one by one: choose all matching instead`);
-  const ids = raw.map(dashboardId);
+  const ids = raw.map(parseId);
   if (ids.some((id) => id === null)) throw AppError.field('ids', 'ids must be licence ids');
   return [...new Set(ids as number[])];
 }

@@ -6,10 +6,11 @@ import { Actor, CurrentActor } from '../../common/auth/actor';
 import { AppError, FieldError } from '../../common/errors/app-error';
 import { LicensesService } from '../../licenses/licenses.service';
 import { DashboardController } from '../http/dashboard-controller.decorator';
-import { asFormBody, formText } from '../http/forms';
+import { asFormBody, formText } from '../../html/forms';
 import { DashboardIdPipe } from '../http/id-param';
 import { setFlash } from '../http/view-locals';
 import { DEFAULT_MAX_INSTALLATIONS, seatLimit } from '../../licenses/license-limits';
+import { isUsableStatus } from '../../licenses/license-status';
 
 const VIEW = 'offline-activation';
 
@@ -65,7 +66,7 @@ export class LicenseFilesPagesController {
           seatLimit: limit,
           rebinding,
           full: !rebinding && seatsUsed >= limit,
-          usable: license ? license.status === 'active' || license.status === 'grace' : false,
+          usable: license ? isUsableStatus(license.status) : false,
         },
       });
     } catch (err) {

@@ -4,7 +4,7 @@ import { POLICY_KEYS } from '../../common/seat-policy/license-policy';
 import { LICENSE_TYPES } from '../../licenses/license-type';
 import type { Product } from '../../products/product.entity';
 import { labelMessages, summariseErrors } from '../http/form-errors';
-import { FormBody, formList, formText } from '../http/forms';
+import { FormBody, formList, formText } from '../../html/forms';
 
 /** The new-licence form as typed, kept verbatim so a rejected form comes back as the user left it. */
 export interface LicenseFormValues {

@@ -14,21 +14,20 @@ import {
   CustomerRef,
   customerRef,
   CustomersService,
-} from '../../licenses/customers.service';
+} from '../../licenses/customers/customers.service';
 import { sendExport } from '../../common/http/export';
 import { LICENSE_STATUSES } from '../../licenses/license-status';
 import { LICENSE_TYPES } from '../../licenses/license-type';
 import { LICENSE_SORTS, LicenseSort } from '../../licenses/licenses.service';
 import { MailService } from '../../mail/mail.service';
 import { initialExpiryMessage, LicensesService, unofferedFeaturesMessage } from '../../licenses/licenses.service';
-import { UsageService } from '../../licenses/usage.service';
+import { UsageService } from '../../licenses/usage/usage.service';
 import type { Product } from '../../products/product.entity';
 import { ProductsService } from '../../products/products.service';
-import { KeyringService } from '../../keyring/keyring.service';
-import { SigningService } from '../../signing/signing.service';
+import { ActivationService } from '../../activation/activation.service';
 import { checkDto, validFilters } from '../http/check-dto';
 import { DashboardController } from '../http/dashboard-controller.decorator';
-import { asFormBody, formText } from '../http/forms';
+import { asFormBody, formText } from '../../html/forms';
 import { DashboardIdPipe } from '../http/id-param';
 import { setFlash } from '../http/view-locals';
 import { summariseErrors } from '../http/form-errors';
@@ -46,7 +45,6 @@ import {
   withoutFields,
 } from './license-form';
 import { pageNumber, pagination } from './pagination';
-import { payloadPreview } from './payload-preview';
 import { seatLimit } from '../../licenses/license-limits';
 import { SavedViewsRepository } from '../saved-views.repository';
 
@@ -147,8 +145,7 @@ export class LicensesPagesController {
     private readonly licenses: LicensesService,
     private readonly products: ProductsService,
     private readonly audit: AuditService,
-    private readonly keyring: KeyringService,
-    private readonly signing: SigningService,
+    private readonly activation: ActivationService,
     private readonly mail: MailService,
     private readonly usage: UsageService,
     private readonly customers: CustomersService,
@@ -376,7 +373,7 @@ export class LicensesPagesController {
     const [history, audit, preview, usage, activity] = await Promise.all([
       this.licenses.listActivations(id),
       this.audit.listEntries({ license_id: id, limit: 100, offset: 0 }),
-      payloadPreview(license, this.keyring, this.signing),
+      this.activation.previewLicense(license),
       this.usage.usageReport(id),
       this.audit.dailyCounts(
         LICENSE_CHART_SERIES.map((s) => s.key),
@@ -403,7 +400,7 @@ export class LicensesPagesController {
       clientEvents: entries.filter((e) => e.actor_type === 'client').slice(0, CLIENT_EVENTS),
       refusedMachine: refusedMachine(license, audit.items, new Date()),
       auditTotal: audit.total,
-      preview,
+      preview: { signed: preview.signed, seat: preview.seat, json: JSON.stringify(preview.document, null, 2) },
       // docs/licences.md, Usage metering: this period's count and the past periods, newest first (12 at most).
       usage: usage.max_uses === null ? null : { ...usage, history: usage.history.slice(0, 12) },
       // docs/dashboard.md, Charts: this licence's activations and refusals per day, and its seats in use vs allowed.

@@ -1,7 +1,7 @@
 import { Get, Inject, Query, Render } from '@nestjs/common';
 import { AuditService } from '../../audit/audit.service';
 import { LicensesService } from '../../licenses/licenses.service';
-import { TrialsService } from '../../licenses/trials.service';
+import { TrialsService } from '../../licenses/trials/trials.service';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config';
 import { ProductsService } from '../../products/products.service';
 import { StatsService } from '../../stats/stats.service';

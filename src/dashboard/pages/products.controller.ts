@@ -7,7 +7,7 @@ import { UpdateProductDto } from '../../products/dto/product.dto';
 import { ProductsService } from '../../products/products.service';
 import { checkDto } from '../http/check-dto';
 import { DashboardController } from '../http/dashboard-controller.decorator';
-import { asFormBody, formText } from '../http/forms';
+import { asFormBody, formText } from '../../html/forms';
 import { DashboardIdPipe } from '../http/id-param';
 import { setFlash } from '../http/view-locals';
 

@@ -7,7 +7,7 @@ import { IsStorableText, MaxChars, MinChars } from '../../common/validation/vali
 import { SavedViewsRepository } from '../saved-views.repository';
 import { checkDto } from '../http/check-dto';
 import { DashboardController } from '../http/dashboard-controller.decorator';
-import { asFormBody, formText } from '../http/forms';
+import { asFormBody, formText } from '../../html/forms';
 import { DashboardIdPipe } from '../http/id-param';
 import { setFlash } from '../http/view-locals';
 import { LIST_VIEW_FIELDS, viewQuery } from './licenses.controller';

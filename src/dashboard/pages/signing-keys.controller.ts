@@ -7,7 +7,7 @@ import { KeyringService } from '../../keyring/keyring.service';
 import { SIGNING_ALGORITHMS, type SigningAlgorithm } from '../../signing/envelope';
 import { checkDto } from '../http/check-dto';
 import { DashboardController } from '../http/dashboard-controller.decorator';
-import { asFormBody, formText } from '../http/forms';
+import { asFormBody, formText } from '../../html/forms';
 import { setFlash } from '../http/view-locals';
 
 const KEY_ID = /^[0-9a-f]{16}$/;

@@ -4,7 +4,7 @@ import type { Request, Response } from 'express';
 import { AppError, FieldError } from '../../common/errors/app-error';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config';
 import { LICENSE_TYPES } from '../../licenses/license-type';
-import { ON_END_ACTIONS, STORE_NAMES } from '../../licenses/store-names';
+import { ON_END_ACTIONS, STORE_NAMES } from '../../licenses/store-licenses/store-names';
 import { ProductsService } from '../../products/products.service';
 import { CreateStorePlanDto, StorePlanDto, UpdateStorePlanDto } from '../../stores/dto/store-plan.dto';
 import { StoreEventsService } from '../../stores/store-events.service';
@@ -13,7 +13,7 @@ import { StorePlansService } from '../../stores/store-plans.service';
 import { checkDto } from '../http/check-dto';
 import { summariseErrors } from '../http/form-errors';
 import { DashboardController } from '../http/dashboard-controller.decorator';
-import { asFormBody, FormBody, formList, formText } from '../http/forms';
+import { asFormBody, FormBody, formList, formText } from '../../html/forms';
 import { DashboardIdPipe } from '../http/id-param';
 import { setFlash } from '../http/view-locals';
 

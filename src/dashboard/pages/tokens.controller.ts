@@ -9,7 +9,7 @@ import { ProductsService } from '../../products/products.service';
 import { checkDto } from '../http/check-dto';
 import { summariseErrors } from '../http/form-errors';
 import { DashboardController } from '../http/dashboard-controller.decorator';
-import { asFormBody, FormBody, formList, formText } from '../http/forms';
+import { asFormBody, FormBody, formList, formText } from '../../html/forms';
 import { DashboardIdPipe } from '../http/id-param';
 import { setFlash } from '../http/view-locals';
 

@@ -8,7 +8,7 @@ import { WebhooksService } from '../../webhooks/webhooks.service';
 import { checkDto } from '../http/check-dto';
 import { summariseErrors } from '../http/form-errors';
 import { DashboardController } from '../http/dashboard-controller.decorator';
-import { asFormBody, formList, formText } from '../http/forms';
+import { asFormBody, formList, formText } from '../../html/forms';
 import { DashboardIdPipe } from '../http/id-param';
 import { setFlash } from '../http/view-locals';
 import { pageNumber, pagination } from './pagination';

@@ -1,22 +1,8 @@
 /** How the dashboard shows stored values to staff: pure functions, unit-tested, used as Handlebars helpers. */
+import { formatTimestamp } from '../../html/time';
 
 const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/;
 const FINGERPRINT = /^sha256:[0-9a-f]{64}$/;
-
-/** 2025-01-31 14:05 UTC: the server's rendering; the browser's script turns it into local and relative time. */
-export function formatTimestamp(value: unknown): string {
-  const date = toDate(value);
-  return date ? `${date.toISOString().slice(0, 16).replace('T', ' ')} UTC` : '—';
-}
-
-export function isoTimestamp(value: unknown): string {
-  return toDate(value)?.toISOString() ?? '';
-}
-
-function toDate(value: unknown): Date | null {
-  const date = value instanceof Date ? value : typeof value === 'string' && value ? new Date(value) : null;
-  return date && !Number.isNaN(date.getTime()) ? date : null;
-}
 
 /** sha256:4f2a9c…d81e07: enough to tell machines apart; the full value goes in a title attribute. */
 export function shortFingerprint(value: unknown): unknown {

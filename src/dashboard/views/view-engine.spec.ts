@@ -1,16 +1,9 @@
 import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createViewEngine, formatTimestamp } from './view-engine';
+import { createViewEngine } from './view-engine';
 
 describe('view engine', () => {
-  it('formats timestamps in UTC and shows a dash for nothing', () => {
-    expect(formatTimestamp(new Date('2026-01-31T14:05:59.900Z'))).toBe('2026-01-31 14:05 UTC');
-    expect(formatTimestamp('2026-01-31T14:05:00+02:00')).toBe('2026-01-31 12:05 UTC');
-    expect(formatTimestamp(null)).toBe('—');
-    expect(formatTimestamp('not a date')).toBe('—');
-  });
-
   it('escapes values, helper results and partial output', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'views-'));
     mkdirSync(join(dir, 'partials'));

@@ -2,9 +2,9 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { basename, extname, join } from 'node:path';
 import hbs from 'hbs';
 import { auditActor, auditSentence } from './audit-sentence';
-import { auditDetailLines, customerQuery, displayIp, formatTimestamp, isoTimestamp, maskedKey, shortFingerprint } from './display';
+import { formatTimestamp, isoTimestamp } from '../../html/time';
+import { auditDetailLines, customerQuery, displayIp, maskedKey, shortFingerprint } from './display';
 
-export { formatTimestamp } from './display';
 
 /** Helpers return plain strings, so Handlebars escapes them like any other value. */
 const HELPERS: Record<string, (...args: unknown[]) => unknown> = {

@@ -1,4 +1,5 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
+import { sqlFunction } from '../sql-functions';
 
 export class InitialSchema1763780000000 implements MigrationInterface {
   name = 'InitialSchema1763780000000';
@@ -93,11 +94,7 @@ export class InitialSchema1763780000000 implements MigrationInterface {
     await q.query(`CREATE INDEX audit_entries_license_idx ON audit_entries (license_id, id DESC) WHERE license_id IS NOT NULL`);
     await q.query(`CREATE INDEX audit_entries_action_idx ON audit_entries (action, id DESC)`);
     await q.query(`CREATE INDEX audit_entries_actor_type_idx ON audit_entries (actor_type, id DESC)`);
-    await q.query(`
-      CREATE FUNCTION audit_entries_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN
-        RAISE EXCEPTION 'audit_entries is append-only';
-      END $$`);
+    await q.query(sqlFunction('audit_entries_append_only.v1'));
     await q.query(`
       CREATE TRIGGER audit_entries_no_change BEFORE UPDATE OR DELETE ON audit_entries
       FOR EACH ROW EXECUTE FUNCTION audit_entries_append_only()`);

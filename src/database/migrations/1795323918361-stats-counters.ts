@@ -1,4 +1,5 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
+import { sqlFunction } from '../sql-functions';
 
 /**
  * Statistics at any scale without a cache: every licence and seat change appends its contribution
@@ -28,114 +29,23 @@ export class StatsCounters1795323918361 implements MigrationInterface {
 
     // expires_at + grace_days as 24-hour days (the rule of deriveLicenseStatus). plpgsql, not SQL: an inlined
     // timestamptz + interval is only STABLE, while hours alone never depend on the time zone.
-    await q.query(`
-      CREATE FUNCTION license_grace_end(p_expires timestamptz, p_grace int) RETURNS timestamptz
-      LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
-      BEGIN
-        RETURN p_expires + make_interval(hours => 24 * p_grace);
-      END $$`);
-    await q.query(`
-      CREATE FUNCTION license_stat_rows(p_product int, p_type text, p_revoked boolean, p_active boolean, p_expires timestamptz, p_grace int)
-      RETURNS TABLE (product_id int, metric text, day date) LANGUAGE sql IMMUTABLE AS $$
-        SELECT p_product, 'type:' || p_type, NULL::date
-        UNION ALL SELECT p_product, CASE WHEN p_revoked THEN 'revoked' WHEN NOT p_active THEN 'suspended' ELSE 'usable' END, NULL::date
-        UNION ALL SELECT p_product, 'expires', (p_expires AT TIME ZONE 'UTC')::date
-          WHERE NOT p_revoked AND p_active AND p_expires IS NOT NULL
-        UNION ALL SELECT p_product, 'grace_ends', (license_grace_end(p_expires, p_grace) AT TIME ZONE 'UTC')::date
-          WHERE NOT p_revoked AND p_active AND p_expires IS NOT NULL
-      $$`);
-    await q.query(`
-      CREATE FUNCTION seat_stat_rows(p_product int, p_activated timestamptz, p_released timestamptz)
-      RETURNS TABLE (product_id int, metric text, day date) LANGUAGE sql IMMUTABLE AS $$
-        SELECT p_product, 'seats', NULL::date WHERE p_released IS NULL
-        UNION ALL SELECT p_product, 'activated', (p_activated AT TIME ZONE 'UTC')::date
-      $$`);
+    await q.query(sqlFunction('license_grace_end.v1'));
+    await q.query(sqlFunction('license_stat_rows.v1'));
+    await q.query(sqlFunction('seat_stat_rows.v1'));
 
     // Licences: whole statements at a time (bulk imports add one delta per metric, not per row); an UPDATE
     // only when a counted column changed (the WHEN clause costs nothing otherwise).
-    await q.query(`
-      CREATE FUNCTION licenses_stats_insert() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN
-        INSERT INTO stats_deltas (product_id, metric, day, n)
-        SELECT s.product_id, s.metric, s.day, count(*) FROM new_rows l
-        CROSS JOIN LATERAL license_stat_rows(l.product_id, l.license_type, l.revoked, l.active, l.expires_at, l.grace_days) s
-        GROUP BY 1, 2, 3;
-        RETURN NULL;
-      END $$`);
-    await q.query(`
-      CREATE FUNCTION licenses_stats_delete() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN
-        INSERT INTO stats_deltas (product_id, metric, day, n)
-        SELECT s.product_id, s.metric, s.day, -count(*) FROM old_rows l
-        CROSS JOIN LATERAL license_stat_rows(l.product_id, l.license_type, l.revoked, l.active, l.expires_at, l.grace_days) s
-        GROUP BY 1, 2, 3;
-        RETURN NULL;
-      END $$`);
+    await q.query(sqlFunction('licenses_stats_insert.v1'));
+    await q.query(sqlFunction('licenses_stats_delete.v1'));
     // A deleted licence takes its seats along (ON DELETE CASCADE), after which their product is unknown:
     // subtract them here, while the licence still exists; the seats' own trigger then skips them.
-    await q.query(`
-      CREATE FUNCTION licenses_stats_delete_seats() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN
-        INSERT INTO stats_deltas (product_id, metric, day, n)
-        SELECT s.product_id, s.metric, s.day, -count(*) FROM activations a
-        CROSS JOIN LATERAL seat_stat_rows(OLD.product_id, a.activated_at, a.released_at) s
-        WHERE a.license_id = OLD.id GROUP BY 1, 2, 3;
-        RETURN OLD;
-      END $$`);
-    await q.query(`
-      CREATE FUNCTION licenses_stats_update() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN
-        INSERT INTO stats_deltas (product_id, metric, day, n)
-        SELECT s.product_id, s.metric, s.day, -1 FROM license_stat_rows(OLD.product_id, OLD.license_type, OLD.revoked, OLD.active, OLD.expires_at, OLD.grace_days) s
-        UNION ALL
-        SELECT s.product_id, s.metric, s.day, 1 FROM license_stat_rows(NEW.product_id, NEW.license_type, NEW.revoked, NEW.active, NEW.expires_at, NEW.grace_days) s;
-        IF OLD.product_id <> NEW.product_id THEN
-          INSERT INTO stats_deltas (product_id, metric, day, n)
-          SELECT s.product_id, s.metric, s.day, sum(s.n) FROM activations a CROSS JOIN LATERAL (
-            SELECT r.product_id, r.metric, r.day, -1 AS n FROM seat_stat_rows(OLD.product_id, a.activated_at, a.released_at) r
-            UNION ALL SELECT r.product_id, r.metric, r.day, 1 FROM seat_stat_rows(NEW.product_id, a.activated_at, a.released_at) r
-          ) s WHERE a.license_id = NEW.id GROUP BY 1, 2, 3;
-        END IF;
-        RETURN NULL;
-      END $$`);
-    await q.query(`
-      CREATE FUNCTION seats_stats_insert() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN
-        INSERT INTO stats_deltas (product_id, metric, day, n)
-        SELECT s.product_id, s.metric, s.day, count(*) FROM new_rows a JOIN licenses l ON l.id = a.license_id
-        CROSS JOIN LATERAL seat_stat_rows(l.product_id, a.activated_at, a.released_at) s
-        GROUP BY 1, 2, 3;
-        RETURN NULL;
-      END $$`);
+    await q.query(sqlFunction('licenses_stats_delete_seats.v1'));
+    await q.query(sqlFunction('licenses_stats_update.v1'));
+    await q.query(sqlFunction('seats_stats_insert.v1'));
     // The join skips seats whose licence was deleted by the same statement (already subtracted above).
-    await q.query(`
-      CREATE FUNCTION seats_stats_delete() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN
-        INSERT INTO stats_deltas (product_id, metric, day, n)
-        SELECT s.product_id, s.metric, s.day, -count(*) FROM old_rows a JOIN licenses l ON l.id = a.license_id
-        CROSS JOIN LATERAL seat_stat_rows(l.product_id, a.activated_at, a.released_at) s
-        GROUP BY 1, 2, 3;
-        RETURN NULL;
-      END $$`);
-    await q.query(`
-      CREATE FUNCTION seats_stats_update() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN
-        INSERT INTO stats_deltas (product_id, metric, day, n)
-        SELECT s.product_id, s.metric, s.day, -1 FROM licenses l CROSS JOIN LATERAL seat_stat_rows(l.product_id, OLD.activated_at, OLD.released_at) s WHERE l.id = OLD.license_id
-        UNION ALL
-        SELECT s.product_id, s.metric, s.day, 1 FROM licenses l CROSS JOIN LATERAL seat_stat_rows(l.product_id, NEW.activated_at, NEW.released_at) s WHERE l.id = NEW.license_id;
-        RETURN NULL;
-      END $$`);
-    await q.query(`
-      CREATE FUNCTION stats_truncate() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN
-        IF TG_TABLE_NAME = 'licenses' THEN
-          DELETE FROM stats_deltas WHERE metric NOT IN ('seats', 'activated');
-        ELSE
-          DELETE FROM stats_deltas WHERE metric IN ('seats', 'activated');
-        END IF;
-        RETURN NULL;
-      END $$`);
+    await q.query(sqlFunction('seats_stats_delete.v1'));
+    await q.query(sqlFunction('seats_stats_update.v1'));
+    await q.query(sqlFunction('stats_truncate.v1'));
 
     const licenseCounted = ['product_id', 'license_type', 'revoked', 'active', 'expires_at', 'grace_days'];
     const seatCounted = ['license_id', 'activated_at', 'released_at'];

@@ -1,4 +1,5 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
+import { sqlFunction } from '../sql-functions';
 
 /**
  * The staff search (docs/dashboard.md): accent- and case-insensitive customer search ("muller" finds
@@ -41,13 +42,7 @@ export class StaffSearch1796300000000 implements MigrationInterface {
     await q.query(`ALTER TABLE licenses ALTER COLUMN search_text DROP EXPRESSION`);
     // No longer generated: TypeORM's record of the expression goes too (the table stays, for any later generated column).
     await q.query(`DELETE FROM typeorm_metadata WHERE "type" = 'GENERATED_COLUMN' AND "table" = 'licenses' AND "name" = 'search_text'`);
-    await q.query(`
-      CREATE FUNCTION licenses_search_text() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN
-        NEW.search_text := license_search_fold(NEW.customer_name || ' ' || coalesce(NEW.customer_email, '')) || ' '
-          || lower(NEW.license_key) || ' ' || lower(replace(NEW.license_key, '-', '')) || ' ' || coalesce(NEW.customer_pib, '');
-        RETURN NEW;
-      END $$`);
+    await q.query(sqlFunction('licenses_search_text.v1'));
     await q.query(`
       CREATE TRIGGER licenses_search_text BEFORE INSERT OR UPDATE OF customer_name, customer_email, customer_pib, license_key
       ON licenses FOR EACH ROW EXECUTE FUNCTION licenses_search_text()`);

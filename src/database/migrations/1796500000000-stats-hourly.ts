@@ -1,4 +1,5 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
+import { sqlFunction } from '../sql-functions';
 import { StatsCounters1795323918361 } from './1795323918361-stats-counters';
 
 /**
@@ -53,93 +54,20 @@ export class StatsHourly1796500000000 implements MigrationInterface {
 
     await q.query(`DROP FUNCTION license_stat_rows(int, text, boolean, boolean, timestamptz, int)`);
     await q.query(`DROP FUNCTION seat_stat_rows(int, timestamptz, timestamptz)`);
-    await q.query(`
-      CREATE FUNCTION license_stat_rows(p_product int, p_type text, p_revoked boolean, p_active boolean, p_expires timestamptz, p_grace int)
-      RETURNS TABLE (product_id int, metric text, hour timestamp) LANGUAGE sql IMMUTABLE AS $$
-        SELECT p_product, 'type:' || p_type, NULL::timestamp
-        UNION ALL SELECT p_product, CASE WHEN p_revoked THEN 'revoked' WHEN NOT p_active THEN 'suspended' ELSE 'usable' END, NULL::timestamp
-        UNION ALL SELECT p_product, 'expires', date_trunc('hour', p_expires AT TIME ZONE 'UTC')
-          WHERE NOT p_revoked AND p_active AND p_expires IS NOT NULL
-        UNION ALL SELECT p_product, 'grace_ends', date_trunc('hour', license_grace_end(p_expires, p_grace) AT TIME ZONE 'UTC')
-          WHERE NOT p_revoked AND p_active AND p_expires IS NOT NULL
-      $$`);
+    await q.query(sqlFunction('license_stat_rows.v2'));
     // The window is 30 days of 24 hours (720 hours), as the read counts it: UTC has no daylight saving time.
-    await q.query(`
-      CREATE FUNCTION seat_stat_rows(p_product int, p_activated timestamptz, p_released timestamptz, p_reason text)
-      RETURNS TABLE (product_id int, metric text, hour timestamp) LANGUAGE sql IMMUTABLE AS $$
-        SELECT p_product, 'seats', NULL::timestamp WHERE p_released IS NULL
-        UNION ALL SELECT p_product, 'activated', NULL::timestamp
-        UNION ALL SELECT p_product, 'activated_ends', date_trunc('hour', (p_activated AT TIME ZONE 'UTC') + interval '720 hours')
-        UNION ALL SELECT p_product, 'heartbeat_released', NULL::timestamp WHERE p_reason = 'heartbeat_timeout'
-        UNION ALL SELECT p_product, 'heartbeat_released_ends', date_trunc('hour', (p_released AT TIME ZONE 'UTC') + interval '720 hours')
-          WHERE p_reason = 'heartbeat_timeout'
-      $$`);
+    await q.query(sqlFunction('seat_stat_rows.v2'));
     const seatRows = (alias: string) =>
       `seat_stat_rows(${alias}.product_id, ${alias}.activated_at, ${alias}.released_at, ${alias}.release_reason)`;
-    await q.query(`
-      CREATE OR REPLACE FUNCTION licenses_stats_insert() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN
-        INSERT INTO stats_deltas (product_id, metric, hour, n)
-        SELECT s.product_id, s.metric, s.hour, count(*) FROM new_rows l
-        CROSS JOIN LATERAL license_stat_rows(l.product_id, l.license_type, l.revoked, l.active, l.expires_at, l.grace_days) s
-        GROUP BY 1, 2, 3;
-        RETURN NULL;
-      END $$`);
-    await q.query(`
-      CREATE OR REPLACE FUNCTION licenses_stats_delete() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN
-        INSERT INTO stats_deltas (product_id, metric, hour, n)
-        SELECT s.product_id, s.metric, s.hour, -count(*) FROM old_rows l
-        CROSS JOIN LATERAL license_stat_rows(l.product_id, l.license_type, l.revoked, l.active, l.expires_at, l.grace_days) s
-        GROUP BY 1, 2, 3;
-        RETURN NULL;
-      END $$`);
+    await q.query(sqlFunction('licenses_stats_insert.v2'));
+    await q.query(sqlFunction('licenses_stats_delete.v2'));
     // A licence moving to another product moves its seats by ON UPDATE CASCADE: their own trigger moves their counters.
-    await q.query(`
-      CREATE OR REPLACE FUNCTION licenses_stats_update() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN
-        INSERT INTO stats_deltas (product_id, metric, hour, n)
-        SELECT s.product_id, s.metric, s.hour, -1 FROM license_stat_rows(OLD.product_id, OLD.license_type, OLD.revoked, OLD.active, OLD.expires_at, OLD.grace_days) s
-        UNION ALL
-        SELECT s.product_id, s.metric, s.hour, 1 FROM license_stat_rows(NEW.product_id, NEW.license_type, NEW.revoked, NEW.active, NEW.expires_at, NEW.grace_days) s;
-        RETURN NULL;
-      END $$`);
+    await q.query(sqlFunction('licenses_stats_update.v2'));
     // Seats deleted with their licence (ON DELETE CASCADE) reach this trigger too, their product on the row.
-    await q.query(`
-      CREATE OR REPLACE FUNCTION seats_stats_insert() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN
-        INSERT INTO stats_deltas (product_id, metric, hour, n)
-        SELECT s.product_id, s.metric, s.hour, count(*) FROM new_rows a CROSS JOIN LATERAL ${seatRows('a')} s
-        GROUP BY 1, 2, 3;
-        RETURN NULL;
-      END $$`);
-    await q.query(`
-      CREATE OR REPLACE FUNCTION seats_stats_delete() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN
-        INSERT INTO stats_deltas (product_id, metric, hour, n)
-        SELECT s.product_id, s.metric, s.hour, -count(*) FROM old_rows a CROSS JOIN LATERAL ${seatRows('a')} s
-        GROUP BY 1, 2, 3;
-        RETURN NULL;
-      END $$`);
-    await q.query(`
-      CREATE OR REPLACE FUNCTION seats_stats_update() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN
-        INSERT INTO stats_deltas (product_id, metric, hour, n)
-        SELECT s.product_id, s.metric, s.hour, -1 FROM ${seatRows('OLD')} s
-        UNION ALL
-        SELECT s.product_id, s.metric, s.hour, 1 FROM ${seatRows('NEW')} s;
-        RETURN NULL;
-      END $$`);
-    await q.query(`
-      CREATE OR REPLACE FUNCTION stats_truncate() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN
-        IF TG_TABLE_NAME = 'licenses' THEN
-          DELETE FROM stats_deltas WHERE metric IN ('usable', 'revoked', 'suspended', 'expires', 'grace_ends') OR metric LIKE 'type:%';
-        ELSE
-          DELETE FROM stats_deltas WHERE metric IN ('seats', 'activated', 'activated_ends', 'heartbeat_released', 'heartbeat_released_ends');
-        END IF;
-        RETURN NULL;
-      END $$`);
+    await q.query(sqlFunction('seats_stats_insert.v2'));
+    await q.query(sqlFunction('seats_stats_delete.v2'));
+    await q.query(sqlFunction('seats_stats_update.v2'));
+    await q.query(sqlFunction('stats_truncate.v2'));
     const seatCounted = ['product_id', 'activated_at', 'released_at', 'release_reason'];
     const changed = (cols: string[]) =>
       `(${cols.map((c) => `OLD.${c}`).join(', ')}) IS DISTINCT FROM (${cols.map((c) => `NEW.${c}`).join(', ')})`;

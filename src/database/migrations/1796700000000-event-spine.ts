@@ -1,4 +1,5 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
+import { sqlFunction } from '../sql-functions';
 
 /**
  * webhook_events becomes the events outbox of every state change (docs/webhooks.md, The event spine): written with the
@@ -15,29 +16,7 @@ export class EventSpine1796700000000 implements MigrationInterface {
     // lock was granted (a plpgsql statement takes a new snapshot; one plain SELECT ... FOR UPDATE would read its seats
     // from the snapshot taken before it waited). Live seats of a licence with a heartbeat timeout are locked too, so
     // the sweep cannot release the dead ones this change releases. next_seat_id: the id a new seat will get.
-    await q.query(`
-      CREATE FUNCTION license_for_seat_change(p_key varchar) RETURNS json LANGUAGE plpgsql VOLATILE AS $$
-      DECLARE
-        lid int;
-        timeout int;
-      BEGIN
-        SELECT l.id, ((p.default_policy || l.policy) ->> 'heartbeat_timeout_seconds')::int INTO lid, timeout
-          FROM licenses l JOIN products p ON p.id = l.product_id WHERE l.license_key = p_key FOR UPDATE OF l;
-        IF lid IS NULL THEN RETURN NULL; END IF;
-        IF timeout IS NOT NULL THEN
-          PERFORM 1 FROM activations WHERE license_id = lid AND released_at IS NULL FOR UPDATE;
-        END IF;
-        RETURN (
-          SELECT json_build_object(
-            'license', to_jsonb(l) - 'search_text', 'product', to_json(p), 'now', now(),
-            'next_seat_id', nextval(pg_get_serial_sequence('activations', 'id')),
-            'seats', coalesce((SELECT json_agg(s ORDER BY s.activated_at DESC, s.id DESC) FROM activations s
-                               WHERE s.license_id = lid AND s.released_at IS NULL), '[]'::json),
-            'recent_deactivations', coalesce((SELECT json_agg(a.released_at ORDER BY a.released_at) FROM activations a
-                               WHERE a.license_id = lid AND a.release_reason = 'deactivated'
-                                 AND a.released_at > now() - interval '30 days'), '[]'::json))
-          FROM licenses l JOIN products p ON p.id = l.product_id WHERE l.id = lid);
-      END $$`);
+    await q.query(sqlFunction('license_for_seat_change.v1'));
   }
 
   async down(q: QueryRunner): Promise<void> {

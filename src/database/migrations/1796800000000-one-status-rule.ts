@@ -1,4 +1,5 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
+import { sqlFunction } from '../sql-functions';
 
 /**
  * The licences module's SQL interface (docs/architecture.md, Database style; docs/licences.md, Status and grace):
@@ -18,42 +19,13 @@ export class OneStatusRule1796800000000 implements MigrationInterface {
   name = 'OneStatusRule1796800000000';
 
   async up(q: QueryRunner): Promise<void> {
-    // Timestamp (without zone) + interval is IMMUTABLE, timestamptz + interval only STABLE: UTC wall clock, 24-hour days.
-    await q.query(`
-      CREATE OR REPLACE FUNCTION license_grace_end(p_expires timestamptz, p_grace int) RETURNS timestamptz
-      LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-        SELECT ((p_expires AT TIME ZONE 'UTC') + make_interval(hours => 24 * p_grace)) AT TIME ZONE 'UTC'
-      $$`);
+    // src/database/sql/: license_grace_end.v2 (UTC wall clock, 24-hour days: timestamp + interval is IMMUTABLE).
+    await q.query(sqlFunction('license_grace_end.v2'));
     await q.query(`REINDEX INDEX licenses_usable_grace_end_idx`);
-    await q.query(`
-      CREATE FUNCTION license_status(p_revoked boolean, p_active boolean, p_expires timestamptz, p_grace int, p_at timestamptz)
-      RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-        SELECT CASE
-          WHEN p_revoked THEN 'revoked'
-          WHEN NOT p_active THEN 'suspended'
-          WHEN p_at > license_grace_end(p_expires, p_grace) THEN 'expired'
-          WHEN p_at > p_expires THEN 'grace'
-          ELSE 'active' END
-      $$`);
-    // The merged max_installations when it is a whole number in 0..2147483647, else 1 (CASE keeps the casts safe).
-    const seats = `(coalesce(p_default_limits, '{}'::jsonb) || coalesce(p_limits, '{}'::jsonb)) -> 'max_installations'`;
-    await q.query(`
-      CREATE FUNCTION license_seat_limit(p_default_limits jsonb, p_limits jsonb) RETURNS int LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-        SELECT CASE
-          WHEN jsonb_typeof(${seats}) IS DISTINCT FROM 'number' THEN 1
-          WHEN (${seats})::numeric BETWEEN 0 AND 2147483647 AND (${seats})::numeric = trunc((${seats})::numeric)
-            THEN (${seats})::numeric::int
-          ELSE 1 END
-      $$`);
-    await q.query(`
-      CREATE FUNCTION license_heartbeat_timeout(p_default_policy jsonb, p_policy jsonb) RETURNS int LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-        SELECT ((coalesce(p_default_policy, '{}'::jsonb) || coalesce(p_policy, '{}'::jsonb)) ->> 'heartbeat_timeout_seconds')::int
-      $$`);
-    await q.query(`
-      CREATE FUNCTION seat_is_dead(p_last_seen timestamptz, p_timeout int, p_at timestamptz) RETURNS boolean
-      LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-        SELECT p_timeout IS NOT NULL AND (p_last_seen AT TIME ZONE 'UTC') < (p_at AT TIME ZONE 'UTC') - make_interval(secs => p_timeout)
-      $$`);
+    await q.query(sqlFunction('license_status.v1'));
+    await q.query(sqlFunction('license_seat_limit.v1'));
+    await q.query(sqlFunction('license_heartbeat_timeout.v1'));
+    await q.query(sqlFunction('seat_is_dead.v1'));
 
     // Plain views: the planner flattens them, so the partial and expression indexes on licenses and activations still serve.
     await q.query(`
@@ -71,68 +43,20 @@ export class OneStatusRule1796800000000 implements MigrationInterface {
         SELECT id, code, name, key_prefix, default_limits, default_policy, available_features, active, created_at, updated_at
         FROM products`);
 
-    await q.query(seatChangeFunction('license_heartbeat_timeout(p.default_policy, l.policy)', 'product_catalog'));
+    await q.query(sqlFunction('license_for_seat_change.v2'));
     // The statistics' per-licence rows take the flags' part of the status from license_status (the same rows as before).
-    await q.query(licenseStatRows(`license_status(p_revoked, p_active, NULL, p_grace, NULL)`));
+    await q.query(sqlFunction('license_stat_rows.v3'));
   }
 
   async down(q: QueryRunner): Promise<void> {
-    await q.query(licenseStatRows(`CASE WHEN p_revoked THEN 'revoked' WHEN NOT p_active THEN 'suspended' ELSE 'active' END`));
-    await q.query(seatChangeFunction(`((p.default_policy || l.policy) ->> 'heartbeat_timeout_seconds')::int`, 'products'));
+    // license_stat_rows.v2 spelled its flags inline; the same rows as v3's (the property spec checks the revert).
+    await q.query(sqlFunction('license_stat_rows.v2'));
+    await q.query(sqlFunction('license_for_seat_change.v1'));
     await q.query(`DROP VIEW product_catalog, seat_history, license_products, usable_license_deadlines`);
     await q.query(`
       DROP FUNCTION seat_is_dead(timestamptz, int, timestamptz), license_heartbeat_timeout(jsonb, jsonb),
         license_seat_limit(jsonb, jsonb), license_status(boolean, boolean, timestamptz, int, timestamptz)`);
-    await q.query(`
-      CREATE OR REPLACE FUNCTION license_grace_end(p_expires timestamptz, p_grace int) RETURNS timestamptz
-      LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
-      BEGIN
-        RETURN p_expires + make_interval(hours => 24 * p_grace);
-      END $$`);
+    await q.query(sqlFunction('license_grace_end.v1'));
     await q.query(`REINDEX INDEX licenses_usable_grace_end_idx`);
   }
-}
-
-/** license_for_seat_change of the EventSpine migration: the merged heartbeat timeout as `timeout`, products read from `products`. */
-function seatChangeFunction(timeout: string, products: string): string {
-  return `
-      CREATE OR REPLACE FUNCTION license_for_seat_change(p_key varchar) RETURNS json LANGUAGE plpgsql VOLATILE AS $$
-      DECLARE
-        lid int;
-        timeout int;
-      BEGIN
-        SELECT l.id, ${timeout} INTO lid, timeout
-          FROM licenses l JOIN ${products} p ON p.id = l.product_id WHERE l.license_key = p_key FOR UPDATE OF l;
-        IF lid IS NULL THEN RETURN NULL; END IF;
-        IF timeout IS NOT NULL THEN
-          PERFORM 1 FROM activations WHERE license_id = lid AND released_at IS NULL FOR UPDATE;
-        END IF;
-        RETURN (
-          SELECT json_build_object(
-            'license', to_jsonb(l) - 'search_text', 'product', to_json(p), 'now', now(),
-            'next_seat_id', nextval(pg_get_serial_sequence('activations', 'id')),
-            'seats', coalesce((SELECT json_agg(s ORDER BY s.activated_at DESC, s.id DESC) FROM activations s
-                               WHERE s.license_id = lid AND s.released_at IS NULL), '[]'::json),
-            'recent_deactivations', coalesce((SELECT json_agg(a.released_at ORDER BY a.released_at) FROM activations a
-                               WHERE a.license_id = lid AND a.release_reason = 'deactivated'
-                                 AND a.released_at > now() - interval '30 days'), '[]'::json))
-          FROM licenses l JOIN ${products} p ON p.id = l.product_id WHERE l.id = lid);
-      END $$`;
-}
-
-/**
- * license_stat_rows of the StatsHourly migration, with `flags` the licence's status apart from time ('revoked',
- * 'suspended' or 'active'): 'active' licences count as `usable`, and their expiry and grace end as events by UTC hour.
- */
-function licenseStatRows(flags: string): string {
-  return `
-      CREATE OR REPLACE FUNCTION license_stat_rows(p_product int, p_type text, p_revoked boolean, p_active boolean, p_expires timestamptz, p_grace int)
-      RETURNS TABLE (product_id int, metric text, hour timestamp) LANGUAGE sql IMMUTABLE AS $$
-        SELECT p_product, 'type:' || p_type, NULL::timestamp
-        UNION ALL SELECT p_product, CASE WHEN f.flags = 'active' THEN 'usable' ELSE f.flags END, NULL::timestamp FROM (SELECT ${flags} AS flags) f
-        UNION ALL SELECT p_product, 'expires', date_trunc('hour', p_expires AT TIME ZONE 'UTC') FROM (SELECT ${flags} AS flags) f
-          WHERE f.flags = 'active' AND p_expires IS NOT NULL
-        UNION ALL SELECT p_product, 'grace_ends', date_trunc('hour', license_grace_end(p_expires, p_grace) AT TIME ZONE 'UTC')
-          FROM (SELECT ${flags} AS flags) f WHERE f.flags = 'active' AND p_expires IS NOT NULL
-      $$`;
 }

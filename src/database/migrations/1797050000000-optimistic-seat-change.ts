@@ -1,4 +1,5 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
+import { sqlFunction } from '../sql-functions';
 
 /**
  * The seat change's load takes a second argument, `p_lock`: true locks as before (the licence, and its live seats when
@@ -11,59 +12,11 @@ export class OptimisticSeatChange1797050000000 implements MigrationInterface {
 
   async up(q: QueryRunner): Promise<void> {
     await q.query(`DROP FUNCTION license_for_seat_change(varchar)`);
-    await q.query(`
-      CREATE FUNCTION license_for_seat_change(p_key varchar, p_lock boolean) RETURNS json LANGUAGE plpgsql VOLATILE AS $$
-      DECLARE
-        lid int;
-        timeout int;
-      BEGIN
-        IF p_lock THEN
-          SELECT l.id, license_heartbeat_timeout(p.default_policy, l.policy) INTO lid, timeout
-            FROM licenses l JOIN product_catalog p ON p.id = l.product_id WHERE l.license_key = p_key FOR UPDATE OF l;
-          IF lid IS NOT NULL AND timeout IS NOT NULL THEN
-            PERFORM 1 FROM activations WHERE license_id = lid AND released_at IS NULL FOR UPDATE;
-          END IF;
-        ELSE
-          SELECT l.id INTO lid FROM licenses l WHERE l.license_key = p_key;
-        END IF;
-        IF lid IS NULL THEN RETURN NULL; END IF;
-        RETURN (
-          SELECT json_build_object(
-            'license', to_jsonb(l) - 'search_text', 'product', to_json(p), 'now', now(), 'version', l.xmin::text,
-            'next_seat_id', nextval(pg_get_serial_sequence('activations', 'id')),
-            'seats', coalesce((SELECT json_agg(s ORDER BY s.activated_at DESC, s.id DESC) FROM activations s
-                               WHERE s.license_id = lid AND s.released_at IS NULL), '[]'::json),
-            'recent_deactivations', coalesce((SELECT json_agg(a.released_at ORDER BY a.released_at) FROM activations a
-                               WHERE a.license_id = lid AND a.release_reason = 'deactivated'
-                                 AND a.released_at > now() - interval '30 days'), '[]'::json))
-          FROM licenses l JOIN product_catalog p ON p.id = l.product_id WHERE l.id = lid);
-      END $$`);
+    await q.query(sqlFunction('license_for_seat_change.v3'));
   }
 
   async down(q: QueryRunner): Promise<void> {
     await q.query(`DROP FUNCTION license_for_seat_change(varchar, boolean)`);
-    await q.query(`
-      CREATE FUNCTION license_for_seat_change(p_key varchar) RETURNS json LANGUAGE plpgsql VOLATILE AS $$
-      DECLARE
-        lid int;
-        timeout int;
-      BEGIN
-        SELECT l.id, license_heartbeat_timeout(p.default_policy, l.policy) INTO lid, timeout
-          FROM licenses l JOIN product_catalog p ON p.id = l.product_id WHERE l.license_key = p_key FOR UPDATE OF l;
-        IF lid IS NULL THEN RETURN NULL; END IF;
-        IF timeout IS NOT NULL THEN
-          PERFORM 1 FROM activations WHERE license_id = lid AND released_at IS NULL FOR UPDATE;
-        END IF;
-        RETURN (
-          SELECT json_build_object(
-            'license', to_jsonb(l) - 'search_text', 'product', to_json(p), 'now', now(),
-            'next_seat_id', nextval(pg_get_serial_sequence('activations', 'id')),
-            'seats', coalesce((SELECT json_agg(s ORDER BY s.activated_at DESC, s.id DESC) FROM activations s
-                               WHERE s.license_id = lid AND s.released_at IS NULL), '[]'::json),
-            'recent_deactivations', coalesce((SELECT json_agg(a.released_at ORDER BY a.released_at) FROM activations a
-                               WHERE a.license_id = lid AND a.release_reason = 'deactivated'
-                                 AND a.released_at > now() - interval '30 days'), '[]'::json))
-          FROM licenses l JOIN product_catalog p ON p.id = l.product_id WHERE l.id = lid);
-      END $$`);
+    await q.query(sqlFunction('license_for_seat_change.v2'));
   }
 }

@@ -1,5 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { RELEASE_REASONS, type Activation, type ReleaseReason } from '../activation.entity';
+import { RELEASE_REASONS, type Activation, type ReleaseReason } from '../seats/activation.entity';
 
 /** An activation record ("seat"), docs/licences.md, Seats and machines. */
 export class ActivationDto {

@@ -4,7 +4,7 @@ import { LICENSE_TYPES, type LicenseType } from '../license-type';
 import { ActivationDto } from './activation.dto';
 import type { PolicyOverrides } from '../../common/seat-policy/license-policy';
 import { POLICY_INPUT_SCHEMA, SeatPolicyDto } from '../../common/seat-policy/seat-policy.dto';
-import { STORE_NAMES } from '../store-names';
+import { STORE_NAMES } from '../store-licenses/store-names';
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 

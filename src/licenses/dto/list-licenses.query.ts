@@ -5,7 +5,7 @@ import { KeysetPageQueryDto } from '../../common/http/page-query.dto';
 import { IsStorableText, MaxChars, MinChars } from '../../common/validation/validators';
 import { LICENSE_STATUSES, type LicenseStatus } from '../license-status';
 import { LICENSE_TYPES, type LicenseType } from '../license-type';
-import { STORE_NAMES } from '../store-names';
+import { STORE_NAMES } from '../store-licenses/store-names';
 
 /** GET /licenses filters (docs/licences.md, Reading and listing); every one optional and combined with AND. */
 export class ListLicensesQueryDto extends KeysetPageQueryDto {

@@ -9,7 +9,7 @@ import {
   type StoreEventReasonCode,
   type StoreEventStatus,
   type StoreName,
-} from '../../licenses/store-names';
+} from '../../licenses/store-licenses/store-names';
 import type { StoreEvent } from '../store-event.entity';
 
 /** GET /admin/store-events filters, combined with AND. */

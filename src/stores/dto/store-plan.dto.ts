@@ -5,7 +5,7 @@ import { IsOptionalNotNull } from '../../licenses/dto/license-fields';
 import { POLICY_INPUT_SCHEMA } from '../../common/seat-policy/seat-policy.dto';
 import { IsPolicy, type PolicyOverrides } from '../../common/seat-policy/license-policy';
 import { LICENSE_TYPES, type LicenseType } from '../../licenses/license-type';
-import { ON_END_ACTIONS, type OnEndAction, STORE_NAMES, type StoreName } from '../../licenses/store-names';
+import { ON_END_ACTIONS, type OnEndAction, STORE_NAMES, type StoreName } from '../../licenses/store-licenses/store-names';
 import type { StorePlan } from '../store-plan.entity';
 
 /** POST /admin/store-plans: a store's price and the licence it sells (docs/stores.md, Plans). */

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 import { AppError } from '../../common/errors/app-error';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config';
-import type { StorePaymentKind } from '../../licenses/store-names';
+import type { StorePaymentKind } from '../../licenses/store-licenses/store-names';
 import type { ReceivedStoreEvent, StoreAction, StoreAdapter } from '../store-action';
 import { hmacMatches, invalidSignature, isObject, isoTime, parseSignedJson, storeId } from '../store-signature';
 import type {

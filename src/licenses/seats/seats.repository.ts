@@ -1,0 +1,420 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { preparedQuery } from '../../database/prepared-query';
+import { Activation, ReleaseReason } from './activation.entity';
+import type { RecordedChange } from '../../audit/event-recorder';
+import type { License } from '../license.entity';
+import { licenseFromRow, type LicenseRow, type ProductRow } from '../licenses.repository';
+import { mergePolicy, type PolicyOverrides, type SeatPolicy } from '../../common/seat-policy/license-policy';
+import type { StoredUsage } from '../usage/usage-decisions';
+
+/**
+ * Activation records ("seats"). A seat is current while released_at is null. Style: named SQL with typed rows
+ * (ActivationRow), mapped by hand (docs/architecture.md, Database style).
+ */
+@Injectable()
+export class SeatsRepository {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  /**
+   * A seat change's one load: the licence with its product, live seats (most recent binding first), client
+   * deactivations of the last 30 days, the database's time, the id a new seat will take and the licence row's version.
+   * Null for an unknown key. With `lock` it locks the licence (and, when seats can die, its live seats) and the caller
+   * holds the transaction; without, it only reads, for the optimistic path (docs/licences.md, Concurrency).
+   */
+  async loadForSeatChange(licenseKey: string, manager: EntityManager, lock: boolean): Promise<SeatChangeLoad | null> {
+    const { rows } = await preparedQuery<{ load: SeatChangeJson | null }>(
+      manager,
+      'license-for-seat-change-v2',
+      `SELECT license_for_seat_change($1, $2) AS load`,
+      [licenseKey, lock],
+    );
+    const load = rows[0]?.load;
+    if (!load) return null;
+    return {
+      license: licenseFromJson(load.license, load.product),
+      seats: load.seats.map((s) =>
+        activationFromRow({ ...s, activated_at: new Date(s.activated_at), last_seen_at: new Date(s.last_seen_at), released_at: null }),
+      ),
+      recentDeactivations: load.recent_deactivations.map((d) => new Date(d)),
+      now: new Date(load.now),
+      nextSeatId: String(load.next_seat_id),
+      version: load.version,
+    };
+  }
+
+  /** Current seats, most recent binding first. */
+  async listCurrent(licenseId: number, manager?: EntityManager): Promise<Activation[]> {
+    const { rows } = await preparedQuery<ActivationRow>(
+      manager ?? this.dataSource.manager,
+      'seats-current',
+      `SELECT ${SEAT_COLUMNS} FROM activations WHERE license_id = $1 AND released_at IS NULL ORDER BY activated_at DESC, id DESC`,
+      [licenseId],
+    );
+    return rows.map(activationFromRow);
+  }
+
+  /** The seats bound now on any of these licences (a customer's machines), most recently seen first, at most `limit`. */
+  async listCurrentOfLicenses(licenseIds: number[], limit: number): Promise<Activation[]> {
+    const { rows } = await preparedQuery<ActivationRow>(
+      this.dataSource.manager,
+      'seats-current-of-licenses',
+      `SELECT ${SEAT_COLUMNS} FROM activations WHERE license_id = ANY($1::int[]) AND released_at IS NULL
+       ORDER BY last_seen_at DESC, id DESC LIMIT $2`,
+      [licenseIds, limit],
+    );
+    return rows.map(activationFromRow);
+  }
+
+  /**
+   * What validation needs in one round trip: the licence's status fields and this machine's current seat,
+   * with `stale` telling (by the database clock) whether its last_seen_at is older than `minIntervalSeconds`.
+   * A dead seat (silent for longer than the licence's heartbeat timeout) is no seat, swept yet or not.
+   */
+  async findForCheck(licenseKey: string, machineFingerprint: string, minIntervalSeconds: number): Promise<SeatCheckRow | null> {
+    const { rows } = await preparedQuery<SeatCheckDbRow>(
+      this.dataSource.manager,
+      'seat-check-live-usage',
+      `SELECT l.id, l.expires_at, l.grace_days, l.active, l.revoked, s.id AS seat_id,
+              s.last_seen_at < now() - make_interval(secs => $3) AS stale,
+              l.product_id, p.code AS product_code, l.created_at, l.policy, p.default_policy,
+              u.period_start AS usage_period_start, u.uses
+       FROM licenses l JOIN product_catalog p ON p.id = l.product_id
+       LEFT JOIN activations s ON s.license_id = l.id AND s.machine_fingerprint = $2 AND s.released_at IS NULL
+         AND NOT ${SEAT_IS_DEAD('s', 'l', 'p')}
+       LEFT JOIN LATERAL (
+         SELECT period_start, uses FROM usage_counters WHERE license_id = l.id ORDER BY period_start DESC LIMIT 1
+       ) u ON true
+       WHERE l.license_key = $1`,
+      [licenseKey, machineFingerprint, minIntervalSeconds],
+    );
+    if (rows.length === 0) return null;
+    const r = rows[0];
+    return {
+      license: {
+        id: r.id,
+        expiresAt: r.expires_at,
+        graceDays: r.grace_days,
+        active: r.active,
+        revoked: r.revoked,
+        productId: r.product_id,
+        productCode: r.product_code,
+        createdAt: r.created_at,
+        policy: mergePolicy(r.default_policy, r.policy),
+      },
+      seat: r.seat_id === null ? null : { id: r.seat_id, stale: r.stale === true },
+      latestUsage: r.usage_period_start === null ? null : { periodStart: r.usage_period_start, uses: Number(r.uses) },
+    };
+  }
+
+  /** Every record, current and past, newest first. */
+  async listHistory(licenseId: number, manager?: EntityManager): Promise<Activation[]> {
+    const { rows } = await preparedQuery<ActivationRow>(
+      manager ?? this.dataSource.manager,
+      'seats-history',
+      `SELECT ${SEAT_COLUMNS} FROM activations WHERE license_id = $1 ORDER BY activated_at DESC, id DESC`,
+      [licenseId],
+    );
+    return rows.map(activationFromRow);
+  }
+
+  /** Releases the current seat of one fingerprint, or all current seats; returns the released records. */
+  async release(
+    licenseId: number,
+    machineFingerprint: string | undefined,
+    reason: ReleaseReason,
+    manager: EntityManager,
+  ): Promise<Activation[]> {
+    const { rows } = await preparedQuery<ActivationRow>(
+      manager,
+      'seats-release',
+      `UPDATE activations SET released_at = now(), release_reason = $3
+       WHERE license_id = $1 AND released_at IS NULL AND ($2::varchar IS NULL OR machine_fingerprint = $2)
+       RETURNING ${SEAT_COLUMNS}`,
+      [licenseId, machineFingerprint ?? null, reason],
+    );
+    return rows.map(activationFromRow);
+  }
+
+  /** Refreshes last_seen_at only when older than `minIntervalSeconds`, so frequent validations do not write every time. */
+  async touchLastSeen(seatId: string, minIntervalSeconds: number, manager?: EntityManager): Promise<void> {
+    await preparedQuery(
+      manager ?? this.dataSource.manager,
+      'seat-touch',
+      `UPDATE activations SET last_seen_at = now() WHERE id = $1 AND released_at IS NULL AND last_seen_at < now() - make_interval(secs => $2)`,
+      [seatId, minIntervalSeconds],
+    );
+  }
+
+  /**
+   * A heartbeat in one statement: refreshes the machine's seat unless it is released or dead (a dead seat stays
+   * dead: another machine may be taking it right now), and returns the licence's status fields and timeout.
+   * No row: unknown key. `seat_id` null: no live seat for this machine.
+   */
+  async heartbeat(licenseKey: string, machineFingerprint: string): Promise<HeartbeatRow | null> {
+    const { rows } = await preparedQuery<HeartbeatRow>(
+      this.dataSource.manager,
+      'seat-heartbeat',
+      `WITH l AS (
+         SELECT l.id, l.expires_at, l.grace_days, l.active, l.revoked,
+                ${HEARTBEAT_TIMEOUT_SQL('l', 'p')} AS heartbeat_timeout_seconds
+         FROM licenses l JOIN product_catalog p ON p.id = l.product_id WHERE l.license_key = $1
+       ), beat AS (
+         UPDATE activations s SET last_seen_at = now() FROM l
+         WHERE s.license_id = l.id AND s.machine_fingerprint = $2 AND s.released_at IS NULL
+           AND NOT seat_is_dead(s.last_seen_at, l.heartbeat_timeout_seconds, now())
+         RETURNING s.id, s.last_seen_at
+       )
+       SELECT l.id, l.expires_at, l.grace_days, l.active, l.revoked, l.heartbeat_timeout_seconds, beat.id AS seat_id, beat.last_seen_at
+       FROM l LEFT JOIN beat ON true`,
+      [licenseKey, machineFingerprint],
+    );
+    return rows[0] ?? null;
+  }
+
+  /**
+   * One batch of the sweep: releases up to `batch` dead seats of any licence. Seats another transaction holds
+   * (a sweep on another instance, an activation releasing them itself) are skipped, not waited for, and the
+   * UPDATE checks released_at again, so a seat is released exactly once whoever gets there first.
+   */
+  async sweepDead(batch: number, manager: EntityManager): Promise<SweptSeat[]> {
+    const { rows } = await preparedQuery<SweptSeat & { id: string }>(
+      manager,
+      'seats-sweep-dead',
+      `WITH dead AS (
+         SELECT s.id, l.id AS license_id, p.code AS product_code FROM activations s
+         JOIN licenses l ON l.id = s.license_id JOIN product_catalog p ON p.id = l.product_id
+         WHERE s.released_at IS NULL AND ${SEAT_IS_DEAD('s', 'l', 'p')}
+         ORDER BY s.last_seen_at LIMIT $1
+         FOR UPDATE OF s SKIP LOCKED
+       )
+       UPDATE activations s SET released_at = now(), release_reason = 'heartbeat_timeout'
+       FROM dead WHERE s.id = dead.id AND s.released_at IS NULL
+       RETURNING s.id, s.machine_fingerprint, s.last_seen_at, dead.license_id, dead.product_code`,
+      [batch],
+    );
+    return rows.map((r) => ({ ...r, id: String(r.id) }));
+  }
+}
+
+/** The merged heartbeat timeout of licence `l` of product `p`, or NULL (docs/licences.md, Seat limit and dead seats). */
+const HEARTBEAT_TIMEOUT_SQL = (l: string, p: string) => `license_heartbeat_timeout(${p}.default_policy, ${l}.policy)`;
+
+/** Seat `s` of licence `l` (product `p`) is dead: silent for longer than the licence's heartbeat timeout. */
+export const SEAT_IS_DEAD = (s: string, l: string, p: string) => `seat_is_dead(${s}.last_seen_at, ${HEARTBEAT_TIMEOUT_SQL(l, p)}, now())`;
+
+/** A seat the sweep released. */
+export interface SweptSeat {
+  id: string;
+  machine_fingerprint: string;
+  last_seen_at: Date;
+  license_id: number;
+  product_code: string;
+}
+
+/** A heartbeat's licence status fields, merged timeout and (when it has a live seat) the refreshed seat. */
+export interface HeartbeatRow {
+  id: number;
+  expires_at: Date | null;
+  grace_days: number;
+  active: boolean;
+  revoked: boolean;
+  heartbeat_timeout_seconds: number | null;
+  seat_id: string | null;
+  last_seen_at: Date | null;
+}
+
+/** Releases the seats $1 (dead ones, under the licence lock) as `heartbeat_timeout`: the first CTE of every seat change. */
+const RELEASE_DEAD_CTE = `dead AS (
+    UPDATE activations SET released_at = now(), release_reason = 'heartbeat_timeout' WHERE id = ANY($1::bigint[]) AND released_at IS NULL RETURNING id)`;
+
+/** The reported machine fields of a seat. */
+export type ReportedMachine = Pick<Activation, 'hostname' | 'os' | 'appVersion' | 'ip'>;
+
+/**
+ * The writes of seat changes, as CTEs for EventRecorder.recordWith: the change and its events are one statement.
+ * Each releases `dead` (seat ids) first; `change` returns the seat it wrote.
+ */
+export const seatChanges = {
+  /**
+   * The dead seats go first (reading `dead` runs it before the insert), so a machine whose own seat died binds again.
+   * With `version` (the optimistic path, nothing locked) the seat is bound only if the licence still exists and its
+   * seat counter is still the one read, which the bind moves (`guard`): a seat bound or a locked seat change since
+   * the read makes this write do nothing (docs/licences.md, Concurrency). Without it, the caller holds the licence lock
+   * and has moved the counter already.
+   */
+  bind(dead: string[], seat: Activation, version: string | null): RecordedChange {
+    const guard =
+      version === null
+        ? `guard AS (SELECT $3::int AS id WHERE $12::bigint IS NULL)`
+        : `licence AS (SELECT id FROM licenses WHERE id = $3::int FOR KEY SHARE), guard AS (
+        INSERT INTO license_seat_versions AS v (license_id, version) SELECT id, $12::bigint + 1 FROM licence
+        ON CONFLICT (license_id) DO UPDATE SET version = v.version + 1 WHERE v.version = $12::bigint
+        RETURNING license_id AS id)`;
+    return {
+      name: version === null ? 'seat-bind-locked' : 'seat-bind-guarded',
+      ctes: `${RELEASE_DEAD_CTE}, ${guard}, change AS (
+        INSERT INTO activations (id, license_id, product_id, machine_fingerprint, hostname, os, app_version, ip, activated_at, last_seen_at)
+        SELECT $2::bigint, guard.id, $4::int, $5::varchar, $6::varchar, $7::varchar, $8::varchar, $9::varchar, $10::timestamptz, $11::timestamptz
+        FROM guard, (SELECT count(*) FROM dead) AS released_first
+        RETURNING ${SEAT_COLUMNS})`,
+      params: [
+        dead,
+        seat.id,
+        seat.licenseId,
+        seat.productId,
+        seat.machineFingerprint,
+        seat.hostname,
+        seat.os,
+        seat.appVersion,
+        seat.ip,
+        seat.activatedAt,
+        seat.lastSeenAt,
+        version,
+      ],
+      eventsOnlyIf: 'true',
+    };
+  },
+  /**
+   * A machine activating again: last_seen_at and what it reports about itself; activated_at stays. Nothing when the
+   * seat was released since it was read (the optimistic path then takes the locked one).
+   */
+  refresh(dead: string[], seatId: string, reported: ReportedMachine): RecordedChange {
+    return {
+      name: 'seat-refresh-live',
+      ctes: `${RELEASE_DEAD_CTE}, change AS (
+        UPDATE activations SET last_seen_at = now(), hostname = $3, os = $4, app_version = $5, ip = $6
+        WHERE id = $2 AND released_at IS NULL RETURNING ${SEAT_COLUMNS})`,
+      params: [dead, seatId, reported.hostname, reported.os, reported.appVersion, reported.ip],
+    };
+  },
+  /** A client's deactivation of seat $2. */
+  deactivate(dead: string[], seatId: string): RecordedChange {
+    return {
+      name: 'seat-deactivate',
+      ctes: `${RELEASE_DEAD_CTE}, change AS (
+        UPDATE activations SET released_at = now(), release_reason = 'deactivated' WHERE id = $2 AND released_at IS NULL RETURNING ${SEAT_COLUMNS})`,
+      params: [dead, seatId],
+    };
+  },
+  /** Only the dead seats (a refused change still releases them). */
+  releaseDead(dead: string[]): RecordedChange {
+    return { name: 'seats-release-dead', ctes: `${RELEASE_DEAD_CTE}, change AS (SELECT 1)`, params: [dead] };
+  },
+};
+
+/** Maps the rows `change` returned. */
+export const seatsFromRows = (rows: ActivationRow[]) => rows.map(activationFromRow);
+
+/** What a seat change loads under the licence lock (see lockForSeatChange). */
+export interface SeatChangeLoad {
+  license: License;
+  seats: Activation[];
+  recentDeactivations: Date[];
+  now: Date;
+  nextSeatId: string;
+  /** The licence's seat counter when read (license_seat_versions; 0 without a row): every seat bound moves it. */
+  version: string;
+}
+
+type Json<T> = { [K in keyof T]: T[K] extends Date ? string : T[K] extends Date | null ? string | null : T[K] };
+
+interface SeatChangeJson {
+  license: Json<LicenseRow>;
+  product: Json<ProductRow>;
+  seats: Json<ActivationRow>[];
+  recent_deactivations: string[];
+  now: string;
+  next_seat_id: number;
+  version: string;
+}
+
+function jsonDates<T extends object, K extends keyof T & string>(row: T, keys: K[]): Record<K, Date | null> {
+  return Object.fromEntries(keys.map((k) => [k, row[k] == null ? null : new Date(row[k] as string)])) as Record<K, Date | null>;
+}
+
+function licenseFromJson(l: Json<LicenseRow>, p: Json<ProductRow>): License {
+  return licenseFromRow({
+    ...l,
+    ...(jsonDates(l, ['expires_at', 'revoked_at', 'created_at', 'updated_at']) as Pick<
+      LicenseRow,
+      'expires_at' | 'revoked_at' | 'created_at' | 'updated_at'
+    >),
+    p_code: p.code,
+    p_name: p.name,
+    p_key_prefix: p.key_prefix,
+    p_default_limits: p.default_limits,
+    p_default_policy: p.default_policy,
+    p_available_features: p.available_features,
+    p_active: p.active,
+    p_created_at: new Date(p.created_at),
+    p_updated_at: new Date(p.updated_at),
+  });
+}
+
+export const SEAT_COLUMNS =
+  'id, license_id, product_id, machine_fingerprint, hostname, os, app_version, ip, activated_at, last_seen_at, released_at, release_reason';
+
+/** The licence fields that decide its status, and the checked machine's current seat (if any). */
+export interface SeatCheckRow {
+  license: Pick<License, 'id' | 'expiresAt' | 'graceDays' | 'active' | 'revoked' | 'productId' | 'createdAt'> & {
+    productCode: string;
+    /** The merged policy (docs/licences.md, Seat policies), for the usage meter. */
+    policy: SeatPolicy;
+  };
+  seat: { id: string; stale: boolean } | null;
+  /** The licence's newest usage counter (docs/licences.md, Usage metering); it counts only if it is this period's. */
+  latestUsage: StoredUsage | null;
+}
+
+/** The validation check's row: licence status fields and the machine's current seat, null when it has none. */
+interface SeatCheckDbRow {
+  id: number;
+  expires_at: Date | null;
+  grace_days: number;
+  active: boolean;
+  revoked: boolean;
+  seat_id: string | null;
+  stale: boolean | null;
+  product_id: number;
+  product_code: string;
+  created_at: Date;
+  policy: PolicyOverrides;
+  default_policy: PolicyOverrides;
+  usage_period_start: Date | null;
+  uses: string | null;
+}
+
+/** An activations row as pg returns it: bigint id as a string, timestamptz as Date. */
+export interface ActivationRow {
+  id: string;
+  license_id: number;
+  product_id: number;
+  machine_fingerprint: string;
+  hostname: string | null;
+  os: string | null;
+  app_version: string | null;
+  ip: string | null;
+  activated_at: Date;
+  last_seen_at: Date;
+  released_at: Date | null;
+  release_reason: ReleaseReason | null;
+}
+
+function activationFromRow(row: ActivationRow): Activation {
+  return Object.assign(new Activation(), {
+    id: String(row.id),
+    licenseId: row.license_id,
+    productId: row.product_id,
+    machineFingerprint: row.machine_fingerprint,
+    hostname: row.hostname,
+    os: row.os,
+    appVersion: row.app_version,
+    ip: row.ip,
+    activatedAt: row.activated_at,
+    lastSeenAt: row.last_seen_at,
+    releasedAt: row.released_at,
+    releaseReason: row.release_reason,
+  });
+}

@@ -1,0 +1,88 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import type { RecordedChange } from '../../audit/event-recorder';
+import { preparedQuery } from '../../database/prepared-query';
+import { SEAT_COLUMNS } from '../seats/seats.repository';
+
+/** The primary key whose violation is TRIAL_ALREADY_USED: one trial per product and machine, ever. */
+export const TRIAL_KEY = 'trials_pkey';
+
+/** What a trial claims: the product and machine, its licence, who asked. */
+export interface TrialClaim {
+  productId: number;
+  machineFingerprint: string;
+  licenseId: number;
+  customerEmail: string | null;
+  ip: string | null;
+  hostname: string | null;
+  os: string | null;
+  appVersion: string | null;
+  now: Date;
+}
+
+/** The IPs that started the most trials since a time: how many, for how many products, the latest. */
+export interface TrialsFromIp {
+  ip: string;
+  trials: number;
+  products: number;
+  latest: Date;
+}
+
+/**
+ * Trials (docs/licences.md, Trials). Style: named SQL with typed rows (docs/architecture.md, Database style). The trial's
+ * claim and its licence's seat are one statement with the trial's event (EventRecorder.recordWith).
+ */
+@Injectable()
+export class TrialsRepository {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  /** Claims the product and machine (a second claim violates TRIAL_KEY, whatever became of the first) and binds the seat. */
+  start(claim: TrialClaim): RecordedChange {
+    return {
+      name: 'trial-start',
+      ctes: `claim AS (
+        INSERT INTO trials (product_id, machine_fingerprint, license_id, customer_email, ip, created_at)
+        VALUES ($1::int, $2::varchar, $3::int, $4::varchar, $5::varchar, $9::timestamptz) RETURNING license_id
+      ), change AS (
+        INSERT INTO activations (license_id, product_id, machine_fingerprint, hostname, os, app_version, ip, activated_at, last_seen_at)
+        SELECT license_id, $1::int, $2::varchar, $6::varchar, $7::varchar, $8::varchar, $5::varchar, $9::timestamptz, $9::timestamptz FROM claim
+        RETURNING ${SEAT_COLUMNS})`,
+      params: [
+        claim.productId,
+        claim.machineFingerprint,
+        claim.licenseId,
+        claim.customerEmail,
+        claim.ip,
+        claim.hostname,
+        claim.os,
+        claim.appVersion,
+        claim.now,
+      ],
+    };
+  }
+
+  /** The licence of the newest trial of this product for this e-mail (lower-cased), if any. */
+  async newestTrialFor(productId: number, customerEmail: string, manager?: EntityManager): Promise<number | null> {
+    const { rows } = await preparedQuery<{ license_id: number }>(
+      manager ?? this.dataSource.manager,
+      'trial-newest-for-email',
+      `SELECT license_id FROM trials WHERE product_id = $1 AND customer_email = $2 ORDER BY created_at DESC LIMIT 1`,
+      [productId, customerEmail.toLowerCase()],
+    );
+    return rows[0]?.license_id ?? null;
+  }
+
+  /** The IPs with the most trials started since `since`, most first (docs/licences.md, Trials). */
+  async busiestIps(since: Date, limit: number): Promise<TrialsFromIp[]> {
+    const { rows } = await preparedQuery<{ ip: string; trials: number; products: number; latest: Date }>(
+      this.dataSource.manager,
+      'trials-busiest-ips',
+      `SELECT ip, count(*)::int AS trials, count(DISTINCT product_id)::int AS products, max(created_at) AS latest
+       FROM trials WHERE created_at >= $1 AND ip IS NOT NULL
+       GROUP BY ip ORDER BY count(*) DESC, max(created_at) DESC, ip LIMIT $2`,
+      [since, limit],
+    );
+    return rows;
+  }
+}

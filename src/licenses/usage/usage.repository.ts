@@ -1,0 +1,187 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import type { RecordedChange } from '../../audit/event-recorder';
+import { preparedQuery } from '../../database/prepared-query';
+import { mergedPolicySql } from '../../common/seat-policy/license-policy';
+import { licenseUsableSql } from '../license-status';
+import { SEAT_IS_DEAD } from '../seats/seats.repository';
+import type { StoredUsage, UsageAnswer } from './usage-decisions';
+
+/** The licence's effective policy, merged as mergePolicy does (one rule, spelled for SQL by mergedPolicySql). */
+const POLICY = mergedPolicySql('p.default_policy', 'l.policy');
+
+/** How long an idempotency key of POST /api/v1/usage keeps its answer (docs/client-api.md, Usage). */
+export const IDEMPOTENCY_KEY_HOURS = 24;
+
+/** What the one-statement count found and counted: the new count and the licence's meter. */
+export interface CountedBelowCap {
+  uses: number;
+  maxUses: number;
+  usesPeriod: 'none' | 'month';
+  createdAt: Date;
+}
+
+/** A claimed key: `claimed` when this request owns it now, else the stored request hash and first answer. */
+export type IdempotencyClaim = { claimed: true } | { claimed: false; requestHash: string; answer: UsageAnswer | null };
+
+/**
+ * Usage counters and idempotency keys (docs/licences.md, Usage metering). Style: named SQL with typed rows
+ * (docs/architecture.md, Database style). Counting is one atomic upsert: concurrent increments never pass the cap.
+ */
+@Injectable()
+export class UsageRepository {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  /**
+   * Adds `increment` to the period's counter unless that would pass `maxUses`, in one statement (the row lock of the
+   * upsert orders concurrent increments; each re-checks the cap on the latest count). Run through
+   * EventRecorder.recordWith, so the event of the increment that reaches the cap commits in the same statement; it
+   * returns the new count, or no row when nothing was counted.
+   */
+  incrementChange(licenseId: number, periodStart: Date, increment: number, maxUses: number): RecordedChange {
+    return {
+      name: 'usage-increment',
+      ctes: `change AS (
+         INSERT INTO usage_counters AS c (license_id, period_start, uses)
+         SELECT $1, $2, $3 WHERE $3::bigint <= $4::bigint
+         ON CONFLICT (license_id, period_start) DO UPDATE SET uses = c.uses + EXCLUDED.uses
+           WHERE c.uses + EXCLUDED.uses <= $4::bigint
+         RETURNING uses)`,
+      params: [licenseId, periodStart, increment, maxUses],
+      // Only the increment that reaches the cap is news (docs/licences.md, Usage metering).
+      eventsOnlyIf: 'uses = $4::bigint',
+    };
+  }
+
+  /**
+   * The common case in one statement (docs/licences.md, Usage metering): the machine holds a live seat of a usable,
+   * metered licence and the increment leaves the count below the cap; then it counts, under the counter row's lock
+   * like incrementChange. Anything else counts nothing and returns null, and the caller decides as before (the exact
+   * error, a licence not metered, or the increment that reaches the cap, which commits with its event). So this path
+   * never records an event, and concurrent increments still never pass the cap. The conditions are those of
+   * decideUsage in SQL: the licence usable at `now` (licenseUsableSql), the seat check of validate (SEAT_IS_DEAD), and
+   * the policy merged by mergedPolicySql, the SQL spelling of mergePolicy.
+   */
+  async countBelowCap(
+    licenseKey: string,
+    machineFingerprint: string,
+    increment: number,
+    monthStart: Date,
+    now: Date,
+  ): Promise<CountedBelowCap | null> {
+    const { rows } = await preparedQuery<{ uses: string; max_uses: string; uses_period: string | null; created_at: Date }>(
+      this.dataSource.manager,
+      'usage-count-below-cap',
+      `WITH target AS (
+         SELECT l.id, l.created_at, ${POLICY}->>'uses_period' AS uses_period, (${POLICY}->>'max_uses')::bigint AS max_uses
+         FROM licenses l JOIN product_catalog p ON p.id = l.product_id
+         WHERE l.license_key = $1 AND ${licenseUsableSql('l', '$5::timestamptz')}
+           AND EXISTS (SELECT 1 FROM activations s WHERE s.license_id = l.id AND s.machine_fingerprint = $2 AND s.released_at IS NULL
+             AND NOT ${SEAT_IS_DEAD('s', 'l', 'p')})
+       ), counted AS (
+         INSERT INTO usage_counters AS c (license_id, period_start, uses)
+         SELECT id, CASE WHEN uses_period = 'month' THEN $4::timestamptz ELSE created_at END, $3::bigint FROM target
+         WHERE max_uses IS NOT NULL AND $3::bigint < max_uses
+         ON CONFLICT (license_id, period_start) DO UPDATE SET uses = c.uses + EXCLUDED.uses
+           WHERE c.uses + EXCLUDED.uses < (SELECT max_uses FROM target)
+         RETURNING uses
+       )
+       SELECT counted.uses, target.max_uses, target.uses_period, target.created_at FROM counted, target`,
+      [licenseKey, machineFingerprint, increment, monthStart, now],
+    );
+    const row = rows[0];
+    if (!row) return null;
+    return {
+      uses: Number(row.uses),
+      maxUses: Number(row.max_uses),
+      usesPeriod: row.uses_period === 'month' ? 'month' : 'none',
+      createdAt: row.created_at,
+    };
+  }
+
+  /** The uses counted in the period starting at `periodStart` (0 when none). */
+  async usesIn(licenseId: number, periodStart: Date, manager?: EntityManager): Promise<number> {
+    const { rows } = await preparedQuery<{ uses: string }>(
+      manager ?? this.dataSource.manager,
+      'usage-in-period',
+      `SELECT uses FROM usage_counters WHERE license_id = $1 AND period_start = $2`,
+      [licenseId, periodStart],
+    );
+    return rows.length ? Number(rows[0].uses) : 0;
+  }
+
+  /** Every counter of the licence, newest period first. */
+  async history(licenseId: number, manager?: EntityManager): Promise<StoredUsage[]> {
+    const { rows } = await preparedQuery<{ period_start: Date; uses: string }>(
+      manager ?? this.dataSource.manager,
+      'usage-history',
+      `SELECT period_start, uses FROM usage_counters WHERE license_id = $1 ORDER BY period_start DESC`,
+      [licenseId],
+    );
+    return rows.map((r) => ({ periodStart: r.period_start, uses: Number(r.uses) }));
+  }
+
+  /** Sets the period's count to 0; returns the uses it had. */
+  async reset(licenseId: number, periodStart: Date, manager: EntityManager): Promise<number> {
+    const { rows } = await preparedQuery<{ uses: string }>(
+      manager,
+      'usage-reset',
+      `DELETE FROM usage_counters WHERE license_id = $1 AND period_start = $2 RETURNING uses`,
+      [licenseId, periodStart],
+    );
+    return rows.length ? Number(rows[0].uses) : 0;
+  }
+
+  /**
+   * Claims an idempotency key for this request, or returns who has it. A key older than IDEMPOTENCY_KEY_HOURS is
+   * taken over. A concurrent claim of the same key waits on the first one's row until that transaction ends: a
+   * commit leaves the stored answer, a rollback (no 200 answer) leaves the key free for the waiter.
+   */
+  async claimIdempotencyKey(licenseId: number, key: string, requestHash: string, manager: EntityManager): Promise<IdempotencyClaim> {
+    const { rows } = await preparedQuery<{ claimed: boolean; request_hash: string; answer: UsageAnswer | null }>(
+      manager,
+      'usage-claim-key',
+      `WITH claim AS (
+         INSERT INTO usage_idempotency_keys AS k (license_id, idempotency_key, request_hash)
+         VALUES ($1, $2, $3)
+         ON CONFLICT (license_id, idempotency_key) DO UPDATE SET request_hash = EXCLUDED.request_hash, answer = NULL, created_at = now()
+           WHERE k.created_at < now() - make_interval(hours => $4)
+         RETURNING true AS claimed, request_hash, answer
+       )
+       SELECT claimed, request_hash, answer FROM claim
+       UNION ALL
+       SELECT false, request_hash, answer FROM usage_idempotency_keys
+       WHERE license_id = $1 AND idempotency_key = $2 AND NOT EXISTS (SELECT 1 FROM claim)`,
+      [licenseId, key, requestHash, IDEMPOTENCY_KEY_HOURS],
+    );
+    let row = rows[0];
+    if (row?.claimed) return { claimed: true };
+    // The key was committed by a request this one waited for: the statement's snapshot predates it, a new one sees it.
+    row ??= (
+      await preparedQuery<{ claimed: boolean; request_hash: string; answer: UsageAnswer | null }>(
+        manager,
+        'usage-key-lookup',
+        `SELECT false AS claimed, request_hash, answer FROM usage_idempotency_keys WHERE license_id = $1 AND idempotency_key = $2`,
+        [licenseId, key],
+      )
+    ).rows[0];
+    if (!row) throw new Error('usage idempotency key neither claimed nor found');
+    return { claimed: false, requestHash: row.request_hash, answer: row.answer && answerFromJson(row.answer) };
+  }
+
+  /** Stores the first answer of a claimed key. */
+  async saveAnswer(licenseId: number, key: string, answer: UsageAnswer, manager: EntityManager): Promise<void> {
+    await preparedQuery(
+      manager,
+      'usage-save-answer',
+      `UPDATE usage_idempotency_keys SET answer = $3 WHERE license_id = $1 AND idempotency_key = $2`,
+      [licenseId, key, JSON.stringify(answer)],
+    );
+  }
+}
+
+/** A stored answer in the answer's own key order (jsonb keeps its own), so a replay is the same JSON as the first. */
+function answerFromJson(a: UsageAnswer): UsageAnswer {
+  return { uses: a.uses, max_uses: a.max_uses, remaining: a.remaining, period_start: a.period_start, period_end: a.period_end };
+}
