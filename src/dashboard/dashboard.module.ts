@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { ActivationModule } from '../activation/activation.module';
 import { AuditModule } from '../audit/audit.module';
+import { EventsModule } from '../events/events.module';
 import { LicensesModule } from '../licenses/licenses.module';
 import { MailModule } from '../mail/mail.module';
 import { ProductsModule } from '../products/products.module';
@@ -35,6 +36,7 @@ import { UsersService } from './users.service';
   imports: [
     ActivationModule,
     AuditModule,
+    EventsModule,
     KeyringModule,
     LicensesModule,
     MailModule,

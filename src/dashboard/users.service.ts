@@ -1,7 +1,7 @@
 import { Injectable, Optional } from '@nestjs/common';
 import { Algorithm, hash, verify } from '@node-rs/argon2';
 import { createHash } from 'node:crypto';
-import { EventRecorder } from '../audit/event-recorder';
+import { EventRecorder } from '../events/event-recorder';
 import type { Actor } from '../common/auth/actor';
 import type { User } from './user.entity';
 import { UsersRepository } from './users.repository';

@@ -2,7 +2,7 @@ import { Get, HttpCode, Post, Query, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { toError } from '../common/errors/to-error';
 import { asFormBody, formText } from '../dashboard/http/forms';
-import { EventRecorder } from '../audit/event-recorder';
+import { EventRecorder } from '../events/event-recorder';
 import { customerActor, PortalAnonymous, PortalController, PortalFormTokens, portalCustomer } from './portal-http';
 import { PORTAL_COOKIE } from './portal.setup';
 import { EMAIL_FORMAT, normaliseEmail, PortalSignInService } from './portal-sign-in.service';

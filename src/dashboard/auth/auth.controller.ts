@@ -1,6 +1,6 @@
 import { Get, Post, Req, Res, ServiceUnavailableException } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { EventRecorder } from '../../audit/event-recorder';
+import { EventRecorder } from '../../events/event-recorder';
 import { RateLimit } from '../../common/http/throttling';
 import { DashboardController } from '../http/dashboard-controller.decorator';
 import { asFormBody, formRaw, formText } from '../http/forms';
