@@ -25,6 +25,7 @@ import { SigningKeysPageController } from './pages/signing-keys.controller';
 import { StoresPageController } from './pages/stores.controller';
 import { SavedViewsController } from './pages/saved-views.controller';
 import { SavedViewsRepository } from './saved-views.repository';
+import { SavedViewsService } from './saved-views.service';
 import { TokensPageController } from './pages/tokens.controller';
 import { WebhooksPagesController } from './pages/webhooks.controller';
 import { DashboardSessionStore } from './session-store';
@@ -65,6 +66,7 @@ import { UsersService } from './users.service';
   ],
   providers: [
     SavedViewsRepository,
+    SavedViewsService,
     UsersRepository,
     UsersService,
     DashboardPassport,

@@ -192,7 +192,10 @@ export class MailService implements EventConsumer, OnModuleInit, OnModuleDestroy
     return true;
   }
 
-  /** Records the opt-out when the token is the one mailed to `address`; false otherwise (docs/mail.md, Unsubscribe). */
+  /**
+   * Records the opt-out when the token is the one mailed to `address`; false otherwise (docs/mail.md, Unsubscribe). Not
+   * audited: the opt-out row is its own record (the address and when), and the messages it suppresses say so.
+   */
   async unsubscribe(address: string, token: string): Promise<boolean> {
     if (!validRecipient(address) || !unsubscribeTokenValid(this.config.sessionSecret, address, token)) return false;
     await this.repository.unsubscribe(address);
