@@ -40,6 +40,8 @@ const ALLOWED: Record<string, string> = {
     'validate refreshes last_seen_at of a live seat in its one statement; a seat being seen is not news (docs/licences.md, Audit log)',
   'SeatsService.heartbeat → SeatsRepository.heartbeat (activations)':
     'a heartbeat refreshes last_seen_at of the seat it keeps alive; only a seat it finds dead is news (docs/licences.md, Heartbeats and dead seats)',
+  'LicenseCreation.insert → LicensesRepository.insert (licenses)':
+    'the key-drawing insert under LicenseCreation.create and TrialsService.startTrial, each recording its creation event with it',
   'AdminCredentials.tokenAccess → AdminTokensRepository.touchLastUsed (admin_tokens)':
     'last_used_at is bookkeeping of a credential being used, not a change anyone made',
   'KeyringService.ensureFirstKey → KeyringRepository.insert (signing_keys)':

@@ -20,6 +20,7 @@ import { CustomersService } from './customers.service';
 import { BulkLicensesService } from './bulk-licenses.service';
 import { BulkOperationsRepository } from './bulk-operations.repository';
 import { ExpiryScanService } from './expiry-scan.service';
+import { LicenseCreation } from './license-creation';
 
 /** The licence aggregate: licences and their seats. Exports services only, never repositories. */
 @Module({
@@ -41,6 +42,7 @@ import { ExpiryScanService } from './expiry-scan.service';
     BulkOperationsRepository,
     BulkLicensesService,
     ExpiryScanService,
+    LicenseCreation,
   ],
   exports: [
     BulkLicensesService,

@@ -156,13 +156,15 @@ export class LicensesRepository {
   }
 
   /** A new licence (flags and revocation at their defaults); the returned licence has no product joined in. */
-  async insert(license: NewLicense, manager: EntityManager): Promise<License> {
+  /** Inserts a new licence; null when its key is taken already (the caller draws another: LicenseCreation). */
+  async insert(license: NewLicense, manager: EntityManager): Promise<License | null> {
     const { rows } = await preparedQuery<LicenseRow>(
       manager,
       'license-insert',
       `INSERT INTO licenses (product_id, license_key, license_type, customer_name, customer_email, customer_pib, limits, features,
          policy, grace_days, notes, expires_at, created_at, updated_at, converted_from, store_name, store_customer_id, store_subscription_id, store_order_id)
        VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8::jsonb, $9::jsonb, $10, $11, $12, $13, $13, $14, $15, $16, $17, $18)
+       ON CONFLICT (license_key) DO NOTHING
        RETURNING ${LICENSE_COLUMNS}`,
       [
         license.productId,
@@ -185,22 +187,17 @@ export class LicensesRepository {
         license.storeOrderId ?? null,
       ],
     );
-    return licenseOnlyFromRow(rows[0]);
+    return rows.length ? licenseOnlyFromRow(rows[0]) : null;
   }
 
   /** Writes every changeable column of a locked licence and stamps updated_at; returns it as stored, its product kept. */
-  /** Ties a store-made licence to the subscription its order was for (docs/stores.md, Connect Lemon Squeezy). */
-  async setStoreSubscription(id: number, subscriptionId: string, manager: EntityManager): Promise<void> {
-    await manager.query('UPDATE licenses SET store_subscription_id = $2, updated_at = now() WHERE id = $1', [id, subscriptionId]);
-  }
-
   async save(license: License, manager: EntityManager): Promise<License> {
     const { rows } = await preparedQuery<LicenseRow>(
       manager,
       'license-update',
       `UPDATE licenses SET license_type = $2, customer_name = $3, customer_email = $4, customer_pib = $5, limits = $6::jsonb,
          features = $7::jsonb, policy = $8::jsonb, grace_days = $9, notes = $10, expires_at = $11, active = $12, revoked = $13,
-         revoked_at = $14, revoke_reason = $15, store_subscription_ended_at = $16, updated_at = now()
+         revoked_at = $14, revoke_reason = $15, store_subscription_ended_at = $16, store_subscription_id = $17, updated_at = now()
        WHERE id = $1 RETURNING ${LICENSE_COLUMNS}`,
       [
         license.id,
@@ -219,6 +216,7 @@ export class LicensesRepository {
         license.revokedAt,
         license.revokeReason,
         license.storeSubscriptionEndedAt ?? null,
+        license.storeSubscriptionId ?? null,
       ],
     );
     return Object.assign(licenseOnlyFromRow(rows[0]), { product: license.product });

@@ -14,6 +14,7 @@ import { DatabaseModule } from '../../src/database/database.module';
 import { JobsService, SendOptions } from '../../src/jobs/jobs.service';
 import { CreateLicenseDto } from '../../src/licenses/dto/create-license.dto';
 import type { License } from '../../src/licenses/license.entity';
+import { LicenseCreation } from '../../src/licenses/license-creation';
 import { LicensesRepository } from '../../src/licenses/licenses.repository';
 import { LicensesService } from '../../src/licenses/licenses.service';
 import { SeatsRepository } from '../../src/licenses/seats.repository';
@@ -65,6 +66,7 @@ const PROVIDERS = [
   ProductsRepository,
   ProductsService,
   LicensesRepository,
+  LicenseCreation,
   LicensesService,
   SeatsRepository,
   TrialsRepository,
