@@ -1,12 +1,12 @@
 import { Check, Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
 import type { ActorType } from '../common/auth/actor';
-import { ACTOR_MAX_LENGTH as AUDIT_ACTOR_MAX_LENGTH, type EventType as AuditAction } from '../events/event-types';
+import { ACTOR_MAX_LENGTH as AUDIT_ACTOR_MAX_LENGTH, type AuditAction } from '../events/event-types';
 
 // Actors are defined in common/ (every feature records one); re-exported here beside the audit actions.
 export { ACTOR_TYPES, type ActorType } from '../common/auth/actor';
 
 // The audit log records every event the recorder is told (docs/webhooks.md, The event spine): its actions are the event types.
-export { EVENT_TYPES as AUDIT_ACTIONS, type EventType as AuditAction } from '../events/event-types';
+export { EVENT_TYPES as AUDIT_ACTIONS, type AuditAction } from '../events/event-types';
 
 /**
  * Append-only: a database trigger refuses UPDATE and DELETE. Constraint names are the ones the migrations create

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { DataSource, EntityManager } from 'typeorm';
 import type { Actor } from '../common/auth/actor';
 import { raw, runStatement, type Sql, sql } from '../database/statement';
-import { ACTOR_MAX_LENGTH, type EventType, isStaffOnly } from './event-types';
+import { ACTOR_MAX_LENGTH, type EventType, isNotice, isStaffOnly } from './event-types';
 
 export type { EventType } from './event-types';
 
@@ -37,8 +37,9 @@ export interface RecordedChange {
 const newEventId = () => `msg_${randomBytes(16).toString('hex')}`;
 
 /** The audit entries and outbox rows of a statement, as unnest() over one array per column; `guard` makes them conditional. */
-function eventCtes(events: DomainEvent[], now: Date, guard: Sql): Sql {
-  const outboxed = events.filter((e) => !isStaffOnly(e.type));
+function eventCtes(all: DomainEvent[], now: Date, guard: Sql): Sql {
+  const events = all.filter((e) => !isNotice(e.type));
+  const outboxed = all.filter((e) => !isStaffOnly(e.type));
   return sql`audit AS (
     INSERT INTO audit_entries (action, actor_type, actor, ip, license_id, product_code, details)
     SELECT * FROM unnest(${events.map((e) => e.type)}::varchar[], ${events.map((e) => e.actor.type)}::varchar[],

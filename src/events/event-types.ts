@@ -40,13 +40,19 @@ export const EVENT_TYPES = [
   'store_plan.deleted',
   'customer.note_added',
 ] as const;
-export type EventType = (typeof EVENT_TYPES)[number];
+/** What the audit log records: every event type but the notices. */
+export type AuditAction = (typeof EVENT_TYPES)[number];
+
+/** Events told to webhooks only, about no change: a store event a seller must act on (docs/webhooks.md, Event catalogue). */
+export const NOTICE_EVENTS = ['store_event.needs_attention'] as const;
+export type EventType = AuditAction | (typeof NOTICE_EVENTS)[number];
+export const isNotice = (type: string) => (NOTICE_EVENTS as readonly string[]).includes(type);
 
 /** Staff-only: sign-ins, staff accounts and notes about customers stay in the audit log, never reach a webhook or mail. */
 export const isStaffOnly = (type: string) => type.startsWith('auth.') || type.startsWith('staff.') || type === 'customer.note_added';
 
 /** Every event type a webhook endpoint may receive (and the fan-out's consumers see). */
-export const OUTBOX_EVENT_TYPES: readonly EventType[] = EVENT_TYPES.filter((type) => !isStaffOnly(type));
+export const OUTBOX_EVENT_TYPES: readonly EventType[] = [...EVENT_TYPES.filter((type) => !isStaffOnly(type)), ...NOTICE_EVENTS];
 
 /** The audit entry's actor column: longer names are cut to it when recorded. */
 export const ACTOR_MAX_LENGTH = 320;

@@ -892,7 +892,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Store events, newest first */
+        /** Store events, newest first; needs_attention=true lists what a seller must look at */
         get: operations["StoresAdmin_listEvents"];
         put?: never;
         post?: never;
@@ -2448,7 +2448,7 @@ export interface components {
              *       "license.revoked"
              *     ]
              */
-            events: ("product.created" | "product.updated" | "license.created" | "license.updated" | "license.revoked" | "license.released" | "license.activated" | "license.activation_denied" | "license.deactivated" | "license.file_issued" | "license.usage_limit_reached" | "license.usage_reset" | "license.trial_started" | "license.key_resent" | "license.expiring_soon" | "license.expired" | "mail.retried" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "webhook.delivery_retried" | "signing_key.rotated" | "signing_key.revoked" | "signing_key.endorsed" | "token.created" | "token.revoked" | "store_plan.created" | "store_plan.updated" | "store_plan.deleted" | "*")[];
+            events: ("product.created" | "product.updated" | "license.created" | "license.updated" | "license.revoked" | "license.released" | "license.activated" | "license.activation_denied" | "license.deactivated" | "license.file_issued" | "license.usage_limit_reached" | "license.usage_reset" | "license.trial_started" | "license.key_resent" | "license.expiring_soon" | "license.expired" | "mail.retried" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "webhook.delivery_retried" | "signing_key.rotated" | "signing_key.revoked" | "signing_key.endorsed" | "token.created" | "token.revoked" | "store_plan.created" | "store_plan.updated" | "store_plan.deleted" | "store_event.needs_attention" | "*")[];
             /** @example Billing system */
             description?: string | null;
             /** @description Default true; an inactive endpoint receives nothing */
@@ -2508,7 +2508,7 @@ export interface components {
         UpdateWebhookDto: {
             url?: string;
             /** @description Event types to receive, or ["*"] for all of them (alone) */
-            events?: ("product.created" | "product.updated" | "license.created" | "license.updated" | "license.revoked" | "license.released" | "license.activated" | "license.activation_denied" | "license.deactivated" | "license.file_issued" | "license.usage_limit_reached" | "license.usage_reset" | "license.trial_started" | "license.key_resent" | "license.expiring_soon" | "license.expired" | "mail.retried" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "webhook.delivery_retried" | "signing_key.rotated" | "signing_key.revoked" | "signing_key.endorsed" | "token.created" | "token.revoked" | "store_plan.created" | "store_plan.updated" | "store_plan.deleted" | "*")[];
+            events?: ("product.created" | "product.updated" | "license.created" | "license.updated" | "license.revoked" | "license.released" | "license.activated" | "license.activation_denied" | "license.deactivated" | "license.file_issued" | "license.usage_limit_reached" | "license.usage_reset" | "license.trial_started" | "license.key_resent" | "license.expiring_soon" | "license.expired" | "mail.retried" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "webhook.delivery_retried" | "signing_key.rotated" | "signing_key.revoked" | "signing_key.endorsed" | "token.created" | "token.revoked" | "store_plan.created" | "store_plan.updated" | "store_plan.deleted" | "store_event.needs_attention" | "*")[];
             description?: string | null;
             active?: boolean;
         };
@@ -2621,6 +2621,12 @@ export interface components {
              * @example null
              */
             error: string | null;
+            /**
+             * @description why it was ignored, is pending or failed, as a code (docs/stores.md, Reason codes); null when processed
+             * @example null
+             * @enum {string|null}
+             */
+            reason_code: "NO_PLAN" | "UNHANDLED_TYPE" | "NOT_PAID" | "TEST_MODE" | "OUT_OF_ORDER" | "AWAITING_CUSTOMER" | "UNKNOWN_SUBSCRIPTION" | "API_VERSION_MISMATCH" | "STORE_API_KEY_MISSING" | "STORE_API_ERROR" | "INVALID_QUANTITY" | "INVALID_PAYLOAD" | "OTHER_PRODUCT" | null;
         };
         CreateStorePlanDto: {
             /**
@@ -2687,11 +2693,11 @@ export interface components {
              */
             grace_days?: number;
             /**
-             * @description when the subscription ends: expire at the end time (grace applies), suspend, or revoke
+             * @description when the subscription ends: expire at the end time (grace applies), suspend, or revoke. Required, except for a PERPETUAL plan (a one-time sale has no subscription to end; default expire)
              * @example expire
              * @enum {string}
              */
-            on_end: "expire" | "suspend" | "revoke";
+            on_end?: "expire" | "suspend" | "revoke";
         };
         StorePlanDto: {
             /** @example 3 */
@@ -2809,7 +2815,7 @@ export interface components {
              */
             grace_days?: number;
             /**
-             * @description when the subscription ends: expire at the end time (grace applies), suspend, or revoke
+             * @description when the subscription ends: expire at the end time (grace applies), suspend, or revoke. Required, except for a PERPETUAL plan (a one-time sale has no subscription to end; default expire)
              * @example expire
              * @enum {string}
              */
@@ -6801,6 +6807,23 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponseDto"];
                 };
             };
+            /** @description RATE_LIMITED: per-IP limit hit; `Retry-After` header and `details.retry_after_seconds` */
+            429: {
+                headers: {
+                    /** @description seconds until the window resets */
+                    "Retry-After": number;
+                    /** @description requests allowed per window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description requests left in this window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description seconds until the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
             /** @description STORE_EVENT_FAILED: stored failed; Stripe retries */
             500: {
                 headers: {
@@ -6859,6 +6882,23 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponseDto"];
                 };
             };
+            /** @description RATE_LIMITED: per-IP limit hit; `Retry-After` header and `details.retry_after_seconds` */
+            429: {
+                headers: {
+                    /** @description seconds until the window resets */
+                    "Retry-After": number;
+                    /** @description requests allowed per window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description requests left in this window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description seconds until the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
             /** @description STORE_EVENT_FAILED: stored failed; Paddle retries */
             500: {
                 headers: {
@@ -6911,6 +6951,23 @@ export interface operations {
             /** @description PAYLOAD_TOO_LARGE: over 1 MiB */
             413: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description RATE_LIMITED: per-IP limit hit; `Retry-After` header and `details.retry_after_seconds` */
+            429: {
+                headers: {
+                    /** @description seconds until the window resets */
+                    "Retry-After": number;
+                    /** @description requests allowed per window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description requests left in this window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description seconds until the window resets */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7391,6 +7448,8 @@ export interface operations {
                 status?: "processed" | "ignored" | "pending" | "failed";
                 /** @description only events that touched this licence */
                 license_id?: number;
+                /** @description true: only events that need attention (failed ones, and ignored ones for a price without a plan, reason_code NO_PLAN, not replayed since); false: only the others */
+                needs_attention?: "true" | "false";
             };
             header?: never;
             path?: never;
