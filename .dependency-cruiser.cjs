@@ -2,13 +2,6 @@
 // cycles and the layer order are checked by scripts/check-boundaries.mjs from this cruise's JSON, since these rules
 // see single files.
 
-/**
- * Imports that break a "never" today and are being removed on another branch (the event spine moves the expiry scan
- * to the licences side, so webhooks stops importing licences). Each is listed by file so that any new one fails; the
- * list must end empty.
- */
-const KNOWN_CONSUMER_EXCEPTIONS = ['^src/webhooks/webhooks\\.module\\.ts$', '^src/webhooks/webhooks\\.service\\.ts$'];
-
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [
@@ -37,7 +30,7 @@ module.exports = {
       name: 'consumers-not-licences',
       comment: 'Webhooks and mail are consumers of the event spine: they read the event, never the licence files.',
       severity: 'error',
-      from: { path: '^src/(webhooks|mail)/', pathNot: KNOWN_CONSUMER_EXCEPTIONS },
+      from: { path: '^src/(webhooks|mail)/' },
       to: { path: '^src/licenses/' },
     },
     {

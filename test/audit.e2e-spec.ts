@@ -78,7 +78,8 @@ describe('admin audit API', () => {
   it.each([
     ['action=license.activation_denied', ['license.activation_denied']],
     ['actor_type=client', ['license.activation_denied', 'license.activated']],
-    ['actor_type=system', ['product.updated']],
+    // staff.joined: the first-user setup of the test app's start (docs/licences.md, Audit log).
+    ['actor_type=system', ['staff.joined', 'product.updated']],
     ['actor_type=dashboard', ['auth.logout', 'auth.login']],
     ['license_id=777', ['license.activation_denied', 'license.activated']],
     ['license_id=777&action=license.activated', ['license.activated']],

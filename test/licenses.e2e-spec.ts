@@ -1,6 +1,6 @@
 import { LICENSE_KEY_PATTERN } from '../src/licenses/license-key';
 import { addUtcMonths } from '../src/licenses/license-expiry';
-import { LicensesService } from '../src/licenses/licenses.service';
+import { LicenseCreation } from '../src/licenses/license-creation';
 import { createLicense, fingerprint, insertSeat, licenseInput } from './support/factories';
 import { fieldsOf } from './support/api-errors';
 import { createTestApp, TestApp } from './support/test-app';
@@ -100,7 +100,7 @@ describe('admin licences API: create and read', () => {
 
     it('retries with a new key when the generated one is already taken', async () => {
       const existing = await createLicense(t);
-      const service = t.app.get(LicensesService);
+      const service = t.app.get(LicenseCreation);
       const spy = jest
         .spyOn(service as unknown as { newLicenseKey: (p: string) => string }, 'newLicenseKey')
         .mockReturnValueOnce(existing.license_key);

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import Stripe from 'stripe';
 import { NEEDS_ATTENTION } from '../src/stores/store-event.entity';
 import { STRIPE_API_VERSION, STRIPE_PREVIOUS_API_VERSION } from '../src/stores/stripe/stripe-store';
-import { EventFanoutService } from '../src/webhooks/event-fanout.service';
+import { EventFanoutService } from '../src/events/event-fanout.service';
 import { createTestApp, TestApp } from './support/test-app';
 
 /**
@@ -243,7 +243,7 @@ describe('stores: Stripe (docs/stores.md)', () => {
   const auditCount = (licenseId: number) =>
     t.sql<{ n: number }>(`SELECT count(*)::int AS n FROM audit_entries WHERE license_id = $1`, [licenseId]).then((r) => r[0].n);
   const outboxCount = (licenseId: number) =>
-    t.sql<{ n: number }>(`SELECT count(*)::int AS n FROM webhook_events WHERE license_id = $1`, [licenseId]).then((r) => r[0].n);
+    t.sql<{ n: number }>(`SELECT count(*)::int AS n FROM event_outbox WHERE license_id = $1`, [licenseId]).then((r) => r[0].n);
 
   async function purchase(sub: string, price = 'price_monthly', extra: Partial<InvoiceInput> = {}) {
     const start = now();
@@ -955,7 +955,7 @@ describe('stores: Stripe (docs/stores.md)', () => {
       const told = () =>
         t
           .sql<{ payload: { data: { id: string; reason_code: string } } }>(
-            `SELECT payload FROM webhook_events WHERE type = 'store_event.needs_attention' ORDER BY created_at`,
+            `SELECT payload FROM event_outbox WHERE type = 'store_event.needs_attention' ORDER BY created_at`,
           )
           .then((rows) => rows.map((r) => r.payload.data));
       const gauge = async () => {

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { ActivationModule } from '../activation/activation.module';
 import { AuditModule } from '../audit/audit.module';
+import { EventsModule } from '../events/events.module';
 import { LicensesModule } from '../licenses/licenses.module';
 import { MailModule } from '../mail/mail.module';
 import { ProductsModule } from '../products/products.module';
@@ -24,6 +25,7 @@ import { SigningKeysPageController } from './pages/signing-keys.controller';
 import { StoresPageController } from './pages/stores.controller';
 import { SavedViewsController } from './pages/saved-views.controller';
 import { SavedViewsRepository } from './saved-views.repository';
+import { SavedViewsService } from './saved-views.service';
 import { TokensPageController } from './pages/tokens.controller';
 import { WebhooksPagesController } from './pages/webhooks.controller';
 import { DashboardSessionStore } from './session-store';
@@ -35,6 +37,7 @@ import { UsersService } from './users.service';
   imports: [
     ActivationModule,
     AuditModule,
+    EventsModule,
     KeyringModule,
     LicensesModule,
     MailModule,
@@ -63,6 +66,7 @@ import { UsersService } from './users.service';
   ],
   providers: [
     SavedViewsRepository,
+    SavedViewsService,
     UsersRepository,
     UsersService,
     DashboardPassport,

@@ -27,8 +27,8 @@ export class UsersRepository {
   }
 
   /** Creates the user, or replaces the password of an existing one (same name, any case); true when created. */
-  async upsertPassword(username: string, passwordHash: string): Promise<boolean> {
-    const rows: { created: boolean }[] = await this.dataSource.query(
+  async upsertPassword(username: string, passwordHash: string, manager: EntityManager): Promise<boolean> {
+    const rows: { created: boolean }[] = await manager.query(
       `INSERT INTO users (username, password_hash) VALUES ($1, $2)
        ON CONFLICT (lower(username)) DO UPDATE SET password_hash = EXCLUDED.password_hash
        RETURNING (xmax = 0) AS created`,
@@ -38,8 +38,8 @@ export class UsersRepository {
   }
 
   /** Inserts only when no user exists yet; false when another instance got there first. */
-  async insertFirst(username: string, passwordHash: string): Promise<boolean> {
-    const rows: unknown[] = await this.dataSource.query(
+  async insertFirst(username: string, passwordHash: string, manager: EntityManager): Promise<boolean> {
+    const rows: unknown[] = await manager.query(
       `INSERT INTO users (username, password_hash) SELECT $1, $2 WHERE NOT EXISTS (SELECT 1 FROM users)
        ON CONFLICT (lower(username)) DO NOTHING RETURNING id`,
       [username, passwordHash],

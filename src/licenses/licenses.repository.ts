@@ -6,10 +6,12 @@ import { ALL_PRODUCTS, type ProductScope } from '../common/auth/actor';
 import type { KeysetPosition } from '../common/http/keyset-cursor';
 import { MatchCount, pagedList } from '../database/paged-list';
 import { preparedQuery } from '../database/prepared-query';
+import { runStatement, sql } from '../database/statement';
 import { openRowStream } from '../database/row-stream';
 import type { LicenseListRow } from './dto/license.dto';
 import { Product } from '../products/product.entity';
 import { License } from './license.entity';
+import type { ExpiryKind } from './license-expiry-notice.entity';
 import { LicenseStatus, licenseStatusConditionSql, licenseStatusSql } from './license-status';
 import type { LicenseType } from './license-type';
 import type { PolicyOverrides } from '../common/seat-policy/license-policy';
@@ -84,6 +86,36 @@ export const escapeLike = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${
 export class LicensesRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
+  /**
+   * Marks the licences whose time-driven event is due and not told yet (one row per licence, kind and expiry date), in
+   * the caller's transaction; returns them. `expired` looks back 2 days only, so a first start does not replay every
+   * expiry in history. Counts days of 24 hours like the status rule (docs/licences.md, Status and grace).
+   */
+  async claimExpiryNotices(
+    expiringDays: number,
+    limit: number,
+    manager: EntityManager,
+  ): Promise<{ licenseId: number; kind: ExpiryKind }[]> {
+    const rows = await runStatement<{ license_id: number; kind: ExpiryKind }>(
+      manager,
+      'licenses-claim-expiry-notices',
+      sql`WITH due AS (
+         SELECT license_id, expires_at, 'expiring_soon' AS kind FROM usable_license_deadlines
+         WHERE expires_at > now() AND expires_at <= now() + make_interval(hours => 24 * ${expiringDays}::int)
+         UNION ALL
+         SELECT license_id, expires_at, 'expired' FROM usable_license_deadlines
+         WHERE grace_ends_at < now() AND grace_ends_at > now() - interval '2 days'
+       )
+       INSERT INTO license_expiry_notices (license_id, kind, expires_at)
+       SELECT d.license_id, d.kind, d.expires_at FROM due d
+       WHERE NOT EXISTS (SELECT 1 FROM license_expiry_notices n WHERE n.license_id = d.license_id AND n.kind = d.kind AND n.expires_at = d.expires_at)
+       ORDER BY d.expires_at LIMIT ${limit}
+       ON CONFLICT DO NOTHING
+       RETURNING license_id, kind`,
+    );
+    return rows.map((r) => ({ licenseId: r.license_id, kind: r.kind }));
+  }
+
   /** With a product scope, another product's licence is not found (the scope is part of the query). */
   getById(id: number, manager?: EntityManager, products: ProductScope = ALL_PRODUCTS): Promise<License | null> {
     return this.oneWithProduct('license-by-id-in-scope', `l.id = $1 AND ${IN_PRODUCT_SCOPE}`, [id, products], manager);
@@ -124,13 +156,15 @@ export class LicensesRepository {
   }
 
   /** A new licence (flags and revocation at their defaults); the returned licence has no product joined in. */
-  async insert(license: NewLicense, manager: EntityManager): Promise<License> {
+  /** Inserts a new licence; null when its key is taken already (the caller draws another: LicenseCreation). */
+  async insert(license: NewLicense, manager: EntityManager): Promise<License | null> {
     const { rows } = await preparedQuery<LicenseRow>(
       manager,
       'license-insert',
       `INSERT INTO licenses (product_id, license_key, license_type, customer_name, customer_email, customer_pib, limits, features,
          policy, grace_days, notes, expires_at, created_at, updated_at, converted_from, store_name, store_customer_id, store_subscription_id, store_order_id)
        VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8::jsonb, $9::jsonb, $10, $11, $12, $13, $13, $14, $15, $16, $17, $18)
+       ON CONFLICT (license_key) DO NOTHING
        RETURNING ${LICENSE_COLUMNS}`,
       [
         license.productId,
@@ -153,22 +187,17 @@ export class LicensesRepository {
         license.storeOrderId ?? null,
       ],
     );
-    return licenseOnlyFromRow(rows[0]);
+    return rows.length ? licenseOnlyFromRow(rows[0]) : null;
   }
 
   /** Writes every changeable column of a locked licence and stamps updated_at; returns it as stored, its product kept. */
-  /** Ties a store-made licence to the subscription its order was for (docs/stores.md, Connect Lemon Squeezy). */
-  async setStoreSubscription(id: number, subscriptionId: string, manager: EntityManager): Promise<void> {
-    await manager.query('UPDATE licenses SET store_subscription_id = $2, updated_at = now() WHERE id = $1', [id, subscriptionId]);
-  }
-
   async save(license: License, manager: EntityManager): Promise<License> {
     const { rows } = await preparedQuery<LicenseRow>(
       manager,
       'license-update',
       `UPDATE licenses SET license_type = $2, customer_name = $3, customer_email = $4, customer_pib = $5, limits = $6::jsonb,
          features = $7::jsonb, policy = $8::jsonb, grace_days = $9, notes = $10, expires_at = $11, active = $12, revoked = $13,
-         revoked_at = $14, revoke_reason = $15, store_subscription_ended_at = $16, updated_at = now()
+         revoked_at = $14, revoke_reason = $15, store_subscription_ended_at = $16, store_subscription_id = $17, updated_at = now()
        WHERE id = $1 RETURNING ${LICENSE_COLUMNS}`,
       [
         license.id,
@@ -187,6 +216,7 @@ export class LicensesRepository {
         license.revokedAt,
         license.revokeReason,
         license.storeSubscriptionEndedAt ?? null,
+        license.storeSubscriptionId ?? null,
       ],
     );
     return Object.assign(licenseOnlyFromRow(rows[0]), { product: license.product });

@@ -1,10 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import { EventRecorder } from '../audit/event-recorder';
+import { EventRecorder } from '../events/event-recorder';
 import { type Actor, ALL_PRODUCTS, type ProductScope, productScopeIncludes } from '../common/auth/actor';
 import { AppError } from '../common/errors/app-error';
-import { uniqueViolation } from '../common/errors/database-errors';
 import { ErrorCode } from '../common/errors/error-codes';
 import type { ExportSource, ExportValue } from '../common/http/export';
 import { decodeCursor } from '../common/http/keyset-cursor';
@@ -12,24 +11,24 @@ import { DEFAULT_PAGE_LIMIT, Page } from '../common/http/page-query.dto';
 import { parseIsoTimestamp } from '../common/validation/iso-timestamp';
 import type { Product } from '../products/product.entity';
 import { ProductsService } from '../products/products.service';
-import { Activation } from './seats/activation.entity';
 import { ActivationDto } from './dto/activation.dto';
 import { CreateLicenseDto, DEFAULT_GRACE_DAYS, UpdateLicenseDto } from './dto/create-license.dto';
 import { ReleaseResultDto } from './dto/license-actions.dto';
 import { LicenseDetailsDto, LicenseListItemDto } from './dto/license.dto';
 import { ListLicensesQueryDto } from './dto/list-licenses.query';
-import { License, LICENSE_KEY_INDEX } from './license.entity';
+import { License } from './license.entity';
 import { computeExpiresAt } from './license-expiry';
-import { generateLicenseKey } from './license-key';
-import { mergeLimits } from './license-limits';
-import { licensePolicyOverrides, mergePolicy } from '../common/seat-policy/license-policy';
-import { deriveLicenseStatus, graceEndsAt } from './license-status';
+import { licensePolicyOverrides } from '../common/seat-policy/license-policy';
 import type { LicenseType } from './license-type';
+import { licenseChanges } from './license-changes';
+import { LicenseCreation, type LicenseTerms } from './license-creation';
 import { LicensePageOptions, LicensesRepository } from './licenses.repository';
 import { TrialsRepository } from './trials/trials.repository';
 import { SeatsRepository } from './seats/seats.repository';
 /** The dashboard's sort keys, public through the service: a repository stays inside its module (docs/architecture.md, Module boundaries). */
 export { LICENSE_SORTS, type LicenseSort } from './licenses.repository';
+export { toLicenseDetails } from './license-details';
+import { toLicenseDetails } from './license-details';
 
 /** The most licences one customer address lists in the portal. */
 const CUSTOMER_LICENSES_MAX = 200;
@@ -37,9 +36,6 @@ const CUSTOMER_LICENSES_MAX = 200;
 /** A licence's stored address against a lower-cased one: case and surrounding spaces do not count. */
 export const sameCustomerEmail = (stored: string | null, email: string): boolean =>
   stored !== null && stored.trim().toLowerCase() === email;
-
-/** 100 random bits make a collision astronomically rare; a few retries make it harmless. */
-const KEY_ATTEMPTS = 5;
 
 export type LicenseListQuery = Partial<ListLicensesQueryDto> & {
   /** The staff search: `q` also matches machines (hostname substring, fingerprint prefix). */
@@ -58,20 +54,19 @@ export interface ReleaseSeatsInput {
   reason?: string | null;
 }
 
-/** The fields PUT may change, as stored on the entity, with their JSON names for the audit entry. */
-const UPDATABLE = [
-  ['customer_name', 'customerName'],
-  ['customer_email', 'customerEmail'],
-  ['customer_pib', 'customerPib'],
-  ['limits', 'limits'],
-  ['features', 'features'],
-  ['policy', 'policy'],
-  ['grace_days', 'graceDays'],
-  ['notes', 'notes'],
-  ['expires_at', 'expiresAt'],
-  ['license_type', 'licenseType'],
-  ['active', 'active'],
-] as const;
+/** The fields PUT may change, as stored on the entity (their JSON names are licenseChanges'). */
+type Updatable =
+  | 'customerName'
+  | 'customerEmail'
+  | 'customerPib'
+  | 'limits'
+  | 'features'
+  | 'policy'
+  | 'graceDays'
+  | 'notes'
+  | 'expiresAt'
+  | 'licenseType'
+  | 'active';
 
 /**
  * Licence use cases of the admin API and the dashboard. Inputs are the validated DTOs (the dashboard
@@ -86,6 +81,7 @@ export class LicensesService {
     private readonly products: ProductsService,
     private readonly events: EventRecorder,
     private readonly trials: TrialsRepository,
+    private readonly creation: LicenseCreation,
   ) {}
 
   /**
@@ -100,56 +96,25 @@ export class LicensesService {
     const features = input.features === undefined ? [...product.availableFeatures] : checkFeatures(input.features, product);
     const now = new Date();
     const expiresAt = initialExpiry(input.license_type, input.expires_at, now);
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await this.dataSource.transaction(async (manager) => {
-          const convertedFrom = input.customer_email ? await this.trials.newestTrialFor(product.id, input.customer_email, manager) : null;
-          const license = await this.licenses.insert(
-            {
-              convertedFrom,
-              productId: product.id,
-              licenseKey: this.newLicenseKey(product.keyPrefix),
-              licenseType: input.license_type,
-              customerName: input.customer_name,
-              customerEmail: input.customer_email ?? null,
-              customerPib: input.customer_pib ?? null,
-              limits: input.limits ?? {},
-              features,
-              policy: licensePolicyOverrides(input.policy ?? {}),
-              graceDays: input.grace_days ?? DEFAULT_GRACE_DAYS,
-              notes: input.notes ?? null,
-              expiresAt,
-              createdAt: now,
-            },
-            manager,
-          );
-          license.product = product;
-          await this.events.record(manager, {
-            type: 'license.created',
-            actor,
-            licenseId: license.id,
-            productId: product.id,
-            productCode: product.code,
-            license: toLicenseDetails(license, [], now),
-            details: {
-              license_type: license.licenseType,
-              customer_name: license.customerName,
-              expires_at: license.expiresAt?.toISOString() ?? null,
-              grace_days: license.graceDays,
-              limits: license.limits,
-              features: license.features,
-              policy: license.policy,
-              // The mail fan-out sends license_issued for it (docs/mail.md, When mail is sent).
-              ...(input.notify_customer ? { notify_customer: true } : {}),
-            },
-          });
-          return license;
-        });
-      } catch (err) {
-        if (attempt < KEY_ATTEMPTS && uniqueViolation(err) === LICENSE_KEY_INDEX) continue;
-        throw err;
-      }
-    }
+    return this.dataSource.transaction(async (manager) => {
+      const convertedFrom = input.customer_email ? await this.trials.newestTrialFor(product.id, input.customer_email, manager) : null;
+      const terms: LicenseTerms = {
+        product,
+        convertedFrom,
+        licenseType: input.license_type,
+        customerName: input.customer_name,
+        customerEmail: input.customer_email ?? null,
+        customerPib: input.customer_pib ?? null,
+        limits: input.limits ?? {},
+        features,
+        policy: licensePolicyOverrides(input.policy ?? {}),
+        graceDays: input.grace_days ?? DEFAULT_GRACE_DAYS,
+        notes: input.notes ?? null,
+        expiresAt,
+      };
+      // The mail fan-out sends license_issued when notify_customer is set (docs/mail.md, When mail is sent).
+      return this.creation.create(manager, terms, actor, input.notify_customer === true, now);
+    });
   }
 
   /** A page of licences matching the filters (product code, status, type, search text), newest first, with the total (estimated beyond 1000). */
@@ -281,12 +246,7 @@ export class LicensesService {
       throw AppError.conflict('A revoked licence cannot be made active again', { field: 'active' });
     }
     const next = updatedFields(license, input, new Date());
-    const changes: Record<string, { from: unknown; to: unknown }> = {};
-    for (const [json, prop] of UPDATABLE) {
-      const from = auditValue(license[prop]);
-      const to = auditValue(next[prop]);
-      if (JSON.stringify(from) !== JSON.stringify(to)) changes[json] = { from, to };
-    }
+    const changes = licenseChanges(license, next);
     if (Object.keys(changes).length === 0) return { license: await this.details(license, manager), changed: false };
     Object.assign(license, next);
     return {
@@ -365,7 +325,7 @@ export class LicensesService {
     actor: Actor,
     details: Record<string, unknown>,
   ): Promise<LicenseDetailsDto> {
-    const changes = { expires_at: { from: auditValue(license.expiresAt), to: expiresAt.toISOString() } };
+    const changes = licenseChanges(license, { expiresAt });
     license.expiresAt = expiresAt;
     return this.saveAndRecord(manager, license, actor, { changes, ...details });
   }
@@ -467,11 +427,6 @@ export class LicensesService {
     return this.licenses.matchingIds(listFilter(selection.query, products), limit);
   }
 
-  /** Kept separate so a test can force a key collision. */
-  protected newLicenseKey(prefix: string): string {
-    return generateLicenseKey(prefix);
-  }
-
   /**
    * Every licence matching the list's filters, newest first, streamed from a cursor (docs/admin-api.md, Exports); resolves once
    * the first row is read, so a database failure before then is an ordinary error answer.
@@ -491,9 +446,10 @@ export class LicensesService {
   }
 
   /** The licence as GET shows it, read in the caller's transaction (the expiry scan's events). */
-  async getLicenseIn(id: number, manager: EntityManager): Promise<LicenseDetailsDto | null> {
+  /** The licence as GET shows it with its product, for an event told about it (the expiry scan), in the caller's transaction. */
+  async eventSubjectIn(id: number, manager: EntityManager): Promise<{ productId: number; license: LicenseDetailsDto } | null> {
     const license = await this.licenses.getById(id, manager);
-    return license ? this.details(license, manager) : null;
+    return license ? { productId: license.productId, license: await this.details(license, manager) } : null;
   }
 
   private async details(license: License, manager: EntityManager): Promise<LicenseDetailsDto> {
@@ -604,49 +560,6 @@ function licenseExportRecord(r: LicenseExportRow): Record<(typeof LICENSE_EXPORT
   };
 }
 
-/** The details view of a licence (docs/licences.md, Reading and listing). `license.product` must be loaded. */
-export function toLicenseDetails(license: License, currentSeats: Activation[], now: Date): LicenseDetailsDto {
-  const product = license.product as Product;
-  const iso = (d: Date | null) => (d ? d.toISOString() : null);
-  return {
-    id: license.id,
-    product: { code: product.code, name: product.name },
-    product_code: product.code,
-    license_key: license.licenseKey,
-    license_type: license.licenseType,
-    customer_name: license.customerName,
-    customer_email: license.customerEmail,
-    customer_pib: license.customerPib,
-    limits: mergeLimits(product.defaultLimits, license.limits),
-    limit_overrides: license.limits,
-    features: license.features,
-    policy: mergePolicy(product.defaultPolicy, license.policy),
-    policy_overrides: license.policy,
-    grace_days: license.graceDays,
-    notes: license.notes,
-    expires_at: iso(license.expiresAt),
-    grace_ends_at: iso(graceEndsAt(license)),
-    active: license.active,
-    revoked: license.revoked,
-    revoked_at: iso(license.revokedAt),
-    revoke_reason: license.revokeReason,
-    status: deriveLicenseStatus(license, now),
-    created_at: license.createdAt.toISOString(),
-    updated_at: license.updatedAt.toISOString(),
-    converted_from: license.convertedFrom ?? null,
-    activations: currentSeats.map((seat) => ActivationDto.from(seat)),
-    store: license.storeName
-      ? {
-          name: license.storeName,
-          customer_id: license.storeCustomerId ?? null,
-          subscription_id: license.storeSubscriptionId ?? null,
-          order_id: license.storeOrderId ?? null,
-          subscription_active: Boolean(license.storeSubscriptionId) && !license.storeSubscriptionEndedAt,
-        }
-      : null,
-  };
-}
-
 /** The message for features the product does not offer, or undefined when all are offered (shared with the dashboard's forms). */
 export function unofferedFeaturesMessage(features: string[], product: Pick<Product, 'code' | 'availableFeatures'>): string | undefined {
   const unknown = features.filter((f) => !product.availableFeatures.includes(f));
@@ -677,7 +590,7 @@ function initialExpiry(type: LicenseType, given: string | undefined, now: Date):
 }
 
 /** The licence's fields after applying `input`, checked against the product and the PERPETUAL rule. */
-function updatedFields(license: License, input: UpdateLicenseDto, now: Date): Pick<License, (typeof UPDATABLE)[number][1]> {
+function updatedFields(license: License, input: UpdateLicenseDto, now: Date): Pick<License, Updatable> {
   const licenseType = input.license_type ?? license.licenseType;
   let expiresAt = license.expiresAt;
   if (input.expires_at !== undefined) expiresAt = input.expires_at === null ? null : (parseIsoTimestamp(input.expires_at) as Date);
@@ -701,12 +614,4 @@ function updatedFields(license: License, input: UpdateLicenseDto, now: Date): Pi
     licenseType,
     active: pick(input.active, license.active),
   };
-}
-
-/** JSON form of a field for the audit entry and for change detection (limits compared regardless of key order). */
-function auditValue(value: unknown): unknown {
-  if (value instanceof Date) return value.toISOString();
-  if (value && typeof value === 'object' && !Array.isArray(value))
-    return Object.fromEntries(Object.entries(value).sort(([a], [b]) => (a < b ? -1 : 1)));
-  return value ?? null;
 }

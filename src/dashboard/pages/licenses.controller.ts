@@ -46,7 +46,7 @@ import {
 } from './license-form';
 import { pageNumber, pagination } from './pagination';
 import { seatLimit } from '../../licenses/license-limits';
-import { SavedViewsRepository } from '../saved-views.repository';
+import { SavedViewsService } from '../saved-views.service';
 
 export const LICENSES_PAGE_SIZE = 25;
 /** The page sizes the licence list offers (docs/dashboard.md, Pages). */
@@ -149,7 +149,7 @@ export class LicensesPagesController {
     private readonly mail: MailService,
     private readonly usage: UsageService,
     private readonly customers: CustomersService,
-    private readonly savedViews: SavedViewsRepository,
+    private readonly savedViews: SavedViewsService,
   ) {}
 
   /**

@@ -1,14 +1,15 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
-import { EventRecorder } from '../../audit/event-recorder';
+import { EventRecorder } from '../../events/event-recorder';
 import type { Actor } from '../../common/auth/actor';
 import type { Product } from '../../products/product.entity';
 import { LicenseDetailsDto } from '../dto/license.dto';
 import { License } from '../license.entity';
 import { computeExpiresAt } from '../license-expiry';
-import { generateLicenseKey } from '../license-key';
 import { licensePolicyOverrides, type PolicyOverrides } from '../../common/seat-policy/license-policy';
 import type { LicenseType } from '../license-type';
+import { licenseChanges } from '../license-changes';
+import { LicenseCreation, type LicenseTerms } from '../license-creation';
 import { LicensesRepository } from '../licenses.repository';
 import { LicensesService, toLicenseDetails } from '../licenses.service';
 import { SeatsRepository } from '../seats/seats.repository';
@@ -53,6 +54,7 @@ export class StoreLicensesService {
     private readonly seats: SeatsRepository,
     private readonly events: EventRecorder,
     private readonly licenseChanges: LicensesService,
+    private readonly creation: LicenseCreation,
   ) {}
 
   /** The licence of a store subscription, locked for the rest of the transaction; null when none exists. */
@@ -69,52 +71,29 @@ export class StoreLicensesService {
     return this.licenses.lockById(id, manager);
   }
 
-  /** A new licence from a plan for the buyer. */
+  /** A new licence from a plan for the buyer, created like every licence (LicenseCreation); the key is always mailed. */
   async purchase(manager: EntityManager, terms: PlanTerms, buyer: StorePurchase, actor: Actor): Promise<License> {
     const now = new Date();
     const expiresAt = terms.licenseType === 'PERPETUAL' ? null : (buyer.periodEnd ?? computeExpiresAt(terms.licenseType, now));
-    const license = await this.licenses.insert(
-      {
-        productId: terms.product.id,
-        licenseKey: generateLicenseKey(terms.product.keyPrefix),
-        licenseType: terms.licenseType,
-        // A buyer's name longer than the column holds is cut, never split inside a character (docs/stores.md, Plans).
-        customerName: cutToCodePoints(buyer.customerName, CUSTOMER_NAME_MAX_CHARS),
-        customerEmail: buyer.customerEmail,
-        customerPib: null,
-        limits: planLimits(terms),
-        features: terms.features ?? [...terms.product.availableFeatures],
-        policy: licensePolicyOverrides(terms.policy),
-        graceDays: terms.graceDays,
-        notes: null,
-        expiresAt,
-        storeName: buyer.store,
-        storeCustomerId: buyer.customerId,
-        storeSubscriptionId: buyer.subscriptionId,
-        storeOrderId: buyer.orderId,
-        createdAt: now,
-      },
-      manager,
-    );
-    license.product = terms.product;
-    await this.events.record(manager, {
-      type: 'license.created',
-      actor,
-      licenseId: license.id,
-      productId: terms.product.id,
-      productCode: terms.product.code,
-      license: toLicenseDetails(license, [], now),
-      details: {
-        license_type: license.licenseType,
-        customer_name: license.customerName,
-        expires_at: license.expiresAt?.toISOString() ?? null,
-        limits: license.limits,
-        features: license.features,
-        store: buyer.store,
-        subscription_id: buyer.subscriptionId,
-      },
-    });
-    return license;
+    const licenseTerms: LicenseTerms = {
+      product: terms.product,
+      licenseType: terms.licenseType,
+      // A buyer's name longer than the column holds is cut, never split inside a character (docs/stores.md, Plans).
+      customerName: cutToCodePoints(buyer.customerName, CUSTOMER_NAME_MAX_CHARS),
+      customerEmail: buyer.customerEmail,
+      customerPib: null,
+      limits: planLimits(terms),
+      features: terms.features ?? [...terms.product.availableFeatures],
+      policy: licensePolicyOverrides(terms.policy),
+      graceDays: terms.graceDays,
+      notes: null,
+      expiresAt,
+      storeName: buyer.store,
+      storeCustomerId: buyer.customerId,
+      storeSubscriptionId: buyer.subscriptionId,
+      storeOrderId: buyer.orderId,
+    };
+    return this.creation.create(manager, licenseTerms, actor, true, now);
   }
 
   /**
@@ -147,11 +126,15 @@ export class StoreLicensesService {
     periodEnd: Date | null,
     actor: Actor,
   ): Promise<LicenseDetailsDto> {
-    await this.licenses.setStoreSubscription(license.id, subscriptionId, manager);
-    license.storeSubscriptionId = subscriptionId;
+    // Recorded like any change, also when no expiry moves (docs/webhooks.md, The event spine).
     const expiresAt = license.licenseType === 'PERPETUAL' ? null : periodEnd;
-    if (!expiresAt) return this.details(license, manager);
-    return this.change(manager, license, actor, { expiresAt }, { subscription_id: subscriptionId });
+    return this.change(
+      manager,
+      license,
+      actor,
+      { storeSubscriptionId: subscriptionId, ...(expiresAt ? { expiresAt } : {}) },
+      { subscription_id: subscriptionId },
+    );
   }
 
   /**
@@ -206,16 +189,22 @@ export class StoreLicensesService {
     license: License,
     actor: Actor,
     next: Partial<
-      Pick<License, 'expiresAt' | 'active' | 'licenseType' | 'limits' | 'features' | 'policy' | 'graceDays' | 'storeSubscriptionEndedAt'>
+      Pick<
+        License,
+        | 'expiresAt'
+        | 'active'
+        | 'licenseType'
+        | 'limits'
+        | 'features'
+        | 'policy'
+        | 'graceDays'
+        | 'storeSubscriptionId'
+        | 'storeSubscriptionEndedAt'
+      >
     >,
     extra: Record<string, unknown> = {},
   ): Promise<LicenseDetailsDto> {
-    const changes: Record<string, { from: unknown; to: unknown }> = {};
-    for (const [key, to] of Object.entries(next) as [keyof typeof next, unknown][]) {
-      const from = license[key];
-      if (JSON.stringify(jsonValue(from)) !== JSON.stringify(jsonValue(to)))
-        changes[snake(key)] = { from: jsonValue(from), to: jsonValue(to) };
-    }
+    const changes = licenseChanges(license, next);
     if (Object.keys(changes).length === 0) return this.details(license, manager);
     Object.assign(license, next);
     return this.licenseChanges.saveAndRecord(manager, license, actor, { changes, ...extra });
@@ -236,6 +225,3 @@ export function planLimits(terms: Pick<PlanTerms, 'limits' | 'product' | 'quanti
   // Limits are read as PostgreSQL int: a huge quantity stops at its maximum instead of breaking every activation.
   return { ...terms.limits, max_installations: Math.min(seats * quantity, MAX_LIMIT) };
 }
-
-const snake = (key: string) => key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
-const jsonValue = (value: unknown): unknown => (value instanceof Date ? value.toISOString() : (value ?? null));

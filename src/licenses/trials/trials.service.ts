@@ -1,22 +1,18 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { EventRecorder } from '../../audit/event-recorder';
+import { EventRecorder } from '../../events/event-recorder';
 import type { Actor } from '../../common/auth/actor';
 import { AppError } from '../../common/errors/app-error';
 import { uniqueViolation } from '../../common/errors/database-errors';
 import { ErrorCode } from '../../common/errors/error-codes';
 import type { Product } from '../../products/product.entity';
 import { ProductsService } from '../../products/products.service';
-import { LICENSE_KEY_INDEX } from '../license.entity';
-import { generateLicenseKey } from '../license-key';
-import { toLicenseDetails } from '../licenses.service';
-import { LicensesRepository } from '../licenses.repository';
+import { LicenseCreation } from '../license-creation';
 import type { BoundSeat } from '../seats/seats.service';
 import { ActivationRow, seatsFromRows } from '../seats/seats.repository';
 import { TRIAL_KEY, TrialsFromIp, TrialsRepository } from './trials.repository';
 
-const KEY_ATTEMPTS = 5;
 const DAY_MS = 86_400_000;
 
 export interface TrialRequest {
@@ -39,7 +35,7 @@ export class TrialsService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly products: ProductsService,
-    private readonly licenses: LicensesRepository,
+    private readonly creation: LicenseCreation,
     private readonly trials: TrialsRepository,
     private readonly events: EventRecorder,
   ) {}
@@ -51,71 +47,63 @@ export class TrialsService {
     const features = trial.features ? trial.features.filter((f) => product.availableFeatures.includes(f)) : [...product.availableFeatures];
     const limits = { max_installations: trial.max_installations ?? 1 };
     const email = request.customerEmail ? request.customerEmail.toLowerCase() : null;
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await this.dataSource.transaction(async (manager) => {
-          const now = new Date();
-          const license = await this.licenses.insert(
-            {
-              productId: product.id,
-              licenseKey: generateLicenseKey(product.keyPrefix),
-              licenseType: 'TRIAL',
-              customerName: request.hostname || 'Trial',
-              customerEmail: email,
-              customerPib: null,
-              limits,
-              features,
-              policy: {},
-              graceDays: 0,
-              notes: null,
-              expiresAt: new Date(now.getTime() + trial.days * DAY_MS),
-              createdAt: now,
-            },
-            manager,
-          );
-          license.product = product;
-          const change = this.trials.start({
-            productId: product.id,
-            machineFingerprint: request.machineFingerprint,
-            licenseId: license.id,
+    try {
+      return await this.dataSource.transaction(async (manager) => {
+        const now = new Date();
+        const license = await this.creation.insert(
+          manager,
+          {
+            product,
+            licenseType: 'TRIAL',
+            customerName: request.hostname || 'Trial',
             customerEmail: email,
-            ip: actor.ip,
-            hostname: request.hostname ?? null,
-            os: request.os ?? null,
-            appVersion: request.appVersion ?? null,
-            now,
-          });
-          // One statement: the claim, the seat and the event; the seat's id is only known after it, so details name the machine.
-          const [seat] = seatsFromRows(
-            await this.events.recordWith<ActivationRow>(manager, change, [
-              {
-                type: 'license.trial_started',
-                actor,
-                licenseId: license.id,
-                productId: product.id,
-                productCode: product.code,
-                license: toLicenseDetails(license, [], now),
-                details: {
-                  machine_fingerprint: request.machineFingerprint,
-                  hostname: request.hostname ?? null,
-                  os: request.os ?? null,
-                  app_version: request.appVersion ?? null,
-                  days: trial.days,
-                  expires_at: license.expiresAt?.toISOString() ?? null,
-                },
-              },
-            ]),
-          );
-          return { license, seat, created: true, seats: [seat] };
+            customerPib: null,
+            limits,
+            features,
+            policy: {},
+            graceDays: 0,
+            notes: null,
+            expiresAt: new Date(now.getTime() + trial.days * DAY_MS),
+          },
+          now,
+        );
+        const change = this.trials.start({
+          productId: product.id,
+          machineFingerprint: request.machineFingerprint,
+          licenseId: license.id,
+          customerEmail: email,
+          ip: actor.ip,
+          hostname: request.hostname ?? null,
+          os: request.os ?? null,
+          appVersion: request.appVersion ?? null,
+          now,
         });
-      } catch (err) {
-        const violated = uniqueViolation(err);
-        if (violated === TRIAL_KEY) {
-          throw new AppError(ErrorCode.TRIAL_ALREADY_USED, 409, 'This machine already had a trial of this product');
-        }
-        if (attempt < KEY_ATTEMPTS && violated === LICENSE_KEY_INDEX) continue;
-        throw err;
+        // One statement: the claim, the seat and the event, which carries the creation's details like license.created
+        // from every other door plus the machine; the seat's id is only known after it, so details name the machine.
+        const started = this.creation.created(license, actor, false, now);
+        const [seat] = seatsFromRows(
+          await this.events.recordWith<ActivationRow>(manager, change, [
+            {
+              ...started,
+              type: 'license.trial_started',
+              details: {
+                ...started.details,
+                machine_fingerprint: request.machineFingerprint,
+                hostname: request.hostname ?? null,
+                os: request.os ?? null,
+                app_version: request.appVersion ?? null,
+                days: trial.days,
+              },
+            },
+          ]),
+        );
+        return { license, seat, created: true, seats: [seat] };
+      });
+    } catch (err) {
+      if (uniqueViolation(err) === TRIAL_KEY) {
+        throw new AppError(ErrorCode.TRIAL_ALREADY_USED, 409, 'This machine already had a trial of this product');
       }
+      throw err;
     }
   }
 
