@@ -3,7 +3,7 @@ import { Algorithm, hash, verify } from '@node-rs/argon2';
 import { createHash } from 'node:crypto';
 import { EventRecorder } from '../audit/event-recorder';
 import type { Actor } from '../common/auth/actor';
-import type { User } from './user.entity';
+import type { User } from '../staff/user.entity';
 import { UsersRepository } from './users.repository';
 
 /** Who is logged in (req.user). */
@@ -73,7 +73,7 @@ export class UsersService {
     return user ? authenticated(user) : null;
   }
 
-  /** last_login_at and the auth.login audit entry, in one transaction. */
+  /** last_sign_in_at and the auth.login audit entry, in one transaction. */
   recordLogin(user: SessionUser, actor: Actor): Promise<void> {
     return this.users.transaction(async (manager) => {
       await this.users.touchLastLogin(user.id, manager);
