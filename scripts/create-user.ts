@@ -1,6 +1,6 @@
 import { createInterface } from 'node:readline';
-import { createOrResetUser } from '../src/dashboard/user-command';
-import { passwordProblem, usernameProblem } from '../src/dashboard/users.service';
+import { createOrResetUser } from '../src/staff/user-command';
+import { passwordProblem, usernameProblem } from '../src/staff/users.service';
 import { commandDatabase } from './command-database';
 
 /**

@@ -2,8 +2,8 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
-import { FirstUserInitializer } from '../src/dashboard/first-user';
-import { createOrResetUser } from '../src/dashboard/user-command';
+import { FirstUserInitializer } from '../src/staff/first-user';
+import { createOrResetUser } from '../src/staff/user-command';
 import { ADMIN, csrfFrom, loggedInAgent } from './dashboard-helpers';
 import { createTestApp, TestApp } from './support/test-app';
 

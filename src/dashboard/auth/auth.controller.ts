@@ -4,9 +4,9 @@ import { EventRecorder } from '../../audit/event-recorder';
 import { RateLimit } from '../../common/http/throttling';
 import { DashboardController } from '../http/dashboard-controller.decorator';
 import { asFormBody, formRaw, formText } from '../http/forms';
-import { AllowAnonymous, dashboardActor } from '../http/session.guard';
+import { AllowAnonymous, dashboardActor, staffActorName } from '../http/session.guard';
 import { SESSION_COOKIE } from '../dashboard.setup';
-import { PASSWORD_MAX_LENGTH, UsersService } from '../users.service';
+import { PASSWORD_MAX_LENGTH, UsersService } from '../../staff/users.service';
 import { DashboardPassport } from './dashboard-passport';
 import { LoginFormTokens } from './login-form-token';
 
@@ -47,7 +47,12 @@ export class AuthController {
     req.body = { username, password: formRaw(body, 'password').slice(0, PASSWORD_MAX_LENGTH + 1) };
     const user = await this.passport.authenticate(req, res);
     if (!user) {
-      await this.events.record(undefined, { type: 'auth.login_failed', actor: dashboardActor(req, username || null) });
+      // The actor is the name as typed: nobody was authenticated (docs/dashboard.md, Staff and roles).
+      await this.events.record(undefined, {
+        type: 'staff.sign_in_failed',
+        actor: dashboardActor(req, username || null),
+        details: { username },
+      });
       const csrfToken = this.loginForm.formToken(req, res);
       return res.status(401).render('login', { title: 'Log in', error: LOGIN_FAILED_MESSAGE, username, csrfToken });
     }
@@ -55,13 +60,13 @@ export class AuthController {
     await this.passport.logIn(req, user).catch(() => {
       throw new ServiceUnavailableException('Sessions cannot be stored right now; try again shortly.');
     });
-    await this.users.recordLogin(user, dashboardActor(req, user.username));
+    await this.users.recordLogin(user, dashboardActor(req, staffActorName(user.username)));
     res.redirect(303, '/dashboard');
   }
 
   @Post('logout')
   async logout(@Req() req: Request, @Res() res: Response): Promise<void> {
-    await this.events.record(undefined, { type: 'auth.logout', actor: dashboardActor(req, req.user?.username ?? null) });
+    await this.events.record(undefined, { type: 'auth.logout', actor: dashboardActor(req, req.user ? staffActorName(req.user.username) : null) });
     await this.passport.logOut(req);
     res.clearCookie(SESSION_COOKIE, { path: '/' });
     res.redirect(303, '/login');

@@ -23,6 +23,9 @@ export function dashboardActor(req: Request, name: string | null) {
   return { type: 'dashboard' as const, name, ip: req.ip ?? null };
 }
 
+/** A staff member's actions are attributed to `staff:<username>` (docs/dashboard.md, Staff and roles). */
+export const staffActorName = (username: string) => `staff:${username}`;
+
 /** Every dashboard route but /login needs a logged-in user; the user becomes the audit actor. */
 @Injectable()
 export class SessionGuard implements CanActivate {
@@ -31,7 +34,7 @@ export class SessionGuard implements CanActivate {
   canActivate(context: ExecutionContext): boolean {
     const req = context.switchToHttp().getRequest<RequestWithActor>();
     if (req.user) {
-      req.actor = dashboardActor(req, req.user.username);
+      req.actor = dashboardActor(req, staffActorName(req.user.username));
       return true;
     }
     if (isAnonymousRoute(this.reflector, context)) return true;

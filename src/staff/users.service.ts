@@ -3,26 +3,36 @@ import { Algorithm, hash, verify } from '@node-rs/argon2';
 import { createHash } from 'node:crypto';
 import { EventRecorder } from '../audit/event-recorder';
 import type { Actor } from '../common/auth/actor';
-import type { User } from '../staff/user.entity';
+import type { StaffRole } from './roles';
+import type { User } from './user.entity';
 import { UsersRepository } from './users.repository';
 
-/** Who is logged in (req.user). */
+/** Who is logged in (req.user): read from the database on every request, so a change applies at once. */
 export interface SessionUser {
   id: number;
   username: string;
+  role: StaffRole;
+  /** The products the account is limited to (ids), or null for every product. */
+  productIds: number[] | null;
 }
 
-/** A user as checked at login and on every request: `credentialTag` changes whenever the password does. */
+/** A user as checked at login and on every request: `credentialTag` changes whenever the password or the access does. */
 export interface AuthenticatedUser extends SessionUser {
   credentialTag: string;
 }
 
-/** A short digest of the stored hash, kept in the session: resetting a password ends that user's sessions. */
-const credentialTag = (passwordHash: string) => createHash('sha256').update(passwordHash).digest('base64url').slice(0, 16);
+/**
+ * A short digest of the stored hash and the session generation, kept in the session: resetting a password, or changing the
+ * account's role, products or disabled flag (docs/dashboard.md, Staff and roles), ends that user's sessions on every instance.
+ */
+const credentialTag = (user: User) =>
+  createHash('sha256').update(`${user.passwordHash}\n${user.sessionGeneration}`).digest('base64url').slice(0, 16);
 const authenticated = (user: User): AuthenticatedUser => ({
   id: user.id,
   username: user.username,
-  credentialTag: credentialTag(user.passwordHash),
+  role: user.role,
+  productIds: user.productIds,
+  credentialTag: credentialTag(user),
 });
 
 export const USERNAME_PATTERN = /^[A-Za-z0-9_.@-]{1,64}$/;
@@ -65,27 +75,31 @@ export class UsersService {
     this.dummyHash ??= this.hashPassword('no such user: equalises login timing');
     const stored = user?.passwordHash ?? (await this.dummyHash);
     const matches = await verify(stored, password.slice(0, PASSWORD_MAX_LENGTH)).catch(() => false);
-    return user && matches ? authenticated(user) : null;
+    // A disabled account is refused like a wrong password: the form does not tell which names exist or are disabled.
+    return user && matches && !user.disabled ? authenticated(user) : null;
   }
 
   async findSessionUser(id: number): Promise<AuthenticatedUser | null> {
     const user = await this.users.getById(id);
-    return user ? authenticated(user) : null;
+    return user && !user.disabled ? authenticated(user) : null;
   }
 
-  /** last_sign_in_at and the auth.login audit entry, in one transaction. */
+  /** last_sign_in_at and the staff.signed_in audit entry, in one transaction. */
   recordLogin(user: SessionUser, actor: Actor): Promise<void> {
     return this.users.transaction(async (manager) => {
-      await this.users.touchLastLogin(user.id, manager);
-      await this.events?.record(manager, { type: 'auth.login', actor });
+      await this.users.touchLastSignIn(user.id, manager);
+      await this.events?.record(manager, { type: 'staff.signed_in', actor, details: { username: user.username } });
     });
   }
 
-  /** Creates the user or resets its password; true when created. Throws on an invalid name or password. */
-  async setPassword(username: string, password: string): Promise<boolean> {
+  /**
+   * Creates the user with `role` (an existing name keeps its role) or resets its password; true when created.
+   * Throws on an invalid name or password.
+   */
+  async setPassword(username: string, password: string, role: StaffRole = 'owner'): Promise<boolean> {
     const problem = usernameProblem(username) ?? passwordProblem(password);
     if (problem) throw new Error(problem);
-    return this.users.upsertPassword(username, await this.hashPassword(password));
+    return this.users.upsertPassword(username, await this.hashPassword(password), role);
   }
 
   hasUsers(): Promise<boolean> {
