@@ -9,7 +9,7 @@ import { RoleGuard } from '../src/dashboard/http/role.guard';
 import { PRODUCT_SCOPED_ROUTES, ROUTE_RULES, routeKeys } from '../src/dashboard/http/route-rules';
 import type { StaffRole } from '../src/staff/roles';
 import { UsersService } from '../src/staff/users.service';
-import { ADMIN, Agent, csrfFrom, loggedInAgent, postForm } from './dashboard-helpers';
+import { ADMIN, csrfFrom, loggedInAgent, postForm } from './dashboard-helpers';
 import { createLicense } from './support/factories';
 import { createSecondInstance, createTestApp, type TestApp } from './support/test-app';
 
@@ -44,15 +44,16 @@ describe('dashboard staff roles', () => {
   const addAccount = async (username: string, role: StaffRole, products: string[] | null = null) => {
     await t.app.get(UsersService).setPassword(username, PASSWORD, role);
     if (products) {
-      await t.sql(`UPDATE users SET product_ids = (SELECT array_agg(id ORDER BY id) FROM products WHERE code = ANY($2)) WHERE username = $1`, [
-        username,
-        products,
-      ]);
+      await t.sql(
+        `UPDATE users SET product_ids = (SELECT array_agg(id ORDER BY id) FROM products WHERE code = ANY($2)) WHERE username = $1`,
+        [username, products],
+      );
     }
     const session = await loggedInAgent(t, { username, password: PASSWORD });
     return { ...session, csrf: await session.token('/licenses') };
   };
-  const licence = async (id: number) => (await t.sql<{ revoked: boolean; active: boolean }>('SELECT revoked, active FROM licenses WHERE id = $1', [id]))[0];
+  const licence = async (id: number) =>
+    (await t.sql<{ revoked: boolean; active: boolean }>('SELECT revoked, active FROM licenses WHERE id = $1', [id]))[0];
   const idOf = async (username: string) => (await t.sql<{ id: number }>('SELECT id FROM users WHERE username = $1', [username]))[0].id;
   const audit = (action: string) =>
     t.sql<{ actor: string; actor_type: string; details: Record<string, unknown> }>(
@@ -86,7 +87,7 @@ describe('dashboard staff roles', () => {
       @DashboardController('unruled')
       class UnruledController {
         @Get()
-        page() {
+        page(this: void) {
           return 'open';
         }
       }
@@ -113,7 +114,11 @@ describe('dashboard staff roles', () => {
       expect((await licence(pos)).revoked).toBe(false);
       await viewer.agent.get('/licenses/new').expect(403);
       const before = (await t.sql<{ n: number }>('SELECT count(*)::int AS n FROM licenses'))[0].n;
-      await postForm(viewer.agent, viewer.csrf, '/licenses', { product_code: 'POS_RETAIL', license_type: 'YEARLY', customer_name: 'Nope' }).expect(403);
+      await postForm(viewer.agent, viewer.csrf, '/licenses', {
+        product_code: 'POS_RETAIL',
+        license_type: 'YEARLY',
+        customer_name: 'Nope',
+      }).expect(403);
       expect((await t.sql<{ n: number }>('SELECT count(*)::int AS n FROM licenses'))[0].n).toBe(before);
       await postForm(viewer.agent, viewer.csrf, `/licenses/${pos}/suspend`).expect(403);
       expect((await licence(pos)).active).toBe(true);
@@ -178,14 +183,37 @@ describe('dashboard staff roles', () => {
     });
 
     it('cannot create a licence of another product', async () => {
-      const before = (await t.sql<{ n: number }>(`SELECT count(*)::int AS n FROM licenses l JOIN products p ON p.id = l.product_id WHERE p.code = 'ERP_SUITE'`))[0].n;
-      const res = await postForm(limited.agent, limited.csrf, '/licenses', { product_code: 'ERP_SUITE', license_type: 'YEARLY', customer_name: 'Sneaky' });
+      const before = (
+        await t.sql<{ n: number }>(
+          `SELECT count(*)::int AS n FROM licenses l JOIN products p ON p.id = l.product_id WHERE p.code = 'ERP_SUITE'`,
+        )
+      )[0].n;
+      const res = await postForm(limited.agent, limited.csrf, '/licenses', {
+        product_code: 'ERP_SUITE',
+        license_type: 'YEARLY',
+        customer_name: 'Sneaky',
+      });
       expect(res.status).toBe(400);
-      expect((await t.sql<{ n: number }>(`SELECT count(*)::int AS n FROM licenses l JOIN products p ON p.id = l.product_id WHERE p.code = 'ERP_SUITE'`))[0].n).toBe(before);
+      expect(
+        (
+          await t.sql<{ n: number }>(
+            `SELECT count(*)::int AS n FROM licenses l JOIN products p ON p.id = l.product_id WHERE p.code = 'ERP_SUITE'`,
+          )
+        )[0].n,
+      ).toBe(before);
     });
 
     it('are refused the pages that cover every product: exports, search, customers, bulk, mail, stores', async () => {
-      for (const path of ['/licenses/export.csv', '/audit/export.csv', '/licenses/search?q=Test', '/licenses/customer?email=a@b.example', '/licenses/bulk', '/emails', '/stores', '/products'])
+      for (const path of [
+        '/licenses/export.csv',
+        '/audit/export.csv',
+        '/licenses/search?q=Test',
+        '/licenses/customer?email=a@b.example',
+        '/licenses/bulk',
+        '/emails',
+        '/stores',
+        '/products',
+      ])
         await limited.agent.get(path).expect(403);
       await postForm(limited.agent, limited.csrf, '/licenses/bulk/confirm', { action: 'export', scope: 'all' }).expect(403);
     });
@@ -264,11 +292,16 @@ describe('dashboard staff roles', () => {
       );
       expect(stored.hours).toBe(72);
       expect(stored.token_hash).toMatch(/^[0-9a-f]{64}$/);
-      expect(JSON.stringify(await t.sql('SELECT * FROM staff_invites')) + JSON.stringify(await t.sql('SELECT data FROM mail_messages'))).not.toContain(token);
+      expect(
+        JSON.stringify(await t.sql('SELECT * FROM staff_invites')) + JSON.stringify(await t.sql('SELECT data FROM mail_messages')),
+      ).not.toContain(token);
       expect(await t.sql(`SELECT kind, to_address FROM mail_messages WHERE kind = 'staff_invite'`)).toEqual([
         { kind: 'staff_invite', to_address: 'nina@example.com' },
       ]);
-      expect((await audit('staff.invited')).at(-1)).toMatchObject({ actor: 'staff:admin', details: { username: 'nina', role: 'support', products: ['POS_RETAIL'] } });
+      expect((await audit('staff.invited')).at(-1)).toMatchObject({
+        actor: 'staff:admin',
+        details: { username: 'nina', role: 'support', products: ['POS_RETAIL'] },
+      });
       expect((await owner.agent.get('/staff').expect(200)).text).not.toContain(token);
 
       const visitor = request.agent(t.app.getHttpServer() as Server);
@@ -276,15 +309,31 @@ describe('dashboard staff roles', () => {
       const acceptPage = await visitor.get(path).expect(200);
       expect(acceptPage.text).toContain('nina');
       const csrf = csrfFrom(acceptPage.text);
-      const mismatch = await visitor.post(path).type('form').send({ password: 'a-good-password', password_repeat: 'another-one', _csrf: csrf }).expect(400);
+      const mismatch = await visitor
+        .post(path)
+        .type('form')
+        .send({ password: 'a-good-password', password_repeat: 'another-one', _csrf: csrf })
+        .expect(400);
       expect(mismatch.text).toContain('the two passwords differ');
-      await visitor.post(path).type('form').send({ password: 'a-good-password', password_repeat: 'a-good-password', _csrf: csrf }).expect(303).expect('Location', '/login');
+      await visitor
+        .post(path)
+        .type('form')
+        .send({ password: 'a-good-password', password_repeat: 'a-good-password', _csrf: csrf })
+        .expect(303)
+        .expect('Location', '/login');
       await visitor.get(path).expect(404);
-      await visitor.post(path).type('form').send({ password: 'x-good-password', password_repeat: 'x-good-password', _csrf: csrf }).expect(404);
+      await visitor
+        .post(path)
+        .type('form')
+        .send({ password: 'x-good-password', password_repeat: 'x-good-password', _csrf: csrf })
+        .expect(404);
       expect(await t.sql(`SELECT role, email, product_ids IS NOT NULL AS limited FROM users WHERE username = 'nina'`)).toEqual([
         { role: 'support', email: 'nina@example.com', limited: true },
       ]);
-      expect((await audit('staff.joined')).at(-1)).toMatchObject({ actor: 'staff:nina', details: { username: 'nina', role: 'support', invited_by: 'admin' } });
+      expect((await audit('staff.joined')).at(-1)).toMatchObject({
+        actor: 'staff:nina',
+        details: { username: 'nina', role: 'support', invited_by: 'admin' },
+      });
       await loggedInAgent(t, { username: 'nina', password: 'a-good-password' });
     });
 
@@ -292,8 +341,12 @@ describe('dashboard staff roles', () => {
       const sent = await invite({ username: 'otto', email: 'otto@example.com', role: 'viewer' }, 201);
       const path = new URL(linkOf(sent.text) as string).pathname;
       await t.sql(`UPDATE staff_invites SET expires_at = now() - interval '1 second' WHERE username = 'otto'`);
-      await request(t.app.getHttpServer() as Server).get(path).expect(404);
-      await request(t.app.getHttpServer() as Server).get('/staff/invite/not-a-token').expect(404);
+      await request(t.app.getHttpServer() as Server)
+        .get(path)
+        .expect(404);
+      await request(t.app.getHttpServer() as Server)
+        .get('/staff/invite/not-a-token')
+        .expect(404);
       expect((await invite({ username: 'bad name!', email: 'nope', role: 'root' }, 400)).text).toContain('correct these fields');
       await invite({ username: 'ADMIN', email: 'a@example.com', role: 'viewer' }, 409);
       await invite({ username: 'zed', email: 'zed@example.com', role: 'viewer', products: ['NO_SUCH'] }, 400);
@@ -321,11 +374,20 @@ describe('dashboard staff roles', () => {
         disabled: false,
       });
       expect(JSON.stringify(body)).not.toMatch(/argon2|password/);
-      const limited = await t.admin.post('/api/v1/admin/tokens').send({ name: 'staff-limited', scopes: ['staff:read'], products: ['POS_RETAIL'] }).expect(400);
+      const limited = await t.admin
+        .post('/api/v1/admin/tokens')
+        .send({ name: 'staff-limited', scopes: ['staff:read'], products: ['POS_RETAIL'] })
+        .expect(400);
       expect(limited.body.error.code).toBe('VALIDATION_ERROR');
-      const other = await t.admin.post('/api/v1/admin/tokens').send({ name: 'staff-other', scopes: ['licenses:read'] }).expect(201);
+      const other = await t.admin
+        .post('/api/v1/admin/tokens')
+        .send({ name: 'staff-other', scopes: ['licenses:read'] })
+        .expect(201);
       await t.http().get('/api/v1/admin/staff').set('X-API-Key', other.body.token).expect(403);
-      const reader = await t.admin.post('/api/v1/admin/tokens').send({ name: 'staff-reader', scopes: ['staff:read'] }).expect(201);
+      const reader = await t.admin
+        .post('/api/v1/admin/tokens')
+        .send({ name: 'staff-reader', scopes: ['staff:read'] })
+        .expect(201);
       await t.http().get('/api/v1/admin/staff').set('X-API-Key', reader.body.token).expect(200);
     });
   });

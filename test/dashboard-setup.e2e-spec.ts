@@ -127,6 +127,18 @@ describe('dashboard set-up: first user, login rate limit, session lifetime, sess
       expect(hashes[0].password_hash).toMatch(/^\$argon2id\$/);
     });
 
+    it('--role gives a new account its role (owner by default); a reset keeps the role it has', async () => {
+      expect(await createOrResetUser(t.config.databaseUrl, 'finance', 'finance-password-1', 'viewer')).toBe(true);
+      expect(await createOrResetUser(t.config.databaseUrl, 'finance', 'finance-password-2', 'owner')).toBe(false);
+      expect(await createOrResetUser(t.config.databaseUrl, 'boss', 'boss-password-1')).toBe(true);
+      expect(await t.sql("SELECT username, role FROM users WHERE username IN ('finance', 'boss') ORDER BY username")).toEqual([
+        { username: 'boss', role: 'owner' },
+        { username: 'finance', role: 'viewer' },
+      ]);
+      const viewer = await loggedInAgent(t, { username: 'finance', password: 'finance-password-2' });
+      await viewer.agent.get('/licenses/new').expect(403);
+    });
+
     it('keeps spaces in passwords as typed', async () => {
       await createOrResetUser(t.config.databaseUrl, 'spacey', '  two spaces  ');
       await loggedInAgent(t, { username: 'spacey', password: '  two spaces  ' });

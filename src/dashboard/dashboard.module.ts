@@ -62,12 +62,6 @@ import { StaffModule } from '../staff/staff.module';
     StaffPagesController,
     DashboardNotFoundController,
   ],
-  providers: [
-    SavedViewsRepository,
-    DashboardPassport,
-    DashboardSessionStore,
-    loginFormTokensProvider,
-    inviteFormTokensProvider,
-  ],
+  providers: [SavedViewsRepository, DashboardPassport, DashboardSessionStore, loginFormTokensProvider, inviteFormTokensProvider],
 })
 export class DashboardModule {}

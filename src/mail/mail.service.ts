@@ -178,7 +178,12 @@ export class MailService implements EventConsumer, OnModuleInit, OnModuleDestroy
    * Queues a staff invitation (docs/dashboard.md, Staff and roles) in the caller's transaction, its link sealed like a
    * portal sign-in link. False when the kind is turned off or the address cannot receive mail.
    */
-  queueStaffInvite(address: string, inviteUrl: string, invite: { role: string; invitedBy: string }, manager: EntityManager): Promise<boolean> {
+  queueStaffInvite(
+    address: string,
+    inviteUrl: string,
+    invite: { role: string; invitedBy: string },
+    manager: EntityManager,
+  ): Promise<boolean> {
     return this.queueLink('staff_invite', address, inviteUrl, { role: invite.role, invited_by: invite.invitedBy }, manager);
   }
 

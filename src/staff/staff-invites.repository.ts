@@ -68,8 +68,11 @@ export class StaffInvitesRepository {
   /** Uses the token once: of two concurrent accepts, one gets the invitation and the other null. */
   async consume(manager: EntityManager, tokenHash: string): Promise<PendingInvite | null> {
     const rows = await manager.query<InviteRow[]>(
-      `UPDATE staff_invites SET accepted_at = now() WHERE token_hash = $1 AND accepted_at IS NULL AND expires_at > now()
-       RETURNING ${INVITE_COLUMNS}`,
+      // In a WITH: TypeORM answers a bare UPDATE ... RETURNING with [rows, count], a SELECT with the rows.
+      `WITH used AS (
+         UPDATE staff_invites SET accepted_at = now() WHERE token_hash = $1 AND accepted_at IS NULL AND expires_at > now()
+         RETURNING ${INVITE_COLUMNS}
+       ) SELECT * FROM used`,
       [tokenHash],
     );
     return rows.length ? fromRow(rows[0]) : null;

@@ -103,7 +103,8 @@ export class StaffService {
     if (email.length > EMAIL_MAX_LENGTH || !EMAIL_PATTERN.test(email)) throw AppError.field('email', 'give a valid e-mail address');
     const role = this.role(input.role);
     const productIds = await this.productIds(input.products);
-    if (await this.users.getByUsername(username)) throw AppError.conflict(`A staff account named ${username} already exists`, { field: 'username' });
+    if (await this.users.getByUsername(username))
+      throw AppError.conflict(`A staff account named ${username} already exists`, { field: 'username' });
     const token = randomBytes(32).toString('base64url');
     const url = `${this.config.publicUrl}/staff/invite/${token}`;
     const invitedBy = actor.name?.replace(/^staff:/, '') ?? 'system';
@@ -114,7 +115,12 @@ export class StaffService {
         INVITE_VALID_HOURS * 3600,
       );
       const mailed = await this.mail.queueStaffInvite(email, url, { role, invitedBy }, manager);
-      await this.record(manager, 'staff.invited', actor, { username, email, role, products: input.products?.length ? input.products : null });
+      await this.record(manager, 'staff.invited', actor, {
+        username,
+        email,
+        role,
+        products: input.products?.length ? input.products : null,
+      });
       return { invite, url, mailed };
     });
   }
@@ -153,7 +159,12 @@ export class StaffService {
 
   /** Disables or enables the account (409 for the last enabled owner); disabling ends its sessions at once. */
   async setDisabled(id: number, disabled: boolean, actor: Actor): Promise<void> {
-    await this.changeAccount(id, actor, (user) => ({ role: user.role, productIds: user.productIds, disabled }), disabled ? 'staff.disabled' : 'staff.enabled');
+    await this.changeAccount(
+      id,
+      actor,
+      (user) => ({ role: user.role, productIds: user.productIds, disabled }),
+      disabled ? 'staff.disabled' : 'staff.enabled',
+    );
   }
 
   /**
@@ -189,13 +200,22 @@ export class StaffService {
       await this.users.setAccess(manager, id, access);
       const details =
         type === 'staff.role_changed'
-          ? { username: user.username, from: { role: before.role, products: before.products }, to: { role: after.role, products: after.products } }
+          ? {
+              username: user.username,
+              from: { role: before.role, products: before.products },
+              to: { role: after.role, products: after.products },
+            }
           : { username: user.username };
       await this.record(manager, type, actor, details);
     });
   }
 
-  private record(manager: EntityManager, type: 'staff.invited' | 'staff.joined' | 'staff.role_changed' | 'staff.disabled' | 'staff.enabled' | 'staff.second_factor_reset', actor: Actor, details: Record<string, unknown>) {
+  private record(
+    manager: EntityManager,
+    type: 'staff.invited' | 'staff.joined' | 'staff.role_changed' | 'staff.disabled' | 'staff.enabled' | 'staff.second_factor_reset',
+    actor: Actor,
+    details: Record<string, unknown>,
+  ) {
     return this.events.record(manager, { type, actor, details });
   }
 

@@ -66,7 +66,10 @@ export class AuthController {
 
   @Post('logout')
   async logout(@Req() req: Request, @Res() res: Response): Promise<void> {
-    await this.events.record(undefined, { type: 'auth.logout', actor: dashboardActor(req, req.user ? staffActorName(req.user.username) : null) });
+    await this.events.record(undefined, {
+      type: 'auth.logout',
+      actor: dashboardActor(req, req.user ? staffActorName(req.user.username) : null),
+    });
     await this.passport.logOut(req);
     res.clearCookie(SESSION_COOKIE, { path: '/' });
     res.redirect(303, '/login');

@@ -95,7 +95,11 @@ export const inviteFormTokensProvider: Provider = {
   provide: InviteFormTokens,
   inject: [APP_CONFIG],
   useFactory: (config: AppConfig) =>
-    new InviteFormTokens(config, Date.now, { cookie: 'licence_invite_form', path: STAFF_INVITE_FORM_PATH, purpose: 'invite-form-token/v1' }),
+    new InviteFormTokens(config, Date.now, {
+      cookie: 'licence_invite_form',
+      path: STAFF_INVITE_FORM_PATH,
+      purpose: 'invite-form-token/v1',
+    }),
 };
 
 export const loginFormTokensProvider: Provider = {

@@ -135,13 +135,17 @@ export const PRODUCT_SCOPED_ROUTES: ReadonlySet<string> = new Set([
   'ALL /logout/*rest',
 ]);
 
-const joinPath = (prefix: string, path: string) => `/${[prefix, path].map((p) => p.replace(/^\/+|\/+$/g, '')).filter(Boolean).join('/')}`;
+const joinPath = (prefix: string, path: string) =>
+  `/${[prefix, path]
+    .map((p) => p.replace(/^\/+|\/+$/g, ''))
+    .filter(Boolean)
+    .join('/')}`;
 
 /** The `METHOD /path` keys of a handler, from the metadata Nest routes it by (a handler may declare several paths). */
 export function routeKeys(controller: object, handler: object): string[] {
   const method = Reflect.getMetadata(METHOD_METADATA, handler) as RequestMethod | undefined;
   if (method === undefined) return [];
-  const prefixes = [Reflect.getMetadata(PATH_METADATA, controller) as string | string[] | undefined ?? ''].flat();
-  const paths = [Reflect.getMetadata(PATH_METADATA, handler) as string | string[] | undefined ?? ''].flat();
+  const prefixes = [(Reflect.getMetadata(PATH_METADATA, controller) as string | string[] | undefined) ?? ''].flat();
+  const paths = [(Reflect.getMetadata(PATH_METADATA, handler) as string | string[] | undefined) ?? ''].flat();
   return prefixes.flatMap((prefix) => paths.map((path) => `${RequestMethod[method]} ${joinPath(prefix, path)}`));
 }

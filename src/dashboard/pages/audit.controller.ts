@@ -119,7 +119,7 @@ export class AuditPageController {
     }
     if (filters.from) filters.from = DATE.test(filters.from) ? `${filters.from}T00:00:00Z` : filters.from;
     if (filters.to) filters.to = DATE.test(filters.to) ? `${filters.to}T23:59:59.999Z` : filters.to;
-    // docs/dashboard.md, Audit log: a staff member's actions are the entries of actor staff:<username>.
+    // docs/dashboard.md, Read the audit log: a staff member's actions are the entries of actor staff:<username>.
     let actor: string | undefined;
     if (shown.staff) {
       if (usernameProblem(shown.staff)) errors.push({ field: 'staff', message: 'the staff member must be a username' });

@@ -347,7 +347,12 @@ export class LicensesPagesController {
    * (conversion, the DTO's rules and the product's rules) and the typed values.
    */
   @Post()
-  async create(@Req() req: Request, @Res() res: Response, @CurrentActor() actor: Actor, @CurrentProductScope() scope: ProductScope): Promise<void> {
+  async create(
+    @Req() req: Request,
+    @Res() res: Response,
+    @CurrentActor() actor: Actor,
+    @CurrentProductScope() scope: ProductScope,
+  ): Promise<void> {
     const products = await this.activeProducts(scope);
     const form = readLicenseForm(asFormBody(req.body), products);
     const { input, errors } = toCreateLicenseInput(form);
@@ -418,7 +423,11 @@ export class LicensesPagesController {
   }
 
   @Get(':id/edit')
-  async editForm(@Param('id', DashboardIdPipe) id: number, @Res() res: Response, @CurrentProductScope() scope: ProductScope): Promise<void> {
+  async editForm(
+    @Param('id', DashboardIdPipe) id: number,
+    @Res() res: Response,
+    @CurrentProductScope() scope: ProductScope,
+  ): Promise<void> {
     const license = await this.licenses.getLicense(id, scope);
     const product = await this.productOf(license);
     this.renderEdit(res, 200, license, product, editLicenseForm(license, product), []);

@@ -28,7 +28,9 @@ const EMPTY_INVITE: InviteForm = { username: '', email: '', role: 'support', pro
 
 /** The form's fields of an AppError (a 400 names its fields; a 409 is about the username). */
 const fieldsOf = (err: AppError): FieldError[] =>
-  (err.details?.fields as FieldError[] | undefined) ?? [{ field: (err.details?.field as string | undefined) ?? 'username', message: err.message }];
+  (err.details?.fields as FieldError[] | undefined) ?? [
+    { field: (err.details?.field as string | undefined) ?? 'username', message: err.message },
+  ];
 
 /**
  * The Staff page (docs/dashboard.md, Staff and roles): owners invite, change roles and products, disable and enable
@@ -76,7 +78,13 @@ export class StaffPagesController {
     } catch (err) {
       // 409 (the last enabled owner) is the error page: the change did not happen.
       if (!(err instanceof AppError) || err.status !== 400) throw err;
-      setFlash(req, 'error', `${account.username}: ${fieldsOf(err).map((f) => f.message).join('; ')}`);
+      setFlash(
+        req,
+        'error',
+        `${account.username}: ${fieldsOf(err)
+          .map((f) => f.message)
+          .join('; ')}`,
+      );
       return res.redirect(303, '/staff');
     }
     setFlash(req, 'success', `${account.username} saved; their open sessions have ended.`);
@@ -120,7 +128,12 @@ export class StaffPagesController {
     const invite = await this.staff.findInvite(token);
     if (!invite) throw AppError.notFound('Invitation (the link was used, has expired or is not valid)');
     res.setHeader('Referrer-Policy', 'no-referrer');
-    res.render('staff/accept', { title: 'Join the staff', invite, csrfToken: this.inviteForm.formToken(req, res), passwordMin: PASSWORD_MIN_LENGTH });
+    res.render('staff/accept', {
+      title: 'Join the staff',
+      invite,
+      csrfToken: this.inviteForm.formToken(req, res),
+      passwordMin: PASSWORD_MIN_LENGTH,
+    });
   }
 
   /** Uses the link once: the account is created with the chosen password, and signs in on the login page. */
@@ -162,7 +175,8 @@ export class StaffPagesController {
       this.products.listProducts(),
     ]);
     const inviteCodes = await this.staff.productCodes(invites.flatMap((i) => i.productIds ?? []));
-    const choices = (chosen: readonly string[] | null) => products.map((p) => ({ code: p.code, name: p.name, checked: chosen?.includes(p.code) ?? false }));
+    const choices = (chosen: readonly string[] | null) =>
+      products.map((p) => ({ code: p.code, name: p.name, checked: chosen?.includes(p.code) ?? false }));
     const enabledOwners = accounts.filter((a) => a.role === 'owner' && !a.disabled).length;
     res.status(status).render('staff/list', {
       title: 'Staff',

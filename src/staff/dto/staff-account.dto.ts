@@ -8,7 +8,12 @@ export class StaffAccountDto {
   @ApiProperty({ example: 'ana' }) username: string;
   @ApiProperty({ type: String, nullable: true, example: 'ana@example.com' }) email: string | null;
   @ApiProperty({ enum: STAFF_ROLES, example: 'support' }) role: StaffRole;
-  @ApiProperty({ type: [String], nullable: true, example: ['POS_RETAIL'], description: 'product codes the account is limited to; null: every product' })
+  @ApiProperty({
+    type: [String],
+    nullable: true,
+    example: ['POS_RETAIL'],
+    description: 'product codes the account is limited to; null: every product',
+  })
   products: string[] | null;
   @ApiProperty({ type: [String], example: ['totp'], description: 'the kinds of second factor enrolled: totp, passkey' })
   second_factors: string[];
