@@ -40,8 +40,8 @@ export class UsersRepository {
   }
 
   /** Creates the user with `role`, or replaces the password of an existing one (same name, any case; its role stays); true when created. */
-  async upsertPassword(username: string, passwordHash: string, role: StaffRole, manager?: EntityManager): Promise<boolean> {
-    const rows: { created: boolean }[] = await (manager ?? this.dataSource.manager).query(
+  async upsertPassword(username: string, passwordHash: string, role: StaffRole, manager: EntityManager): Promise<boolean> {
+    const rows: { created: boolean }[] = await manager.query(
       `INSERT INTO users (username, password_hash, role) VALUES ($1, $2, $3)
        ON CONFLICT (lower(username)) DO UPDATE SET password_hash = EXCLUDED.password_hash
        RETURNING (xmax = 0) AS created`,
@@ -51,8 +51,8 @@ export class UsersRepository {
   }
 
   /** Inserts an owner only when no user exists yet; false when another instance got there first. */
-  async insertFirst(username: string, passwordHash: string): Promise<boolean> {
-    const rows: unknown[] = await this.dataSource.query(
+  async insertFirst(username: string, passwordHash: string, manager: EntityManager): Promise<boolean> {
+    const rows: unknown[] = await manager.query(
       `INSERT INTO users (username, password_hash, role) SELECT $1, $2, 'owner' WHERE NOT EXISTS (SELECT 1 FROM users)
        ON CONFLICT (lower(username)) DO NOTHING RETURNING id`,
       [username, passwordHash],

@@ -1,6 +1,5 @@
 import { Get, Post, Req, Res, ServiceUnavailableException } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { EventRecorder } from '../../audit/event-recorder';
 import { RateLimit } from '../../common/http/throttling';
 import { DashboardController } from '../http/dashboard-controller.decorator';
 import { asFormBody, formRaw, formText } from '../http/forms';
@@ -17,7 +16,6 @@ export class AuthController {
   constructor(
     private readonly passport: DashboardPassport,
     private readonly users: UsersService,
-    private readonly events: EventRecorder,
     private readonly loginForm: LoginFormTokens,
   ) {}
 
@@ -48,11 +46,7 @@ export class AuthController {
     const user = await this.passport.authenticate(req, res);
     if (!user) {
       // The actor is the name as typed: nobody was authenticated (docs/dashboard.md, Staff and roles).
-      await this.events.record(undefined, {
-        type: 'staff.sign_in_failed',
-        actor: dashboardActor(req, username || null),
-        details: { username },
-      });
+      await this.users.recordLoginFailed(dashboardActor(req, username || null), username);
       const csrfToken = this.loginForm.formToken(req, res);
       return res.status(401).render('login', { title: 'Log in', error: LOGIN_FAILED_MESSAGE, username, csrfToken });
     }
@@ -66,10 +60,7 @@ export class AuthController {
 
   @Post('logout')
   async logout(@Req() req: Request, @Res() res: Response): Promise<void> {
-    await this.events.record(undefined, {
-      type: 'auth.logout',
-      actor: dashboardActor(req, req.user ? staffActorName(req.user.username) : null),
-    });
+    await this.users.recordLogout(dashboardActor(req, req.user ? staffActorName(req.user.username) : null));
     await this.passport.logOut(req);
     res.clearCookie(SESSION_COOKIE, { path: '/' });
     res.redirect(303, '/login');
