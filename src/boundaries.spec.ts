@@ -56,7 +56,7 @@ describe('module boundaries (npm run lint:deps)', () => {
       const dir = project({
         'signing/sign.ts': "import { marker } from '../common/limit';",
         'signing/keys.ts': "import { readFileSync } from 'node:fs';\nimport { Injectable } from '@nestjs/common';",
-        'common/limit.ts': "import { marker } from '../events/event-recorder';",
+        'common/limit.ts': "import { marker } from '../audit/event-recorder';",
         'audit/event-recorder.ts': '',
         'licenses/licenses.repository.ts': '',
         'dashboard/pages.controller.ts': "import { marker } from '../licenses/licenses.repository';",
