@@ -40,6 +40,10 @@ export const AUDIT_ACTIONS = [
   'store_plan.updated',
   'store_plan.deleted',
   'customer.note_added',
+  'staff.second_factor_added',
+  'staff.second_factor_reset',
+  'staff.signed_in',
+  'staff.sign_in_failed',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

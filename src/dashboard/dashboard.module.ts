@@ -9,6 +9,11 @@ import { StatsModule } from '../stats/stats.module';
 import { StoresModule } from '../stores/stores.module';
 import { WebhooksModule } from '../webhooks/webhooks.module';
 import { AuthController } from './auth/auth.controller';
+import { SignIn } from './auth/sign-in';
+import { SsoController } from './auth/sso.controller';
+import { SsoSignIn } from './auth/sso-sign-in';
+import { SecurityPageController } from './pages/security.controller';
+import { StaffSecurityModule } from '../staff/staff-security.module';
 import { DashboardPassport } from './auth/dashboard-passport';
 import { loginFormTokensProvider } from './auth/login-form-token';
 import { FirstUserInitializer } from './first-user';
@@ -40,12 +45,15 @@ import { UsersService } from './users.service';
     MailModule,
     ProductsModule,
     StatsModule,
+    StaffSecurityModule,
     StoresModule,
     WebhooksModule,
   ],
   // DashboardNotFoundController last: it catches only what no page matched.
   controllers: [
     AuthController,
+    SsoController,
+    SecurityPageController,
     OverviewController,
     // Before the licence pages: /licenses/bulk and /licenses/views are not licence ids.
     BulkPagesController,
@@ -69,6 +77,8 @@ import { UsersService } from './users.service';
     DashboardSessionStore,
     FirstUserInitializer,
     loginFormTokensProvider,
+    SignIn,
+    SsoSignIn,
   ],
   exports: [UsersService],
 })

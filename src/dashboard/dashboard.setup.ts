@@ -36,6 +36,7 @@ const DASHBOARD_ROOTS = [
   '/emails',
   '/stores',
   '/products',
+  '/account',
 ];
 
 export function isDashboardPath(path: string): boolean {

@@ -1,6 +1,6 @@
 import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
 
-/** A dashboard user; the password is stored as an Argon2id hash only. */
+/** A dashboard user; the password is stored as an Argon2id hash only, and an SSO account has none. */
 @Entity('users')
 // UNIQUE (lower(username)): an expression TypeORM cannot declare, so a schema diff leaves it alone; the migration creates it.
 @Index('users_username_key', { synchronize: false })
@@ -11,8 +11,9 @@ export class User {
   @Column({ type: 'varchar', length: 64 })
   username: string;
 
-  @Column({ name: 'password_hash', type: 'varchar', length: 255 })
-  passwordHash: string;
+  /** Null for a single sign-on account, which has no password (docs/dashboard.md, Single sign-on). */
+  @Column({ name: 'password_hash', type: 'varchar', length: 255, nullable: true })
+  passwordHash: string | null;
 
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;

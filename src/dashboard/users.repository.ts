@@ -47,6 +47,15 @@ export class UsersRepository {
     return rows.length === 1;
   }
 
+  /** A single sign-on account (no password); null when the name is taken. */
+  async insertWithoutPassword(username: string, manager: EntityManager): Promise<number | null> {
+    const rows = await manager.query<{ id: number }[]>(
+      `INSERT INTO users (username, password_hash) VALUES ($1, NULL) ON CONFLICT (lower(username)) DO NOTHING RETURNING id`,
+      [username],
+    );
+    return rows[0]?.id ?? null;
+  }
+
   async touchLastLogin(id: number, manager?: EntityManager): Promise<void> {
     await (manager ?? this.dataSource.manager).query(`UPDATE users SET last_login_at = now() WHERE id = $1`, [id]);
   }

@@ -2,6 +2,7 @@ import { Injectable, Optional } from '@nestjs/common';
 import { Algorithm, hash, verify } from '@node-rs/argon2';
 import { createHash } from 'node:crypto';
 import { EventRecorder } from '../audit/event-recorder';
+import type { EntityManager } from 'typeorm';
 import type { Actor } from '../common/auth/actor';
 import type { User } from './user.entity';
 import { UsersRepository } from './users.repository';
@@ -18,7 +19,11 @@ export interface AuthenticatedUser extends SessionUser {
 }
 
 /** A short digest of the stored hash, kept in the session: resetting a password ends that user's sessions. */
-const credentialTag = (passwordHash: string) => createHash('sha256').update(passwordHash).digest('base64url').slice(0, 16);
+const credentialTag = (passwordHash: string | null) =>
+  createHash('sha256')
+    .update(passwordHash ?? 'single sign-on: no password')
+    .digest('base64url')
+    .slice(0, 16);
 const authenticated = (user: User): AuthenticatedUser => ({
   id: user.id,
   username: user.username,
@@ -63,9 +68,10 @@ export class UsersService {
     const plausible = !usernameProblem(username) && password.length > 0 && password.length <= PASSWORD_MAX_LENGTH;
     const user = plausible ? await this.users.getByUsername(username) : null;
     this.dummyHash ??= this.hashPassword('no such user: equalises login timing');
+    // A single sign-on account has no password: checked against the dummy hash, and refused whatever matched.
     const stored = user?.passwordHash ?? (await this.dummyHash);
     const matches = await verify(stored, password.slice(0, PASSWORD_MAX_LENGTH)).catch(() => false);
-    return user && matches ? authenticated(user) : null;
+    return user?.passwordHash && matches ? authenticated(user) : null;
   }
 
   async findSessionUser(id: number): Promise<AuthenticatedUser | null> {
@@ -73,12 +79,24 @@ export class UsersService {
     return user ? authenticated(user) : null;
   }
 
-  /** last_login_at and the auth.login audit entry, in one transaction. */
-  recordLogin(user: SessionUser, actor: Actor): Promise<void> {
+  /**
+   * last_login_at, the auth.login entry and staff.signed_in naming how (password, password+totp, passkey, sso; docs/dashboard.md,
+   * Second factors), in one transaction.
+   */
+  recordLogin(user: SessionUser, actor: Actor, method = 'password'): Promise<void> {
     return this.users.transaction(async (manager) => {
       await this.users.touchLastLogin(user.id, manager);
-      await this.events?.record(manager, { type: 'auth.login', actor });
+      await this.events?.record(
+        manager,
+        { type: 'auth.login', actor },
+        { type: 'staff.signed_in', actor, details: { username: user.username, method } },
+      );
     });
+  }
+
+  /** The account as the session names it, with its current credential tag (null when it is gone). */
+  findAccount(id: number): Promise<AuthenticatedUser | null> {
+    return this.findSessionUser(id);
   }
 
   /** Creates the user or resets its password; true when created. Throws on an invalid name or password. */
@@ -86,6 +104,24 @@ export class UsersService {
     const problem = usernameProblem(username) ?? passwordProblem(password);
     if (problem) throw new Error(problem);
     return this.users.upsertPassword(username, await this.hashPassword(password));
+  }
+
+  /**
+   * Creates a single sign-on account named after `wanted` (made a valid username; a taken name gets a number), and
+   * runs `link` with its id in the same transaction: the account and its identity exist together or not at all.
+   */
+  createWithoutPassword(wanted: string, link: (id: number, manager: EntityManager) => Promise<boolean>): Promise<AuthenticatedUser | null> {
+    const base = Array.from(wanted.replace(/[^A-Za-z0-9_.@-]/g, '_')).slice(0, 56).join('') || 'sso-user';
+    return this.users.transaction(async (manager) => {
+      for (let n = 1; n <= 50; n++) {
+        const username = n === 1 ? base : `${base}-${n}`;
+        const id = await this.users.insertWithoutPassword(username, manager);
+        if (id === null) continue;
+        if (!(await link(id, manager))) throw new Error('this identity was linked by a concurrent sign-in');
+        return { id, username, credentialTag: credentialTag(null) };
+      }
+      return null;
+    });
   }
 
   hasUsers(): Promise<boolean> {

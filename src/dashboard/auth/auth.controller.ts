@@ -1,24 +1,28 @@
-import { Get, Post, Req, Res, ServiceUnavailableException } from '@nestjs/common';
+import { Get, Post, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { EventRecorder } from '../../audit/event-recorder';
 import { RateLimit } from '../../common/http/throttling';
 import { DashboardController } from '../http/dashboard-controller.decorator';
 import { asFormBody, formRaw, formText } from '../http/forms';
-import { AllowAnonymous, dashboardActor } from '../http/session.guard';
+import { AllowAnonymous, AllowDuringEnrolment, dashboardActor } from '../http/session.guard';
 import { SESSION_COOKIE } from '../dashboard.setup';
-import { PASSWORD_MAX_LENGTH, UsersService } from '../users.service';
+import { PASSWORD_MAX_LENGTH } from '../users.service';
 import { DashboardPassport } from './dashboard-passport';
 import { LoginFormTokens } from './login-form-token';
+import { SignIn } from './sign-in';
+import { SsoSignIn } from './sso-sign-in';
 
 export const LOGIN_FAILED_MESSAGE = 'Invalid username or password.';
+export const SECOND_FACTOR_FAILED_MESSAGE = 'That code is not valid. Use a new code from your app, or an unused recovery code.';
 
 @DashboardController()
 export class AuthController {
   constructor(
     private readonly passport: DashboardPassport,
-    private readonly users: UsersService,
     private readonly events: EventRecorder,
     private readonly loginForm: LoginFormTokens,
+    private readonly signIn: SignIn,
+    private readonly sso: SsoSignIn,
   ) {}
 
   @Get()
@@ -32,7 +36,7 @@ export class AuthController {
   @RateLimit('loginPage')
   loginPage(@Req() req: Request, @Res() res: Response): void {
     if (req.user) return res.redirect(302, '/dashboard');
-    res.render('login', { title: 'Log in', csrfToken: this.loginForm.formToken(req, res) });
+    res.render('login', this.loginLocals(req, res));
   }
 
   /** One generic message for every failure, so the form does not reveal which user names exist. */
@@ -45,21 +49,53 @@ export class AuthController {
     const username = Array.from(formText(body, 'username')).slice(0, 64).join('');
     // passport-local reads the body itself: hand it only single, bounded strings.
     req.body = { username, password: formRaw(body, 'password').slice(0, PASSWORD_MAX_LENGTH + 1) };
+    // Past the account's limit of failures the attempt waits first, whoever sends it (docs/dashboard.md, Failed sign-ins).
+    if (username) await this.signIn.limiter.beforeAttempt(username);
     const user = await this.passport.authenticate(req, res);
     if (!user) {
       await this.events.record(undefined, { type: 'auth.login_failed', actor: dashboardActor(req, username || null) });
-      const csrfToken = this.loginForm.formToken(req, res);
-      return res.status(401).render('login', { title: 'Log in', error: LOGIN_FAILED_MESSAGE, username, csrfToken });
+      if (username) await this.signIn.failed(req, username, 'password');
+      return res.status(401).render('login', { ...this.loginLocals(req, res), error: LOGIN_FAILED_MESSAGE, username });
     }
-    // Logging in is the first write to the session store (nothing is stored before): its outage is a 503, not a bug.
-    await this.passport.logIn(req, user).catch(() => {
-      throw new ServiceUnavailableException('Sessions cannot be stored right now; try again shortly.');
-    });
-    await this.users.recordLogin(user, dashboardActor(req, user.username));
-    res.redirect(303, '/dashboard');
+    res.redirect(303, await this.signIn.afterPassword(req, user));
+  }
+
+  /** The second step of a password sign-in (docs/dashboard.md, Second factors): a TOTP code or a recovery code. */
+  @Get('login/verify')
+  @AllowAnonymous()
+  @RateLimit('loginPage')
+  async verifyPage(@Req() req: Request, @Res() res: Response): Promise<void> {
+    const user = await this.signIn.pending(req);
+    if (!user) return res.redirect(302, '/login');
+    res.render('login-verify', await this.verifyLocals(req, res, user.id));
+  }
+
+  @Post('login/verify')
+  @AllowAnonymous()
+  @RateLimit('login')
+  async verify(@Req() req: Request, @Res() res: Response): Promise<void> {
+    const user = await this.signIn.pending(req);
+    if (!user) return res.redirect(303, '/login');
+    await this.signIn.limiter.beforeAttempt(user.username);
+    const matched = await this.signIn.factors.verify(user.id, formText(asFormBody(req.body), 'code').slice(0, 64));
+    if (!matched) {
+      await this.signIn.failed(req, user.username, 'second_factor');
+      return res.status(401).render('login-verify', { ...(await this.verifyLocals(req, res, user.id)), error: SECOND_FACTOR_FAILED_MESSAGE });
+    }
+    res.redirect(303, await this.signIn.complete(req, user, `password+${matched}`, true));
+  }
+
+  private loginLocals(req: Request, res: Response) {
+    return { title: 'Log in', csrfToken: this.loginForm.formToken(req, res), sso: this.sso.enabled };
+  }
+
+  private async verifyLocals(req: Request, res: Response, userId: number) {
+    const factors = await this.signIn.factors.factorsOf(userId);
+    return { title: 'Second factor', csrfToken: this.loginForm.formToken(req, res), totp: factors.includes('totp'), passkey: factors.includes('passkey') };
   }
 
   @Post('logout')
+  @AllowDuringEnrolment()
   async logout(@Req() req: Request, @Res() res: Response): Promise<void> {
     await this.events.record(undefined, { type: 'auth.logout', actor: dashboardActor(req, req.user?.username ?? null) });
     await this.passport.logOut(req);

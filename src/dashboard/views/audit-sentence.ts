@@ -128,6 +128,14 @@ function predicate(entry: AuditEntryLike): string {
       return 'failed to sign in';
     case 'auth.logout':
       return 'signed out';
+    case 'staff.signed_in':
+      return `signed in${text(d.method) ? ` (${text(d.method)})` : ''}`;
+    case 'staff.sign_in_failed':
+      return `failed to sign in${text(d.reason) ? ` (${text(d.reason)})` : ''}`;
+    case 'staff.second_factor_added':
+      return `added a second factor${text(d.factor) ? ` (${text(d.factor)})` : ''}${text(d.username) ? ` for ${text(d.username)}` : ''}`;
+    case 'staff.second_factor_reset':
+      return `reset the second factors of ${text(d.username) ?? 'an account'}`;
     case 'signing_key.rotated':
       return `rotated the signing key${text(d.key_id) ? ` (new key ${text(d.key_id)})` : ''}`;
     case 'signing_key.revoked':
