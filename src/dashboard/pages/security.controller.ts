@@ -47,7 +47,7 @@ export class SecurityPageController {
     }
     if (req.session) delete req.session.enrolmentRequired;
     // Shown once, on this answer only: never stored in clear, never put in the session.
-    res.render('account/recovery-codes', { title: 'Recovery codes', nav: 'security', recoveryCodes });
+    res.status(200).render('account/recovery-codes', { title: 'Recovery codes', nav: 'security', recoveryCodes });
   }
 
   private async locals(req: Request) {
