@@ -81,10 +81,9 @@ export class OidcService {
         idTokenExpected: true,
       });
       claims = { ...(tokens.claims() ?? {}) };
-      // A role claim the ID token lacks may be in userinfo (some providers put groups there only).
-      if (settings.roleClaim && claimAt(claims, settings.roleClaim) === undefined && tokens.access_token) {
-        const info = await oidc.fetchUserInfo(config, tokens.access_token, String(claims.sub));
-        claims = { ...info, ...claims };
+      // Providers put profile claims and groups in the ID token or only in userinfo; the ID token's win.
+      if (tokens.access_token && config.serverMetadata().userinfo_endpoint) {
+        claims = { ...(await oidc.fetchUserInfo(config, tokens.access_token, String(claims.sub))), ...claims };
       }
     } catch (err) {
       this.logger.warn(`single sign-on refused: ${err instanceof Error ? err.message : String(err)}`);
