@@ -16,9 +16,9 @@ export interface OpenIdProviderOptions {
   accounts: Record<string, Record<string, unknown>>;
 }
 
-/** Starts a real OpenID provider (oidc-provider, test/support/oidc-provider.mjs) on 127.0.0.1 as a child process. */
+/** Starts a real OpenID provider (oidc-provider, test/support/oidc-provider-server.mjs) on 127.0.0.1 as a child process. */
 export async function startOpenIdProvider(options: OpenIdProviderOptions): Promise<TestOpenIdProvider> {
-  const child = spawn(process.execPath, ['--no-warnings', join(__dirname, 'oidc-provider.mjs')], {
+  const child = spawn(process.execPath, ['--no-warnings', join(__dirname, 'oidc-provider-server.mjs')], {
     env: { PATH: process.env.PATH ?? '', OIDC_TEST_CONFIG: JSON.stringify(options) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
