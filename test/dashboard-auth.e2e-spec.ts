@@ -175,7 +175,7 @@ describe('dashboard: login, sessions, CSRF, headers', () => {
     expect(dashboard.text).toContain('data-testid="current-user">admin<');
     const logins = await auditActions('auth.login');
     expect(logins.at(-1)).toMatchObject({ actor: 'admin', actor_type: 'dashboard' });
-    expect((await t.sql('SELECT last_login_at FROM users'))[0].last_login_at).not.toBeNull();
+    expect((await t.sql('SELECT last_sign_in_at FROM users'))[0].last_sign_in_at).not.toBeNull();
     // Logged in users skip the login form.
     await agent.get('/login').expect(302).expect('Location', '/dashboard');
   });

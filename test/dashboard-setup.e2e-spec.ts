@@ -101,7 +101,7 @@ describe('dashboard set-up: first user, login rate limit, session lifetime, sess
 
     it('ends the session of a user who was deleted', async () => {
       await t.sql(
-        "INSERT INTO users (username, password_hash) VALUES ('temp', (SELECT password_hash FROM users WHERE username = 'admin'))",
+        "INSERT INTO users (username, password_hash, role) VALUES ('temp', (SELECT password_hash FROM users WHERE username = 'admin'), 'owner')",
       );
       const { agent } = await loggedInAgent(t, { username: 'temp', password: ADMIN.password });
       await t.sql("DELETE FROM users WHERE username = 'temp'");

@@ -65,14 +65,16 @@ describe('single sign-on (OpenID Connect, authorization code + PKCE)', () => {
     expect(res.status).toBe(303);
     expect(res.headers.location).toBe('/dashboard');
     expect((await agent.get('/dashboard').expect(200)).text).toContain('data-testid="current-user">alice<');
-    const [user] = await t.sql(`SELECT id, password_hash FROM users WHERE username = 'alice'`);
+    const [user] = await t.sql(`SELECT id, password_hash, role FROM users WHERE username = 'alice'`);
     expect(user.password_hash).toBeNull();
+    // roles: ['viewer', 'admin', 'rocket-scientist']: the highest known role wins, the unknown name is ignored.
+    expect(user.role).toBe('admin');
     const identities = await t.sql(`SELECT user_id, issuer, subject FROM staff_sso_identities`);
     expect(identities).toEqual([{ user_id: user.id, issuer: provider.issuer, subject: 'sub-alice' }]);
     const again = await signIn('sub-alice');
     expect(again.res.headers.location).toBe('/dashboard');
     expect(await t.sql(`SELECT count(*)::int AS n FROM users WHERE username LIKE 'alice%'`)).toEqual([{ n: 1 }]);
-    const events = await t.sql(`SELECT details FROM audit_entries WHERE action = 'staff.signed_in' ORDER BY id`);
+    const events = await t.sql(`SELECT details FROM audit_entries WHERE action = 'staff.signed_in' ORDER BY id LIMIT 2`);
     expect(events.map((e) => e.details)).toEqual([
       { username: 'alice', method: 'sso' },
       { username: 'alice', method: 'sso' },
@@ -83,8 +85,21 @@ describe('single sign-on (OpenID Connect, authorization code + PKCE)', () => {
     const { agent, res } = await signIn('sub-mallory');
     expect(res.headers.location).toBe('/dashboard');
     expect((await agent.get('/dashboard').expect(200)).text).toContain('data-testid="current-user">admin-2<');
-    const [admin] = await t.sql(`SELECT password_hash FROM users WHERE username = 'admin'`);
+    const [admin] = await t.sql(`SELECT password_hash, role FROM users WHERE username = 'admin'`);
     expect(admin.password_hash).toMatch(/^\$argon2id\$/);
+    expect(admin.role).toBe('owner');
+    expect(await t.sql(`SELECT role FROM users WHERE username = 'admin-2'`)).toEqual([{ role: 'support' }]);
+  });
+
+  it('applies the role the provider names at each sign-in, and refuses a disabled account', async () => {
+    await t.sql(`UPDATE users SET role = 'viewer' WHERE username = 'alice'`);
+    await signIn('sub-alice');
+    expect(await t.sql(`SELECT role FROM users WHERE username = 'alice'`)).toEqual([{ role: 'admin' }]);
+    await t.sql(`UPDATE users SET disabled = true WHERE username = 'alice'`);
+    const { agent, res } = await signIn('sub-alice');
+    expect(res.status).toBe(403);
+    await agent.get('/dashboard').expect(302).expect('Location', '/login');
+    await t.sql(`UPDATE users SET disabled = false WHERE username = 'alice'`);
   });
 
   it('refuses an identity whose role claim names no known role (and no OIDC_DEFAULT_ROLE): 403, no account', async () => {

@@ -1,4 +1,4 @@
-import { User } from './user.entity';
+import { User } from '../staff/user.entity';
 import { UsersRepository } from './users.repository';
 import { passwordProblem, UsersService, usernameProblem } from './users.service';
 
@@ -15,8 +15,13 @@ describe('UsersService', () => {
       id: 7,
       username: 'Admin',
       passwordHash: await users.hashPassword('correct horse'),
+      role: 'owner',
+      productIds: null,
+      email: null,
+      disabled: false,
+      sessionGeneration: 0,
       createdAt: new Date(),
-      lastLoginAt: null,
+      lastSignInAt: null,
     };
   });
 

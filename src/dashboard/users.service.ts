@@ -4,7 +4,8 @@ import { createHash } from 'node:crypto';
 import { EventRecorder } from '../audit/event-recorder';
 import type { EntityManager } from 'typeorm';
 import type { Actor } from '../common/auth/actor';
-import type { User } from './user.entity';
+import type { StaffRole } from '../staff/roles';
+import type { User } from '../staff/user.entity';
 import { UsersRepository } from './users.repository';
 
 /** Who is logged in (req.user). */
@@ -80,7 +81,7 @@ export class UsersService {
   }
 
   /**
-   * last_login_at, the auth.login entry and staff.signed_in naming how (password, password+totp, passkey, sso; docs/dashboard.md,
+   * last_sign_in_at, the auth.login entry and staff.signed_in naming how (password, password+totp, passkey, sso; docs/dashboard.md,
    * Second factors), in one transaction.
    */
   recordLogin(user: SessionUser, actor: Actor, method = 'password'): Promise<void> {
@@ -110,18 +111,27 @@ export class UsersService {
    * Creates a single sign-on account named after `wanted` (made a valid username; a taken name gets a number), and
    * runs `link` with its id in the same transaction: the account and its identity exist together or not at all.
    */
-  createWithoutPassword(wanted: string, link: (id: number, manager: EntityManager) => Promise<boolean>): Promise<AuthenticatedUser | null> {
+  createWithoutPassword(
+    wanted: string,
+    role: StaffRole,
+    link: (id: number, manager: EntityManager) => Promise<boolean>,
+  ): Promise<AuthenticatedUser | null> {
     const base = Array.from(wanted.replace(/[^A-Za-z0-9_.@-]/g, '_')).slice(0, 56).join('') || 'sso-user';
     return this.users.transaction(async (manager) => {
       for (let n = 1; n <= 50; n++) {
         const username = n === 1 ? base : `${base}-${n}`;
-        const id = await this.users.insertWithoutPassword(username, manager);
+        const id = await this.users.insertWithoutPassword(username, role, manager);
         if (id === null) continue;
         if (!(await link(id, manager))) throw new Error('this identity was linked by a concurrent sign-in');
         return { id, username, credentialTag: credentialTag(null) };
       }
       return null;
     });
+  }
+
+  /** The provider's current role for a single sign-on account (docs/dashboard.md, Single sign-on); null when it is not one. */
+  syncSsoRole(id: number, role: StaffRole): Promise<{ role: StaffRole; disabled: boolean } | null> {
+    return this.users.syncSsoRole(id, role);
   }
 
   hasUsers(): Promise<boolean> {

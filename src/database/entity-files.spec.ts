@@ -18,6 +18,7 @@ describe('loadEntities (every entity file under src/, no list in database/)', ()
         'LicenseSeatVersion',
         'Product',
         'SavedView',
+        'StaffInvite',
         'StatsDelta',
         'StoreEvent',
         'StorePlan',

@@ -21,6 +21,7 @@ const OWNERS: Record<string, string> = {
   signing_keys: 'keyring',
   users: 'dashboard',
   saved_views: 'dashboard',
+  staff_invites: 'staff',
   mail_messages: 'mail',
   mail_unsubscribes: 'mail',
   portal_sign_in_tokens: 'portal',

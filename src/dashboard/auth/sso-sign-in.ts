@@ -50,10 +50,17 @@ export class SsoSignIn {
       await this.signIn.failed(req, identity.name, 'sso_no_role');
       throw new AppError(ErrorCode.FORBIDDEN, 403, 'Your single sign-on account has no role in this dashboard. Ask an owner for access.');
     }
+    const role = identity.role;
     const existing = await this.oidc.userIdOf(identity);
+    // The provider's groups are the source of truth: a changed role applies at the next sign-in.
+    const synced = existing ? await this.users.syncSsoRole(existing, role) : null;
+    if (synced?.disabled) {
+      await this.signIn.failed(req, identity.name, 'disabled');
+      throw new AppError(ErrorCode.FORBIDDEN, 403, 'This account is disabled. Ask an owner for access.');
+    }
     const user = existing
       ? await this.users.findAccount(existing)
-      : await this.users.createWithoutPassword(identity.name, (id, manager) => this.oidc.link(id, identity, manager));
+      : await this.users.createWithoutPassword(identity.name, role, (id, manager) => this.oidc.link(id, identity, manager));
     if (!user) throw new AppError(ErrorCode.CONFLICT, 409, 'No account could be created for this sign-in.');
     return this.signIn.complete(req, user, 'sso', false);
   }

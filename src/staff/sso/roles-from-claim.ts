@@ -1,4 +1,4 @@
-import { STAFF_ROLES, type StaffRole } from '../../config/app-config';
+import { STAFF_ROLES, type StaffRole } from '../roles';
 
 /**
  * The role a single sign-on account gets (docs/dashboard.md, Single sign-on): OIDC_ROLE_CLAIM holds a role name or a
