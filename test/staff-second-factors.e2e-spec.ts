@@ -198,7 +198,7 @@ describe('an account without a password (single sign-on)', () => {
   afterAll(() => t.close());
 
   it('cannot sign in with a password, not even the text the server hashes for unknown names', async () => {
-    await t.sql(`INSERT INTO users (username, password_hash) VALUES ('sso-person', NULL)`);
+    await t.sql(`INSERT INTO users (username, password_hash, role) VALUES ('sso-person', NULL, 'owner')`);
     for (const password of ['no such user: equalises login timing', '', 'anything-at-all']) {
       const agent = request.agent(t.app.getHttpServer() as Server);
       const page = await agent.get('/login').expect(200);
