@@ -6,13 +6,16 @@ import { DashboardController } from '../http/dashboard-controller.decorator';
 import { asFormBody, formRaw, formText } from '../http/forms';
 import { AllowAnonymous, AllowDuringEnrolment, dashboardActor } from '../http/session.guard';
 import { SESSION_COOKIE } from '../dashboard.setup';
-import { PASSWORD_MAX_LENGTH } from '../users.service';
+import { PasskeysService } from '../../staff/second-factors/passkeys.service';
+import { PASSWORD_MAX_LENGTH, UsersService } from '../users.service';
+import { parsePasskeyAnswer, takeChallenge } from './passkey-challenge';
 import { DashboardPassport } from './dashboard-passport';
 import { LoginFormTokens } from './login-form-token';
 import { SignIn } from './sign-in';
 import { SsoSignIn } from './sso-sign-in';
 
 export const LOGIN_FAILED_MESSAGE = 'Invalid username or password.';
+export const PASSKEY_FAILED_MESSAGE = 'That passkey was not accepted. Try again, or use another way to sign in.';
 export const SECOND_FACTOR_FAILED_MESSAGE = 'That code is not valid. Use a new code from your app, or an unused recovery code.';
 
 @DashboardController()
@@ -23,6 +26,8 @@ export class AuthController {
     private readonly loginForm: LoginFormTokens,
     private readonly signIn: SignIn,
     private readonly sso: SsoSignIn,
+    private readonly passkeys: PasskeysService,
+    private readonly users: UsersService,
   ) {}
 
   @Get()
@@ -85,13 +90,51 @@ export class AuthController {
     res.redirect(303, await this.signIn.complete(req, user, `password+${matched}`, true));
   }
 
+  /**
+   * Options for navigator.credentials.get() (docs/dashboard.md, Passkeys): after a password, that account's passkeys;
+   * without one, any discoverable passkey of this site. The challenge waits in the session for the answer.
+   */
+  @Post('login/passkey/options')
+  @AllowAnonymous()
+  @RateLimit('login')
+  async passkeyOptions(@Req() req: Request, @Res() res: Response): Promise<void> {
+    const pending = await this.signIn.pending(req);
+    const options = await this.passkeys.authenticationOptions(pending?.id ?? null);
+    req.session.passkeyChallenge = { challenge: options.challenge, purpose: pending ? 'second-factor' : 'sign-in', at: Date.now() };
+    res.status(200).json(options);
+  }
+
+  @Post('login/passkey')
+  @AllowAnonymous()
+  @RateLimit('login')
+  async passkey(@Req() req: Request, @Res() res: Response): Promise<void> {
+    const pending = await this.signIn.pending(req);
+    const challenge = takeChallenge(req, pending ? 'second-factor' : 'sign-in');
+    const answer = parsePasskeyAnswer(formRaw(asFormBody(req.body), 'response'));
+    const userId = challenge && answer ? await this.passkeys.authenticate(answer, challenge, pending?.id ?? null) : null;
+    const user = userId === null ? null : await this.users.findAccount(userId);
+    if (!user) {
+      if (pending) await this.signIn.failed(req, pending.username, 'passkey');
+      else await this.events.record(undefined, { type: 'staff.sign_in_failed', actor: dashboardActor(req, null), details: { reason: 'passkey' } });
+      if (pending) return res.status(401).render('login-verify', { ...(await this.verifyLocals(req, res, pending.id)), error: PASSKEY_FAILED_MESSAGE });
+      return res.status(401).render('login', { ...this.loginLocals(req, res), error: PASSKEY_FAILED_MESSAGE });
+    }
+    res.redirect(303, await this.signIn.complete(req, user, pending ? 'password+passkey' : 'passkey', true));
+  }
+
   private loginLocals(req: Request, res: Response) {
-    return { title: 'Log in', csrfToken: this.loginForm.formToken(req, res), sso: this.sso.enabled };
+    return { title: 'Log in', csrfToken: this.loginForm.formToken(req, res), sso: this.sso.enabled, passkeyScripts: true };
   }
 
   private async verifyLocals(req: Request, res: Response, userId: number) {
     const factors = await this.signIn.factors.factorsOf(userId);
-    return { title: 'Second factor', csrfToken: this.loginForm.formToken(req, res), totp: factors.includes('totp'), passkey: factors.includes('passkey') };
+    return {
+      title: 'Second factor',
+      csrfToken: this.loginForm.formToken(req, res),
+      totp: factors.includes('totp'),
+      passkey: factors.includes('passkey'),
+      passkeyScripts: true,
+    };
   }
 
   @Post('logout')

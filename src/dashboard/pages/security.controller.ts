@@ -1,9 +1,11 @@
 import { Get, Post, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { Actor, CurrentActor } from '../../common/auth/actor';
+import { PasskeysService } from '../../staff/second-factors/passkeys.service';
 import { SecondFactorsService } from '../../staff/second-factors/second-factors.service';
+import { parsePasskeyAnswer, takeChallenge } from '../auth/passkey-challenge';
 import { DashboardController } from '../http/dashboard-controller.decorator';
-import { asFormBody, formText } from '../http/forms';
+import { asFormBody, formRaw, formText } from '../http/forms';
 import { AllowDuringEnrolment } from '../http/session.guard';
 import { setFlash } from '../http/view-locals';
 
@@ -17,7 +19,10 @@ export const TOTP_CONFIRM_FAILED_MESSAGE = 'That code does not match. Check the 
 @DashboardController('account/security')
 @AllowDuringEnrolment()
 export class SecurityPageController {
-  constructor(private readonly factors: SecondFactorsService) {}
+  constructor(
+    private readonly factors: SecondFactorsService,
+    private readonly passkeys: PasskeysService,
+  ) {}
 
   @Get()
   async page(@Req() req: Request, @Res() res: Response): Promise<void> {
@@ -50,6 +55,24 @@ export class SecurityPageController {
     res.status(200).render('account/recovery-codes', { title: 'Recovery codes', nav: 'security', recoveryCodes });
   }
 
+  /** Options for navigator.credentials.create(); the challenge waits in the session for the answer. */
+  @Post('passkeys/options')
+  async passkeyOptions(@Req() req: Request, @Res() res: Response): Promise<void> {
+    const options = await this.passkeys.registrationOptions(req.user!);
+    req.session.passkeyChallenge = { challenge: options.challenge, purpose: 'register', at: Date.now() };
+    res.status(200).json(options);
+  }
+
+  @Post('passkeys')
+  async registerPasskey(@Req() req: Request, @Res() res: Response, @CurrentActor() actor: Actor): Promise<void> {
+    const challenge = takeChallenge(req, 'register');
+    const response = parsePasskeyAnswer(formRaw(asFormBody(req.body), 'response'));
+    const added = challenge !== null && response !== null && (await this.passkeys.register(req.user!, response, challenge, actor));
+    if (added && req.session) delete req.session.enrolmentRequired;
+    setFlash(req, added ? 'success' : 'error', added ? 'Passkey added.' : 'The passkey was not added. Try again.');
+    res.redirect(303, '/account/security');
+  }
+
   private async locals(req: Request) {
     const account = req.user!;
     const [factors, pending, unusedCodes] = await Promise.all([
@@ -65,6 +88,7 @@ export class SecurityPageController {
       passkey: factors.includes('passkey'),
       pending,
       unusedCodes,
+      passkeyScripts: true,
     };
   }
 }
