@@ -11,7 +11,11 @@ function codeFor(uri: string, at = Date.now()): string {
   return new TOTP({ secret: Secret.fromBase32(secret), algorithm: 'SHA1', digits: 6, period: 30 }).generate({ timestamp: at });
 }
 
-const uriOn = (html: string) => /data-testid="totp-uri">([^<]+)</.exec(html)?.[1].replace(/&amp;/g, '&').replace(/&#x3D;/g, '=');
+const uriOn = (html: string) =>
+  /data-testid="totp-uri">([^<]+)</
+    .exec(html)?.[1]
+    .replace(/&amp;/g, '&')
+    .replace(/&#x3D;/g, '=');
 
 /** Password step only: the page it sends to. */
 async function passwordStep(t: TestApp, credentials = ADMIN): Promise<{ agent: Agent; location: string }> {
@@ -22,12 +26,15 @@ async function passwordStep(t: TestApp, credentials = ADMIN): Promise<{ agent: A
     .type('form')
     .send({ ...credentials, _csrf: csrfFrom(page.text) })
     .expect(303);
-  return { agent, location: res.headers.location as string };
+  return { agent, location: res.headers.location };
 }
 
 async function secondStep(agent: Agent, code: string) {
   const page = await agent.get('/login/verify').expect(200);
-  return agent.post('/login/verify').type('form').send({ code, _csrf: csrfFrom(page.text) });
+  return agent
+    .post('/login/verify')
+    .type('form')
+    .send({ code, _csrf: csrfFrom(page.text) });
 }
 
 /** Enrols TOTP for the signed-in agent; the URI and the recovery codes. */
@@ -75,8 +82,16 @@ describe('staff second factors: TOTP, recovery codes, STAFF_REQUIRE_2FA, per-acc
     expect(new URL(uri).searchParams.get('digits')).toBe('6');
     expect(new URL(uri).searchParams.get('period')).toBe('30');
     const wrong = String((Number(codeFor(uri)) + 1) % 1_000_000).padStart(6, '0');
-    await agent.post('/account/security/totp/confirm').type('form').send({ code: wrong, _csrf: csrfFrom(page.text) }).expect(422);
-    const done = await agent.post('/account/security/totp/confirm').type('form').send({ code: codeFor(uri), _csrf: csrfFrom(page.text) }).expect(200);
+    await agent
+      .post('/account/security/totp/confirm')
+      .type('form')
+      .send({ code: wrong, _csrf: csrfFrom(page.text) })
+      .expect(422);
+    const done = await agent
+      .post('/account/security/totp/confirm')
+      .type('form')
+      .send({ code: codeFor(uri), _csrf: csrfFrom(page.text) })
+      .expect(200);
     codes = [...done.text.matchAll(/<li>([0-9A-Z]{4}-[0-9A-Z]{4}-[0-9A-Z]{4}-[0-9A-Z]{4})<\/li>/g)].map((m) => m[1]);
     expect(codes).toHaveLength(10);
     expect(new Set(codes).size).toBe(10);
@@ -136,7 +151,12 @@ describe('staff second factors: TOTP, recovery codes, STAFF_REQUIRE_2FA, per-acc
     const agent = request.agent(t.app.getHttpServer() as Server);
     await agent.get('/login/verify').expect(302).expect('Location', '/login');
     const page = await agent.get('/login').expect(200);
-    await agent.post('/login/verify').type('form').send({ code: codeFor(uri), _csrf: csrfFrom(page.text) }).expect(303).expect('Location', '/login');
+    await agent
+      .post('/login/verify')
+      .type('form')
+      .send({ code: codeFor(uri), _csrf: csrfFrom(page.text) })
+      .expect(303)
+      .expect('Location', '/login');
   });
 
   it('delays (never locks) an account past RATE_LIMIT_STAFF_SIGN_IN failures: the right password still works after the wait', async () => {
@@ -178,7 +198,12 @@ describe('STAFF_REQUIRE_2FA=true', () => {
     await agent.get('/licenses').expect(302).expect('Location', '/account/security');
     const page = await agent.get('/account/security').expect(200);
     expect(page.text).toContain('data-testid="enrolment-required"');
-    await agent.post('/licenses').type('form').send({ _csrf: csrfFrom(page.text) }).expect(303).expect('Location', '/account/security');
+    await agent
+      .post('/licenses')
+      .type('form')
+      .send({ _csrf: csrfFrom(page.text) })
+      .expect(303)
+      .expect('Location', '/account/security');
     const { codes } = await enrolTotp(agent, async () => csrfFrom((await agent.get('/account/security')).text));
     expect(codes).toHaveLength(10);
     await agent.get('/licenses').expect(200);
@@ -202,7 +227,10 @@ describe('an account without a password (single sign-on)', () => {
     for (const password of ['no such user: equalises login timing', '', 'anything-at-all']) {
       const agent = request.agent(t.app.getHttpServer() as Server);
       const page = await agent.get('/login').expect(200);
-      const res = await agent.post('/login').type('form').send({ username: 'sso-person', password, _csrf: csrfFrom(page.text) });
+      const res = await agent
+        .post('/login')
+        .type('form')
+        .send({ username: 'sso-person', password, _csrf: csrfFrom(page.text) });
       expect(res.status).toBe(401);
     }
   });

@@ -25,7 +25,12 @@ describe('single sign-on (OpenID Connect, authorization code + PKCE)', () => {
     });
     t = await createTestApp({
       publicUrl: PUBLIC_URL,
-      staff: { requireSecondFactor: true, signInLimit: 10, signInDelayMs: 1_000, oidc: { issuer: provider.issuer, ...CLIENT, roleClaim: 'roles' } },
+      staff: {
+        requireSecondFactor: true,
+        signInLimit: 10,
+        signInDelayMs: 1_000,
+        oidc: { issuer: provider.issuer, ...CLIENT, roleClaim: 'roles' },
+      },
     });
   }, 60_000);
   afterAll(async () => {
@@ -38,7 +43,7 @@ describe('single sign-on (OpenID Connect, authorization code + PKCE)', () => {
   /** The redirect to the provider: its authorization URL. */
   async function start(agent: Agent): Promise<URL> {
     const res = await agent.get('/login/sso').expect(303);
-    return new URL(res.headers.location as string);
+    return new URL(res.headers.location);
   }
 
   async function signIn(sub: string, agent = newAgent()) {

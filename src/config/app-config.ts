@@ -67,7 +67,7 @@ export interface AppConfig {
   staff?: StaffConfig;
 }
 
-/** Dashboard roles, most powerful first (docs/dashboard.md, Staff and roles). */
+/** Dashboard roles, most powerful first, as OIDC_DEFAULT_ROLE accepts them (docs/dashboard.md, Single sign-on). */
 export const STAFF_ROLES = ['owner', 'admin', 'support', 'viewer'] as const;
 export type StaffRole = (typeof STAFF_ROLES)[number];
 
@@ -96,7 +96,9 @@ export const STAFF_SIGN_IN_WINDOW_MS = 15 * 60_000;
 export const DEFAULT_STAFF_SIGN_IN_DELAY_MS = 3_000;
 
 export function staffConfig(config: Pick<AppConfig, 'staff'>): StaffConfig {
-  return config.staff ?? { requireSecondFactor: false, signInLimit: DEFAULT_STAFF_SIGN_IN_LIMIT, signInDelayMs: DEFAULT_STAFF_SIGN_IN_DELAY_MS };
+  return (
+    config.staff ?? { requireSecondFactor: false, signInLimit: DEFAULT_STAFF_SIGN_IN_LIMIT, signInDelayMs: DEFAULT_STAFF_SIGN_IN_DELAY_MS }
+  );
 }
 
 export interface PortalConfig {

@@ -16,7 +16,13 @@ import {
   validateSync,
   ValidationOptions,
 } from 'class-validator';
-import { DEFAULT_LOGIN_PAGE_RATE_LIMIT, DEFAULT_PORTAL_LOGIN_LIMIT, DEFAULT_STAFF_SIGN_IN_LIMIT, MAIL_KINDS, STAFF_ROLES } from './app-config';
+import {
+  DEFAULT_LOGIN_PAGE_RATE_LIMIT,
+  DEFAULT_PORTAL_LOGIN_LIMIT,
+  DEFAULT_STAFF_SIGN_IN_LIMIT,
+  MAIL_KINDS,
+  STAFF_ROLES,
+} from './app-config';
 import { ConfigError } from './config.error';
 
 const toInt = ({ value }: { value: unknown }) => (typeof value === 'string' && /^\s*-?\d+\s*$/.test(value) ? Number(value) : value);
@@ -442,7 +448,7 @@ export class EnvironmentVariables {
   /** A claim of the ID token or userinfo holding a role name or a list of them. */
   @Transform(emptyToUndefined)
   @IsOptional()
-  @Matches(/^[A-Za-z0-9_.:\/-]{1,200}$/, { message: 'OIDC_ROLE_CLAIM must be a claim name' })
+  @Matches(/^[A-Za-z0-9_.:/-]{1,200}$/, { message: 'OIDC_ROLE_CLAIM must be a claim name' })
   OIDC_ROLE_CLAIM?: string;
 
   @Transform(emptyToUndefined)

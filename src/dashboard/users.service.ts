@@ -116,7 +116,10 @@ export class UsersService {
     role: StaffRole,
     link: (id: number, manager: EntityManager) => Promise<boolean>,
   ): Promise<AuthenticatedUser | null> {
-    const base = Array.from(wanted.replace(/[^A-Za-z0-9_.@-]/g, '_')).slice(0, 56).join('') || 'sso-user';
+    const base =
+      Array.from(wanted.replace(/[^A-Za-z0-9_.@-]/g, '_'))
+        .slice(0, 56)
+        .join('') || 'sso-user';
     return this.users.transaction(async (manager) => {
       for (let n = 1; n <= 50; n++) {
         const username = n === 1 ? base : `${base}-${n}`;

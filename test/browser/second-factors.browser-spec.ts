@@ -31,7 +31,12 @@ describe('second factors and single sign-on in Chromium', () => {
     });
     ({ t, browser, baseUrl } = await startDashboard({
       publicUrl: PUBLIC_URL,
-      staff: { requireSecondFactor: false, signInLimit: 10, signInDelayMs: 1_000, oidc: { issuer: provider.issuer, ...CLIENT, roleClaim: 'roles' } },
+      staff: {
+        requireSecondFactor: false,
+        signInLimit: 10,
+        signInDelayMs: 1_000,
+        oidc: { issuer: provider.issuer, ...CLIENT, roleClaim: 'roles' },
+      },
     }));
   }, 60_000);
   afterAll(async () => {
@@ -66,7 +71,9 @@ describe('second factors and single sign-on in Chromium', () => {
     await page.click('[data-testid=totp-start]');
     await page.waitForSelector('[data-testid=totp-qr]');
     // The QR code is an image of our own origin that loaded (the CSP allows no other).
-    expect(await page.$eval('[data-testid=totp-qr]', (img) => (img as unknown as { naturalWidth: number }).naturalWidth)).toBeGreaterThan(100);
+    expect(await page.$eval('[data-testid=totp-qr]', (img) => (img as unknown as { naturalWidth: number }).naturalWidth)).toBeGreaterThan(
+      100,
+    );
     uri = (await page.textContent('[data-testid=totp-uri]'))!.trim();
     expect(uri).toMatch(/^otpauth:\/\/totp\//);
     expect(await seriousViolations(page)).toEqual([]);
@@ -90,23 +97,26 @@ describe('second factors and single sign-on in Chromium', () => {
     expect(errors).toEqual([]);
   });
 
-  it.each(BOTH_WIDTHS)('signs in with a second factor at %s width: a wrong code refused, then the right one (axe clean)', async (name, viewport) => {
-    const { page, errors } = await newPage(viewport);
-    await passwordStep(page);
-    await page.waitForURL(`${baseUrl}/login/verify`);
-    expect(await seriousViolations(page)).toEqual([]);
-    await page.fill('input[name=code]', '12345x');
-    await page.click('button[type=submit]');
-    expect(await page.textContent('[role=alert]')).toContain('not valid');
-    expect(await seriousViolations(page)).toEqual([]);
-    // Desktop: the app's next code (a step the enrolment did not use); phone: a recovery code.
-    const code = name === 'desktop' ? codeFor(uri, Date.now() + 30_000) : recoveryCodes[0];
-    await page.fill('input[name=code]', code);
-    await page.click('button[type=submit]');
-    await page.waitForURL(`${baseUrl}/dashboard`);
-    expect(await page.textContent('[data-testid=current-user]')).toBe('admin');
-    expect(errors.filter((e) => !e.startsWith('401 '))).toEqual([]);
-  });
+  it.each(BOTH_WIDTHS)(
+    'signs in with a second factor at %s width: a wrong code refused, then the right one (axe clean)',
+    async (name, viewport) => {
+      const { page, errors } = await newPage(viewport);
+      await passwordStep(page);
+      await page.waitForURL(`${baseUrl}/login/verify`);
+      expect(await seriousViolations(page)).toEqual([]);
+      await page.fill('input[name=code]', '12345x');
+      await page.click('button[type=submit]');
+      expect(await page.textContent('[role=alert]')).toContain('not valid');
+      expect(await seriousViolations(page)).toEqual([]);
+      // Desktop: the app's next code (a step the enrolment did not use); phone: a recovery code.
+      const code = name === 'desktop' ? codeFor(uri, Date.now() + 30_000) : recoveryCodes[0];
+      await page.fill('input[name=code]', code);
+      await page.click('button[type=submit]');
+      await page.waitForURL(`${baseUrl}/dashboard`);
+      expect(await page.textContent('[data-testid=current-user]')).toBe('admin');
+      expect(errors.filter((e) => !e.startsWith('401 '))).toEqual([]);
+    },
+  );
 
   it('refuses a recovery code the second time', async () => {
     const { page } = await newPage(PHONE);

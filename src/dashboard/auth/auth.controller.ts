@@ -85,7 +85,9 @@ export class AuthController {
     const matched = await this.signIn.factors.verify(user.id, formText(asFormBody(req.body), 'code').slice(0, 64));
     if (!matched) {
       await this.signIn.failed(req, user.username, 'second_factor');
-      return res.status(401).render('login-verify', { ...(await this.verifyLocals(req, res, user.id)), error: SECOND_FACTOR_FAILED_MESSAGE });
+      return res
+        .status(401)
+        .render('login-verify', { ...(await this.verifyLocals(req, res, user.id)), error: SECOND_FACTOR_FAILED_MESSAGE });
     }
     res.redirect(303, await this.signIn.complete(req, user, `password+${matched}`, true));
   }
@@ -115,8 +117,16 @@ export class AuthController {
     const user = userId === null ? null : await this.users.findAccount(userId);
     if (!user) {
       if (pending) await this.signIn.failed(req, pending.username, 'passkey');
-      else await this.events.record(undefined, { type: 'staff.sign_in_failed', actor: dashboardActor(req, null), details: { reason: 'passkey' } });
-      if (pending) return res.status(401).render('login-verify', { ...(await this.verifyLocals(req, res, pending.id)), error: PASSKEY_FAILED_MESSAGE });
+      else
+        await this.events.record(undefined, {
+          type: 'staff.sign_in_failed',
+          actor: dashboardActor(req, null),
+          details: { reason: 'passkey' },
+        });
+      if (pending)
+        return res
+          .status(401)
+          .render('login-verify', { ...(await this.verifyLocals(req, res, pending.id)), error: PASSKEY_FAILED_MESSAGE });
       return res.status(401).render('login', { ...this.loginLocals(req, res), error: PASSKEY_FAILED_MESSAGE });
     }
     res.redirect(303, await this.signIn.complete(req, user, pending ? 'password+passkey' : 'passkey', true));

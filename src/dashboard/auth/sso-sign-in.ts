@@ -39,7 +39,11 @@ export class SsoSignIn {
     if (req.session) delete req.session.sso;
     if (!checks || !(Date.now() - checks.at < SSO_ROUND_TRIP_MS)) {
       await this.signIn.failed(req, '', 'sso_no_request');
-      throw new AppError(ErrorCode.UNAUTHORIZED, 401, 'This sign-in was not started here, or took too long. Start again from the login page.');
+      throw new AppError(
+        ErrorCode.UNAUTHORIZED,
+        401,
+        'This sign-in was not started here, or took too long. Start again from the login page.',
+      );
     }
     const query = req.originalUrl.includes('?') ? req.originalUrl.slice(req.originalUrl.indexOf('?') + 1) : '';
     const identity = await this.oidc.finish(query, checks).catch(async (err: unknown) => {

@@ -12,8 +12,6 @@ import { APP_CONFIG, type AppConfig } from '../../config/app-config';
 import { SecondFactorsRepository } from './second-factors.repository';
 import { SecondFactorsService, type StaffAccount } from './second-factors.service';
 
-type AuthenticatorTransport = NonNullable<RegistrationResponseJSON['response']['transports']>[number];
-
 /**
  * Passkeys (WebAuthn; docs/dashboard.md, Passkeys) with @simplewebauthn/server: registered from the security page, used
  * as the second step after a password or to sign in without one. The relying party is PUBLIC_URL's host, so a passkey
@@ -115,4 +113,4 @@ export class PasskeysService {
   }
 }
 
-const splitTransports = (stored: string) => (stored ? (stored.split(',') as AuthenticatorTransport[]) : undefined);
+const splitTransports = (stored: string) => (stored ? stored.split(',') : undefined);

@@ -11,7 +11,8 @@ describe('recovery codes (docs/dashboard.md, Second factors)', () => {
   });
 
   it('refuses what cannot be a code, and hashes with SHA-256', () => {
-    for (const bad of ['', '123456', 'IIII-LLLL-OOOO-UUUU', 'A'.repeat(17), '\u0000'.repeat(16)]) expect(normaliseRecoveryCode(bad)).toBeNull();
+    for (const bad of ['', '123456', 'IIII-LLLL-OOOO-UUUU', 'A'.repeat(17), '\u0000'.repeat(16)])
+      expect(normaliseRecoveryCode(bad)).toBeNull();
     expect(hashRecoveryCode('ABCD')).toMatch(/^[0-9a-f]{64}$/);
   });
 });

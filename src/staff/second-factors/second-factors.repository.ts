@@ -95,7 +95,11 @@ export class SecondFactorsRepository {
     return [...(row.totp ? (['totp'] as const) : []), ...(row.passkey ? (['passkey'] as const) : [])];
   }
 
-  async addPasskey(userId: number, p: { credentialId: string; publicKey: Buffer; counter: number; transports: string }, manager: EntityManager) {
+  async addPasskey(
+    userId: number,
+    p: { credentialId: string; publicKey: Buffer; counter: number; transports: string },
+    manager: EntityManager,
+  ) {
     await manager.query(
       `INSERT INTO staff_passkeys (user_id, credential_id, public_key, counter, transports) VALUES ($1, $2, $3, $4, $5)`,
       [userId, p.credentialId, p.publicKey, p.counter, p.transports],
@@ -107,7 +111,9 @@ export class SecondFactorsRepository {
   }
 
   async passkeyByCredentialId(credentialId: string): Promise<PasskeyRow | null> {
-    const rows = await this.dataSource.query<PasskeyRow[]>(`SELECT ${PASSKEY_COLUMNS} FROM staff_passkeys WHERE credential_id = $1`, [credentialId]);
+    const rows = await this.dataSource.query<PasskeyRow[]>(`SELECT ${PASSKEY_COLUMNS} FROM staff_passkeys WHERE credential_id = $1`, [
+      credentialId,
+    ]);
     return rows[0] ?? null;
   }
 

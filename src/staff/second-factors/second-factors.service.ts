@@ -76,8 +76,13 @@ export class SecondFactorsService {
     if (step === null) return null;
     const codes = newRecoveryCodes();
     const confirmed = await this.factors.transaction(async (manager) => {
-      if (!(await this.factors.useTotpStep(account.id, step, manager)) || !(await this.factors.confirmTotp(account.id, manager))) return false;
-      await this.factors.replaceRecoveryCodes(account.id, codes.map((c) => hashRecoveryCode(normaliseRecoveryCode(c)!)), manager);
+      if (!(await this.factors.useTotpStep(account.id, step, manager)) || !(await this.factors.confirmTotp(account.id, manager)))
+        return false;
+      await this.factors.replaceRecoveryCodes(
+        account.id,
+        codes.map((c) => hashRecoveryCode(normaliseRecoveryCode(c)!)),
+        manager,
+      );
       await this.recordAdded(account, 'totp', actor, manager);
       return true;
     });
@@ -85,7 +90,12 @@ export class SecondFactorsService {
   }
 
   /** staff.second_factor_added, in the caller's transaction. */
-  recordAdded(account: StaffAccount, factor: SecondFactorKind, actor: Actor, manager: Parameters<EventRecorder['record']>[0]): Promise<void> {
+  recordAdded(
+    account: StaffAccount,
+    factor: SecondFactorKind,
+    actor: Actor,
+    manager: Parameters<EventRecorder['record']>[0],
+  ): Promise<void> {
     return this.events.record(manager, { type: 'staff.second_factor_added', actor, details: { username: account.username, factor } });
   }
 

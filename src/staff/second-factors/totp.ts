@@ -27,7 +27,13 @@ export function totpSecretText(secret: Buffer): string {
  */
 export function totpStep(secret: Buffer, code: string, now = Date.now()): number | null {
   if (!/^\d{6}$/.test(code)) return null;
-  const delta = TOTP.validate({ token: code, secret: new Secret({ buffer: toArrayBuffer(secret) }), timestamp: now, window: TOTP_WINDOW, ...TOTP_PARAMETERS });
+  const delta = TOTP.validate({
+    token: code,
+    secret: new Secret({ buffer: toArrayBuffer(secret) }),
+    timestamp: now,
+    window: TOTP_WINDOW,
+    ...TOTP_PARAMETERS,
+  });
   return delta === null ? null : Math.floor(now / 1000 / TOTP_PERIOD_SECONDS) + delta;
 }
 
