@@ -299,7 +299,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The published keys as an RFC 7517 JWK Set (kid = key_id; RSA with alg RS256, OKP/Ed25519 with alg EdDSA), with status and endorsements */
+        /** The keys that verify today (active and retired, never revoked) as an RFC 7517 JWK Set (kid = key_id; RSA with alg RS256, OKP/Ed25519 with alg EdDSA), with status and endorsements */
         get: operations["PublicKeys_jwks"];
         put?: never;
         post?: never;
