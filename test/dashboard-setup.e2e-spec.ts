@@ -2,8 +2,8 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
-import { FirstUserInitializer } from '../src/dashboard/first-user';
-import { createOrResetUser } from '../src/dashboard/user-command';
+import { FirstUserInitializer } from '../src/staff/first-user';
+import { createOrResetUser } from '../src/staff/user-command';
 import { ADMIN, csrfFrom, loggedInAgent } from './dashboard-helpers';
 import { createTestApp, TestApp } from './support/test-app';
 
@@ -125,6 +125,18 @@ describe('dashboard set-up: first user, login rate limit, session lifetime, sess
       const hashes = await t.sql("SELECT password_hash FROM users WHERE lower(username) = 'operator'");
       expect(hashes).toHaveLength(1);
       expect(hashes[0].password_hash).toMatch(/^\$argon2id\$/);
+    });
+
+    it('--role gives a new account its role (owner by default); a reset keeps the role it has', async () => {
+      expect(await createOrResetUser(t.config.databaseUrl, 'finance', 'finance-password-1', 'viewer')).toBe(true);
+      expect(await createOrResetUser(t.config.databaseUrl, 'finance', 'finance-password-2', 'owner')).toBe(false);
+      expect(await createOrResetUser(t.config.databaseUrl, 'boss', 'boss-password-1')).toBe(true);
+      expect(await t.sql("SELECT username, role FROM users WHERE username IN ('finance', 'boss') ORDER BY username")).toEqual([
+        { username: 'boss', role: 'owner' },
+        { username: 'finance', role: 'viewer' },
+      ]);
+      const viewer = await loggedInAgent(t, { username: 'finance', password: 'finance-password-2' });
+      await viewer.agent.get('/licenses/new').expect(403);
     });
 
     it('keeps spaces in passwords as typed', async () => {

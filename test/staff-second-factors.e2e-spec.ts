@@ -2,6 +2,7 @@ import request from 'supertest';
 import type { Server } from 'node:http';
 import { Secret, TOTP } from 'otpauth';
 import { SecondFactorsService } from '../src/staff/second-factors/second-factors.service';
+import { StaffService } from '../src/staff/staff.service';
 import { createTestApp, TestApp } from './support/test-app';
 import { ADMIN, csrfFrom, loggedInAgent, type Agent } from './dashboard-helpers';
 
@@ -171,13 +172,13 @@ describe('staff second factors: TOTP, recovery codes, STAFF_REQUIRE_2FA, per-acc
     expect(location).toBe('/login/verify');
   });
 
-  it('resets every second factor through the service the Staff page calls, with its audit entry', async () => {
-    const service = t.app.get(SecondFactorsService);
+  it('resets every second factor through the service the Staff page calls (StaffService), with its audit entry', async () => {
+    const factors = t.app.get(SecondFactorsService);
     const [{ id }] = await t.sql<{ id: number }>(`SELECT id FROM users WHERE username = 'admin'`);
-    const actor = { type: 'dashboard' as const, name: 'admin', ip: '127.0.0.1' };
-    expect(await service.resetSecondFactors({ id, username: 'admin' }, actor)).toBe(true);
-    expect(await service.factorsOf(id)).toEqual([]);
-    expect(await service.resetSecondFactors({ id, username: 'admin' }, actor)).toBe(false);
+    expect(await factors.factorsOf(id)).toEqual(['totp']);
+    await t.app.get(StaffService).resetSecondFactors(id, { type: 'dashboard', name: 'staff:admin', ip: '127.0.0.1' });
+    expect(await factors.factorsOf(id)).toEqual([]);
+    expect(await t.sql(`SELECT count(*)::int AS n FROM staff_recovery_codes`)).toEqual([{ n: 0 }]);
     const { location } = await passwordStep(t);
     expect(location).toBe('/dashboard');
     const [event] = await t.sql(`SELECT details FROM audit_entries WHERE action = 'staff.second_factor_reset'`);

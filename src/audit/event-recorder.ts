@@ -13,7 +13,10 @@ export type EventType = AuditAction | (typeof TIME_DRIVEN_EVENTS)[number];
 /** Staff-only entries: a note about a customer is the staff's business, never a webhook's (docs/webhooks.md, Event catalogue). */
 const STAFF_ONLY_ACTIONS: readonly string[] = ['customer.note_added'];
 
-/** Every event type a webhook endpoint may receive: every audit action except auth.*, staff.* and staff notes, plus the time-driven ones. */
+/**
+ * Every event type a webhook endpoint may receive: every audit action except auth.*, staff.* (accounts are the staff's
+ * business: docs/dashboard.md, Staff and roles) and staff notes, plus the time-driven ones.
+ */
 export const OUTBOX_EVENT_TYPES: readonly EventType[] = [
   ...AUDIT_ACTIONS.filter((a) => !a.startsWith('auth.') && !a.startsWith('staff.') && !STAFF_ONLY_ACTIONS.includes(a)),
   ...TIME_DRIVEN_EVENTS,

@@ -119,8 +119,8 @@ export function portalConfig(config: Pick<AppConfig, 'portal'>): PortalConfig {
   return config.portal ?? { enabled: true, loginLimit: DEFAULT_PORTAL_LOGIN_LIMIT, storePortalUrls: {} };
 }
 
-/** Every kind of mail the server sends to customers (docs/mail.md, Kinds). */
-export const MAIL_KINDS = ['license_issued', 'expiring_soon', 'expired', 'seat_released', 'portal_sign_in'] as const;
+/** Every kind of mail the server sends, to customers and (staff_invite) to new staff (docs/mail.md, Kinds). */
+export const MAIL_KINDS = ['license_issued', 'expiring_soon', 'expired', 'seat_released', 'portal_sign_in', 'staff_invite'] as const;
 export type MailKind = (typeof MAIL_KINDS)[number];
 
 export interface MailConfig {

@@ -15,8 +15,7 @@ import { SsoSignIn } from './auth/sso-sign-in';
 import { SecurityPageController } from './pages/security.controller';
 import { StaffSecurityModule } from '../staff/staff-security.module';
 import { DashboardPassport } from './auth/dashboard-passport';
-import { loginFormTokensProvider } from './auth/login-form-token';
-import { FirstUserInitializer } from './first-user';
+import { inviteFormTokensProvider, loginFormTokensProvider } from './auth/login-form-token';
 import { AuditPageController } from './pages/audit.controller';
 import { BulkPagesController } from './pages/bulk.controller';
 import { LicenseFilesPagesController } from './pages/license-files.controller';
@@ -26,14 +25,14 @@ import { DashboardNotFoundController } from './pages/not-found.controller';
 import { OverviewController } from './pages/overview.controller';
 import { ProductsPageController } from './pages/products.controller';
 import { SigningKeysPageController } from './pages/signing-keys.controller';
+import { StaffPagesController } from './pages/staff.controller';
 import { StoresPageController } from './pages/stores.controller';
 import { SavedViewsController } from './pages/saved-views.controller';
 import { SavedViewsRepository } from './saved-views.repository';
 import { TokensPageController } from './pages/tokens.controller';
 import { WebhooksPagesController } from './pages/webhooks.controller';
 import { DashboardSessionStore } from './session-store';
-import { UsersRepository } from './users.repository';
-import { UsersService } from './users.service';
+import { StaffModule } from '../staff/staff.module';
 
 /** The staff dashboard: server-rendered pages on top of the same services as the admin API (never its own SQL for licences). */
 @Module({
@@ -45,6 +44,7 @@ import { UsersService } from './users.service';
     MailModule,
     ProductsModule,
     StatsModule,
+    StaffModule,
     StaffSecurityModule,
     StoresModule,
     WebhooksModule,
@@ -67,19 +67,17 @@ import { UsersService } from './users.service';
     MailPagesController,
     StoresPageController,
     ProductsPageController,
+    StaffPagesController,
     DashboardNotFoundController,
   ],
   providers: [
     SavedViewsRepository,
-    UsersRepository,
-    UsersService,
     DashboardPassport,
     DashboardSessionStore,
-    FirstUserInitializer,
     loginFormTokensProvider,
+    inviteFormTokensProvider,
     SignIn,
     SsoSignIn,
   ],
-  exports: [UsersService],
 })
 export class DashboardModule {}

@@ -37,6 +37,7 @@ const DASHBOARD_ROOTS = [
   '/stores',
   '/products',
   '/account',
+  '/staff',
 ];
 
 export function isDashboardPath(path: string): boolean {

@@ -19,7 +19,7 @@ const OWNERS: Record<string, string> = {
   stats_deltas: 'stats',
   admin_tokens: 'auth',
   signing_keys: 'keyring',
-  users: 'dashboard',
+  users: 'staff',
   saved_views: 'dashboard',
   staff_invites: 'staff',
   mail_messages: 'mail',

@@ -18,6 +18,9 @@ export interface MailView {
   heartbeat?: boolean;
   unsubscribeUrl?: string;
   signInUrl?: string;
+  /** staff_invite: the role offered and who invited. */
+  role?: string;
+  invitedBy?: string;
 }
 
 export interface RenderedMail {
@@ -32,6 +35,7 @@ const SUBJECTS: Record<MailKind, (v: MailView) => string> = {
   expired: (v) => `Your ${v.productName} licence has expired`,
   seat_released: (v) => `A seat of your ${v.productName} licence was released`,
   portal_sign_in: (v) => `Sign in to ${v.brand}`,
+  staff_invite: (v) => `You are invited to the ${v.brand} dashboard`,
 };
 
 /** A UTC date people read the same in every client: "31 January 2027, 10:00 UTC". */

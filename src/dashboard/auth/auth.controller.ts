@@ -4,10 +4,10 @@ import { EventRecorder } from '../../audit/event-recorder';
 import { RateLimit } from '../../common/http/throttling';
 import { DashboardController } from '../http/dashboard-controller.decorator';
 import { asFormBody, formRaw, formText } from '../http/forms';
-import { AllowAnonymous, AllowDuringEnrolment, dashboardActor } from '../http/session.guard';
+import { AllowAnonymous, AllowDuringEnrolment, dashboardActor, staffActorName } from '../http/session.guard';
 import { SESSION_COOKIE } from '../dashboard.setup';
 import { PasskeysService } from '../../staff/second-factors/passkeys.service';
-import { PASSWORD_MAX_LENGTH, UsersService } from '../users.service';
+import { PASSWORD_MAX_LENGTH, UsersService } from '../../staff/users.service';
 import { parsePasskeyAnswer, takeChallenge } from './passkey-challenge';
 import { DashboardPassport } from './dashboard-passport';
 import { LoginFormTokens } from './login-form-token';
@@ -58,8 +58,8 @@ export class AuthController {
     if (username) await this.signIn.limiter.beforeAttempt(username);
     const user = await this.passport.authenticate(req, res);
     if (!user) {
-      await this.events.record(undefined, { type: 'auth.login_failed', actor: dashboardActor(req, username || null) });
-      if (username) await this.signIn.failed(req, username, 'password');
+      // The actor is the name as typed: nobody was authenticated (docs/dashboard.md, Staff and roles).
+      await this.signIn.failed(req, username, 'password');
       return res.status(401).render('login', { ...this.loginLocals(req, res), error: LOGIN_FAILED_MESSAGE, username });
     }
     res.redirect(303, await this.signIn.afterPassword(req, user));
@@ -150,7 +150,10 @@ export class AuthController {
   @Post('logout')
   @AllowDuringEnrolment()
   async logout(@Req() req: Request, @Res() res: Response): Promise<void> {
-    await this.events.record(undefined, { type: 'auth.logout', actor: dashboardActor(req, req.user?.username ?? null) });
+    await this.events.record(undefined, {
+      type: 'auth.logout',
+      actor: dashboardActor(req, req.user ? staffActorName(req.user.username) : null),
+    });
     await this.passport.logOut(req);
     res.clearCookie(SESSION_COOKIE, { path: '/' });
     res.redirect(303, '/login');

@@ -4,8 +4,8 @@ import { APP_CONFIG, type AppConfig, type StaffConfig, staffConfig } from '../..
 import { EventRecorder } from '../../audit/event-recorder';
 import { SecondFactorsService } from '../../staff/second-factors/second-factors.service';
 import { StaffSignInLimiter } from '../../staff/second-factors/sign-in-limiter';
-import { dashboardActor, ENROLMENT_PAGE } from '../http/session.guard';
-import { type AuthenticatedUser, UsersService } from '../users.service';
+import { dashboardActor, ENROLMENT_PAGE, staffActorName } from '../http/session.guard';
+import { type AuthenticatedUser, UsersService } from '../../staff/users.service';
 import { DashboardPassport } from './dashboard-passport';
 
 /** How long a checked password waits for its second factor. */
@@ -36,7 +36,7 @@ export class SignIn {
     await this.passport.logIn(req, user).catch(() => {
       throw new ServiceUnavailableException('Sessions cannot be stored right now; try again shortly.');
     });
-    await this.users.recordLogin(user, dashboardActor(req, user.username), method);
+    await this.users.recordLogin(user, dashboardActor(req, staffActorName(user.username)), method);
     await this.limiter.succeeded(user.username);
     if (passwordAccount && this.settings.requireSecondFactor && (await this.factors.factorsOf(user.id)).length === 0) {
       req.session.enrolmentRequired = true;
@@ -64,7 +64,7 @@ export class SignIn {
 
   /** A failed attempt: counted for the account, and staff.sign_in_failed naming why. */
   async failed(req: Request, username: string, reason: string): Promise<void> {
-    await this.limiter.failed(username);
+    if (username) await this.limiter.failed(username);
     await this.events.record(undefined, {
       type: 'staff.sign_in_failed',
       actor: dashboardActor(req, username || null),

@@ -3,7 +3,7 @@ import type { Request } from 'express';
 import { AppError } from '../../common/errors/app-error';
 import { ErrorCode } from '../../common/errors/error-codes';
 import { OidcService } from '../../staff/sso/oidc.service';
-import { UsersService } from '../users.service';
+import { UsersService } from '../../staff/users.service';
 import { SignIn } from './sign-in';
 
 /** How long the provider may take to send the visitor back. */

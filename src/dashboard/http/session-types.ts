@@ -1,4 +1,4 @@
-import type { SessionUser } from '../users.service';
+import type { SessionUser } from '../../staff/users.service';
 
 export interface Flash {
   type: 'success' | 'error';

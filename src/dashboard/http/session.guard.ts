@@ -37,6 +37,9 @@ export function dashboardActor(req: Request, name: string | null) {
   return { type: 'dashboard' as const, name, ip: req.ip ?? null };
 }
 
+/** A staff member's actions are attributed to `staff:<username>` (docs/dashboard.md, Staff and roles). */
+export const staffActorName = (username: string) => `staff:${username}`;
+
 /** Every dashboard route but /login needs a logged-in user; the user becomes the audit actor. */
 @Injectable()
 export class SessionGuard implements CanActivate {
@@ -45,7 +48,7 @@ export class SessionGuard implements CanActivate {
   canActivate(context: ExecutionContext): boolean {
     const req = context.switchToHttp().getRequest<RequestWithActor>();
     if (req.user) {
-      req.actor = dashboardActor(req, req.user.username);
+      req.actor = dashboardActor(req, staffActorName(req.user.username));
       const allowed = this.reflector.getAllAndOverride<boolean>(DURING_ENROLMENT_KEY, [context.getHandler(), context.getClass()]);
       if (req.session?.enrolmentRequired && !allowed) throw new EnrolmentRequired();
       return true;

@@ -1,5 +1,6 @@
 import { Get, Render } from '@nestjs/common';
 import { AuditService } from '../../audit/audit.service';
+import { CurrentProductScope, type ProductScope } from '../../common/auth/actor';
 import { LicensesService } from '../../licenses/licenses.service';
 import { TrialsService } from '../../licenses/trials.service';
 import { StatsService } from '../../stats/stats.service';
@@ -25,20 +26,26 @@ export class OverviewController {
   /** Start page: per-product statistics, the licences expiring soonest, and the latest audit entries. */
   @Get('dashboard')
   @Render('dashboard')
-  async overview() {
+  async overview(@CurrentProductScope() scope: ProductScope) {
+    // The trials by IP and the daily charts count every product: an account limited to products sees them empty
+    // (docs/dashboard.md, Staff and roles).
+    const everyProduct = scope === null;
     const [products, recent, expiring, trialIps, daily, expiringDaily] = await Promise.all([
-      this.stats.productStats(),
-      this.audit.listEntries({ limit: 10, offset: 0 }),
+      this.stats.productStats(scope),
+      this.audit.listEntries({ limit: 10, offset: 0 }, scope),
       this.licenses.listLicensesForStaff(
         { expiring_within_days: EXPIRING_SOON_DAYS, limit: EXPIRING_PANEL_SIZE, offset: 0 },
         { sort: 'expires_at', direction: 'asc' },
+        scope,
       ),
-      this.trials.busiestIps(TRIAL_IP_HOURS, TRIAL_IP_ROWS),
-      this.audit.dailyCounts(
-        CHART_SERIES.map((s) => s.key),
-        CHART_DAYS,
-      ),
-      this.stats.expiringPerDay(CHART_DAYS),
+      everyProduct ? this.trials.busiestIps(TRIAL_IP_HOURS, TRIAL_IP_ROWS) : [],
+      everyProduct
+        ? this.audit.dailyCounts(
+            CHART_SERIES.map((s) => s.key),
+            CHART_DAYS,
+          )
+        : [],
+      everyProduct ? this.stats.expiringPerDay(CHART_DAYS) : [],
     ]);
     const totals = products.reduce(
       (sum, p) => ({

@@ -87,12 +87,19 @@ export class SecondFactorsRepository {
 
   /** Which kinds of second factor an account has: 'totp' (confirmed) and 'passkey'. */
   async factorsOf(userId: number): Promise<('totp' | 'passkey')[]> {
-    const [row] = await this.dataSource.query<{ totp: boolean; passkey: boolean }[]>(
-      `SELECT EXISTS (SELECT 1 FROM staff_totp_secrets WHERE user_id = $1 AND confirmed_at IS NOT NULL) AS totp,
-              EXISTS (SELECT 1 FROM staff_passkeys WHERE user_id = $1) AS passkey`,
-      [userId],
+    return (await this.factorsByUser([userId])).get(userId) ?? [];
+  }
+
+  /** Which kinds of second factor each account has: 'totp' (confirmed) and 'passkey'. */
+  async factorsByUser(userIds: number[]): Promise<Map<number, ('totp' | 'passkey')[]>> {
+    const rows = await this.dataSource.query<{ user_id: number; totp: boolean; passkey: boolean }[]>(
+      `SELECT u.id AS user_id,
+              EXISTS (SELECT 1 FROM staff_totp_secrets t WHERE t.user_id = u.id AND t.confirmed_at IS NOT NULL) AS totp,
+              EXISTS (SELECT 1 FROM staff_passkeys p WHERE p.user_id = u.id) AS passkey
+       FROM unnest($1::int[]) AS u(id)`,
+      [userIds],
     );
-    return [...(row.totp ? (['totp'] as const) : []), ...(row.passkey ? (['passkey'] as const) : [])];
+    return new Map(rows.map((r) => [r.user_id, [...(r.totp ? (['totp'] as const) : []), ...(r.passkey ? (['passkey'] as const) : [])]]));
   }
 
   async addPasskey(

@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { toBuffer as qrPng } from 'qrcode';
+import type { EntityManager } from 'typeorm';
 import { EventRecorder } from '../../audit/event-recorder';
 import type { Actor } from '../../common/auth/actor';
 import { SecretEnvelope } from '../../common/crypto/secret-envelope';
@@ -115,16 +116,14 @@ export class SecondFactorsService {
     return code && (await this.factors.useRecoveryCode(userId, hashRecoveryCode(code))) ? 'recovery_code' : null;
   }
 
-  /**
-   * Removes every second factor of an account (the Staff page's "Reset second factors"), with its
-   * staff.second_factor_reset entry in the same transaction; false when it had none.
-   */
-  resetSecondFactors(account: StaffAccount, actor: Actor): Promise<boolean> {
-    return this.factors.transaction(async (manager) => {
-      const removed = await this.factors.deleteAll(account.id, manager);
-      if (removed) await this.events.record(manager, { type: 'staff.second_factor_reset', actor, details: { username: account.username } });
-      return removed;
-    });
+  /** Removes every second factor of an account, in the caller's transaction (StaffService.resetSecondFactors); false when it had none. */
+  removeAll(userId: number, manager: EntityManager): Promise<boolean> {
+    return this.factors.deleteAll(userId, manager);
+  }
+
+  /** Each account's kinds of second factor, for the Staff page and GET /api/v1/admin/staff. */
+  factorsByAccount(userIds: number[]): Promise<Map<number, SecondFactorKind[]>> {
+    return this.factors.factorsByUser(userIds);
   }
 }
 

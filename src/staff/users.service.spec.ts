@@ -1,4 +1,4 @@
-import { User } from '../staff/user.entity';
+import { User } from './user.entity';
 import { UsersRepository } from './users.repository';
 import { passwordProblem, UsersService, usernameProblem } from './users.service';
 

@@ -4,31 +4,36 @@ import { createHash } from 'node:crypto';
 import { EventRecorder } from '../audit/event-recorder';
 import type { EntityManager } from 'typeorm';
 import type { Actor } from '../common/auth/actor';
-import type { StaffRole } from '../staff/roles';
-import type { User } from '../staff/user.entity';
+import type { StaffRole } from './roles';
+import type { User } from './user.entity';
 import { UsersRepository } from './users.repository';
 
-/** Who is logged in (req.user). */
+/** Who is logged in (req.user): read from the database on every request, so a change applies at once. */
 export interface SessionUser {
   id: number;
   username: string;
+  role: StaffRole;
+  /** The products the account is limited to (ids), or null for every product. */
+  productIds: number[] | null;
 }
 
-/** A user as checked at login and on every request: `credentialTag` changes whenever the password does. */
+/** A user as checked at login and on every request: `credentialTag` changes whenever the password or the access does. */
 export interface AuthenticatedUser extends SessionUser {
   credentialTag: string;
 }
 
-/** A short digest of the stored hash, kept in the session: resetting a password ends that user's sessions. */
-const credentialTag = (passwordHash: string | null) =>
-  createHash('sha256')
-    .update(passwordHash ?? 'single sign-on: no password')
-    .digest('base64url')
-    .slice(0, 16);
+/**
+ * A short digest of the stored hash and the session generation, kept in the session: resetting a password, or changing the
+ * account's role, products or disabled flag (docs/dashboard.md, Staff and roles), ends that user's sessions on every instance.
+ */
+const credentialTag = (user: User) =>
+  createHash('sha256').update(`${user.passwordHash}\n${user.sessionGeneration}`).digest('base64url').slice(0, 16);
 const authenticated = (user: User): AuthenticatedUser => ({
   id: user.id,
   username: user.username,
-  credentialTag: credentialTag(user.passwordHash),
+  role: user.role,
+  productIds: user.productIds,
+  credentialTag: credentialTag(user),
 });
 
 export const USERNAME_PATTERN = /^[A-Za-z0-9_.@-]{1,64}$/;
@@ -72,26 +77,24 @@ export class UsersService {
     // A single sign-on account has no password: checked against the dummy hash, and refused whatever matched.
     const stored = user?.passwordHash ?? (await this.dummyHash);
     const matches = await verify(stored, password.slice(0, PASSWORD_MAX_LENGTH)).catch(() => false);
-    return user?.passwordHash && matches ? authenticated(user) : null;
+    // A disabled account, and a single sign-on account (no password), are refused like a wrong password: the form does not
+    // tell which names exist or how they sign in.
+    return user?.passwordHash && matches && !user.disabled ? authenticated(user) : null;
   }
 
   async findSessionUser(id: number): Promise<AuthenticatedUser | null> {
     const user = await this.users.getById(id);
-    return user ? authenticated(user) : null;
+    return user && !user.disabled ? authenticated(user) : null;
   }
 
   /**
-   * last_sign_in_at, the auth.login entry and staff.signed_in naming how (password, password+totp, passkey, sso; docs/dashboard.md,
+   * last_sign_in_at and the staff.signed_in entry naming how (password, password+totp, passkey, sso; docs/dashboard.md,
    * Second factors), in one transaction.
    */
   recordLogin(user: SessionUser, actor: Actor, method = 'password'): Promise<void> {
     return this.users.transaction(async (manager) => {
-      await this.users.touchLastLogin(user.id, manager);
-      await this.events?.record(
-        manager,
-        { type: 'auth.login', actor },
-        { type: 'staff.signed_in', actor, details: { username: user.username, method } },
-      );
+      await this.users.touchLastSignIn(user.id, manager);
+      await this.events?.record(manager, { type: 'staff.signed_in', actor, details: { username: user.username, method } });
     });
   }
 
@@ -100,11 +103,14 @@ export class UsersService {
     return this.findSessionUser(id);
   }
 
-  /** Creates the user or resets its password; true when created. Throws on an invalid name or password. */
-  async setPassword(username: string, password: string): Promise<boolean> {
+  /**
+   * Creates the user with `role` (an existing name keeps its role) or resets its password; true when created.
+   * Throws on an invalid name or password.
+   */
+  async setPassword(username: string, password: string, role: StaffRole = 'owner'): Promise<boolean> {
     const problem = usernameProblem(username) ?? passwordProblem(password);
     if (problem) throw new Error(problem);
-    return this.users.upsertPassword(username, await this.hashPassword(password));
+    return this.users.upsertPassword(username, await this.hashPassword(password), role);
   }
 
   /**
@@ -126,7 +132,8 @@ export class UsersService {
         const id = await this.users.insertWithoutPassword(username, role, manager);
         if (id === null) continue;
         if (!(await link(id, manager))) throw new Error('this identity was linked by a concurrent sign-in');
-        return { id, username, credentialTag: credentialTag(null) };
+        const created = await this.users.getById(id, manager);
+        return created && authenticated(created);
       }
       return null;
     });
