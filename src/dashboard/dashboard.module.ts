@@ -10,6 +10,11 @@ import { StatsModule } from '../stats/stats.module';
 import { StoresModule } from '../stores/stores.module';
 import { WebhooksModule } from '../webhooks/webhooks.module';
 import { AuthController } from './auth/auth.controller';
+import { SignIn } from './auth/sign-in';
+import { SsoController } from './auth/sso.controller';
+import { SsoSignIn } from './auth/sso-sign-in';
+import { SecurityPageController } from './pages/security.controller';
+import { StaffSecurityModule } from '../staff/staff-security.module';
 import { DashboardPassport } from './auth/dashboard-passport';
 import { inviteFormTokensProvider, loginFormTokensProvider } from './auth/login-form-token';
 import { AuditPageController } from './pages/audit.controller';
@@ -43,12 +48,15 @@ import { StaffModule } from '../staff/staff.module';
     ProductsModule,
     StatsModule,
     StaffModule,
+    StaffSecurityModule,
     StoresModule,
     WebhooksModule,
   ],
   // DashboardNotFoundController last: it catches only what no page matched.
   controllers: [
     AuthController,
+    SsoController,
+    SecurityPageController,
     OverviewController,
     // Before the licence pages: /licenses/bulk and /licenses/views are not licence ids.
     BulkPagesController,
@@ -72,6 +80,8 @@ import { StaffModule } from '../staff/staff.module';
     DashboardSessionStore,
     loginFormTokensProvider,
     inviteFormTokensProvider,
+    SignIn,
+    SsoSignIn,
   ],
 })
 export class DashboardModule {}

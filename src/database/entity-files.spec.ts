@@ -34,6 +34,11 @@ describe('loadEntities (every entity file under src/, no list in database/)', ()
         'MailMessage',
         'MailUnsubscribe',
         'PortalSignInToken',
+        'StaffPasskey',
+        'StaffRecoveryCode',
+        'StaffSignInFailures',
+        'StaffSsoIdentity',
+        'StaffTotpSecret',
       ].sort(),
     );
   });

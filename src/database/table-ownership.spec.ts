@@ -25,6 +25,11 @@ const OWNERS: Record<string, string> = {
   mail_messages: 'mail',
   mail_unsubscribes: 'mail',
   portal_sign_in_tokens: 'portal',
+  staff_totp_secrets: 'staff',
+  staff_recovery_codes: 'staff',
+  staff_passkeys: 'staff',
+  staff_sso_identities: 'staff',
+  staff_sign_in_failures: 'staff',
 };
 
 /**

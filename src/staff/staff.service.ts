@@ -12,6 +12,7 @@ import { StaffInvitesRepository, type PendingInvite } from './staff-invites.repo
 import type { User } from './user.entity';
 import { passwordProblem, usernameProblem, UsersService } from './users.service';
 import { type AccountAccess, UsersRepository } from './users.repository';
+import { SecondFactorsService } from './second-factors/second-factors.service';
 
 /** How long an invitation link works (docs/dashboard.md, Staff and roles). */
 export const INVITE_VALID_HOURS = 72;
@@ -71,18 +72,21 @@ export class StaffService {
     private readonly products: ProductsService,
     private readonly mail: MailService,
     private readonly events: EventRecorder,
+    private readonly secondFactors: SecondFactorsService,
   ) {}
 
   async listAccounts(): Promise<StaffAccount[]> {
     const users = await this.users.list();
     const codes = await this.products.codesById(users.flatMap((u) => u.productIds ?? []));
-    return users.map((u) => this.account(u, codes));
+    const factors = await this.secondFactors.factorsByAccount(users.map((u) => u.id));
+    return users.map((u) => this.account(u, codes, factors.get(u.id) ?? []));
   }
 
   async getAccount(id: number): Promise<StaffAccount> {
     const user = await this.users.getById(id);
     if (!user) throw AppError.notFound('Staff account');
-    return this.account(user, await this.products.codesById(user.productIds ?? []));
+    const factors = await this.secondFactors.factorsOf(user.id);
+    return this.account(user, await this.products.codesById(user.productIds ?? []), factors);
   }
 
   listPendingInvites(): Promise<PendingInvite[]> {
@@ -168,13 +172,14 @@ export class StaffService {
   }
 
   /**
-   * Removes the account's second factors and ends its sessions, so it enrols again at its next sign-in. The factors
-   * themselves are kept by the second-factor code, which hooks in here (docs/dashboard.md, Staff and roles).
+   * Removes the account's second factors (app, recovery codes, passkeys) and ends its sessions, so it enrols again at its
+   * next sign-in; all with the staff.second_factor_reset entry in one transaction (docs/dashboard.md, Second factors).
    */
   async resetSecondFactors(id: number, actor: Actor): Promise<void> {
     await this.users.transaction(async (manager) => {
       const user = await this.users.lockById(manager, id);
       if (!user) throw AppError.notFound('Staff account');
+      await this.secondFactors.removeAll(id, manager);
       await this.users.endSessions(manager, id);
       await this.record(manager, 'staff.second_factor_reset', actor, { username: user.username });
     });
@@ -242,14 +247,14 @@ export class StaffService {
     return ids.map((id) => codes.get(id) ?? String(id));
   }
 
-  private account(user: User, codes: Map<number, string>): StaffAccount {
+  private account(user: User, codes: Map<number, string>, secondFactors: string[]): StaffAccount {
     return {
       id: user.id,
       username: user.username,
       email: user.email,
       role: user.role,
       products: user.productIds === null ? null : user.productIds.map((id) => codes.get(id) ?? String(id)),
-      secondFactors: [],
+      secondFactors,
       lastSignInAt: user.lastSignInAt,
       disabled: user.disabled,
       createdAt: user.createdAt,

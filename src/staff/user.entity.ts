@@ -1,7 +1,7 @@
 import { Check, Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
 import type { StaffRole } from './roles';
 
-/** A staff account (docs/dashboard.md, Staff and roles); the password is stored as an Argon2id hash only. */
+/** A staff account (docs/dashboard.md, Staff and roles); the password is stored as an Argon2id hash only, and an SSO account has none. */
 @Entity('users')
 // UNIQUE (lower(username)): an expression TypeORM cannot declare, so a schema diff leaves it alone; the migration creates it.
 @Index('users_username_key', { synchronize: false })
@@ -13,8 +13,9 @@ export class User {
   @Column({ type: 'varchar', length: 64 })
   username: string;
 
-  @Column({ name: 'password_hash', type: 'varchar', length: 255 })
-  passwordHash: string;
+  /** Null for a single sign-on account, which has no password (docs/dashboard.md, Single sign-on). */
+  @Column({ name: 'password_hash', type: 'varchar', length: 255, nullable: true })
+  passwordHash: string | null;
 
   @Column({ type: 'varchar', length: 16 })
   role: StaffRole;

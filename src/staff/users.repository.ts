@@ -100,6 +100,35 @@ export class UsersRepository {
     await manager.query(`UPDATE users SET session_generation = session_generation + 1 WHERE id = $1`, [id]);
   }
 
+  /** A single sign-on account (no password); null when the name is taken. */
+  async insertWithoutPassword(username: string, role: StaffRole, manager: EntityManager): Promise<number | null> {
+    const rows = await manager.query<{ id: number }[]>(
+      `INSERT INTO users (username, password_hash, role) VALUES ($1, NULL, $2) ON CONFLICT (lower(username)) DO NOTHING RETURNING id`,
+      [username, role],
+    );
+    return rows[0]?.id ?? null;
+  }
+
+  /**
+   * Gives a single sign-on account the role its provider names now, except that the last enabled owner stays owner;
+   * the account's role and disabled flag after it, or null when it is not a single sign-on account.
+   */
+  async syncSsoRole(id: number, role: StaffRole): Promise<{ role: StaffRole; disabled: boolean } | null> {
+    const rows = await this.dataSource.query<{ role: StaffRole; disabled: boolean }[]>(
+      `WITH target AS (SELECT id, role FROM users WHERE id = $1 AND password_hash IS NULL FOR UPDATE),
+       updated AS (
+         UPDATE users u SET role = CASE
+             WHEN t.role = 'owner' AND $2 <> 'owner'
+              AND NOT EXISTS (SELECT 1 FROM users o WHERE o.role = 'owner' AND NOT o.disabled AND o.id <> $1) THEN t.role
+             ELSE $2 END
+         FROM target t WHERE u.id = t.id RETURNING u.role, u.disabled
+       )
+       SELECT role, disabled FROM updated`,
+      [id, role],
+    );
+    return rows[0] ?? null;
+  }
+
   async touchLastSignIn(id: number, manager?: EntityManager): Promise<void> {
     await (manager ?? this.dataSource.manager).query(`UPDATE users SET last_sign_in_at = now() WHERE id = $1`, [id]);
   }
@@ -115,7 +144,7 @@ const USER_COLUMNS = 'id, username, password_hash, role, product_ids, email, dis
 interface UserRow {
   id: number;
   username: string;
-  password_hash: string;
+  password_hash: string | null;
   role: StaffRole;
   product_ids: number[] | null;
   email: string | null;

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Algorithm, hash, verify } from '@node-rs/argon2';
 import { createHash } from 'node:crypto';
+import type { EntityManager } from 'typeorm';
 import { type Actor, SYSTEM_ACTOR } from '../common/auth/actor';
 import { EventRecorder } from '../events/event-recorder';
 import type { StaffRole } from './roles';
@@ -72,10 +73,12 @@ export class UsersService {
     const plausible = !usernameProblem(username) && password.length > 0 && password.length <= PASSWORD_MAX_LENGTH;
     const user = plausible ? await this.users.getByUsername(username) : null;
     this.dummyHash ??= this.hashPassword('no such user: equalises login timing');
+    // A single sign-on account has no password: checked against the dummy hash, and refused whatever matched.
     const stored = user?.passwordHash ?? (await this.dummyHash);
     const matches = await verify(stored, password.slice(0, PASSWORD_MAX_LENGTH)).catch(() => false);
-    // A disabled account is refused like a wrong password: the form does not tell which names exist or are disabled.
-    return user && matches && !user.disabled ? authenticated(user) : null;
+    // A disabled account, and a single sign-on account (no password), are refused like a wrong password: the form does not
+    // tell which names exist or how they sign in.
+    return user?.passwordHash && matches && !user.disabled ? authenticated(user) : null;
   }
 
   async findSessionUser(id: number): Promise<AuthenticatedUser | null> {
@@ -83,11 +86,14 @@ export class UsersService {
     return user && !user.disabled ? authenticated(user) : null;
   }
 
-  /** last_sign_in_at and the staff.signed_in audit entry, in one transaction. */
-  recordLogin(user: SessionUser, actor: Actor): Promise<void> {
+  /**
+   * last_sign_in_at and the staff.signed_in entry naming how (password, password+totp, passkey, sso; docs/dashboard.md,
+   * Second factors), in one transaction.
+   */
+  recordLogin(user: SessionUser, actor: Actor, method = 'password'): Promise<void> {
     return this.users.transaction(async (manager) => {
       await this.users.touchLastSignIn(user.id, manager);
-      await this.events.record(manager, { type: 'staff.signed_in', actor, details: { username: user.username } });
+      await this.events.record(manager, { type: 'staff.signed_in', actor, details: { username: user.username, method } });
     });
   }
 
@@ -98,6 +104,11 @@ export class UsersService {
 
   async recordLogout(actor: Actor): Promise<void> {
     await this.events.record(undefined, { type: 'auth.logout', actor });
+  }
+
+  /** The account as the session names it, with its current credential tag (null when it is gone). */
+  findAccount(id: number): Promise<AuthenticatedUser | null> {
+    return this.findSessionUser(id);
   }
 
   /**
@@ -118,6 +129,37 @@ export class UsersService {
       });
       return created;
     });
+  }
+
+  /**
+   * Creates a single sign-on account named after `wanted` (made a valid username; a taken name gets a number), and
+   * runs `link` with its id in the same transaction: the account and its identity exist together or not at all.
+   */
+  createWithoutPassword(
+    wanted: string,
+    role: StaffRole,
+    link: (id: number, manager: EntityManager) => Promise<boolean>,
+  ): Promise<AuthenticatedUser | null> {
+    const base =
+      Array.from(wanted.replace(/[^A-Za-z0-9_.@-]/g, '_'))
+        .slice(0, 56)
+        .join('') || 'sso-user';
+    return this.users.transaction(async (manager) => {
+      for (let n = 1; n <= 50; n++) {
+        const username = n === 1 ? base : `${base}-${n}`;
+        const id = await this.users.insertWithoutPassword(username, role, manager);
+        if (id === null) continue;
+        if (!(await link(id, manager))) throw new Error('this identity was linked by a concurrent sign-in');
+        const created = await this.users.getById(id, manager);
+        return created && authenticated(created);
+      }
+      return null;
+    });
+  }
+
+  /** The provider's current role for a single sign-on account (docs/dashboard.md, Single sign-on); null when it is not one. */
+  syncSsoRole(id: number, role: StaffRole): Promise<{ role: StaffRole; disabled: boolean } | null> {
+    return this.users.syncSsoRole(id, role);
   }
 
   hasUsers(): Promise<boolean> {

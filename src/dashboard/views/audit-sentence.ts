@@ -130,6 +130,14 @@ function predicate(entry: AuditEntryLike): string {
       return 'failed to sign in';
     case 'auth.logout':
       return 'signed out';
+    case 'staff.signed_in':
+      return `signed in${text(d.method) ? ` (${text(d.method)})` : ''}`;
+    case 'staff.sign_in_failed':
+      return `failed to sign in${text(d.reason) ? ` (${text(d.reason)})` : ''}`;
+    case 'staff.second_factor_added':
+      return `added a second factor${text(d.factor) ? ` (${text(d.factor)})` : ''}${text(d.username) ? ` for ${text(d.username)}` : ''}`;
+    case 'staff.second_factor_reset':
+      return `reset the second factors of ${text(d.username) ?? 'an account'}`;
     case 'signing_key.rotated':
       return `rotated the signing key${text(d.key_id) ? ` (new key ${text(d.key_id)})` : ''}`;
     case 'signing_key.revoked':
@@ -161,14 +169,6 @@ function predicate(entry: AuditEntryLike): string {
       return `enabled the staff account ${text(d.username) ?? ''}`.trim();
     case 'staff.password_reset':
       return `reset the password of ${text(d.username) ?? 'a staff account'}`;
-    case 'staff.second_factor_added':
-      return `added a second factor${text(d.kind) ? ` (${text(d.kind)})` : ''}`;
-    case 'staff.second_factor_reset':
-      return `reset the second factors of ${text(d.username) ?? 'a staff account'}`;
-    case 'staff.signed_in':
-      return 'signed in';
-    case 'staff.sign_in_failed':
-      return 'failed to sign in';
     case 'customer.note_added':
       return `wrote a note about the customer ${(text(d.customer) ?? '').replace(/^(email|pib):/, '')}`.trim();
     default:
