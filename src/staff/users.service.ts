@@ -97,11 +97,6 @@ export class UsersService {
     });
   }
 
-  /** A refused login form: the name as typed, never the password. */
-  async recordLoginFailed(actor: Actor, username: string): Promise<void> {
-    await this.events.record(undefined, { type: 'staff.sign_in_failed', actor, details: { username } });
-  }
-
   async recordLogout(actor: Actor): Promise<void> {
     await this.events.record(undefined, { type: 'auth.logout', actor });
   }
