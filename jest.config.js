@@ -1,7 +1,7 @@
 /** Jest: unit specs beside the code; integration and e2e specs under test/, against real PostgreSQL (docs/testing.md, The three tiers). */
 const transform = { '^.+\\.(t|j)sx?$': '@swc/jest' };
-// Nest 12, canonicalize, jose and pg-boss (with serialize-error, non-error) ship ES modules, which Jest's module runtime cannot require on Node 20: SWC turns them into CommonJS.
-const esmPackages = ['@nestjs', 'canonicalize', 'jose', 'pg-boss', 'serialize-error', 'non-error'];
+// Nest 12, canonicalize, jose, openid-client (with oauth4webapi) and pg-boss (with serialize-error, non-error) ship ES modules, which Jest's module runtime cannot require on Node 20: SWC turns them into CommonJS.
+const esmPackages = ['@nestjs', 'canonicalize', 'jose', 'pg-boss', 'serialize-error', 'non-error', 'openid-client', 'oauth4webapi'];
 const ignoreExcept = (pkgs) => [`/node_modules/(?!(${pkgs.join('|')})/)`];
 const common = {
   transform,

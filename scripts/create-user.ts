@@ -1,16 +1,18 @@
 import { createInterface } from 'node:readline';
-import { createOrResetUser } from '../src/dashboard/user-command';
-import { passwordProblem, usernameProblem } from '../src/dashboard/users.service';
+import { createOrResetUser } from '../src/staff/user-command';
+import { isStaffRole, STAFF_ROLES, type StaffRole } from '../src/staff/roles';
+import { passwordProblem, usernameProblem } from '../src/staff/users.service';
 import { commandDatabase } from './command-database';
 
+const USAGE = `usage: npm run user:create -- NAME [--role ${STAFF_ROLES.join('|')}]   (password from USER_PASSWORD, the terminal or stdin)`;
+
 /**
- * `npm run user:create -- NAME`: creates a dashboard user or resets its password. The password comes
- * from USER_PASSWORD, else from the terminal (asked twice, not echoed), else from the first line of stdin.
+ * `npm run user:create -- NAME [--role ROLE]`: creates a staff account (role owner unless given) or resets the password of
+ * an existing one, whose role stays (docs/dashboard.md, Staff and roles). The password comes from USER_PASSWORD, else
+ * from the terminal (asked twice, not echoed), else from the first line of stdin.
  */
 async function main(): Promise<void> {
-  const username = process.argv[2];
-  if (!username || process.argv.length > 3)
-    throw new Error('usage: npm run user:create -- NAME   (password from USER_PASSWORD, the terminal or stdin)');
+  const { username, role } = readArguments(process.argv.slice(2));
   const nameProblem = usernameProblem(username);
   if (nameProblem) throw new Error(nameProblem);
   const password = process.env.USER_PASSWORD ?? (await readPassword());
@@ -19,13 +21,29 @@ async function main(): Promise<void> {
 
   const database = await commandDatabase(process.env, (line) => console.log(line));
   try {
-    const created = await createOrResetUser(database.url, username, password);
+    const created = await createOrResetUser(database.url, username, password, role);
     console.log(
-      created ? `Dashboard user "${username}" created.` : `Password of dashboard user "${username}" reset; their open sessions have ended.`,
+      created
+        ? `Dashboard user "${username}" created with the role ${role}.`
+        : `Password of dashboard user "${username}" reset; their open sessions have ended.`,
     );
   } finally {
     await database.release();
   }
+}
+
+/** NAME and an optional `--role ROLE` (or `--role=ROLE`), in either order. */
+function readArguments(args: string[]): { username: string; role: StaffRole } {
+  let role: string = 'owner';
+  const names: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    if (args[i] === '--role') role = args[++i] ?? '';
+    else if (args[i].startsWith('--role=')) role = args[i].slice('--role='.length);
+    else names.push(args[i]);
+  }
+  if (names.length !== 1) throw new Error(USAGE);
+  if (!isStaffRole(role)) throw new Error(`the role must be one of ${STAFF_ROLES.join(', ')}`);
+  return { username: names[0], role };
 }
 
 async function readPassword(): Promise<string> {

@@ -20,6 +20,9 @@ const SEAMS: Record<string, string[]> = {
   ],
   // The paths of @RawBodyRoute routes, read before routing (docs/stores.md, Raw bodies); raw-body.spec.ts guards it.
   'src/common/http/raw-body.ts': [`import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';`],
+  // Each dashboard route's `METHOD /path` for its role rule (docs/dashboard.md, Staff and roles); test/dashboard-roles.e2e-spec.ts
+  // walks every registered route through it, so a change in Nest's metadata fails there.
+  'src/dashboard/http/route-rules.ts': [`import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';`],
 };
 
 describe('public framework APIs only', () => {

@@ -135,7 +135,7 @@ describe('dashboard: login, sessions, CSRF, headers', () => {
     for (const res of [wrong, unknown, empty]) expect(res.text).toContain('Invalid username or password.');
     expect(unknown.text).toContain('value="nobody"'); // the typed name is kept, the password never
     expect(wrong.text).not.toContain('wrong-password');
-    const failures = await auditActions('auth.login_failed');
+    const failures = await auditActions('staff.sign_in_failed');
     expect(failures.map((f) => f.actor)).toEqual(expect.arrayContaining(['admin', 'nobody']));
     expect(failures.every((f) => f.actor_type === 'dashboard' && f.ip)).toBe(true);
     // Still not logged in.
@@ -173,9 +173,9 @@ describe('dashboard: login, sessions, CSRF, headers', () => {
     expect(lifetime).toBeLessThanOrEqual(8 * 3600_000);
     const dashboard = await agent.get('/dashboard').expect(200);
     expect(dashboard.text).toContain('data-testid="current-user">admin<');
-    const logins = await auditActions('auth.login');
-    expect(logins.at(-1)).toMatchObject({ actor: 'admin', actor_type: 'dashboard' });
-    expect((await t.sql('SELECT last_login_at FROM users'))[0].last_login_at).not.toBeNull();
+    const logins = await auditActions('staff.signed_in');
+    expect(logins.at(-1)).toMatchObject({ actor: 'staff:admin', actor_type: 'dashboard' });
+    expect((await t.sql('SELECT last_sign_in_at FROM users'))[0].last_sign_in_at).not.toBeNull();
     // Logged in users skip the login form.
     await agent.get('/login').expect(302).expect('Location', '/dashboard');
   });
@@ -219,7 +219,7 @@ describe('dashboard: login, sessions, CSRF, headers', () => {
     await agent.post('/logout').type('form').send({ _csrf: csrf }).expect(303).expect('Location', '/login');
     expect(await cookieSid()).toBe(before - 1);
     await agent.get('/dashboard').expect(302).expect('Location', '/login');
-    expect((await auditActions('auth.logout')).at(-1)).toMatchObject({ actor: 'admin', actor_type: 'dashboard' });
+    expect((await auditActions('auth.logout')).at(-1)).toMatchObject({ actor: 'staff:admin', actor_type: 'dashboard' });
   });
 
   it('refuses a POST without or with a wrong CSRF token: 403, nothing changes, the session survives', async () => {
@@ -276,7 +276,7 @@ describe('dashboard: login, sessions, CSRF, headers', () => {
   });
 
   describe("the login form's CSRF token (signed double-submit: form token + login cookie)", () => {
-    const loginAudit = async () => (await auditActions('auth.login')).length + (await auditActions('auth.login_failed')).length;
+    const loginAudit = async () => (await auditActions('staff.signed_in')).length + (await auditActions('staff.sign_in_failed')).length;
     const formAndCookie = async () => {
       const page = await t.http().get('/login').expect(200);
       return { token: csrfFrom(page.text), cookie: setCookies(page)[0].split(';')[0] };

@@ -90,7 +90,7 @@ describe('dashboard: bulk actions', () => {
     );
     expect(entries.map((e) => e.license_id)).toEqual([a.id, b.id].sort((x, y) => x - y));
     for (const e of entries) {
-      expect(e).toMatchObject({ actor_type: 'dashboard', actor: 'admin' });
+      expect(e).toMatchObject({ actor_type: 'dashboard', actor: 'staff:admin' });
       expect(e.details).toMatchObject({ renewed: true, changes: { expires_at: {} } });
     }
     const show = await agent.get(done.headers.location).expect(200);

@@ -86,7 +86,7 @@ describe('dashboard: the customer page', () => {
       const audit = await t.sql<{ actor: string; actor_type: string; details: { customer: string; note: string } }>(
         `SELECT actor, actor_type, details FROM audit_entries WHERE action = 'customer.note_added' ORDER BY id`,
       );
-      expect(audit[0]).toMatchObject({ actor: 'admin', actor_type: 'dashboard' });
+      expect(audit[0]).toMatchObject({ actor: 'staff:admin', actor_type: 'dashboard' });
       expect(audit[0].details).toEqual({ customer: 'email:kasa@zeljo.example', note: 'Calls before noon <b>only</b>' });
       // Staff notes are never webhook events.
       expect(await t.sql(`SELECT 1 FROM event_outbox WHERE type = 'customer.note_added'`)).toHaveLength(0);

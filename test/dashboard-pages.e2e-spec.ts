@@ -78,7 +78,7 @@ describe('dashboard pages and actions', () => {
       });
       expect(row.license_key).toMatch(/^ERP-/);
       const audit = await lastAudit('license.created');
-      expect(audit).toMatchObject({ actor_type: 'dashboard', actor: 'admin', license_id: id, product_code: 'ERP_SUITE' });
+      expect(audit).toMatchObject({ actor_type: 'dashboard', actor: 'staff:admin', license_id: id, product_code: 'ERP_SUITE' });
       expect(await flash(res.headers.location)).toEqual(['success', `Licence ${row.license_key} created.`]);
     });
 
@@ -274,7 +274,7 @@ describe('dashboard pages and actions', () => {
       expect(await lastAudit('license.revoked')).toMatchObject({
         license_id: id,
         actor_type: 'dashboard',
-        actor: 'admin',
+        actor: 'staff:admin',
         details: { reason: 'Customer stopped paying' },
       });
       expect(await flash(`/licenses/${id}`)).toEqual(['success', 'Licence revoked.']);
@@ -305,7 +305,7 @@ describe('dashboard pages and actions', () => {
         machine_fingerprint: two.machine_fingerprint.toUpperCase().replace('SHA256', 'sha256'),
       }).expect(303);
       expect((await seats()).map((s) => s.release_reason)).toEqual([null, 'force_released', null]);
-      expect(await lastAudit('license.released')).toMatchObject({ license_id: id, actor_type: 'dashboard', actor: 'admin' });
+      expect(await lastAudit('license.released')).toMatchObject({ license_id: id, actor_type: 'dashboard', actor: 'staff:admin' });
       expect(await flash(`/licenses/${id}`)).toEqual(['success', '1 seat released.']);
 
       await postForm(agent, token, `/licenses/${id}/release`, { machine_fingerprint: 'sha256:bogus' }).expect(303);

@@ -2,8 +2,8 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
-import { FirstUserInitializer } from '../src/dashboard/first-user';
-import { createOrResetUser } from '../src/dashboard/user-command';
+import { FirstUserInitializer } from '../src/staff/first-user';
+import { createOrResetUser } from '../src/staff/user-command';
 import { ADMIN, csrfFrom, loggedInAgent } from './dashboard-helpers';
 import { createTestApp, TestApp } from './support/test-app';
 
@@ -35,9 +35,11 @@ describe('dashboard set-up: first user, login rate limit, session lifetime, sess
       expect(printed).toContain('Dashboard user "boss" created with a generated password');
       expect(printed).toContain(password);
       await loggedInAgent(t, { username: 'boss', password });
-      expect(await t.sql("SELECT action, actor_type, actor, details FROM audit_entries WHERE action LIKE 'staff.%'")).toEqual([
-        { action: 'staff.joined', actor_type: 'system', actor: 'system', details: { username: 'boss', first_user: true } },
-      ]);
+      expect(
+        await t.sql(
+          "SELECT action, actor_type, actor, details FROM audit_entries WHERE action IN ('staff.joined', 'staff.password_reset')",
+        ),
+      ).toEqual([{ action: 'staff.joined', actor_type: 'system', actor: 'system', details: { username: 'boss', first_user: true } }]);
       expect(await t.sql("SELECT 1 FROM event_outbox WHERE type LIKE 'staff.%'")).toEqual([]);
     });
 
@@ -105,7 +107,7 @@ describe('dashboard set-up: first user, login rate limit, session lifetime, sess
 
     it('ends the session of a user who was deleted', async () => {
       await t.sql(
-        "INSERT INTO users (username, password_hash) VALUES ('temp', (SELECT password_hash FROM users WHERE username = 'admin'))",
+        "INSERT INTO users (username, password_hash, role) VALUES ('temp', (SELECT password_hash FROM users WHERE username = 'admin'), 'owner')",
       );
       const { agent } = await loggedInAgent(t, { username: 'temp', password: ADMIN.password });
       await t.sql("DELETE FROM users WHERE username = 'temp'");
@@ -131,11 +133,25 @@ describe('dashboard set-up: first user, login rate limit, session lifetime, sess
       expect(hashes[0].password_hash).toMatch(/^\$argon2id\$/);
       // Each account change is audited by the system, naming the user as typed (docs/licences.md, Audit log).
       expect(
-        await t.sql("SELECT action, actor_type, actor, details FROM audit_entries WHERE details->>'username' ILIKE 'operator' ORDER BY id"),
+        await t.sql(
+          "SELECT action, actor_type, actor, details FROM audit_entries WHERE details->>'username' ILIKE 'operator' AND actor_type = 'system' ORDER BY id",
+        ),
       ).toEqual([
-        { action: 'staff.joined', actor_type: 'system', actor: 'system', details: { username: 'operator' } },
+        { action: 'staff.joined', actor_type: 'system', actor: 'system', details: { username: 'operator', role: 'owner' } },
         { action: 'staff.password_reset', actor_type: 'system', actor: 'system', details: { username: 'OPERATOR' } },
       ]);
+    });
+
+    it('--role gives a new account its role (owner by default); a reset keeps the role it has', async () => {
+      expect(await createOrResetUser(t.config.databaseUrl, 'finance', 'finance-password-1', 'viewer')).toBe(true);
+      expect(await createOrResetUser(t.config.databaseUrl, 'finance', 'finance-password-2', 'owner')).toBe(false);
+      expect(await createOrResetUser(t.config.databaseUrl, 'boss', 'boss-password-1')).toBe(true);
+      expect(await t.sql("SELECT username, role FROM users WHERE username IN ('finance', 'boss') ORDER BY username")).toEqual([
+        { username: 'boss', role: 'owner' },
+        { username: 'finance', role: 'viewer' },
+      ]);
+      const viewer = await loggedInAgent(t, { username: 'finance', password: 'finance-password-2' });
+      await viewer.agent.get('/licenses/new').expect(403);
     });
 
     it('keeps spaces in passwords as typed', async () => {

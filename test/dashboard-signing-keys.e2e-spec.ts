@@ -55,7 +55,7 @@ describe('dashboard: signing keys', () => {
     const [entry] = await t.sql<{ actor_type: string; actor: string }>(
       `SELECT actor_type, actor FROM audit_entries WHERE action = 'signing_key.rotated'`,
     );
-    expect(entry).toEqual({ actor_type: 'dashboard', actor: 'admin' });
+    expect(entry).toEqual({ actor_type: 'dashboard', actor: 'staff:admin' });
   });
 
   it('revokes a retired key after the key id is typed; the active key cannot be revoked', async () => {

@@ -59,7 +59,7 @@ describe('dashboard staff tasks', () => {
       });
       expect(new Date(row.expires_at).toISOString()).toBe('2031-05-31T23:59:59.000Z');
       const audit = await lastAudit(id, 'license.updated');
-      expect(audit).toMatchObject({ actor_type: 'dashboard', actor: 'admin' });
+      expect(audit).toMatchObject({ actor_type: 'dashboard', actor: 'staff:admin' });
       expect(audit.details.changes.customer_name).toEqual({ from: 'Before Edit', to: 'Edited d.o.o.' });
       expect(await flash(`/licenses/${id}`)).toEqual(['success', 'Licence saved.']);
     });

@@ -51,7 +51,7 @@ describe('dashboard: tokens page and CSV exports', () => {
     const [audit] = await t.sql<{ actor_type: string; actor: string }>(
       `SELECT actor_type, actor FROM audit_entries WHERE action = 'token.created' ORDER BY id DESC LIMIT 1`,
     );
-    expect(audit).toEqual({ actor_type: 'dashboard', actor: 'admin' });
+    expect(audit).toEqual({ actor_type: 'dashboard', actor: 'staff:admin' });
   });
 
   it('re-renders the form with messages and the typed values when invalid, and refuses a missing CSRF token', async () => {

@@ -72,8 +72,8 @@ describe('dashboard: customer e-mail (docs/mail.md)', () => {
       [created.id],
     );
     expect(audited).toEqual([
-      { action: 'license.key_resent', actor_type: 'dashboard', actor: 'admin', details: { to: 'again@shop.example' } },
-      { action: 'license.key_resent', actor_type: 'dashboard', actor: 'admin', details: { to: 'again@shop.example' } },
+      { action: 'license.key_resent', actor_type: 'dashboard', actor: 'staff:admin', details: { to: 'again@shop.example' } },
+      { action: 'license.key_resent', actor_type: 'dashboard', actor: 'staff:admin', details: { to: 'again@shop.example' } },
     ]);
     await fannedOut(t);
     expect(await t.sql(`SELECT kind FROM mail_messages WHERE license_id = $1 AND event_id IS NOT NULL`, [created.id])).toEqual([
@@ -119,7 +119,7 @@ describe('dashboard: customer e-mail (docs/mail.md)', () => {
     ).toEqual([
       {
         actor_type: 'dashboard',
-        actor: 'admin',
+        actor: 'staff:admin',
         license_id: created.id,
         product_code: 'POS_RETAIL',
         details: expect.objectContaining({ mail_id: Number(failed?.id), kind: 'license_issued', to: 'bounce@shop.example' }),

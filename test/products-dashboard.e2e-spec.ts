@@ -52,7 +52,7 @@ describe('dashboard: products and their trials', () => {
       `SELECT actor_type, actor, details FROM audit_entries WHERE action = 'product.updated' AND product_code = $1 ORDER BY id DESC LIMIT 1`,
       [product.code],
     );
-    expect(audit).toEqual(expect.objectContaining({ actor_type: 'dashboard', actor: 'admin' }));
+    expect(audit).toEqual(expect.objectContaining({ actor_type: 'dashboard', actor: 'staff:admin' }));
     expect(JSON.stringify(audit.details)).toContain('trial');
     await startTrial('page-laptop-1').expect(201);
 

@@ -88,7 +88,7 @@ describe('dashboard: webhooks page', () => {
     expect((await agent.get('/webhooks').expect(200)).text).not.toContain(secret);
     expect((await agent.get(`/webhooks/${row.id}`).expect(200)).text).not.toContain(secret);
     const audit = (await t.sql(`SELECT actor_type, actor FROM audit_entries WHERE action = 'webhook.created' ORDER BY id DESC LIMIT 1`))[0];
-    expect(audit).toEqual({ actor_type: 'dashboard', actor: 'admin' });
+    expect(audit).toEqual({ actor_type: 'dashboard', actor: 'staff:admin' });
 
     await createLicense(t);
     const [hook] = await receiver.waitFor(1, (h) => h.body.includes('"license.created"'));

@@ -17,6 +17,8 @@ export interface AuditFilter {
   licenseIds?: number[];
   action?: AuditAction;
   actorType?: ActorType;
+  /** Entries of this actor exactly (`staff:<username>`: the dashboard's staff member filter). */
+  actor?: string;
   from?: string;
   to?: string;
 }
@@ -95,6 +97,7 @@ function auditFrom(filter: AuditFilter, params: unknown[]): string {
   if (filter.licenseIds !== undefined) where.push(`a.license_id = ANY(${param(filter.licenseIds)}::int[])`);
   if (filter.action !== undefined) where.push(`a.action = ${param(filter.action)}`);
   if (filter.actorType !== undefined) where.push(`a.actor_type = ${param(filter.actorType)}`);
+  if (filter.actor !== undefined) where.push(`a.actor = ${param(filter.actor)}`);
   if (filter.from !== undefined) where.push(`a.created_at >= ${param(filter.from)}::timestamptz`);
   if (filter.to !== undefined) where.push(`a.created_at <= ${param(filter.to)}::timestamptz`);
   // Always a WHERE clause (no top-level OR in any part): the keyset condition is ANDed to it.

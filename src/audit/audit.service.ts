@@ -17,7 +17,7 @@ export class AuditService {
 
   /** A page of entries matching the filters (licence, action, actor type, time range), newest first, with the total. */
   async listEntries(
-    query: Partial<AuditQueryDto> & { license_ids?: number[] },
+    query: Partial<AuditQueryDto> & { license_ids?: number[]; actor?: string },
     products: ProductScope = ALL_PRODUCTS,
   ): Promise<Page<AuditEntryDto>> {
     const filter = auditFilter(query, products);
@@ -62,7 +62,7 @@ export class AuditService {
 
   /** Every matching entry, newest first, streamed from a cursor (docs/admin-api.md, Exports); resolves once the first row is read. */
   async exportEntries(
-    query: Partial<AuditQueryDto> & { license_ids?: number[] },
+    query: Partial<AuditQueryDto> & { license_ids?: number[]; actor?: string },
     products: ProductScope = ALL_PRODUCTS,
   ): Promise<ExportSource<AuditEntryRow>> {
     const rows = await this.audit.streamExport(auditFilter(query, products));
@@ -71,7 +71,7 @@ export class AuditService {
 }
 
 /** The filters of a query; 400 when `from` is after `to`. */
-function auditFilter(query: Partial<AuditQueryDto> & { license_ids?: number[] }, products: ProductScope): AuditFilter {
+function auditFilter(query: Partial<AuditQueryDto> & { license_ids?: number[]; actor?: string }, products: ProductScope): AuditFilter {
   const from = parseIsoTimestamp(query.from);
   const to = parseIsoTimestamp(query.to);
   if (from && to && from.getTime() > to.getTime()) throw AppError.field('from', 'from must not be after to');
@@ -81,6 +81,7 @@ function auditFilter(query: Partial<AuditQueryDto> & { license_ids?: number[] },
     licenseIds: query.license_ids,
     action: query.action,
     actorType: query.actor_type,
+    actor: query.actor,
     from: query.from,
     to: query.to,
   };

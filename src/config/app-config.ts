@@ -67,6 +67,42 @@ export interface AppConfig {
   mail: MailConfig;
   /** The customer portal (docs/portal.md); absent in a config built in code: on, with the defaults of PortalConfig. */
   portal?: PortalConfig;
+  /** Staff sign-in (docs/dashboard.md, Second factors; Single sign-on); absent in a config built in code: the defaults of staffConfig. */
+  staff?: StaffConfig;
+}
+
+/** Dashboard roles, most powerful first, as OIDC_DEFAULT_ROLE accepts them (docs/dashboard.md, Single sign-on). */
+export const STAFF_ROLES = ['owner', 'admin', 'support', 'viewer'] as const;
+export type StaffRole = (typeof STAFF_ROLES)[number];
+
+export interface OidcConfig {
+  issuer: string;
+  clientId: string;
+  clientSecret: string;
+  /** A claim holding a role name or a list of them; the most powerful known one wins. */
+  roleClaim?: string;
+  /** The role when the claim names none; without it such an account gets no access. */
+  defaultRole?: StaffRole;
+}
+
+export interface StaffConfig {
+  /** STAFF_REQUIRE_2FA: a password account without a second factor enrols one at its next sign-in. */
+  requireSecondFactor: boolean;
+  /** RATE_LIMIT_STAFF_SIGN_IN: failed sign-ins per account within STAFF_SIGN_IN_WINDOW_MS before attempts are delayed. */
+  signInLimit: number;
+  /** How long each attempt past the limit waits (tests shorten it). */
+  signInDelayMs: number;
+  oidc?: OidcConfig;
+}
+
+export const DEFAULT_STAFF_SIGN_IN_LIMIT = 10;
+export const STAFF_SIGN_IN_WINDOW_MS = 15 * 60_000;
+export const DEFAULT_STAFF_SIGN_IN_DELAY_MS = 3_000;
+
+export function staffConfig(config: Pick<AppConfig, 'staff'>): StaffConfig {
+  return (
+    config.staff ?? { requireSecondFactor: false, signInLimit: DEFAULT_STAFF_SIGN_IN_LIMIT, signInDelayMs: DEFAULT_STAFF_SIGN_IN_DELAY_MS }
+  );
 }
 
 export interface PortalConfig {
@@ -87,8 +123,8 @@ export function portalConfig(config: Pick<AppConfig, 'portal'>): PortalConfig {
   return config.portal ?? { enabled: true, loginLimit: DEFAULT_PORTAL_LOGIN_LIMIT, storePortalUrls: {} };
 }
 
-/** Every kind of mail the server sends to customers (docs/mail.md, Kinds). */
-export const MAIL_KINDS = ['license_issued', 'expiring_soon', 'expired', 'seat_released', 'portal_sign_in'] as const;
+/** Every kind of mail the server sends, to customers and (staff_invite) to new staff (docs/mail.md, Kinds). */
+export const MAIL_KINDS = ['license_issued', 'expiring_soon', 'expired', 'seat_released', 'portal_sign_in', 'staff_invite'] as const;
 export type MailKind = (typeof MAIL_KINDS)[number];
 
 export interface MailConfig {

@@ -16,7 +16,14 @@ import {
   validateSync,
   ValidationOptions,
 } from 'class-validator';
-import { DEFAULT_LOGIN_PAGE_RATE_LIMIT, DEFAULT_PORTAL_LOGIN_LIMIT, DEFAULT_STORES_RATE_LIMIT, MAIL_KINDS } from './app-config';
+import {
+  DEFAULT_LOGIN_PAGE_RATE_LIMIT,
+  DEFAULT_PORTAL_LOGIN_LIMIT,
+  DEFAULT_STAFF_SIGN_IN_LIMIT,
+  DEFAULT_STORES_RATE_LIMIT,
+  MAIL_KINDS,
+  STAFF_ROLES,
+} from './app-config';
 import { ConfigError } from './config.error';
 
 const toInt = ({ value }: { value: unknown }) => (typeof value === 'string' && /^\s*-?\d+\s*$/.test(value) ? Number(value) : value);
@@ -71,6 +78,13 @@ export const ENV_NAMES = [
   'STRIPE_CUSTOMER_PORTAL_URL',
   'PADDLE_CUSTOMER_PORTAL_URL',
   'LEMONSQUEEZY_CUSTOMER_PORTAL_URL',
+  'STAFF_REQUIRE_2FA',
+  'RATE_LIMIT_STAFF_SIGN_IN',
+  'OIDC_ISSUER',
+  'OIDC_CLIENT_ID',
+  'OIDC_CLIENT_SECRET',
+  'OIDC_ROLE_CLAIM',
+  'OIDC_DEFAULT_ROLE',
 ] as const;
 
 /** More proxies than this in front of one server is a misconfiguration, and a large count trusts client-written hops. */
@@ -418,6 +432,46 @@ export class EnvironmentVariables {
   @Min(1)
   @Max(1_000_000_000)
   RATE_LIMIT_PORTAL_LOGIN = DEFAULT_PORTAL_LOGIN_LIMIT;
+
+  /** true: every password account enrols a second factor at its next sign-in (docs/dashboard.md, Second factors). */
+  @IsIn(['true', 'false'], { message: 'STAFF_REQUIRE_2FA must be true or false' })
+  STAFF_REQUIRE_2FA = 'false';
+
+  /** Failed sign-ins per account in 15 minutes before each attempt is delayed (docs/dashboard.md, Failed sign-ins). */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(1_000_000_000)
+  RATE_LIMIT_STAFF_SIGN_IN = DEFAULT_STAFF_SIGN_IN_LIMIT;
+
+  /** Single sign-on (docs/dashboard.md, Single sign-on): all three OIDC_ISSUER, OIDC_CLIENT_ID, OIDC_CLIENT_SECRET, or none. */
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @Matches(/^https?:\/\/[^\s?#]+$/, { message: 'OIDC_ISSUER must be an https:// URL without a query (http:// only for loopback)' })
+  OIDC_ISSUER?: string;
+
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @IsString()
+  @MaxLength(255)
+  OIDC_CLIENT_ID?: string;
+
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @IsString()
+  @MaxLength(1000)
+  OIDC_CLIENT_SECRET?: string;
+
+  /** A claim of the ID token or userinfo holding a role name or a list of them. */
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @Matches(/^[A-Za-z0-9_.:/-]{1,200}$/, { message: 'OIDC_ROLE_CLAIM must be a claim name' })
+  OIDC_ROLE_CLAIM?: string;
+
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @IsIn(STAFF_ROLES, { message: `OIDC_DEFAULT_ROLE must be one of ${STAFF_ROLES.join(', ')}` })
+  OIDC_DEFAULT_ROLE?: (typeof STAFF_ROLES)[number];
 
   @Transform(emptyToUndefined)
   @IsOptional()

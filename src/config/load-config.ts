@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { generateApiKey, generateKeyringSecret, generateSessionSecret, loadOrCreateSecret } from './secrets';
-import { AppConfig, type MailKind } from './app-config';
+import { AppConfig, DEFAULT_STAFF_SIGN_IN_DELAY_MS, type MailKind, type OidcConfig } from './app-config';
+import { ConfigError } from './config.error';
 import { EnvironmentVariables } from './env.schema';
 
 export interface GeneratedSecrets {
@@ -101,8 +102,24 @@ export function buildConfig(env: EnvironmentVariables, databaseUrl: string): { c
         lemonsqueezy: env.LEMONSQUEEZY_CUSTOMER_PORTAL_URL,
       }),
     },
+    staff: {
+      requireSecondFactor: env.STAFF_REQUIRE_2FA === 'true',
+      signInLimit: env.RATE_LIMIT_STAFF_SIGN_IN,
+      signInDelayMs: DEFAULT_STAFF_SIGN_IN_DELAY_MS,
+      oidc: oidcConfig(env),
+    },
   };
   return { config, generated };
+}
+
+/** Single sign-on when its three settings are all set; some but not all is a configuration error. */
+function oidcConfig(env: EnvironmentVariables): OidcConfig | undefined {
+  const { OIDC_ISSUER: issuer, OIDC_CLIENT_ID: clientId, OIDC_CLIENT_SECRET: clientSecret } = env;
+  if (!issuer && !clientId && !clientSecret) return undefined;
+  if (!issuer || !clientId || !clientSecret) {
+    throw new ConfigError('OIDC_ISSUER, OIDC_CLIENT_ID and OIDC_CLIENT_SECRET must be set together (or none of them)');
+  }
+  return { issuer, clientId, clientSecret, roleClaim: env.OIDC_ROLE_CLAIM, defaultRole: env.OIDC_DEFAULT_ROLE };
 }
 
 /** The entries whose value is set. */

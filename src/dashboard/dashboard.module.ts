@@ -10,9 +10,13 @@ import { StatsModule } from '../stats/stats.module';
 import { StoresModule } from '../stores/stores.module';
 import { WebhooksModule } from '../webhooks/webhooks.module';
 import { AuthController } from './auth/auth.controller';
+import { SignIn } from './auth/sign-in';
+import { SsoController } from './auth/sso.controller';
+import { SsoSignIn } from './auth/sso-sign-in';
+import { SecurityPageController } from './pages/security.controller';
+import { StaffSecurityModule } from '../staff/staff-security.module';
 import { DashboardPassport } from './auth/dashboard-passport';
-import { loginFormTokensProvider } from './auth/staff-login-form';
-import { FirstUserInitializer } from './first-user';
+import { inviteFormTokensProvider, loginFormTokensProvider } from './auth/staff-login-form';
 import { AuditPageController } from './pages/audit.controller';
 import { BulkPagesController } from './pages/bulk.controller';
 import { LicenseFilesPagesController } from './pages/license-files.controller';
@@ -22,6 +26,7 @@ import { DashboardNotFoundController } from './pages/not-found.controller';
 import { OverviewController } from './pages/overview.controller';
 import { ProductsPageController } from './pages/products.controller';
 import { SigningKeysPageController } from './pages/signing-keys.controller';
+import { StaffPagesController } from './pages/staff.controller';
 import { StoresPageController } from './pages/stores.controller';
 import { SavedViewsController } from './pages/saved-views.controller';
 import { SavedViewsRepository } from './saved-views.repository';
@@ -29,8 +34,7 @@ import { SavedViewsService } from './saved-views.service';
 import { TokensPageController } from './pages/tokens.controller';
 import { WebhooksPagesController } from './pages/webhooks.controller';
 import { DashboardSessionStore } from './session-store';
-import { UsersRepository } from './users.repository';
-import { UsersService } from './users.service';
+import { StaffModule } from '../staff/staff.module';
 
 /** The staff dashboard: server-rendered pages on top of the same services as the admin API (never its own SQL for licences). */
 @Module({
@@ -43,12 +47,16 @@ import { UsersService } from './users.service';
     MailModule,
     ProductsModule,
     StatsModule,
+    StaffModule,
+    StaffSecurityModule,
     StoresModule,
     WebhooksModule,
   ],
   // DashboardNotFoundController last: it catches only what no page matched.
   controllers: [
     AuthController,
+    SsoController,
+    SecurityPageController,
     OverviewController,
     // Before the licence pages: /licenses/bulk and /licenses/views are not licence ids.
     BulkPagesController,
@@ -62,18 +70,18 @@ import { UsersService } from './users.service';
     MailPagesController,
     StoresPageController,
     ProductsPageController,
+    StaffPagesController,
     DashboardNotFoundController,
   ],
   providers: [
     SavedViewsRepository,
     SavedViewsService,
-    UsersRepository,
-    UsersService,
     DashboardPassport,
     DashboardSessionStore,
-    FirstUserInitializer,
     loginFormTokensProvider,
+    inviteFormTokensProvider,
+    SignIn,
+    SsoSignIn,
   ],
-  exports: [UsersService],
 })
 export class DashboardModule {}

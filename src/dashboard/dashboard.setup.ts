@@ -2,7 +2,7 @@ import { Logger, ServiceUnavailableException } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import express, { type NextFunction, type Request, type RequestHandler, type Response, type Router } from 'express';
 import session from 'express-session';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { toError } from '../common/errors/to-error';
 import { isApiPath } from '../common/http/http-hardening';
 import { chain } from '../common/http/middleware-chain';
@@ -36,6 +36,8 @@ const DASHBOARD_ROOTS = [
   '/emails',
   '/stores',
   '/products',
+  '/account',
+  '/staff',
 ];
 
 export function isDashboardPath(path: string): boolean {
@@ -72,8 +74,13 @@ export function configureDashboard(app: NestExpressApplication, config: AppConfi
   const dashboard = express.Router();
   dashboard.use(ASSETS_PREFIX, express.static(join(root, 'public'), { index: false, maxAge: '1h', dotfiles: 'ignore' }));
   // The charting library from our own origin, never a CDN, so the CSP stays 'self' (docs/dashboard.md, Charts).
-  for (const [name, file] of CHART_LIBRARY_FILES) {
-    const path = require.resolve(`uplot/dist/${file}`);
+  // The same for @simplewebauthn/browser's bundle (docs/dashboard.md, Passkeys); its package exports no subpath, so
+  // the file is found beside its CommonJS entry.
+  const webauthnBundle = join(dirname(require.resolve('@simplewebauthn/browser')), '..', 'dist', 'bundle', 'index.umd.min.js');
+  for (const [name, path] of [
+    ...CHART_LIBRARY_FILES.map(([served, file]) => [served, require.resolve(`uplot/dist/${file}`)] as const),
+    ['simplewebauthn-browser.js', webauthnBundle] as const,
+  ]) {
     dashboard.get(`${ASSETS_PREFIX}vendor/${name}`, (_req, res, next) => res.sendFile(path, { maxAge: '1h' }, (err) => err && next(err)));
   }
   dashboard.use(

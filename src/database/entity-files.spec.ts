@@ -20,6 +20,7 @@ describe('loadEntities (every entity file under src/, no list in database/)', ()
         'LicenseSeatVersion',
         'Product',
         'SavedView',
+        'StaffInvite',
         'StatsDelta',
         'StoreEvent',
         'StorePlan',
@@ -33,6 +34,11 @@ describe('loadEntities (every entity file under src/, no list in database/)', ()
         'MailMessage',
         'MailUnsubscribe',
         'PortalSignInToken',
+        'StaffPasskey',
+        'StaffRecoveryCode',
+        'StaffSignInFailures',
+        'StaffSsoIdentity',
+        'StaffTotpSecret',
       ].sort(),
     );
   });

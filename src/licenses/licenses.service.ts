@@ -261,8 +261,8 @@ export class LicensesService {
    * 409 CONFLICT for PERPETUAL (nothing to renew) and revoked licences. Audited as `license.updated`
    * with the expires_at change and `renewed: true`.
    */
-  async renewLicense(id: number, actor: Actor): Promise<LicenseDetailsDto> {
-    return this.dataSource.transaction((manager) => this.renewIn(manager, id, actor));
+  async renewLicense(id: number, actor: Actor, products: ProductScope = ALL_PRODUCTS): Promise<LicenseDetailsDto> {
+    return this.dataSource.transaction((manager) => this.renewIn(manager, id, actor, products));
   }
 
   /** renewLicense in the caller's transaction, within `products`; `extra` joins the audit entry's details. */

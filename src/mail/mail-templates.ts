@@ -22,6 +22,9 @@ export interface MailView {
   portalUrl?: string;
   /** The store's own customer portal (invoices, payment method, cancelling), for a licence that store made. */
   storePortalUrl?: string;
+  /** staff_invite: the role offered and who invited. */
+  role?: string;
+  invitedBy?: string;
 }
 
 export interface RenderedMail {
@@ -36,6 +39,7 @@ const SUBJECTS: Record<MailKind, (v: MailView) => string> = {
   expired: (v) => `Your ${v.productName} licence has expired`,
   seat_released: (v) => `A seat of your ${v.productName} licence was released`,
   portal_sign_in: (v) => `Sign in to ${v.brand}`,
+  staff_invite: (v) => `You are invited to the ${v.brand} dashboard`,
 };
 
 /** A UTC date people read the same in every client: "31 January 2027, 10:00 UTC". */

@@ -15,7 +15,10 @@ export type MailStatus = (typeof MAIL_STATUSES)[number];
 @Index('mail_messages_product_created_idx', ['productId', 'createdAt', 'id']) // (product_id, created_at DESC, id DESC)
 @Index('mail_messages_due_idx', ['nextAttemptAt'], { where: `status IN ('pending', 'sending')` })
 @Check('mail_messages_status_check', `status IN ('pending', 'sending', 'sent', 'failed', 'suppressed')`)
-@Check('mail_messages_kind_check', `kind IN ('license_issued', 'expiring_soon', 'expired', 'seat_released', 'portal_sign_in')`)
+@Check(
+  'mail_messages_kind_check',
+  `kind IN ('license_issued', 'expiring_soon', 'expired', 'seat_released', 'portal_sign_in', 'staff_invite')`,
+)
 export class MailMessage {
   @PrimaryGeneratedColumn({ type: 'bigint', primaryKeyConstraintName: 'mail_messages_pkey' })
   id: string;

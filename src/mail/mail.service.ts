@@ -173,17 +173,41 @@ export class MailService implements EventConsumer, OnModuleInit, OnModuleDestroy
    * Queues a portal sign-in link for `address` in the caller's transaction (docs/portal.md, Signing in): the link
    * itself is sealed in the outbox row. False when the kind is turned off or the address cannot receive mail.
    */
-  async queuePortalSignIn(address: string, signInUrl: string, manager: EntityManager): Promise<boolean> {
-    if (this.config.mail.disabledKinds.includes('portal_sign_in') || !validRecipient(address)) return false;
+  queuePortalSignIn(address: string, signInUrl: string, manager: EntityManager): Promise<boolean> {
+    return this.queueLink('portal_sign_in', address, signInUrl, {}, manager);
+  }
+
+  /**
+   * Queues a staff invitation (docs/dashboard.md, Staff and roles) in the caller's transaction, its link sealed like a
+   * portal sign-in link. False when the kind is turned off or the address cannot receive mail.
+   */
+  queueStaffInvite(
+    address: string,
+    inviteUrl: string,
+    invite: { role: string; invitedBy: string },
+    manager: EntityManager,
+  ): Promise<boolean> {
+    return this.queueLink('staff_invite', address, inviteUrl, { role: invite.role, invited_by: invite.invitedBy }, manager);
+  }
+
+  /** A one-time link for `address`, sealed in the outbox row (only the recipient's mail ever shows it in clear). */
+  private async queueLink(
+    kind: MailKind,
+    address: string,
+    url: string,
+    data: Record<string, string>,
+    manager: EntityManager,
+  ): Promise<boolean> {
+    if (this.config.mail.disabledKinds.includes(kind) || !validRecipient(address)) return false;
     const mail: NewMail = {
-      kind: 'portal_sign_in',
-      dedupeKey: `portal_sign_in:${randomBytes(12).toString('hex')}`,
+      kind,
+      dedupeKey: `${kind}:${randomBytes(12).toString('hex')}`,
       eventId: null,
       licenseId: null,
       productId: null,
       toAddress: address,
       toName: null,
-      data: { sealed_sign_in_url: this.links.seal(Buffer.from(signInUrl, 'utf8'), address) },
+      data: { ...data, sealed_sign_in_url: this.links.seal(Buffer.from(url, 'utf8'), address) },
       status: 'pending',
       lastError: null,
     };
@@ -254,6 +278,8 @@ export class MailService implements EventConsumer, OnModuleInit, OnModuleDestroy
       heartbeat: data.reason === 'heartbeat_timeout',
       ...(REMINDERS.includes(kind) ? { unsubscribeUrl: this.unsubscribeLink(toAddress) } : {}),
       ...(typeof data.sign_in_url === 'string' ? { signInUrl: data.sign_in_url } : {}),
+      ...(typeof data.role === 'string' ? { role: data.role } : {}),
+      ...(typeof data.invited_by === 'string' ? { invitedBy: data.invited_by } : {}),
       ...(typeof data.sealed_sign_in_url === 'string' ? { signInUrl: this.openLink(data.sealed_sign_in_url, toAddress) } : {}),
       ...(kind === 'license_issued' ? this.keyMailLinks(data) : {}),
     };

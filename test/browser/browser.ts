@@ -32,12 +32,15 @@ export async function seriousViolations(page: Page): Promise<string[]> {
 export const SCREENSHOTS = join(__dirname, '..', '..', 'test-results', 'screenshots');
 
 /** The real app listening on a free port, and Debian's Chromium (never a downloaded browser). */
-export async function startDashboard(overrides: Partial<AppConfig> = {}): Promise<{ t: TestApp; baseUrl: string; browser: Browser }> {
+export async function startDashboard(
+  overrides: Partial<AppConfig> = {},
+  port = 0,
+): Promise<{ t: TestApp; baseUrl: string; browser: Browser }> {
   if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} not found: apt-get install -y chromium (or set CHROMIUM_PATH)`);
   mkdirSync(SCREENSHOTS, { recursive: true });
   const t = await createTestApp(overrides);
-  await t.app.listen(0, '127.0.0.1');
-  const { port } = (t.app.getHttpServer() as Server).address() as AddressInfo;
+  await t.app.listen(port, '127.0.0.1');
+  const { port: listening } = (t.app.getHttpServer() as Server).address() as AddressInfo;
   const browser = await chromium.launch({
     executablePath: CHROMIUM,
     args: [
@@ -50,7 +53,7 @@ export async function startDashboard(overrides: Partial<AppConfig> = {}): Promis
       '--disable-sync',
     ],
   });
-  return { t, baseUrl: `http://127.0.0.1:${port}`, browser };
+  return { t, baseUrl: `http://127.0.0.1:${listening}`, browser };
 }
 
 /**

@@ -939,6 +939,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/admin/staff": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the staff accounts (never a password or second-factor secret)
+         * @description Needs staff:read for every product: a token limited to products is refused (403). Ordered by username.
+         */
+        get: operations["StaffAdmin_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1468,7 +1488,7 @@ export interface components {
              * @example license.revoked
              * @enum {string}
              */
-            action: "product.created" | "product.updated" | "license.created" | "license.updated" | "license.revoked" | "license.released" | "license.activated" | "license.activation_denied" | "license.deactivated" | "license.file_issued" | "license.usage_limit_reached" | "license.usage_reset" | "license.trial_started" | "license.key_resent" | "license.expiring_soon" | "license.expired" | "mail.retried" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "webhook.delivery_retried" | "auth.login" | "auth.login_failed" | "auth.logout" | "staff.joined" | "staff.password_reset" | "signing_key.rotated" | "signing_key.revoked" | "signing_key.endorsed" | "token.created" | "token.revoked" | "store_plan.created" | "store_plan.updated" | "store_plan.deleted" | "customer.note_added";
+            action: "product.created" | "product.updated" | "license.created" | "license.updated" | "license.revoked" | "license.released" | "license.activated" | "license.activation_denied" | "license.deactivated" | "license.file_issued" | "license.usage_limit_reached" | "license.usage_reset" | "license.trial_started" | "license.key_resent" | "license.expiring_soon" | "license.expired" | "mail.retried" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "webhook.delivery_retried" | "auth.login" | "auth.login_failed" | "auth.logout" | "staff.invited" | "staff.joined" | "staff.role_changed" | "staff.disabled" | "staff.enabled" | "staff.password_reset" | "staff.second_factor_added" | "staff.second_factor_reset" | "staff.signed_in" | "staff.sign_in_failed" | "signing_key.rotated" | "signing_key.revoked" | "signing_key.endorsed" | "token.created" | "token.revoked" | "store_plan.created" | "store_plan.updated" | "store_plan.deleted" | "customer.note_added";
             /**
              * @example admin_api
              * @enum {string}
@@ -1699,11 +1719,12 @@ export interface components {
              *     - `tokens:manage`: Issue and revoke admin tokens (never beyond its own scopes and products).
              *     - `signing-keys:manage`: Rotate and revoke signing keys (global: only for a token of every product).
              *     - `stores:manage`: Manage store plans; read and replay store events (global: only for a token of every product).
+             *     - `staff:read`: List the staff accounts, their roles and products (global: only for a token of every product).
              * @example [
              *       "licenses:write"
              *     ]
              */
-            scopes: ("products:read" | "products:write" | "licenses:read" | "licenses:write" | "audit:read" | "stats:read" | "webhooks:manage" | "tokens:manage" | "signing-keys:manage" | "stores:manage")[];
+            scopes: ("products:read" | "products:write" | "licenses:read" | "licenses:write" | "audit:read" | "stats:read" | "webhooks:manage" | "tokens:manage" | "signing-keys:manage" | "stores:manage" | "staff:read")[];
             /**
              * @description product codes the token is limited to (stored as the products, so a later rename does not move the limit); omitted or null: every product. Not with signing-keys:manage (400)
              * @example [
@@ -1723,7 +1744,7 @@ export interface components {
             id: number;
             /** @example webshop */
             name: string;
-            scopes: ("products:read" | "products:write" | "licenses:read" | "licenses:write" | "audit:read" | "stats:read" | "webhooks:manage" | "tokens:manage" | "signing-keys:manage" | "stores:manage")[];
+            scopes: ("products:read" | "products:write" | "licenses:read" | "licenses:write" | "audit:read" | "stats:read" | "webhooks:manage" | "tokens:manage" | "signing-keys:manage" | "stores:manage" | "staff:read")[];
             products: string[] | null;
             /** Format: date-time */
             expires_at: string | null;
@@ -1740,7 +1761,7 @@ export interface components {
             id: number;
             /** @example webshop */
             name: string;
-            scopes: ("products:read" | "products:write" | "licenses:read" | "licenses:write" | "audit:read" | "stats:read" | "webhooks:manage" | "tokens:manage" | "signing-keys:manage" | "stores:manage")[];
+            scopes: ("products:read" | "products:write" | "licenses:read" | "licenses:write" | "audit:read" | "stats:read" | "webhooks:manage" | "tokens:manage" | "signing-keys:manage" | "stores:manage" | "staff:read")[];
             /**
              * @description the products' current codes; null: every product
              * @example [
@@ -2599,7 +2620,7 @@ export interface components {
              * @example license_issued
              * @enum {string}
              */
-            kind: "license_issued" | "expiring_soon" | "expired" | "seat_released" | "portal_sign_in";
+            kind: "license_issued" | "expiring_soon" | "expired" | "seat_released" | "portal_sign_in" | "staff_invite";
             /** @example office@example.rs */
             to: string;
             /**
@@ -2879,6 +2900,35 @@ export interface components {
              *     ]
              */
             features?: string[] | null;
+        };
+        StaffAccountDto: {
+            id: number;
+            /** @example ana */
+            username: string;
+            /** @example ana@example.com */
+            email: string | null;
+            /**
+             * @example support
+             * @enum {string}
+             */
+            role: "owner" | "admin" | "support" | "viewer";
+            /**
+             * @description product codes the account is limited to; null: every product
+             * @example [
+             *       "POS_RETAIL"
+             *     ]
+             */
+            products: string[] | null;
+            /**
+             * @description the kinds of second factor enrolled: totp, passkey
+             * @example [
+             *       "totp"
+             *     ]
+             */
+            second_factors: string[];
+            /** Format: date-time */
+            last_sign_in_at: string | null;
+            disabled: boolean;
         };
     };
     responses: never;
@@ -3643,7 +3693,7 @@ export interface operations {
                 /** @description keyset cursor: the `after` value of the previous page's `Link: <...>; rel="next"` header (opaque base64url). The page holds the matches strictly after the last row of the previous page in newest-first order, at the cost of page 1 however deep; a cursor stays valid when that row is deleted. Not together with `offset`. */
                 after?: string;
                 license_id?: number;
-                action?: "product.created" | "product.updated" | "license.created" | "license.updated" | "license.revoked" | "license.released" | "license.activated" | "license.activation_denied" | "license.deactivated" | "license.file_issued" | "license.usage_limit_reached" | "license.usage_reset" | "license.trial_started" | "license.key_resent" | "license.expiring_soon" | "license.expired" | "mail.retried" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "webhook.delivery_retried" | "auth.login" | "auth.login_failed" | "auth.logout" | "staff.joined" | "staff.password_reset" | "signing_key.rotated" | "signing_key.revoked" | "signing_key.endorsed" | "token.created" | "token.revoked" | "store_plan.created" | "store_plan.updated" | "store_plan.deleted" | "customer.note_added";
+                action?: "product.created" | "product.updated" | "license.created" | "license.updated" | "license.revoked" | "license.released" | "license.activated" | "license.activation_denied" | "license.deactivated" | "license.file_issued" | "license.usage_limit_reached" | "license.usage_reset" | "license.trial_started" | "license.key_resent" | "license.expiring_soon" | "license.expired" | "mail.retried" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "webhook.delivery_retried" | "auth.login" | "auth.login_failed" | "auth.logout" | "staff.invited" | "staff.joined" | "staff.role_changed" | "staff.disabled" | "staff.enabled" | "staff.password_reset" | "staff.second_factor_added" | "staff.second_factor_reset" | "staff.signed_in" | "staff.sign_in_failed" | "signing_key.rotated" | "signing_key.revoked" | "signing_key.endorsed" | "token.created" | "token.revoked" | "store_plan.created" | "store_plan.updated" | "store_plan.deleted" | "customer.note_added";
                 actor_type?: "admin_api" | "dashboard" | "client" | "system" | "store" | "customer";
                 /** @description entries at or after this ISO timestamp */
                 from?: string;
@@ -3729,7 +3779,7 @@ export interface operations {
         parameters: {
             query?: {
                 license_id?: number;
-                action?: "product.created" | "product.updated" | "license.created" | "license.updated" | "license.revoked" | "license.released" | "license.activated" | "license.activation_denied" | "license.deactivated" | "license.file_issued" | "license.usage_limit_reached" | "license.usage_reset" | "license.trial_started" | "license.key_resent" | "license.expiring_soon" | "license.expired" | "mail.retried" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "webhook.delivery_retried" | "auth.login" | "auth.login_failed" | "auth.logout" | "staff.joined" | "staff.password_reset" | "signing_key.rotated" | "signing_key.revoked" | "signing_key.endorsed" | "token.created" | "token.revoked" | "store_plan.created" | "store_plan.updated" | "store_plan.deleted" | "customer.note_added";
+                action?: "product.created" | "product.updated" | "license.created" | "license.updated" | "license.revoked" | "license.released" | "license.activated" | "license.activation_denied" | "license.deactivated" | "license.file_issued" | "license.usage_limit_reached" | "license.usage_reset" | "license.trial_started" | "license.key_resent" | "license.expiring_soon" | "license.expired" | "mail.retried" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "webhook.delivery_retried" | "auth.login" | "auth.login_failed" | "auth.logout" | "staff.invited" | "staff.joined" | "staff.role_changed" | "staff.disabled" | "staff.enabled" | "staff.password_reset" | "staff.second_factor_added" | "staff.second_factor_reset" | "staff.signed_in" | "staff.sign_in_failed" | "signing_key.rotated" | "signing_key.revoked" | "signing_key.endorsed" | "token.created" | "token.revoked" | "store_plan.created" | "store_plan.updated" | "store_plan.deleted" | "customer.note_added";
                 actor_type?: "admin_api" | "dashboard" | "client" | "system" | "store" | "customer";
                 /** @description entries at or after this ISO timestamp */
                 from?: string;
@@ -7721,6 +7771,78 @@ export interface operations {
             };
             /** @description CONFLICT: the event was processed already */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description RATE_LIMITED: per-IP limit hit; `Retry-After` header and `details.retry_after_seconds` */
+            429: {
+                headers: {
+                    /** @description seconds until the window resets */
+                    "Retry-After": number;
+                    /** @description requests allowed per window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description requests left in this window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description seconds until the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Database unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    StaffAdmin_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StaffAccountDto"][];
+                };
+            };
+            /** @description VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description UNAUTHORIZED: missing, wrong, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description FORBIDDEN: needs the scope staff:read */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -44,3 +44,7 @@ export const productScopeWithin = (inner: ProductScope, outer: ProductScope): bo
   outer === null || (inner !== null && inner.every((id) => outer.includes(id)));
 
 export const SYSTEM_ACTOR: Actor = { type: 'system', name: 'system', ip: null };
+
+/** The person behind an actor, for a row's author column: a staff member's `staff:<username>` is the username. */
+export const authorName = (actor: Actor): string =>
+  (actor.type === 'dashboard' ? actor.name?.replace(/^staff:/, '') : actor.name) ?? 'unknown';

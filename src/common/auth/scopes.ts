@@ -10,6 +10,7 @@ export const ADMIN_SCOPES = [
   'tokens:manage',
   'signing-keys:manage',
   'stores:manage',
+  'staff:read',
 ] as const;
 export type AdminScope = (typeof ADMIN_SCOPES)[number];
 
@@ -25,6 +26,7 @@ export const SCOPE_DESCRIPTIONS: Readonly<Record<AdminScope, string>> = {
   'tokens:manage': 'Issue and revoke admin tokens (never beyond its own scopes and products).',
   'signing-keys:manage': 'Rotate and revoke signing keys (global: only for a token of every product).',
   'stores:manage': 'Manage store plans; read and replay store events (global: only for a token of every product).',
+  'staff:read': 'List the staff accounts, their roles and products (global: only for a token of every product).',
 };
 
 /** The scopes as a Markdown list for OpenAPI descriptions (docs/admin-api.md, Scopes). */
@@ -34,7 +36,7 @@ export const SCOPE_LIST_MARKDOWN = ADMIN_SCOPES.map((scope) => `- \`${scope}\`: 
  * Scopes over things that belong to no product (the signing keys, the stores' plans and events): only a
  * credential for every product may hold or use them (docs/admin-api.md, Global scopes).
  */
-export const GLOBAL_SCOPES: readonly AdminScope[] = ['signing-keys:manage', 'stores:manage'];
+export const GLOBAL_SCOPES: readonly AdminScope[] = ['signing-keys:manage', 'stores:manage', 'staff:read'];
 export const isGlobalScope = (scope: AdminScope): boolean => GLOBAL_SCOPES.includes(scope);
 
 /**

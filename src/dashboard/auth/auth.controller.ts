@@ -1,22 +1,33 @@
-import { Get, Post, Req, Res, ServiceUnavailableException } from '@nestjs/common';
+import { Get, Post, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
+import { EventRecorder } from '../../events/event-recorder';
 import { RateLimit } from '../../common/http/throttling';
 import { DashboardController } from '../http/dashboard-controller.decorator';
 import { asFormBody, formRaw, formText } from '../../html/forms';
-import { AllowAnonymous, dashboardActor } from '../http/session.guard';
+import { AllowAnonymous, AllowDuringEnrolment, dashboardActor, staffActorName } from '../http/session.guard';
 import { SESSION_COOKIE } from '../dashboard.setup';
-import { PASSWORD_MAX_LENGTH, UsersService } from '../users.service';
+import { PasskeysService } from '../../staff/second-factors/passkeys.service';
+import { PASSWORD_MAX_LENGTH, UsersService } from '../../staff/users.service';
+import { parsePasskeyAnswer, takeChallenge } from './passkey-challenge';
 import { DashboardPassport } from './dashboard-passport';
 import { LoginFormTokens } from '../../html/login-form-token';
+import { SignIn } from './sign-in';
+import { SsoSignIn } from './sso-sign-in';
 
 export const LOGIN_FAILED_MESSAGE = 'Invalid username or password.';
+export const PASSKEY_FAILED_MESSAGE = 'That passkey was not accepted. Try again, or use another way to sign in.';
+export const SECOND_FACTOR_FAILED_MESSAGE = 'That code is not valid. Use a new code from your app, or an unused recovery code.';
 
 @DashboardController()
 export class AuthController {
   constructor(
     private readonly passport: DashboardPassport,
-    private readonly users: UsersService,
+    private readonly events: EventRecorder,
     private readonly loginForm: LoginFormTokens,
+    private readonly signIn: SignIn,
+    private readonly sso: SsoSignIn,
+    private readonly passkeys: PasskeysService,
+    private readonly users: UsersService,
   ) {}
 
   @Get()
@@ -30,7 +41,7 @@ export class AuthController {
   @RateLimit('loginPage')
   loginPage(@Req() req: Request, @Res() res: Response): void {
     if (req.user) return res.redirect(302, '/dashboard');
-    res.render('login', { title: 'Log in', csrfToken: this.loginForm.formToken(req, res) });
+    res.render('login', this.loginLocals(req, res));
   }
 
   /** One generic message for every failure, so the form does not reveal which user names exist. */
@@ -43,23 +54,103 @@ export class AuthController {
     const username = Array.from(formText(body, 'username')).slice(0, 64).join('');
     // passport-local reads the body itself: hand it only single, bounded strings.
     req.body = { username, password: formRaw(body, 'password').slice(0, PASSWORD_MAX_LENGTH + 1) };
+    // Past the account's limit of failures the attempt waits first, whoever sends it (docs/dashboard.md, Failed sign-ins).
+    if (username) await this.signIn.limiter.beforeAttempt(username);
     const user = await this.passport.authenticate(req, res);
     if (!user) {
-      await this.users.recordLoginFailed(dashboardActor(req, username || null));
-      const csrfToken = this.loginForm.formToken(req, res);
-      return res.status(401).render('login', { title: 'Log in', error: LOGIN_FAILED_MESSAGE, username, csrfToken });
+      // The actor is the name as typed: nobody was authenticated (docs/dashboard.md, Staff and roles).
+      await this.signIn.failed(req, username, 'password');
+      return res.status(401).render('login', { ...this.loginLocals(req, res), error: LOGIN_FAILED_MESSAGE, username });
     }
-    // Logging in is the first write to the session store (nothing is stored before): its outage is a 503, not a bug.
-    await this.passport.logIn(req, user).catch(() => {
-      throw new ServiceUnavailableException('Sessions cannot be stored right now; try again shortly.');
-    });
-    await this.users.recordLogin(user, dashboardActor(req, user.username));
-    res.redirect(303, '/dashboard');
+    res.redirect(303, await this.signIn.afterPassword(req, user));
+  }
+
+  /** The second step of a password sign-in (docs/dashboard.md, Second factors): a TOTP code or a recovery code. */
+  @Get('login/verify')
+  @AllowAnonymous()
+  @RateLimit('loginPage')
+  async verifyPage(@Req() req: Request, @Res() res: Response): Promise<void> {
+    const user = await this.signIn.pending(req);
+    if (!user) return res.redirect(302, '/login');
+    res.render('login-verify', await this.verifyLocals(req, res, user.id));
+  }
+
+  @Post('login/verify')
+  @AllowAnonymous()
+  @RateLimit('login')
+  async verify(@Req() req: Request, @Res() res: Response): Promise<void> {
+    const user = await this.signIn.pending(req);
+    if (!user) return res.redirect(303, '/login');
+    await this.signIn.limiter.beforeAttempt(user.username);
+    const matched = await this.signIn.factors.verify(user.id, formText(asFormBody(req.body), 'code').slice(0, 64));
+    if (!matched) {
+      await this.signIn.failed(req, user.username, 'second_factor');
+      return res
+        .status(401)
+        .render('login-verify', { ...(await this.verifyLocals(req, res, user.id)), error: SECOND_FACTOR_FAILED_MESSAGE });
+    }
+    res.redirect(303, await this.signIn.complete(req, user, `password+${matched}`, true));
+  }
+
+  /**
+   * Options for navigator.credentials.get() (docs/dashboard.md, Passkeys): after a password, that account's passkeys;
+   * without one, any discoverable passkey of this site. The challenge waits in the session for the answer.
+   */
+  @Post('login/passkey/options')
+  @AllowAnonymous()
+  @RateLimit('login')
+  async passkeyOptions(@Req() req: Request, @Res() res: Response): Promise<void> {
+    const pending = await this.signIn.pending(req);
+    const options = await this.passkeys.authenticationOptions(pending?.id ?? null);
+    req.session.passkeyChallenge = { challenge: options.challenge, purpose: pending ? 'second-factor' : 'sign-in', at: Date.now() };
+    res.status(200).json(options);
+  }
+
+  @Post('login/passkey')
+  @AllowAnonymous()
+  @RateLimit('login')
+  async passkey(@Req() req: Request, @Res() res: Response): Promise<void> {
+    const pending = await this.signIn.pending(req);
+    const challenge = takeChallenge(req, pending ? 'second-factor' : 'sign-in');
+    const answer = parsePasskeyAnswer(formRaw(asFormBody(req.body), 'response'));
+    const userId = challenge && answer ? await this.passkeys.authenticate(answer, challenge, pending?.id ?? null) : null;
+    const user = userId === null ? null : await this.users.findAccount(userId);
+    if (!user) {
+      if (pending) await this.signIn.failed(req, pending.username, 'passkey');
+      else
+        await this.events.record(undefined, {
+          type: 'staff.sign_in_failed',
+          actor: dashboardActor(req, null),
+          details: { reason: 'passkey' },
+        });
+      if (pending)
+        return res
+          .status(401)
+          .render('login-verify', { ...(await this.verifyLocals(req, res, pending.id)), error: PASSKEY_FAILED_MESSAGE });
+      return res.status(401).render('login', { ...this.loginLocals(req, res), error: PASSKEY_FAILED_MESSAGE });
+    }
+    res.redirect(303, await this.signIn.complete(req, user, pending ? 'password+passkey' : 'passkey', true));
+  }
+
+  private loginLocals(req: Request, res: Response) {
+    return { title: 'Log in', csrfToken: this.loginForm.formToken(req, res), sso: this.sso.enabled, passkeyScripts: true };
+  }
+
+  private async verifyLocals(req: Request, res: Response, userId: number) {
+    const factors = await this.signIn.factors.factorsOf(userId);
+    return {
+      title: 'Second factor',
+      csrfToken: this.loginForm.formToken(req, res),
+      totp: factors.includes('totp'),
+      passkey: factors.includes('passkey'),
+      passkeyScripts: true,
+    };
   }
 
   @Post('logout')
+  @AllowDuringEnrolment()
   async logout(@Req() req: Request, @Res() res: Response): Promise<void> {
-    await this.users.recordLogout(dashboardActor(req, req.user?.username ?? null));
+    await this.users.recordLogout(dashboardActor(req, req.user ? staffActorName(req.user.username) : null));
     await this.passport.logOut(req);
     res.clearCookie(SESSION_COOKIE, { path: '/' });
     res.redirect(303, '/login');

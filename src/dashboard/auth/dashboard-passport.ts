@@ -3,7 +3,7 @@ import type { Handler, NextFunction, Request, Response } from 'express';
 import { Authenticator } from 'passport';
 import { Strategy as LocalStrategy } from 'passport-local';
 import { toError } from '../../common/errors/to-error';
-import { AuthenticatedUser, UsersService } from '../users.service';
+import { AuthenticatedUser, UsersService } from '../../staff/users.service';
 
 export const SESSION_MAX_AGE_MS = 8 * 60 * 60 * 1000;
 
@@ -29,15 +29,16 @@ export class DashboardPassport {
       }),
     );
     this.passport.serializeUser((user, done) => {
-      const { id, username, credentialTag } = user as AuthenticatedUser;
-      done(null, { id, username, credentialTag, loggedInAt: Date.now() } satisfies SerializedUser);
+      const { id, username, role, productIds, credentialTag } = user as AuthenticatedUser;
+      done(null, { id, username, role, productIds, credentialTag, loggedInAt: Date.now() } satisfies SerializedUser);
     });
     this.passport.deserializeUser((stored: SerializedUser, done) => {
       if (typeof stored?.id !== 'number' || !(Date.now() - stored.loggedInAt < SESSION_MAX_AGE_MS)) return done(null, false);
-      // A user deleted, renamed or given a new password since login loses the session.
+      // A user deleted, renamed, disabled, given a new password, role or products since login loses the session
+      // (docs/dashboard.md, Staff and roles): the stored tag no longer matches the database's, on every instance.
       this.users.findSessionUser(stored.id).then((user) => {
         const same = user && user.username === stored.username && user.credentialTag === stored.credentialTag;
-        done(null, same ? { id: user.id, username: user.username } : false);
+        done(null, same ? { id: user.id, username: user.username, role: user.role, productIds: user.productIds } : false);
       }, done);
     });
   }

@@ -12,3 +12,14 @@ export const loginFormTokensProvider: Provider = {
   inject: [APP_CONFIG],
   useFactory: (config: AppConfig) => new LoginFormTokens(config, STAFF_LOGIN_FORM),
 };
+
+/** The invitation's accept form (docs/dashboard.md, Staff and roles): the same scheme, its own cookie, path and key. */
+export const STAFF_INVITE_FORM_PATH = '/staff/invite';
+export class InviteFormTokens extends LoginFormTokens {}
+
+export const inviteFormTokensProvider: Provider = {
+  provide: InviteFormTokens,
+  inject: [APP_CONFIG],
+  useFactory: (config: AppConfig) =>
+    new InviteFormTokens(config, { cookie: 'licence_invite_form', path: STAFF_INVITE_FORM_PATH, purpose: 'invite-form-token/v1' }),
+};

@@ -3,6 +3,7 @@ import { Reflector } from '@nestjs/core';
 import { csrfSync } from 'csrf-sync';
 import type { Request } from 'express';
 import { LoginFormTokens } from '../../html/login-form-token';
+import { InviteFormTokens, STAFF_INVITE_FORM_PATH } from '../auth/staff-login-form';
 import { isAnonymousRoute } from './session.guard';
 import './session-types';
 
@@ -29,20 +30,22 @@ export function csrfTokenFor(req: Request): string | undefined {
 
 /**
  * Every state-changing dashboard request must carry a CSRF token, else 403 before anything runs: the session's token
- * on logged-in routes, the login cookie's token on the one anonymous route (POST /login), which has no session yet.
+ * on logged-in routes, an anonymous form's cookie token on the anonymous ones (POST /login, an invitation's accept form).
  */
 @Injectable()
 export class CsrfGuard implements CanActivate {
   constructor(
     private readonly reflector: Reflector,
     private readonly loginForm: LoginFormTokens,
+    private readonly inviteForm: InviteFormTokens,
   ) {}
 
   canActivate(context: ExecutionContext): boolean {
     const req = context.switchToHttp().getRequest<Request>();
     if (['GET', 'HEAD', 'OPTIONS'].includes(req.method)) return true;
+    const anonymousForm = req.path.startsWith(`${STAFF_INVITE_FORM_PATH}/`) ? this.inviteForm : this.loginForm;
     const valid = isAnonymousRoute(this.reflector, context)
-      ? this.loginForm.verify(req, formToken(req))
+      ? anonymousForm.verify(req, formToken(req))
       : Boolean(req.session) && csrf.isRequestValid(req);
     if (valid) return true;
     throw new ForbiddenException(CSRF_REFUSED_MESSAGE);

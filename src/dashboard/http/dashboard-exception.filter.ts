@@ -2,7 +2,7 @@ import { ArgumentsHost, Catch, ExceptionFilter, Injectable, Logger } from '@nest
 import type { Request, Response } from 'express';
 import { logUnexpected, toErrorResponse } from '../../common/errors/api-exception.filter';
 import { LoginFormTokens } from '../../html/login-form-token';
-import { LoginRequired } from './session.guard';
+import { ENROLMENT_PAGE, EnrolmentRequired, LoginRequired } from './session.guard';
 import { viewLocals } from './view-locals';
 
 const TITLES: Record<number, string> = {
@@ -26,6 +26,8 @@ export const LOGIN_FORM_REFUSED_MESSAGE = 'The login form has expired or did not
 export function renderDashboardError(exception: unknown, req: Request, res: Response, logger: Logger, loginForm?: LoginFormTokens): void {
   if (res.headersSent) return;
   if (exception instanceof LoginRequired) return res.redirect(req.method === 'GET' || req.method === 'HEAD' ? 302 : 303, '/login');
+  if (exception instanceof EnrolmentRequired)
+    return res.redirect(req.method === 'GET' || req.method === 'HEAD' ? 302 : 303, ENROLMENT_PAGE);
   const { status, body, unexpected } = toErrorResponse(exception);
   if (unexpected) logUnexpected(logger, exception, req);
   const locals = { ...safeViewLocals(req), status, title: TITLES[status] ?? 'Error' };

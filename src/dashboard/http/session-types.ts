@@ -1,4 +1,4 @@
-import type { SessionUser } from '../users.service';
+import type { SessionUser } from '../../staff/users.service';
 
 export interface Flash {
   type: 'success' | 'error';
@@ -11,6 +11,14 @@ declare module 'express-session' {
     flash?: Flash;
     /** The last offline activation's licence file, for the page after the POST (docs/dashboard.md, Messages after an action). */
     offlineActivation?: { licenseId: number | null; licenseKey: string; hostname: string; file: string; fresh: boolean };
+    /** A password checked, its second factor not yet (docs/dashboard.md, Second factors); the account is not signed in. */
+    pendingSignIn?: { id: number; username: string; credentialTag: string; at: number };
+    /** STAFF_REQUIRE_2FA: every page but the security page and logging out sends here until a factor is enrolled. */
+    enrolmentRequired?: boolean;
+    /** An open passkey ceremony: its challenge and what it is for. */
+    passkeyChallenge?: { challenge: string; purpose: 'register' | 'sign-in' | 'second-factor'; at: number };
+    /** An open single sign-on: the PKCE verifier, state and nonce the callback must match. */
+    sso?: { codeVerifier: string; state: string; nonce: string; at: number };
   }
 }
 

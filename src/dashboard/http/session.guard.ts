@@ -4,12 +4,26 @@ import type { Request } from 'express';
 import type { RequestWithActor } from '../../common/auth/actor';
 
 const ANONYMOUS_KEY = 'dashboard:anonymous';
+const DURING_ENROLMENT_KEY = 'dashboard:during-enrolment';
 
 /** A dashboard route reachable without a session (the login page only). */
 export const AllowAnonymous = () => SetMetadata(ANONYMOUS_KEY, true);
 
 export const isAnonymousRoute = (reflector: Reflector, context: ExecutionContext): boolean =>
   reflector.getAllAndOverride<boolean>(ANONYMOUS_KEY, [context.getHandler(), context.getClass()]) === true;
+
+/** A route an account that must enrol a second factor may still use (the security page, logging out). */
+export const AllowDuringEnrolment = () => SetMetadata(DURING_ENROLMENT_KEY, true);
+
+/** Where an account that must enrol a second factor is sent (docs/dashboard.md, Second factors). */
+export const ENROLMENT_PAGE = '/account/security';
+
+/** Thrown when an account must enrol a second factor first: the dashboard filter redirects to the security page. */
+export class EnrolmentRequired extends Error {
+  constructor() {
+    super('second factor enrolment required');
+  }
+}
 
 /** Thrown when a dashboard route needs a session: the dashboard filter turns it into a redirect to /login. */
 export class LoginRequired extends Error {
@@ -23,6 +37,9 @@ export function dashboardActor(req: Request, name: string | null) {
   return { type: 'dashboard' as const, name, ip: req.ip ?? null };
 }
 
+/** A staff member's actions are attributed to `staff:<username>` (docs/dashboard.md, Staff and roles). */
+export const staffActorName = (username: string) => `staff:${username}`;
+
 /** Every dashboard route but /login needs a logged-in user; the user becomes the audit actor. */
 @Injectable()
 export class SessionGuard implements CanActivate {
@@ -31,7 +48,9 @@ export class SessionGuard implements CanActivate {
   canActivate(context: ExecutionContext): boolean {
     const req = context.switchToHttp().getRequest<RequestWithActor>();
     if (req.user) {
-      req.actor = dashboardActor(req, req.user.username);
+      req.actor = dashboardActor(req, staffActorName(req.user.username));
+      const allowed = this.reflector.getAllAndOverride<boolean>(DURING_ENROLMENT_KEY, [context.getHandler(), context.getClass()]);
+      if (req.session?.enrolmentRequired && !allowed) throw new EnrolmentRequired();
       return true;
     }
     if (isAnonymousRoute(this.reflector, context)) return true;

@@ -2,6 +2,7 @@ import { CallHandler, ExecutionContext, Injectable, NestInterceptor } from '@nes
 import type { Request, Response } from 'express';
 import type { Observable } from 'rxjs';
 import { csrfTokenFor } from './csrf';
+import { roleAtLeast } from '../../staff/roles';
 import type { Flash } from './session-types';
 
 /** Leaves a one-time message for the next page (post/redirect/get). */
@@ -16,7 +17,24 @@ export function viewLocals(req: Request): Record<string, unknown> {
     flash = req.session.flash;
     delete req.session.flash;
   }
-  return { currentUser: req.user, csrfToken: csrfTokenFor(req), flash };
+  return { currentUser: req.user, csrfToken: csrfTokenFor(req), flash, can: permissionsOf(req.user) };
+}
+
+/**
+ * What the signed-in account may do, for templates to leave out the controls it cannot use (docs/dashboard.md, Staff
+ * and roles); the role guard refuses them anyway. `allProducts`: pages that cover every product (limited accounts may not).
+ */
+export function permissionsOf(user: Express.User | undefined) {
+  if (!user) return {};
+  const allProducts = user.productIds === null;
+  return {
+    change: roleAtLeast(user.role, 'support'),
+    changeAll: roleAtLeast(user.role, 'support') && allProducts,
+    admin: roleAtLeast(user.role, 'admin'),
+    adminAll: roleAtLeast(user.role, 'admin') && allProducts,
+    manageStaff: user.role === 'owner' && allProducts,
+    allProducts,
+  };
 }
 
 /** Dashboard pages carry personal data and one-time tokens: never cached, always with the layout's locals. */

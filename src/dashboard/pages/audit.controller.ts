@@ -4,11 +4,14 @@ import { ACTOR_TYPES, AUDIT_ACTIONS } from '../../audit/audit-entry.entity';
 import { AuditService } from '../../audit/audit.service';
 import type { AuditEntryDto } from '../../audit/dto/audit-entry.dto';
 import { AuditQueryDto, ExportAuditQueryDto } from '../../audit/dto/audit-query.dto';
+import { CurrentProductScope, type ProductScope } from '../../common/auth/actor';
 import { AppError, FieldError } from '../../common/errors/app-error';
 import { sendExport } from '../../common/http/export';
 import { LicensesService } from '../../licenses/licenses.service';
 import { validFilters } from '../http/check-dto';
 import { DashboardController } from '../http/dashboard-controller.decorator';
+import { staffActorName } from '../http/session.guard';
+import { usernameProblem } from '../../staff/users.service';
 import { pageNumber, pagination } from './pagination';
 
 export const AUDIT_PAGE_SIZE = 50;
@@ -53,21 +56,21 @@ export class AuditPageController {
    */
   @Get()
   @Render('audit')
-  async list(@Query() query: Record<string, unknown>) {
-    const { shown, filters, licenseIds, errors } = await this.readFilters(query);
+  async list(@Query() query: Record<string, unknown>, @CurrentProductScope() scope: ProductScope) {
+    const { shown, filters, licenseIds, actor, errors } = await this.readFilters(query);
     const page = pageNumber(query.page);
     const checked = await validFilters(AuditQueryDto, filters, { limit: AUDIT_PAGE_SIZE, offset: (page - 1) * AUDIT_PAGE_SIZE });
     errors.push(...checked.errors.map((e) => (e.field === 'license_id' ? { ...e, message: 'the licence must be an id or a key' } : e)));
-    const value = { ...checked.value, license_ids: licenseIds };
-    const result = await this.audit.listEntries(value).catch((err: unknown) => {
+    const value = { ...checked.value, license_ids: licenseIds, actor };
+    const result = await this.audit.listEntries(value, scope).catch((err: unknown) => {
       // from after to: show the message and the whole range instead.
       if (!(err instanceof AppError) || err.status !== 400) throw err;
       errors.push({ field: 'from', message: err.details?.fields ? (err.details.fields as FieldError[])[0].message : err.message });
       delete filters.from;
       delete filters.to;
-      return this.audit.listEntries({ ...value, from: undefined, to: undefined });
+      return this.audit.listEntries({ ...value, from: undefined, to: undefined }, scope);
     });
-    for (const name of Object.keys(shown)) if (name !== 'customer' && !(name in filters)) delete shown[name];
+    for (const name of Object.keys(shown)) if (name !== 'customer' && name !== 'staff' && !(name in filters)) delete shown[name];
     if (errors.some((e) => e.field === 'customer')) delete shown.customer;
     return {
       title: 'Audit log',
@@ -86,9 +89,9 @@ export class AuditPageController {
   /** "Export CSV": every entry matching the filters shown (invalid ones dropped, as on the page), streamed. */
   @Get('export.csv')
   async exportCsv(@Query() query: Record<string, unknown>, @Res() res: Response): Promise<void> {
-    const { filters, licenseIds } = await this.readFilters(query);
+    const { filters, licenseIds, actor } = await this.readFilters(query);
     const { value } = await validFilters(ExportAuditQueryDto, filters, { format: 'csv' });
-    sendExport(res, await this.audit.exportEntries({ ...value, license_ids: licenseIds }), 'csv', 'audit');
+    sendExport(res, await this.audit.exportEntries({ ...value, license_ids: licenseIds, actor }), 'csv', 'audit');
   }
 
   /**
@@ -98,10 +101,11 @@ export class AuditPageController {
   private async readFilters(query: Record<string, unknown>) {
     const text = (name: string) => (typeof query[name] === 'string' ? query[name].trim() : '');
     const shown: Record<string, string> = {};
-    for (const name of ['action', 'actor_type', 'license_id', 'customer', 'from', 'to']) if (text(name)) shown[name] = text(name);
+    for (const name of ['action', 'actor_type', 'license_id', 'customer', 'staff', 'from', 'to']) if (text(name)) shown[name] = text(name);
     const errors: FieldError[] = [];
     const filters: Record<string, string> = { ...shown };
     delete filters.customer;
+    delete filters.staff;
     if (filters.license_id && !/^\d+$/.test(filters.license_id)) {
       const id = await this.licenses.findIdByKey(filters.license_id);
       if (id === undefined) errors.push({ field: 'license_id', message: `no licence has the id or key “${filters.license_id}”` });
@@ -115,6 +119,13 @@ export class AuditPageController {
     }
     if (filters.from) filters.from = DATE.test(filters.from) ? `${filters.from}T00:00:00Z` : filters.from;
     if (filters.to) filters.to = DATE.test(filters.to) ? `${filters.to}T23:59:59.999Z` : filters.to;
-    return { shown, filters, licenseIds, errors };
+    // docs/dashboard.md, Read the audit log: a staff member's actions are the entries of actor staff:<username>.
+    let actor: string | undefined;
+    if (shown.staff) {
+      if (usernameProblem(shown.staff)) errors.push({ field: 'staff', message: 'the staff member must be a username' });
+      else actor = staffActorName(shown.staff);
+      if (actor === undefined) delete shown.staff;
+    }
+    return { shown, filters, licenseIds, actor, errors };
   }
 }

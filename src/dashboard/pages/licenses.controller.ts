@@ -2,7 +2,7 @@ import { Get, Param, Post, Query, Render, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { AuditService } from '../../audit/audit.service';
 import { CHART_DAYS, CHART_SERIES, dailyChart } from '../views/daily-chart';
-import { Actor, ALL_PRODUCTS, CurrentActor } from '../../common/auth/actor';
+import { Actor, CurrentActor, CurrentProductScope, type ProductScope } from '../../common/auth/actor';
 import { AppError, FieldError } from '../../common/errors/app-error';
 import { CreateLicenseDto, UpdateLicenseDto } from '../../licenses/dto/create-license.dto';
 import { ReleaseSeatsDto, RevokeLicenseDto } from '../../licenses/dto/license-actions.dto';
@@ -158,7 +158,7 @@ export class LicensesPagesController {
    */
   @Get()
   @Render('licenses/list')
-  async list(@Query() query: Record<string, unknown>) {
+  async list(@Query() query: Record<string, unknown>, @CurrentProductScope() scope: ProductScope) {
     const sort = LICENSE_SORTS.find((s) => s === text(query, 'sort'));
     const direction = text(query, 'dir') === 'asc' ? 'asc' : text(query, 'dir') === 'desc' ? 'desc' : undefined;
     const page = pageNumber(query.page);
@@ -166,7 +166,7 @@ export class LicensesPagesController {
     const size = LICENSE_PAGE_SIZES.find((n) => String(n) === text(query, 'size')) ?? LICENSES_PAGE_SIZE;
     const sizeParam: Record<string, string> = size === LICENSES_PAGE_SIZE ? {} : { size: String(size) };
     const { filters, value, errors } = await listSelection(query, { limit: size, offset: (page - 1) * size });
-    const result = await this.licenses.listLicensesForStaff(value, { sort, direction });
+    const result = await this.licenses.listLicensesForStaff(value, { sort, direction }, scope);
     const kept = { ...filters, ...sizeParam, ...(sort ? { sort } : {}), ...(direction ? { dir: direction } : {}) };
     return {
       title: filters.q ? `Search: ${filters.q}` : 'Licences',
@@ -184,7 +184,7 @@ export class LicensesPagesController {
       activeFilters: Object.keys(filters).length,
       expiringDays: EXPIRING_SOON_DAYS,
       filterErrors: errors.length ? describeErrors(errors) : null,
-      products: await this.products.listProducts(),
+      products: await this.products.listProducts(scope),
       statuses: LICENSE_STATUSES,
       types: LICENSE_TYPES,
       pagination: pagination('/licenses', kept, page, size, result.total),
@@ -333,8 +333,8 @@ export class LicensesPagesController {
   }
 
   @Get('new')
-  async newForm(@Query('product') product: unknown, @Res() res: Response): Promise<void> {
-    const products = await this.activeProducts();
+  async newForm(@Query('product') product: unknown, @Res() res: Response, @CurrentProductScope() scope: ProductScope): Promise<void> {
+    const products = await this.activeProducts(scope);
     const chosen = products.find((p) => p.code === product) ?? products[0];
     this.renderForm(res, 200, products, emptyLicenseForm(chosen), []);
   }
@@ -344,8 +344,13 @@ export class LicensesPagesController {
    * (conversion, the DTO's rules and the product's rules) and the typed values.
    */
   @Post()
-  async create(@Req() req: Request, @Res() res: Response, @CurrentActor() actor: Actor): Promise<void> {
-    const products = await this.activeProducts();
+  async create(
+    @Req() req: Request,
+    @Res() res: Response,
+    @CurrentActor() actor: Actor,
+    @CurrentProductScope() scope: ProductScope,
+  ): Promise<void> {
+    const products = await this.activeProducts(scope);
     const form = readLicenseForm(asFormBody(req.body), products);
     const { input, errors } = toCreateLicenseInput(form);
     const checked = await checkDto(CreateLicenseDto, withoutFields(input, errors));
@@ -358,7 +363,7 @@ export class LicensesPagesController {
     const all = mergeErrors(mergeErrors(errors, checked.errors), rules);
     if (all.length || !checked.value) return this.renderForm(res, 400, products, form, all);
     try {
-      const license = await this.licenses.createLicense(checked.value, actor);
+      const license = await this.licenses.createLicense(checked.value, actor, scope);
       setFlash(req, 'success', `Licence ${license.licenseKey} created.`);
       res.redirect(303, `/licenses/${license.id}`);
     } catch (err) {
@@ -368,8 +373,8 @@ export class LicensesPagesController {
 
   @Get(':id')
   @Render('licenses/show')
-  async show(@Param('id', DashboardIdPipe) id: number) {
-    const license = await this.licenses.getLicense(id);
+  async show(@Param('id', DashboardIdPipe) id: number, @CurrentProductScope() scope: ProductScope) {
+    const license = await this.licenses.getLicense(id, scope);
     const [history, audit, preview, usage, activity] = await Promise.all([
       this.licenses.listActivations(id),
       this.audit.listEntries({ license_id: id, limit: 100, offset: 0 }),
@@ -415,16 +420,26 @@ export class LicensesPagesController {
   }
 
   @Get(':id/edit')
-  async editForm(@Param('id', DashboardIdPipe) id: number, @Res() res: Response): Promise<void> {
-    const license = await this.licenses.getLicense(id);
+  async editForm(
+    @Param('id', DashboardIdPipe) id: number,
+    @Res() res: Response,
+    @CurrentProductScope() scope: ProductScope,
+  ): Promise<void> {
+    const license = await this.licenses.getLicense(id, scope);
     const product = await this.productOf(license);
     this.renderEdit(res, 200, license, product, editLicenseForm(license, product), []);
   }
 
   /** PUT through the dashboard: the admin API's DTO and service, every error in one pass. */
   @Post(':id/edit')
-  async edit(@Param('id', DashboardIdPipe) id: number, @Req() req: Request, @Res() res: Response, @CurrentActor() actor: Actor) {
-    const license = await this.licenses.getLicense(id);
+  async edit(
+    @Param('id', DashboardIdPipe) id: number,
+    @Req() req: Request,
+    @Res() res: Response,
+    @CurrentActor() actor: Actor,
+    @CurrentProductScope() scope: ProductScope,
+  ) {
+    const license = await this.licenses.getLicense(id, scope);
     const product = await this.productOf(license);
     const body = asFormBody(req.body);
     const form = { ...readLicenseForm({ ...body, product_code: product.code }, [product]), active: formText(body, 'active') === 'on' };
@@ -444,7 +459,7 @@ export class LicensesPagesController {
     const all = mergeErrors(mergeErrors(errors, checked.errors), rules);
     if (all.length || !checked.value) return this.renderEdit(res, 400, license, product, form, all);
     try {
-      await this.licenses.updateLicense(id, checked.value, actor);
+      await this.licenses.updateLicense(id, checked.value, actor, scope);
       setFlash(req, 'success', 'Licence saved.');
       res.redirect(303, `/licenses/${id}`);
     } catch (err) {
@@ -454,9 +469,15 @@ export class LicensesPagesController {
 
   /** One more term of the licence's type from the later of now and its expiry. */
   @Post(':id/renew')
-  async renew(@Param('id', DashboardIdPipe) id: number, @Req() req: Request, @Res() res: Response, @CurrentActor() actor: Actor) {
+  async renew(
+    @Param('id', DashboardIdPipe) id: number,
+    @Req() req: Request,
+    @Res() res: Response,
+    @CurrentActor() actor: Actor,
+    @CurrentProductScope() scope: ProductScope,
+  ) {
     await this.act(req, res, id, async () => {
-      const renewed = await this.licenses.renewLicense(id, actor);
+      const renewed = await this.licenses.renewLicense(id, actor, scope);
       return `Licence renewed until ${(renewed.expires_at as string).slice(0, 10)}.`;
     });
   }
@@ -479,10 +500,11 @@ export class LicensesPagesController {
     @Param('action') action: string,
     @Query('machine_fingerprint') machine: unknown,
     @Res() res: Response,
+    @CurrentProductScope() scope: ProductScope,
   ): Promise<void> {
     const confirmation = CONFIRMATIONS[action as ConfirmAction];
     if (!Object.prototype.hasOwnProperty.call(CONFIRMATIONS, action)) throw AppError.notFound('Page');
-    const license = await this.licenses.getLicense(id);
+    const license = await this.licenses.getLicense(id, scope);
     const seat = typeof machine === 'string' ? license.activations.find((s) => s.machine_fingerprint === machine) : undefined;
     if (action === 'release' && !seat) throw AppError.notFound('Seat');
     res.render('licenses/confirm', {
@@ -497,18 +519,30 @@ export class LicensesPagesController {
   }
 
   @Post(':id/revoke')
-  async revoke(@Param('id', DashboardIdPipe) id: number, @Req() req: Request, @Res() res: Response, @CurrentActor() actor: Actor) {
+  async revoke(
+    @Param('id', DashboardIdPipe) id: number,
+    @Req() req: Request,
+    @Res() res: Response,
+    @CurrentActor() actor: Actor,
+    @CurrentProductScope() scope: ProductScope,
+  ) {
     await this.act(req, res, id, async () => {
       const { value, errors } = await checkDto(RevokeLicenseDto, { reason: formText(asFormBody(req.body), 'reason') });
       if (!value) throw AppError.validation(errors.length ? errors : [{ field: 'reason', message: 'give a reason' }]);
-      await this.licenses.revokeLicense(id, value.reason, actor);
+      await this.licenses.revokeLicense(id, value.reason, actor, scope);
       return 'Licence revoked.';
     });
   }
 
   /** One machine's seat (machine_fingerprint given) or every seat, with an optional reason for the audit entry. */
   @Post(':id/release')
-  async release(@Param('id', DashboardIdPipe) id: number, @Req() req: Request, @Res() res: Response, @CurrentActor() actor: Actor) {
+  async release(
+    @Param('id', DashboardIdPipe) id: number,
+    @Req() req: Request,
+    @Res() res: Response,
+    @CurrentActor() actor: Actor,
+    @CurrentProductScope() scope: ProductScope,
+  ) {
     await this.act(req, res, id, async () => {
       const body = asFormBody(req.body);
       const plain: Record<string, unknown> = {};
@@ -516,23 +550,35 @@ export class LicensesPagesController {
       if (formText(body, 'reason')) plain.reason = formText(body, 'reason');
       const { value, errors } = await checkDto(ReleaseSeatsDto, plain);
       if (!value) throw AppError.validation(errors);
-      const result = await this.licenses.releaseSeats(id, value, actor);
+      const result = await this.licenses.releaseSeats(id, value, actor, scope);
       return `${result.message}.`;
     });
   }
 
   @Post(':id/suspend')
-  async suspend(@Param('id', DashboardIdPipe) id: number, @Req() req: Request, @Res() res: Response, @CurrentActor() actor: Actor) {
+  async suspend(
+    @Param('id', DashboardIdPipe) id: number,
+    @Req() req: Request,
+    @Res() res: Response,
+    @CurrentActor() actor: Actor,
+    @CurrentProductScope() scope: ProductScope,
+  ) {
     await this.act(req, res, id, async () => {
-      await this.licenses.updateLicense(id, { active: false }, actor, ALL_PRODUCTS, await optionalReason(req));
+      await this.licenses.updateLicense(id, { active: false }, actor, scope, await optionalReason(req));
       return 'Licence suspended: it no longer activates or validates until reinstated.';
     });
   }
 
   @Post(':id/reinstate')
-  async reinstate(@Param('id', DashboardIdPipe) id: number, @Req() req: Request, @Res() res: Response, @CurrentActor() actor: Actor) {
+  async reinstate(
+    @Param('id', DashboardIdPipe) id: number,
+    @Req() req: Request,
+    @Res() res: Response,
+    @CurrentActor() actor: Actor,
+    @CurrentProductScope() scope: ProductScope,
+  ) {
     await this.act(req, res, id, async () => {
-      await this.licenses.updateLicense(id, { active: true }, actor);
+      await this.licenses.updateLicense(id, { active: true }, actor, scope);
       return 'Licence reinstated.';
     });
   }
@@ -549,8 +595,8 @@ export class LicensesPagesController {
     res.redirect(303, `/licenses/${id}`);
   }
 
-  private async activeProducts(): Promise<Product[]> {
-    return (await this.products.listProducts()).filter((p) => p.active);
+  private async activeProducts(scope: ProductScope): Promise<Product[]> {
+    return (await this.products.listProducts(scope)).filter((p) => p.active);
   }
 
   private async productOf(license: LicenseDetailsDto): Promise<Product> {

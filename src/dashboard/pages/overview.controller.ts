@@ -1,5 +1,6 @@
 import { Get, Inject, Query, Render } from '@nestjs/common';
 import { AuditService } from '../../audit/audit.service';
+import { CurrentProductScope, type ProductScope } from '../../common/auth/actor';
 import { LicensesService } from '../../licenses/licenses.service';
 import { TrialsService } from '../../licenses/trials/trials.service';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config';
@@ -34,22 +35,28 @@ export class OverviewController {
    */
   @Get('dashboard')
   @Render('dashboard')
-  async overview(@Query() query: Record<string, unknown>) {
+  async overview(@Query() query: Record<string, unknown>, @CurrentProductScope() scope: ProductScope) {
+    // The trials by IP and the daily charts count every product: an account limited to products sees them empty
+    // (docs/dashboard.md, Staff and roles).
+    const everyProduct = scope === null;
     const [products, recent, expiring, trialIps, daily, expiringDaily, storeAttention, productDaily] = await Promise.all([
-      this.stats.productStats(),
-      this.audit.listEntries({ limit: 10, offset: 0 }),
+      this.stats.productStats(scope),
+      this.audit.listEntries({ limit: 10, offset: 0 }, scope),
       this.licenses.listLicensesForStaff(
         { expiring_within_days: EXPIRING_SOON_DAYS, limit: EXPIRING_PANEL_SIZE, offset: 0 },
         { sort: 'expires_at', direction: 'asc' },
+        scope,
       ),
-      this.trials.busiestIps(TRIAL_IP_HOURS, TRIAL_IP_ROWS),
-      this.audit.dailyCounts(
-        CHART_SERIES.map((s) => s.key),
-        CHART_DAYS,
-      ),
-      this.stats.expiringPerDay(CHART_DAYS),
-      this.storeEvents.countNeedingAttention(),
-      this.productDaily(query.product),
+      everyProduct ? this.trials.busiestIps(TRIAL_IP_HOURS, TRIAL_IP_ROWS) : [],
+      everyProduct
+        ? this.audit.dailyCounts(
+            CHART_SERIES.map((s) => s.key),
+            CHART_DAYS,
+          )
+        : [],
+      everyProduct ? this.stats.expiringPerDay(CHART_DAYS) : [],
+      everyProduct ? this.storeEvents.countNeedingAttention() : 0,
+      this.productDaily(query.product, scope),
     ]);
     const stores = this.config.stores;
     const storeConnected = Boolean(stores?.stripeWebhookSecret || stores?.paddleWebhookSecret || stores?.lemonsqueezyWebhookSecret);
@@ -92,11 +99,12 @@ export class OverviewController {
    * The per-product panel: a product's (an unknown or absent code: every product's) daily statistics of the last 30
    * UTC days as a chart and table, with the last 7 and 30 days' totals (docs/dashboard.md, Statistics per product).
    */
-  private async productDaily(requested: unknown) {
+  private async productDaily(requested: unknown, scope: ProductScope) {
     const wanted = typeof requested === 'string' ? requested.trim().toUpperCase() : '';
-    const known = wanted !== '' && (await this.products.findByCode(wanted)) !== null;
-    const code = known ? wanted : null;
-    const rows = await this.stats.daily(code ? { product: code } : {});
+    const product = wanted === '' ? null : await this.products.findByCode(wanted);
+    // A product outside a limited account's products reads as an unknown one: every product it may see.
+    const code = product && (scope === null || scope.includes(product.id)) ? wanted : null;
+    const rows = await this.stats.daily(code ? { product: code } : {}, scope);
     const total = (days: number) =>
       Object.fromEntries(DAILY_SERIES.map((s) => [s.key, rows.slice(-days).reduce((sum, row) => sum + row[s.key], 0)])) as Record<
         DailyKey,

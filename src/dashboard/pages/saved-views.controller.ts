@@ -1,7 +1,7 @@
 import { Param, Post, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { IsString, Matches } from 'class-validator';
-import { Actor, CurrentActor } from '../../common/auth/actor';
+import { Actor, authorName, CurrentActor } from '../../common/auth/actor';
 import { AppError } from '../../common/errors/app-error';
 import { IsStorableText, MaxChars, MinChars } from '../../common/validation/validators';
 import { SavedViewsService } from '../saved-views.service';
@@ -53,7 +53,7 @@ export class SavedViewsController {
       setFlash(req, 'error', 'The view was not saved: filter, sort or size the list first.');
       return res.redirect(303, view);
     }
-    const saved = await this.views.save(value.name, viewQuery(params), actor.name ?? 'unknown', SAVED_VIEWS_MAX);
+    const saved = await this.views.save(value.name, viewQuery(params), authorName(actor), SAVED_VIEWS_MAX);
     setFlash(
       req,
       saved === null ? 'error' : 'success',

@@ -51,7 +51,9 @@ export function auditActor(entry: AuditEntryLike): string {
     const fingerprint = text(details.machine_fingerprint);
     return fingerprint ? `Machine ${String(shortFingerprint(fingerprint))}` : 'A client';
   }
-  return text(entry.actor) ?? 'Someone';
+  // A staff member's actor is staff:<username> (docs/dashboard.md, Staff and roles): the sentence names the person.
+  const actor = text(entry.actor);
+  return (entry.actor_type === 'dashboard' ? actor?.replace(/^staff:/, '') : actor) ?? 'Someone';
 }
 
 function licenceName(entry: AuditEntryLike): string {
@@ -128,6 +130,14 @@ function predicate(entry: AuditEntryLike): string {
       return 'failed to sign in';
     case 'auth.logout':
       return 'signed out';
+    case 'staff.signed_in':
+      return `signed in${text(d.method) ? ` (${text(d.method)})` : ''}`;
+    case 'staff.sign_in_failed':
+      return `failed to sign in${text(d.reason) ? ` (${text(d.reason)})` : ''}`;
+    case 'staff.second_factor_added':
+      return `added a second factor${text(d.factor) ? ` (${text(d.factor)})` : ''}${text(d.username) ? ` for ${text(d.username)}` : ''}`;
+    case 'staff.second_factor_reset':
+      return `reset the second factors of ${text(d.username) ?? 'an account'}`;
     case 'signing_key.rotated':
       return `rotated the signing key${text(d.key_id) ? ` (new key ${text(d.key_id)})` : ''}`;
     case 'signing_key.revoked':
@@ -144,6 +154,21 @@ function predicate(entry: AuditEntryLike): string {
       const verb = { 'store_plan.created': 'created', 'store_plan.updated': 'changed', 'store_plan.deleted': 'deleted' }[entry.action];
       return `${verb} the ${text(d.store) ?? ''} store plan for ${text(d.price_id) ?? `#${String(d.plan_id)}`}`;
     }
+    case 'staff.invited':
+      return `invited ${text(d.username) ?? 'a staff member'} as ${text(d.role) ?? 'staff'}`;
+    case 'staff.joined':
+      return `joined the staff as ${text(d.role) ?? 'staff'}`;
+    case 'staff.role_changed': {
+      const to = (d.to ?? {}) as { role?: unknown; products?: unknown };
+      const products = Array.isArray(to.products) ? ` for ${to.products.join(', ')}` : '';
+      return `made ${text(d.username) ?? 'a staff member'} ${text(to.role) ?? 'staff'}${products}`;
+    }
+    case 'staff.disabled':
+      return `disabled the staff account ${text(d.username) ?? ''}`.trim();
+    case 'staff.enabled':
+      return `enabled the staff account ${text(d.username) ?? ''}`.trim();
+    case 'staff.password_reset':
+      return `reset the password of ${text(d.username) ?? 'a staff account'}`;
     case 'customer.note_added':
       return `wrote a note about the customer ${(text(d.customer) ?? '').replace(/^(email|pib):/, '')}`.trim();
     default:

@@ -11,6 +11,7 @@ const HELPERS: Record<string, (...args: unknown[]) => unknown> = {
   eq: (a: unknown, b: unknown) => a === b,
   not: (a: unknown) => !a,
   or: (...args: unknown[]) => args.slice(0, -1).some(Boolean),
+  and: (...args: unknown[]) => args.slice(0, -1).every(Boolean),
   includes: (list: unknown, value: unknown) => Array.isArray(list) && list.includes(value),
   date: (value: unknown) => formatTimestamp(value),
   iso: (value: unknown) => isoTimestamp(value),

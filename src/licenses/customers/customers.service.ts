@@ -4,7 +4,7 @@ import { DataSource } from 'typeorm';
 import { AuditService } from '../../audit/audit.service';
 import type { AuditEntryDto } from '../../audit/dto/audit-entry.dto';
 import { EventRecorder } from '../../events/event-recorder';
-import { type Actor, ALL_PRODUCTS, type ProductScope } from '../../common/auth/actor';
+import { type Actor, ALL_PRODUCTS, authorName, type ProductScope } from '../../common/auth/actor';
 import { AppError } from '../../common/errors/app-error';
 import type { Page } from '../../common/http/page-query.dto';
 import { isValidPib } from '../dto/license-fields';
@@ -125,7 +125,7 @@ export class CustomersService {
     const known = await this.licenses.listLicenses({ ...filter, limit: 1, offset: 0 }, products);
     if (!known.items.length) throw AppError.notFound('Customer');
     const customer = customerIdentity(ref);
-    const author = actor.name ?? 'unknown';
+    const author = authorName(actor);
     return this.dataSource.transaction(async (manager) => {
       const [row] = await this.events.recordWith<CustomerNoteRow>(manager, customerNoteChanges.insert(customer, body, author), [
         { type: 'customer.note_added', actor, details: { customer, note: body } },

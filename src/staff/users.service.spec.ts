@@ -19,8 +19,13 @@ describe('UsersService', () => {
       id: 7,
       username: 'Admin',
       passwordHash: await users.hashPassword('correct horse'),
+      role: 'owner',
+      productIds: null,
+      email: null,
+      disabled: false,
+      sessionGeneration: 0,
       createdAt: new Date(),
-      lastLoginAt: null,
+      lastSignInAt: null,
     };
   });
 

@@ -1,0 +1,178 @@
+import { RequestMethod } from '@nestjs/common';
+import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
+import type { StaffRole } from '../../staff/roles';
+
+/** Who may use a dashboard route: anyone (no session), or a signed-in account of this role or above. */
+export type RouteAccess = 'anyone' | StaffRole;
+
+/**
+ * Every dashboard route and the least role that may use it (docs/dashboard.md, Staff and roles). The role guard refuses
+ * a route missing here (403), and test/dashboard-roles.e2e-spec.ts walks every route Nest registered and fails on one
+ * without a rule, so a new page cannot ship open. Keys are `METHOD /path` as the controllers declare them.
+ */
+export const ROUTE_RULES: Readonly<Record<string, RouteAccess>> = {
+  // Signing in, and accepting an invitation, need no session.
+  'GET /login': 'anyone',
+  'POST /login': 'anyone',
+  'GET /staff/invite/:token': 'anyone',
+  'POST /staff/invite/:token': 'anyone',
+  // The second step of a sign-in, passkeys and single sign-on (docs/dashboard.md, Second factors; Single sign-on).
+  'GET /login/verify': 'anyone',
+  'POST /login/verify': 'anyone',
+  'POST /login/passkey/options': 'anyone',
+  'POST /login/passkey': 'anyone',
+  'GET /login/sso': 'anyone',
+  'GET /login/sso/callback': 'anyone',
+
+  // Every account keeps its own second factors (docs/dashboard.md, Second factors).
+  'GET /account/security': 'viewer',
+  'POST /account/security/totp': 'viewer',
+  'GET /account/security/totp.png': 'viewer',
+  'POST /account/security/totp/confirm': 'viewer',
+  'POST /account/security/passkeys/options': 'viewer',
+  'POST /account/security/passkeys': 'viewer',
+
+  // See licences, customers, audit, statistics, stores, mail: every role.
+  'GET /': 'viewer',
+  'POST /logout': 'viewer',
+  'GET /dashboard': 'viewer',
+  'GET /licenses': 'viewer',
+  'GET /licenses/search': 'viewer',
+  'GET /licenses/search/suggest': 'viewer',
+  'GET /licenses/customer': 'viewer',
+  'GET /licenses/:id': 'viewer',
+  'GET /licenses/bulk': 'viewer',
+  'GET /licenses/bulk/:id': 'viewer',
+  'GET /licenses/bulk/:id/progress': 'viewer',
+  'GET /audit': 'viewer',
+  'GET /products': 'viewer',
+  'GET /emails': 'viewer',
+  'GET /emails/preview/:kind': 'viewer',
+  'GET /emails/preview/:kind/html': 'viewer',
+  'GET /stores': 'viewer',
+  'ALL /dashboard/*rest': 'viewer',
+  'ALL /licenses/*rest': 'viewer',
+  'ALL /audit/*rest': 'viewer',
+  'ALL /signing-keys/*rest': 'viewer',
+  'ALL /logout/*rest': 'viewer',
+
+  // Create, edit, renew, extend, suspend, reinstate, release seats, resend mail, notes, bulk changes and exports: support.
+  'GET /licenses/new': 'support',
+  'POST /licenses': 'support',
+  'GET /licenses/:id/edit': 'support',
+  'POST /licenses/:id/edit': 'support',
+  'POST /licenses/:id/renew': 'support',
+  'POST /licenses/:id/send-key': 'support',
+  'GET /licenses/:id/confirm/:action': 'support',
+  'POST /licenses/:id/release': 'support',
+  'POST /licenses/:id/suspend': 'support',
+  'POST /licenses/:id/reinstate': 'support',
+  'POST /licenses/:id/license-file': 'support',
+  'POST /licenses/customer/notes': 'support',
+  'GET /licenses/export.csv': 'support',
+  'GET /audit/export.csv': 'support',
+  'POST /licenses/bulk/confirm': 'support',
+  'POST /licenses/bulk': 'support',
+  'POST /licenses/views': 'support',
+  'POST /licenses/views/:id/delete': 'support',
+  'GET /offline-activation': 'support',
+  'POST /offline-activation/preview': 'support',
+  'POST /offline-activation': 'support',
+  'GET /offline-activation/done': 'support',
+  'GET /offline-activation/done/file': 'support',
+  'POST /emails/:id/retry': 'support',
+
+  // Revoke, products, store plans and replays, webhooks, admin tokens, signing keys: admin.
+  'POST /licenses/:id/revoke': 'admin',
+  'POST /products/:id/trial': 'admin',
+  'POST /stores/plans': 'admin',
+  'GET /stores/plans/:id/edit': 'admin',
+  'POST /stores/plans/:id': 'admin',
+  'GET /stores/plans/:id/delete': 'admin',
+  'POST /stores/plans/:id/delete': 'admin',
+  'POST /stores/events/:id/replay': 'admin',
+  'GET /webhooks': 'admin',
+  'POST /webhooks': 'admin',
+  'GET /webhooks/:id': 'admin',
+  'POST /webhooks/:id/deactivate': 'admin',
+  'POST /webhooks/:id/activate': 'admin',
+  'POST /webhooks/:id/rotate-secret': 'admin',
+  'GET /webhooks/:id/delete': 'admin',
+  'POST /webhooks/:id/delete': 'admin',
+  'POST /webhooks/:id/deliveries/:deliveryId/retry': 'admin',
+  'GET /tokens': 'admin',
+  'POST /tokens': 'admin',
+  'POST /tokens/:id/revoke': 'admin',
+  'GET /signing-keys': 'admin',
+  'GET /signing-keys/rotate': 'admin',
+  'POST /signing-keys/rotate': 'admin',
+  'GET /signing-keys/:keyId/revoke': 'admin',
+  'POST /signing-keys/:keyId/revoke': 'admin',
+
+  // Staff accounts, roles and security settings: owner.
+  'GET /staff': 'owner',
+  'POST /staff/invites': 'owner',
+  'POST /staff/:id/access': 'owner',
+  'POST /staff/:id/disable': 'owner',
+  'POST /staff/:id/enable': 'owner',
+  'POST /staff/:id/reset-second-factors': 'owner',
+};
+
+/**
+ * The routes an account limited to products may use: each passes the account's products to the services, so another
+ * product's licence is not found. Every other route covers all products and refuses such an account (403).
+ */
+export const PRODUCT_SCOPED_ROUTES: ReadonlySet<string> = new Set([
+  'GET /login',
+  'POST /login',
+  'GET /staff/invite/:token',
+  'POST /staff/invite/:token',
+  'GET /login/verify',
+  'POST /login/verify',
+  'POST /login/passkey/options',
+  'POST /login/passkey',
+  'GET /login/sso',
+  'GET /login/sso/callback',
+  'GET /account/security',
+  'POST /account/security/totp',
+  'GET /account/security/totp.png',
+  'POST /account/security/totp/confirm',
+  'POST /account/security/passkeys/options',
+  'POST /account/security/passkeys',
+  'GET /',
+  'POST /logout',
+  'GET /dashboard',
+  'GET /licenses',
+  'GET /licenses/:id',
+  'GET /licenses/new',
+  'POST /licenses',
+  'GET /licenses/:id/edit',
+  'POST /licenses/:id/edit',
+  'POST /licenses/:id/renew',
+  'GET /licenses/:id/confirm/:action',
+  'POST /licenses/:id/release',
+  'POST /licenses/:id/suspend',
+  'POST /licenses/:id/reinstate',
+  'POST /licenses/:id/revoke',
+  'GET /audit',
+  'ALL /dashboard/*rest',
+  'ALL /licenses/*rest',
+  'ALL /audit/*rest',
+  'ALL /signing-keys/*rest',
+  'ALL /logout/*rest',
+]);
+
+const joinPath = (prefix: string, path: string) =>
+  `/${[prefix, path]
+    .map((p) => p.replace(/^\/+|\/+$/g, ''))
+    .filter(Boolean)
+    .join('/')}`;
+
+/** The `METHOD /path` keys of a handler, from the metadata Nest routes it by (a handler may declare several paths). */
+export function routeKeys(controller: object, handler: object): string[] {
+  const method = Reflect.getMetadata(METHOD_METADATA, handler) as RequestMethod | undefined;
+  if (method === undefined) return [];
+  const prefixes = [(Reflect.getMetadata(PATH_METADATA, controller) as string | string[] | undefined) ?? ''].flat();
+  const paths = [(Reflect.getMetadata(PATH_METADATA, handler) as string | string[] | undefined) ?? ''].flat();
+  return prefixes.flatMap((prefix) => paths.map((path) => `${RequestMethod[method]} ${joinPath(prefix, path)}`));
+}

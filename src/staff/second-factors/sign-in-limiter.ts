@@ -1,0 +1,55 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { createHash } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { DataSource } from 'typeorm';
+import { APP_CONFIG, type AppConfig, STAFF_SIGN_IN_WINDOW_MS, type StaffConfig, staffConfig } from '../../config/app-config';
+
+/**
+ * RATE_LIMIT_STAFF_SIGN_IN (docs/dashboard.md, Failed sign-ins): failed sign-ins per account (the username typed, known
+ * or not) in a fixed 15-minute window, counted in PostgreSQL so every instance sees the same count. Past the limit each
+ * attempt waits before it is checked; the account is never locked, so an attacker cannot keep its owner out.
+ */
+@Injectable()
+export class StaffSignInLimiter {
+  private readonly settings: StaffConfig;
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    this.settings = staffConfig(config);
+  }
+
+  /** Waits when the account is past its limit; resolves with true when it waited. */
+  async beforeAttempt(username: string): Promise<boolean> {
+    const [row] = await this.dataSource.query<{ failures: number }[]>(
+      `SELECT failures FROM staff_sign_in_failures WHERE account_hash = $1 AND window_started_at > now() - make_interval(secs => $2)`,
+      [accountHash(username), STAFF_SIGN_IN_WINDOW_MS / 1000],
+    );
+    if (!row || row.failures < this.settings.signInLimit) return false;
+    await sleep(this.settings.signInDelayMs);
+    return true;
+  }
+
+  /** Counts one failure (a wrong password, code or recovery code), starting a new window when the last one ended. */
+  async failed(username: string): Promise<void> {
+    await this.dataSource.query(
+      `INSERT INTO staff_sign_in_failures (account_hash, window_started_at, failures) VALUES ($1, now(), 1)
+       ON CONFLICT (account_hash) DO UPDATE SET
+         failures = CASE WHEN staff_sign_in_failures.window_started_at > now() - make_interval(secs => $2)
+                         THEN staff_sign_in_failures.failures + 1 ELSE 1 END,
+         window_started_at = CASE WHEN staff_sign_in_failures.window_started_at > now() - make_interval(secs => $2)
+                                  THEN staff_sign_in_failures.window_started_at ELSE now() END`,
+      [accountHash(username), STAFF_SIGN_IN_WINDOW_MS / 1000],
+    );
+  }
+
+  /** A completed sign-in clears the account's count. */
+  async succeeded(username: string): Promise<void> {
+    await this.dataSource.query(`DELETE FROM staff_sign_in_failures WHERE account_hash = $1`, [accountHash(username)]);
+  }
+}
+
+/** Usernames are case-insensitive; the table holds hashes, not a list of names people tried. */
+const accountHash = (username: string) => createHash('sha256').update(username.toLowerCase()).digest('hex');

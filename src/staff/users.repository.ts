@@ -1,0 +1,170 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import type { StaffRole } from './roles';
+import { User } from './user.entity';
+
+/** What an owner may change about an account (docs/dashboard.md, Staff and roles). */
+export interface AccountAccess {
+  role: StaffRole;
+  productIds: number[] | null;
+  disabled: boolean;
+}
+
+/**
+ * Staff accounts (the users table); usernames are unique case-insensitively (index on lower(username)). Style: named
+ * SQL with typed rows (docs/architecture.md, Database style).
+ */
+@Injectable()
+export class UsersRepository {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  async getById(id: number, manager?: EntityManager): Promise<User | null> {
+    const rows = await (manager ?? this.dataSource.manager).query<UserRow[]>(`SELECT ${USER_COLUMNS} FROM users WHERE id = $1`, [id]);
+    return rows.length ? userFromRow(rows[0]) : null;
+  }
+
+  async getByUsername(username: string): Promise<User | null> {
+    const rows = await this.dataSource.query<UserRow[]>(`SELECT ${USER_COLUMNS} FROM users WHERE lower(username) = lower($1)`, [username]);
+    return rows.length ? userFromRow(rows[0]) : null;
+  }
+
+  async list(): Promise<User[]> {
+    const rows = await this.dataSource.query<UserRow[]>(`SELECT ${USER_COLUMNS} FROM users ORDER BY lower(username)`);
+    return rows.map(userFromRow);
+  }
+
+  async exists(): Promise<boolean> {
+    const [{ any }] = await this.dataSource.query<{ any: boolean }[]>(`SELECT EXISTS (SELECT 1 FROM users) AS any`);
+    return any;
+  }
+
+  /** Creates the user with `role`, or replaces the password of an existing one (same name, any case; its role stays); true when created. */
+  async upsertPassword(username: string, passwordHash: string, role: StaffRole, manager: EntityManager): Promise<boolean> {
+    const rows: { created: boolean }[] = await manager.query(
+      `INSERT INTO users (username, password_hash, role) VALUES ($1, $2, $3)
+       ON CONFLICT (lower(username)) DO UPDATE SET password_hash = EXCLUDED.password_hash
+       RETURNING (xmax = 0) AS created`,
+      [username, passwordHash, role],
+    );
+    return rows[0].created;
+  }
+
+  /** Inserts an owner only when no user exists yet; false when another instance got there first. */
+  async insertFirst(username: string, passwordHash: string, manager: EntityManager): Promise<boolean> {
+    const rows: unknown[] = await manager.query(
+      `INSERT INTO users (username, password_hash, role) SELECT $1, $2, 'owner' WHERE NOT EXISTS (SELECT 1 FROM users)
+       ON CONFLICT (lower(username)) DO NOTHING RETURNING id`,
+      [username, passwordHash],
+    );
+    return rows.length === 1;
+  }
+
+  /** A new account from an accepted invitation; null when the name is taken (any case). */
+  async insertInvited(
+    manager: EntityManager,
+    account: { username: string; passwordHash: string; email: string; role: StaffRole; productIds: number[] | null },
+  ): Promise<User | null> {
+    const rows = await manager.query<UserRow[]>(
+      `INSERT INTO users (username, password_hash, email, role, product_ids) VALUES ($1, $2, $3, $4, $5)
+       ON CONFLICT (lower(username)) DO NOTHING RETURNING ${USER_COLUMNS}`,
+      [account.username, account.passwordHash, account.email, account.role, account.productIds],
+    );
+    return rows.length ? userFromRow(rows[0]) : null;
+  }
+
+  /**
+   * Locks the enabled owners' rows (in id order, so two owners changing each other cannot deadlock) and returns their
+   * ids: the "one enabled owner remains" rule is checked against rows no other transaction can change meanwhile.
+   */
+  async lockEnabledOwners(manager: EntityManager): Promise<number[]> {
+    const rows = await manager.query<{ id: number }[]>(`SELECT id FROM users WHERE role = 'owner' AND NOT disabled ORDER BY id FOR UPDATE`);
+    return rows.map((r) => r.id);
+  }
+
+  async lockById(manager: EntityManager, id: number): Promise<User | null> {
+    const rows = await manager.query<UserRow[]>(`SELECT ${USER_COLUMNS} FROM users WHERE id = $1 FOR UPDATE`, [id]);
+    return rows.length ? userFromRow(rows[0]) : null;
+  }
+
+  /** Sets role, products and disabled, and ends the account's sessions (a new session generation). */
+  async setAccess(manager: EntityManager, id: number, access: AccountAccess): Promise<void> {
+    await manager.query(
+      `UPDATE users SET role = $2, product_ids = $3, disabled = $4, session_generation = session_generation + 1 WHERE id = $1`,
+      [id, access.role, access.productIds, access.disabled],
+    );
+  }
+
+  /** Ends the account's sessions on every instance: each request compares the generation it signed in with. */
+  async endSessions(manager: EntityManager, id: number): Promise<void> {
+    await manager.query(`UPDATE users SET session_generation = session_generation + 1 WHERE id = $1`, [id]);
+  }
+
+  /** A single sign-on account (no password); null when the name is taken. */
+  async insertWithoutPassword(username: string, role: StaffRole, manager: EntityManager): Promise<number | null> {
+    const rows = await manager.query<{ id: number }[]>(
+      `INSERT INTO users (username, password_hash, role) VALUES ($1, NULL, $2) ON CONFLICT (lower(username)) DO NOTHING RETURNING id`,
+      [username, role],
+    );
+    return rows[0]?.id ?? null;
+  }
+
+  /**
+   * Gives a single sign-on account the role its provider names now, except that the last enabled owner stays owner;
+   * the account's role and disabled flag after it, or null when it is not a single sign-on account.
+   */
+  async syncSsoRole(id: number, role: StaffRole): Promise<{ role: StaffRole; disabled: boolean } | null> {
+    const rows = await this.dataSource.query<{ role: StaffRole; disabled: boolean }[]>(
+      `WITH target AS (SELECT id, role FROM users WHERE id = $1 AND password_hash IS NULL FOR UPDATE),
+       updated AS (
+         UPDATE users u SET role = CASE
+             WHEN t.role = 'owner' AND $2 <> 'owner'
+              AND NOT EXISTS (SELECT 1 FROM users o WHERE o.role = 'owner' AND NOT o.disabled AND o.id <> $1) THEN t.role
+             ELSE $2 END
+         FROM target t WHERE u.id = t.id RETURNING u.role, u.disabled
+       )
+       SELECT role, disabled FROM updated`,
+      [id, role],
+    );
+    return rows[0] ?? null;
+  }
+
+  async touchLastSignIn(id: number, manager?: EntityManager): Promise<void> {
+    await (manager ?? this.dataSource.manager).query(`UPDATE users SET last_sign_in_at = now() WHERE id = $1`, [id]);
+  }
+
+  transaction<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
+    return this.dataSource.transaction(work);
+  }
+}
+
+const USER_COLUMNS = 'id, username, password_hash, role, product_ids, email, disabled, session_generation, created_at, last_sign_in_at';
+
+/** A users row as pg returns it. */
+interface UserRow {
+  id: number;
+  username: string;
+  password_hash: string | null;
+  role: StaffRole;
+  product_ids: number[] | null;
+  email: string | null;
+  disabled: boolean;
+  session_generation: number;
+  created_at: Date;
+  last_sign_in_at: Date | null;
+}
+
+function userFromRow(r: UserRow): User {
+  return Object.assign(new User(), {
+    id: r.id,
+    username: r.username,
+    passwordHash: r.password_hash,
+    role: r.role,
+    productIds: r.product_ids,
+    email: r.email,
+    disabled: r.disabled,
+    sessionGeneration: r.session_generation,
+    createdAt: r.created_at,
+    lastSignInAt: r.last_sign_in_at,
+  });
+}
