@@ -3,6 +3,7 @@ import { LoggerModule } from 'nestjs-pino';
 import type { DestinationStream } from 'pino';
 import { ActivationModule } from './activation/activation.module';
 import { AuditModule } from './audit/audit.module';
+import { EventsModule } from './events/events.module';
 import { AuthModule } from './auth/auth.module';
 import { loggerParams } from './common/http/logging';
 import { RateLimitModule } from './common/http/throttling';
@@ -39,6 +40,7 @@ export class AppModule {
         ActivationModule,
         HealthModule,
         AuditModule,
+        EventsModule,
         KeyringModule,
         AuthModule,
         ProductsModule,

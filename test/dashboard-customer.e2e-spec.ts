@@ -89,7 +89,7 @@ describe('dashboard: the customer page', () => {
       expect(audit[0]).toMatchObject({ actor: 'staff:admin', actor_type: 'dashboard' });
       expect(audit[0].details).toEqual({ customer: 'email:kasa@zeljo.example', note: 'Calls before noon <b>only</b>' });
       // Staff notes are never webhook events.
-      expect(await t.sql(`SELECT 1 FROM webhook_events WHERE type = 'customer.note_added'`)).toHaveLength(0);
+      expect(await t.sql(`SELECT 1 FROM event_outbox WHERE type = 'customer.note_added'`)).toHaveLength(0);
       await t.admin
         .post('/api/v1/admin/webhooks')
         .send({ url: 'http://127.0.0.1:9/hook', events: ['customer.note_added'] })

@@ -35,6 +35,12 @@ describe('dashboard set-up: first user, login rate limit, session lifetime, sess
       expect(printed).toContain('Dashboard user "boss" created with a generated password');
       expect(printed).toContain(password);
       await loggedInAgent(t, { username: 'boss', password });
+      expect(
+        await t.sql(
+          "SELECT action, actor_type, actor, details FROM audit_entries WHERE action IN ('staff.joined', 'staff.password_reset')",
+        ),
+      ).toEqual([{ action: 'staff.joined', actor_type: 'system', actor: 'system', details: { username: 'boss', first_user: true } }]);
+      expect(await t.sql("SELECT 1 FROM event_outbox WHERE type LIKE 'staff.%'")).toEqual([]);
     });
 
     it('leaves existing users alone and prints nothing on later starts', async () => {
@@ -125,6 +131,15 @@ describe('dashboard set-up: first user, login rate limit, session lifetime, sess
       const hashes = await t.sql("SELECT password_hash FROM users WHERE lower(username) = 'operator'");
       expect(hashes).toHaveLength(1);
       expect(hashes[0].password_hash).toMatch(/^\$argon2id\$/);
+      // Each account change is audited by the system, naming the user as typed (docs/licences.md, Audit log).
+      expect(
+        await t.sql(
+          "SELECT action, actor_type, actor, details FROM audit_entries WHERE details->>'username' ILIKE 'operator' AND actor_type = 'system' ORDER BY id",
+        ),
+      ).toEqual([
+        { action: 'staff.joined', actor_type: 'system', actor: 'system', details: { username: 'operator', role: 'owner' } },
+        { action: 'staff.password_reset', actor_type: 'system', actor: 'system', details: { username: 'OPERATOR' } },
+      ]);
     });
 
     it('--role gives a new account its role (owner by default); a reset keeps the role it has', async () => {
@@ -152,7 +167,10 @@ describe('dashboard set-up: first user, login rate limit, session lifetime, sess
       ['operator', 'short', /at least 8/],
       ['operator', 'x'.repeat(257), /at most 256/],
     ])('refuses user %j with password %j', async (username, password, message) => {
+      const entries = () => t.sql("SELECT id FROM audit_entries WHERE action LIKE 'staff.%'");
+      const before = await entries();
       await expect(createOrResetUser(t.config.databaseUrl, username, password)).rejects.toThrow(message);
+      expect(await entries()).toEqual(before);
     });
   });
 

@@ -1,7 +1,7 @@
 import { SYSTEM_ACTOR } from '../src/common/auth/actor';
 import { SeatsRepository } from '../src/licenses/seats.repository';
 import { SeatsService } from '../src/licenses/seats.service';
-import { EventFanoutService } from '../src/webhooks/event-fanout.service';
+import { EventFanoutService } from '../src/events/event-fanout.service';
 import { createLicense, fingerprint, insertSeat } from './support/factories';
 import { watchRoundTrips } from './support/round-trips';
 import { createTestApp, TestApp } from './support/test-app';
@@ -25,7 +25,7 @@ describe('event spine', () => {
   afterAll(() => t.close());
   afterEach(async () => {
     await t.sql('DELETE FROM webhook_endpoints');
-    await t.sql('DELETE FROM webhook_events');
+    await t.sql('DELETE FROM event_outbox');
   });
 
   const activate = (license_key: string, fp: string) =>
@@ -37,7 +37,7 @@ describe('event spine', () => {
     );
     return row.id;
   };
-  const pendingEvents = () => t.sql<{ id: string; type: string }>(`SELECT id, type FROM webhook_events WHERE fanned_out_at IS NULL`);
+  const pendingEvents = () => t.sql<{ id: string; type: string }>(`SELECT id, type FROM event_outbox WHERE fanned_out_at IS NULL`);
   const deliveries = () => t.sql<{ endpoint_id: number; event_id: string }>(`SELECT endpoint_id, event_id FROM webhook_deliveries`);
 
   describe('round trips per activation', () => {
@@ -50,7 +50,7 @@ describe('event spine', () => {
       const { count, statements: seen } = await roundTrips((run) => activate(keys[run].license_key, fingerprint()).expect(200));
       expect(count).toBe(2);
       expect(seen[0]).toMatch(/license_for_seat_change\(\$1, \$2\)/);
-      expect(seen[1]).toMatch(/INSERT INTO license_seat_versions[\s\S]*INSERT INTO activations[\s\S]*INSERT INTO webhook_events/);
+      expect(seen[1]).toMatch(/INSERT INTO license_seat_versions[\s\S]*INSERT INTO activations[\s\S]*INSERT INTO event_outbox/);
       expect(seen.join('\n')).not.toMatch(/webhook_endpoints|START TRANSACTION|COMMIT/);
     });
 
@@ -79,7 +79,7 @@ describe('event spine', () => {
     const seatsOf = (id: number) =>
       t.sql<{ n: number }>(`SELECT count(*)::int AS n FROM activations WHERE license_id = $1 AND released_at IS NULL`, [id]);
     const activatedEvents = (id: number) =>
-      t.sql<{ n: number }>(`SELECT count(*)::int AS n FROM webhook_events WHERE license_id = $1 AND type = 'license.activated'`, [id]);
+      t.sql<{ n: number }>(`SELECT count(*)::int AS n FROM event_outbox WHERE license_id = $1 AND type = 'license.activated'`, [id]);
 
     it('an activation whose read went stale (a seat change under the lock meanwhile) writes nothing, then binds under the lock', async () => {
       const lic = await createLicense(t, { limits: { max_installations: 2 } });
@@ -156,7 +156,7 @@ describe('event spine', () => {
       expect(await pendingEvents()).toEqual([]);
       await fanout.fanOutPending();
       const activated = await t.sql(
-        `SELECT count(*)::int AS n FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id WHERE d.endpoint_id = $1 AND e.type = 'license.activated'`,
+        `SELECT count(*)::int AS n FROM webhook_deliveries d JOIN event_outbox e ON e.id = d.event_id WHERE d.endpoint_id = $1 AND e.type = 'license.activated'`,
         [endpoint],
       );
       expect(activated[0].n).toBe(1);
@@ -168,7 +168,7 @@ describe('event spine', () => {
       const lic = await createLicense(t);
       await activate(lic.license_key, fingerprint('with-product')).expect(200);
       const [event] = await t.sql(
-        `SELECT product_id, license_id, payload FROM webhook_events WHERE type = 'license.activated' AND license_id = $1`,
+        `SELECT product_id, license_id, payload FROM event_outbox WHERE type = 'license.activated' AND license_id = $1`,
         [lic.id],
       );
       const [licence] = await t.sql(`SELECT product_id FROM licenses WHERE id = $1`, [lic.id]);
@@ -179,7 +179,7 @@ describe('event spine', () => {
         .post('/api/v1/admin/tokens')
         .send({ name: 'spine', scopes: ['licenses:read'] })
         .expect(201);
-      const [token] = await t.sql(`SELECT product_id, license_id FROM webhook_events WHERE type = 'token.created'`);
+      const [token] = await t.sql(`SELECT product_id, license_id FROM event_outbox WHERE type = 'token.created'`);
       expect(token).toEqual({ product_id: null, license_id: null });
     });
 
@@ -187,7 +187,7 @@ describe('event spine', () => {
       const lic = await createLicense(t);
       expect((await pendingEvents()).map((e) => e.type)).toEqual(['license.created']);
       await fanout.fanOutPending();
-      expect(await t.sql(`SELECT id FROM webhook_events`)).toEqual([]);
+      expect(await t.sql(`SELECT id FROM event_outbox`)).toEqual([]);
       expect(await t.sql(`SELECT action FROM audit_entries WHERE license_id = $1`, [lic.id])).toEqual([{ action: 'license.created' }]);
     });
 
@@ -195,7 +195,7 @@ describe('event spine', () => {
       const endpoint = await subscribe(['license.created']);
       await createLicense(t);
       await fanout.fanOutPending();
-      await t.sql(`UPDATE webhook_events SET fanned_out_at = NULL`);
+      await t.sql(`UPDATE event_outbox SET fanned_out_at = NULL`);
       await fanout.fanOutPending();
       const rows = await deliveries();
       expect(rows).toHaveLength(1);
@@ -216,7 +216,7 @@ describe('event spine', () => {
       const endpoint = await subscribe(['license.created']);
       const product = await t.sql<{ id: number }>(`SELECT id FROM products WHERE code = 'POS_RETAIL'`);
       await t.sql(
-        `INSERT INTO webhook_events (id, type, payload, product_id) SELECT 'msg_race_' || g, 'license.created', '{}', $1 FROM generate_series(1, 250) g`,
+        `INSERT INTO event_outbox (id, type, payload, product_id) SELECT 'msg_race_' || g, 'license.created', '{}', $1 FROM generate_series(1, 250) g`,
         [product[0].id],
       );
       for (let pass = 0; pass < 5 && (await pendingEvents()).length > 0; pass++) {

@@ -1,6 +1,6 @@
 import { MailService } from '../src/mail/mail.service';
-import { EventFanoutService } from '../src/webhooks/event-fanout.service';
-import { WebhooksService } from '../src/webhooks/webhooks.service';
+import { EventFanoutService } from '../src/events/event-fanout.service';
+import { ExpiryScanService } from '../src/licenses/expiry-scan.service';
 import { startSmtpServer } from './support/smtp-server';
 import { createSecondInstance, createTestApp, TestApp } from './support/test-app';
 
@@ -35,12 +35,10 @@ describe('customer e-mail across two instances on one database', () => {
     );
     const instances = [first, second];
     // Each instance scans, fans out and sends at once, beside both job engines doing the same on their own.
-    await Promise.all(instances.map((t) => t.app.get(WebhooksService).scanExpiries()));
+    await Promise.all(instances.map((t) => t.app.get(ExpiryScanService).scanExpiries()));
     for (let pending = 1; pending > 0;) {
       await Promise.all(instances.map((t) => t.app.get(EventFanoutService).fanOutPending()));
-      [{ pending }] = await first.sql<{ pending: number }>(
-        'SELECT count(*)::int AS pending FROM webhook_events WHERE fanned_out_at IS NULL',
-      );
+      [{ pending }] = await first.sql<{ pending: number }>('SELECT count(*)::int AS pending FROM event_outbox WHERE fanned_out_at IS NULL');
     }
     const [{ written }] = await first.sql<{ written: number }>(
       `SELECT count(*)::int AS written FROM mail_messages WHERE to_address LIKE 'twin%'`,

@@ -1,6 +1,6 @@
 import Stripe from 'stripe';
 import { STRIPE_API_VERSION } from '../src/stores/stripe/stripe-store';
-import { WebhooksService } from '../src/webhooks/webhooks.service';
+import { ExpiryScanService } from '../src/licenses/expiry-scan.service';
 import { fannedOut, setLicenseExpiry } from './support/factories';
 import { startSmtpServer } from './support/smtp-server';
 import { createTestApp, TestApp } from './support/test-app';
@@ -149,10 +149,10 @@ describe('customer e-mail from a store purchase (docs/mail.md, Stores)', () => {
 
     // Inside the reminder window while the subscription runs.
     await setLicenseExpiry(t, license.id, new Date(Date.now() + 2 * DAY * 1000), 0);
-    await t.app.get(WebhooksService).scanExpiries();
+    await t.app.get(ExpiryScanService).scanExpiries();
     await fannedOut(t);
     // The scan did tell the event (its notice is taken); the fan-out wrote no mail for it.
-    expect(await t.sql(`SELECT kind FROM webhook_expiry_notices WHERE license_id = $1`, [license.id])).toEqual([{ kind: 'expiring_soon' }]);
+    expect(await t.sql(`SELECT kind FROM license_expiry_notices WHERE license_id = $1`, [license.id])).toEqual([{ kind: 'expiring_soon' }]);
     expect(await t.sql(`SELECT kind FROM mail_messages WHERE license_id = $1 ORDER BY id`, [license.id])).toEqual([
       { kind: 'license_issued' },
     ]);
@@ -161,7 +161,7 @@ describe('customer e-mail from a store purchase (docs/mail.md, Stores)', () => {
     await deliver(subscriptionDeleted('sub_mail_3', 'price_mail')).expect(200);
     expect(await store()).toEqual(expect.objectContaining({ subscription_active: false }));
     await setLicenseExpiry(t, license.id, new Date(Date.now() + 3 * DAY * 1000), 0);
-    await t.app.get(WebhooksService).scanExpiries();
+    await t.app.get(ExpiryScanService).scanExpiries();
     const [reminder] = await smtp.waitFor(
       1,
       (m) => m.envelopeTo.includes('renewer@shop.example') && /expires on/.test(m.parsed.subject ?? ''),

@@ -2,8 +2,8 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MailService } from '../src/mail/mail.service';
-import { WebhooksService } from '../src/webhooks/webhooks.service';
-import { EventFanoutService } from '../src/webhooks/event-fanout.service';
+import { ExpiryScanService } from '../src/licenses/expiry-scan.service';
+import { EventFanoutService } from '../src/events/event-fanout.service';
 import { asBearer, createLicense, fannedOut, setLicenseExpiry } from './support/factories';
 import { startSmtpServer } from './support/smtp-server';
 import { createTestApp, TestApp } from './support/test-app';
@@ -57,7 +57,7 @@ describe('customer e-mail through a real SMTP server (docs/mail.md)', () => {
   /** The licence's expiry moved into the reminder window and the minute's scan run now, as the job engine would. */
   async function remind(licenseId: number, inMs: number) {
     await setLicenseExpiry(t, licenseId, new Date(Date.now() + inMs), 0);
-    await t.app.get(WebhooksService).scanExpiries();
+    await t.app.get(ExpiryScanService).scanExpiries();
   }
   const headerLines = (raw: string) => raw.slice(0, raw.indexOf('\r\n\r\n')).split('\r\n');
 
@@ -252,14 +252,14 @@ describe('customer e-mail through a real SMTP server (docs/mail.md)', () => {
        SELECT p.id, 'BULK-' || lpad(g::text, 6, '0'), 'YEARLY', 'Bulk ' || g, 'bulk' || g || '@shop.example', now() + interval '2 days' + g * interval '1 second', 0
        FROM generate_series(1, 1000) g, products p WHERE p.code = 'POS_RETAIL'`,
     );
-    const webhooks = t.app.get(WebhooksService);
+    const scan = t.app.get(ExpiryScanService);
     const fanout = t.app.get(EventFanoutService);
     const mail = t.app.get(MailService);
     // Two scans, two fan-outs and two senders at once, beside the job engine's own.
-    await Promise.all([webhooks.scanExpiries(), webhooks.scanExpiries()]);
+    await Promise.all([scan.scanExpiries(), scan.scanExpiries()]);
     for (let pending = 1; pending > 0;) {
       await Promise.all([fanout.fanOutPending(), fanout.fanOutPending()]);
-      [{ pending }] = await t.sql<{ pending: number }>('SELECT count(*)::int AS pending FROM webhook_events WHERE fanned_out_at IS NULL');
+      [{ pending }] = await t.sql<{ pending: number }>('SELECT count(*)::int AS pending FROM event_outbox WHERE fanned_out_at IS NULL');
     }
     const [{ count }] = await t.sql<{ count: number }>(`SELECT count(*)::int AS count FROM mail_messages WHERE to_address LIKE 'bulk%'`);
     expect(count).toBe(1000);

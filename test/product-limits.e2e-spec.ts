@@ -58,7 +58,7 @@ describe('product-limited credentials', () => {
     const eventsOf = (endpointId: number) =>
       t.sql<{ type: string; product: string | null; customer: string | null }>(
         `SELECT ev.type, ev.payload->'data'->'product'->>'code' AS product, ev.payload->'data'->>'customer_name' AS customer
-         FROM webhook_deliveries d JOIN webhook_events ev ON ev.id = d.event_id WHERE d.endpoint_id = $1 ORDER BY d.id`,
+         FROM webhook_deliveries d JOIN event_outbox ev ON ev.id = d.event_id WHERE d.endpoint_id = $1 ORDER BY d.id`,
         [endpointId],
       );
 
@@ -100,7 +100,7 @@ describe('product-limited credentials', () => {
         { type: 'product.updated', product: null, customer: null },
       ]);
       const [productEvent] = await t.sql<{ code: string }>(
-        `SELECT ev.payload->'data'->>'product_code' AS code FROM webhook_deliveries d JOIN webhook_events ev ON ev.id = d.event_id
+        `SELECT ev.payload->'data'->>'product_code' AS code FROM webhook_deliveries d JOIN event_outbox ev ON ev.id = d.event_id
          WHERE d.endpoint_id = $1 AND ev.type = 'product.updated'`,
         [mine.id],
       );

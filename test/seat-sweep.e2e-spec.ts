@@ -35,10 +35,10 @@ describe('dead-seat sweep', () => {
   it('is scheduled on the job engine (every minute, restarting the chain) next to the other schedules', async () => {
     // The engine starts in the background once the app is up; every schedule of the app is on it.
     const expected = [
+      { name: 'licenses.expiry-scan', cron: '* * * * *' },
       { name: 'mail-sweep', cron: '* * * * *' },
       { name: 'seats.sweep', cron: '* * * * *' },
       { name: 'stats.fold', cron: '* * * * *' },
-      { name: 'webhook-expiry-scan', cron: '* * * * *' },
       { name: 'webhook-sweep', cron: '* * * * *' },
     ];
     let schedules: { name: string; cron: string }[] = [];

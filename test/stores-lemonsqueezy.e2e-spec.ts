@@ -5,7 +5,7 @@ import type {
   LemonSqueezySubscriptionInvoice,
   LemonSqueezyWebhook,
 } from '../src/stores/lemonsqueezy/lemonsqueezy-payloads';
-import { EventFanoutService } from '../src/webhooks/event-fanout.service';
+import { EventFanoutService } from '../src/events/event-fanout.service';
 import { rowsOfLicense, signedAnswer, storeEventCount, storeLicense } from './support/stores';
 import { createTestApp, TestApp } from './support/test-app';
 
@@ -137,7 +137,7 @@ describe('stores: Lemon Squeezy (docs/stores.md)', () => {
       .send(body);
   };
   const licenseOf = (subscriptionId: string | number) => storeLicense(t, 'lemonsqueezy', subscriptionId);
-  const count = (table: 'audit_entries' | 'webhook_events', licenseId: number) => rowsOfLicense(t, table, licenseId);
+  const count = (table: 'audit_entries' | 'event_outbox', licenseId: number) => rowsOfLicense(t, table, licenseId);
 
   async function purchase(variant = VARIANT) {
     const at = now();
@@ -267,10 +267,10 @@ describe('stores: Lemon Squeezy (docs/stores.md)', () => {
     expect(after).toMatchObject({ status: 'revoked', revoke_reason: 'refunded' });
 
     const audits = await count('audit_entries', license.id);
-    const outbox = await count('webhook_events', license.id);
+    const outbox = await count('event_outbox', license.id);
     for (const event of replays) await send(event).expect(200);
     expect(await count('audit_entries', license.id)).toBe(audits);
-    expect(await count('webhook_events', license.id)).toBe(outbox);
+    expect(await count('event_outbox', license.id)).toBe(outbox);
     expect(await licenseOf(bought.subId)).toEqual(after);
   });
 

@@ -7,7 +7,7 @@ import type {
 import { createHmac } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { EventFanoutService } from '../src/webhooks/event-fanout.service';
+import { EventFanoutService } from '../src/events/event-fanout.service';
 import { rowsOfLicense, signedAnswer, storeEventCount, storeLicense } from './support/stores';
 import { createTestApp, TestApp } from './support/test-app';
 
@@ -171,7 +171,7 @@ describe('stores: Paddle Billing (docs/stores.md)', () => {
       .send(body);
   };
   const licenseOf = (subscriptionId: string | number) => storeLicense(t, 'paddle', subscriptionId);
-  const count = (table: 'audit_entries' | 'webhook_events', licenseId: number) => rowsOfLicense(t, table, licenseId);
+  const count = (table: 'audit_entries' | 'event_outbox', licenseId: number) => rowsOfLicense(t, table, licenseId);
 
   /** A known buyer, then the first transaction of a new subscription. */
   async function purchase(price = 'pri_monthly') {
@@ -307,10 +307,10 @@ describe('stores: Paddle Billing (docs/stores.md)', () => {
     expect(refunded).toMatchObject({ status: 'revoked', revoke_reason: 'refunded' });
 
     const audits = await count('audit_entries', license.id);
-    const outbox = await count('webhook_events', license.id);
+    const outbox = await count('event_outbox', license.id);
     for (const event of replays) expect((await send(event).expect(200)).body.event_id).toBe(event.event_id);
     expect(await count('audit_entries', license.id)).toBe(audits);
-    expect(await count('webhook_events', license.id)).toBe(outbox);
+    expect(await count('event_outbox', license.id)).toBe(outbox);
     expect(await licenseOf(bought.sub)).toEqual(refunded);
   });
 

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import Stripe from 'stripe';
 import { STRIPE_API_VERSION } from '../src/stores/stripe/stripe-store';
-import { EventFanoutService } from '../src/webhooks/event-fanout.service';
+import { EventFanoutService } from '../src/events/event-fanout.service';
 import { createTestApp, TestApp } from './support/test-app';
 
 /**
@@ -234,7 +234,7 @@ describe('stores: Stripe (docs/stores.md)', () => {
   const auditCount = (licenseId: number) =>
     t.sql<{ n: number }>(`SELECT count(*)::int AS n FROM audit_entries WHERE license_id = $1`, [licenseId]).then((r) => r[0].n);
   const outboxCount = (licenseId: number) =>
-    t.sql<{ n: number }>(`SELECT count(*)::int AS n FROM webhook_events WHERE license_id = $1`, [licenseId]).then((r) => r[0].n);
+    t.sql<{ n: number }>(`SELECT count(*)::int AS n FROM event_outbox WHERE license_id = $1`, [licenseId]).then((r) => r[0].n);
 
   async function purchase(sub: string, price = 'price_monthly', extra: Partial<InvoiceInput> = {}) {
     const start = now();

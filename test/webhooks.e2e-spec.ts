@@ -1,5 +1,6 @@
 import { Webhook } from 'standardwebhooks';
 import { WebhooksRepository } from '../src/webhooks/webhooks.repository';
+import { ExpiryScanService } from '../src/licenses/expiry-scan.service';
 import { WebhooksService } from '../src/webhooks/webhooks.service';
 import { createLicense, fingerprint, setLicenseExpiry } from './support/factories';
 import { createTestApp, TestApp } from './support/test-app';
@@ -215,7 +216,7 @@ describe('webhooks (docs/webhooks.md)', () => {
 
   it('license.expiring_soon and license.expired fire once per licence and expiry date', async () => {
     const hook = await endpoint(['license.expiring_soon', 'license.expired']);
-    const service = t.app.get(WebhooksService);
+    const service = t.app.get(ExpiryScanService);
     const soon = await createLicense(t, { expires_at: new Date(Date.now() + 3 * DAY).toISOString() });
     const gone = await createLicense(t);
     await setLicenseExpiry(t, gone.id, new Date(Date.now() - 2 * 3600_000), 0);

@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { MetricsModule } from '../metrics/metrics.module';
-import { AuditModule } from '../audit/audit.module';
+import { EventsModule } from '../events/events.module';
 import { LicensesModule } from '../licenses/licenses.module';
 import { KeyringModule } from '../keyring/keyring.module';
 import { ActivationController } from './activation.controller';
@@ -10,7 +10,7 @@ import { OfflineActivationsController } from './offline-activations.controller';
 
 /** Client use cases (activate, deactivate, validate, heartbeat, licence files) and the admin's air-gapped activation, on top of licences, seats and the keyring's active key. */
 @Module({
-  imports: [AuditModule, LicensesModule, KeyringModule, MetricsModule],
+  imports: [EventsModule, LicensesModule, KeyringModule, MetricsModule],
   controllers: [ActivationController, HeartbeatController, OfflineActivationsController],
   providers: [ActivationService],
   exports: [ActivationService],

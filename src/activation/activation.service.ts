@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { EventRecorder } from '../audit/event-recorder';
+import { EventRecorder } from '../events/event-recorder';
 import { ALL_PRODUCTS, type Actor, type ProductScope } from '../common/auth/actor';
 import { KeyedQueue } from '../common/concurrency/keyed-queue';
 import { AppError } from '../common/errors/app-error';

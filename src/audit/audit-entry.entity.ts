@@ -1,57 +1,12 @@
 import { Check, Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
 import type { ActorType } from '../common/auth/actor';
+import { ACTOR_MAX_LENGTH as AUDIT_ACTOR_MAX_LENGTH, type EventType as AuditAction } from '../events/event-types';
 
 // Actors are defined in common/ (every feature records one); re-exported here beside the audit actions.
 export { ACTOR_TYPES, type ActorType } from '../common/auth/actor';
 
-/** The audit entry's actor column: longer names are cut to it when recorded. */
-export const AUDIT_ACTOR_MAX_LENGTH = 320;
-
-export const AUDIT_ACTIONS = [
-  'product.created',
-  'product.updated',
-  'license.created',
-  'license.updated',
-  'license.revoked',
-  'license.released',
-  'license.activated',
-  'license.activation_denied',
-  'license.deactivated',
-  'license.file_issued',
-  'license.usage_limit_reached',
-  'license.usage_reset',
-  'license.trial_started',
-  'license.key_resent',
-  'mail.retried',
-  'webhook.created',
-  'webhook.updated',
-  'webhook.deleted',
-  'webhook.secret_rotated',
-  'webhook.delivery_retried',
-  'auth.login',
-  'auth.login_failed',
-  'auth.logout',
-  'signing_key.rotated',
-  'signing_key.revoked',
-  'signing_key.endorsed',
-  'token.created',
-  'token.revoked',
-  'store_plan.created',
-  'store_plan.updated',
-  'store_plan.deleted',
-  'customer.note_added',
-  'staff.invited',
-  'staff.joined',
-  'staff.role_changed',
-  'staff.disabled',
-  'staff.enabled',
-  'staff.password_reset',
-  'staff.second_factor_added',
-  'staff.second_factor_reset',
-  'staff.signed_in',
-  'staff.sign_in_failed',
-] as const;
-export type AuditAction = (typeof AUDIT_ACTIONS)[number];
+// The audit log records every event the recorder is told (docs/webhooks.md, The event spine): its actions are the event types.
+export { EVENT_TYPES as AUDIT_ACTIONS, type EventType as AuditAction } from '../events/event-types';
 
 /**
  * Append-only: a database trigger refuses UPDATE and DELETE. Constraint names are the ones the migrations create

@@ -1,5 +1,5 @@
 import { Global, Module } from '@nestjs/common';
-import { AuditModule } from '../audit/audit.module';
+import { EventsModule } from '../events/events.module';
 import { ProductsModule } from '../products/products.module';
 import { ADMIN_AUTHORIZER } from '../common/auth/admin-route.guard';
 import { CredentialAuthorizer } from './admin-authorizer';
@@ -16,7 +16,7 @@ import { ApiKeys } from './api-keys';
  */
 @Global()
 @Module({
-  imports: [AuditModule, ProductsModule],
+  imports: [EventsModule, ProductsModule],
   controllers: [AdminTokensController],
   providers: [
     ApiKeys,

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { ActivationModule } from '../activation/activation.module';
 import { AuditModule } from '../audit/audit.module';
+import { EventsModule } from '../events/events.module';
 import { LicensesModule } from '../licenses/licenses.module';
 import { MailModule } from '../mail/mail.module';
 import { ProductsModule } from '../products/products.module';
@@ -29,6 +30,7 @@ import { StaffPagesController } from './pages/staff.controller';
 import { StoresPageController } from './pages/stores.controller';
 import { SavedViewsController } from './pages/saved-views.controller';
 import { SavedViewsRepository } from './saved-views.repository';
+import { SavedViewsService } from './saved-views.service';
 import { TokensPageController } from './pages/tokens.controller';
 import { WebhooksPagesController } from './pages/webhooks.controller';
 import { DashboardSessionStore } from './session-store';
@@ -39,6 +41,7 @@ import { StaffModule } from '../staff/staff.module';
   imports: [
     ActivationModule,
     AuditModule,
+    EventsModule,
     KeyringModule,
     LicensesModule,
     MailModule,
@@ -72,6 +75,7 @@ import { StaffModule } from '../staff/staff.module';
   ],
   providers: [
     SavedViewsRepository,
+    SavedViewsService,
     DashboardPassport,
     DashboardSessionStore,
     loginFormTokensProvider,

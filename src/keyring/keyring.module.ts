@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { AuditModule } from '../audit/audit.module';
+import { EventsModule } from '../events/events.module';
 import { SigningService } from '../signing/signing.service';
 import { KeyringRepository } from './keyring.repository';
 import { KeyringService } from './keyring.service';
@@ -8,7 +8,7 @@ import { SigningKeysController } from './signing-keys.controller';
 
 /** Signing keys in PostgreSQL (encrypted at rest), rotation, revocation and the public key endpoints; hands `signing/` the active key. */
 @Module({
-  imports: [AuditModule],
+  imports: [EventsModule],
   controllers: [PublicKeysController, SigningKeysController],
   // One signer per process, so its concurrency limit covers every caller (docs/signing.md, Where the code lives).
   providers: [KeyringRepository, KeyringService, { provide: SigningService, useFactory: () => new SigningService() }],

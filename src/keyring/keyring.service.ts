@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { createPublicKey, type KeyObject } from 'node:crypto';
-import { EventRecorder } from '../audit/event-recorder';
+import { EventRecorder } from '../events/event-recorder';
 import type { Actor } from '../common/auth/actor';
 import { AppError } from '../common/errors/app-error';
 import { ErrorCode } from '../common/errors/error-codes';

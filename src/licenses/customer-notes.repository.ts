@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import type { RecordedChange } from '../audit/event-recorder';
+import type { RecordedChange } from '../events/event-recorder';
+import { sql } from '../database/statement';
 
 export interface CustomerNoteRow {
   id: string;
@@ -32,8 +33,7 @@ export const customerNoteChanges = {
   insert(customer: string, body: string, author: string): RecordedChange {
     return {
       name: 'customer-note-insert',
-      ctes: `change AS (INSERT INTO customer_notes (customer, body, author) VALUES ($1, $2, $3) RETURNING id, body, author, created_at)`,
-      params: [customer, body, author],
+      ctes: sql`change AS (INSERT INTO customer_notes (customer, body, author) VALUES (${customer}, ${body}, ${author}) RETURNING id, body, author, created_at)`,
     };
   },
 };

@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { AuditService } from '../audit/audit.service';
 import type { AuditEntryDto } from '../audit/dto/audit-entry.dto';
-import { EventRecorder } from '../audit/event-recorder';
+import { EventRecorder } from '../events/event-recorder';
 import { type Actor, ALL_PRODUCTS, type ProductScope } from '../common/auth/actor';
 import { AppError } from '../common/errors/app-error';
 import type { Page } from '../common/http/page-query.dto';

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { AuditModule } from '../audit/audit.module';
+import { EventsModule } from '../events/events.module';
 import { JobsModule } from '../jobs/jobs.module';
 import { ProductsModule } from '../products/products.module';
 import { LicensesController } from './licenses.controller';
@@ -18,10 +19,11 @@ import { CustomerNotesRepository } from './customer-notes.repository';
 import { CustomersService } from './customers.service';
 import { BulkLicensesService } from './bulk-licenses.service';
 import { BulkOperationsRepository } from './bulk-operations.repository';
+import { ExpiryScanService } from './expiry-scan.service';
 
 /** The licence aggregate: licences and their seats. Exports services only, never repositories. */
 @Module({
-  imports: [AuditModule, ProductsModule, JobsModule],
+  imports: [AuditModule, EventsModule, ProductsModule, JobsModule],
   controllers: [LicensesController, UsageController],
   providers: [
     LicensesRepository,
@@ -38,9 +40,11 @@ import { BulkOperationsRepository } from './bulk-operations.repository';
     CustomersService,
     BulkOperationsRepository,
     BulkLicensesService,
+    ExpiryScanService,
   ],
   exports: [
     BulkLicensesService,
+    ExpiryScanService,
     CustomersService,
     LicensesService,
     SeatsService,

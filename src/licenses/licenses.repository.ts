@@ -6,10 +6,12 @@ import { ALL_PRODUCTS, type ProductScope } from '../common/auth/actor';
 import type { KeysetPosition } from '../common/http/keyset-cursor';
 import { MatchCount, pagedList } from '../database/paged-list';
 import { preparedQuery } from '../database/prepared-query';
+import { runStatement, sql } from '../database/statement';
 import { openRowStream } from '../database/row-stream';
 import type { LicenseListRow } from './dto/license.dto';
 import { Product } from '../products/product.entity';
 import { License } from './license.entity';
+import type { ExpiryKind } from './license-expiry-notice.entity';
 import { LicenseStatus, licenseStatusConditionSql, licenseStatusSql } from './license-status';
 import type { LicenseType } from './license-type';
 import type { PolicyOverrides } from '../common/seat-policy/license-policy';
@@ -83,6 +85,36 @@ export const escapeLike = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${
 @Injectable()
 export class LicensesRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  /**
+   * Marks the licences whose time-driven event is due and not told yet (one row per licence, kind and expiry date), in
+   * the caller's transaction; returns them. `expired` looks back 2 days only, so a first start does not replay every
+   * expiry in history. Counts days of 24 hours like the status rule (docs/licences.md, Status and grace).
+   */
+  async claimExpiryNotices(
+    expiringDays: number,
+    limit: number,
+    manager: EntityManager,
+  ): Promise<{ licenseId: number; kind: ExpiryKind }[]> {
+    const rows = await runStatement<{ license_id: number; kind: ExpiryKind }>(
+      manager,
+      'licenses-claim-expiry-notices',
+      sql`WITH due AS (
+         SELECT license_id, expires_at, 'expiring_soon' AS kind FROM usable_license_deadlines
+         WHERE expires_at > now() AND expires_at <= now() + make_interval(hours => 24 * ${expiringDays}::int)
+         UNION ALL
+         SELECT license_id, expires_at, 'expired' FROM usable_license_deadlines
+         WHERE grace_ends_at < now() AND grace_ends_at > now() - interval '2 days'
+       )
+       INSERT INTO license_expiry_notices (license_id, kind, expires_at)
+       SELECT d.license_id, d.kind, d.expires_at FROM due d
+       WHERE NOT EXISTS (SELECT 1 FROM license_expiry_notices n WHERE n.license_id = d.license_id AND n.kind = d.kind AND n.expires_at = d.expires_at)
+       ORDER BY d.expires_at LIMIT ${limit}
+       ON CONFLICT DO NOTHING
+       RETURNING license_id, kind`,
+    );
+    return rows.map((r) => ({ licenseId: r.license_id, kind: r.kind }));
+  }
 
   /** With a product scope, another product's licence is not found (the scope is part of the query). */
   getById(id: number, manager?: EntityManager, products: ProductScope = ALL_PRODUCTS): Promise<License | null> {

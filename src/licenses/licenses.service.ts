@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import { EventRecorder } from '../audit/event-recorder';
+import { EventRecorder } from '../events/event-recorder';
 import { type Actor, ALL_PRODUCTS, type ProductScope, productScopeIncludes } from '../common/auth/actor';
 import { AppError } from '../common/errors/app-error';
 import { uniqueViolation } from '../common/errors/database-errors';
@@ -491,9 +491,10 @@ export class LicensesService {
   }
 
   /** The licence as GET shows it, read in the caller's transaction (the expiry scan's events). */
-  async getLicenseIn(id: number, manager: EntityManager): Promise<LicenseDetailsDto | null> {
+  /** The licence as GET shows it with its product, for an event told about it (the expiry scan), in the caller's transaction. */
+  async eventSubjectIn(id: number, manager: EntityManager): Promise<{ productId: number; license: LicenseDetailsDto } | null> {
     const license = await this.licenses.getById(id, manager);
-    return license ? this.details(license, manager) : null;
+    return license ? { productId: license.productId, license: await this.details(license, manager) } : null;
   }
 
   private async details(license: License, manager: EntityManager): Promise<LicenseDetailsDto> {

@@ -2,8 +2,9 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { preparedQuery } from '../database/prepared-query';
+import { raw, sql } from '../database/statement';
 import { Activation, ReleaseReason } from './activation.entity';
-import type { RecordedChange } from '../audit/event-recorder';
+import type { RecordedChange } from '../events/event-recorder';
 import type { License } from './license.entity';
 import { licenseFromRow, type LicenseRow, type ProductRow } from './licenses.repository';
 import { mergePolicy, type PolicyOverrides, type SeatPolicy } from '../common/seat-policy/license-policy';
@@ -225,9 +226,9 @@ export interface HeartbeatRow {
   last_seen_at: Date | null;
 }
 
-/** Releases the seats $1 (dead ones, under the licence lock) as `heartbeat_timeout`: the first CTE of every seat change. */
-const RELEASE_DEAD_CTE = `dead AS (
-    UPDATE activations SET released_at = now(), release_reason = 'heartbeat_timeout' WHERE id = ANY($1::bigint[]) AND released_at IS NULL RETURNING id)`;
+/** Releases the `dead` seats (under the licence lock) as `heartbeat_timeout`: the first CTE of every seat change. */
+const releaseDead = (dead: string[]) => sql`dead AS (
+    UPDATE activations SET released_at = now(), release_reason = 'heartbeat_timeout' WHERE id = ANY(${dead}::bigint[]) AND released_at IS NULL RETURNING id)`;
 
 /** The reported machine fields of a seat. */
 export type ReportedMachine = Pick<Activation, 'hostname' | 'os' | 'appVersion' | 'ip'>;
@@ -247,33 +248,20 @@ export const seatChanges = {
   bind(dead: string[], seat: Activation, version: string | null): RecordedChange {
     const guard =
       version === null
-        ? `guard AS (SELECT $3::int AS id WHERE $12::bigint IS NULL)`
-        : `licence AS (SELECT id FROM licenses WHERE id = $3::int FOR KEY SHARE), guard AS (
-        INSERT INTO license_seat_versions AS v (license_id, version) SELECT id, $12::bigint + 1 FROM licence
-        ON CONFLICT (license_id) DO UPDATE SET version = v.version + 1 WHERE v.version = $12::bigint
+        ? sql`guard AS (SELECT ${seat.licenseId}::int AS id)`
+        : sql`licence AS (SELECT id FROM licenses WHERE id = ${seat.licenseId}::int FOR KEY SHARE), guard AS (
+        INSERT INTO license_seat_versions AS v (license_id, version) SELECT id, ${version}::bigint + 1 FROM licence
+        ON CONFLICT (license_id) DO UPDATE SET version = v.version + 1 WHERE v.version = ${version}::bigint
         RETURNING license_id AS id)`;
     return {
       name: version === null ? 'seat-bind-locked' : 'seat-bind-guarded',
-      ctes: `${RELEASE_DEAD_CTE}, ${guard}, change AS (
+      ctes: sql`${releaseDead(dead)}, ${guard}, change AS (
         INSERT INTO activations (id, license_id, product_id, machine_fingerprint, hostname, os, app_version, ip, activated_at, last_seen_at)
-        SELECT $2::bigint, guard.id, $4::int, $5::varchar, $6::varchar, $7::varchar, $8::varchar, $9::varchar, $10::timestamptz, $11::timestamptz
+        SELECT ${seat.id}::bigint, guard.id, ${seat.productId}::int, ${seat.machineFingerprint}::varchar, ${seat.hostname}::varchar,
+          ${seat.os}::varchar, ${seat.appVersion}::varchar, ${seat.ip}::varchar, ${seat.activatedAt}::timestamptz, ${seat.lastSeenAt}::timestamptz
         FROM guard, (SELECT count(*) FROM dead) AS released_first
-        RETURNING ${SEAT_COLUMNS})`,
-      params: [
-        dead,
-        seat.id,
-        seat.licenseId,
-        seat.productId,
-        seat.machineFingerprint,
-        seat.hostname,
-        seat.os,
-        seat.appVersion,
-        seat.ip,
-        seat.activatedAt,
-        seat.lastSeenAt,
-        version,
-      ],
-      eventsOnlyIf: 'true',
+        RETURNING ${raw(SEAT_COLUMNS)})`,
+      eventsOnlyIf: raw('true'),
     };
   },
   /**
@@ -283,24 +271,22 @@ export const seatChanges = {
   refresh(dead: string[], seatId: string, reported: ReportedMachine): RecordedChange {
     return {
       name: 'seat-refresh-live',
-      ctes: `${RELEASE_DEAD_CTE}, change AS (
-        UPDATE activations SET last_seen_at = now(), hostname = $3, os = $4, app_version = $5, ip = $6
-        WHERE id = $2 AND released_at IS NULL RETURNING ${SEAT_COLUMNS})`,
-      params: [dead, seatId, reported.hostname, reported.os, reported.appVersion, reported.ip],
+      ctes: sql`${releaseDead(dead)}, change AS (
+        UPDATE activations SET last_seen_at = now(), hostname = ${reported.hostname}, os = ${reported.os}, app_version = ${reported.appVersion}, ip = ${reported.ip}
+        WHERE id = ${seatId} AND released_at IS NULL RETURNING ${raw(SEAT_COLUMNS)})`,
     };
   },
-  /** A client's deactivation of seat $2. */
+  /** A client's deactivation of a seat. */
   deactivate(dead: string[], seatId: string): RecordedChange {
     return {
       name: 'seat-deactivate',
-      ctes: `${RELEASE_DEAD_CTE}, change AS (
-        UPDATE activations SET released_at = now(), release_reason = 'deactivated' WHERE id = $2 AND released_at IS NULL RETURNING ${SEAT_COLUMNS})`,
-      params: [dead, seatId],
+      ctes: sql`${releaseDead(dead)}, change AS (
+        UPDATE activations SET released_at = now(), release_reason = 'deactivated' WHERE id = ${seatId} AND released_at IS NULL RETURNING ${raw(SEAT_COLUMNS)})`,
     };
   },
   /** Only the dead seats (a refused change still releases them). */
   releaseDead(dead: string[]): RecordedChange {
-    return { name: 'seats-release-dead', ctes: `${RELEASE_DEAD_CTE}, change AS (SELECT 1)`, params: [dead] };
+    return { name: 'seats-release-dead', ctes: sql`${releaseDead(dead)}, change AS (SELECT 1)` };
   },
 };
 

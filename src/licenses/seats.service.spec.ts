@@ -1,5 +1,5 @@
 import type { DataSource, EntityManager } from 'typeorm';
-import type { EventRecorder } from '../audit/event-recorder';
+import type { EventRecorder } from '../events/event-recorder';
 import type { Actor } from '../common/auth/actor';
 import { type Activation, CURRENT_SEAT_INDEX } from './activation.entity';
 import type { License } from './license.entity';

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import { DomainEvent, EventRecorder } from '../audit/event-recorder';
+import { DomainEvent, EventRecorder } from '../events/event-recorder';
 import { SYSTEM_ACTOR, type Actor } from '../common/auth/actor';
 import { AppError } from '../common/errors/app-error';
 import { uniqueViolation } from '../common/errors/database-errors';

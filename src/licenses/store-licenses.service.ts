@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
-import { EventRecorder } from '../audit/event-recorder';
+import { EventRecorder } from '../events/event-recorder';
 import type { Actor } from '../common/auth/actor';
 import type { Product } from '../products/product.entity';
 import { LicenseDetailsDto } from './dto/license.dto';

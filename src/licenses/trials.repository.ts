@@ -1,8 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import type { RecordedChange } from '../audit/event-recorder';
+import type { RecordedChange } from '../events/event-recorder';
 import { preparedQuery } from '../database/prepared-query';
+import { param, raw, sql } from '../database/statement';
 import { SEAT_COLUMNS } from './seats.repository';
 
 /** The primary key whose violation is TRIAL_ALREADY_USED: one trial per product and machine, ever. */
@@ -39,26 +40,21 @@ export class TrialsRepository {
 
   /** Claims the product and machine (a second claim violates TRIAL_KEY, whatever became of the first) and binds the seat. */
   start(claim: TrialClaim): RecordedChange {
+    const productId = param(claim.productId);
+    const fingerprint = param(claim.machineFingerprint);
+    const ip = param(claim.ip);
+    const now = param(claim.now);
     return {
       name: 'trial-start',
-      ctes: `claim AS (
+      ctes: sql`claim AS (
         INSERT INTO trials (product_id, machine_fingerprint, license_id, customer_email, ip, created_at)
-        VALUES ($1::int, $2::varchar, $3::int, $4::varchar, $5::varchar, $9::timestamptz) RETURNING license_id
+        VALUES (${productId}::int, ${fingerprint}::varchar, ${claim.licenseId}::int, ${claim.customerEmail}::varchar, ${ip}::varchar, ${now}::timestamptz)
+        RETURNING license_id
       ), change AS (
         INSERT INTO activations (license_id, product_id, machine_fingerprint, hostname, os, app_version, ip, activated_at, last_seen_at)
-        SELECT license_id, $1::int, $2::varchar, $6::varchar, $7::varchar, $8::varchar, $5::varchar, $9::timestamptz, $9::timestamptz FROM claim
-        RETURNING ${SEAT_COLUMNS})`,
-      params: [
-        claim.productId,
-        claim.machineFingerprint,
-        claim.licenseId,
-        claim.customerEmail,
-        claim.ip,
-        claim.hostname,
-        claim.os,
-        claim.appVersion,
-        claim.now,
-      ],
+        SELECT license_id, ${productId}::int, ${fingerprint}::varchar, ${claim.hostname}::varchar, ${claim.os}::varchar,
+          ${claim.appVersion}::varchar, ${ip}::varchar, ${now}::timestamptz, ${now}::timestamptz FROM claim
+        RETURNING ${raw(SEAT_COLUMNS)})`,
     };
   }
 

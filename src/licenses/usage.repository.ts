@@ -1,8 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import type { RecordedChange } from '../audit/event-recorder';
+import type { RecordedChange } from '../events/event-recorder';
 import { preparedQuery } from '../database/prepared-query';
+import { param, sql } from '../database/statement';
 import { licenseStatusSql } from './license-status';
 import { SEAT_IS_DEAD } from './seats.repository';
 import type { StoredUsage, UsageAnswer } from './usage-decisions';
@@ -36,17 +37,18 @@ export class UsageRepository {
    * returns the new count, or no row when nothing was counted.
    */
   incrementChange(licenseId: number, periodStart: Date, increment: number, maxUses: number): RecordedChange {
+    const max = param(maxUses);
+    const by = param(increment);
     return {
       name: 'usage-increment',
-      ctes: `change AS (
+      ctes: sql`change AS (
          INSERT INTO usage_counters AS c (license_id, period_start, uses)
-         SELECT $1, $2, $3 WHERE $3::bigint <= $4::bigint
+         SELECT ${licenseId}, ${periodStart}, ${by} WHERE ${by}::bigint <= ${max}::bigint
          ON CONFLICT (license_id, period_start) DO UPDATE SET uses = c.uses + EXCLUDED.uses
-           WHERE c.uses + EXCLUDED.uses <= $4::bigint
+           WHERE c.uses + EXCLUDED.uses <= ${max}::bigint
          RETURNING uses)`,
-      params: [licenseId, periodStart, increment, maxUses],
       // Only the increment that reaches the cap is news (docs/licences.md, Usage metering).
-      eventsOnlyIf: 'uses = $4::bigint',
+      eventsOnlyIf: sql`uses = ${max}::bigint`,
     };
   }
 

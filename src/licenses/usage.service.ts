@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { createHash } from 'node:crypto';
 import { DataSource, EntityManager } from 'typeorm';
-import { DomainEvent, EventRecorder } from '../audit/event-recorder';
+import { DomainEvent, EventRecorder } from '../events/event-recorder';
 import { ALL_PRODUCTS, type Actor, type ProductScope } from '../common/auth/actor';
 import { AppError } from '../common/errors/app-error';
 import { ErrorCode } from '../common/errors/error-codes';

@@ -1,4 +1,4 @@
-import type { PendingEvent } from '../webhooks/event-fanout.service';
+import type { PendingEvent } from '../events/event-consumer';
 import { mailFromEvents, validRecipient } from './mail-derivation';
 
 let n = 0;

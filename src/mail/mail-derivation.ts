@@ -1,5 +1,5 @@
 import type { MailKind } from '../config/app-config';
-import type { PendingEvent } from '../webhooks/event-fanout.service';
+import type { PendingEvent } from '../events/event-consumer';
 
 /** A message the fan-out writes to the mail outbox. */
 export interface NewMail {

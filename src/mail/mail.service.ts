@@ -3,15 +3,15 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { DataSource, type EntityManager } from 'typeorm';
-import { EventRecorder } from '../audit/event-recorder';
+import { EventRecorder } from '../events/event-recorder';
 import { type Actor, ALL_PRODUCTS, type ProductScope, productScopeIncludes } from '../common/auth/actor';
 import { SecretEnvelope } from '../common/crypto/secret-envelope';
 import { AppError } from '../common/errors/app-error';
 import { projectRoot } from '../common/paths';
 import { APP_CONFIG, AppConfig, type MailKind } from '../config/app-config';
 import { JobsService } from '../jobs/jobs.service';
-import { EventFanoutService, type EventConsumer } from '../webhooks/event-fanout.service';
-import type { PendingEvent } from '../webhooks/event-fanout.service';
+import type { EventConsumer, PendingEvent } from '../events/event-consumer';
+import { EventFanoutService } from '../events/event-fanout.service';
 import { mailFromEvents, type NewMail, validRecipient } from './mail-derivation';
 import { formatMailDate, MailTemplates, type MailView, type RenderedMail } from './mail-templates';
 import { MailSendError, MailTransport } from './mail-transport';
@@ -79,11 +79,14 @@ export class MailService implements EventConsumer, OnModuleInit, OnModuleDestroy
     this.transport.close();
   }
 
-  /** The fan-out's mail pass, in its transaction: one insert for the batch and one wake-up when any is new. */
-  async consume(events: PendingEvent[], manager: EntityManager): Promise<void> {
+  /**
+   * The fan-out's mail pass, in its transaction: one insert for the batch and one wake-up when any is new. A message
+   * copies what it renders from the event, so mail keeps no event in the outbox.
+   */
+  async consume(events: PendingEvent[], manager: EntityManager): Promise<readonly string[]> {
     const mails = mailFromEvents(events, this.config.mail.disabledKinds);
-    if (mails.length === 0) return;
-    if ((await this.repository.insertMany(mails, manager)) > 0) await this.jobs.send(MAIL_DRAIN_QUEUE, {}, { manager });
+    if (mails.length > 0 && (await this.repository.insertMany(mails, manager)) > 0) await this.jobs.send(MAIL_DRAIN_QUEUE, {}, { manager });
+    return [];
   }
 
   /** Sends due messages, CLAIM_BATCH at a time, for up to DRAIN_MS; returns how many attempts were made. */
@@ -213,7 +216,10 @@ export class MailService implements EventConsumer, OnModuleInit, OnModuleDestroy
     return true;
   }
 
-  /** Records the opt-out when the token is the one mailed to `address`; false otherwise (docs/mail.md, Unsubscribe). */
+  /**
+   * Records the opt-out when the token is the one mailed to `address`; false otherwise (docs/mail.md, Unsubscribe). Not
+   * audited: the opt-out row is its own record (the address and when), and the messages it suppresses say so.
+   */
   async unsubscribe(address: string, token: string): Promise<boolean> {
     if (!validRecipient(address) || !unsubscribeTokenValid(this.config.sessionSecret, address, token)) return false;
     await this.repository.unsubscribe(address);

@@ -55,7 +55,7 @@ export class PortalSignInRequired extends Error {
 }
 
 /** The audit actor of a customer's own action (docs/portal.md, Releasing a machine). */
-export const customerActor = (req: Request, email: string): Actor => ({ type: 'customer', name: email, ip: req.ip ?? null });
+export const customerActor = (req: { ip?: string }, email: string): Actor => ({ type: 'customer', name: email, ip: req.ip ?? null });
 
 /** The signed-in customer's address, or undefined (no portal session, or one older than 8 hours). */
 export function portalCustomer(req: Request): string | undefined {

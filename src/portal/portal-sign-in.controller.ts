@@ -2,8 +2,7 @@ import { Get, HttpCode, Post, Query, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { toError } from '../common/errors/to-error';
 import { asFormBody, formText } from '../dashboard/http/forms';
-import { EventRecorder } from '../audit/event-recorder';
-import { customerActor, PortalAnonymous, PortalController, PortalFormTokens, portalCustomer } from './portal-http';
+import { PortalAnonymous, PortalController, PortalFormTokens, portalCustomer } from './portal-http';
 import { PORTAL_COOKIE } from './portal.setup';
 import { EMAIL_FORMAT, normaliseEmail, PortalSignInService } from './portal-sign-in.service';
 
@@ -17,7 +16,6 @@ export class PortalSignInController {
   constructor(
     private readonly signIns: PortalSignInService,
     private readonly forms: PortalFormTokens,
-    private readonly events: EventRecorder,
   ) {}
 
   @Get('login')
@@ -66,7 +64,7 @@ export class PortalSignInController {
   @Post('sign-in')
   @PortalAnonymous()
   async signIn(@Req() req: Request, @Res() res: Response): Promise<void> {
-    const email = await this.signIns.signIn(formText(asFormBody(req.body), 'token'));
+    const email = await this.signIns.signIn(req, formText(asFormBody(req.body), 'token'));
     if (!email) {
       return res
         .status(400)
@@ -74,15 +72,13 @@ export class PortalSignInController {
     }
     await new Promise<void>((resolve, reject) => req.session.regenerate((err) => (err ? reject(toError(err)) : resolve())));
     req.session.portal = { email, signedInAt: Date.now() };
-    // Staff see customers' sign-ins in the audit log beside their own (actor type customer).
-    await this.events.record(undefined, { type: 'auth.login', actor: customerActor(req, email), details: { portal: true } });
     res.redirect(303, '/portal');
   }
 
   @Post('logout')
   async logout(@Req() req: Request, @Res() res: Response): Promise<void> {
     const email = portalCustomer(req);
-    if (email) await this.events.record(undefined, { type: 'auth.logout', actor: customerActor(req, email), details: { portal: true } });
+    if (email) await this.signIns.signOut(req, email);
     await new Promise<void>((resolve, reject) => req.session.destroy((err) => (err ? reject(toError(err)) : resolve())));
     res.clearCookie(PORTAL_COOKIE, { path: '/portal' });
     res.redirect(303, '/portal/login');

@@ -35,9 +35,9 @@ export class PortalSignInRepository {
   }
 
   /** Uses the link once: its address, or null when it is unknown, used or expired (one statement, so two tabs cannot both win). */
-  async consume(tokenHash: string): Promise<string | null> {
+  async consume(tokenHash: string, manager: EntityManager): Promise<string | null> {
     const { rows } = await preparedQuery<{ email: string }>(
-      this.dataSource.manager,
+      manager,
       'portal-sign-in-consume',
       `UPDATE portal_sign_in_tokens SET used_at = now() WHERE token_hash = $1 AND used_at IS NULL AND expires_at > now() RETURNING email`,
       [tokenHash],

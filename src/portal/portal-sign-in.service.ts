@@ -6,6 +6,8 @@ import { toError } from '../common/errors/to-error';
 import { APP_CONFIG, type AppConfig } from '../config/app-config';
 import { LicensesService } from '../licenses/licenses.service';
 import { MailService } from '../mail/mail.service';
+import { EventRecorder } from '../events/event-recorder';
+import { customerActor } from './portal-http';
 import { PortalLoginLimiter } from './portal-login-limiter';
 import { PortalSignInRepository } from './portal-sign-in.repository';
 
@@ -38,6 +40,7 @@ export class PortalSignInService implements OnApplicationShutdown {
     private readonly licenses: LicensesService,
     private readonly mail: MailService,
     private readonly limiter: PortalLoginLimiter,
+    private readonly events: EventRecorder,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -57,12 +60,24 @@ export class PortalSignInService implements OnApplicationShutdown {
     return TOKEN_FORMAT.test(token) && (await this.links.state(hashToken(token))).usable;
   }
 
-  /** Uses the link: the address to sign in as, or null (unknown, altered, used, expired, or no licence carries the address now). */
-  async signIn(token: string): Promise<string | null> {
+  /**
+   * Uses the link: the address to sign in as, or null (unknown, altered, used, expired, or no licence carries the
+   * address now). A sign-in is recorded as `auth.login` by the customer with the link's use, so staff see customers'
+   * sign-ins in the audit log beside their own.
+   */
+  async signIn(req: { ip?: string }, token: string): Promise<string | null> {
     if (!TOKEN_FORMAT.test(token)) return null;
-    const email = await this.links.consume(hashToken(token));
-    if (email === null || !(await this.licenses.hasCustomerEmail(email))) return null;
-    return email;
+    return this.dataSource.transaction(async (manager) => {
+      const email = await this.links.consume(hashToken(token), manager);
+      if (email === null || !(await this.licenses.hasCustomerEmail(email))) return null;
+      await this.events.record(manager, { type: 'auth.login', actor: customerActor(req, email), details: { portal: true } });
+      return email;
+    });
+  }
+
+  /** The end of a portal session, recorded as `auth.logout` by the customer. */
+  async signOut(req: { ip?: string }, email: string): Promise<void> {
+    await this.events.record(undefined, { type: 'auth.logout', actor: customerActor(req, email), details: { portal: true } });
   }
 
   async onApplicationShutdown(): Promise<void> {

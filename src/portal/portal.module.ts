@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { ActivationModule } from '../activation/activation.module';
-import { AuditModule } from '../audit/audit.module';
+import { EventsModule } from '../events/events.module';
 import { LicensesModule } from '../licenses/licenses.module';
 import { MailModule } from '../mail/mail.module';
 import { PortalLoginLimiter } from './portal-login-limiter';
@@ -13,7 +13,7 @@ import { PortalSessionStore } from './portal.setup';
 
 /** The customer portal (docs/portal.md): its own pages, layout, session and guard, on the licence and client use cases. */
 @Module({
-  imports: [ActivationModule, AuditModule, LicensesModule, MailModule],
+  imports: [ActivationModule, EventsModule, LicensesModule, MailModule],
   // PortalNotFoundController last: it catches only what no page matched.
   controllers: [PortalSignInController, PortalLicensesController, PortalNotFoundController],
   providers: [PortalSignInRepository, PortalSignInService, PortalLoginLimiter, PortalSessionStore, portalFormTokensProvider],

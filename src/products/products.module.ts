@@ -1,11 +1,11 @@
 import { Module } from '@nestjs/common';
-import { AuditModule } from '../audit/audit.module';
+import { EventsModule } from '../events/events.module';
 import { ProductsController } from './products.controller';
 import { ProductsRepository } from './products.repository';
 import { ProductsService } from './products.service';
 
 @Module({
-  imports: [AuditModule],
+  imports: [EventsModule],
   controllers: [ProductsController],
   providers: [ProductsRepository, ProductsService],
   exports: [ProductsService],

@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { AuditModule } from '../audit/audit.module';
+import { EventsModule } from '../events/events.module';
 import { SecondFactorsRepository } from './second-factors/second-factors.repository';
 import { PasskeysService } from './second-factors/passkeys.service';
 import { SecondFactorsService } from './second-factors/second-factors.service';
@@ -9,7 +9,7 @@ import { SsoIdentitiesRepository } from './sso/sso-identities.repository';
 
 /** How staff prove who they are beyond a password (docs/dashboard.md, Second factors; Single sign-on). */
 @Module({
-  imports: [AuditModule],
+  imports: [EventsModule],
   providers: [SecondFactorsRepository, SecondFactorsService, PasskeysService, StaffSignInLimiter, SsoIdentitiesRepository, OidcService],
   exports: [SecondFactorsService, PasskeysService, StaffSignInLimiter, OidcService],
 })

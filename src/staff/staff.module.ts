@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { AuditModule } from '../audit/audit.module';
+import { EventsModule } from '../events/events.module';
 import { MailModule } from '../mail/mail.module';
 import { ProductsModule } from '../products/products.module';
 import { FirstUserInitializer } from './first-user';
@@ -12,7 +12,7 @@ import { UsersService } from './users.service';
 
 /** Staff accounts, roles and invitations (docs/dashboard.md, Staff and roles): the dashboard and the admin API call it. */
 @Module({
-  imports: [AuditModule, MailModule, ProductsModule, StaffSecurityModule],
+  imports: [EventsModule, MailModule, ProductsModule, StaffSecurityModule],
   controllers: [StaffAdminController],
   providers: [UsersRepository, StaffInvitesRepository, UsersService, StaffService, FirstUserInitializer],
   exports: [UsersService, StaffService],

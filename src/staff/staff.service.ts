@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { createHash, randomBytes } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
-import { EventRecorder } from '../audit/event-recorder';
+import { EventRecorder } from '../events/event-recorder';
 import type { Actor } from '../common/auth/actor';
 import { AppError } from '../common/errors/app-error';
 import { APP_CONFIG, AppConfig } from '../config/app-config';

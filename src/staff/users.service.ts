@@ -1,9 +1,9 @@
-import { Injectable, Optional } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { Algorithm, hash, verify } from '@node-rs/argon2';
 import { createHash } from 'node:crypto';
-import { EventRecorder } from '../audit/event-recorder';
 import type { EntityManager } from 'typeorm';
-import type { Actor } from '../common/auth/actor';
+import { type Actor, SYSTEM_ACTOR } from '../common/auth/actor';
+import { EventRecorder } from '../events/event-recorder';
 import type { StaffRole } from './roles';
 import type { User } from './user.entity';
 import { UsersRepository } from './users.repository';
@@ -59,10 +59,9 @@ export function usernameProblem(username: string): string | undefined {
 export class UsersService {
   private dummyHash?: Promise<string>;
 
-  // Optional so the user:create command can build the service without the app's audit log.
   constructor(
     private readonly users: UsersRepository,
-    @Optional() private readonly events?: EventRecorder,
+    private readonly events: EventRecorder,
   ) {}
 
   hashPassword(password: string): Promise<string> {
@@ -94,7 +93,7 @@ export class UsersService {
   recordLogin(user: SessionUser, actor: Actor, method = 'password'): Promise<void> {
     return this.users.transaction(async (manager) => {
       await this.users.touchLastSignIn(user.id, manager);
-      await this.events?.record(manager, { type: 'staff.signed_in', actor, details: { username: user.username, method } });
+      await this.events.record(manager, { type: 'staff.signed_in', actor, details: { username: user.username, method } });
     });
   }
 
@@ -103,14 +102,33 @@ export class UsersService {
     return this.findSessionUser(id);
   }
 
+  /** A refused sign-in (docs/dashboard.md, Second factors): the name as typed, never the password, and why. */
+  async recordLoginFailed(actor: Actor, username: string, reason = 'password'): Promise<void> {
+    await this.events.record(undefined, { type: 'staff.sign_in_failed', actor, details: { username, reason } });
+  }
+
+  async recordLogout(actor: Actor): Promise<void> {
+    await this.events.record(undefined, { type: 'auth.logout', actor });
+  }
+
   /**
-   * Creates the user with `role` (an existing name keeps its role) or resets its password; true when created.
-   * Throws on an invalid name or password.
+   * Creates the user with `role` (an existing name keeps its role) or resets its password (`npm run user:create`),
+   * recorded as `staff.joined` or `staff.password_reset` by the system in the same transaction (docs/licences.md, Audit
+   * log); true when created. Throws on an invalid name or password.
    */
   async setPassword(username: string, password: string, role: StaffRole = 'owner'): Promise<boolean> {
     const problem = usernameProblem(username) ?? passwordProblem(password);
     if (problem) throw new Error(problem);
-    return this.users.upsertPassword(username, await this.hashPassword(password), role);
+    const passwordHash = await this.hashPassword(password);
+    return this.users.transaction(async (manager) => {
+      const created = await this.users.upsertPassword(username, passwordHash, role, manager);
+      await this.events.record(manager, {
+        type: created ? 'staff.joined' : 'staff.password_reset',
+        actor: SYSTEM_ACTOR,
+        details: created ? { username, role } : { username },
+      });
+      return created;
+    });
   }
 
   /**
@@ -120,6 +138,7 @@ export class UsersService {
   createWithoutPassword(
     wanted: string,
     role: StaffRole,
+    actorFor: (username: string) => Actor,
     link: (id: number, manager: EntityManager) => Promise<boolean>,
   ): Promise<AuthenticatedUser | null> {
     const base =
@@ -132,6 +151,11 @@ export class UsersService {
         const id = await this.users.insertWithoutPassword(username, role, manager);
         if (id === null) continue;
         if (!(await link(id, manager))) throw new Error('this identity was linked by a concurrent sign-in');
+        await this.events.record(manager, {
+          type: 'staff.joined',
+          actor: actorFor(username),
+          details: { username, role, single_sign_on: true },
+        });
         const created = await this.users.getById(id, manager);
         return created && authenticated(created);
       }
@@ -140,17 +164,32 @@ export class UsersService {
   }
 
   /** The provider's current role for a single sign-on account (docs/dashboard.md, Single sign-on); null when it is not one. */
-  syncSsoRole(id: number, role: StaffRole): Promise<{ role: StaffRole; disabled: boolean } | null> {
-    return this.users.syncSsoRole(id, role);
+  syncSsoRole(id: number, role: StaffRole, actor: Actor): Promise<{ role: StaffRole; disabled: boolean } | null> {
+    return this.users.transaction(async (manager) => {
+      const synced = await this.users.syncSsoRole(id, role, manager);
+      if (synced && synced.previous !== synced.role) {
+        await this.events.record(manager, {
+          type: 'staff.role_changed',
+          actor,
+          details: { username: synced.username, from: { role: synced.previous }, to: { role: synced.role }, single_sign_on: true },
+        });
+      }
+      return synced && { role: synced.role, disabled: synced.disabled };
+    });
   }
 
   hasUsers(): Promise<boolean> {
     return this.users.exists();
   }
 
-  /** Creates the first user unless any user exists; true when this call created it. */
+  /** Creates the first user unless any user exists, recorded as `staff.joined` by the system; true when this call created it. */
   async createFirstUser(username: string, password: string): Promise<boolean> {
     if (await this.users.exists()) return false;
-    return this.users.insertFirst(username, await this.hashPassword(password));
+    const passwordHash = await this.hashPassword(password);
+    return this.users.transaction(async (manager) => {
+      if (!(await this.users.insertFirst(username, passwordHash, manager))) return false;
+      await this.events.record(manager, { type: 'staff.joined', actor: SYSTEM_ACTOR, details: { username, first_user: true } });
+      return true;
+    });
   }
 }

@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { AuditModule } from '../audit/audit.module';
+import { EventsModule } from '../events/events.module';
 import { LicensesModule } from '../licenses/licenses.module';
 import { ProductsModule } from '../products/products.module';
 import { StoreEventsService } from './store-events.service';
@@ -13,7 +13,7 @@ import { StripeStore } from './stripe/stripe-store';
 
 /** Licences from purchases (docs/stores.md): one adapter per store, the plans, the event ledger. Calls licence services only. */
 @Module({
-  imports: [AuditModule, LicensesModule, ProductsModule],
+  imports: [EventsModule, LicensesModule, ProductsModule],
   controllers: [StoreWebhooksController, StoresAdminController],
   providers: [StoresRepository, StorePlansService, StoreEventsService, StripeStore, PaddleStore, LemonSqueezyStore],
   exports: [StorePlansService, StoreEventsService],

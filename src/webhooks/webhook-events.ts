@@ -1,5 +1,5 @@
-import { OUTBOX_EVENT_TYPES } from '../audit/event-recorder';
+import { OUTBOX_EVENT_TYPES } from '../events/event-types';
 
-/** docs/webhooks.md, Event catalogue: every audit action except auth.* and staff notes, plus the time-driven events. `*` subscribes to all of them. */
+/** docs/webhooks.md, Event catalogue: every event except the staff's own (auth.*, staff.*, notes). `*` subscribes to all of them. */
 export const WEBHOOK_EVENT_TYPES: readonly string[] = OUTBOX_EVENT_TYPES;
 export const ALL_EVENTS = '*';

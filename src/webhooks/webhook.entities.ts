@@ -1,4 +1,5 @@
-import { Check, Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn, PrimaryGeneratedColumn, Unique } from 'typeorm';
+import { Check, Column, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn, Unique } from 'typeorm';
+import { OutboxEvent } from '../events/event-outbox.entity';
 
 export const DELIVERY_STATUSES = ['pending', 'delivered', 'failed'] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
@@ -37,36 +38,6 @@ export class WebhookEndpoint {
   updatedAt: Date;
 }
 
-/**
- * One event, written with the change that caused it by the event recorder (the outbox); its id is the `webhook-id`.
- * Pending until fanned out to the endpoints active then (docs/webhooks.md, The event spine).
- */
-@Entity('webhook_events')
-@Index('webhook_events_pending_fanout_idx', ['createdAt'], { where: 'fanned_out_at IS NULL' })
-export class WebhookEvent {
-  @PrimaryColumn({ type: 'varchar', length: 40, primaryKeyConstraintName: 'webhook_events_pkey' })
-  id: string;
-
-  @Column({ type: 'varchar', length: 64 })
-  type: string;
-
-  @Column({ type: 'jsonb' })
-  payload: Record<string, unknown>;
-
-  @Column({ name: 'license_id', type: 'int', nullable: true })
-  licenseId: number | null;
-
-  /** The product the event concerns, what endpoints limited to products filter on; null for events about no product. */
-  @Column({ name: 'product_id', type: 'int', nullable: true })
-  productId: number | null;
-
-  @Column({ name: 'created_at', type: 'timestamptz', default: () => 'now()' })
-  createdAt: Date;
-
-  @Column({ name: 'fanned_out_at', type: 'timestamptz', nullable: true })
-  fannedOutAt: Date | null;
-}
-
 /** An event for one endpoint: its attempts, outcome and next attempt. */
 @Entity('webhook_deliveries')
 @Unique('webhook_deliveries_endpoint_event_key', ['endpointId', 'eventId'])
@@ -87,9 +58,9 @@ export class WebhookDelivery {
   @Column({ name: 'event_id', type: 'varchar', length: 40 })
   eventId: string;
 
-  @ManyToOne(() => WebhookEvent, { onDelete: 'CASCADE' })
+  @ManyToOne(() => OutboxEvent, { onDelete: 'CASCADE' })
   @JoinColumn({ name: 'event_id', foreignKeyConstraintName: 'FK_webhook_deliveries_event' })
-  event?: WebhookEvent;
+  event?: OutboxEvent;
 
   @Column({ type: 'varchar', length: 16, default: 'pending' })
   status: DeliveryStatus;
@@ -111,21 +82,4 @@ export class WebhookDelivery {
 
   @Column({ name: 'delivered_at', type: 'timestamptz', nullable: true })
   deliveredAt: Date | null;
-}
-
-/** Time-driven events already sent: one row per licence, kind and expiry date, so each fires once. */
-@Entity('webhook_expiry_notices')
-@Check('webhook_expiry_notices_kind_check', `kind IN ('expiring_soon', 'expired')`)
-export class WebhookExpiryNotice {
-  @PrimaryColumn({ name: 'license_id', type: 'int', primaryKeyConstraintName: 'webhook_expiry_notices_pkey' })
-  licenseId: number;
-
-  @PrimaryColumn({ type: 'varchar', length: 16, primaryKeyConstraintName: 'webhook_expiry_notices_pkey' })
-  kind: 'expiring_soon' | 'expired';
-
-  @PrimaryColumn({ name: 'expires_at', type: 'timestamptz', primaryKeyConstraintName: 'webhook_expiry_notices_pkey' })
-  expiresAt: Date;
-
-  @Column({ name: 'created_at', type: 'timestamptz', default: () => 'now()' })
-  createdAt: Date;
 }

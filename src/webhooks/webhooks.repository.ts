@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { preparedQuery } from '../database/prepared-query';
+import type { FanoutEndpoint } from './webhook-fanout';
 import { DeliveryStatus, WebhookDelivery, WebhookEndpoint } from './webhook.entities';
 
 /** What an attempt needs, read when it is claimed. */
@@ -39,9 +40,9 @@ interface ClaimedRow {
 export const ATTEMPT_LEASE_SECONDS = 30;
 
 /**
- * The webhooks module's tables (webhook_endpoints, webhook_deliveries, webhook_expiry_notices; webhook_events is read
- * here and written by the event recorder). Style: named SQL with typed rows, mapped by hand; licences are read only
- * through the licences module's views (docs/architecture.md, Database style).
+ * The webhooks module's tables (webhook_endpoints, webhook_deliveries). A delivery sends its event's body from the
+ * spine's outbox (event_outbox), which keeps the events a delivery refers to. Style: named SQL with typed rows, mapped
+ * by hand (docs/architecture.md, Database style).
  */
 @Injectable()
 export class WebhooksRepository {
@@ -129,7 +130,7 @@ export class WebhooksRepository {
          FROM due WHERE d.id = due.id
          RETURNING d.id, d.attempts, d.endpoint_id, d.event_id, d.created_at)
        SELECT c.id, c.attempts, c.endpoint_id, e.url, e.secret, e.active, c.event_id, ev.type, ev.created_at AS event_created_at, ev.payload
-       FROM claimed c JOIN webhook_endpoints e ON e.id = c.endpoint_id JOIN webhook_events ev ON ev.id = c.event_id
+       FROM claimed c JOIN webhook_endpoints e ON e.id = c.endpoint_id JOIN event_outbox ev ON ev.id = c.event_id
        ORDER BY c.created_at, c.id`,
       [limit, ATTEMPT_LEASE_SECONDS],
     );
@@ -185,7 +186,7 @@ export class WebhooksRepository {
   /** A delivery and its event's type, or null. */
   async getDelivery(id: string, manager?: EntityManager): Promise<DeliveryWithType | null> {
     const rows = await (manager ?? this.dataSource.manager).query<DeliveryRow[]>(
-      `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries d JOIN webhook_events ev ON ev.id = d.event_id WHERE d.id = $1`,
+      `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries d JOIN event_outbox ev ON ev.id = d.event_id WHERE d.id = $1`,
       [id],
     );
     return rows.length ? deliveryFromRow(rows[0]) : null;
@@ -195,7 +196,7 @@ export class WebhooksRepository {
   async listDeliveries(endpointId: number, limit: number, offset: number): Promise<{ rows: DeliveryWithType[]; total: number }> {
     const [rows, [{ total }]] = await Promise.all([
       this.dataSource.query<DeliveryRow[]>(
-        `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries d JOIN webhook_events ev ON ev.id = d.event_id
+        `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries d JOIN event_outbox ev ON ev.id = d.event_id
          WHERE d.endpoint_id = $1 ORDER BY d.id DESC LIMIT $2 OFFSET $3`,
         [endpointId, limit, offset],
       ),
@@ -214,34 +215,34 @@ export class WebhooksRepository {
     return { pending: row.pending, oldestSeconds: row.oldest ?? 0 };
   }
 
-  /**
-   * Marks the licences whose time-driven event is due and not sent yet (one row per licence, kind and expiry date),
-   * in the caller's transaction; returns them. `expired` looks back 2 days only, so a first start does not replay
-   * every expiry in history. Reads the licences module's views (usable_license_deadlines, license_products), not its tables, and counts
-   * days of 24 hours like the status rule (docs/licences.md, Status and grace).
-   */
-  async claimExpiryNotices(
-    expiringDays: number,
-    limit: number,
-    manager: EntityManager,
-  ): Promise<{ licenseId: number; productId: number; kind: 'expiring_soon' | 'expired' }[]> {
-    const rows = await manager.query<{ license_id: number; product_id: number; kind: 'expiring_soon' | 'expired' }[]>(
-      `WITH due AS (
-         SELECT license_id, expires_at, 'expiring_soon' AS kind FROM usable_license_deadlines
-         WHERE expires_at > now() AND expires_at <= now() + make_interval(hours => 24 * $1::int)
-         UNION ALL
-         SELECT license_id, expires_at, 'expired' FROM usable_license_deadlines
-         WHERE grace_ends_at < now() AND grace_ends_at > now() - interval '2 days'
-       )
-       INSERT INTO webhook_expiry_notices (license_id, kind, expires_at)
-       SELECT d.license_id, d.kind, d.expires_at FROM due d
-       WHERE NOT EXISTS (SELECT 1 FROM webhook_expiry_notices n WHERE n.license_id = d.license_id AND n.kind = d.kind AND n.expires_at = d.expires_at)
-       ORDER BY d.expires_at LIMIT $2
-       ON CONFLICT DO NOTHING
-       RETURNING license_id, (SELECT lp.product_id FROM license_products lp WHERE lp.license_id = webhook_expiry_notices.license_id) AS product_id, kind`,
-      [expiringDays, limit],
+  /** The active endpoints, as the fan-out chooses among them. */
+  async activeEndpoints(manager: EntityManager): Promise<FanoutEndpoint[]> {
+    const { rows } = await preparedQuery<{ id: number; events: string[]; product_ids: number[] | null; created_at: Date }>(
+      manager,
+      'webhooks-active-endpoints',
+      `SELECT id, events, product_ids, created_at FROM webhook_endpoints WHERE active ORDER BY id`,
+      [],
     );
-    return rows.map((r) => ({ licenseId: r.license_id, productId: r.product_id, kind: r.kind }));
+    return rows.map((r) => ({ id: r.id, events: r.events, productIds: r.product_ids, createdAt: r.created_at }));
+  }
+
+  /**
+   * A pending delivery per (endpoint, event) pair in one statement; the unique pair makes a repeated fan-out of an
+   * event harmless. Returns how many are new.
+   */
+  async insertDeliveries(deliveries: { endpointId: number; eventId: string }[], manager: EntityManager): Promise<number> {
+    const { rows } = await preparedQuery<{ created: number }>(
+      manager,
+      'webhooks-insert-deliveries',
+      `WITH created AS (
+         INSERT INTO webhook_deliveries (endpoint_id, event_id, next_attempt_at)
+         SELECT d.endpoint_id, d.event_id, now() FROM unnest($1::int[], $2::varchar[]) AS d(endpoint_id, event_id)
+         ON CONFLICT ON CONSTRAINT webhook_deliveries_endpoint_event_key DO NOTHING RETURNING id
+       )
+       SELECT count(*)::int AS created FROM created`,
+      [deliveries.map((d) => d.endpointId), deliveries.map((d) => d.eventId)],
+    );
+    return rows[0]?.created ?? 0;
   }
 }
 

@@ -4,12 +4,13 @@ import { randomBytes } from 'node:crypto';
 import { Counter, Gauge } from 'prom-client';
 import { Webhook } from 'standardwebhooks';
 import { DataSource, EntityManager } from 'typeorm';
-import { EventRecorder } from '../audit/event-recorder';
-import { type Actor, ALL_PRODUCTS, type ProductScope, productScopeWithin, SYSTEM_ACTOR } from '../common/auth/actor';
+import type { EventConsumer, PendingEvent } from '../events/event-consumer';
+import { EventFanoutService } from '../events/event-fanout.service';
+import { EventRecorder } from '../events/event-recorder';
+import { type Actor, ALL_PRODUCTS, type ProductScope, productScopeWithin } from '../common/auth/actor';
 import { AppError } from '../common/errors/app-error';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { JobsService } from '../jobs/jobs.service';
-import { LicensesService } from '../licenses/licenses.service';
 import { MetricsService } from '../metrics/metrics.service';
 import { ProductsService } from '../products/products.service';
 import type { CreateWebhookDto, UpdateWebhookDto, WebhookDeliveryDto, WebhookEndpointDto } from './dto/webhook.dto';
@@ -17,6 +18,7 @@ import { resolveWebhookTarget } from './url-guard';
 import { WebhookSecrets } from './webhook-secrets';
 import { WebhookDelivery, WebhookEndpoint } from './webhook.entities';
 import { ALL_EVENTS } from './webhook-events';
+import { fanOut } from './webhook-fanout';
 import { postOnce } from './webhook-sender';
 import { ATTEMPT_LEASE_SECONDS, ClaimedDelivery, DeliveryWithType, WebhooksRepository } from './webhooks.repository';
 
@@ -27,11 +29,9 @@ import { ATTEMPT_LEASE_SECONDS, ClaimedDelivery, DeliveryWithType, WebhooksRepos
 export const DRAIN_QUEUE = 'webhook-drain';
 /** A failed attempt's wake-up at its retry time (one job per retry). */
 export const RETRY_QUEUE = 'webhook-retry';
-export const EXPIRY_QUEUE = 'webhook-expiry-scan';
 export const SWEEP_QUEUE = 'webhook-sweep';
 /** Its own queue (not stately like the minute's one): every start's look after the lease is kept, even with one waiting. */
 export const SWEEP_AFTER_START_QUEUE = 'webhook-sweep-after-start';
-const EXPIRY_BATCH = 500;
 /** A drain sends this many attempts at once, for up to DRAIN_MS; its last attempt ends well before the job's 60 s expiry. */
 const DRAIN_CONCURRENCY = 8;
 const DRAIN_MS = 20_000;
@@ -73,7 +73,7 @@ const toDeliveryDto = (d: WebhookDelivery, eventType: string): WebhookDeliveryDt
  * the delivery is `failed`.
  */
 @Injectable()
-export class WebhooksService implements OnModuleInit, OnApplicationBootstrap {
+export class WebhooksService implements EventConsumer, OnModuleInit, OnApplicationBootstrap {
   private readonly logger = new Logger('Webhooks');
   private readonly outcomes: Counter<'outcome'>;
 
@@ -82,7 +82,7 @@ export class WebhooksService implements OnModuleInit, OnApplicationBootstrap {
     private readonly repository: WebhooksRepository,
     private readonly events: EventRecorder,
     private readonly jobs: JobsService,
-    private readonly licenses: LicensesService,
+    private readonly fanout: EventFanoutService,
     private readonly secrets: WebhookSecrets,
     private readonly products: ProductsService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -117,20 +117,13 @@ export class WebhooksService implements OnModuleInit, OnApplicationBootstrap {
   }
 
   onModuleInit(): void {
+    this.fanout.addConsumer(this);
     const drain = async () => {
       await this.deliverDue();
     };
     // Longer than a drain (DRAIN_MS plus its last attempts), so a running drain is never handed to a second worker.
     this.jobs.work(DRAIN_QUEUE, drain, { policy: 'short', pollingIntervalSeconds: 0.5, expireInSeconds: 60, retryLimit: 5 });
     this.jobs.work(RETRY_QUEUE, drain, { pollingIntervalSeconds: 1, expireInSeconds: 60, retryLimit: 5 });
-    this.jobs.schedule(
-      EXPIRY_QUEUE,
-      '* * * * *',
-      async () => {
-        await this.scanExpiries();
-      },
-      { policy: 'stately' },
-    );
     // The safety net: attempts claimed by a process that was killed (free again when their lease ends), and the rare
     // event whose wake-up was refused while a waiting job was already being taken.
     this.jobs.schedule(SWEEP_QUEUE, '* * * * *', drain, { policy: 'stately' });
@@ -271,6 +264,20 @@ export class WebhooksService implements OnModuleInit, OnApplicationBootstrap {
     return toDeliveryDto(delivery, delivery.eventType);
   }
 
+  // --- fan-out -------------------------------------------------------------------------------------------------
+
+  /**
+   * The spine's webhook pass (docs/webhooks.md, The event spine), in the fan-out's transaction: the active endpoints
+   * read once, a delivery per endpoint that takes each event (webhook-fanout.ts), and one drain wake-up committed with
+   * the deliveries it announces. The events some endpoint takes stay in the outbox, whose body the deliveries send.
+   */
+  async consume(events: PendingEvent[], manager: EntityManager): Promise<readonly string[]> {
+    const { deliveries, heard } = fanOut(events, await this.repository.activeEndpoints(manager));
+    if (deliveries.length && (await this.repository.insertDeliveries(deliveries, manager)) > 0)
+      await this.jobs.send(DRAIN_QUEUE, {}, { manager });
+    return heard;
+  }
+
   // --- sending -------------------------------------------------------------------------------------------------
 
   /**
@@ -367,32 +374,6 @@ export class WebhooksService implements OnModuleInit, OnApplicationBootstrap {
       'webhook-signature': signature,
     };
     return postOnce(target, headers, body);
-  }
-
-  // --- time-driven events --------------------------------------------------------------------------------------
-
-  /**
-   * `license.expiring_soon` and `license.expired`, each once per licence and expiry date (the notice row's key),
-   * recorded like any event, with the licence as GET shows it then; the fan-out finds their endpoints.
-   */
-  async scanExpiries(): Promise<number> {
-    let total = 0;
-    for (;;) {
-      const claimed = await this.dataSource.transaction(async (manager) => {
-        const notices = await this.repository.claimExpiryNotices(this.config.webhooks.expiringDays, EXPIRY_BATCH, manager);
-        const events = [];
-        for (const notice of notices) {
-          const license = await this.licenses.getLicenseIn(notice.licenseId, manager);
-          if (!license) continue;
-          const type = notice.kind === 'expired' ? ('license.expired' as const) : ('license.expiring_soon' as const);
-          events.push({ type, actor: SYSTEM_ACTOR, licenseId: notice.licenseId, productId: notice.productId, license });
-        }
-        if (events.length) await this.events.record(manager, ...events);
-        return notices.length;
-      });
-      total += claimed;
-      if (claimed < EXPIRY_BATCH) return total;
-    }
   }
 
   /** 404 also for an endpoint outside the credential's products: it is not told apart from one that does not exist. */

@@ -14,7 +14,7 @@ import { ClusterEnv, createClusterEnv } from './cluster-env';
  */
 
 const POOL_SIZE = 7;
-const SCHEDULES = ['mail-sweep', 'seats.sweep', 'stats.fold', 'webhook-expiry-scan', 'webhook-sweep'];
+const SCHEDULES = ['licenses.expiry-scan', 'mail-sweep', 'seats.sweep', 'stats.fold', 'webhook-sweep'];
 
 async function waitFor<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, ms = 60_000): Promise<T> {
   const deadline = Date.now() + ms;

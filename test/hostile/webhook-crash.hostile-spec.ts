@@ -73,9 +73,9 @@ describe('crash safety: kill -9 in the middle of a burst of webhook events', () 
 
     const committed = () =>
       withDatabase(s.databaseUrl(), async (c) => {
-        const events = await c.query<{ id: string }>(`SELECT id FROM webhook_events WHERE type = 'license.created'`);
+        const events = await c.query<{ id: string }>(`SELECT id FROM event_outbox WHERE type = 'license.created'`);
         const unevented = await c.query<{ id: number }>(
-          `SELECT l.id FROM licenses l WHERE NOT EXISTS (SELECT 1 FROM webhook_events e WHERE e.type = 'license.created' AND (e.payload->'data'->>'id')::int = l.id)`,
+          `SELECT l.id FROM licenses l WHERE NOT EXISTS (SELECT 1 FROM event_outbox e WHERE e.type = 'license.created' AND (e.payload->'data'->>'id')::int = l.id)`,
         );
         const statuses = await c.query<{ status: string; n: number }>(
           `SELECT status, count(*)::int AS n FROM webhook_deliveries GROUP BY status`,

@@ -1,11 +1,11 @@
 import { AuditService } from '../../src/audit/audit.service';
-import { EventRecorder } from '../../src/audit/event-recorder';
+import { EventRecorder } from '../../src/events/event-recorder';
 import type { Actor } from '../../src/common/auth/actor';
 import { encodeCursor } from '../../src/common/http/keyset-cursor';
 import { CreateProductDto } from '../../src/products/dto/product.dto';
 import { ProductsService } from '../../src/products/products.service';
 import { ADMIN_ACTOR, createServiceHarness, issueLicense, productId, ServiceHarness } from '../support/service-harness';
-import { AUDIT_ACTOR_MAX_LENGTH } from '../../src/audit/audit-entry.entity';
+import { ACTOR_MAX_LENGTH as AUDIT_ACTOR_MAX_LENGTH } from '../../src/events/event-types';
 
 /**
  * The audit log through EventRecorder (writes) and AuditService (reads) on real PostgreSQL (docs/webhooks.md, The event
@@ -35,7 +35,7 @@ describe('audit log (integration)', () => {
     (await h.sql<{ n: number }>(`SELECT count(*)::int AS n FROM ${table} WHERE ${where}`, params))[0].n;
 
   describe('recording', () => {
-    it('one call writes the audit entry and the outbox row; auth.* stays out of the outbox, time-driven events out of the audit log', async () => {
+    it('one call writes the audit entry and the outbox row; auth.* and staff.* stay out of the outbox, time-driven events are audited too', async () => {
       const lic = await issueLicense(h);
       await recorder.record(
         undefined,
@@ -48,20 +48,22 @@ describe('audit log (integration)', () => {
           details: { n: 1 },
         },
         { type: 'auth.login', actor: actor('rec-auth'), details: {} },
+        { type: 'staff.joined', actor: actor('rec-staff'), details: { username: 'ana' } },
         { type: 'license.expired', actor: actor('rec-time'), licenseId: lic.id, productId: pos, details: {} },
       );
       expect(await count('audit_entries', `actor = 'rec-both' AND action = 'license.updated' AND license_id = $1`, [lic.id])).toBe(1);
       expect(await count('audit_entries', `actor = 'rec-auth'`, [])).toBe(1);
-      expect(await count('audit_entries', `actor = 'rec-time'`, [])).toBe(0);
+      expect(await count('audit_entries', `actor = 'rec-staff' AND action = 'staff.joined'`, [])).toBe(1);
+      expect(await count('audit_entries', `actor = 'rec-time' AND action = 'license.expired'`, [])).toBe(1);
       const outbox = await h.sql(
-        `SELECT type, product_id, payload FROM webhook_events WHERE license_id = $1 AND type <> 'license.created' ORDER BY type`,
+        `SELECT type, product_id, payload FROM event_outbox WHERE license_id = $1 AND type <> 'license.created' ORDER BY type`,
         [lic.id],
       );
       expect(outbox.map((e) => [e.type, e.product_id])).toEqual([
         ['license.expired', pos],
         ['license.updated', pos],
       ]);
-      expect(await count('webhook_events', `type = 'auth.login'`, [])).toBe(0);
+      expect(await count('event_outbox', `type IN ('auth.login', 'staff.joined')`, [])).toBe(0);
     });
 
     it('attacker: events recorded in a transaction that rolls back leave no audit entry and no outbox row', async () => {
@@ -79,7 +81,7 @@ describe('audit log (integration)', () => {
         }),
       ).rejects.toThrow('the change failed');
       expect(await count('audit_entries', `actor = 'rolled-back'`, [])).toBe(0);
-      expect(await count('webhook_events', `license_id = $1 AND type = 'license.revoked'`, [lic.id])).toBe(0);
+      expect(await count('event_outbox', `license_id = $1 AND type = 'license.revoked'`, [lic.id])).toBe(0);
     });
 
     it('the actor name and IP are cut to their columns, so an oversized name cannot make the change fail', async () => {

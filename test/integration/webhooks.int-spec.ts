@@ -1,7 +1,7 @@
-import { EventRecorder } from '../../src/audit/event-recorder';
+import { EventRecorder } from '../../src/events/event-recorder';
 import type { ProductScope } from '../../src/common/auth/actor';
 import { CreateWebhookDto } from '../../src/webhooks/dto/webhook.dto';
-import { EventFanoutService } from '../../src/webhooks/event-fanout.service';
+import { EventFanoutService } from '../../src/events/event-fanout.service';
 import { WebhooksRepository } from '../../src/webhooks/webhooks.repository';
 import { DRAIN_QUEUE, WebhooksService } from '../../src/webhooks/webhooks.service';
 import { ADMIN_ACTOR, createServiceHarness, issueLicense, productId, ServiceHarness } from '../support/service-harness';
@@ -45,7 +45,7 @@ describe('webhooks (integration)', () => {
   const received = async (endpointId: number) =>
     (
       await h.sql<{ type: string; product_id: number | null }>(
-        `SELECT e.type, e.product_id FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id
+        `SELECT e.type, e.product_id FROM webhook_deliveries d JOIN event_outbox e ON e.id = d.event_id
          WHERE d.endpoint_id = $1 AND e.type NOT LIKE 'webhook.%'`,
         [endpointId],
       )
@@ -136,7 +136,7 @@ describe('webhooks (integration)', () => {
       const hook = await subscribe(['license.created']);
       const lic = await issueLicense(h);
       await drainOutbox();
-      await h.sql(`UPDATE webhook_events SET fanned_out_at = NULL WHERE license_id = $1`, [lic.id]);
+      await h.sql(`UPDATE event_outbox SET fanned_out_at = NULL WHERE license_id = $1`, [lic.id]);
       h.jobs.sent.length = 0;
       expect(await fanout.fanOutPending()).toBe(1);
       expect(h.jobs.sent).toEqual([]);
@@ -148,7 +148,7 @@ describe('webhooks (integration)', () => {
       h.jobs.sent.length = 0;
       await drainOutbox();
       expect(h.jobs.sent).toEqual([]);
-      expect(await h.sql(`SELECT id FROM webhook_events WHERE license_id = $1`, [lic.id])).toEqual([]);
+      expect(await h.sql(`SELECT id FROM event_outbox WHERE license_id = $1`, [lic.id])).toEqual([]);
       expect(await h.sql(`SELECT action FROM audit_entries WHERE license_id = $1`, [lic.id])).toEqual([{ action: 'license.created' }]);
     });
   });

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { TestApp } from './test-app';
-import { EventFanoutService } from '../../src/webhooks/event-fanout.service';
+import { EventFanoutService } from '../../src/events/event-fanout.service';
 
 /** Body of POST /api/v1/admin/licenses (docs/licences.md, Creating); every field may be overridden. */
 export interface LicenseInput {
@@ -106,9 +106,7 @@ export async function fannedOut(t: TestApp, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     await fanout.fanOutPending();
-    const [{ pending }] = await t.sql<{ pending: number }>(
-      'SELECT count(*)::int AS pending FROM webhook_events WHERE fanned_out_at IS NULL',
-    );
+    const [{ pending }] = await t.sql<{ pending: number }>('SELECT count(*)::int AS pending FROM event_outbox WHERE fanned_out_at IS NULL');
     if (pending === 0) return;
     if (Date.now() > deadline) throw new Error(`${pending} events still not fanned out after ${timeoutMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, 50));

@@ -6,7 +6,7 @@ import { Registry } from 'prom-client';
 import type { DataSource, EntityManager } from 'typeorm';
 import { AuditRepository } from '../../src/audit/audit.repository';
 import { AuditService } from '../../src/audit/audit.service';
-import { EventRecorder } from '../../src/audit/event-recorder';
+import { EventRecorder } from '../../src/events/event-recorder';
 import type { Actor } from '../../src/common/auth/actor';
 import { AppConfig } from '../../src/config/app-config';
 import { ConfigModule } from '../../src/config/config.module';
@@ -24,8 +24,8 @@ import { ProductsRepository } from '../../src/products/products.repository';
 import { ProductsService } from '../../src/products/products.service';
 import { StatsRepository } from '../../src/stats/stats.repository';
 import { StatsService } from '../../src/stats/stats.service';
-import { EventFanoutService } from '../../src/webhooks/event-fanout.service';
-import { EventOutboxRepository } from '../../src/webhooks/event-outbox.repository';
+import { EventFanoutService } from '../../src/events/event-fanout.service';
+import { EventOutboxRepository } from '../../src/events/event-outbox.repository';
 import { WebhookSecrets } from '../../src/webhooks/webhook-secrets';
 import { WebhooksRepository } from '../../src/webhooks/webhooks.repository';
 import { WebhooksService } from '../../src/webhooks/webhooks.service';
@@ -134,6 +134,8 @@ export async function createServiceHarness(overrides: Partial<AppConfig> = {}): 
     throw err;
   }
   const ref = module;
+  // What WebhooksService.onModuleInit does in the app: webhooks consume the spine's events.
+  ref.get(EventFanoutService).addConsumer(ref.get(WebhooksService));
   const dataSource = ref.get<DataSource>(getDataSourceToken());
   return {
     module: ref,

@@ -20,7 +20,7 @@ export async function storeLicense(t: TestApp, store: string, subscriptionId: st
 }
 
 /** How many audit entries or outbox rows name the licence (a replay must add none). */
-export function rowsOfLicense(t: TestApp, table: 'audit_entries' | 'webhook_events', licenseId: number): Promise<number> {
+export function rowsOfLicense(t: TestApp, table: 'audit_entries' | 'event_outbox', licenseId: number): Promise<number> {
   return t.sql<{ n: number }>(`SELECT count(*)::int AS n FROM ${table} WHERE license_id = $1`, [licenseId]).then((r) => r[0].n);
 }
 

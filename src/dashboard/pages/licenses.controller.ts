@@ -48,7 +48,7 @@ import {
 import { pageNumber, pagination } from './pagination';
 import { payloadPreview } from './payload-preview';
 import { seatLimit } from '../../licenses/license-limits';
-import { SavedViewsRepository } from '../saved-views.repository';
+import { SavedViewsService } from '../saved-views.service';
 
 export const LICENSES_PAGE_SIZE = 25;
 /** The page sizes the licence list offers (docs/dashboard.md, Pages). */
@@ -152,7 +152,7 @@ export class LicensesPagesController {
     private readonly mail: MailService,
     private readonly usage: UsageService,
     private readonly customers: CustomersService,
-    private readonly savedViews: SavedViewsRepository,
+    private readonly savedViews: SavedViewsService,
   ) {}
 
   /**

@@ -4,7 +4,7 @@ import { IsString, Matches } from 'class-validator';
 import { Actor, CurrentActor } from '../../common/auth/actor';
 import { AppError } from '../../common/errors/app-error';
 import { IsStorableText, MaxChars, MinChars } from '../../common/validation/validators';
-import { SavedViewsRepository } from '../saved-views.repository';
+import { SavedViewsService } from '../saved-views.service';
 import { checkDto } from '../http/check-dto';
 import { DashboardController } from '../http/dashboard-controller.decorator';
 import { asFormBody, formText } from '../http/forms';
@@ -32,7 +32,7 @@ class SavedViewName {
  */
 @DashboardController('licenses/views')
 export class SavedViewsController {
-  constructor(private readonly views: SavedViewsRepository) {}
+  constructor(private readonly views: SavedViewsService) {}
 
   @Post()
   async save(@Req() req: Request, @Res() res: Response, @CurrentActor() actor: Actor): Promise<void> {

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { toBuffer as qrPng } from 'qrcode';
 import type { EntityManager } from 'typeorm';
-import { EventRecorder } from '../../audit/event-recorder';
+import { EventRecorder } from '../../events/event-recorder';
 import type { Actor } from '../../common/auth/actor';
 import { SecretEnvelope } from '../../common/crypto/secret-envelope';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config';
