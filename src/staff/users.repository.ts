@@ -113,17 +113,21 @@ export class UsersRepository {
    * Gives a single sign-on account the role its provider names now, except that the last enabled owner stays owner;
    * the account's role and disabled flag after it, or null when it is not a single sign-on account.
    */
-  async syncSsoRole(id: number, role: StaffRole): Promise<{ role: StaffRole; disabled: boolean } | null> {
-    const rows = await this.dataSource.query<{ role: StaffRole; disabled: boolean }[]>(
+  async syncSsoRole(
+    id: number,
+    role: StaffRole,
+    manager: EntityManager,
+  ): Promise<{ username: string; previous: StaffRole; role: StaffRole; disabled: boolean } | null> {
+    const rows = await manager.query<{ username: string; previous: StaffRole; role: StaffRole; disabled: boolean }[]>(
       `WITH target AS (SELECT id, role FROM users WHERE id = $1 AND password_hash IS NULL FOR UPDATE),
        updated AS (
          UPDATE users u SET role = CASE
              WHEN t.role = 'owner' AND $2 <> 'owner'
               AND NOT EXISTS (SELECT 1 FROM users o WHERE o.role = 'owner' AND NOT o.disabled AND o.id <> $1) THEN t.role
              ELSE $2 END
-         FROM target t WHERE u.id = t.id RETURNING u.role, u.disabled
+         FROM target t WHERE u.id = t.id RETURNING u.username, t.role AS previous, u.role, u.disabled
        )
-       SELECT role, disabled FROM updated`,
+       SELECT username, previous, role, disabled FROM updated`,
       [id, role],
     );
     return rows[0] ?? null;

@@ -106,6 +106,11 @@ export class UsersService {
     return this.findSessionUser(id);
   }
 
+  /** A refused sign-in (docs/dashboard.md, Second factors): the name as typed, never the password, and why. */
+  async recordLoginFailed(actor: Actor, username: string, reason = 'password'): Promise<void> {
+    await this.events.record(undefined, { type: 'staff.sign_in_failed', actor, details: { username, reason } });
+  }
+
   /**
    * Creates the user with `role` (an existing name keeps its role) or resets its password (`npm run user:create`),
    * recorded as `staff.joined` or `staff.password_reset` by the system in the same transaction (docs/licences.md, Audit
@@ -133,6 +138,7 @@ export class UsersService {
   createWithoutPassword(
     wanted: string,
     role: StaffRole,
+    actorFor: (username: string) => Actor,
     link: (id: number, manager: EntityManager) => Promise<boolean>,
   ): Promise<AuthenticatedUser | null> {
     const base =
@@ -145,6 +151,11 @@ export class UsersService {
         const id = await this.users.insertWithoutPassword(username, role, manager);
         if (id === null) continue;
         if (!(await link(id, manager))) throw new Error('this identity was linked by a concurrent sign-in');
+        await this.events.record(manager, {
+          type: 'staff.joined',
+          actor: actorFor(username),
+          details: { username, role, single_sign_on: true },
+        });
         const created = await this.users.getById(id, manager);
         return created && authenticated(created);
       }
@@ -153,8 +164,18 @@ export class UsersService {
   }
 
   /** The provider's current role for a single sign-on account (docs/dashboard.md, Single sign-on); null when it is not one. */
-  syncSsoRole(id: number, role: StaffRole): Promise<{ role: StaffRole; disabled: boolean } | null> {
-    return this.users.syncSsoRole(id, role);
+  syncSsoRole(id: number, role: StaffRole, actor: Actor): Promise<{ role: StaffRole; disabled: boolean } | null> {
+    return this.users.transaction(async (manager) => {
+      const synced = await this.users.syncSsoRole(id, role, manager);
+      if (synced && synced.previous !== synced.role) {
+        await this.events.record(manager, {
+          type: 'staff.role_changed',
+          actor,
+          details: { username: synced.username, from: { role: synced.previous }, to: { role: synced.role }, single_sign_on: true },
+        });
+      }
+      return synced && { role: synced.role, disabled: synced.disabled };
+    });
   }
 
   hasUsers(): Promise<boolean> {

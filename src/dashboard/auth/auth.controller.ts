@@ -1,6 +1,5 @@
 import { Get, Post, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { EventRecorder } from '../../events/event-recorder';
 import { RateLimit } from '../../common/http/throttling';
 import { DashboardController } from '../http/dashboard-controller.decorator';
 import { asFormBody, formRaw, formText } from '../../html/forms';
@@ -22,12 +21,11 @@ export const SECOND_FACTOR_FAILED_MESSAGE = 'That code is not valid. Use a new c
 export class AuthController {
   constructor(
     private readonly passport: DashboardPassport,
-    private readonly events: EventRecorder,
+    private readonly users: UsersService,
     private readonly loginForm: LoginFormTokens,
     private readonly signIn: SignIn,
     private readonly sso: SsoSignIn,
     private readonly passkeys: PasskeysService,
-    private readonly users: UsersService,
   ) {}
 
   @Get()
@@ -116,13 +114,7 @@ export class AuthController {
     const userId = challenge && answer ? await this.passkeys.authenticate(answer, challenge, pending?.id ?? null) : null;
     const user = userId === null ? null : await this.users.findAccount(userId);
     if (!user) {
-      if (pending) await this.signIn.failed(req, pending.username, 'passkey');
-      else
-        await this.events.record(undefined, {
-          type: 'staff.sign_in_failed',
-          actor: dashboardActor(req, null),
-          details: { reason: 'passkey' },
-        });
+      await this.signIn.failed(req, pending?.username ?? '', 'passkey');
       if (pending)
         return res
           .status(401)

@@ -1,7 +1,6 @@
 import { Inject, Injectable, ServiceUnavailableException } from '@nestjs/common';
 import type { Request } from 'express';
 import { APP_CONFIG, type AppConfig, type StaffConfig, staffConfig } from '../../config/app-config';
-import { EventRecorder } from '../../events/event-recorder';
 import { SecondFactorsService } from '../../staff/second-factors/second-factors.service';
 import { StaffSignInLimiter } from '../../staff/second-factors/sign-in-limiter';
 import { dashboardActor, ENROLMENT_PAGE, staffActorName } from '../http/session.guard';
@@ -22,7 +21,6 @@ export class SignIn {
   constructor(
     private readonly passport: DashboardPassport,
     private readonly users: UsersService,
-    private readonly events: EventRecorder,
     readonly factors: SecondFactorsService,
     readonly limiter: StaffSignInLimiter,
     @Inject(APP_CONFIG) config: AppConfig,
@@ -65,10 +63,6 @@ export class SignIn {
   /** A failed attempt: counted for the account, and staff.sign_in_failed naming why. */
   async failed(req: Request, username: string, reason: string): Promise<void> {
     if (username) await this.limiter.failed(username);
-    await this.events.record(undefined, {
-      type: 'staff.sign_in_failed',
-      actor: dashboardActor(req, username || null),
-      details: { username, reason },
-    });
+    await this.users.recordLoginFailed(dashboardActor(req, username || null), username, reason);
   }
 }

@@ -4,6 +4,7 @@ import { AppError } from '../../common/errors/app-error';
 import { ErrorCode } from '../../common/errors/error-codes';
 import { OidcService } from '../../staff/sso/oidc.service';
 import { UsersService } from '../../staff/users.service';
+import { dashboardActor, staffActorName } from '../http/session.guard';
 import { SignIn } from './sign-in';
 
 /** How long the provider may take to send the visitor back. */
@@ -55,16 +56,19 @@ export class SsoSignIn {
       throw new AppError(ErrorCode.FORBIDDEN, 403, 'Your single sign-on account has no role in this dashboard. Ask an owner for access.');
     }
     const role = identity.role;
+    const actorFor = (username: string) => dashboardActor(req, staffActorName(username));
     const existing = await this.oidc.userIdOf(identity);
-    // The provider's groups are the source of truth: a changed role applies at the next sign-in.
-    const synced = existing ? await this.users.syncSsoRole(existing, role) : null;
-    if (synced?.disabled) {
+    // A disabled account is not found as a session user: refused, as on every other way in.
+    const account = existing ? await this.users.findAccount(existing) : null;
+    if (existing && !account) {
       await this.signIn.failed(req, identity.name, 'disabled');
       throw new AppError(ErrorCode.FORBIDDEN, 403, 'This account is disabled. Ask an owner for access.');
     }
-    const user = existing
-      ? await this.users.findAccount(existing)
-      : await this.users.createWithoutPassword(identity.name, role, (id, manager) => this.oidc.link(id, identity, manager));
+    // The provider's groups are the source of truth: a changed role applies at this sign-in.
+    if (account) await this.users.syncSsoRole(account.id, role, actorFor(account.username));
+    const user = account
+      ? await this.users.findAccount(account.id)
+      : await this.users.createWithoutPassword(identity.name, role, actorFor, (id, manager) => this.oidc.link(id, identity, manager));
     if (!user) throw new AppError(ErrorCode.CONFLICT, 409, 'No account could be created for this sign-in.');
     return this.signIn.complete(req, user, 'sso', false);
   }
