@@ -1,12 +1,13 @@
 import { Body, Controller, Get, Headers, HttpCode, Param, Post, Req, Res, UsePipes } from '@nestjs/common';
 import {
   ApiBadRequestResponse,
+  ApiExtraModels,
+  ApiNotFoundResponse,
   ApiForbiddenResponse,
   ApiHeader,
   ApiNoContentResponse,
   ApiOkResponse,
   ApiOperation,
-  ApiProduces,
   ApiResponse,
   ApiServiceUnavailableResponse,
   ApiTags,
@@ -17,7 +18,7 @@ import { AppError } from '../common/errors/app-error';
 import { ErrorResponseDto } from '../common/errors/error-response.dto';
 import { RateLimit } from '../common/http/throttling';
 import { lenientValidationPipe } from '../common/http/validation.pipe';
-import { ReleaseCheckRequestDto, ReleaseCheckResponseDto, TauriUpdateDto } from './dto/release.dto';
+import { ReleaseCheckRequestDto, ReleaseCheckResponseDto, TauriUpdateDto, UpdateArtifactDto } from './dto/release.dto';
 import { ReleaseUpdatesService } from './release-updates.service';
 
 const FEED_HEADERS = [
@@ -34,6 +35,7 @@ const applyAll = (decorators: MethodDecorator[]): MethodDecorator => (target, ke
 
 /** What an application asks for updates (docs/releases.md): the check, the updaters' feeds and the signed links. */
 @ApiTags('client: releases')
+@ApiExtraModels(UpdateArtifactDto)
 @Controller('api/v1')
 @UsePipes(lenientValidationPipe)
 @ApiServiceUnavailableResponse({ description: 'Database unavailable', type: ErrorResponseDto })
@@ -64,10 +66,10 @@ export class ReleaseClientController {
     description: 'electron-builder\'s channel file for the newest release this licence may have; file urls are signed links.',
   })
   @applyAll(FEED_HEADERS)
-  @ApiProduces('text/yaml')
   @ApiResponse({ status: 200, description: 'the channel file (YAML)', content: { 'text/yaml': { schema: { type: 'string' } } } })
   @applyAll(FEED_REFUSALS)
   @ApiForbiddenResponse({ description: 'RELEASE_NOT_ENTITLED: the product has such releases, none of them for this licence', type: ErrorResponseDto })
+  @ApiNotFoundResponse({ description: 'NOT_FOUND: not a channel file name, or no release for it', type: ErrorResponseDto })
   async electron(
     @Param('product') product: string,
     @Param('file') file: string,
@@ -110,7 +112,6 @@ export class ReleaseClientController {
     summary: 'A signed download link: the artifact\'s bytes (Range supported) or a redirect to its presigned storage URL',
     description: 'No credential: the link is the credential, valid RELEASES_LINK_SECONDS. Counted as a download unless a Range starts past byte 0.',
   })
-  @ApiProduces('application/octet-stream')
   @ApiResponse({ status: 200, description: 'the bytes', content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } } })
   @ApiResponse({ status: 206, description: 'the requested range', content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } } })
   @ApiResponse({ status: 302, description: 'S3 storage: the presigned URL of the bytes' })

@@ -1,4 +1,4 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, getSchemaPath } from '@nestjs/swagger';
 import {
   ArrayMaxSize,
   ArrayUnique,
@@ -155,16 +155,29 @@ export class UpdateArtifactDto extends ArtifactDto {
   @ApiProperty({ format: 'date-time' }) url_expires_at: string;
 }
 
-export class UpdateDto {
-  @ApiProperty({ example: '1.4.0' }) version: string;
-  @ApiProperty({ enum: RELEASE_CHANNELS }) channel: ReleaseChannel;
-  @ApiProperty() notes: string;
-  @ApiProperty({ format: 'date-time' }) published_at: string;
-  @ApiProperty({ type: [UpdateArtifactDto] }) artifacts: UpdateArtifactDto[];
+export interface UpdateDto {
+  version: string;
+  channel: ReleaseChannel;
+  notes: string;
+  published_at: string;
+  artifacts: UpdateArtifactDto[];
 }
 
 export class ReleaseCheckResponseDto {
-  @ApiProperty({ type: UpdateDto, nullable: true, description: 'the newest entitled release above current_version; null: none' })
+  // Inline, not a $ref: OpenAPI 3.0 can make only a typed schema nullable.
+  @ApiProperty({
+    type: 'object',
+    nullable: true,
+    description: 'the newest entitled release above current_version; null: none',
+    required: ['version', 'channel', 'notes', 'published_at', 'artifacts'],
+    properties: {
+      version: { type: 'string', example: '1.4.0' },
+      channel: { type: 'string', enum: [...RELEASE_CHANNELS] },
+      notes: { type: 'string' },
+      published_at: { type: 'string', format: 'date-time' },
+      artifacts: { type: 'array', items: { $ref: getSchemaPath(UpdateArtifactDto) } },
+    },
+  })
   update: UpdateDto | null;
   @ApiPropertyOptional({ description: 'with a nonce (as validate): echoed' }) nonce?: string;
   @ApiPropertyOptional() license_key?: string;
