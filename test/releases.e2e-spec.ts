@@ -91,27 +91,39 @@ describe.each(['filesystem', 's3'] as const)('releases with %s storage', (storag
     return { ...lic, fp };
   };
   const check = (lic: { license_key: string; fp: string }, body: Record<string, unknown> = {}) =>
-    t.http().post('/api/v1/releases/check').send({ license_key: lic.license_key, machine_fingerprint: lic.fp, platform: 'linux', current_version: '0.1.0', ...body });
+    t
+      .http()
+      .post('/api/v1/releases/check')
+      .send({ license_key: lic.license_key, machine_fingerprint: lic.fp, platform: 'linux', current_version: '0.1.0', ...body });
   /** GET a signed link (its path on this server), following S3's redirect to the presigned URL with fetch. */
   const fetchLink = async (url: string, range?: string): Promise<{ status: number; body: Buffer; contentRange?: string | null }> => {
     const path = url.replace('https://licences.example.test', '');
-    const res = await t.http().get(path).set(range ? { Range: range } : {}).buffer(true).parse((r, cb) => {
-      const chunks: Buffer[] = [];
-      r.on('data', (c: Buffer) => chunks.push(c));
-      // An error answer stays JSON (so the OpenAPI check reads it); the bytes stay bytes.
-      r.on('end', () => {
-        const bytes = Buffer.concat(chunks);
-        cb(null, /json/.test(String(r.headers['content-type'])) ? JSON.parse(bytes.toString()) : bytes);
+    const res = await t
+      .http()
+      .get(path)
+      .set(range ? { Range: range } : {})
+      .buffer(true)
+      .parse((r, cb) => {
+        const chunks: Buffer[] = [];
+        r.on('data', (c: Buffer) => chunks.push(c));
+        // An error answer stays JSON (so the OpenAPI check reads it); the bytes stay bytes.
+        r.on('end', () => {
+          const bytes = Buffer.concat(chunks);
+          cb(null, /json/.test(String(r.headers['content-type'])) ? JSON.parse(bytes.toString()) : bytes);
+        });
       });
-    });
     if (res.status !== 302) {
       const body = Buffer.isBuffer(res.body) ? res.body : Buffer.from(JSON.stringify(res.body));
       return { status: res.status, body, contentRange: res.headers['content-range'] };
     }
-    const location = res.headers.location as string;
+    const location = res.headers.location;
     expect(location.startsWith(s3?.endpoint ?? 'none')).toBe(true);
     const followed = await fetch(location, { headers: range ? { Range: range } : {} });
-    return { status: followed.status, body: Buffer.from(await followed.arrayBuffer()), contentRange: followed.headers.get('content-range') };
+    return {
+      status: followed.status,
+      body: Buffer.from(await followed.arrayBuffer()),
+      contentRange: followed.headers.get('content-range'),
+    };
   };
 
   it('offers an activated machine the newest release and its exact bytes, Range too, and counts the download', async () => {
@@ -196,7 +208,10 @@ describe.each(['filesystem', 's3'] as const)('releases with %s storage', (storag
     const link = await fetchLink(url);
     expect(link.status).toBe(403);
     expect(JSON.parse(link.body.toString()).error.code).toBe('RELEASE_NOT_ENTITLED');
-    const yml = await t.http().get(`/api/v1/feeds/electron/${p.code}/latest-linux.yml`).set({ Authorization: `License ${lic.license_key}`, 'X-Machine-Fingerprint': lic.fp });
+    const yml = await t
+      .http()
+      .get(`/api/v1/feeds/electron/${p.code}/latest-linux.yml`)
+      .set({ Authorization: `License ${lic.license_key}`, 'X-Machine-Fingerprint': lic.fp });
     expect(parseYaml(yml.text).version).toBe('1.0.0');
     expect((await t.admin.post(`/api/v1/admin/releases/${bad.id}/yank`)).status).toBe(409);
     expect((await t.http().delete(`/api/v1/admin/releases/${bad.id}`).set('X-API-Key', TEST_API_KEY)).status).toBe(409);
@@ -211,7 +226,10 @@ describe.each(['filesystem', 's3'] as const)('releases with %s storage', (storag
     const lic = await activatedLicence(p.code);
     await setLicenseExpiry(t, lic.id, new Date(Date.now() - 10 * DAY), 0);
     expect((await check(lic).expect(400)).body.error.code).toBe('KEY_EXPIRED');
-    const feed = await t.http().get(`/api/v1/feeds/electron/${p.code}/latest-linux.yml`).set({ Authorization: `License ${lic.license_key}`, 'X-Machine-Fingerprint': lic.fp });
+    const feed = await t
+      .http()
+      .get(`/api/v1/feeds/electron/${p.code}/latest-linux.yml`)
+      .set({ Authorization: `License ${lic.license_key}`, 'X-Machine-Fingerprint': lic.fp });
     expect(feed.status).toBe(400);
     expect(feed.body.error.code).toBe('KEY_EXPIRED');
 
@@ -221,7 +239,11 @@ describe.each(['filesystem', 's3'] as const)('releases with %s storage', (storag
     expect((await fetchLink(offered.artifacts[0].url)).body.equals(old.bytes)).toBe(true);
     // A link to the later release, forged with the server's own secret, is still not this licence's.
     const artifactId = (await t.sql('SELECT id FROM release_artifacts WHERE release_id = $1', [later.id]))[0].id as number;
-    const token = new DownloadLinks(t.config.keyringSecret).token({ artifactId, licenseId: lic.id, expiresAt: Math.floor(Date.now() / 1000) + 60 });
+    const token = new DownloadLinks(t.config.keyringSecret).token({
+      artifactId,
+      licenseId: lic.id,
+      expiresAt: Math.floor(Date.now() / 1000) + 60,
+    });
     const refused = await fetchLink(`/api/v1/releases/downloads/${token}/x`);
     expect(refused.status).toBe(403);
     expect(JSON.parse(refused.body.toString()).error.code).toBe('RELEASE_NOT_ENTITLED');
@@ -254,11 +276,15 @@ describe.each(['filesystem', 's3'] as const)('releases with %s storage', (storag
         const channel = file.startsWith('beta') ? 'beta' : null;
         const platform = file.includes('linux') ? 'linux' : file.includes('mac') ? 'darwin' : 'win32';
         const updater = { channel, isAddNoCacheQuery: false } as never;
-        const generic = new GenericProvider({ provider: 'generic', url: `http://127.0.0.1:${port}/api/v1/feeds/electron/${p.code}` }, updater, {
-          executor: new NodeExecutor(),
-          platform,
-          isUseMultipleRangeRequest: false,
-        } as never);
+        const generic = new GenericProvider(
+          { provider: 'generic', url: `http://127.0.0.1:${port}/api/v1/feeds/electron/${p.code}` },
+          updater,
+          {
+            executor: new NodeExecutor(),
+            platform,
+            isUseMultipleRangeRequest: false,
+          } as never,
+        );
         return generic;
       };
       const linux = provider('latest-linux.yml');
@@ -274,9 +300,17 @@ describe.each(['filesystem', 's3'] as const)('releases with %s storage', (storag
       const windows = provider('latest.yml');
       windows.setRequestHeaders({ Authorization: `License ${lic.license_key}`, 'X-Machine-Fingerprint': lic.fp });
       const winInfo = await windows.getLatestVersion();
-      expect(winInfo).toMatchObject({ version: '3.2.0', releaseNotes: 'Windows fixes', sha512: Buffer.from(createHash('sha512').update(win.bytes).digest()).toString('base64') });
+      expect(winInfo).toMatchObject({
+        version: '3.2.0',
+        releaseNotes: 'Windows fixes',
+        sha512: Buffer.from(createHash('sha512').update(win.bytes).digest()).toString('base64'),
+      });
       expect(winInfo.path).toBe(winInfo.files[0].url);
-      const arm64 = await t.http().get(`/api/v1/feeds/electron/${p.code}/latest-linux-arm64.yml`).set({ Authorization: `License ${lic.license_key}`, 'X-Machine-Fingerprint': lic.fp }).expect(200);
+      const arm64 = await t
+        .http()
+        .get(`/api/v1/feeds/electron/${p.code}/latest-linux-arm64.yml`)
+        .set({ Authorization: `License ${lic.license_key}`, 'X-Machine-Fingerprint': lic.fp })
+        .expect(200);
       expect(parseYaml(arm64.text)).toMatchObject({ version: arm.version, files: [{ size: arm.bytes.length }] });
 
       // Without the licence, electron-updater's request fails with the server's 401.
@@ -319,7 +353,12 @@ describe.each(['filesystem', 's3'] as const)('releases with %s storage', (storag
     expect((await t.http().get(`/api/v1/feeds/tauri/${p.code}/stable/linux/x86_64/1.0.0`).set(headers)).status).toBe(204);
     expect((await t.http().get(`/api/v1/feeds/tauri/${p.code}/stable/windows/x86_64/1.0.0`)).status).toBe(401);
     const bad = await t.http().get(`/api/v1/feeds/tauri/${p.code}/nightly/beos/mips/x`).set(headers).expect(400);
-    expect(bad.body.error.details.fields.map((f: { field: string }) => f.field).sort()).toEqual(['arch', 'channel', 'current_version', 'target']);
+    expect(bad.body.error.details.fields.map((f: { field: string }) => f.field).sort()).toEqual([
+      'arch',
+      'channel',
+      'current_version',
+      'target',
+    ]);
   });
 
   it('refuses a tampered or expired link', async () => {
@@ -339,7 +378,11 @@ describe.each(['filesystem', 's3'] as const)('releases with %s storage', (storag
       expect(res.status).toBe(403);
       expect(JSON.parse(res.body.toString()).error.code).toBe('FORBIDDEN');
     }
-    const expired = new DownloadLinks(t.config.keyringSecret).token({ artifactId: Number(a), licenseId: Number(l), expiresAt: Math.floor(Date.now() / 1000) - 1 });
+    const expired = new DownloadLinks(t.config.keyringSecret).token({
+      artifactId: Number(a),
+      licenseId: Number(l),
+      expiresAt: Math.floor(Date.now() / 1000) - 1,
+    });
     expect((await fetchLink(`/api/v1/releases/downloads/${expired}/app`)).status).toBe(403);
   });
 
@@ -348,7 +391,9 @@ describe.each(['filesystem', 's3'] as const)('releases with %s storage', (storag
     const draft = await createRelease(p.code, { version: '1.0.0', notes: 'n', required_features: ['PRO'] });
     expect((await t.admin.post(`/api/v1/admin/products/${p.code}/releases`).send({ version: '1.0.0' })).status).toBe(409);
     expect((await t.admin.post(`/api/v1/admin/products/${p.code}/releases`).send({ version: 'v1' })).status).toBe(400);
-    expect((await t.admin.post(`/api/v1/admin/products/${p.code}/releases`).send({ version: '1.2.3', channel: 'nightly' })).status).toBe(400);
+    expect((await t.admin.post(`/api/v1/admin/products/${p.code}/releases`).send({ version: '1.2.3', channel: 'nightly' })).status).toBe(
+      400,
+    );
     expect((await t.admin.post(`/api/v1/admin/products/NO_SUCH/releases`).send({ version: '1.2.3' })).status).toBe(404);
     expect((await t.admin.post(`/api/v1/admin/releases/${draft.id}/publish`)).status).toBe(409); // no artifact yet
     const first = await upload(draft.id, 'app.zip', Buffer.from('first')).expect(201);
@@ -402,7 +447,13 @@ describe.each(['filesystem', 's3'] as const)('releases with %s storage', (storag
       const { port } = server.address() as { port: number };
       const status = await new Promise<number>((resolve, reject) => {
         const req = httpRequest(
-          { host: '127.0.0.1', port, method: 'PUT', path: `/api/v1/admin/releases/${draft.id}/artifacts/big.bin?platform=linux&arch=x64`, headers: { 'X-API-Key': TEST_API_KEY, 'Transfer-Encoding': 'chunked' } },
+          {
+            host: '127.0.0.1',
+            port,
+            method: 'PUT',
+            path: `/api/v1/admin/releases/${draft.id}/artifacts/big.bin?platform=linux&arch=x64`,
+            headers: { 'X-API-Key': TEST_API_KEY, 'Transfer-Encoding': 'chunked' },
+          },
           (res) => {
             res.resume();
             resolve(res.statusCode as number);
@@ -432,7 +483,10 @@ describe.each(['filesystem', 's3'] as const)('releases with %s storage', (storag
     const theirs = await newProduct();
     const theirRelease = await shipped(theirs.code, '1.0.0');
     const token = (
-      await t.admin.post('/api/v1/admin/tokens').send({ name: `rel-${storage}`, scopes: ['releases:manage'], products: [mine.code] }).expect(201)
+      await t.admin
+        .post('/api/v1/admin/tokens')
+        .send({ name: `rel-${storage}`, scopes: ['releases:manage'], products: [mine.code] })
+        .expect(201)
     ).body.token as string;
     const as = asBearer(t, token);
     expect((await as.post(`/api/v1/admin/products/${mine.code}/releases`).send({ version: '1.0.0' })).status).toBe(201);
@@ -448,7 +502,12 @@ describe.each(['filesystem', 's3'] as const)('releases with %s storage', (storag
     expect(put.status).toBe(404);
     expect((await t.admin.get(`/api/v1/admin/releases/${theirRelease.id}`).expect(200)).body.state).toBe('published');
     // Without the scope: 403.
-    const reader = (await t.admin.post('/api/v1/admin/tokens').send({ name: `ro-${storage}`, scopes: ['products:read'] }).expect(201)).body.token as string;
+    const reader = (
+      await t.admin
+        .post('/api/v1/admin/tokens')
+        .send({ name: `ro-${storage}`, scopes: ['products:read'] })
+        .expect(201)
+    ).body.token as string;
     expect((await asBearer(t, reader).get(`/api/v1/admin/products/${mine.code}/releases`)).status).toBe(403);
   });
 });

@@ -34,9 +34,7 @@ export function decideDownload<R extends EntitlementRelease>(
   if (!license) return { kind: 'deny', error: invalidKey() };
   const status = deriveLicenseStatus(license, now);
   const features = new Set(license.features);
-  const offered = releases.filter(
-    (r) => r.publishedAt !== null && r.yankedAt === null && r.requiredFeatures.every((f) => features.has(f)),
-  );
+  const offered = releases.filter((r) => r.publishedAt !== null && r.yankedAt === null && r.requiredFeatures.every((f) => features.has(f)));
   let entitled = offered;
   const denial = statusDenial(status);
   if (denial) {

@@ -8,6 +8,7 @@ import {
   ApiNoContentResponse,
   ApiOkResponse,
   ApiOperation,
+  ApiParam,
   ApiResponse,
   ApiServiceUnavailableResponse,
   ApiTags,
@@ -26,12 +27,20 @@ const FEED_HEADERS = [
   ApiHeader({ name: 'X-Machine-Fingerprint', required: true, description: 'the activated machine fingerprint' }),
 ];
 const FEED_REFUSALS = [
-  ApiUnauthorizedResponse({ description: 'UNAUTHORIZED: licence key or fingerprint missing or unknown, or the machine holds no seat', type: ErrorResponseDto }),
-  ApiBadRequestResponse({ description: 'VALIDATION_ERROR, PRODUCT_MISMATCH, KEY_REVOKED, KEY_SUSPENDED, KEY_EXPIRED', type: ErrorResponseDto }),
+  ApiUnauthorizedResponse({
+    description: 'UNAUTHORIZED: licence key or fingerprint missing or unknown, or the machine holds no seat',
+    type: ErrorResponseDto,
+  }),
+  ApiBadRequestResponse({
+    description: 'VALIDATION_ERROR, PRODUCT_MISMATCH, KEY_REVOKED, KEY_SUSPENDED, KEY_EXPIRED',
+    type: ErrorResponseDto,
+  }),
 ];
-const applyAll = (decorators: MethodDecorator[]): MethodDecorator => (target, key, descriptor) => {
-  for (const d of decorators) d(target, key, descriptor);
-};
+const applyAll =
+  (decorators: MethodDecorator[]): MethodDecorator =>
+  (target, key, descriptor) => {
+    for (const d of decorators) d(target, key, descriptor);
+  };
 
 /** What an application asks for updates (docs/releases.md): the check, the updaters' feeds and the signed links. */
 @ApiTags('client: releases')
@@ -53,7 +62,8 @@ export class ReleaseClientController {
   @ApiOkResponse({ type: ReleaseCheckResponseDto })
   @ApiBadRequestResponse({
     type: ErrorResponseDto,
-    description: 'VALIDATION_ERROR, or first failing of INVALID_KEY, PRODUCT_MISMATCH, KEY_REVOKED, KEY_SUSPENDED, KEY_EXPIRED, NOT_ACTIVATED',
+    description:
+      'VALIDATION_ERROR, or first failing of INVALID_KEY, PRODUCT_MISMATCH, KEY_REVOKED, KEY_SUSPENDED, KEY_EXPIRED, NOT_ACTIVATED',
   })
   check(@Body() body: ReleaseCheckRequestDto): Promise<ReleaseCheckResponseDto> {
     return this.updates.check(body);
@@ -62,13 +72,17 @@ export class ReleaseClientController {
   @Get('feeds/electron/:product/:file')
   @RateLimit('validate')
   @ApiOperation({
-    summary: "electron-updater's generic provider: latest.yml, latest-mac.yml, latest-linux.yml, latest-linux-arm64.yml; beta*, alpha* likewise",
-    description: 'electron-builder\'s channel file for the newest release this licence may have; file urls are signed links.',
+    summary:
+      "electron-updater's generic provider: latest.yml, latest-mac.yml, latest-linux.yml, latest-linux-arm64.yml; beta*, alpha* likewise",
+    description: "electron-builder's channel file for the newest release this licence may have; file urls are signed links.",
   })
   @applyAll(FEED_HEADERS)
   @ApiResponse({ status: 200, description: 'the channel file (YAML)', content: { 'text/yaml': { schema: { type: 'string' } } } })
   @applyAll(FEED_REFUSALS)
-  @ApiForbiddenResponse({ description: 'RELEASE_NOT_ENTITLED: the product has such releases, none of them for this licence', type: ErrorResponseDto })
+  @ApiForbiddenResponse({
+    description: 'RELEASE_NOT_ENTITLED: the product has such releases, none of them for this licence',
+    type: ErrorResponseDto,
+  })
   @ApiNotFoundResponse({ description: 'NOT_FOUND: not a channel file name, or no release for it', type: ErrorResponseDto })
   async electron(
     @Param('product') product: string,
@@ -109,16 +123,26 @@ export class ReleaseClientController {
   @Get('releases/downloads/:token/:filename')
   @RateLimit('validate')
   @ApiOperation({
-    summary: 'A signed download link: the artifact\'s bytes (Range supported) or a redirect to its presigned storage URL',
-    description: 'No credential: the link is the credential, valid RELEASES_LINK_SECONDS. Counted as a download unless a Range starts past byte 0.',
+    summary: "A signed download link: the artifact's bytes (Range supported) or a redirect to its presigned storage URL",
+    description:
+      'No credential: the link is the credential, valid RELEASES_LINK_SECONDS. Counted as a download unless a Range starts past byte 0.',
   })
-  @ApiResponse({ status: 200, description: 'the bytes', content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } } })
-  @ApiResponse({ status: 206, description: 'the requested range', content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } } })
+  @ApiResponse({
+    status: 200,
+    description: 'the bytes',
+    content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } },
+  })
+  @ApiResponse({
+    status: 206,
+    description: 'the requested range',
+    content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } },
+  })
   @ApiResponse({ status: 302, description: 'S3 storage: the presigned URL of the bytes' })
   @ApiForbiddenResponse({
     description: 'FORBIDDEN: tampered or expired link; RELEASE_NOT_ENTITLED: the licence may not (or no longer) have this release',
     type: ErrorResponseDto,
   })
+  @ApiParam({ name: 'filename', description: "the artifact's filename (for the saved file's name; the token alone decides)" })
   async download(@Param('token') token: string, @Req() req: Request, @Res() res: Response): Promise<void> {
     const range = req.headers.range;
     const counted = req.method === 'GET' && (range === undefined || /^bytes=0-/.test(range.trim()));
@@ -126,11 +150,21 @@ export class ReleaseClientController {
     if (source.kind === 'redirect') return res.redirect(302, source.url);
     res.setHeader('Content-Disposition', `attachment; filename="${artifact.filename}"`);
     await new Promise<void>((resolve, reject) =>
-      res.sendFile(source.path, { acceptRanges: true, cacheControl: false, lastModified: false, etag: false, headers: { 'Content-Type': 'application/octet-stream' } }, (err) => {
-        if (!err) return resolve();
-        if (res.headersSent) return resolve();
-        reject(AppError.notFound('Artifact file'));
-      }),
+      res.sendFile(
+        source.path,
+        {
+          acceptRanges: true,
+          cacheControl: false,
+          lastModified: false,
+          etag: false,
+          headers: { 'Content-Type': 'application/octet-stream' },
+        },
+        (err) => {
+          if (!err) return resolve();
+          if (res.headersSent) return resolve();
+          reject(AppError.notFound('Artifact file'));
+        },
+      ),
     );
   }
 }

@@ -8,7 +8,13 @@ describe('release rules (docs/releases.md)', () => {
   );
 
   it('orders by SemVer precedence, prereleases below their release', () => {
-    const order = newestFirst([{ version: '1.0.0' }, { version: '1.10.0' }, { version: '1.2.0' }, { version: '1.10.0-beta.2' }, { version: '1.10.0-beta.10' }]);
+    const order = newestFirst([
+      { version: '1.0.0' },
+      { version: '1.10.0' },
+      { version: '1.2.0' },
+      { version: '1.10.0-beta.2' },
+      { version: '1.10.0-beta.10' },
+    ]);
     expect(order.map((r) => r.version)).toEqual(['1.10.0', '1.10.0-beta.10', '1.10.0-beta.2', '1.2.0', '1.0.0']);
   });
 
@@ -18,13 +24,25 @@ describe('release rules (docs/releases.md)', () => {
     expect(channelsFor('alpha')).toEqual(['stable', 'beta', 'alpha']);
   });
 
-  it.each(['App Setup 1.0.0.exe', 'app_1.0.0_amd64.AppImage', 'App-1.0.0-arm64-mac.zip', 'app.app.tar.gz', 'App (x64).msi'])('%s is a filename', (n) =>
-    expect(filenameProblem(n)).toBeUndefined(),
+  it.each(['App Setup 1.0.0.exe', 'app_1.0.0_amd64.AppImage', 'App-1.0.0-arm64-mac.zip', 'app.app.tar.gz', 'App (x64).msi'])(
+    '%s is a filename',
+    (n) => expect(filenameProblem(n)).toBeUndefined(),
   );
-  it.each(['../etc/passwd', '..', 'a/b', 'a\\b', '.hidden', ' lead', 'a..b', '', 'x'.repeat(201), 'nul\u0000', 'new\nline', '%2e%2e', 'a:b'])(
-    '%p is refused',
-    (n) => expect(filenameProblem(n)).toBeDefined(),
-  );
+  it.each([
+    '../etc/passwd',
+    '..',
+    'a/b',
+    'a\\b',
+    '.hidden',
+    ' lead',
+    'a..b',
+    '',
+    'x'.repeat(201),
+    'nul\u0000',
+    'new\nline',
+    '%2e%2e',
+    'a:b',
+  ])('%p is refused', (n) => expect(filenameProblem(n)).toBeDefined());
 
   it('maps electron-updater channel files', () => {
     expect(electronChannelFile('latest.yml')).toEqual({ channel: 'stable', platform: 'win32', arches: null });

@@ -26,7 +26,8 @@ export const ARCHES = ['x64', 'arm64', 'ia32', 'arm', 'universal'] as const;
  */
 export function filenameProblem(name: string): string | undefined {
   if (name.length < 1 || name.length > 200) return 'filename must be 1-200 characters';
-  if (!/^[A-Za-z0-9_(+-][A-Za-z0-9 ._+()-]*$/.test(name)) return 'filename may hold only letters, digits, space and ._+()- and must not start with a dot or space';
+  if (!/^[A-Za-z0-9_(+-][A-Za-z0-9 ._+()-]*$/.test(name))
+    return 'filename may hold only letters, digits, space and ._+()- and must not start with a dot or space';
   if (name.includes('..')) return 'filename must not contain ".."';
   return undefined;
 }

@@ -63,7 +63,13 @@ export class ReleaseUpdatesService {
     }
     const product = held ? await this.products.findByCode(licenceProduct as string) : null;
     const offered = held && product ? await this.releases.listOffered(product.id) : [];
-    const decision = decideDownload(held?.license ?? null, held ? { seatHeld: held.seatHeld } : null, product?.updatePolicy ?? 'current', offered, new Date());
+    const decision = decideDownload(
+      held?.license ?? null,
+      held ? { seatHeld: held.seatHeld } : null,
+      product?.updatePolicy ?? 'current',
+      offered,
+      new Date(),
+    );
     if (decision.kind === 'deny') throw decision.error;
     return { license: (held as { license: License }).license, product: product as Product, releases: decision.releases, offered };
   }

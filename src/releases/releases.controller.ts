@@ -84,7 +84,11 @@ export class ReleasesController {
   @ApiConsumes('application/octet-stream')
   @ApiQuery({ name: 'platform', enum: ['linux', 'darwin', 'win32'] })
   @ApiQuery({ name: 'arch', enum: ['x64', 'arm64', 'ia32', 'arm', 'universal'] })
-  @ApiHeader({ name: 'X-Artifact-Signature', required: false, description: "the updater's signature of the file (Tauri: the .sig file's text)" })
+  @ApiHeader({
+    name: 'X-Artifact-Signature',
+    required: false,
+    description: "the updater's signature of the file (Tauri: the .sig file's text)",
+  })
   @ApiCreatedResponse({ type: ReleaseArtifactDto })
   @ApiNotFoundResponse(NOT_FOUND)
   @ApiConflictResponse({ description: 'CONFLICT: the release is published', type: ErrorResponseDto })
@@ -110,7 +114,11 @@ export class ReleasesController {
   @ApiOkResponse({ type: ReleaseDto })
   @ApiNotFoundResponse(NOT_FOUND)
   @ApiConflictResponse({ description: 'CONFLICT: already published, or no artifact yet', type: ErrorResponseDto })
-  publish(@Param('id', IdParamPipe) id: number, @CurrentActor() actor: Actor, @CurrentProductScope() scope: ProductScope): Promise<ReleaseDto> {
+  publish(
+    @Param('id', IdParamPipe) id: number,
+    @CurrentActor() actor: Actor,
+    @CurrentProductScope() scope: ProductScope,
+  ): Promise<ReleaseDto> {
     return this.releases.publish(id, actor, scope);
   }
 
@@ -121,7 +129,11 @@ export class ReleasesController {
   @ApiOkResponse({ type: ReleaseDto })
   @ApiNotFoundResponse(NOT_FOUND)
   @ApiConflictResponse({ description: 'CONFLICT: a draft, or already yanked', type: ErrorResponseDto })
-  yank(@Param('id', IdParamPipe) id: number, @CurrentActor() actor: Actor, @CurrentProductScope() scope: ProductScope): Promise<ReleaseDto> {
+  yank(
+    @Param('id', IdParamPipe) id: number,
+    @CurrentActor() actor: Actor,
+    @CurrentProductScope() scope: ProductScope,
+  ): Promise<ReleaseDto> {
     return this.releases.yank(id, actor, scope);
   }
 

@@ -19,7 +19,9 @@ export class ReleasesRepository {
 
   /** With its artifacts in upload order. */
   async getById(id: number, manager?: EntityManager): Promise<Release | null> {
-    const release = await this.manager(manager).getRepository(Release).findOne({ where: { id }, relations: { artifacts: true } });
+    const release = await this.manager(manager)
+      .getRepository(Release)
+      .findOne({ where: { id }, relations: { artifacts: true } });
     if (release?.artifacts) release.artifacts.sort((a, b) => a.id - b.id);
     return release;
   }

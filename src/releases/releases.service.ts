@@ -240,7 +240,7 @@ export class ReleasesService {
       const current = (await this.releases.getById(id, manager)) as Release;
       apply(current);
       const { artifacts, ...row } = current;
-      const saved = await this.releases.save(row as Release, manager);
+      const saved = await this.releases.save(row, manager);
       await this.events.record(manager, {
         type,
         actor,
@@ -254,7 +254,7 @@ export class ReleasesService {
           ...(type === 'release.yanked' ? { yanked_at: saved.yankedAt?.toISOString() ?? null } : {}),
         },
       });
-      return { ...saved, artifacts } as Release;
+      return { ...saved, artifacts };
     });
     const totals = await this.releases.totals([id]);
     return ReleaseDto.from(release, product.code, totals.get(id) ?? 0);

@@ -1,15 +1,5 @@
 import { ApiProperty, ApiPropertyOptional, getSchemaPath } from '@nestjs/swagger';
-import {
-  ArrayMaxSize,
-  ArrayUnique,
-  IsArray,
-  IsIn,
-  IsString,
-  Matches,
-  MaxLength,
-  registerDecorator,
-  ValidateIf,
-} from 'class-validator';
+import { ArrayMaxSize, ArrayUnique, IsArray, IsIn, IsString, Matches, MaxLength, registerDecorator, ValidateIf } from 'class-validator';
 import { ValidateRequestDto } from '../../activation/dto/client-requests.dto';
 import { SignedEnvelopeDto } from '../../activation/dto/client-responses.dto';
 import { FEATURE_NAME, IsOptionalNotNull, IsStorableText, MaxChars } from '../../common/validation/validators';
@@ -103,7 +93,11 @@ export class ReleaseDto {
       created_at: r.createdAt.toISOString(),
       published_at: r.publishedAt?.toISOString() ?? null,
       yanked_at: r.yankedAt?.toISOString() ?? null,
-      artifacts: (r.artifacts ?? []).map((a) => ({ ...ArtifactDto.from(a), signature: a.signature, uploaded_at: a.createdAt.toISOString() })),
+      artifacts: (r.artifacts ?? []).map((a) => ({
+        ...ArtifactDto.from(a),
+        signature: a.signature,
+        uploaded_at: a.createdAt.toISOString(),
+      })),
       downloads,
     };
   }
@@ -155,7 +149,8 @@ export class UpdateArtifactDto extends ArtifactDto {
   @ApiProperty({ format: 'date-time' }) url_expires_at: string;
 }
 
-export interface UpdateDto {
+/** The offered release; its schema is written inline on ReleaseCheckResponseDto.update (nullable). */
+export class UpdateDto {
   version: string;
   channel: ReleaseChannel;
   notes: string;
