@@ -20,6 +20,8 @@ import { MailPagesController } from './pages/mail.controller';
 import { DashboardNotFoundController } from './pages/not-found.controller';
 import { OverviewController } from './pages/overview.controller';
 import { ProductsPageController } from './pages/products.controller';
+import { ReleasesPageController } from './pages/releases.controller';
+import { ReleasesModule } from '../releases/releases.module';
 import { SigningKeysPageController } from './pages/signing-keys.controller';
 import { StoresPageController } from './pages/stores.controller';
 import { SavedViewsController } from './pages/saved-views.controller';
@@ -39,6 +41,7 @@ import { UsersService } from './users.service';
     LicensesModule,
     MailModule,
     ProductsModule,
+    ReleasesModule,
     StatsModule,
     StoresModule,
     WebhooksModule,
@@ -59,6 +62,7 @@ import { UsersService } from './users.service';
     MailPagesController,
     StoresPageController,
     ProductsPageController,
+    ReleasesPageController,
     DashboardNotFoundController,
   ],
   providers: [

@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional, getSchemaPath } from '@nestjs/swagger';
-import { ArrayMaxSize, ArrayUnique, IsArray, IsIn, IsString, Matches, MaxLength, registerDecorator, ValidateIf } from 'class-validator';
+import { ArrayMaxSize, ArrayUnique, IsArray, IsIn, IsString, Matches, registerDecorator, ValidateIf } from 'class-validator';
 import { ValidateRequestDto } from '../../activation/dto/client-requests.dto';
 import { SignedEnvelopeDto } from '../../activation/dto/client-responses.dto';
 import { FEATURE_NAME, IsOptionalNotNull, IsStorableText, MaxChars } from '../../common/validation/validators';
@@ -120,7 +120,7 @@ export class ReleaseCheckRequestDto extends ValidateRequestDto {
   @ApiPropertyOptional({ example: 'POS_RETAIL', description: 'PRODUCT_MISMATCH when the licence is for another product' })
   @ValidateIf((body: { product?: unknown }) => body.product !== undefined)
   @IsString()
-  @MaxLength(32)
+  @MaxChars(32)
   product?: string;
 
   @ApiPropertyOptional({ enum: RELEASE_CHANNELS, description: 'default stable; a channel also gets the more stable ones' })
@@ -130,13 +130,13 @@ export class ReleaseCheckRequestDto extends ValidateRequestDto {
 
   @ApiProperty({ example: 'win32', description: "Node's platform name" })
   @IsString()
-  @MaxLength(16)
+  @MaxChars(16)
   platform: string;
 
   @ApiPropertyOptional({ example: 'x64', description: "Node's arch name; absent: any" })
   @ValidateIf((body: { arch?: unknown }) => body.arch !== undefined)
   @IsString()
-  @MaxLength(16)
+  @MaxChars(16)
   arch?: string;
 
   @ApiProperty({ example: '1.3.2', description: 'the running version (SemVer 2.0)' })
