@@ -196,6 +196,27 @@ export class ReleaseUpdatesService {
   }
 
   /**
+   * What a customer may download with a licence (docs/portal.md, Downloads): every entitled release, newest first, each
+   * file with a fresh signed link; none when the licence may download nothing.
+   */
+  async customerDownloads(
+    licenseKey: string,
+  ): Promise<{ version: string; channel: ReleaseChannel; notes: string; published_at: string; artifacts: UpdateArtifactDto[] }[]> {
+    const held = await this.seats.seatHolding({ licenseKey, machineFingerprint: '' });
+    const product = held ? await this.products.findByCode(held.license.product?.code ?? '') : null;
+    if (!held || !product) return [];
+    const decision = decideDownload(held.license, null, product.updatePolicy, await this.releases.listOffered(product.id), new Date());
+    if (decision.kind === 'deny') return [];
+    return newestFirst(decision.releases).map((r) => ({
+      version: r.version,
+      channel: r.channel,
+      notes: r.notes,
+      published_at: (r.publishedAt as Date).toISOString(),
+      artifacts: (r.artifacts ?? []).map((a) => this.offer(a, held.license.id)),
+    }));
+  }
+
+  /**
    * A signed link's bytes (docs/releases.md, Download links): a tampered or expired link, 403 FORBIDDEN; a release
    * the licence may no longer have (yanked, revoked, ...), 403 RELEASE_NOT_ENTITLED. `counted`: whether this request
    * counts as a download (a ranged request counts only when it starts at byte 0).
