@@ -1,8 +1,9 @@
 import { execFileSync } from 'node:child_process';
-import { createPublicKey, generateKeyPairSync, randomBytes, verify } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes, verify } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createLocalJWKSet, JSONWebKeySet, jwtVerify, SignJWT } from 'jose';
 import { endorsementBody } from '../scripts/endorse-key';
 import { decodeLicenseFile } from '../src/activation/license-file';
 import { signEndorsement, verifyEndorsement, verifyEnvelope } from '../src/signing/envelope';
@@ -11,6 +12,7 @@ import { canonicalBytes, keyIdOf, verifySignedAnswer, verifySignedLicense } from
 import { fieldsOf } from './support/api-errors';
 import { activationRequest, createLicense, fingerprint } from './support/factories';
 import { createTestApp, TestApp } from './support/test-app';
+import { ENV_SIGNING_KEY } from './support/test-database';
 
 // Start-up of the app and RSA key generation (rotations) take seconds on a busy machine.
 jest.setTimeout(30_000);
@@ -181,10 +183,12 @@ describe('signed envelopes, Ed25519 keys and endorsed rotation', () => {
   describe('Ed25519 keys and endorsements', () => {
     let firstKeyId: string;
     let edKeyId: string;
+    let jwksBeforeRevocation: JSONWebKeySet;
 
     it('rotate {algorithm: "Ed25519"}: 201, published with algorithm Ed25519, endorsed by the outgoing key; the JWK is OKP/Ed25519/EdDSA', async () => {
       firstKeyId = (await publishedKeys())[0].key_id;
       const res = await t.admin.post(`${KEYS}/rotate`).send({ algorithm: 'Ed25519' }).expect(201);
+      jwksBeforeRevocation = (await t.http().get('/.well-known/jwks.json').expect(200)).body as JSONWebKeySet;
       edKeyId = res.body.key_id;
       expect(res.body).toMatchObject({
         algorithm: 'Ed25519',
@@ -303,14 +307,28 @@ describe('signed envelopes, Ed25519 keys and endorsed rotation', () => {
       expect(revoked.body.error.code).toBe('ALREADY_REVOKED');
     });
 
-    it('a revoked key stays listed as revoked in /public-keys and the JWK Set, and an envelope naming it is refused KEY_REVOKED', async () => {
+    it('a revoked key stays listed as revoked in /public-keys but leaves the JWK Set, and an envelope naming it is refused KEY_REVOKED', async () => {
       const listed = (await publishedKeys()).find((k) => k.key_id === firstKeyId);
       expect(listed).toMatchObject({ status: 'revoked' });
       expect((await publishedKeys()).map((k) => k.status)).toEqual(['active', 'retired', 'revoked']);
       const jwks = (await t.http().get('/.well-known/jwks.json').expect(200)).body as { keys: { kid: string; status: string }[] };
-      expect(jwks.keys.find((k) => k.kid === firstKeyId)?.status).toBe('revoked');
+      expect(jwks.keys.map((k) => k.kid)).not.toContain(firstKeyId);
+      expect(jwks.keys.map((k) => k.status).sort()).toEqual(['active', 'retired']);
       const envelope = { payload: 'e30', alg: 'RS256', key_id: firstKeyId, signature: 'AAAA' };
       expect(verifyEnvelope(envelope, await keyLookup())).toMatchObject({ ok: false, reason: 'KEY_REVOKED' });
+    });
+
+    it('a generic JOSE library (jose) given the JWK Set refuses a token signed by the revoked key (the attacker holds the leaked key)', async () => {
+      // The first key is the test suite's own key file, so the test holds its private half, as whoever leaked it would.
+      const leaked = createPrivateKey(readFileSync(process.env[ENV_SIGNING_KEY] as string));
+      expect(keyIdOf(createPublicKey(leaked).export({ type: 'spki', format: 'pem' }).toString())).toBe(firstKeyId);
+      const token = await new SignJWT({ sub: 'POS-FORGED', features: ['everything'] })
+        .setProtectedHeader({ alg: 'RS256', kid: firstKeyId })
+        .sign(leaked);
+      // While the key verified (retired, not revoked) the same token was accepted: the token is well formed.
+      await expect(jwtVerify(token, createLocalJWKSet(jwksBeforeRevocation))).resolves.toMatchObject({ payload: { sub: 'POS-FORGED' } });
+      const now = (await t.http().get('/.well-known/jwks.json').expect(200)).body as JSONWebKeySet;
+      await expect(jwtVerify(token, createLocalJWKSet(now))).rejects.toMatchObject({ code: 'ERR_JWKS_NO_MATCHING_KEY' });
     });
   });
 });

@@ -9,6 +9,7 @@ import { createTestApp, TestApp } from './support/test-app';
 jest.setTimeout(60_000);
 
 const SECRET = 'whsec_mail_stores_e2e_0123456789';
+const STRIPE_PORTAL = 'https://billing.stripe.com/p/login/test_mail_stores';
 const DAY = 86_400;
 type Smtp = Awaited<ReturnType<typeof startSmtpServer>>;
 
@@ -91,6 +92,11 @@ describe('customer e-mail from a store purchase (docs/mail.md, Stores)', () => {
     t = await createTestApp({
       stores: { stripeWebhookSecret: SECRET, acceptTestEvents: false },
       mail: { smtpUrl: smtp.url, from: 'keys@vendor.example', brandName: 'Vendor Soft', disabledKinds: [], retryScheduleSeconds: [1] },
+      portal: {
+        enabled: true,
+        loginLimit: 5,
+        storePortalUrls: { stripe: STRIPE_PORTAL, paddle: 'https://customer-portal.paddle.com/cpl_x' },
+      },
     });
     await t.admin
       .post('/api/v1/admin/store-plans')
@@ -125,6 +131,12 @@ describe('customer e-mail from a store purchase (docs/mail.md, Stores)', () => {
     ]);
     expect(mail.parsed.text).toContain(license.license_key);
     expect(mail.parsed.html).toContain(license.license_key);
+    // docs/mail.md, Links in the key mail: the portal (PUBLIC_URL + /portal, no token) and Stripe's own customer portal.
+    expect(mail.parsed.text).toContain('at https://licences.example.test/portal (sign in with this e-mail address)');
+    expect(mail.parsed.text).toContain(`Invoices, your payment method and your subscription: ${STRIPE_PORTAL}`);
+    expect(mail.parsed.html).toContain(`href="https://licences.example.test/portal"`);
+    expect(mail.parsed.html).toContain(`href="${STRIPE_PORTAL}"`);
+    expect(mail.parsed.text).not.toMatch(/paddle|token=/);
 
     await fannedOut(t);
     const rows = await t.sql<{ kind: string; status: string; event_id: string }>(

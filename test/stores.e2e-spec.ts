@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Stripe from 'stripe';
-import { STRIPE_API_VERSION } from '../src/stores/stripe/stripe-store';
+import { STRIPE_API_VERSION, STRIPE_PREVIOUS_API_VERSION } from '../src/stores/stripe/stripe-store';
 import { EventFanoutService } from '../src/webhooks/event-fanout.service';
 import { createTestApp, TestApp } from './support/test-app';
 
@@ -128,6 +128,8 @@ describe('stores: Stripe (docs/stores.md)', () => {
   /** The stand-in's invoice payments: which invoice each PaymentIntent paid. */
   const invoiceOfPayment = new Map<string, string>();
   let invoicePaymentCalls: string[] = [];
+  /** Runs while the stand-in answers a line items call: what the database shows during the store's round trip. */
+  let duringLineItems: (() => Promise<void>) | undefined;
 
   beforeAll(async () => {
     // A local stand-in for the Stripe API calls the server makes: a Checkout session's line items, and the invoice
@@ -153,17 +155,22 @@ describe('stores: Stripe (docs/stores.md)', () => {
       lineItemCalls.push(`${req.method} ${req.url} ${req.headers.authorization}`);
       const m = /^\/v1\/checkout\/sessions\/([^/]+)\/line_items/.exec(req.url ?? '');
       if (!m) return res.writeHead(404).end('{}');
+      if (duringLineItems) void duringLineItems().then(() => answerLineItems(m[1], res));
+      else answerLineItems(m[1], res);
+    });
+    const answerLineItems = (session: string, res: ServerResponse) => {
+      if (session.startsWith('cs_broken')) return res.writeHead(500).end(JSON.stringify({ error: { type: 'api_error', message: 'down' } }));
       const list: DeepPartial<Stripe.ApiList<Stripe.LineItem>> = {
         object: 'list',
         has_more: false,
-        url: `/v1/checkout/sessions/${m[1]}/line_items`,
+        url: `/v1/checkout/sessions/${session}/line_items`,
         data: [
           { id: 'li_none', object: 'item', quantity: 1, price: null },
           { id: 'li_1', object: 'item', quantity: 3, price: { id: 'price_onetime', object: 'price' } },
         ],
       };
       res.end(JSON.stringify(list));
-    });
+    };
     await new Promise<void>((resolve) => standIn.listen(0, '127.0.0.1', resolve));
     const port = (standIn.address() as AddressInfo).port;
     t = await createTestApp({
@@ -196,6 +203,7 @@ describe('stores: Stripe (docs/stores.md)', () => {
     await createPlan({ price_id: 'price_erp', product_code: 'ERP_SUITE', license_type: 'MONTHLY', on_end: 'revoke' });
     await createPlan({ price_id: 'price_revoke', product_code: 'POS_RETAIL', license_type: 'MONTHLY', on_end: 'revoke' });
     await createPlan({ price_id: 'price_onetime', product_code: 'FISCAL_BRIDGE', license_type: 'PERPETUAL', on_end: 'expire' });
+    await createPlan({ price_id: 'price_yearly', product_code: 'POS_RETAIL', license_type: 'YEARLY', on_end: 'expire' });
   }, 60_000);
   afterAll(async () => {
     await t.close();
@@ -497,27 +505,31 @@ describe('stores: Stripe (docs/stores.md)', () => {
     expect((await licenseOf(other))!.status).not.toBe('revoked');
   });
 
-  it('the invoice lookup failing: 500, stored failed (Stripe retries), the licence unchanged', async () => {
+  it('the invoice lookup failing: 500, stored failed with STORE_API_ERROR (Stripe retries), the licence unchanged', async () => {
     const { sub, start } = await purchaseWithoutPayments();
     const res = await send(stripeEvent('charge.refunded', charge(uid('pi_broken')), start + 1)).expect(500);
-    expect(res.body.error).toMatchObject({ code: 'STORE_EVENT_FAILED' });
-    expect(res.body.error.message).toMatch(/refunded payment could not be looked up/);
+    expect(res.body.error).toMatchObject({ code: 'STORE_EVENT_FAILED', details: { reason_code: 'STORE_API_ERROR' } });
+    expect(res.body.error.message).toMatch(/the invoice paid by pi_broken\w* could not be read through the store's API/);
     expect((await licenseOf(sub))!.status).not.toBe('revoked');
   });
 
-  it('without STRIPE_API_KEY such a refund is ignored (nothing to find it by) and a replay applies it once the key is set', async () => {
+  it('without STRIPE_API_KEY such a refund is failed STORE_API_KEY_MISSING (500: Stripe retries), never ignored; a replay applies it once the key is set', async () => {
     const stores = t.config.stores as { stripeApiKey?: string };
     const { sub, start, pi } = await purchaseWithoutPayments();
     stores.stripeApiKey = undefined;
-    let stored: { id: string; status: string };
+    let failed: { error: { code: string; details: { id: string; reason_code: string } } };
     try {
-      stored = (await send(stripeEvent('charge.refunded', charge(pi), start + 1)).expect(200)).body;
+      failed = (await send(stripeEvent('charge.refunded', charge(pi), start + 1)).expect(500)).body;
     } finally {
       stores.stripeApiKey = 'sk_test_standin';
     }
-    expect(stored.status).toBe('ignored');
+    expect(failed.error).toMatchObject({ code: 'STORE_EVENT_FAILED', details: { reason_code: 'STORE_API_KEY_MISSING' } });
+    const [row] = await t.sql<{ status: string; reason_code: string }>('SELECT status, reason_code FROM store_events WHERE id = $1', [
+      failed.error.details.id,
+    ]);
+    expect(row).toEqual({ status: 'failed', reason_code: 'STORE_API_KEY_MISSING' });
     expect((await licenseOf(sub))!.status).not.toBe('revoked');
-    expect((await t.admin.post(`/api/v1/admin/store-events/${stored.id}/replay`).expect(200)).body.action).toBe('refund');
+    expect((await t.admin.post(`/api/v1/admin/store-events/${failed.error.details.id}/replay`).expect(200)).body.action).toBe('refund');
     expect((await licenseOf(sub))!.status).toBe('revoked');
   });
 
@@ -747,6 +759,235 @@ describe('stores: Stripe (docs/stores.md)', () => {
       limits: { max_installations: 3 },
       customer_email: 'once@example.com',
       store_order_id: session.id,
+    });
+  });
+
+  describe('money and licences agree (docs/stores.md; issue 44)', () => {
+    const checkout = (id = uid('cs'), extra: DeepPartial<Stripe.Checkout.Session> = {}): DeepPartial<Stripe.Checkout.Session> => ({
+      id,
+      object: 'checkout.session',
+      mode: 'payment',
+      payment_status: 'paid',
+      customer: 'cus_once',
+      customer_details: { email: 'once@example.com', name: 'Once Buyer' },
+      payment_intent: uid('pi'),
+      ...extra,
+    });
+    const eventRow = (eventId: string) =>
+      t
+        .sql<{ id: string; status: string; reason_code: string | null }>(
+          'SELECT id, status, reason_code FROM store_events WHERE event_id = $1',
+          [eventId],
+        )
+        .then((r) => r[0]);
+
+    it('a monthly to yearly change moves expires_at to the period Stripe now bills (items.data[].current_period_end)', async () => {
+      const sub = uid('sub');
+      const { start, license } = await purchase(sub);
+      const yearEnd = start + 365 * DAY;
+      const change = planChange(sub, 'price_yearly', start + 10);
+      const item = (change.data.object as Stripe.Subscription).items.data[0] as DeepPartial<Stripe.SubscriptionItem>;
+      item.current_period_start = start + 10;
+      item.current_period_end = yearEnd;
+      expect((await send(change).expect(200)).body).toMatchObject({ status: 'processed', action: 'plan_change', reason_code: null });
+      expect((await licenseOf(sub))!).toMatchObject({
+        id: license!.id,
+        license_type: 'YEARLY',
+        expires_at: new Date(yearEnd * 1000).toISOString(),
+      });
+    });
+
+    it("invoice.paid for subscription_update applies the period end of the line whose price has a plan (not the invoice's period_end)", async () => {
+      const sub = uid('sub');
+      const { start } = await purchase(sub);
+      const yearEnd = start + 365 * DAY;
+      const paid = invoice({ subscription: sub, reason: 'subscription_update', price: 'price_yearly', start: start + 20, end: yearEnd });
+      const [newLine] = paid.lines!.data!;
+      // The proration line of the old price comes first, with the month's end; a line without a plan runs later still.
+      paid.lines!.data = [
+        {
+          ...newLine,
+          id: uid('il'),
+          period: { start: start + 20, end: start + 30 * DAY },
+          pricing: { price_details: { price: 'price_monthly' } },
+        },
+        {
+          ...newLine,
+          id: uid('il'),
+          period: { start: start + 20, end: yearEnd + 99 * DAY },
+          pricing: { price_details: { price: 'price_unplanned' } },
+        },
+        newLine,
+      ] as NonNullable<typeof paid.lines>['data'];
+      (paid as { period_end?: number }).period_end = start + 20;
+      expect((await send(stripeEvent('invoice.paid', paid, start + 20)).expect(200)).body).toMatchObject({
+        status: 'processed',
+        action: 'renewal',
+      });
+      expect((await licenseOf(sub))!.expires_at).toBe(new Date(yearEnd * 1000).toISOString());
+    });
+
+    it('quantities of 0, negative or fractional: 500, stored failed INVALID_QUANTITY, no licence', async () => {
+      for (const quantity of [0, -2, 1.5]) {
+        const sub = uid('sub');
+        const start = now();
+        const event = stripeEvent(
+          'invoice.paid',
+          invoice({ subscription: sub, reason: 'subscription_create', price: 'price_monthly', quantity, start, end: start + 30 * DAY }),
+        );
+        const res = await send(event).expect(500);
+        expect(res.body.error).toMatchObject({ code: 'STORE_EVENT_FAILED', details: { reason_code: 'INVALID_QUANTITY' } });
+        expect(await eventRow(event.id)).toMatchObject({ status: 'failed', reason_code: 'INVALID_QUANTITY' });
+        expect(await licenseOf(sub)).toBeUndefined();
+      }
+    });
+
+    it('a Stripe-Signature dated more than 300 s ahead: 400 INVALID_SIGNATURE, nothing stored', async () => {
+      const before = (await storeEvents()).length;
+      const event = stripeEvent('customer.created', { id: 'cus_future', object: 'customer' });
+      const body = JSON.stringify(event);
+      const res = await send(body, sign(body, SECRET, now() + 301 + 365 * DAY)).expect(400);
+      expect(res.body.error.code).toBe('INVALID_SIGNATURE');
+      await send(body, sign(body, SECRET, now() + 400)).expect(400);
+      expect((await storeEvents()).length).toBe(before);
+      // Within the window (clocks drift a little): accepted.
+      await send(body, sign(body, SECRET, now() + 60)).expect(200);
+    });
+
+    it('a buyer name longer than customer_name holds is cut at a character boundary (no half of a surrogate pair)', async () => {
+      const sub = uid('sub');
+      const start = now();
+      const paid = invoice({ subscription: sub, reason: 'subscription_create', price: 'price_monthly', start, end: start + 30 * DAY });
+      paid.customer_name = `${'x'.repeat(199)}😀${'y'.repeat(500)}`;
+      await send(stripeEvent('invoice.paid', paid, start)).expect(200);
+      const name = (await licenseOf(sub))!.customer_name as string;
+      expect(name).toBe(`${'x'.repeat(199)}😀`);
+      expect([...name]).toHaveLength(200);
+    });
+
+    it('events of the previous release pinned API version are accepted; any other version is failed API_VERSION_MISMATCH', async () => {
+      const sub = uid('sub');
+      const start = now();
+      const paid = invoice({ subscription: sub, reason: 'subscription_create', price: 'price_monthly', start, end: start + 30 * DAY });
+      const previous = stripeEvent('invoice.paid', paid, start, { api_version: STRIPE_PREVIOUS_API_VERSION });
+      expect(STRIPE_PREVIOUS_API_VERSION).not.toBe(STRIPE_API_VERSION);
+      expect((await send(previous).expect(200)).body).toMatchObject({ status: 'processed', reason_code: null });
+      const other = stripeEvent('invoice.paid', paid, start, { api_version: '2020-08-27' });
+      expect((await send(other).expect(500)).body.error.details.reason_code).toBe('API_VERSION_MISMATCH');
+    });
+
+    it("no Stripe call inside a transaction: the event's row is committed before the line items call, and no connection is in a transaction meanwhile", async () => {
+      const session = checkout();
+      const seen: { rows: { status: string; reason_code: string | null }[]; inTransaction: number }[] = [];
+      duringLineItems = async () => {
+        // Another connection sees the row: it committed before the call went out.
+        const rows = await t.sql<{ status: string; reason_code: string | null }>(
+          `SELECT status, reason_code FROM store_events WHERE payload->'data'->'object'->>'id' = $1`,
+          [session.id],
+        );
+        const [open] = await t.sql<{ n: number }>(
+          `SELECT count(*)::int AS n FROM pg_stat_activity
+            WHERE datname = current_database() AND pid <> pg_backend_pid() AND state IN ('idle in transaction', 'active')
+              AND xact_start IS NOT NULL AND query NOT ILIKE '%pg_stat_activity%' AND backend_type = 'client backend'
+              AND query ILIKE '%store_events%'`,
+        );
+        seen.push({ rows, inTransaction: open.n });
+      };
+      try {
+        const res = await send(stripeEvent('checkout.session.completed', session)).expect(200);
+        expect(res.body).toMatchObject({ status: 'processed', action: 'purchase', reason_code: null });
+      } finally {
+        duringLineItems = undefined;
+      }
+      expect(seen).toEqual([{ rows: [{ status: 'pending', reason_code: null }], inTransaction: 0 }]);
+    });
+
+    it('the line items call failing: 500, stored failed STORE_API_ERROR (Stripe retries), never ignored', async () => {
+      const session = checkout(uid('cs_broken'));
+      const event = stripeEvent('checkout.session.completed', session);
+      const res = await send(event).expect(500);
+      expect(res.body.error.details.reason_code).toBe('STORE_API_ERROR');
+      expect(await eventRow(event.id)).toMatchObject({ status: 'failed', reason_code: 'STORE_API_ERROR' });
+    });
+
+    it('a one-time sale without STRIPE_API_KEY: 500, failed STORE_API_KEY_MISSING; an unpaid (asynchronous) Checkout session: ignored NOT_PAID', async () => {
+      const stores = t.config.stores as { stripeApiKey?: string };
+      stores.stripeApiKey = undefined;
+      const event = stripeEvent('checkout.session.completed', checkout());
+      try {
+        expect((await send(event).expect(500)).body.error.details.reason_code).toBe('STORE_API_KEY_MISSING');
+      } finally {
+        stores.stripeApiKey = 'sk_test_standin';
+      }
+      const unpaid = await send(stripeEvent('checkout.session.completed', checkout(uid('cs'), { payment_status: 'unpaid' }))).expect(200);
+      expect(unpaid.body).toMatchObject({ status: 'ignored', reason_code: 'NOT_PAID' });
+    });
+
+    it('an event with the same event time as the last one applied to its subscription is applied; an older one is OUT_OF_ORDER', async () => {
+      const sub = uid('sub');
+      const { event } = await purchase(sub);
+      const same = await send(planChange(sub, 'price_pro', event.created)).expect(200);
+      expect(same.body).toMatchObject({ status: 'processed', action: 'plan_change', reason_code: null });
+      expect((await licenseOf(sub))!.limits).toMatchObject({ max_installations: 5 });
+      const older = await send(planChange(sub, 'price_monthly', event.created - 1, 'price_pro')).expect(200);
+      expect(older.body).toMatchObject({ status: 'ignored', reason_code: 'OUT_OF_ORDER' });
+    });
+
+    it('needs attention: a failed or NO_PLAN event is told once as store_event.needs_attention and counted by the gauge on /metrics', async () => {
+      const told = () =>
+        t
+          .sql<{ payload: { data: { id: string; reason_code: string } } }>(
+            `SELECT payload FROM webhook_events WHERE type = 'store_event.needs_attention' ORDER BY created_at`,
+          )
+          .then((rows) => rows.map((r) => r.payload.data));
+      const gauge = async () => {
+        const text = (await t.admin.get('/metrics').expect(200)).text;
+        return Number(/^store_events_needing_attention (\d+)$/m.exec(text)?.[1]);
+      };
+      const [{ n: needing }] = await t.sql<{ n: number }>(
+        `SELECT count(*)::int AS n FROM store_events WHERE status = 'failed' OR (status = 'ignored' AND reason_code = 'NO_PLAN')`,
+      );
+      expect(await gauge()).toBe(needing);
+
+      const before = (await told()).length;
+      const start = now();
+      const noPlan = stripeEvent(
+        'invoice.paid',
+        invoice({ subscription: uid('sub'), reason: 'subscription_create', price: 'price_nobody', start, end: start + DAY }),
+      );
+      expect((await send(noPlan).expect(200)).body).toMatchObject({ status: 'ignored', reason_code: 'NO_PLAN' });
+      const failing = stripeEvent('checkout.session.completed', checkout(uid('cs_broken')));
+      await send(failing).expect(500);
+      // Stripe's retry fails again: still told once.
+      await send(failing).expect(500);
+      const processedOne = stripeEvent('checkout.session.completed', checkout());
+      await send(processedOne).expect(200);
+
+      const events = (await told()).slice(before);
+      expect(events.map((e) => [e.id, e.reason_code])).toEqual([
+        [(await eventRow(noPlan.id)).id, 'NO_PLAN'],
+        [(await eventRow(failing.id)).id, 'STORE_API_ERROR'],
+      ]);
+      expect(await gauge()).toBe(needing + 2);
+    });
+
+    it('every stored event has the reason code its status allows (null only when processed)', async () => {
+      const rows = await t.sql<{ status: string; reason_code: string | null }>('SELECT DISTINCT status, reason_code FROM store_events');
+      const allowed: Record<string, (string | null)[]> = {
+        processed: [null],
+        ignored: ['NO_PLAN', 'UNHANDLED_TYPE', 'NOT_PAID', 'TEST_MODE', 'OUT_OF_ORDER'],
+        pending: ['AWAITING_CUSTOMER', 'UNKNOWN_SUBSCRIPTION'],
+        failed: [
+          'API_VERSION_MISMATCH',
+          'STORE_API_KEY_MISSING',
+          'STORE_API_ERROR',
+          'INVALID_QUANTITY',
+          'INVALID_PAYLOAD',
+          'OTHER_PRODUCT',
+        ],
+      };
+      expect(rows.length).toBeGreaterThan(5);
+      for (const row of rows) expect(allowed[row.status]).toContain(row.reason_code);
     });
   });
 

@@ -38,7 +38,10 @@ type Options struct {
 	PublicKeys []*PublicKey
 	// RootKeys are offline root keys: they endorse signing keys and sign nothing else.
 	RootKeys []*PublicKey
-	Product  string // sent on activation, required by Check
+	// PinToShippedKeys trusts PublicKeys only: a key rotation then needs an application update. By default the client
+	// follows endorsed rotations, as every official client does (docs/clients.md, Trust).
+	PinToShippedKeys bool
+	Product          string // sent on activation, required by Check
 	// Fingerprint replaces the default (SHA-256 of the OS machine id and AppSalt); FingerprintFunc computes it.
 	Fingerprint        string
 	FingerprintFunc    func() (string, error)
@@ -274,6 +277,30 @@ func (c *Client) Activate(ctx context.Context, licenseKey string, machine Machin
 	}
 	c.refreshKeysIfDue(ctx)
 	answer, err := c.request(ctx, "POST", "/api/v1/activate", body, true)
+	if err != nil {
+		return nil, err
+	}
+	return c.StoreActivation(ctx, answer)
+}
+
+// StartTrial starts the product's self-service trial on this machine (docs/client-api.md, Trials; Options.Product is
+// required): the signed trial licence is verified and kept like an activation. One trial per product and machine,
+// ever: a second is a *ServerError TRIAL_ALREADY_USED; a product without trials TRIALS_DISABLED. Never retried: a
+// retry after a lost answer would meet TRIAL_ALREADY_USED.
+func (c *Client) StartTrial(ctx context.Context, machine MachineInfo, customerEmail string) (*License, error) {
+	if c.opts.Product == "" {
+		return nil, errors.New("StartTrial needs Options.Product")
+	}
+	body, err := c.machineBody(machine)
+	if err != nil {
+		return nil, err
+	}
+	body["product"] = c.opts.Product
+	if customerEmail != "" {
+		body["customer_email"] = customerEmail
+	}
+	c.refreshKeysIfDue(ctx)
+	answer, err := c.request(ctx, "POST", "/api/v1/trials", body, false)
 	if err != nil {
 		return nil, err
 	}
@@ -627,6 +654,9 @@ func refuse(reason, message string, license *License) CheckResult {
 // ---- verification ----------------------------------------------------------------------------------------------
 
 func (c *Client) trusted(state *clientState) map[string]*PublicKey {
+	if c.opts.PinToShippedKeys {
+		return trustedKeys(c.opts.PublicKeys, nil, nil, revokedSet(state))
+	}
 	published, _ := parseEntries(state.ServerKeys)
 	return trustedKeys(c.opts.PublicKeys, c.opts.RootKeys, published, revokedSet(state))
 }
@@ -816,6 +846,19 @@ func (c *Client) seatBody() (map[string]interface{}, error) {
 }
 
 func (c *Client) activationBody(licenseKey string, machine MachineInfo) (map[string]interface{}, error) {
+	body, err := c.machineBody(machine)
+	if err != nil {
+		return nil, err
+	}
+	body["license_key"] = licenseKey
+	if c.opts.Product != "" {
+		body["product"] = c.opts.Product
+	}
+	return body, nil
+}
+
+// machineBody is what activation and trials send about this machine.
+func (c *Client) machineBody(machine MachineInfo) (map[string]interface{}, error) {
 	fingerprint, err := c.Fingerprint()
 	if err != nil {
 		return nil, err
@@ -827,12 +870,9 @@ func (c *Client) activationBody(licenseKey string, machine MachineInfo) (map[str
 		machine.OS = runtime.GOOS + " " + runtime.GOARCH
 	}
 	// envelope: true asks for the signed envelope (docs/signing.md, Envelopes): this client verifies nothing else.
-	body := map[string]interface{}{"license_key": licenseKey, "machine_fingerprint": fingerprint, "hostname": machine.Hostname, "os": machine.OS, "envelope": true}
+	body := map[string]interface{}{"machine_fingerprint": fingerprint, "hostname": machine.Hostname, "os": machine.OS, "envelope": true}
 	if machine.AppVersion != "" {
 		body["app_version"] = machine.AppVersion
-	}
-	if c.opts.Product != "" {
-		body["product"] = c.opts.Product
 	}
 	return body, nil
 }

@@ -88,6 +88,35 @@ func TestOnline(t *testing.T) {
 		}
 	})
 
+	t.Run("StartTrial keeps the trial like an activation, once per product and machine", func(t *testing.T) {
+		s.admin(t, "POST", "/products", map[string]interface{}{"code": "GO_TRIAL", "name": "Go trial product", "key_prefix": "GTR", "trial": map[string]int{"days": 14}})
+		product := func(code string) func(*Options) { return func(o *Options) { o.Product = code } }
+		client := onlineClient(t, s, "trial-1", product("GO_TRIAL"))
+		trial, err := client.StartTrial(ctx, MachineInfo{Hostname: "till-07", AppVersion: "2.0.0"}, "")
+		if err != nil || trial.LicenseType != "TRIAL" || trial.Product != "GO_TRIAL" {
+			t.Fatalf("start trial: %v %+v", err, trial)
+		}
+		if r := client.Check(); !r.OK || r.Source != "activation" || r.ExpiresAt == nil {
+			t.Fatalf("check: %+v", r)
+		}
+		if answer, err := client.Validate(ctx); err != nil || !answer.Valid {
+			t.Fatalf("validate: %v %+v", err, answer)
+		}
+		again := onlineClient(t, s, "trial-1", product("GO_TRIAL"))
+		if _, err := again.StartTrial(ctx, MachineInfo{}, ""); codeOf(err) != "TRIAL_ALREADY_USED" {
+			t.Fatalf("second trial: %v", err)
+		}
+		if r := again.Check(); r.Reason != "NO_LICENSE" {
+			t.Fatalf("check after a refused trial: %+v", r)
+		}
+		if _, err := onlineClient(t, s, "trial-2", nil).StartTrial(ctx, MachineInfo{}, ""); codeOf(err) != "TRIALS_DISABLED" {
+			t.Fatalf("no trials: %v", err)
+		}
+		if _, err := onlineClient(t, s, "trial-3", product("")).StartTrial(ctx, MachineInfo{}, ""); err == nil {
+			t.Fatal("a trial without a product")
+		}
+	})
+
 	t.Run("server error codes arrive typed", func(t *testing.T) {
 		_, err := onlineClient(t, s, "errors-1", nil).Activate(ctx, "POS-AAAAA-AAAAA-AAAAA-AAAAA", MachineInfo{})
 		var serverErr *ServerError
@@ -269,6 +298,11 @@ func TestOnline(t *testing.T) {
 			}
 			if r := fresh.Check(); !r.OK || r.Source != "license_file" {
 				t.Fatalf("fresh check after rotating to %s: %+v", algorithm, r)
+			}
+			// Pinned to the shipped key (PinToShippedKeys): the rotated key is refused.
+			pinned := onlineClient(t, s, "rotate-pinned-"+algorithm, func(o *Options) { o.PublicKeys, o.PinToShippedKeys = client.opts.PublicKeys, true })
+			if _, err := pinned.Activate(ctx, s.createLicense(t, nil)["license_key"].(string), MachineInfo{}); codeOf(err) != "UNKNOWN_KEY" {
+				t.Fatalf("pinned client after rotating to %s: %v", algorithm, err)
 			}
 		}
 	})

@@ -8,7 +8,9 @@ import { AUDIT_ACTIONS, AUDIT_ACTOR_MAX_LENGTH, type AuditAction } from './audit
 
 /** Events no one does: found by the expiry scan, sent to webhooks, not written to the audit log (docs/webhooks.md, Event catalogue). */
 export const TIME_DRIVEN_EVENTS = ['license.expiring_soon', 'license.expired'] as const;
-export type EventType = AuditAction | (typeof TIME_DRIVEN_EVENTS)[number];
+/** Events told to webhooks only, about no licence change: a store event a seller must act on (docs/webhooks.md, Event catalogue). */
+export const NOTICE_EVENTS = ['store_event.needs_attention'] as const;
+export type EventType = AuditAction | (typeof TIME_DRIVEN_EVENTS)[number] | (typeof NOTICE_EVENTS)[number];
 
 /** Staff-only entries: a note about a customer is the staff's business, never a webhook's (docs/webhooks.md, Event catalogue). */
 const STAFF_ONLY_ACTIONS: readonly string[] = ['customer.note_added'];
@@ -17,6 +19,7 @@ const STAFF_ONLY_ACTIONS: readonly string[] = ['customer.note_added'];
 export const OUTBOX_EVENT_TYPES: readonly EventType[] = [
   ...AUDIT_ACTIONS.filter((a) => !a.startsWith('auth.') && !STAFF_ONLY_ACTIONS.includes(a)),
   ...TIME_DRIVEN_EVENTS,
+  ...NOTICE_EVENTS,
 ];
 
 /** What happened, told by the use case that made it happen (docs/webhooks.md, The event spine). */

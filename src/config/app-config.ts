@@ -16,7 +16,10 @@ export interface AppConfig {
   /** Namespace of every Redis key (rate-limit counters, sessions), so deployments can share one Redis. */
   redisKeyPrefix?: string;
   trustProxy?: string;
-  /** Per-IP requests per minute; `loginPage` (GET /login) defaults to DEFAULT_LOGIN_PAGE_RATE_LIMIT when a config built in code omits it. */
+  /**
+   * Per-IP requests per minute; `loginPage` (GET /login) and `stores` (the store event routes) default to
+   * DEFAULT_LOGIN_PAGE_RATE_LIMIT and DEFAULT_STORES_RATE_LIMIT when a config built in code omits them.
+   */
   rateLimits: {
     activate: number;
     deactivate: number;
@@ -25,6 +28,7 @@ export interface AppConfig {
     admin: number;
     login: number;
     loginPage?: number;
+    stores?: number;
   };
   lastSeenIntervalSeconds: number;
   /** Seconds between sweeps that release dead seats (see SeatSweepService). */
@@ -110,5 +114,7 @@ export interface MailConfig {
 }
 
 export const DEFAULT_LOGIN_PAGE_RATE_LIMIT = 30;
+/** RATE_LIMIT_STORES: a store retries a burst of events at once, far below this (docs/stores.md, Limits). */
+export const DEFAULT_STORES_RATE_LIMIT = 600;
 
 export const APP_CONFIG = Symbol('APP_CONFIG');

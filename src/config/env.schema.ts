@@ -16,7 +16,7 @@ import {
   validateSync,
   ValidationOptions,
 } from 'class-validator';
-import { DEFAULT_LOGIN_PAGE_RATE_LIMIT, DEFAULT_PORTAL_LOGIN_LIMIT, MAIL_KINDS } from './app-config';
+import { DEFAULT_LOGIN_PAGE_RATE_LIMIT, DEFAULT_PORTAL_LOGIN_LIMIT, DEFAULT_STORES_RATE_LIMIT, MAIL_KINDS } from './app-config';
 import { ConfigError } from './config.error';
 
 const toInt = ({ value }: { value: unknown }) => (typeof value === 'string' && /^\s*-?\d+\s*$/.test(value) ? Number(value) : value);
@@ -42,6 +42,7 @@ export const ENV_NAMES = [
   'RATE_LIMIT_ADMIN',
   'RATE_LIMIT_LOGIN',
   'RATE_LIMIT_LOGIN_PAGE',
+  'RATE_LIMIT_STORES',
   'LAST_SEEN_INTERVAL',
   'SEAT_SWEEP_INTERVAL',
   'LOG_LEVEL',
@@ -52,6 +53,9 @@ export const ENV_NAMES = [
   'WEBHOOK_ALLOW_PRIVATE_NETWORKS',
   'STRIPE_WEBHOOK_SECRET',
   'STRIPE_API_KEY',
+  'PADDLE_WEBHOOK_SECRET',
+  'PADDLE_API_KEY',
+  'LEMONSQUEEZY_WEBHOOK_SECRET',
   'STORES_ACCEPT_TEST_EVENTS',
   'WEB_CONCURRENCY',
   'PUBLIC_URL',
@@ -275,6 +279,12 @@ export class EnvironmentVariables {
   @Min(1)
   @Max(1_000_000_000)
   RATE_LIMIT_LOGIN_PAGE = DEFAULT_LOGIN_PAGE_RATE_LIMIT;
+
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(1_000_000_000)
+  RATE_LIMIT_STORES = DEFAULT_STORES_RATE_LIMIT;
 
   @Transform(toInt)
   @IsInt()

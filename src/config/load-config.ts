@@ -59,6 +59,7 @@ export function buildConfig(env: EnvironmentVariables, databaseUrl: string): { c
       admin: env.RATE_LIMIT_ADMIN,
       login: env.RATE_LIMIT_LOGIN,
       loginPage: env.RATE_LIMIT_LOGIN_PAGE,
+      stores: env.RATE_LIMIT_STORES,
     },
     lastSeenIntervalSeconds: env.LAST_SEEN_INTERVAL,
     seatSweepIntervalSeconds: env.SEAT_SWEEP_INTERVAL,

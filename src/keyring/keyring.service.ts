@@ -112,7 +112,7 @@ export class KeyringService implements OnModuleInit, OnModuleDestroy {
     return this.current().published;
   }
 
-  /** The published keys as RFC 7517 JWKs, in the same order. */
+  /** The keys that verify today (active and retired, never revoked) as RFC 7517 JWKs, in the same order. */
   jwks(): PublishedJwk[] {
     return this.current().jwks;
   }
@@ -297,8 +297,11 @@ export class KeyringService implements OnModuleInit, OnModuleDestroy {
         retiredAt: k.retiredAt,
         endorsements: k.endorsements,
       }));
+    // Only keys that verify today: a generic JOSE consumer of the JWK Set must never trust a revoked key (docs/signing.md, The JWK Set).
     const jwks = await Promise.all(
-      published.map(async (k) => ({ ...(await publicJwkOf(k.publicKeyPem, k.keyId)), status: k.status, endorsements: k.endorsements })),
+      published
+        .filter((k) => k.status !== 'revoked')
+        .map(async (k) => ({ ...(await publicJwkOf(k.publicKeyPem, k.keyId)), status: k.status, endorsements: k.endorsements })),
     );
     this.snapshot = { version: versionOf(rows), active, published, jwks };
   }

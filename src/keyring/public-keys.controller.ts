@@ -30,7 +30,7 @@ export class PublicKeysController {
   @Header('Cache-Control', 'no-store')
   @ApiOperation({
     summary:
-      'The published keys as an RFC 7517 JWK Set (kid = key_id; RSA with alg RS256, OKP/Ed25519 with alg EdDSA), with status and endorsements',
+      'The keys that verify today (active and retired, never revoked) as an RFC 7517 JWK Set (kid = key_id; RSA with alg RS256, OKP/Ed25519 with alg EdDSA), with status and endorsements',
   })
   @ApiOkResponse({ type: JwkSetDto })
   jwks(): JwkSetDto {

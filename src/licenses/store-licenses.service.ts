@@ -13,6 +13,10 @@ import { LicensesRepository } from './licenses.repository';
 import { LicensesService, toLicenseDetails } from './licenses.service';
 import { SeatsRepository } from './seats.repository';
 import type { OnEndAction, StoreName } from './store-names';
+import { cutToCodePoints } from '../common/validation/validators';
+
+/** customer_name's column length, in characters. */
+const CUSTOMER_NAME_MAX_CHARS = 200;
 
 /** What a store plan gives a licence (docs/stores.md, Plans), resolved against its product. */
 export interface PlanTerms {
@@ -74,7 +78,8 @@ export class StoreLicensesService {
         productId: terms.product.id,
         licenseKey: generateLicenseKey(terms.product.keyPrefix),
         licenseType: terms.licenseType,
-        customerName: buyer.customerName.slice(0, 200),
+        // A buyer's name longer than the column holds is cut, never split inside a character (docs/stores.md, Buyers).
+        customerName: cutToCodePoints(buyer.customerName, CUSTOMER_NAME_MAX_CHARS),
         customerEmail: buyer.customerEmail,
         customerPib: null,
         limits: planLimits(terms),
@@ -149,9 +154,19 @@ export class StoreLicensesService {
     return this.change(manager, license, actor, { expiresAt }, { subscription_id: subscriptionId });
   }
 
-  /** Same key, the new plan's limits, features and policy. */
-  changePlan(manager: EntityManager, license: License, terms: PlanTerms, actor: Actor): Promise<LicenseDetailsDto> {
+  /**
+   * Same key, the new plan's limits, features and policy; expires_at moves to the end of the period the store now
+   * bills when it names one (docs/stores.md, Plan changes).
+   */
+  changePlan(
+    manager: EntityManager,
+    license: License,
+    terms: PlanTerms,
+    actor: Actor,
+    periodEnd: Date | null = null,
+  ): Promise<LicenseDetailsDto> {
     return this.change(manager, license, actor, {
+      ...(periodEnd && terms.licenseType !== 'PERPETUAL' ? { expiresAt: periodEnd } : {}),
       licenseType: terms.licenseType,
       limits: planLimits(terms),
       features: terms.features ?? [...terms.product.availableFeatures],

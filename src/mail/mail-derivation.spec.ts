@@ -31,6 +31,17 @@ describe('mailFromEvents', () => {
     expect(mailFromEvents([event('license.created', {}, 'store')], [])).toEqual([expect.objectContaining({ kind: 'license_issued' })]);
   });
 
+  it("the key mail of a store-made licence keeps the store's name (for its customer portal link); other kinds and staff licences do not", () => {
+    const store = { name: 'stripe', subscription_active: true };
+    expect(mailFromEvents([event('license.created', { store }, 'store')], [])[0].data).toEqual(
+      expect.objectContaining({ store_name: 'stripe' }),
+    );
+    const staff = mailFromEvents([event('license.created', { store: null }, 'admin_api', { notify_customer: true })], []);
+    expect(staff[0].data).not.toHaveProperty('store_name');
+    const released = mailFromEvents([event('license.released', { store }, 'admin_api', { released: 1 })], []);
+    expect(released[0].data).not.toHaveProperty('store_name');
+  });
+
   it('"send the key again" (license.key_resent): license_issued once per event, so each request is its own message', () => {
     const [a] = mailFromEvents([event('license.key_resent', {}, 'dashboard')], []);
     const [b] = mailFromEvents([event('license.key_resent', {}, 'dashboard')], []);

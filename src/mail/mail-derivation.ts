@@ -26,7 +26,7 @@ type LicenseData = {
   license_type?: string;
   product?: { code?: string; name?: string };
   /** The store integration's hook (docs/mail.md, Stores): an active subscription renews, so no reminder. */
-  store?: { subscription_active?: boolean };
+  store?: { name?: string; subscription_active?: boolean };
   event?: { actor_type?: string; details?: Record<string, unknown> };
 };
 
@@ -82,6 +82,8 @@ export function mailFromEvents(events: PendingEvent[], disabled: readonly MailKi
         license_type: data.license_type,
         expires_at: data.expires_at ?? null,
         product: { code: data.product?.code, name: data.product?.name },
+        // Which store's customer portal the key mail links to (docs/mail.md, Links in the key mail).
+        ...(kind === 'license_issued' && typeof data.store?.name === 'string' ? { store_name: data.store.name } : {}),
         ...(kind === 'seat_released'
           ? { released: data.event?.details?.released ?? null, reason: data.event?.details?.reason ?? null }
           : {}),

@@ -18,6 +18,10 @@ export interface MailView {
   heartbeat?: boolean;
   unsubscribeUrl?: string;
   signInUrl?: string;
+  /** The customer portal's address (PUBLIC_URL/portal, no token), when the portal is on. */
+  portalUrl?: string;
+  /** The store's own customer portal (invoices, payment method, cancelling), for a licence that store made. */
+  storePortalUrl?: string;
 }
 
 export interface RenderedMail {

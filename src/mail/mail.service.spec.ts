@@ -25,4 +25,40 @@ describe('MailService', () => {
     expect(text).toContain('Hello <script>x</script>,');
     expect(text).toContain('P & Q');
   });
+
+  describe("the key mail links to the portal and the store's customer portal (docs/mail.md, Links in the key mail)", () => {
+    const storePortalUrls = { stripe: 'https://billing.stripe.com/p/login/test_abc', paddle: 'https://customer-portal.paddle.com/cpl_1' };
+    const keyMail = (overrides: Parameters<typeof testConfigFor>[0], data: Record<string, unknown>) =>
+      service(overrides).render('license_issued', 'a@shop.example', 'A', { license_key: 'K', product: { name: 'P' }, ...data });
+
+    it('the portal on: its address, PUBLIC_URL + /portal and no token, in text and HTML', () => {
+      const { text, html } = keyMail({ publicUrl: 'https://licences.example.com' }, {});
+      expect(text).toContain('at https://licences.example.com/portal (sign in with this e-mail address)');
+      expect(html).toContain('<a href="https://licences.example.com/portal"');
+      expect(text).not.toMatch(/portal\S*token|portal\/login\?/);
+    });
+
+    it('the portal off (PORTAL_ENABLED=false): no portal link', () => {
+      const { text, html } = keyMail({ portal: { enabled: false, loginLimit: 5, storePortalUrls: {} } }, {});
+      expect(text).not.toContain('/portal');
+      expect(html).not.toContain('/portal');
+    });
+
+    it("a store-made licence: its store's customer portal when that store's URL is set; another store's never", () => {
+      const portal = { enabled: true, loginLimit: 5, storePortalUrls };
+      const stripe = keyMail({ portal }, { store_name: 'stripe' });
+      expect(stripe.text).toContain('Invoices, your payment method and your subscription: https://billing.stripe.com/p/login/test_abc');
+      expect(stripe.html).toContain('<a href="https://billing.stripe.com/p/login/test_abc"');
+      expect(stripe.text).not.toContain('paddle.com');
+      // Lemon Squeezy has no URL configured; a licence made by staff has no store.
+      expect(keyMail({ portal }, { store_name: 'lemonsqueezy' }).text).not.toContain('Invoices');
+      expect(keyMail({ portal }, {}).text).not.toContain('Invoices');
+    });
+
+    it('only the key mail carries them', () => {
+      const portal = { enabled: true, loginLimit: 5, storePortalUrls };
+      const { text } = service({ portal }).render('expired', 'a@shop.example', 'A', { license_key: 'K', store_name: 'stripe' });
+      expect(text).not.toContain('billing.stripe.com');
+    });
+  });
 });

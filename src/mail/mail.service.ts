@@ -8,7 +8,7 @@ import { type Actor, ALL_PRODUCTS, type ProductScope, productScopeIncludes } fro
 import { SecretEnvelope } from '../common/crypto/secret-envelope';
 import { AppError } from '../common/errors/app-error';
 import { projectRoot } from '../common/paths';
-import { APP_CONFIG, AppConfig, type MailKind } from '../config/app-config';
+import { APP_CONFIG, AppConfig, type MailKind, portalConfig } from '../config/app-config';
 import { JobsService } from '../jobs/jobs.service';
 import { EventFanoutService, type EventConsumer } from '../webhooks/event-fanout.service';
 import type { PendingEvent } from '../webhooks/event-fanout.service';
@@ -249,6 +249,17 @@ export class MailService implements EventConsumer, OnModuleInit, OnModuleDestroy
       ...(REMINDERS.includes(kind) ? { unsubscribeUrl: this.unsubscribeLink(toAddress) } : {}),
       ...(typeof data.sign_in_url === 'string' ? { signInUrl: data.sign_in_url } : {}),
       ...(typeof data.sealed_sign_in_url === 'string' ? { signInUrl: this.openLink(data.sealed_sign_in_url, toAddress) } : {}),
+      ...(kind === 'license_issued' ? this.keyMailLinks(data) : {}),
+    };
+  }
+
+  /** The portal's address and the store's customer portal, as configured when the message is sent (docs/mail.md, Links in the key mail). */
+  private keyMailLinks(data: Record<string, unknown>): Pick<MailView, 'portalUrl' | 'storePortalUrl'> {
+    const portal = portalConfig(this.config);
+    const store = typeof data.store_name === 'string' ? portal.storePortalUrls[data.store_name] : undefined;
+    return {
+      ...(portal.enabled ? { portalUrl: `${this.config.publicUrl}/portal` } : {}),
+      ...(store ? { storePortalUrl: store } : {}),
     };
   }
 }

@@ -40,7 +40,7 @@ export class StorePlansService {
           features: input.features ?? null,
           policy: licensePolicyOverrides(input.policy ?? {}),
           graceDays: input.grace_days ?? 7,
-          onEnd: input.on_end,
+          onEnd: input.on_end ?? 'expire',
         },
         manager,
       );

@@ -2,11 +2,35 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { AppError } from '../common/errors/app-error';
 import { ErrorCode } from '../common/errors/error-codes';
 
-/** Whether `hex` is the hex HMAC-SHA256 of `message` under `secret`, compared in constant time. */
+/** A hex HMAC-SHA256: anything else is refused before any HMAC is computed. */
+const HMAC_HEX = /^[0-9a-f]{64}$/i;
+
+/**
+ * Most signatures one header may offer (a store sends one per secret while a secret rotates): a header with more is
+ * refused before any HMAC is computed (docs/security.md, Store signatures cost one HMAC).
+ */
+export const MAX_SIGNATURE_CANDIDATES = 4;
+
+/**
+ * Whether any of `candidates` is the hex HMAC-SHA256 of the concatenated `message` parts under `secret`, compared in
+ * constant time. One HMAC at most, whatever the candidates: the shapes are checked first, and none well-formed
+ * costs none (docs/security.md, Store signatures cost one HMAC).
+ */
+export function hmacMatchesAny(secret: string, message: Buffer[], candidates: string[]): boolean {
+  const wellFormed = candidates.filter((hex) => HMAC_HEX.test(hex));
+  if (wellFormed.length === 0) return false;
+  const hmac = createHmac('sha256', secret);
+  for (const part of message) hmac.update(part);
+  const expected = hmac.digest();
+  let matched = false;
+  // Every candidate is compared (no early exit), so the time does not tell which one matched.
+  for (const hex of wellFormed) matched = timingSafeEqual(expected, Buffer.from(hex, 'hex')) || matched;
+  return matched;
+}
+
+/** Whether `hex` is the hex HMAC-SHA256 of `message` under `secret` (one candidate of hmacMatchesAny). */
 export function hmacMatches(secret: string, message: Buffer, hex: string): boolean {
-  const expected = createHmac('sha256', secret).update(message).digest();
-  if (!/^[0-9a-f]+$/i.test(hex) || hex.length !== expected.length * 2) return false;
-  return timingSafeEqual(expected, Buffer.from(hex, 'hex'));
+  return hmacMatchesAny(secret, [message], [hex]);
 }
 
 export const invalidSignature = (message: string) => new AppError(ErrorCode.INVALID_SIGNATURE, 400, message);

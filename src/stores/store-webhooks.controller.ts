@@ -13,6 +13,7 @@ import {
 import type { Request } from 'express';
 import { ErrorResponseDto } from '../common/errors/error-response.dto';
 import { RawBodyRoute } from '../common/http/raw-body';
+import { RateLimit } from '../common/http/throttling';
 import type { StoreName } from '../licenses/store-names';
 import { StoreEventDto } from './dto/store-event.dto';
 import { StoreEventsService } from './store-events.service';
@@ -25,6 +26,8 @@ function StoreEventsRoute(store: StoreName, o: { title: string; header: string; 
   return applyDecorators(
     Post(`${store}/events`),
     HttpCode(200),
+    // Its own per-IP bucket (RATE_LIMIT_STORES): a flood of unsigned requests cannot take the server's CPU (docs/stores.md, Limits).
+    RateLimit('stores'),
     RawBodyRoute({ limit: STORE_EVENT_BODY_LIMIT }),
     ApiSecurity({}),
     ApiOperation({
@@ -43,7 +46,7 @@ function StoreEventsRoute(store: StoreName, o: { title: string; header: string; 
   );
 }
 
-/** Inbound store events: authenticated by the store's signature over the raw bytes, no API key, no client rate limit. */
+/** Inbound store events: authenticated by the store's signature over the raw bytes, no API key, their own per-IP limit. */
 @ApiTags('stores')
 @Controller('api/v1/stores')
 export class StoreWebhooksController {

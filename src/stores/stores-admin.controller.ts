@@ -73,10 +73,15 @@ export class StoresAdminController {
   }
 
   @Get('store-events')
-  @ApiOperation({ summary: 'Store events, newest first' })
+  @ApiOperation({ summary: 'Store events, newest first; needs_attention=true lists what a seller must look at' })
   @ApiOkResponse({ type: [StoreEventDto], headers: TOTAL_COUNT_HEADERS })
   async listEvents(@Query() query: ListStoreEventsQueryDto, @Res({ passthrough: true }) res: Response): Promise<StoreEventDto[]> {
-    const filter = { store: query.store, status: query.status, licenseId: query.license_id };
+    const filter = {
+      store: query.store,
+      status: query.status,
+      licenseId: query.license_id,
+      needsAttention: query.needs_attention === undefined ? undefined : query.needs_attention === 'true',
+    };
     return setTotalCount(res, await this.events.list(filter, query.limit, query.offset ?? 0));
   }
 

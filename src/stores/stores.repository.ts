@@ -1,18 +1,21 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
+import { Brackets, DataSource, EntityManager } from 'typeorm';
 import type { StoreEventStatus, StoreName } from '../licenses/store-names';
-import { StoreEvent } from './store-event.entity';
+import { NEEDS_ATTENTION, StoreEvent } from './store-event.entity';
+import type { StorePayment } from './store-action';
 import { StorePlan } from './store-plan.entity';
 
 export interface StoreEventFilter {
   store?: StoreName;
   status?: StoreEventStatus;
   licenseId?: number;
+  /** true: only the events that need the seller's attention; false: only the others (docs/stores.md, Needs attention). */
+  needsAttention?: boolean;
 }
 
 /** What a store event's processing decided, written back onto its row. */
-export type StoreEventOutcome = Pick<StoreEvent, 'status' | 'error'> &
+export type StoreEventOutcome = Pick<StoreEvent, 'status' | 'error' | 'reasonCode'> &
   Partial<Pick<StoreEvent, 'licenseId' | 'action' | 'periodStart' | 'priceId' | 'quantity'>>;
 
 /** Narrow, named queries on store plans and the store event ledger; each takes the caller's transaction when it has one. */
@@ -65,8 +68,8 @@ export class StoresRepository {
   /** The event's row, new: ON CONFLICT DO NOTHING, so a second delivery (even a concurrent one) inserts nothing. */
   async insertEventOnce(event: Partial<StoreEvent>, manager: EntityManager): Promise<StoreEvent | null> {
     const rows: { id: string }[] = await manager.query(
-      `INSERT INTO store_events (store, event_id, type, status, occurred_at, subscription_id, payment_id, customer_id, payload)
-       VALUES ($1, $2, $3, 'pending', $4, $5, $6, $7, $8) ON CONFLICT (store, event_id) DO NOTHING RETURNING id`,
+      `INSERT INTO store_events (store, event_id, type, status, occurred_at, subscription_id, payment_id, payment_kind, customer_id, payload)
+       VALUES ($1, $2, $3, 'pending', $4, $5, $6, $7, $8, $9) ON CONFLICT (store, event_id) DO NOTHING RETURNING id`,
       [
         event.store,
         event.eventId,
@@ -74,6 +77,7 @@ export class StoresRepository {
         event.occurredAt,
         event.subscriptionId,
         event.paymentId,
+        event.paymentKind,
         event.customerId,
         JSON.stringify(event.payload),
       ],
@@ -166,19 +170,41 @@ export class StoresRepository {
     return rows[0]?.at ?? null;
   }
 
-  /** The processed event that paid with `paymentId` and touched a licence (what a refund undoes). */
-  paidWith(store: StoreName, paymentId: string, manager: EntityManager, exceptId: string): Promise<StoreEvent | null> {
-    return this.events(manager)
+  /**
+   * The processed purchase or renewal that paid with one of `payments` (each matched with its own kind) and touched a
+   * licence: what a refund undoes (docs/stores.md, Refunds). With `subscriptionId`, only a payment of that subscription.
+   */
+  async paidWith(
+    store: StoreName,
+    payments: StorePayment[],
+    subscriptionId: string | null,
+    manager: EntityManager,
+    exceptId: string,
+  ): Promise<StoreEvent | null> {
+    if (payments.length === 0) return null;
+    const query = this.events(manager)
       .createQueryBuilder('e')
-      .where('e.store = :store AND e.payment_id = :paymentId AND e.status = :status AND e.id <> :exceptId', {
-        store,
-        paymentId,
-        status: 'processed',
-        exceptId,
-      })
+      .where('e.store = :store AND e.status = :status AND e.id <> :exceptId', { store, status: 'processed', exceptId })
       .andWhere(`e.action IN ('purchase', 'renewal')`)
-      .orderBy('e.id', 'ASC')
-      .getOne();
+      .andWhere(
+        new Brackets((any) => {
+          payments.forEach((p, i) =>
+            any.orWhere(`(e.payment_kind = :kind${i} AND e.payment_id = :id${i})`, { [`kind${i}`]: p.kind, [`id${i}`]: p.id }),
+          );
+        }),
+      );
+    if (subscriptionId) query.andWhere('e.subscription_id = :subscriptionId', { subscriptionId });
+    return query.orderBy('e.id', 'ASC').getOne();
+  }
+
+  /** The payloads of a subscription's own events (not its payments'), newest first: what the store last said of it. */
+  async subscriptionPayloads(store: StoreName, subscriptionId: string, manager: EntityManager): Promise<Record<string, unknown>[]> {
+    const rows: { payload: Record<string, unknown> }[] = await manager.query(
+      `SELECT payload FROM store_events WHERE store = $1 AND subscription_id = $2 AND payment_kind IS DISTINCT FROM 'invoice'
+        ORDER BY occurred_at DESC NULLS LAST, id DESC LIMIT 50`,
+      [store, subscriptionId],
+    );
+    return rows.map((r) => r.payload);
   }
 
   /** The newest processed event that touched the licence. */
@@ -195,7 +221,20 @@ export class StoresRepository {
     if (filter.store) query.andWhere('e.store = :store', { store: filter.store });
     if (filter.status) query.andWhere('e.status = :status', { status: filter.status });
     if (filter.licenseId !== undefined) query.andWhere('e.license_id = :licenseId', { licenseId: filter.licenseId });
+    if (filter.needsAttention !== undefined)
+      query.andWhere(filter.needsAttention ? `(${NEEDS_ATTENTION})` : `NOT coalesce(${NEEDS_ATTENTION}, false)`);
     const [rows, total] = await query.orderBy('e.id', 'DESC').take(limit).skip(offset).getManyAndCount();
     return { rows, total };
+  }
+
+  /** How many events need the seller's attention (the dashboard's count), from the partial index. */
+  async countNeedingAttention(): Promise<number> {
+    const rows: { n: number }[] = await this.dataSource.query(`SELECT count(*)::int AS n FROM store_events WHERE ${NEEDS_ATTENTION}`);
+    return rows[0].n;
+  }
+
+  /** Notes a staff replay on the event's row (docs/stores.md, Needs attention). */
+  async markReplayed(id: string, manager: EntityManager): Promise<void> {
+    await this.events(manager).update({ id }, { replayedAt: () => 'now()' });
   }
 }

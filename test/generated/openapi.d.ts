@@ -299,7 +299,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The published keys as an RFC 7517 JWK Set (kid = key_id; RSA with alg RS256, OKP/Ed25519 with alg EdDSA), with status and endorsements */
+        /** The keys that verify today (active and retired, never revoked) as an RFC 7517 JWK Set (kid = key_id; RSA with alg RS256, OKP/Ed25519 with alg EdDSA), with status and endorsements */
         get: operations["PublicKeys_jwks"];
         put?: never;
         post?: never;
@@ -892,7 +892,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Store events, newest first */
+        /** Store events, newest first; needs_attention=true lists what a seller must look at */
         get: operations["StoresAdmin_listEvents"];
         put?: never;
         post?: never;
@@ -2654,7 +2654,7 @@ export interface components {
              *       "license.revoked"
              *     ]
              */
-            events: ("product.created" | "product.updated" | "license.created" | "license.updated" | "license.revoked" | "license.released" | "license.activated" | "license.activation_denied" | "license.deactivated" | "license.file_issued" | "license.usage_limit_reached" | "license.usage_reset" | "license.trial_started" | "license.key_resent" | "mail.retried" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "webhook.delivery_retried" | "signing_key.rotated" | "signing_key.revoked" | "signing_key.endorsed" | "token.created" | "token.revoked" | "store_plan.created" | "store_plan.updated" | "store_plan.deleted" | "release.created" | "release.artifact_uploaded" | "release.published" | "release.yanked" | "release.deleted" | "license.expiring_soon" | "license.expired" | "*")[];
+            events: ("product.created" | "product.updated" | "license.created" | "license.updated" | "license.revoked" | "license.released" | "license.activated" | "license.activation_denied" | "license.deactivated" | "license.file_issued" | "license.usage_limit_reached" | "license.usage_reset" | "license.trial_started" | "license.key_resent" | "mail.retried" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "webhook.delivery_retried" | "signing_key.rotated" | "signing_key.revoked" | "signing_key.endorsed" | "token.created" | "token.revoked" | "store_plan.created" | "store_plan.updated" | "store_plan.deleted" | "release.created" | "release.artifact_uploaded" | "release.published" | "release.yanked" | "release.deleted" | "license.expiring_soon" | "license.expired" | "store_event.needs_attention" | "*")[];
             /** @example Billing system */
             description?: string | null;
             /** @description Default true; an inactive endpoint receives nothing */
@@ -2714,7 +2714,7 @@ export interface components {
         UpdateWebhookDto: {
             url?: string;
             /** @description Event types to receive, or ["*"] for all of them (alone) */
-            events?: ("product.created" | "product.updated" | "license.created" | "license.updated" | "license.revoked" | "license.released" | "license.activated" | "license.activation_denied" | "license.deactivated" | "license.file_issued" | "license.usage_limit_reached" | "license.usage_reset" | "license.trial_started" | "license.key_resent" | "mail.retried" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "webhook.delivery_retried" | "signing_key.rotated" | "signing_key.revoked" | "signing_key.endorsed" | "token.created" | "token.revoked" | "store_plan.created" | "store_plan.updated" | "store_plan.deleted" | "release.created" | "release.artifact_uploaded" | "release.published" | "release.yanked" | "release.deleted" | "license.expiring_soon" | "license.expired" | "*")[];
+            events?: ("product.created" | "product.updated" | "license.created" | "license.updated" | "license.revoked" | "license.released" | "license.activated" | "license.activation_denied" | "license.deactivated" | "license.file_issued" | "license.usage_limit_reached" | "license.usage_reset" | "license.trial_started" | "license.key_resent" | "mail.retried" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "webhook.delivery_retried" | "signing_key.rotated" | "signing_key.revoked" | "signing_key.endorsed" | "token.created" | "token.revoked" | "store_plan.created" | "store_plan.updated" | "store_plan.deleted" | "release.created" | "release.artifact_uploaded" | "release.published" | "release.yanked" | "release.deleted" | "license.expiring_soon" | "license.expired" | "store_event.needs_attention" | "*")[];
             description?: string | null;
             active?: boolean;
         };
@@ -2827,6 +2827,12 @@ export interface components {
              * @example null
              */
             error: string | null;
+            /**
+             * @description why it was ignored, is pending or failed, as a code (docs/stores.md, Reason codes); null when processed
+             * @example null
+             * @enum {string|null}
+             */
+            reason_code: "NO_PLAN" | "UNHANDLED_TYPE" | "NOT_PAID" | "TEST_MODE" | "OUT_OF_ORDER" | "AWAITING_CUSTOMER" | "UNKNOWN_SUBSCRIPTION" | "API_VERSION_MISMATCH" | "STORE_API_KEY_MISSING" | "STORE_API_ERROR" | "INVALID_QUANTITY" | "INVALID_PAYLOAD" | "OTHER_PRODUCT" | null;
         };
         CreateStorePlanDto: {
             /**
@@ -2893,11 +2899,11 @@ export interface components {
              */
             grace_days?: number;
             /**
-             * @description when the subscription ends: expire at the end time (grace applies), suspend, or revoke
+             * @description when the subscription ends: expire at the end time (grace applies), suspend, or revoke. Required, except for a PERPETUAL plan (a one-time sale has no subscription to end; default expire)
              * @example expire
              * @enum {string}
              */
-            on_end: "expire" | "suspend" | "revoke";
+            on_end?: "expire" | "suspend" | "revoke";
         };
         StorePlanDto: {
             /** @example 3 */
@@ -3015,7 +3021,7 @@ export interface components {
              */
             grace_days?: number;
             /**
-             * @description when the subscription ends: expire at the end time (grace applies), suspend, or revoke
+             * @description when the subscription ends: expire at the end time (grace applies), suspend, or revoke. Required, except for a PERPETUAL plan (a one-time sale has no subscription to end; default expire)
              * @example expire
              * @enum {string}
              */
@@ -7199,6 +7205,23 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponseDto"];
                 };
             };
+            /** @description RATE_LIMITED: per-IP limit hit; `Retry-After` header and `details.retry_after_seconds` */
+            429: {
+                headers: {
+                    /** @description seconds until the window resets */
+                    "Retry-After": number;
+                    /** @description requests allowed per window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description requests left in this window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description seconds until the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
             /** @description STORE_EVENT_FAILED: stored failed; Stripe retries */
             500: {
                 headers: {
@@ -7257,6 +7280,23 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponseDto"];
                 };
             };
+            /** @description RATE_LIMITED: per-IP limit hit; `Retry-After` header and `details.retry_after_seconds` */
+            429: {
+                headers: {
+                    /** @description seconds until the window resets */
+                    "Retry-After": number;
+                    /** @description requests allowed per window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description requests left in this window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description seconds until the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
             /** @description STORE_EVENT_FAILED: stored failed; Paddle retries */
             500: {
                 headers: {
@@ -7309,6 +7349,23 @@ export interface operations {
             /** @description PAYLOAD_TOO_LARGE: over 1 MiB */
             413: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description RATE_LIMITED: per-IP limit hit; `Retry-After` header and `details.retry_after_seconds` */
+            429: {
+                headers: {
+                    /** @description seconds until the window resets */
+                    "Retry-After": number;
+                    /** @description requests allowed per window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description requests left in this window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description seconds until the window resets */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7789,6 +7846,8 @@ export interface operations {
                 status?: "processed" | "ignored" | "pending" | "failed";
                 /** @description only events that touched this licence */
                 license_id?: number;
+                /** @description true: only events that need attention (failed ones, and ignored ones for a price without a plan, reason_code NO_PLAN, not replayed since); false: only the others */
+                needs_attention?: "true" | "false";
             };
             header?: never;
             path?: never;

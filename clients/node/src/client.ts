@@ -45,9 +45,12 @@ export interface LicenseClientOptions {
   /**
    * Follow key rotations without an update and without trusting the server (docs/signing.md, Endorsed rotation): when a
    * signature names an unknown key, fetch `/api/v1/public-keys` and trust a key only through a chain of endorsements
-   * from the shipped keys or `rootKeys`; keys listed as revoked are dropped, shipped or not. Default false.
+   * from the shipped keys or `rootKeys`; keys listed as revoked are dropped, shipped or not. Default true, as in every
+   * official client; `false` (or `pinToShippedKeys: true`) trusts the shipped keys only.
    */
   followEndorsements?: boolean;
+  /** Trust the shipped keys only: a key rotation then needs an application update. Default false. */
+  pinToShippedKeys?: boolean;
   /** Offline root keys (public halves) whose endorsements are trusted; they never sign licences themselves. */
   rootKeys?: PublicKeyInput[];
   /** Ask the server for envelopes (`envelope: true`; licence files version 2) and verify those. Default false. */
@@ -114,7 +117,7 @@ export class LicenseClient {
     };
     this.pinned = KeySet.from(options.publicKeys, options.jwks);
     this.roots = KeySet.from(options.rootKeys);
-    const anchored = this.pinned.ids().length > 0 || (options.followEndorsements === true && this.roots.ids().length > 0);
+    const anchored = this.pinned.ids().length > 0 || (this.followsEndorsements() && this.roots.ids().length > 0);
     if (!anchored && options.fetchServerKeys !== true) {
       throw new TypeError("publicKeys or jwks is required: ship the server's public keys, or opt in with fetchServerKeys: true");
     }
@@ -138,6 +141,11 @@ export class LicenseClient {
     await this.refreshKeysIfDue();
     // Activating again from the same fingerprint is idempotent on the server (docs/client-api.md, Activate), so a retry is safe.
     const answer = await requestJson<SignedLicense>(this.http, 'POST', '/api/v1/activate', body, true);
+    return this.keepActivation(answer);
+  }
+
+  /** Verifies a signed licence answer (activation or trial) and stores it as this machine's activation. */
+  private async keepActivation(answer: SignedLicense): Promise<SignedLicense> {
     const license = await this.verifyOnline(answer);
     this.update((state) => {
       state.activation = answer;
@@ -148,6 +156,24 @@ export class LicenseClient {
       state.latest_signed_at = later(state.latest_signed_at, signedTimeOf(license));
     });
     return answer;
+  }
+
+  /**
+   * Starts the product's self-service trial on this machine (docs/client-api.md, Trials; `product` is required): the
+   * signed trial licence is verified and kept like an activation, so `check()`, `validate()` and `deactivate()` work on
+   * it. One trial per product and machine, ever: a second is a LicenseServerError `TRIAL_ALREADY_USED`; a product
+   * without trials `TRIALS_DISABLED`. Never retried: a retry after a lost answer would meet `TRIAL_ALREADY_USED`.
+   */
+  async startTrial(machine: MachineInfo = {}, options: { customerEmail?: string } = {}): Promise<SignedLicense> {
+    if (!this.options.product) throw new TypeError('startTrial() needs the product option');
+    const trial = {
+      ...(await this.machineBody(machine)),
+      product: this.options.product,
+      ...(options.customerEmail ? { customer_email: options.customerEmail } : {}),
+    };
+    await this.refreshKeysIfDue();
+    const answer = await requestJson<SignedLicense>(this.http, 'POST', '/api/v1/trials', trial, false);
+    return this.keepActivation(answer);
   }
 
   /** Frees this machine's seat; the stored licence is removed when the server agrees. Never retried (limits count it). */
@@ -370,7 +396,7 @@ export class LicenseClient {
    * rotation). Returns the ids of the keys trusted through endorsements.
    */
   async refreshEndorsedKeys(): Promise<string[]> {
-    if (this.options.followEndorsements !== true) throw new TypeError('refreshEndorsedKeys() needs followEndorsements: true');
+    if (!this.followsEndorsements()) throw new TypeError('refreshEndorsedKeys() needs endorsed rotations (not pinToShippedKeys)');
     const list = await requestJson<PublicKeyList>(this.http, 'GET', '/api/v1/public-keys', undefined, true);
     const anchors = new Map([...this.pinned.ids(), ...this.roots.ids()].map((id) => [id, (this.pinned.get(id) ?? this.roots.get(id))!]));
     const trust = resolveTrust(anchors, listedKeys(list?.keys));
@@ -427,8 +453,9 @@ export class LicenseClient {
       await this.refreshKeys();
       keys = this.trustedKeys(this.store.load().state);
     }
-    if (!keys.has(keyId) && this.options.followEndorsements === true) {
-      await this.refreshEndorsedKeys();
+    if (!keys.has(keyId) && this.followsEndorsements()) {
+      // Offline or a failed fetch: decide with the keys already trusted (the answer is then UNKNOWN_KEY).
+      await this.refreshEndorsedKeys().catch(() => undefined);
       keys = this.trustedKeys(this.store.load().state);
     }
     return keys;
@@ -437,7 +464,7 @@ export class LicenseClient {
   private trustedKeys(state: ClientState): KeySet {
     if (!this.tracksServerKeys()) return this.pinned;
     const fetched = this.options.fetchServerKeys === true ? KeySet.from([], state.server_keys) : new KeySet();
-    const endorsed = this.options.followEndorsements === true ? KeySet.from([], state.endorsed_keys) : new KeySet();
+    const endorsed = this.followsEndorsements() ? KeySet.from([], state.endorsed_keys) : new KeySet();
     return this.pinned
       .merge(fetched)
       .merge(endorsed)
@@ -446,7 +473,12 @@ export class LicenseClient {
 
   /** Whether the client learns keys (and revocations) from the server at all. */
   private tracksServerKeys(): boolean {
-    return this.options.fetchServerKeys === true || this.options.followEndorsements === true;
+    return this.options.fetchServerKeys === true || this.followsEndorsements();
+  }
+
+  /** Endorsed rotations are followed unless the application pins its shipped keys (docs/clients.md, Trust). */
+  private followsEndorsements(): boolean {
+    return this.options.pinToShippedKeys !== true && this.options.followEndorsements !== false;
   }
 
   private withdrawn(): string[] {
@@ -467,11 +499,18 @@ export class LicenseClient {
   private async activationBody(licenseKey: string, machine: MachineInfo) {
     return {
       license_key: licenseKey,
+      ...(await this.machineBody(machine)),
+      ...(this.options.product ? { product: this.options.product } : {}),
+    };
+  }
+
+  /** What activation and trials send about this machine. */
+  private async machineBody(machine: MachineInfo) {
+    return {
       machine_fingerprint: await this.fingerprint(),
       hostname: machine.hostname ?? osHostname(),
       os: machine.os ?? `${platform()} ${release()}`,
       ...(machine.appVersion ? { app_version: machine.appVersion } : {}),
-      ...(this.options.product ? { product: this.options.product } : {}),
       ...this.envelopeOption(),
     };
   }

@@ -1,3 +1,6 @@
+// The declarations use Node's types (KeyObject, fetch): the directive keeps them resolvable for an application that
+// does not list "node" in its tsconfig "types" (TypeScript 6 and later no longer add it by themselves).
+/// <reference types="node" preserve="true" />
 export { LicenseClient } from './client.js';
 export type { HeartbeatLoop, HeartbeatLoopOptions, LicenseClientOptions, MachineInfo } from './client.js';
 export { checkOffline, parseLicenseFile, verifyDocument, verifyEnvelopeFile } from './check.js';

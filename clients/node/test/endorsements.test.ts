@@ -43,8 +43,16 @@ const rootEndorsement = (publicKeyPem: string) => ({
 
 describe('endorsed rotation (docs/signing.md, Endorsed rotation)', () => {
   it('a client that shipped only the first key follows RSA -> Ed25519 -> RSA without an update, with envelopes and v2 files', async () => {
-    const { license_key } = await createLicense(server);
+    const { license_key } = await createLicense(server, { limits: { max_installations: 3 } });
     const client = clientFor('chain-1');
+    // Default options: only the first key shipped, nothing else set. Endorsed rotations are followed by default.
+    const plain = new LicenseClient({
+      serverUrl: server.url,
+      statePath: join(mkdtempSync(join(tmpdir(), 'client-endorse-')), 'licence-state.json'),
+      appSalt: 'endorsement-test',
+      publicKeys: [first],
+    });
+    await plain.activate(license_key);
     const activated = await client.activate(license_key);
     assert.equal(activated.envelope?.alg, 'RS256');
     assert.equal(activated.license.key_id, first.key_id);
@@ -69,7 +77,14 @@ describe('endorsed rotation (docs/signing.md, Endorsed rotation)', () => {
     const offline = await client.check();
     assert.equal(offline.ok && offline.source, 'license_file');
 
-    // A client without followEndorsements that shipped the same key still refuses (pinned only, as before).
+    // The default client follows too, RSA -> Ed25519 -> RSA: its validate answer is signed by the third key.
+    const followed = await plain.validate();
+    assert.equal(followed.valid, true);
+    assert.equal(followed.key_id, rsa.key_id);
+    assert.equal((await plain.check()).ok, true);
+
+    // Pinned to the shipped key (pinToShippedKeys, or followEndorsements: false): refused, as a pinned client should be.
+    await assert.rejects(clientFor('chain-1', { pinToShippedKeys: true }).activate(license_key), { code: 'UNKNOWN_KEY' });
     await assert.rejects(clientFor('chain-1', { followEndorsements: false }).activate(license_key), { code: 'UNKNOWN_KEY' });
   });
 

@@ -57,6 +57,27 @@ describe('against a real server', () => {
     assert.equal(!after.ok && after.reason, 'NO_LICENSE');
   });
 
+  it('startTrial: the signed trial licence is kept like an activation, once per product and machine', async () => {
+    await server.admin('POST', '/products', { code: 'NODE_TRIAL', name: 'Node trial product', key_prefix: 'NTR', trial: { days: 14 } });
+    const { client } = clientFor('trial-1', { product: 'NODE_TRIAL', envelopes: true });
+    const trial = await client.startTrial({ hostname: 'till-07', appVersion: '2.0.0' });
+    assert.equal(trial.license.license_type, 'TRIAL');
+    assert.equal(trial.license.product, 'NODE_TRIAL');
+    assert.ok(trial.envelope, 'an envelope when asked for one');
+    const offline = await client.check();
+    assert.equal(offline.ok && offline.source, 'activation');
+    assert.ok(offline.ok && offline.expiresAt, 'a trial expires');
+    assert.equal((await client.validate()).valid, true);
+
+    const { client: again } = clientFor('trial-1', { product: 'NODE_TRIAL' });
+    await assert.rejects(again.startTrial(), (err: unknown) => err instanceof LicenseServerError && err.code === 'TRIAL_ALREADY_USED');
+    assert.equal((await again.check()).ok, false);
+    const { client: noTrials } = clientFor('trial-2');
+    await assert.rejects(noTrials.startTrial(), (err: unknown) => err instanceof LicenseServerError && err.code === 'TRIALS_DISABLED');
+    const { client: noProduct } = clientFor('trial-3', { product: undefined });
+    await assert.rejects(noProduct.startTrial(), TypeError);
+  });
+
   it('server error codes arrive as typed errors', async () => {
     const { client } = clientFor('errors-1');
     await assert.rejects(client.activate('POS-AAAAA-AAAAA-AAAAA-AAAAA'), (err: unknown) => {
@@ -143,7 +164,8 @@ describe('against a real server', () => {
       };
       await assert.rejects(client.importLicenseFile(file.license_file), { code: 'UNKNOWN_KEY' });
       assert.equal((await client.check()).ok, false);
-      assert.ok(!standIn.requests.some((r) => r.includes('public-key') || r.includes('jwks')), 'the default never asks for keys');
+      // The default follows endorsed rotations: it read the published keys, and no chain led to the stand-in's key.
+      assert.ok(standIn.requests.includes('GET /api/v1/public-keys'), 'it looked for an endorsement chain');
       assert.ok(!existsSync(statePath) || !readFileSync(statePath, 'utf8').includes(standIn.keyId), 'nothing of it is stored');
 
       // The documented cost of the opt-in: trust rests on whoever answers at serverUrl.
@@ -213,8 +235,8 @@ describe('against a real server', () => {
     assert.equal(again.license.key_id, rotated.key_id);
     assert.equal((await client.check()).ok, true);
 
-    // The default trusts only the pinned keys: a key the server hands out is not enough.
-    const pinnedOnly = clientFor('rotate-1').client;
+    // Pinned to the shipped keys: a key the server hands out is not enough.
+    const pinnedOnly = clientFor('rotate-1', { pinToShippedKeys: true }).client;
     await assert.rejects(pinnedOnly.activate(license_key), { reason: 'UNKNOWN_KEY', code: 'UNKNOWN_KEY' });
   });
 
@@ -223,7 +245,7 @@ describe('against a real server', () => {
     const { license_key } = await createLicense(server);
     const pinnedActive = clientFor('revoke-key-1', { fetchServerKeys: true, publicKeys: [active] }).client;
     const fetchedOnly = clientFor('revoke-key-1', { fetchServerKeys: true }).client;
-    const pinnedOnly = clientFor('revoke-key-1', { publicKeys: [active] }).client;
+    const pinnedOnly = clientFor('revoke-key-1', { publicKeys: [active], pinToShippedKeys: true }).client;
     for (const client of [pinnedActive, fetchedOnly, pinnedOnly]) {
       const signed = await client.activate(license_key);
       assert.equal(signed.license.key_id, active.key_id);

@@ -229,6 +229,7 @@ class LicenseClient:
         app_salt,
         public_keys=None,
         root_keys=None,
+        pin_to_shipped_keys=False,
         product=None,
         fingerprint=None,
         clock_tolerance_seconds=300,
@@ -253,6 +254,8 @@ class LicenseClient:
         self._transport = transport or urllib_transport
         self._shipped = [keyring.load_key(k) for k in keyring.key_entries(public_keys)]
         self._roots = [keyring.load_key(k) for k in keyring.key_entries(root_keys)]
+        # Endorsed rotations are followed by default, as in every official client (docs/clients.md, Trust).
+        self._pinned = bool(pin_to_shipped_keys)
         if not self._shipped:
             raise TypeError("public_keys is required: ship the server's public key(s) with the application")
         self._store = StateFile(state_path, app_salt)
@@ -281,6 +284,21 @@ class LicenseClient:
         answer = self._request("POST", "/api/v1/activate", body, idempotent=True)
         license = self._store_activation(answer)
         return license
+
+    def start_trial(self, hostname=None, os=None, app_version=None, customer_email=None):
+        """Starts the product's self-service trial on this machine (docs/client-api.md, Trials): the signed trial
+        licence is verified and kept like an activation. Needs `product`. One trial per product and machine, ever:
+        a second raises LicenseServerError TRIAL_ALREADY_USED; a product without trials TRIALS_DISABLED. Never
+        retried: a retry after a lost answer would meet TRIAL_ALREADY_USED."""
+        if not self.product:
+            raise TypeError("start_trial() needs the product option")
+        body = self._machine_body(hostname, os, app_version)
+        body["product"] = self.product
+        if customer_email:
+            body["customer_email"] = customer_email
+        self._refresh_keys_if_due()
+        answer = self._request("POST", "/api/v1/trials", body, idempotent=False)
+        return self._store_activation(answer)
 
     def deactivate(self):
         """Frees the seat (never retried: limits count it) and clears the stored licence."""
@@ -462,6 +480,8 @@ class LicenseClient:
 
     def _trusted(self, state):
         revoked = set(state.get("revoked_key_ids", []))
+        if self._pinned:
+            return keyring.trusted_keys(self._shipped, [], [], revoked)
         return keyring.trusted_keys(self._shipped, self._roots, state.get("server_keys", []), revoked)
 
     def _open(self, envelope, state):
@@ -578,8 +598,14 @@ class LicenseClient:
         return {"license_key": license["license_key"], "machine_fingerprint": self.fingerprint()}
 
     def _activation_body(self, license_key, hostname, os_name, app_version):
+        body = {"license_key": license_key, **self._machine_body(hostname, os_name, app_version)}
+        if self.product:
+            body["product"] = self.product
+        return body
+
+    def _machine_body(self, hostname, os_name, app_version):
+        """What activation and trials send about this machine."""
         body = {
-            "license_key": license_key,
             "machine_fingerprint": self.fingerprint(),
             "hostname": hostname or socket.gethostname(),
             "os": os_name or "%s %s" % (platform.system(), platform.release()),
@@ -588,8 +614,6 @@ class LicenseClient:
         }
         if app_version:
             body["app_version"] = app_version
-        if self.product:
-            body["product"] = self.product
         return body
 
     def _update(self, change):

@@ -90,6 +90,27 @@ class AgainstARealServer(unittest.TestCase):
             client.heartbeat()
         self.assertEqual(caught.exception.code, "NOT_ACTIVATED")
 
+    def test_start_trial_keeps_the_trial_like_an_activation_once_per_machine(self):
+        SERVER.admin("POST", "/products", {"code": "PY_TRIAL", "name": "Python trial product", "key_prefix": "PTR", "trial": {"days": 14}})
+        client = self.client("trial-1", product="PY_TRIAL")
+        trial = client.start_trial(hostname="till-07", app_version="2.0.0")
+        self.assertEqual(trial["license_type"], "TRIAL")
+        self.assertEqual(trial["product"], "PY_TRIAL")
+        checked = client.check()
+        self.assertTrue(checked.ok, checked.message)
+        self.assertIsNotNone(checked.expires_at, "a trial expires")
+        self.assertTrue(client.validate()["valid"])
+        again = self.client("trial-1", product="PY_TRIAL")
+        with self.assertRaises(LicenseServerError) as caught:
+            again.start_trial()
+        self.assertEqual(caught.exception.code, "TRIAL_ALREADY_USED")
+        self.assertEqual(again.check().reason, "NO_LICENSE")
+        with self.assertRaises(LicenseServerError) as caught:
+            self.client("trial-2").start_trial()
+        self.assertEqual(caught.exception.code, "TRIALS_DISABLED")
+        with self.assertRaises(TypeError):
+            self.client("trial-3", product=None).start_trial()
+
     def test_server_error_codes_arrive_typed(self):
         with self.assertRaises(LicenseServerError) as caught:
             self.client("errors-1").activate("POS-AAAAA-AAAAA-AAAAA-AAAAA")
@@ -189,6 +210,11 @@ class AgainstARealServer(unittest.TestCase):
             self.assertTrue(fresh.check().ok, fresh.check().message)
             envelope = dearmor("LICENSE FILE", fresh._store.load()[1]["license_file"])["envelope"]
             self.assertEqual(envelope["alg"], "EdDSA" if algorithm == "Ed25519" else "RS256")
+            # Pinned to the shipped key (pin_to_shipped_keys=True): the rotated key is refused.
+            pinned = self.client("rotate-pinned-%s" % algorithm, pin_to_shipped_keys=True)
+            with self.assertRaises(VerificationError) as caught:
+                pinned.activate(SERVER.create_license()["license_key"])
+            self.assertEqual(caught.exception.reason, "UNKNOWN_KEY")
 
     def test_zz_stand_in_server_is_refused(self):
         stand_in = self.client("stand-in-1", transport=stand_in_transport(ed25519.Ed25519PrivateKey.generate()))

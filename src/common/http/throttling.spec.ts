@@ -46,7 +46,7 @@ describe('FixedWindowMemoryStorage', () => {
 describe('rateLimitOptions', () => {
   it('has one 60 s throttler per name with the configured limit', () => {
     const options = rateLimitOptions(
-      testConfigFor({ rateLimits: { activate: 1, deactivate: 2, validate: 3, heartbeat: 7, admin: 4, login: 5, loginPage: 6 } }),
+      testConfigFor({ rateLimits: { activate: 1, deactivate: 2, validate: 3, heartbeat: 7, admin: 4, login: 5, loginPage: 6, stores: 8 } }),
     );
     const throttlers = Array.isArray(options) ? options : options.throttlers;
     expect(throttlers.map((t) => [t.name, t.limit, t.ttl])).toEqual([
@@ -57,6 +57,7 @@ describe('rateLimitOptions', () => {
       ['admin', 4, 60_000],
       ['login', 5, 60_000],
       ['loginPage', 6, 60_000],
+      ['stores', 8, 60_000],
     ]);
   });
 
@@ -66,6 +67,14 @@ describe('rateLimitOptions', () => {
     );
     const throttlers = Array.isArray(options) ? options : options.throttlers;
     expect(throttlers.find((t) => t.name === 'loginPage')?.limit).toBe(30);
+  });
+
+  it('limits the store event routes to 600 per minute when a config built in code leaves RATE_LIMIT_STORES out', () => {
+    const options = rateLimitOptions(
+      testConfigFor({ rateLimits: { activate: 1, deactivate: 2, validate: 3, heartbeat: 60, admin: 4, login: 5 } }),
+    );
+    const throttlers = Array.isArray(options) ? options : options.throttlers;
+    expect(throttlers.find((t) => t.name === 'stores')?.limit).toBe(600);
   });
 });
 

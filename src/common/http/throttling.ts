@@ -11,7 +11,7 @@ import {
   ThrottlerStorage,
 } from '@nestjs/throttler';
 import type Redis from 'ioredis';
-import { APP_CONFIG, AppConfig, DEFAULT_LOGIN_PAGE_RATE_LIMIT } from '../../config/app-config';
+import { APP_CONFIG, AppConfig, DEFAULT_LOGIN_PAGE_RATE_LIMIT, DEFAULT_STORES_RATE_LIMIT } from '../../config/app-config';
 import { REDIS_CLIENT } from '../redis/redis.module';
 import { AppError } from '../errors/app-error';
 import { ErrorCode } from '../errors/error-codes';
@@ -27,7 +27,14 @@ export const RATE_LIMIT_NAMES: readonly RateLimitName[] = [
   'admin',
   'login',
   'loginPage',
+  'stores',
 ];
+
+/** The limits a config built in code may omit (every other one is required). */
+const OPTIONAL_LIMIT_DEFAULTS: Partial<Record<RateLimitName, number>> = {
+  loginPage: DEFAULT_LOGIN_PAGE_RATE_LIMIT,
+  stores: DEFAULT_STORES_RATE_LIMIT,
+};
 
 /** Fixed 60-second window (docs/client-api.md, Rate limits). */
 export const RATE_LIMIT_WINDOW_MS = 60_000;
@@ -123,8 +130,8 @@ export function rateLimitOptions(config: AppConfig, storage: ThrottlerStorage = 
     storage,
     throttlers: RATE_LIMIT_NAMES.map((name) => ({
       name,
-      // Only loginPage may be missing (a config built in code before it existed).
-      limit: config.rateLimits[name] ?? DEFAULT_LOGIN_PAGE_RATE_LIMIT,
+      // Only loginPage and stores may be missing (a config built in code before they existed).
+      limit: config.rateLimits[name] ?? OPTIONAL_LIMIT_DEFAULTS[name] ?? DEFAULT_LOGIN_PAGE_RATE_LIMIT,
       ttl: RATE_LIMIT_WINDOW_MS,
       // No block beyond the window: the counter itself stays over the limit until the window resets.
       blockDuration: 1,

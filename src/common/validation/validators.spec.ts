@@ -1,5 +1,5 @@
 import { validateSync } from 'class-validator';
-import { codePointLength, MaxChars, MinChars } from './validators';
+import { codePointLength, cutToCodePoints, MaxChars, MinChars } from './validators';
 
 class Named {
   @MinChars(1)
@@ -23,5 +23,17 @@ describe('text length in code points (as varchar(n) counts)', () => {
     expect(problems('\u2764\uFE0F'.repeat(2))).toEqual(['name must be shorter than or equal to 3 characters']);
     expect(problems('')).toEqual(['name must be longer than or equal to 1 characters']);
     expect(problems(42)).toHaveLength(2);
+  });
+});
+
+describe('cutToCodePoints', () => {
+  it('keeps at most max code points and never splits a surrogate pair', () => {
+    expect(cutToCodePoints('abc', 5)).toBe('abc');
+    expect(cutToCodePoints('abcdef', 3)).toBe('abc');
+    // Each emoji is one code point of two UTF-16 units: a cut at 2 keeps two whole emoji, not one and a half.
+    expect(cutToCodePoints('😀😀😀', 2)).toBe('😀😀');
+    expect(cutToCodePoints('a😀b', 2)).toBe('a😀');
+    expect(cutToCodePoints(`${'x'.repeat(199)}😀tail`, 200)).toBe(`${'x'.repeat(199)}😀`);
+    expect([...cutToCodePoints('😀'.repeat(300), 200)]).toHaveLength(200);
   });
 });

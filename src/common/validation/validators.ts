@@ -57,6 +57,14 @@ export function codePointLength(value: string): number {
   return [...value].length;
 }
 
+/** The first `max` code points of `value`: a cut never splits a surrogate pair (what MaxChars and a varchar(n) count). */
+export function cutToCodePoints(value: string, max: number): string {
+  if (value.length <= max) return value;
+  let end = 0;
+  for (let count = 0; count < max && end < value.length; count++) end += (value.codePointAt(end) ?? 0) > 0xffff ? 2 : 1;
+  return value.slice(0, end);
+}
+
 function charLengthDecorator(
   name: string,
   bound: number,

@@ -1,8 +1,10 @@
-import { Get, Render } from '@nestjs/common';
+import { Get, Inject, Render } from '@nestjs/common';
 import { AuditService } from '../../audit/audit.service';
 import { LicensesService } from '../../licenses/licenses.service';
 import { TrialsService } from '../../licenses/trials.service';
+import { APP_CONFIG, type AppConfig } from '../../config/app-config';
 import { StatsService } from '../../stats/stats.service';
+import { StoreEventsService } from '../../stores/store-events.service';
 import { DashboardController } from '../http/dashboard-controller.decorator';
 import { CHART_DAYS, CHART_SERIES, dailyChart } from '../views/daily-chart';
 import { withLicenses } from './audit.controller';
@@ -20,13 +22,15 @@ export class OverviewController {
     private readonly audit: AuditService,
     private readonly licenses: LicensesService,
     private readonly trials: TrialsService,
+    private readonly storeEvents: StoreEventsService,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
-  /** Start page: per-product statistics, the licences expiring soonest, and the latest audit entries. */
+  /** Start page: per-product statistics, store events needing attention, the licences expiring soonest, the latest audit entries. */
   @Get('dashboard')
   @Render('dashboard')
   async overview() {
-    const [products, recent, expiring, trialIps, daily, expiringDaily] = await Promise.all([
+    const [products, recent, expiring, trialIps, daily, expiringDaily, storeAttention] = await Promise.all([
       this.stats.productStats(),
       this.audit.listEntries({ limit: 10, offset: 0 }),
       this.licenses.listLicensesForStaff(
@@ -39,7 +43,10 @@ export class OverviewController {
         CHART_DAYS,
       ),
       this.stats.expiringPerDay(CHART_DAYS),
+      this.storeEvents.countNeedingAttention(),
     ]);
+    const stores = this.config.stores;
+    const storeConnected = Boolean(stores?.stripeWebhookSecret || stores?.paddleWebhookSecret || stores?.lemonsqueezyWebhookSecret);
     const totals = products.reduce(
       (sum, p) => ({
         licenses: sum.licenses + p.licenses.total,
@@ -53,6 +60,8 @@ export class OverviewController {
       nav: 'dashboard',
       products,
       totals,
+      // Shown once a store is connected, or while events from one still need attention (docs/dashboard.md, Pages).
+      storeAttention: storeConnected || storeAttention > 0 ? { count: storeAttention } : null,
       expiring: expiring.items,
       expiringTotal: expiring.total,
       expiringDays: EXPIRING_SOON_DAYS,

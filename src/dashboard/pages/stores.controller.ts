@@ -8,6 +8,7 @@ import { ON_END_ACTIONS, STORE_NAMES } from '../../licenses/store-names';
 import { ProductsService } from '../../products/products.service';
 import { CreateStorePlanDto, StorePlanDto, UpdateStorePlanDto } from '../../stores/dto/store-plan.dto';
 import { StoreEventsService } from '../../stores/store-events.service';
+import { storeFeatureStates } from '../../stores/store-features';
 import { StorePlansService } from '../../stores/store-plans.service';
 import { checkDto } from '../http/check-dto';
 import { summariseErrors } from '../http/form-errors';
@@ -83,9 +84,14 @@ export class StoresPageController {
     private readonly products: ProductsService,
   ) {}
 
+  /** `needs_attention=true` shows only the events a seller must look at (docs/stores.md, Needs attention). */
   @Get()
-  async list(@Query('license_id') licenseQuery: unknown, @Res() res: Response): Promise<void> {
-    await this.renderList(res, 200, emptyForm(), [], licenseFilter(licenseQuery));
+  async list(
+    @Query('license_id') licenseQuery: unknown,
+    @Query('needs_attention') attentionQuery: unknown,
+    @Res() res: Response,
+  ): Promise<void> {
+    await this.renderList(res, 200, emptyForm(), [], { licenseId: licenseFilter(licenseQuery), needsAttention: attentionQuery === 'true' });
   }
 
   @Post('plans')
@@ -170,11 +176,19 @@ export class StoresPageController {
     res.redirect(303, '/stores');
   }
 
-  private async renderList(res: Response, status: number, form: PlanForm, errors: FieldError[], licenseId?: number): Promise<void> {
-    const [plans, events, products] = await Promise.all([
+  private async renderList(
+    res: Response,
+    status: number,
+    form: PlanForm,
+    errors: FieldError[],
+    filter: { licenseId?: number; needsAttention?: boolean } = {},
+  ): Promise<void> {
+    const { licenseId, needsAttention } = filter;
+    const [plans, events, products, attentionCount] = await Promise.all([
       this.plans.list(),
-      this.events.list({ licenseId }, STORE_EVENTS_PAGE_SIZE, 0),
+      this.events.list({ licenseId, needsAttention: needsAttention || undefined }, STORE_EVENTS_PAGE_SIZE, 0),
       this.products.listProducts(),
+      this.events.countNeedingAttention(),
     ]);
     const stores = this.config.stores;
     res.status(status).render('stores/list', {
@@ -186,6 +200,9 @@ export class StoresPageController {
       events: events.items.map((e) => ({ ...e, replayable: e.status !== 'processed' })),
       eventsTotal: events.total,
       licenseId,
+      needsAttention,
+      attentionCount,
+      storeFeatures: storeFeatureStates(stores),
       ...this.formLocals(form, products, errors),
     });
   }

@@ -2,7 +2,14 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsIn, IsInt, IsOptional, Max, Min } from 'class-validator';
 import { PageQueryDto, toQueryInteger } from '../../common/http/page-query.dto';
-import { STORE_EVENT_STATUSES, STORE_NAMES, type StoreEventStatus, type StoreName } from '../../licenses/store-names';
+import {
+  STORE_EVENT_REASON_CODES,
+  STORE_EVENT_STATUSES,
+  STORE_NAMES,
+  type StoreEventReasonCode,
+  type StoreEventStatus,
+  type StoreName,
+} from '../../licenses/store-names';
 import type { StoreEvent } from '../store-event.entity';
 
 /** GET /admin/store-events filters, combined with AND. */
@@ -24,6 +31,16 @@ export class ListStoreEventsQueryDto extends PageQueryDto {
   @Min(1)
   @Max(2147483647)
   license_id?: number;
+
+  @ApiPropertyOptional({
+    enum: ['true', 'false'],
+    example: 'true',
+    description:
+      'true: only events that need attention (failed ones, and ignored ones for a price without a plan, reason_code NO_PLAN, not replayed since); false: only the others',
+  })
+  @IsOptional()
+  @IsIn(['true', 'false'], { message: 'needs_attention must be true or false' })
+  needs_attention?: 'true' | 'false';
 }
 
 /** One store event as the ledger keeps it (the payload stays in the database). */
@@ -48,6 +65,14 @@ export class StoreEventDto {
   @ApiProperty({ nullable: true, type: 'integer', example: 42, description: 'the licence it touched' }) license_id: number | null;
   @ApiProperty({ nullable: true, type: String, example: null, description: 'why it was ignored, is pending or failed' }) error:
     string | null;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    enum: [...STORE_EVENT_REASON_CODES, null],
+    example: null,
+    description: 'why it was ignored, is pending or failed, as a code (docs/stores.md, Reason codes); null when processed',
+  })
+  reason_code: StoreEventReasonCode | null;
 
   static from(e: StoreEvent): StoreEventDto {
     return {
@@ -62,6 +87,7 @@ export class StoreEventDto {
       action: e.action,
       license_id: e.licenseId,
       error: e.error,
+      reason_code: e.reasonCode,
     };
   }
 }

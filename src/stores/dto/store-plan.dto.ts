@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional, OmitType, PartialType } from '@nestjs/swagger';
-import { ArrayMaxSize, ArrayUnique, IsArray, IsIn, IsInt, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
+import { ArrayMaxSize, ArrayUnique, IsArray, IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, ValidateIf } from 'class-validator';
 import { FEATURE_NAME, IsLimitsMap, IsStorableText, MaxChars, MinChars } from '../../common/validation/validators';
 import { IsOptionalNotNull } from '../../licenses/dto/license-fields';
 import { POLICY_INPUT_SCHEMA } from '../../common/seat-policy/seat-policy.dto';
@@ -75,13 +75,16 @@ export class CreateStorePlanDto {
   @Max(365)
   grace_days?: number;
 
-  @ApiProperty({
+  @ApiPropertyOptional({
     enum: ON_END_ACTIONS,
     example: 'expire',
-    description: 'when the subscription ends: expire at the end time (grace applies), suspend, or revoke',
+    description:
+      'when the subscription ends: expire at the end time (grace applies), suspend, or revoke. Required, except for a PERPETUAL plan (a one-time sale has no subscription to end; default expire)',
   })
+  // docs/stores.md, Plans: a PERPETUAL plan may leave it out.
+  @ValidateIf((plan: CreateStorePlanDto) => plan.license_type !== 'PERPETUAL' || plan.on_end !== undefined)
   @IsIn(ON_END_ACTIONS)
-  on_end: OnEndAction;
+  on_end?: OnEndAction;
 }
 
 /** PUT /admin/store-plans/{id}: any of the creation fields; `features: null` goes back to all of the product's. */

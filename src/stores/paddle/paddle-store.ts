@@ -13,7 +13,15 @@ import {
 import { AppError } from '../../common/errors/app-error';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config';
 import type { Buyer, ReceivedStoreEvent, StoreAction, StoreAdapter } from '../store-action';
-import { hmacMatches, invalidSignature, isObject, isoTime, parseSignedJson, storeId } from '../store-signature';
+import {
+  hmacMatchesAny,
+  invalidSignature,
+  MAX_SIGNATURE_CANDIDATES,
+  isObject,
+  isoTime,
+  parseSignedJson,
+  storeId,
+} from '../store-signature';
 
 /** Seconds a Paddle-Signature timestamp may be away from now (the SDK's own check allows 5, too tight for retries and clocks). */
 const WINDOW_SECONDS = 300;
@@ -44,17 +52,20 @@ export class PaddleStore implements StoreAdapter {
 
   verify(raw: Buffer, signature: string | undefined): ReceivedStoreEvent {
     if (!signature) throw invalidSignature('The Paddle-Signature header is missing');
-    const parts = signature.split(';').map((p) => p.trim().split('='));
+    const fields = signature.split(';');
+    // Checked before any HMAC: a header of thousands of h1 values costs nothing (docs/security.md, Store signatures cost one HMAC).
+    if (fields.length > MAX_SIGNATURE_CANDIDATES + 1)
+      throw invalidSignature(`The Paddle-Signature header offers more than ${MAX_SIGNATURE_CANDIDATES} signatures`);
+    const parts = fields.map((p) => p.trim().split('='));
     const ts = parts.find(([k]) => k === 'ts')?.[1];
     const h1s = parts.filter(([k, v]) => k === 'h1' && v).map(([, v]) => v);
     if (!ts || !/^\d{1,12}$/.test(ts) || h1s.length === 0)
       throw invalidSignature('The Paddle-Signature header is malformed (ts=...;h1=...)');
     if (Math.abs(Date.now() / 1000 - Number(ts)) > WINDOW_SECONDS)
       throw invalidSignature(`The Paddle-Signature timestamp is more than ${WINDOW_SECONDS} s away from now`);
-    const signed = Buffer.concat([Buffer.from(`${ts}:`), raw]);
     const secret = this.config.stores?.paddleWebhookSecret as string;
-    // Paddle sends one h1 per active secret while a secret rotates: any may match.
-    if (!h1s.some((h1) => hmacMatches(secret, signed, h1))) throw invalidSignature('The Paddle-Signature does not match the body');
+    // Paddle sends one h1 per active secret while a secret rotates: any may match (one HMAC for all of them).
+    if (!hmacMatchesAny(secret, [Buffer.from(`${ts}:`), raw], h1s)) throw invalidSignature('The Paddle-Signature does not match the body');
     const event = parseSignedJson(raw);
     if (!isPaddleEvent(event))
       throw AppError.field('body', 'The body is not a Paddle event (event_id, event_type, occurred_at and data are required)');
@@ -66,6 +77,8 @@ export class PaddleStore implements StoreAdapter {
       livemode: true,
       subscriptionId: storeId(subscriptionOf(event)),
       paymentId: storeId(paymentOf(event)),
+      // Paddle's payments are transactions (a refund's adjustment names one).
+      paymentKind: storeId(paymentOf(event)) ? 'transaction' : null,
       customerId: storeId(event.event_type.startsWith('customer.') ? data.id : data.customer_id),
       payload: event as unknown as Record<string, unknown>,
     };
@@ -79,11 +92,15 @@ export class PaddleStore implements StoreAdapter {
     return Promise.resolve(paddleAction(received));
   }
 
+  /** Only an id of Paddle's shape goes into the API path (no '/' or '..' can steer the request elsewhere), and only with a key. */
+  canLookupCustomer(customerId: string): boolean {
+    return Boolean(this.config.stores?.paddleApiKey) && PADDLE_ID.test(customerId);
+  }
+
   /** customers.get through the official SDK; undefined without PADDLE_API_KEY. */
   async lookupCustomer(customerId: string): Promise<Buyer | undefined> {
     const key = this.config.stores?.paddleApiKey;
-    // Only an id of Paddle's shape goes into the API path (no '/' or '..' can steer the request elsewhere).
-    if (!key || !PADDLE_ID.test(customerId)) return undefined;
+    if (!key || !this.canLookupCustomer(customerId)) return undefined;
     const customer = await this.paddle(key).customers.get(customerId);
     return { name: customer.name || customer.email, email: customer.email, customerId: customer.id };
   }
@@ -106,11 +123,18 @@ function paddleAction(received: ReceivedStoreEvent): StoreAction {
     case EventName.SubscriptionCanceled: {
       const sub = event.data as unknown as Subscription;
       const subscriptionId = received.subscriptionId;
-      if (!subscriptionId) return { kind: 'ignore', reason: 'the subscription has no id' };
+      if (!subscriptionId) return { kind: 'ignore', code: 'UNHANDLED_TYPE', reason: 'the subscription has no id' };
       const item = Array.isArray(sub.items) ? sub.items[0] : undefined;
       const priceId = storeId(item?.price?.id);
       if (event.event_type === (EventName.SubscriptionUpdated as string))
-        return { kind: 'plan_change', subscriptionId, priceId, quantity: typeof item?.quantity === 'number' ? item.quantity : 1 };
+        return {
+          kind: 'plan_change',
+          subscriptionId,
+          priceId,
+          quantity: item?.quantity ?? 1,
+          // The period the store now bills (docs/stores.md, Plan changes).
+          periodEnd: isoTime(sub.current_billing_period?.ends_at),
+        };
       return { kind: 'end', subscriptionId, priceId, endedAt: isoTime(sub.canceled_at) ?? received.occurredAt ?? new Date() };
     }
     case EventName.AdjustmentCreated:
@@ -120,11 +144,12 @@ function paddleAction(received: ReceivedStoreEvent): StoreAction {
     case EventName.CustomerUpdated: {
       const customer = event.data as unknown as ICustomerNotificationResponse;
       const id = storeId(customer.id);
-      if (!id || typeof customer.email !== 'string') return { kind: 'ignore', reason: 'the customer has no id or e-mail' };
+      if (!id || typeof customer.email !== 'string')
+        return { kind: 'ignore', code: 'UNHANDLED_TYPE', reason: 'the customer has no id or e-mail' };
       return { kind: 'customer', buyer: { name: customer.name || customer.email, email: customer.email.slice(0, 254), customerId: id } };
     }
     default:
-      return { kind: 'ignore', reason: `${event.event_type} is not an event this server acts on` };
+      return { kind: 'ignore', code: 'UNHANDLED_TYPE', reason: `${event.event_type} is not an event this server acts on` };
   }
 }
 
@@ -157,10 +182,10 @@ function paymentOf(event: PaddleEvent): unknown {
 /** transaction.completed: the first of a subscription (or a one-time one) is a purchase, a recurring one a renewal. */
 function transactionAction(tx: Transaction, received: ReceivedStoreEvent): StoreAction {
   const id = storeId(tx.id);
-  if (!id) return { kind: 'ignore', reason: 'the transaction has no id' };
+  if (!id) return { kind: 'ignore', code: 'UNHANDLED_TYPE', reason: 'the transaction has no id' };
   const renewal = tx.origin === 'subscription_recurring';
   if (!renewal && tx.origin !== 'web' && tx.origin !== 'api')
-    return { kind: 'ignore', reason: `a transaction of origin ${String(tx.origin)} changes nothing` };
+    return { kind: 'ignore', code: 'UNHANDLED_TYPE', reason: `a transaction of origin ${String(tx.origin)} changes nothing` };
   const customerId = storeId(tx.customer_id);
   return {
     kind: renewal ? 'renewal' : 'purchase',
@@ -170,7 +195,7 @@ function transactionAction(tx: Transaction, received: ReceivedStoreEvent): Store
     orderId: id,
     lines: (Array.isArray(tx.items) ? tx.items : []).map((item) => ({
       priceId: storeId(item.price_id ?? item.price?.id),
-      quantity: typeof item.quantity === 'number' ? item.quantity : 1,
+      quantity: item.quantity ?? 1,
     })),
     periodStart: isoTime(tx.billing_period?.starts_at),
     periodEnd: isoTime(tx.billing_period?.ends_at),
@@ -180,9 +205,11 @@ function transactionAction(tx: Transaction, received: ReceivedStoreEvent): Store
 /** An approved full refund undoes its transaction; partial refunds, credits and pending approvals change nothing. */
 function adjustmentAction(adjustment: IAdjustmentNotificationResponse): StoreAction {
   if (adjustment.action !== 'refund')
-    return { kind: 'ignore', reason: `an adjustment of action ${String(adjustment.action)} changes nothing` };
-  if (adjustment.type !== 'full') return { kind: 'ignore', reason: 'a partial refund changes nothing' };
-  if (adjustment.status !== 'approved') return { kind: 'ignore', reason: `a refund ${String(adjustment.status)} changes nothing yet` };
+    return { kind: 'ignore', code: 'UNHANDLED_TYPE', reason: `an adjustment of action ${String(adjustment.action)} changes nothing` };
+  if (adjustment.type !== 'full') return { kind: 'ignore', code: 'UNHANDLED_TYPE', reason: 'a partial refund changes nothing' };
+  if (adjustment.status !== 'approved')
+    return { kind: 'ignore', code: 'UNHANDLED_TYPE', reason: `a refund ${String(adjustment.status)} changes nothing yet` };
   const transaction = storeId(adjustment.transaction_id);
-  return transaction ? { kind: 'refund', paymentId: transaction } : { kind: 'ignore', reason: 'the refund names no transaction' };
+  if (!transaction) return { kind: 'ignore', code: 'UNHANDLED_TYPE', reason: 'the refund names no transaction' };
+  return { kind: 'refund', payments: [{ kind: 'transaction', id: transaction }], subscriptionId: storeId(adjustment.subscription_id) };
 }

@@ -1,0 +1,65 @@
+package example.licenceserver.client;
+
+import java.util.Collections;
+import java.util.Map;
+
+/** Every failure of the client: a {@link ServerError}, a {@link NetworkError} or a {@link VerificationError}. */
+public abstract class LicenceException extends Exception {
+  private static final long serialVersionUID = 1L;
+
+  LicenceException(String message, Throwable cause) {
+    super(message, cause);
+  }
+
+  /** The server's error answer {@code {"error": {"code", "message", "details"}}} with its HTTP status. */
+  public static final class ServerError extends LicenceException {
+    private static final long serialVersionUID = 1L;
+    private final String code;
+    private final int status;
+    private final transient Map<String, Object> details;
+
+    ServerError(String code, int status, String message, Map<String, Object> details) {
+      super(code + " (" + status + "): " + message, null);
+      this.code = code;
+      this.status = status;
+      this.details = details == null ? Collections.emptyMap() : details;
+    }
+
+    /** The stable error code, e.g. INVALID_KEY, ALREADY_ACTIVATED, TRIAL_ALREADY_USED. */
+    public String code() {
+      return code;
+    }
+
+    public int status() {
+      return status;
+    }
+
+    public Map<String, Object> details() {
+      return details;
+    }
+  }
+
+  /** No answer, a timeout, or an answer that is not the API's. */
+  public static final class NetworkError extends LicenceException {
+    private static final long serialVersionUID = 1L;
+
+    NetworkError(String message, Throwable cause) {
+      super(message, cause);
+    }
+  }
+
+  /** An answer or licence file that does not verify; {@link #reason()} is a stable reason code. */
+  public static final class VerificationError extends LicenceException {
+    private static final long serialVersionUID = 1L;
+    private final String reason;
+
+    VerificationError(String reason, String message) {
+      super(reason + ": " + message, null);
+      this.reason = reason;
+    }
+
+    public String reason() {
+      return reason;
+    }
+  }
+}
