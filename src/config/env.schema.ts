@@ -46,6 +46,7 @@ export const ENV_NAMES = [
   'LAST_SEEN_INTERVAL',
   'SEAT_SWEEP_INTERVAL',
   'LOG_LEVEL',
+  'NO_COLOR',
   'DB_POOL_SIZE',
   'METRICS_TOKEN',
   'WEBHOOK_RETRY_SCHEDULE',
@@ -315,6 +316,11 @@ export class EnvironmentVariables {
 
   @IsIn(LOG_LEVELS, { message: `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}` })
   LOG_LEVEL: (typeof LOG_LEVELS)[number] = 'info';
+
+  /** Set to anything: the human-readable log on a terminal has no colours (src/common/http/log-format.ts reads it; no-color.org). */
+  @IsOptional()
+  @IsString()
+  NO_COLOR?: string;
 
   @Transform(toInt)
   @IsInt()

@@ -1,0 +1,10 @@
+/**
+ * `npm run test:process`: the built server started as its own process from environment variables only and driven over
+ * HTTP, one deployment per file (docs/testing.md, The process tier). The cluster suite's settings (one worker: each
+ * file runs a server, and without TEST_DATABASE_URL its embedded PostgreSQL, beside Jest on a small machine).
+ */
+module.exports = {
+  ...require('../cluster/jest.config.js'),
+  testRegex: 'test/process/.*\\.process-spec\\.ts$',
+  testTimeout: 60000,
+};
