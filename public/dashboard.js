@@ -322,3 +322,46 @@ document.addEventListener('DOMContentLoaded', () => {
     window.addEventListener('resize', () => plot.setSize(size()));
   }
 });
+
+// Releases page (docs/dashboard.md, Releases): a file is PUT as the request body with upload progress, then the page
+// reloads; the server streams it to storage. The session's CSRF token goes in X-CSRF-Token.
+document.addEventListener('DOMContentLoaded', () => {
+  const token = document.querySelector('meta[name="csrf-token"]')?.getAttribute('content') ?? '';
+  for (const form of document.querySelectorAll('form[data-release-upload]')) {
+    form.addEventListener('submit', (event) => {
+      event.preventDefault();
+      const file = form.elements.namedItem('file').files[0];
+      if (!file) return;
+      const progress = form.querySelector('[data-upload-progress]');
+      const status = form.querySelector('[data-upload-status]');
+      const query = new URLSearchParams({ platform: form.elements.namedItem('platform').value, arch: form.elements.namedItem('arch').value });
+      const xhr = new XMLHttpRequest();
+      xhr.open('PUT', `${form.dataset.releaseUpload}${encodeURIComponent(file.name)}?${query}`);
+      xhr.setRequestHeader('X-CSRF-Token', token);
+      xhr.setRequestHeader('Content-Type', 'application/octet-stream');
+      const signature = form.elements.namedItem('signature').value.trim();
+      if (signature) xhr.setRequestHeader('X-Artifact-Signature', signature);
+      progress.hidden = false;
+      xhr.upload.addEventListener('progress', (e) => {
+        if (e.lengthComputable) progress.value = Math.round((e.loaded / e.total) * 100);
+      });
+      xhr.addEventListener('load', () => {
+        if (xhr.status === 201) {
+          status.textContent = 'Uploaded.';
+          window.location.reload();
+          return;
+        }
+        let message = `Upload failed (${xhr.status})`;
+        try {
+          message = JSON.parse(xhr.responseText).error.message;
+        } catch {
+          // not JSON: keep the status line
+        }
+        status.textContent = message;
+      });
+      xhr.addEventListener('error', () => (status.textContent = 'Upload failed: the connection broke.'));
+      status.textContent = 'Uploading…';
+      xhr.send(file);
+    });
+  }
+});

@@ -53,6 +53,14 @@ const ROUTE_SCOPES: Record<string, AdminScope> = {
   'DELETE /api/v1/admin/store-plans/{id}': 'stores:manage',
   'GET /api/v1/admin/store-events': 'stores:manage',
   'POST /api/v1/admin/store-events/{id}/replay': 'stores:manage',
+  'POST /api/v1/admin/products/{code}/releases': 'releases:manage',
+  'GET /api/v1/admin/products/{code}/releases': 'releases:manage',
+  'GET /api/v1/admin/releases/{id}': 'releases:manage',
+  'GET /api/v1/admin/releases/{id}/downloads': 'releases:manage',
+  'PUT /api/v1/admin/releases/{id}/artifacts/{filename}': 'releases:manage',
+  'POST /api/v1/admin/releases/{id}/publish': 'releases:manage',
+  'POST /api/v1/admin/releases/{id}/yank': 'releases:manage',
+  'DELETE /api/v1/admin/releases/{id}': 'releases:manage',
 };
 
 interface CreatedToken {

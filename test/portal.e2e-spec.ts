@@ -403,6 +403,34 @@ describe('customer portal (docs/portal.md)', () => {
     }
   });
 
+  describe('downloads (docs/portal.md, Downloads)', () => {
+    it('lists the releases the licence may download, newest first, with signed links; never a draft or a release it lacks a feature for', async () => {
+      const { license, client } = await signedIn({ features: [] });
+      const productId = (await t.sql<{ id: number }>(`SELECT id FROM products WHERE code = 'POS_RETAIL'`))[0].id;
+      const release = async (version: string, published: boolean, features: string[] = []) => {
+        const [{ id }] = await t.sql<{ id: number }>(
+          `INSERT INTO releases (product_id, version, published_at, required_features) VALUES ($1, $2, $3, $4) RETURNING id`,
+          [productId, version, published ? new Date() : null, JSON.stringify(features)],
+        );
+        await t.sql(
+          `INSERT INTO release_artifacts (release_id, filename, platform, arch, size, sha256, sha512, storage_key)
+           VALUES ($1, $2, 'win32', 'x64', 10, repeat('a', 64), repeat('b', 128), $3)`,
+          [id, `Till-${version}.exe`, `k/${id}`],
+        );
+      };
+      await release('30.0.0', true);
+      await release('30.1.0', true);
+      await release('31.0.0', false);
+      await release('32.0.0', true, ['REPORTS']);
+      const html = (await client.get(`/portal/licenses/${license.id}`).expect(200)).text;
+      const versions = [...html.matchAll(/data-testid="download-release">\s*<h3><span class="mono">([^<]+)</g)].map((m) => m[1]);
+      expect(versions).toEqual(['30.1.0', '30.0.0']);
+      expect(html).toMatch(/href="https:\/\/licences\.example\.test\/api\/v1\/releases\/downloads\/[^"]+\/Till-30\.1\.0\.exe"/);
+      await t.sql(`DELETE FROM releases WHERE version IN ('30.0.0', '30.1.0', '31.0.0', '32.0.0')`);
+      expect((await client.get(`/portal/licenses/${license.id}`).expect(200)).text).toContain('data-testid="no-downloads"');
+    });
+  });
+
   describe('licences and machines', () => {
     it('lists status, expiry, seats used and allowed; the licence page shows machines, the key behind a reveal, and a copy button', async () => {
       const { license, client } = await signedIn({ limits: { max_installations: 3 } });

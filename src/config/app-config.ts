@@ -69,6 +69,8 @@ export interface AppConfig {
   portal?: PortalConfig;
   /** Staff sign-in (docs/dashboard.md, Second factors; Single sign-on); absent in a config built in code: the defaults of staffConfig. */
   staff?: StaffConfig;
+  /** Releases (docs/releases.md); absent in a config built in code: files under dataDir/releases, the defaults below. */
+  releases?: ReleasesConfig;
 }
 
 /** Dashboard roles, most powerful first, as OIDC_DEFAULT_ROLE accepts them (docs/dashboard.md, Single sign-on). */
@@ -104,6 +106,15 @@ export function staffConfig(config: Pick<AppConfig, 'staff'>): StaffConfig {
     config.staff ?? { requireSecondFactor: false, signInLimit: DEFAULT_STAFF_SIGN_IN_LIMIT, signInDelayMs: DEFAULT_STAFF_SIGN_IN_DELAY_MS }
   );
 }
+
+export interface ReleasesConfig {
+  maxBytes: number;
+  linkSeconds: number;
+  /** Set: artifacts live in this S3-compatible bucket instead of the filesystem. */
+  s3?: { bucket: string; endpoint?: string; region: string };
+}
+
+export const DEFAULT_RELEASES_CONFIG: ReleasesConfig = { maxBytes: 2 * 1024 ** 3, linkSeconds: 600 };
 
 export interface PortalConfig {
   /** PORTAL_ENABLED=false: every /portal page answers 404. */

@@ -108,6 +108,13 @@ export function buildConfig(env: EnvironmentVariables, databaseUrl: string): { c
       signInDelayMs: DEFAULT_STAFF_SIGN_IN_DELAY_MS,
       oidc: oidcConfig(env),
     },
+    releases: {
+      maxBytes: env.RELEASES_MAX_BYTES,
+      linkSeconds: env.RELEASES_LINK_SECONDS,
+      ...(env.RELEASES_S3_BUCKET
+        ? { s3: { bucket: env.RELEASES_S3_BUCKET, endpoint: env.RELEASES_S3_ENDPOINT, region: env.RELEASES_S3_REGION ?? 'us-east-1' } }
+        : {}),
+    },
   };
   return { config, generated };
 }

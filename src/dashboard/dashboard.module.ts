@@ -25,6 +25,8 @@ import { MailPagesController } from './pages/mail.controller';
 import { DashboardNotFoundController } from './pages/not-found.controller';
 import { OverviewController } from './pages/overview.controller';
 import { ProductsPageController } from './pages/products.controller';
+import { ReleasesPageController } from './pages/releases.controller';
+import { ReleasesModule } from '../releases/releases.module';
 import { SigningKeysPageController } from './pages/signing-keys.controller';
 import { StaffPagesController } from './pages/staff.controller';
 import { StoresPageController } from './pages/stores.controller';
@@ -46,6 +48,7 @@ import { StaffModule } from '../staff/staff.module';
     LicensesModule,
     MailModule,
     ProductsModule,
+    ReleasesModule,
     StatsModule,
     StaffModule,
     StaffSecurityModule,
@@ -71,6 +74,7 @@ import { StaffModule } from '../staff/staff.module';
     StoresPageController,
     ProductsPageController,
     StaffPagesController,
+    ReleasesPageController,
     DashboardNotFoundController,
   ],
   providers: [

@@ -47,6 +47,11 @@ export const EVENT_TYPES = [
   'store_plan.updated',
   'store_plan.deleted',
   'customer.note_added',
+  'release.created',
+  'release.artifact_uploaded',
+  'release.published',
+  'release.yanked',
+  'release.deleted',
 ] as const;
 /** What the audit log records: every event type but the notices. */
 export type AuditAction = (typeof EVENT_TYPES)[number];

@@ -1,5 +1,6 @@
 import { All, Get, HttpCode, Inject, Param, Post, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
+import { ReleaseUpdatesService } from '../releases/release-updates.service';
 import { ActivationService } from '../activation/activation.service';
 import { AppError } from '../common/errors/app-error';
 import { ErrorCode } from '../common/errors/error-codes';
@@ -55,6 +56,7 @@ export class PortalLicensesController {
   constructor(
     private readonly licenses: LicensesService,
     private readonly activation: ActivationService,
+    private readonly updates: ReleaseUpdatesService,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.storePortalUrls = portalConfig(config).storePortalUrls;
@@ -69,7 +71,8 @@ export class PortalLicensesController {
   @Get('licenses/:id')
   async show(@Req() req: Request, @Res() res: Response, @Param('id', PortalLicenceIdPipe) id: number): Promise<void> {
     const license = await this.customerLicense(id, this.customer(req));
-    res.render('portal/license', { title: `${license.product.name} licence`, license: this.view(license) });
+    const downloads = await this.updates.customerDownloads(license.license_key);
+    res.render('portal/license', { title: `${license.product.name} licence`, license: this.view(license), downloads });
   }
 
   /** A client deactivation on the customer's behalf: it counts against max_deactivations_per_30_days. */

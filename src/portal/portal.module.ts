@@ -1,3 +1,4 @@
+import { ReleasesModule } from '../releases/releases.module';
 import { Module } from '@nestjs/common';
 import { ActivationModule } from '../activation/activation.module';
 import { EventsModule } from '../events/events.module';
@@ -13,7 +14,7 @@ import { PortalSessionStore } from './portal.setup';
 
 /** The customer portal (docs/portal.md): its own pages, layout, session and guard, on the licence and client use cases. */
 @Module({
-  imports: [ActivationModule, EventsModule, LicensesModule, MailModule],
+  imports: [ActivationModule, EventsModule, LicensesModule, MailModule, ReleasesModule],
   // PortalNotFoundController last: it catches only what no page matched.
   controllers: [PortalSignInController, PortalLicensesController, PortalNotFoundController],
   providers: [PortalSignInRepository, PortalSignInService, PortalLoginLimiter, PortalSessionStore, portalFormTokensProvider],

@@ -44,6 +44,9 @@ const OWNERS: Record<string, string> = {
   typeorm_metadata: 'database',
   session: 'dashboard',
   portal_session: 'portal',
+  releases: 'releases',
+  release_artifacts: 'releases',
+  release_downloads: 'releases',
 };
 
 /**

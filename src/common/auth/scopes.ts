@@ -11,6 +11,7 @@ export const ADMIN_SCOPES = [
   'signing-keys:manage',
   'stores:manage',
   'staff:read',
+  'releases:manage',
 ] as const;
 export type AdminScope = (typeof ADMIN_SCOPES)[number];
 
@@ -27,6 +28,7 @@ export const SCOPE_DESCRIPTIONS: Readonly<Record<AdminScope, string>> = {
   'signing-keys:manage': 'Rotate and revoke signing keys (global: only for a token of every product).',
   'stores:manage': 'Manage store plans; read and replay store events (global: only for a token of every product).',
   'staff:read': 'List the staff accounts, their roles and products (global: only for a token of every product).',
+  'releases:manage': "Create, upload, publish, yank and delete releases of the token's products; read their download counts.",
 };
 
 /** The scopes as a Markdown list for OpenAPI descriptions (docs/admin-api.md, Scopes). */

@@ -108,6 +108,13 @@ export const ROUTE_RULES: Readonly<Record<string, RouteAccess>> = {
   'POST /signing-keys/rotate': 'admin',
   'GET /signing-keys/:keyId/revoke': 'admin',
   'POST /signing-keys/:keyId/revoke': 'admin',
+  // Releases: admin, like the products they belong to (docs/dashboard.md, Staff and roles).
+  'GET /products/:code/releases': 'admin',
+  'POST /products/:code/releases': 'admin',
+  'PUT /products/:code/releases/:id/artifacts/:filename': 'admin',
+  'POST /products/:code/releases/:id/publish': 'admin',
+  'POST /products/:code/releases/:id/yank': 'admin',
+  'POST /products/:code/releases/:id/delete': 'admin',
 
   // Staff accounts, roles and security settings: owner.
   'GET /staff': 'owner',

@@ -1,0 +1,147 @@
+import { Get, Headers, HttpCode, Param, Post, Put, Query, Req, Res } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { Actor, CurrentActor } from '../../common/auth/actor';
+import { AppError, type FieldError } from '../../common/errors/app-error';
+import { StreamedBodyRoute } from '../../common/http/raw-body';
+import { CreateReleaseDto, ReleaseArtifactDto } from '../../releases/dto/release.dto';
+import { ARCHES, PLATFORMS } from '../../releases/release-rules';
+import { RELEASE_CHANNELS } from '../../releases/release.entities';
+import { ReleasesService } from '../../releases/releases.service';
+import { checkDto } from '../http/check-dto';
+import { DashboardController } from '../http/dashboard-controller.decorator';
+import { DashboardIdPipe } from '../http/id-param';
+import { asFormBody, formText } from '../../html/forms';
+import { setFlash } from '../http/view-locals';
+
+interface DraftForm {
+  version: string;
+  channel: string;
+  notes: string;
+  required_features: string;
+}
+
+/**
+ * A product's releases (docs/dashboard.md, Releases): drafts, uploads with progress (the page script PUTs the file
+ * as the request body, streamed like the admin API's upload), publish, yank, delete, downloads per release and day.
+ * Every action is the admin API's use case in ReleasesService.
+ */
+@DashboardController('products/:code/releases')
+export class ReleasesPageController {
+  constructor(private readonly releases: ReleasesService) {}
+
+  @Get()
+  async list(@Param('code') code: string, @Res() res: Response): Promise<void> {
+    await this.render(res, code, 200);
+  }
+
+  @Post()
+  async create(@Param('code') code: string, @Req() req: Request, @Res() res: Response, @CurrentActor() actor: Actor): Promise<void> {
+    const body = asFormBody(req.body);
+    const form: DraftForm = {
+      version: formText(body, 'version'),
+      channel: formText(body, 'channel') || 'stable',
+      notes: formText(body, 'notes'),
+      required_features: formText(body, 'required_features'),
+    };
+    const features = form.required_features
+      .split(/[\s,]+/)
+      .map((f) => f.trim())
+      .filter(Boolean);
+    const { value, errors } = await checkDto(CreateReleaseDto, {
+      version: form.version,
+      channel: form.channel,
+      notes: form.notes,
+      required_features: features,
+    });
+    if (!value) return this.render(res, code, 400, { form, errors });
+    let release;
+    try {
+      release = await this.releases.create(code, value, actor);
+    } catch (err) {
+      // A duplicate version is the form's error, shown beside the form (as the API's 409).
+      if (err instanceof AppError && err.status === 409)
+        return this.render(res, code, 409, { form, errors: [{ field: 'version', message: err.message }] });
+      throw err;
+    }
+    setFlash(req, 'success', `Draft ${release.version} created: upload its files, then publish it.`);
+    res.redirect(303, `/products/${encodeURIComponent(code)}/releases`);
+  }
+
+  @Put(':id/artifacts/:filename')
+  @StreamedBodyRoute()
+  @HttpCode(201)
+  upload(
+    @Param('id', DashboardIdPipe) id: number,
+    @Param('filename') filename: string,
+    @Query('platform') platform: unknown,
+    @Query('arch') arch: unknown,
+    @Headers('x-artifact-signature') signature: string | undefined,
+    @Req() req: Request,
+    @CurrentActor() actor: Actor,
+  ): Promise<ReleaseArtifactDto> {
+    const declared = req.headers['content-length'] === undefined ? undefined : Number(req.headers['content-length']);
+    return this.releases.upload(
+      id,
+      { filename, platform, arch, signature: signature || undefined, declaredLength: declared, body: req },
+      actor,
+    );
+  }
+
+  @Post(':id/publish')
+  async publish(
+    @Param('code') code: string,
+    @Param('id', DashboardIdPipe) id: number,
+    @Req() req: Request,
+    @Res() res: Response,
+    @CurrentActor() actor: Actor,
+  ) {
+    const r = await this.releases.publish(id, actor);
+    setFlash(req, 'success', `${r.version} is published.`);
+    res.redirect(303, `/products/${encodeURIComponent(code)}/releases`);
+  }
+
+  @Post(':id/yank')
+  async yank(
+    @Param('code') code: string,
+    @Param('id', DashboardIdPipe) id: number,
+    @Req() req: Request,
+    @Res() res: Response,
+    @CurrentActor() actor: Actor,
+  ) {
+    const r = await this.releases.yank(id, actor);
+    setFlash(req, 'success', `${r.version} is yanked: no check, feed or link offers it any more.`);
+    res.redirect(303, `/products/${encodeURIComponent(code)}/releases`);
+  }
+
+  @Post(':id/delete')
+  async remove(
+    @Param('code') code: string,
+    @Param('id', DashboardIdPipe) id: number,
+    @Req() req: Request,
+    @Res() res: Response,
+    @CurrentActor() actor: Actor,
+  ) {
+    await this.releases.remove(id, actor);
+    setFlash(req, 'success', 'The draft is deleted.');
+    res.redirect(303, `/products/${encodeURIComponent(code)}/releases`);
+  }
+
+  private async render(res: Response, code: string, status: number, failed?: { form: DraftForm; errors: FieldError[] }): Promise<void> {
+    const product = await this.releases.productInScope(code, null);
+    const releases = await this.releases.list(code);
+    const withDays = await Promise.all(
+      releases.map(async (r) => ({ ...r, days: r.state === 'draft' ? [] : (await this.releases.downloads(r.id)).days })),
+    );
+    res.status(status).render('products/releases', {
+      title: `Releases of ${product.code}`,
+      nav: 'products',
+      product: { code: product.code, name: product.name, update_policy: product.updatePolicy },
+      releases: withDays.map((r) => ({ ...r, isDraft: r.state === 'draft', isPublished: r.state === 'published' })),
+      channels: RELEASE_CHANNELS,
+      platforms: PLATFORMS,
+      arches: ARCHES,
+      form: failed?.form ?? { version: '', channel: 'stable', notes: '', required_features: '' },
+      errors: failed?.errors ?? [],
+    });
+  }
+}
