@@ -16,6 +16,7 @@ import { MetricsModule } from './metrics/metrics.module';
 import { RedisModule } from './common/redis/redis.module';
 import { LicensesModule } from './licenses/licenses.module';
 import { ProductsModule } from './products/products.module';
+import { ReleasesModule } from './releases/releases.module';
 import { StatsModule } from './stats/stats.module';
 import { MailModule } from './mail/mail.module';
 import { PortalModule } from './portal/portal.module';
@@ -47,6 +48,7 @@ export class AppModule {
         WebhooksModule,
         MailModule,
         StoresModule,
+        ReleasesModule,
         PortalModule,
         DashboardModule,
       ],

@@ -199,8 +199,8 @@ export class ActivationService {
     return this.signedAnswer(answer, input);
   }
 
-  /** With a nonce, the answer plus what it is about, the time and the key, signed (docs/client-api.md, Signed validation). */
-  private async signedAnswer<T extends object>(
+  /** With a nonce, the answer plus what it is about, the time and the key, signed (docs/client-api.md, Signed validation); also for update checks (docs/releases.md). */
+  async signedAnswer<T extends object>(
     answer: T,
     input: { nonce?: string; license_key: string; machine_fingerprint: string; envelope?: boolean },
   ): Promise<T | (T & { signature: string; envelope?: SignedEnvelope })> {

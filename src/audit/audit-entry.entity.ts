@@ -40,6 +40,11 @@ export const AUDIT_ACTIONS = [
   'store_plan.updated',
   'store_plan.deleted',
   'customer.note_added',
+  'release.created',
+  'release.artifact_uploaded',
+  'release.published',
+  'release.yanked',
+  'release.deleted',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

@@ -63,7 +63,18 @@ export interface AppConfig {
   mail: MailConfig;
   /** The customer portal (docs/portal.md); absent in a config built in code: on, with the defaults of PortalConfig. */
   portal?: PortalConfig;
+  /** Releases (docs/releases.md); absent in a config built in code: files under dataDir/releases, the defaults below. */
+  releases?: ReleasesConfig;
 }
+
+export interface ReleasesConfig {
+  maxBytes: number;
+  linkSeconds: number;
+  /** Set: artifacts live in this S3-compatible bucket instead of the filesystem. */
+  s3?: { bucket: string; endpoint?: string; region: string };
+}
+
+export const DEFAULT_RELEASES_CONFIG: ReleasesConfig = { maxBytes: 2 * 1024 ** 3, linkSeconds: 600 };
 
 export interface PortalConfig {
   /** PORTAL_ENABLED=false: every /portal page answers 404. */

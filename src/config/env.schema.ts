@@ -66,6 +66,11 @@ export const ENV_NAMES = [
   'STRIPE_CUSTOMER_PORTAL_URL',
   'PADDLE_CUSTOMER_PORTAL_URL',
   'LEMONSQUEEZY_CUSTOMER_PORTAL_URL',
+  'RELEASES_MAX_BYTES',
+  'RELEASES_LINK_SECONDS',
+  'RELEASES_S3_BUCKET',
+  'RELEASES_S3_ENDPOINT',
+  'RELEASES_S3_REGION',
 ] as const;
 
 /** More proxies than this in front of one server is a misconfiguration, and a large count trusts client-written hops. */
@@ -417,6 +422,37 @@ export class EnvironmentVariables {
   @IsOptional()
   @Matches(STORE_PORTAL_URL, { message: 'LEMONSQUEEZY_CUSTOMER_PORTAL_URL must be an https:// URL' })
   LEMONSQUEEZY_CUSTOMER_PORTAL_URL?: string;
+
+  /** The largest release artifact an upload may send, in bytes (docs/releases.md, Uploading artifacts). */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(Number.MAX_SAFE_INTEGER)
+  RELEASES_MAX_BYTES = 2 * 1024 ** 3;
+
+  /** How long a signed download link stays valid, in seconds (docs/releases.md, Download links). */
+  @Transform(toInt)
+  @IsInt()
+  @Min(10)
+  @Max(7 * 86_400)
+  RELEASES_LINK_SECONDS = 600;
+
+  /** Set: artifacts live in this S3 bucket instead of DATA_DIR/releases (docs/releases.md, Storage). */
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @Matches(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, { message: 'RELEASES_S3_BUCKET must be an S3 bucket name (3-63 of a-z 0-9 . -)' })
+  RELEASES_S3_BUCKET?: string;
+
+  /** An S3-compatible endpoint (MinIO, Cloudflare R2, ...); unset: AWS S3 itself. */
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @Matches(/^https?:\/\/[^\s?#]+$/, { message: 'RELEASES_S3_ENDPOINT must be an http:// or https:// URL' })
+  RELEASES_S3_ENDPOINT?: string;
+
+  @Transform(emptyToUndefined)
+  @IsOptional()
+  @Matches(/^[a-z0-9-]{1,32}$/, { message: 'RELEASES_S3_REGION must be a region name such as us-east-1 or auto' })
+  RELEASES_S3_REGION?: string;
 }
 
 /** Validates `env`; throws a ConfigError naming every bad variable. */

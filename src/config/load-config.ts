@@ -100,6 +100,13 @@ export function buildConfig(env: EnvironmentVariables, databaseUrl: string): { c
         lemonsqueezy: env.LEMONSQUEEZY_CUSTOMER_PORTAL_URL,
       }),
     },
+    releases: {
+      maxBytes: env.RELEASES_MAX_BYTES,
+      linkSeconds: env.RELEASES_LINK_SECONDS,
+      ...(env.RELEASES_S3_BUCKET
+        ? { s3: { bucket: env.RELEASES_S3_BUCKET, endpoint: env.RELEASES_S3_ENDPOINT, region: env.RELEASES_S3_REGION ?? 'us-east-1' } }
+        : {}),
+    },
   };
   return { config, generated };
 }

@@ -33,6 +33,9 @@ describe('loadEntities (every entity file under src/, no list in database/)', ()
         'MailMessage',
         'MailUnsubscribe',
         'PortalSignInToken',
+        'Release',
+        'ReleaseArtifact',
+        'ReleaseDownloadDay',
       ].sort(),
     );
   });

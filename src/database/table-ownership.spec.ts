@@ -24,6 +24,9 @@ const OWNERS: Record<string, string> = {
   mail_messages: 'mail',
   mail_unsubscribes: 'mail',
   portal_sign_in_tokens: 'portal',
+  releases: 'releases',
+  release_artifacts: 'releases',
+  release_downloads: 'releases',
 };
 
 /** The documented crossings: the event recorder writes the outbox event with its audit entry in one statement. */

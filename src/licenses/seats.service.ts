@@ -13,6 +13,7 @@ import { toLicenseDetails } from './licenses.service';
 import { LicensesRepository } from './licenses.repository';
 import {
   type ActivationRequest,
+  deadSeats,
   decideActivation,
   decideDeactivation,
   decideHeartbeat,
@@ -326,6 +327,24 @@ export class SeatsService {
     const seat = seats.find((s) => s.machineFingerprint === request.machineFingerprint);
     if (!seat) throw new AppError(ErrorCode.NOT_ACTIVATED, 400, 'This machine holds no seat of the licence');
     return { license, seat, created: false, seats };
+  }
+
+  /**
+   * A licence (product loaded) and whether this machine holds a live seat, judged by no status rule: release
+   * entitlement decides (docs/releases.md, Entitlement). Null: no licence has this key.
+   */
+  async seatHolding(request: SeatRequest): Promise<{ license: License; seatHeld: boolean } | null> {
+    const license = await this.licenses.getByKey(request.licenseKey);
+    if (!license) return null;
+    const seats = await this.seats.listCurrent(license.id);
+    const dead = deadSeats(license, seats, new Date());
+    const seatHeld = seats.some((s) => s.machineFingerprint === request.machineFingerprint && !dead.includes(s));
+    return { license, seatHeld };
+  }
+
+  /** A licence by id (product loaded), for a signed download link (docs/releases.md, Download links). */
+  licenseById(id: number): Promise<License | null> {
+    return this.licenses.getById(id);
   }
 
   /**

@@ -9,6 +9,10 @@ export interface ProductTrial {
   features?: string[];
 }
 
+/** What an expired licence may still download (docs/releases.md, Perpetual fallback). */
+export const UPDATE_POLICIES = ['current', 'perpetual_fallback'] as const;
+export type UpdatePolicy = (typeof UPDATE_POLICIES)[number];
+
 /** The unique indexes whose violation ProductsService turns into a 409 naming the field. */
 export const PRODUCT_CODE_INDEX = 'products_code_key';
 export const PRODUCT_KEY_PREFIX_INDEX = 'products_key_prefix_key';
@@ -22,6 +26,7 @@ export const PRODUCT_KEY_PREFIX_INDEX = 'products_key_prefix_key';
 @Check('products_default_limits_check', `jsonb_typeof(default_limits) = 'object'`)
 @Check('products_available_features_check', `jsonb_typeof(available_features) = 'array'`)
 @Check('products_default_policy_check', `jsonb_typeof(default_policy) = 'object'`)
+@Check('products_update_policy_check', `update_policy IN ('current', 'perpetual_fallback')`)
 @Check('products_trial_check', `trial IS NULL OR jsonb_typeof(trial) = 'object'`)
 export class Product {
   @PrimaryGeneratedColumn({ primaryKeyConstraintName: 'products_pkey' })
@@ -52,6 +57,10 @@ export class Product {
   /** Self-service trials (docs/licences.md, Trials); null: none, the default. */
   @Column({ type: 'jsonb', nullable: true })
   trial: ProductTrial | null;
+
+  /** docs/releases.md, Entitlement: `perpetual_fallback` lets an expired licence keep the releases published before its expiry. */
+  @Column({ name: 'update_policy', type: 'varchar', length: 20, default: 'current' })
+  updatePolicy: UpdatePolicy;
 
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;

@@ -63,6 +63,7 @@ export class ProductsService {
             defaultPolicy: productDefaultPolicy(input.default_policy ?? {}),
             active: input.active ?? true,
             trial: input.trial ?? null,
+            updatePolicy: input.update_policy ?? 'current',
           },
           manager,
         );
@@ -99,6 +100,7 @@ export class ProductsService {
           product.defaultPolicy = productDefaultPolicy({ ...product.defaultPolicy, ...input.default_policy });
         if (input.active !== undefined) product.active = input.active;
         if (input.trial !== undefined) product.trial = input.trial;
+        if (input.update_policy !== undefined) product.updatePolicy = input.update_policy;
         const saved = await this.products.save(product, manager);
         await this.events.record(manager, {
           type: 'product.updated',

@@ -10,6 +10,7 @@ export const ADMIN_SCOPES = [
   'tokens:manage',
   'signing-keys:manage',
   'stores:manage',
+  'releases:manage',
 ] as const;
 export type AdminScope = (typeof ADMIN_SCOPES)[number];
 
@@ -25,6 +26,7 @@ export const SCOPE_DESCRIPTIONS: Readonly<Record<AdminScope, string>> = {
   'tokens:manage': 'Issue and revoke admin tokens (never beyond its own scopes and products).',
   'signing-keys:manage': 'Rotate and revoke signing keys (global: only for a token of every product).',
   'stores:manage': 'Manage store plans; read and replay store events (global: only for a token of every product).',
+  'releases:manage': "Create, upload, publish, yank and delete releases of the token's products; read their download counts.",
 };
 
 /** The scopes as a Markdown list for OpenAPI descriptions (docs/admin-api.md, Scopes). */

@@ -27,5 +27,6 @@ export const ErrorCode = {
   TRIALS_DISABLED: 'TRIALS_DISABLED',
   INVALID_SIGNATURE: 'INVALID_SIGNATURE',
   STORE_EVENT_FAILED: 'STORE_EVENT_FAILED',
+  RELEASE_NOT_ENTITLED: 'RELEASE_NOT_ENTITLED',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];

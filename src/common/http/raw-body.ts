@@ -19,6 +19,30 @@ export interface RawBodyRouteOptions {
  */
 export const RawBodyRoute = (options: RawBodyRouteOptions) => SetMetadata(RAW_BODY_ROUTE, options);
 
+const STREAMED_BODY_ROUTE = 'streamed-body-route';
+
+/**
+ * The route reads the request stream itself (no parser runs, any Content-Type, no size limit here): for uploads too
+ * large to hold in memory, which the route must stream and bound on its own (docs/releases.md, Uploading artifacts).
+ * Path parameters are allowed (each matches one segment).
+ */
+export const StreamedBodyRoute = () => SetMetadata(STREAMED_BODY_ROUTE, true);
+
+/** Lets the request through unparsed: the handler reads `req` as a stream. */
+const unparsed: RequestHandler = (_req, _res, next) => next();
+
+/** A route path with `:param` segments as a case-insensitive, trailing-slash-tolerant pattern (Express's defaults). */
+const routePattern = (path: string) =>
+  new RegExp(
+    '^' +
+      path
+        .split('/')
+        .map((segment) => (segment.startsWith(':') ? '[^/]+' : segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+        .join('/') +
+      '/?$',
+    'i',
+  );
+
 /** Lower-case, no trailing slash: how Express matches a route by default (case-insensitive, not strict). */
 const routeKey = (method: string, path: string) => `${method.toUpperCase()} ${path.toLowerCase().replace(/\/+$/, '') || '/'}`;
 
@@ -36,6 +60,7 @@ const joinPath = (...parts: (string | string[] | undefined)[]) =>
  */
 export function rawBodyParsers(app: INestApplication): { parserFor(method: string, path: string): RequestHandler | undefined } {
   const parsers = new Map<string, RequestHandler>();
+  const streamed: { method: string; pattern: RegExp }[] = [];
   for (const module of app.get(ModulesContainer).values()) {
     for (const wrapper of module.controllers.values()) {
       const controller = wrapper.metatype as (new (...args: unknown[]) => unknown) | null;
@@ -45,9 +70,15 @@ export function rawBodyParsers(app: INestApplication): { parserFor(method: strin
         const handler = prototype[name];
         if (typeof handler !== 'function') continue;
         const options = Reflect.getMetadata(RAW_BODY_ROUTE, handler) as RawBodyRouteOptions | undefined;
-        if (!options) continue;
+        const isStreamed = Reflect.getMetadata(STREAMED_BODY_ROUTE, handler) === true;
+        if (!options && !isStreamed) continue;
         const pathOf = (target: object) => Reflect.getMetadata(PATH_METADATA, target) as string | string[] | undefined;
         const path = joinPath(pathOf(controller), pathOf(handler));
+        if (!options) {
+          const method = RequestMethod[Reflect.getMetadata(METHOD_METADATA, handler) as RequestMethod];
+          streamed.push({ method, pattern: routePattern(path) });
+          continue;
+        }
         if (path.includes(':')) throw new Error(`@RawBodyRoute on ${controller.name}.${name}: routes with parameters are not supported`);
         const method = RequestMethod[Reflect.getMetadata(METHOD_METADATA, handler) as RequestMethod];
         const limitBytes = parseLimit(options.limit);
@@ -58,7 +89,13 @@ export function rawBodyParsers(app: INestApplication): { parserFor(method: strin
       }
     }
   }
-  return { parserFor: (method, path) => (parsers.size === 0 ? undefined : parsers.get(routeKey(method, path))) };
+  return {
+    parserFor: (method, path) => {
+      const parser = parsers.size === 0 ? undefined : parsers.get(routeKey(method, path));
+      if (parser || streamed.length === 0) return parser;
+      return streamed.some((r) => r.method === method.toUpperCase() && r.pattern.test(path)) ? unparsed : undefined;
+    },
+  };
 }
 
 const UNITS: Record<string, number> = { b: 1, kb: 1024, mb: 1024 ** 2 };

@@ -1,9 +1,9 @@
 import { ApiProperty, ApiPropertyOptional, PartialType } from '@nestjs/swagger';
-import { ArrayMaxSize, ArrayUnique, IsArray, IsBoolean, IsString, Matches, registerDecorator, ValidateIf } from 'class-validator';
+import { ArrayMaxSize, ArrayUnique, IsArray, IsBoolean, IsIn, IsString, Matches, registerDecorator, ValidateIf } from 'class-validator';
 import { FEATURE_NAME, IsLimitsMap, IsOptionalNotNull, IsStorableText, MaxChars, MinChars } from '../../common/validation/validators';
 import { IsPolicy, mergePolicy } from '../../common/seat-policy/license-policy';
 import { POLICY_INPUT_SCHEMA, SeatPolicyDto } from '../../common/seat-policy/seat-policy.dto';
-import type { Product, ProductTrial } from '../product.entity';
+import { type Product, type ProductTrial, UPDATE_POLICIES, type UpdatePolicy } from '../product.entity';
 
 const TRIAL_SCHEMA = {
   type: 'object' as const,
@@ -105,6 +105,15 @@ export class CreateProductDto {
   @IsTrial()
   trial?: ProductTrial | null;
 
+  @ApiPropertyOptional({
+    enum: UPDATE_POLICIES,
+    description:
+      'which releases a licence may download (docs/releases.md, Entitlement): current (default) only while usable; perpetual_fallback also, once expired, every release published before its expiry',
+  })
+  @IsOptionalNotNull()
+  @IsIn(UPDATE_POLICIES)
+  update_policy?: UpdatePolicy;
+
   // No `default` in the schema: generators would make the field required, and a partial PUT would overwrite it.
   @ApiPropertyOptional({ type: Boolean, description: 'default true; false hides the product from new licences' })
   @IsOptionalNotNull()
@@ -126,6 +135,7 @@ export class ProductDto {
   default_policy: SeatPolicyDto;
   @ApiProperty({ type: [String], example: ['REPORTS'] }) available_features: string[];
   @ApiProperty() active: boolean;
+  @ApiProperty({ enum: UPDATE_POLICIES, description: 'docs/releases.md, Entitlement' }) update_policy: UpdatePolicy;
   @ApiProperty({ ...TRIAL_SCHEMA, nullable: true, description: 'self-service trial settings; null: no trials' })
   trial: ProductTrial | null;
   @ApiProperty({ format: 'date-time', example: '2026-01-01T00:00:00.000Z' }) created_at: string;
@@ -141,6 +151,7 @@ export class ProductDto {
       default_policy: mergePolicy(p.defaultPolicy, {}),
       available_features: p.availableFeatures,
       active: p.active,
+      update_policy: p.updatePolicy,
       trial: p.trial ?? null,
       created_at: p.createdAt.toISOString(),
       updated_at: p.updatedAt.toISOString(),
