@@ -9,7 +9,7 @@ import { ACTIVATION_REQUEST_LABEL, armor } from './armor.js';
 import { checkOffline, parseLicenseFile, signedTimeOf, verifyDocument } from './check.js';
 import { KeySet, keyIdOf, verifySignature } from './crypto.js';
 import { listedKeys, resolveTrust, sameJson, verifyEnvelope } from './envelope.js';
-import { LicenseServerError, VerificationError } from './errors.js';
+import { LicenseServerError, NetworkError, VerificationError } from './errors.js';
 import { defaultFingerprint, FINGERPRINT_PATTERN } from './fingerprint.js';
 import { HttpOptions, requestJson } from './http.js';
 import { ClientState, StateFile } from './state.js';
