@@ -6,9 +6,9 @@ import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { hostname as osHostname, platform, release } from 'node:os';
 import { ACTIVATION_REQUEST_LABEL, armor } from './armor.js';
-import { checkOffline, parseLicenseFile, signedTimeOf, verifyDocument } from './check.js';
-import { KeySet, keyIdOf, verifySignature } from './crypto.js';
-import { listedKeys, resolveTrust, sameJson, verifyEnvelope } from './envelope.js';
+import { checkOffline, parseLicenseFile, signedTimeOf, verifyAnswerDocument, verifyDocument } from './check.js';
+import { KeySet, keyIdOf } from './crypto.js';
+import { listedKeys, resolveTrust } from './envelope.js';
 import { LicenseServerError, NetworkError, VerificationError } from './errors.js';
 import { defaultFingerprint, FINGERPRINT_PATTERN } from './fingerprint.js';
 import { HttpOptions, requestJson } from './http.js';
@@ -215,29 +215,17 @@ export class LicenseClient {
     return answer;
   }
 
-  /** A signed answer (validate, usage): its key is known, its signature holds, it echoes the nonce and names this licence and machine. */
+  /** A signed answer (validate, usage, update check), checked by verifyAnswerDocument with the keys trusted now. */
   private async verifyAnswer(
-    answer: { signature: string; key_id: string; nonce: string; license_key: string; machine_fingerprint: string },
+    answer: { key_id: string; envelope?: { key_id?: unknown } },
     nonce: string,
     seat: { license_key: string; machine_fingerprint: string },
     what: string,
   ): Promise<void> {
-    const { signature, envelope, ...signed } = answer as typeof answer & { envelope?: unknown };
-    const keys = await this.keysFor(answer.key_id);
-    const key = keys.get(answer.key_id);
-    if (!key) throw new VerificationError('UNKNOWN_KEY', `the ${what} answer is signed with unknown key ${String(answer.key_id)}`);
-    if (this.options.envelopes === true) {
-      // Decode, verify, then compare: the answer's fields must be exactly the signed ones.
-      const opened = verifyEnvelope(envelope, (id) => keys.get(id), this.withdrawn());
-      if (!opened.ok) throw new VerificationError(opened.reason, `the ${what} answer's envelope: ${opened.message}`);
-      if (!sameJson(opened.value, signed)) throw new VerificationError('PAYLOAD_MISMATCH', `the ${what} answer differs from its envelope`);
-    } else if (!verifySignature(signed, signature, key)) {
-      throw new VerificationError('INVALID_SIGNATURE', `the ${what} answer does not verify`);
-    }
-    if (answer.nonce !== nonce) throw new VerificationError('NONCE_MISMATCH', `the ${what} answer is not for this request (replayed?)`);
-    if (answer.license_key !== seat.license_key || answer.machine_fingerprint !== seat.machine_fingerprint) {
-      throw new VerificationError('WRONG_SUBJECT', `the ${what} answer is about another licence or machine`);
-    }
+    const keyId = this.options.envelopes === true ? (answer.envelope?.key_id ?? answer.key_id) : answer.key_id;
+    const keys = await this.keysFor(keyId);
+    const verified = verifyAnswerDocument(answer, nonce, seat, keys, this.withdrawn(), this.options.envelopes === true, what);
+    if (!verified.ok) throw new VerificationError(verified.reason, verified.message);
   }
 
   /** Online validation with a fresh nonce; the signed answer is verified (key, signature, nonce, key, machine) and remembered. */
