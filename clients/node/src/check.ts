@@ -41,7 +41,8 @@ export function verifyAnswerDocument(
   what = 'signed',
 ): VerifiedAnswer {
   const refuse = (reason: string, message: string): VerifiedAnswer => ({ ok: false, reason, message });
-  if (typeof answer !== 'object' || answer === null || Array.isArray(answer)) return refuse('MALFORMED_ENVELOPE', `the ${what} answer is not a JSON object`);
+  if (typeof answer !== 'object' || answer === null || Array.isArray(answer))
+    return refuse('MALFORMED_ENVELOPE', `the ${what} answer is not a JSON object`);
   const { signature, envelope, ...signed } = answer as Record<string, unknown>;
   if (envelopes) {
     if (envelope === undefined) return refuse('UNSUPPORTED_FORMAT', `the ${what} answer carries no envelope`);
@@ -52,7 +53,8 @@ export function verifyAnswerDocument(
   } else {
     const key = keys.get(signed.key_id);
     if (!key) return refuse('UNKNOWN_KEY', `the ${what} answer is signed with unknown key ${String(signed.key_id)}`);
-    if (typeof signature !== 'string' || !verifySignature(signed, signature, key)) return refuse('INVALID_SIGNATURE', `the ${what} answer does not verify`);
+    if (typeof signature !== 'string' || !verifySignature(signed, signature, key))
+      return refuse('INVALID_SIGNATURE', `the ${what} answer does not verify`);
   }
   if (signed.nonce !== nonce) return refuse('NONCE_MISMATCH', `the ${what} answer is not for this request (replayed?)`);
   if (signed.license_key !== seat.license_key || signed.machine_fingerprint !== seat.machine_fingerprint) {

@@ -80,7 +80,10 @@ describe('against a real server', () => {
 
   it('checkForUpdate: the newest release offered, verified like a validate answer; downloadUpdate checks the bytes', async () => {
     const bytes = Buffer.from(`node client update ${Date.now()}\n`.repeat(2000));
-    const release = await server.admin<{ id: number }>('POST', '/products/POS_RETAIL/releases', { version: '7.1.0', notes: 'Faster start' });
+    const release = await server.admin<{ id: number }>('POST', '/products/POS_RETAIL/releases', {
+      version: '7.1.0',
+      notes: 'Faster start',
+    });
     const put = await fetch(`${server.url}/api/v1/admin/releases/${release.id}/artifacts/app-7.1.0.tar.gz?platform=linux&arch=x64`, {
       method: 'PUT',
       headers: { 'x-api-key': server.apiKey, 'content-type': 'application/octet-stream' },
