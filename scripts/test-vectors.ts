@@ -1,4 +1,4 @@
-import { createPrivateKey, createPublicKey, generateKeyPairSync, KeyObject, sign } from 'node:crypto';
+import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, KeyObject, sign } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { armor, LICENSE_FILE_LABEL } from '../src/activation/license-file';
@@ -209,10 +209,10 @@ function envelopeFor(bytes: Buffer, key: KeyObject): SignedEnvelope {
   };
 }
 
-type Verdict = { verdict: 'accept' | 'refuse' | 'trusted' | 'refused'; reason: string | null };
+type Verdict = { verdict: 'accept' | 'refuse' | 'trusted' | 'refused'; reason: string | null; status?: string };
 interface ConformanceCase {
   name: string;
-  kind: 'envelope' | 'license_file' | 'key_trust';
+  kind: 'envelope' | 'license_file' | 'key_trust' | 'signed_answer' | 'trial';
   description: string;
   input: Record<string, unknown>;
   expect: Verdict;
@@ -281,6 +281,117 @@ function conformance(rsaKey: KeyObject, license: Record<string, unknown>) {
   const trusted: Verdict = { verdict: 'trusted', reason: null };
   const refused = (reason: string): Verdict => ({ verdict: 'refused', reason });
   const chain = [listed('rsa-2', 'active', [rsa2ByEd]), listed('ed25519', 'retired', [edByRsa]), listed('rsa', 'retired', [])];
+
+  // Signed answers (validate, update check) as the server sends them: the payload's members beside the legacy
+  // signature and the envelope of the same bytes (docs/signing.md, Envelopes; docs/releases.md, Checking for updates).
+  const nonce = 'Y29uZm9ybWFuY2Utbm9uY2UtMDE';
+  const subject = {
+    nonce,
+    license_key: license.license_key,
+    machine_fingerprint: license.machine_fingerprint,
+    checked_at: '2026-03-01T09:00:00.000Z',
+  };
+  const signedAnswer = (fields: Record<string, unknown>, key: KeyObject) => {
+    const payload = { ...fields, ...subject, key_id: idOf(key) };
+    const bytes = canonicalBytes(payload);
+    const legacy = algorithmOfKey(key) === 'Ed25519' ? 'Ed25519:' : SIGNATURE_PREFIX;
+    return {
+      ...payload,
+      signature: legacy + sign(digestOf(algorithmOfKey(key)!), bytes, key).toString('base64'),
+      envelope: envelopeFor(bytes, key),
+    };
+  };
+  const update = {
+    update: {
+      version: '1.4.0',
+      channel: 'stable',
+      notes: 'Faster start; fixes the receipt printer on Windows.',
+      published_at: '2026-02-20T10:00:00.000Z',
+      artifacts: [
+        {
+          filename: 'POS-Setup-1.4.0.exe',
+          platform: 'win32',
+          arch: 'x64',
+          size: 104857600,
+          sha256: createHash('sha256').update('POS-Setup-1.4.0.exe').digest('hex'),
+          sha512: createHash('sha512').update('POS-Setup-1.4.0.exe').digest('hex'),
+          url: 'https://licences.example.com/api/v1/releases/downloads/token/POS-Setup-1.4.0.exe',
+          url_expires_at: '2026-03-01T09:10:00.000Z',
+        },
+      ],
+    },
+  };
+  const updateAnswer = signedAnswer(update, keys.ed25519);
+  const answerCase = (
+    name: string,
+    description: string,
+    answer: unknown,
+    expect: Verdict,
+    overrides: Record<string, unknown> = {},
+  ): ConformanceCase => ({
+    name,
+    kind: 'signed_answer',
+    description,
+    input: {
+      trusted_keys: ['rsa', 'ed25519'],
+      revoked_keys: [],
+      answer,
+      nonce,
+      license_key: subject.license_key,
+      machine_fingerprint: subject.machine_fingerprint,
+      ...overrides,
+    },
+    expect,
+  });
+  const tamperedUpdate = {
+    ...updateAnswer,
+    envelope: {
+      ...updateAnswer.envelope,
+      payload: base64url(
+        canonicalBytes({ ...update, update: { ...update.update, version: '9.9.9' }, ...subject, key_id: idOf(keys.ed25519) }),
+      ),
+    },
+  };
+
+  // A trial answer (POST /api/v1/trials): an activation answer of a TRIAL licence, grace 0 (docs/client-api.md, Trials).
+  const trialLicense = {
+    ...license,
+    license_type: 'TRIAL',
+    issued_at: '2026-03-01T09:00:00.000Z',
+    activated_at: '2026-03-01T09:00:00.000Z',
+    signed_at: '2026-03-01T09:00:00.000Z',
+    expires_at: '2026-03-15T09:00:00.000Z',
+    grace_days: 0,
+    limits: { max_installations: 1 },
+    policy: {
+      heartbeat_timeout_seconds: null,
+      max_deactivations_per_30_days: null,
+      license_file_ttl_days: 30,
+      max_uses: null,
+      uses_period: 'none',
+    },
+    customer: { name: 'till-07', email: null },
+    key_id: idOf(keys.ed25519),
+  };
+  const trialBytes = canonicalBytes(trialLicense);
+  const trialAnswer = {
+    license: trialLicense,
+    signature: 'Ed25519:' + sign(null, trialBytes, keys.ed25519).toString('base64'),
+    envelope: envelopeFor(trialBytes, keys.ed25519),
+  };
+  const trialCase = (
+    name: string,
+    description: string,
+    now: string,
+    fingerprint: string,
+    expect: Verdict & { status?: string },
+  ): ConformanceCase => ({
+    name,
+    kind: 'trial',
+    description,
+    input: { trusted_keys: ['rsa', 'ed25519'], answer: trialAnswer, now, machine_fingerprint: fingerprint, product: license.product },
+    expect,
+  });
 
   const cases: ConformanceCase[] = [
     envelopeCase('envelope-rsa', 'An RS256 envelope of a licence: decode, verify with the RSA key, parse.', rsaEnvelope, accept),
@@ -440,6 +551,72 @@ function conformance(rsaKey: KeyObject, license: Record<string, unknown>) {
       'rsa',
       refused('KEY_REVOKED'),
     ),
+    answerCase(
+      'answer-update-check',
+      'An update check answer offering 1.4.0, EdDSA: decode, verify, then nonce, licence and machine.',
+      updateAnswer,
+      accept,
+    ),
+    answerCase(
+      'answer-update-none',
+      'An update check answer with nothing newer (update: null), RS256.',
+      signedAnswer({ update: null }, keys.rsa),
+      accept,
+    ),
+    answerCase(
+      'answer-validate',
+      'A signed validate answer, RS256.',
+      signedAnswer({ valid: true, status: 'active', expires_at: null, revoked: false, grace_ends_at: null, code: null }, keys.rsa),
+      accept,
+    ),
+    answerCase(
+      'answer-nonce-mismatch',
+      'A genuine answer to another request (a replay): the nonce differs.',
+      updateAnswer,
+      refuse('NONCE_MISMATCH'),
+      {
+        nonce: 'b3RoZXItcmVxdWVzdC1ub25jZQ',
+      },
+    ),
+    answerCase('answer-other-machine', 'A genuine answer about another machine.', updateAnswer, refuse('WRONG_SUBJECT'), {
+      machine_fingerprint: 'sha256:' + 'e'.repeat(64),
+    }),
+    answerCase(
+      'answer-update-changed',
+      'The offered version changed under the original signature.',
+      tamperedUpdate,
+      refuse('INVALID_SIGNATURE'),
+    ),
+    answerCase(
+      'answer-unknown-key',
+      'An answer signed by a key the client does not trust (a stand-in server).',
+      signedAnswer(update, keys.stranger),
+      refuse('UNKNOWN_KEY'),
+    ),
+    trialCase(
+      'trial-active',
+      'A trial licence kept like an activation and checked offline the next day.',
+      '2026-03-02T09:00:00.000Z',
+      String(license.machine_fingerprint),
+      {
+        ...accept,
+        status: 'active',
+      },
+    ),
+    trialCase(
+      'trial-expired',
+      'A trial past its expiry: grace 0, so refused at once.',
+      '2026-03-15T09:00:01.000Z',
+      String(license.machine_fingerprint),
+      refuse('EXPIRED'),
+    ),
+    trialCase(
+      'trial-other-machine',
+      'A trial answer for another machine.',
+      '2026-03-02T09:00:00.000Z',
+      'sha256:' + 'e'.repeat(64),
+      refuse('FINGERPRINT_MISMATCH'),
+    ),
   ];
 
   return {
@@ -462,7 +639,7 @@ function conformance(rsaKey: KeyObject, license: Record<string, unknown>) {
     },
     conformance: {
       description:
-        'Conformance cases every client runs (docs/signing.md, Envelopes; Endorsed rotation). keys: the test public keys by name (private halves: test-key.pem for "rsa", test-keys.json for the others; TEST KEYS ONLY). envelope: verify input.envelope trusting input.trusted_keys, with input.revoked_keys listed as revoked. license_file: the same for a licence file (a client that accepts envelopes only). key_trust: trust input.shipped_keys and input.root_keys, resolve endorsements over input.published, and say whether input.key_id is trusted. expect: verdict and reason (null when accepted).',
+        'Conformance cases every client runs (docs/signing.md, Envelopes; Endorsed rotation). keys: the test public keys by name (private halves: test-key.pem for "rsa", test-keys.json for the others; TEST KEYS ONLY). envelope: verify input.envelope trusting input.trusted_keys, with input.revoked_keys listed as revoked. license_file: the same for a licence file (a client that accepts envelopes only). key_trust: trust input.shipped_keys and input.root_keys, resolve endorsements over input.published, and say whether input.key_id is trusted. signed_answer: verify input.answer (a validate or update check answer) as the answer to a request with input.nonce about input.license_key on input.machine_fingerprint. trial: keep input.answer (a POST /trials answer) as this machine\'s activation (input.machine_fingerprint, input.product) and check it offline at input.now; expect.status is the accepted status. expect: verdict and reason (null when accepted).',
       keys: keyTable,
       cases,
     },

@@ -8,6 +8,7 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
+	"crypto/sha512"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
@@ -19,6 +20,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"regexp"
 	"runtime"
 	"strconv"
@@ -116,6 +118,46 @@ type UsageAnswer struct {
 	MachineFingerprint string  `json:"machine_fingerprint"`
 	CheckedAt          string  `json:"checked_at"`
 	KeyID              string  `json:"key_id"`
+}
+
+// UpdateQuery is what CheckForUpdate asks about. Channel: stable (default), beta or alpha; Platform and Arch use
+// Node's names (linux, darwin, win32; x64, arm64) and default to this program's.
+type UpdateQuery struct {
+	CurrentVersion string
+	Channel        string
+	Platform       string
+	Arch           string
+}
+
+// UpdateArtifact is one downloadable file of an offered release: its signed size and digests (hex), and a link.
+type UpdateArtifact struct {
+	Filename     string `json:"filename"`
+	Platform     string `json:"platform"`
+	Arch         string `json:"arch"`
+	Size         int64  `json:"size"`
+	SHA256       string `json:"sha256"`
+	SHA512       string `json:"sha512"`
+	URL          string `json:"url"`
+	URLExpiresAt string `json:"url_expires_at"`
+}
+
+// UpdateRelease is the release an update check offers.
+type UpdateRelease struct {
+	Version     string           `json:"version"`
+	Channel     string           `json:"channel"`
+	Notes       string           `json:"notes"`
+	PublishedAt string           `json:"published_at"`
+	Artifacts   []UpdateArtifact `json:"artifacts"`
+}
+
+// UpdateCheckAnswer is a verified /releases/check answer; Update is nil when nothing newer may be had.
+type UpdateCheckAnswer struct {
+	Update             *UpdateRelease `json:"update"`
+	Nonce              string         `json:"nonce"`
+	LicenseKey         string         `json:"license_key"`
+	MachineFingerprint string         `json:"machine_fingerprint"`
+	CheckedAt          string         `json:"checked_at"`
+	KeyID              string         `json:"key_id"`
 }
 
 // HeartbeatAnswer is the /heartbeat answer.
@@ -372,6 +414,97 @@ func (c *Client) Usage(ctx context.Context, options UsageOptions) (*UsageAnswer,
 		return nil, verr("MALFORMED_PAYLOAD", "the usage answer has unexpected members")
 	}
 	return &answer, c.update(func(s *clientState) { s.LatestSignedAt = later(s.LatestSignedAt, parseTime(answer.CheckedAt)) })
+}
+
+// CheckForUpdate asks for the newest release above query.CurrentVersion this licence may download, on the channel or
+// a more stable one, with an artifact for the platform (docs/releases.md); verified like a validate answer.
+func (c *Client) CheckForUpdate(ctx context.Context, query UpdateQuery) (*UpdateCheckAnswer, error) {
+	c.refreshKeysIfDue(ctx)
+	seat, err := c.seatBody()
+	if err != nil {
+		return nil, err
+	}
+	if query.Platform == "" {
+		query.Platform = nodePlatform(runtime.GOOS)
+	}
+	if query.Arch == "" {
+		query.Arch = nodeArch(runtime.GOARCH)
+	}
+	nonce := randomToken()
+	members := map[string]interface{}{"platform": query.Platform, "arch": query.Arch, "current_version": query.CurrentVersion, "nonce": nonce, "envelope": true}
+	if c.opts.Product != "" {
+		members["product"] = c.opts.Product
+	}
+	if query.Channel != "" {
+		members["channel"] = query.Channel
+	}
+	raw, err := c.request(ctx, "POST", "/api/v1/releases/check", withMembers(seat, members), true)
+	if err != nil {
+		return nil, err
+	}
+	payload, err := c.VerifyAnswer(ctx, raw, nonce, seat["license_key"].(string))
+	if err != nil {
+		return nil, err
+	}
+	var answer UpdateCheckAnswer
+	if err := json.Unmarshal(payload, &answer); err != nil {
+		return nil, verr("MALFORMED_PAYLOAD", "the update check answer has unexpected members")
+	}
+	return &answer, c.update(func(s *clientState) { s.LatestSignedAt = later(s.LatestSignedAt, parseTime(answer.CheckedAt)) })
+}
+
+// DownloadUpdate streams an artifact of a verified update to target, checking its signed size, SHA-256 and SHA-512
+// on the way; a mismatch removes the file and answers DIGEST_MISMATCH.
+func (c *Client) DownloadUpdate(ctx context.Context, artifact UpdateArtifact, target string) error {
+	request, err := http.NewRequestWithContext(ctx, "GET", artifact.URL, nil)
+	if err != nil {
+		return &NetworkError{Message: "download " + artifact.Filename + ": " + err.Error(), Err: err}
+	}
+	response, err := c.opts.HTTPClient.Do(request)
+	if err != nil {
+		return &NetworkError{Message: "download " + artifact.Filename + ": " + err.Error(), Err: err}
+	}
+	defer response.Body.Close()
+	if response.StatusCode != http.StatusOK {
+		return &NetworkError{Message: fmt.Sprintf("download %s: answer %d", artifact.Filename, response.StatusCode)}
+	}
+	partial, err := os.CreateTemp(filepath.Dir(target), ".download-*.part")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(partial.Name())
+	sum256, sum512 := sha256.New(), sha512.New()
+	size, err := io.Copy(io.MultiWriter(partial, sum256, sum512), response.Body)
+	if closeErr := partial.Close(); err == nil {
+		err = closeErr
+	}
+	if err != nil {
+		return &NetworkError{Message: "download " + artifact.Filename + ": " + err.Error(), Err: err}
+	}
+	if size != artifact.Size || hex.EncodeToString(sum256.Sum(nil)) != artifact.SHA256 || hex.EncodeToString(sum512.Sum(nil)) != artifact.SHA512 {
+		return verr("DIGEST_MISMATCH", "the downloaded "+artifact.Filename+" is not the signed release's file")
+	}
+	return os.Rename(partial.Name(), target)
+}
+
+func nodePlatform(goos string) string {
+	switch goos {
+	case "windows":
+		return "win32"
+	case "darwin":
+		return "darwin"
+	}
+	return "linux"
+}
+
+func nodeArch(goarch string) string {
+	switch goarch {
+	case "amd64":
+		return "x64"
+	case "arm64":
+		return "arm64"
+	}
+	return goarch
 }
 
 // Heartbeat sends one heartbeat: a success is the seat's last sign of life; NOT_ACTIVATED marks the seat lost.

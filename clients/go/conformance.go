@@ -29,6 +29,9 @@ type conformanceCase struct {
 		Envelope    json.RawMessage   `json:"envelope"`
 		LicenseFile string            `json:"license_file"`
 		ShippedKeys []string          `json:"shipped_keys"`
+		Now         string            `json:"now"`
+		Product     string            `json:"product"`
+		Fingerprint string            `json:"machine_fingerprint"`
 		RootKeys    []string          `json:"root_keys"`
 		Published   []json.RawMessage `json:"published"`
 		KeyID       string            `json:"key_id"`
@@ -146,8 +149,52 @@ func runSharedCase(c *conformanceCase, named map[string]json.RawMessage, folder 
 	return "accept", "", nil
 }
 
+// runClientCase runs a signed answer (validate, update check) or a trial answer through a client's own paths.
+func runClientCase(c *conformanceCase, named map[string]json.RawMessage, folder string) (string, string, string, error) {
+	shipped, err := namedKeys(named, c.Input.TrustedKeys)
+	if err != nil {
+		return "", "", "", err
+	}
+	now := time.Now()
+	if c.Input.Now != "" {
+		parsed, err := time.Parse(time.RFC3339Nano, c.Input.Now)
+		if err != nil {
+			return "", "", "", err
+		}
+		now = parsed
+	}
+	client, err := New(Options{
+		ServerURL: "http://127.0.0.1:9/", StatePath: filepath.Join(folder, "state.json"), AppSalt: "conformance",
+		PublicKeys: shipped, Product: c.Input.Product, Fingerprint: c.Input.Fingerprint, Now: func() time.Time { return now },
+		Retries: -1, HTTPClient: &http.Client{Transport: offlineTransport{}},
+	})
+	if err != nil {
+		return "", "", "", err
+	}
+	var result CheckResult
+	if c.Kind == "signed_answer" {
+		_, err = client.VerifyAnswer(context.Background(), c.Input.Answer, c.Input.Nonce, c.Input.LicenseKey)
+	} else if _, err = client.StoreActivation(context.Background(), c.Input.Answer); err == nil {
+		result = client.Check()
+	}
+	var verification *VerificationError
+	if errors.As(err, &verification) {
+		return "refuse", verification.Reason, "", nil
+	}
+	if err != nil {
+		return "", "", "", err
+	}
+	if c.Kind == "trial" && !result.OK {
+		return "refuse", result.Reason, "", nil
+	}
+	return "accept", "", result.Status, nil
+}
+
 // runCase answers (verdict, reason, status) for one case.
 func runCase(c *conformanceCase, named map[string]json.RawMessage, folder string) (string, string, string, error) {
+	if c.Kind == "signed_answer" || c.Kind == "trial" {
+		return runClientCase(c, named, folder)
+	}
 	if c.Kind != "" {
 		verdict, reason, err := runSharedCase(c, named, folder)
 		return verdict, reason, "", err

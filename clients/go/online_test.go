@@ -1,10 +1,13 @@
 package licenceclient
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -114,6 +117,53 @@ func TestOnline(t *testing.T) {
 		}
 		if _, err := onlineClient(t, s, "trial-3", product("")).StartTrial(ctx, MachineInfo{}, ""); err == nil {
 			t.Fatal("a trial without a product")
+		}
+	})
+
+	t.Run("CheckForUpdate offers the newest release; DownloadUpdate checks the bytes", func(t *testing.T) {
+		data := bytes.Repeat([]byte(fmt.Sprintf("go client update %d\n", time.Now().UnixNano())), 2000)
+		release := s.admin(t, "POST", "/products/POS_RETAIL/releases", map[string]string{"version": "9.1.0", "notes": "Faster start"})
+		id := jsonNumber(release["id"])
+		request, _ := http.NewRequest("PUT", s.url+"/api/v1/admin/releases/"+id+"/artifacts/app-9.1.0.tar.gz?platform=linux&arch=x64", bytes.NewReader(data))
+		request.Header.Set("x-api-key", s.apiKey)
+		request.Header.Set("content-type", "application/octet-stream")
+		response, err := http.DefaultClient.Do(request)
+		if err != nil || response.StatusCode != 201 {
+			t.Fatalf("upload: %v %v", err, response)
+		}
+		response.Body.Close()
+		s.admin(t, "POST", "/releases/"+id+"/publish", nil)
+		client := onlineClient(t, s, "update-1", nil)
+		if _, err := client.CheckForUpdate(ctx, UpdateQuery{CurrentVersion: "9.0.0"}); codeOf(err) != "NOT_ACTIVATED" {
+			t.Fatalf("not activated: %v", err)
+		}
+		if _, err := client.Activate(ctx, s.createLicense(t, nil)["license_key"].(string), MachineInfo{}); err != nil {
+			t.Fatal(err)
+		}
+		answer, err := client.CheckForUpdate(ctx, UpdateQuery{CurrentVersion: "9.0.0", Platform: "linux", Arch: "x64"})
+		if err != nil || answer.Update == nil || answer.Update.Version != "9.1.0" || answer.Update.Notes != "Faster start" || len(answer.Update.Artifacts) != 1 {
+			t.Fatalf("check: %v %+v", err, answer)
+		}
+		artifact := answer.Update.Artifacts[0]
+		folder := t.TempDir()
+		if err := client.DownloadUpdate(ctx, artifact, filepath.Join(folder, artifact.Filename)); err != nil {
+			t.Fatal(err)
+		}
+		if saved, _ := os.ReadFile(filepath.Join(folder, artifact.Filename)); !bytes.Equal(saved, data) {
+			t.Fatal("the downloaded file is not the uploaded one")
+		}
+		tampered := artifact
+		tampered.SHA256 = strings.Repeat("0", 64)
+		if err := client.DownloadUpdate(ctx, tampered, filepath.Join(folder, "tampered")); codeOf(err) != "DIGEST_MISMATCH" {
+			t.Fatalf("tampered digest: %v", err)
+		}
+		if _, err := os.Stat(filepath.Join(folder, "tampered")); !os.IsNotExist(err) {
+			t.Fatal("a file was left at the target")
+		}
+		for _, q := range []UpdateQuery{{CurrentVersion: "9.1.0", Platform: "linux", Arch: "x64"}, {CurrentVersion: "9.0.0", Platform: "darwin", Arch: "arm64"}} {
+			if answer, err := client.CheckForUpdate(ctx, q); err != nil || answer.Update != nil {
+				t.Fatalf("no update for %+v: %v %+v", q, err, answer)
+			}
 		}
 	})
 

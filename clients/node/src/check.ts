@@ -24,6 +24,45 @@ export type VerifiedDocument = { ok: true; license: LicensePayload } | { ok: fal
  * Verifies `{license, signature}` against the key its `key_id` names; a document with an envelope (an answer asked for
  * with `envelopes: true`, a version 2 licence file) by its envelope, and its `license` must equal the decoded payload.
  */
+export type VerifiedAnswer = { ok: true } | { ok: false; reason: string; message: string };
+
+/**
+ * A signed answer (validate, usage, update check) as its request's answer: signed by a trusted key (with `envelopes`,
+ * the envelope is decoded and verified and the answer's members must be exactly the signed ones; else the legacy
+ * signature over the answer's RFC 8785 form), echoing the nonce, about this licence and machine.
+ */
+export function verifyAnswerDocument(
+  answer: unknown,
+  nonce: string,
+  seat: { license_key: string; machine_fingerprint: string },
+  keys: KeySet,
+  revoked: readonly string[],
+  envelopes: boolean,
+  what = 'signed',
+): VerifiedAnswer {
+  const refuse = (reason: string, message: string): VerifiedAnswer => ({ ok: false, reason, message });
+  if (typeof answer !== 'object' || answer === null || Array.isArray(answer))
+    return refuse('MALFORMED_ENVELOPE', `the ${what} answer is not a JSON object`);
+  const { signature, envelope, ...signed } = answer as Record<string, unknown>;
+  if (envelopes) {
+    if (envelope === undefined) return refuse('UNSUPPORTED_FORMAT', `the ${what} answer carries no envelope`);
+    // Decode, verify, then compare: the answer's fields must be exactly the signed ones.
+    const opened = verifyEnvelope(envelope, (id) => keys.get(id), revoked);
+    if (!opened.ok) return refuse(opened.reason, `the ${what} answer's envelope: ${opened.message}`);
+    if (!sameJson(opened.value, signed)) return refuse('PAYLOAD_MISMATCH', `the ${what} answer differs from its envelope`);
+  } else {
+    const key = keys.get(signed.key_id);
+    if (!key) return refuse('UNKNOWN_KEY', `the ${what} answer is signed with unknown key ${String(signed.key_id)}`);
+    if (typeof signature !== 'string' || !verifySignature(signed, signature, key))
+      return refuse('INVALID_SIGNATURE', `the ${what} answer does not verify`);
+  }
+  if (signed.nonce !== nonce) return refuse('NONCE_MISMATCH', `the ${what} answer is not for this request (replayed?)`);
+  if (signed.license_key !== seat.license_key || signed.machine_fingerprint !== seat.machine_fingerprint) {
+    return refuse('WRONG_SUBJECT', `the ${what} answer is about another licence or machine`);
+  }
+  return { ok: true };
+}
+
 export function verifyDocument(document: unknown, keys: KeySet, revoked: readonly string[] = []): VerifiedDocument {
   if (!isSignedLicense(document)) return { ok: false, reason: 'INVALID_SIGNATURE', message: 'not a signed licence document' };
   if (document.envelope !== undefined) {

@@ -1,10 +1,15 @@
 import { createHash, createPublicKey, randomBytes } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { rename, rm } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { Readable, Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { hostname as osHostname, platform, release } from 'node:os';
 import { ACTIVATION_REQUEST_LABEL, armor } from './armor.js';
-import { checkOffline, parseLicenseFile, signedTimeOf, verifyDocument } from './check.js';
-import { KeySet, keyIdOf, verifySignature } from './crypto.js';
-import { listedKeys, resolveTrust, sameJson, verifyEnvelope } from './envelope.js';
-import { LicenseServerError, VerificationError } from './errors.js';
+import { checkOffline, parseLicenseFile, signedTimeOf, verifyAnswerDocument, verifyDocument } from './check.js';
+import { KeySet, keyIdOf } from './crypto.js';
+import { listedKeys, resolveTrust } from './envelope.js';
+import { LicenseServerError, NetworkError, VerificationError } from './errors.js';
 import { defaultFingerprint, FINGERPRINT_PATTERN } from './fingerprint.js';
 import { HttpOptions, requestJson } from './http.js';
 import { ClientState, StateFile } from './state.js';
@@ -17,6 +22,9 @@ import type {
   PublicKeyList,
   PublicKeyInput,
   SignedLicense,
+  UpdateArtifact,
+  UpdateCheckAnswer,
+  UpdateQuery,
   UsageAnswer,
   UsageOptions,
   ValidationAnswer,
@@ -207,29 +215,17 @@ export class LicenseClient {
     return answer;
   }
 
-  /** A signed answer (validate, usage): its key is known, its signature holds, it echoes the nonce and names this licence and machine. */
+  /** A signed answer (validate, usage, update check), checked by verifyAnswerDocument with the keys trusted now. */
   private async verifyAnswer(
-    answer: { signature: string; key_id: string; nonce: string; license_key: string; machine_fingerprint: string },
+    answer: { key_id: string; envelope?: { key_id?: unknown } },
     nonce: string,
     seat: { license_key: string; machine_fingerprint: string },
     what: string,
   ): Promise<void> {
-    const { signature, envelope, ...signed } = answer as typeof answer & { envelope?: unknown };
-    const keys = await this.keysFor(answer.key_id);
-    const key = keys.get(answer.key_id);
-    if (!key) throw new VerificationError('UNKNOWN_KEY', `the ${what} answer is signed with unknown key ${String(answer.key_id)}`);
-    if (this.options.envelopes === true) {
-      // Decode, verify, then compare: the answer's fields must be exactly the signed ones.
-      const opened = verifyEnvelope(envelope, (id) => keys.get(id), this.withdrawn());
-      if (!opened.ok) throw new VerificationError(opened.reason, `the ${what} answer's envelope: ${opened.message}`);
-      if (!sameJson(opened.value, signed)) throw new VerificationError('PAYLOAD_MISMATCH', `the ${what} answer differs from its envelope`);
-    } else if (!verifySignature(signed, signature, key)) {
-      throw new VerificationError('INVALID_SIGNATURE', `the ${what} answer does not verify`);
-    }
-    if (answer.nonce !== nonce) throw new VerificationError('NONCE_MISMATCH', `the ${what} answer is not for this request (replayed?)`);
-    if (answer.license_key !== seat.license_key || answer.machine_fingerprint !== seat.machine_fingerprint) {
-      throw new VerificationError('WRONG_SUBJECT', `the ${what} answer is about another licence or machine`);
-    }
+    const keyId = this.options.envelopes === true ? (answer.envelope?.key_id ?? answer.key_id) : answer.key_id;
+    const keys = await this.keysFor(keyId);
+    const verified = verifyAnswerDocument(answer, nonce, seat, keys, this.withdrawn(), this.options.envelopes === true, what);
+    if (!verified.ok) throw new VerificationError(verified.reason, verified.message);
   }
 
   /** Online validation with a fresh nonce; the signed answer is verified (key, signature, nonce, key, machine) and remembered. */
@@ -319,6 +315,71 @@ export class LicenseClient {
     };
     schedule(0);
     return { stop, stopped: stoppedPromise };
+  }
+
+  /**
+   * Asks for an update (docs/releases.md in the server's repository): the newest release above `currentVersion` this
+   * licence may download, on the channel or a more stable one, with an artifact for the platform. The answer is
+   * verified like a validate answer (key, signature, nonce, licence, machine); `update` is null when there is none.
+   */
+  async checkForUpdate(query: UpdateQuery): Promise<UpdateCheckAnswer> {
+    await this.refreshKeysIfDue();
+    const nonce = randomBytes(24).toString('base64url');
+    const seat = await this.seatBody();
+    const body = {
+      ...seat,
+      ...(this.options.product ? { product: this.options.product } : {}),
+      ...(query.channel ? { channel: query.channel } : {}),
+      platform: query.platform ?? process.platform,
+      arch: query.arch ?? process.arch,
+      current_version: query.currentVersion,
+      nonce,
+      ...this.envelopeOption(),
+    };
+    const answer = await requestJson<UpdateCheckAnswer>(this.http, 'POST', '/api/v1/releases/check', body, true);
+    await this.verifyAnswer(answer, nonce, seat, 'update check');
+    this.update((state) => (state.latest_signed_at = later(state.latest_signed_at, Date.parse(answer.checked_at))));
+    return answer;
+  }
+
+  /**
+   * Streams an artifact of a verified update to `target` and checks its signed size, SHA-256 and SHA-512 on the way;
+   * a mismatch removes the file and throws `DIGEST_MISMATCH`. The file appears at `target` only when it is the
+   * release's own.
+   */
+  async downloadUpdate(artifact: UpdateArtifact, target: string): Promise<string> {
+    const fetchFn = this.options.fetch ?? globalThis.fetch;
+    let response: Response;
+    try {
+      response = await fetchFn(artifact.url);
+    } catch (err) {
+      throw new NetworkError(`download ${artifact.filename}: ${(err as Error).message}`, { cause: err });
+    }
+    if (response.status !== 200 || !response.body) throw new NetworkError(`download ${artifact.filename}: answer ${response.status}`);
+    const sha256 = createHash('sha256');
+    const sha512 = createHash('sha512');
+    let size = 0;
+    const digest = new Transform({
+      transform(chunk: Buffer, _encoding, done) {
+        sha256.update(chunk);
+        sha512.update(chunk);
+        size += chunk.length;
+        done(null, chunk);
+      },
+    });
+    const partial = join(dirname(target), `.${randomBytes(6).toString('hex')}.part`);
+    try {
+      await pipeline(Readable.fromWeb(response.body as import('node:stream/web').ReadableStream), digest, createWriteStream(partial));
+      if (size !== artifact.size || sha256.digest('hex') !== artifact.sha256 || sha512.digest('hex') !== artifact.sha512) {
+        throw new VerificationError('DIGEST_MISMATCH', `the downloaded ${artifact.filename} is not the signed release's file`);
+      }
+      await rename(partial, target);
+      return target;
+    } catch (err) {
+      await rm(partial, { force: true });
+      if (err instanceof VerificationError) throw err;
+      throw new NetworkError(`download ${artifact.filename}: ${(err as Error).message}`, { cause: err });
+    }
   }
 
   /** Fetches a licence file for offline use (the machine must hold a seat), verifies it and stores it. */

@@ -3,7 +3,7 @@
 /// <reference types="node" preserve="true" />
 export { LicenseClient } from './client.js';
 export type { HeartbeatLoop, HeartbeatLoopOptions, LicenseClientOptions, MachineInfo } from './client.js';
-export { checkOffline, parseLicenseFile, verifyDocument, verifyEnvelopeFile } from './check.js';
+export { checkOffline, parseLicenseFile, verifyAnswerDocument, verifyDocument, verifyEnvelopeFile } from './check.js';
 export { canonicalBytes, KeySet, keyIdOf, verifySignature, SIGNATURE_PREFIX } from './crypto.js';
 export { decodeBase64url, endorsementMessage, listedKeys, resolveTrust, verifyEndorsement, verifyEnvelope } from './envelope.js';
 export { armor, dearmor, ACTIVATION_REQUEST_LABEL, LICENSE_FILE_LABEL } from './armor.js';

@@ -79,6 +79,51 @@ export interface UsageOptions {
   idempotencyKey?: string;
 }
 
+/** What `checkForUpdate()` asks about (docs/releases.md in the server's repository). */
+export interface UpdateQuery {
+  /** The running version (SemVer 2.0). */
+  currentVersion: string;
+  /** `stable` (default), `beta` or `alpha`: a channel also offers the more stable ones. */
+  channel?: 'stable' | 'beta' | 'alpha';
+  /** Node's names: `linux`, `darwin`, `win32` (default: `process.platform`). */
+  platform?: string;
+  /** `x64`, `arm64` (default: `process.arch`). */
+  arch?: string;
+}
+
+/** One downloadable file of an offered release: its signed size and digests (hex), and a short-lived link. */
+export interface UpdateArtifact {
+  filename: string;
+  platform: string;
+  arch: string;
+  size: number;
+  sha256: string;
+  sha512: string;
+  url: string;
+  url_expires_at: string;
+}
+
+/** The release `checkForUpdate()` offers. */
+export interface UpdateRelease {
+  version: string;
+  channel: 'stable' | 'beta' | 'alpha';
+  notes: string;
+  published_at: string;
+  artifacts: UpdateArtifact[];
+}
+
+/** POST /api/v1/releases/check, verified like a validate answer: `update` is null when nothing newer may be had. */
+export interface UpdateCheckAnswer {
+  update: UpdateRelease | null;
+  nonce: string;
+  license_key: string;
+  machine_fingerprint: string;
+  checked_at: string;
+  key_id: string;
+  signature: string;
+  [member: string]: unknown;
+}
+
 export interface HeartbeatAnswer {
   valid: boolean;
   status: LicenseStatus;

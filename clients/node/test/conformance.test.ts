@@ -3,14 +3,15 @@ import { createPublicKey, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { KeySet, listedKeys, resolveTrust, verifyEnvelope, verifyEnvelopeFile } from '../src/index.js';
+import { checkOffline, KeySet, listedKeys, resolveTrust, verifyAnswerDocument, verifyEnvelope, verifyEnvelopeFile } from '../src/index.js';
+import type { SignedLicense } from '../src/index.js';
 import { REPO_ROOT } from './server.js';
 
 interface Case {
   name: string;
-  kind: 'envelope' | 'license_file' | 'key_trust';
+  kind: 'envelope' | 'license_file' | 'key_trust' | 'signed_answer' | 'trial';
   input: Record<string, unknown> & { trusted_keys?: string[]; revoked_keys?: string[] };
-  expect: { verdict: string; reason: string | null };
+  expect: { verdict: string; reason: string | null; status?: string };
 }
 const document = JSON.parse(readFileSync(join(REPO_ROOT, 'docs', 'test-vectors', 'conformance.json'), 'utf8')) as {
   keys: Record<string, { key_id: string; public_key_pem: string }>;
@@ -58,6 +59,28 @@ describe('docs/test-vectors/conformance.json', () => {
       }
       const keys = keySet(c.input.trusted_keys);
       const revoked = (c.input.revoked_keys ?? []) as string[];
+      if (c.kind === 'signed_answer') {
+        // The client's own check of a validate or update check answer, in envelope mode (docs/clients.md, Envelopes).
+        const seat = { license_key: c.input.license_key as string, machine_fingerprint: c.input.machine_fingerprint as string };
+        const result = verifyAnswerDocument(c.input.answer, c.input.nonce as string, seat, keys, revoked, true);
+        assert.deepEqual({ verdict: result.ok ? 'accept' : 'refuse', reason: result.ok ? null : result.reason }, c.expect);
+        return;
+      }
+      if (c.kind === 'trial') {
+        // A trial answer kept as this machine's activation, then the offline check check() runs.
+        const result = checkOffline({
+          state: { version: 1, activation: c.input.answer as SignedLicense },
+          keys,
+          withdrawnKeyIds: revoked,
+          fingerprint: c.input.machine_fingerprint as string,
+          product: c.input.product as string,
+          now: new Date(c.input.now as string),
+          clockToleranceSeconds: 300,
+        });
+        const got = result.ok ? { verdict: 'accept', reason: null, status: result.status } : { verdict: 'refuse', reason: result.reason };
+        assert.deepEqual(got, c.expect);
+        return;
+      }
       const result =
         c.kind === 'envelope'
           ? verifyEnvelope(c.input.envelope, (id) => keys.get(id), revoked)

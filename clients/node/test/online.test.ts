@@ -78,6 +78,40 @@ describe('against a real server', () => {
     await assert.rejects(noProduct.startTrial(), TypeError);
   });
 
+  it('checkForUpdate: the newest release offered, verified like a validate answer; downloadUpdate checks the bytes', async () => {
+    const bytes = Buffer.from(`node client update ${Date.now()}\n`.repeat(2000));
+    const release = await server.admin<{ id: number }>('POST', '/products/POS_RETAIL/releases', {
+      version: '7.1.0',
+      notes: 'Faster start',
+    });
+    const put = await fetch(`${server.url}/api/v1/admin/releases/${release.id}/artifacts/app-7.1.0.tar.gz?platform=linux&arch=x64`, {
+      method: 'PUT',
+      headers: { 'x-api-key': server.apiKey, 'content-type': 'application/octet-stream' },
+      body: bytes,
+    });
+    assert.equal(put.status, 201);
+    await server.admin('POST', `/releases/${release.id}/publish`);
+
+    const { license_key } = await createLicense(server);
+    const { client } = clientFor('update-1', { envelopes: true });
+    await assert.rejects(client.checkForUpdate({ currentVersion: '7.0.0' }), { code: 'NOT_ACTIVATED' });
+    await client.activate(license_key);
+    const answer = await client.checkForUpdate({ currentVersion: '7.0.0', platform: 'linux', arch: 'x64' });
+    assert.equal(answer.update?.version, '7.1.0');
+    assert.equal(answer.update?.notes, 'Faster start');
+    const [artifact] = answer.update!.artifacts;
+    assert.equal(artifact.size, bytes.length);
+    const folder = mkdtempSync(join(tmpdir(), 'client-update-'));
+    const saved = await client.downloadUpdate(artifact, join(folder, artifact.filename));
+    assert.deepEqual(readFileSync(saved), bytes);
+    await assert.rejects(client.downloadUpdate({ ...artifact, sha512: '0'.repeat(128) }, join(folder, 'tampered')), {
+      reason: 'DIGEST_MISMATCH',
+    });
+    assert.equal(existsSync(join(folder, 'tampered')), false, 'nothing is left at the target');
+    assert.equal((await client.checkForUpdate({ currentVersion: '7.1.0', platform: 'linux', arch: 'x64' })).update, null);
+    assert.equal((await client.checkForUpdate({ currentVersion: '7.0.0', platform: 'darwin', arch: 'arm64' })).update, null);
+  });
+
   it('server error codes arrive as typed errors', async () => {
     const { client } = clientFor('errors-1');
     await assert.rejects(client.activate('POS-AAAAA-AAAAA-AAAAA-AAAAA'), (err: unknown) => {

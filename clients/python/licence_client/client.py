@@ -5,6 +5,7 @@ import binascii
 import datetime
 import hashlib
 import json
+import os as _os
 import platform
 import random
 import re
@@ -115,6 +116,18 @@ def machine_id():
     except Exception:  # noqa: BLE001 - any failure falls back to the host name
         pass
     return "hostname:" + socket.gethostname()
+
+
+def _node_platform():
+    """This machine's OS in Node's names, as releases name platforms."""
+    system = platform.system().lower()
+    return {"windows": "win32", "darwin": "darwin"}.get(system, "linux")
+
+
+def _node_arch():
+    """This machine's architecture in Node's names (x64, arm64)."""
+    machine = platform.machine().lower()
+    return {"x86_64": "x64", "amd64": "x64", "aarch64": "arm64", "arm64": "arm64"}.get(machine, machine)
 
 
 def default_fingerprint(app_salt, identity=None):
@@ -345,6 +358,53 @@ class LicenseClient:
             lambda state: state.update(latest_signed_at=_later(state.get("latest_signed_at"), _time(signed.get("checked_at"))))
         )
         return signed
+
+    def check_for_update(self, current_version, channel=None, platform_name=None, arch=None):
+        """Asks for an update (docs/releases.md): the newest release above `current_version` this licence may
+        download, on the channel (stable by default) or a more stable one, with an artifact for the platform (Node's
+        names: linux, darwin, win32; x64, arm64; default this machine's). Verified like a validate answer (key,
+        signature, nonce, licence, machine); the payload's `update` is None when there is none."""
+        self._refresh_keys_if_due()
+        seat = self._seat_body()
+        nonce = secrets.token_urlsafe(24)
+        body = dict(seat, platform=platform_name or _node_platform(), arch=arch or _node_arch(), current_version=current_version, nonce=nonce, envelope=True)
+        if self.product:
+            body["product"] = self.product
+        if channel:
+            body["channel"] = channel
+        answer = self._request("POST", "/api/v1/releases/check", body, idempotent=True)
+        signed = self.verify_answer(answer, nonce, seat, "update check")
+        self._update(
+            lambda state: state.update(latest_signed_at=_later(state.get("latest_signed_at"), _time(signed.get("checked_at"))))
+        )
+        return signed
+
+    def download_update(self, artifact, target):
+        """Streams an artifact of a verified update to `target`, checking its signed size, SHA-256 and SHA-512 on the
+        way; on a mismatch the file is removed and VerificationError DIGEST_MISMATCH raised."""
+        partial = _os.path.join(_os.path.dirname(_os.path.abspath(target)), ".%s.part" % secrets.token_hex(6))
+        sha256, sha512, size = hashlib.sha256(), hashlib.sha512(), 0
+        try:
+            with urllib.request.urlopen(artifact["url"], timeout=self.timeout) as answer, open(partial, "wb") as out:
+                if answer.status != 200:
+                    raise NetworkError("download %s: answer %d" % (artifact["filename"], answer.status))
+                while True:
+                    chunk = answer.read(64 * 1024)
+                    if not chunk:
+                        break
+                    sha256.update(chunk)
+                    sha512.update(chunk)
+                    size += len(chunk)
+                    out.write(chunk)
+            if size != artifact["size"] or sha256.hexdigest() != artifact["sha256"] or sha512.hexdigest() != artifact["sha512"]:
+                raise VerificationError("DIGEST_MISMATCH", "the downloaded %s is not the signed release's file" % artifact["filename"])
+            _os.replace(partial, target)
+            return target
+        except (urllib.error.URLError, OSError, ValueError) as err:
+            raise NetworkError("download %s: %s" % (artifact.get("filename"), err)) from err
+        finally:
+            if _os.path.exists(partial):
+                _os.remove(partial)
 
     def heartbeat(self):
         """One heartbeat: a success is the seat's last sign of life, NOT_ACTIVATED marks the seat lost for `check()`."""

@@ -2,7 +2,8 @@
 
     /usr/bin/python3 -m licence_client.conformance ../../docs/test-vectors/conformance.json   # exit 1 on a disagreement
 
-Two shapes of case: the shared list's (`kind` beside `input`: `envelope`, `license_file`, `key_trust`, keys named
+Two shapes of case: the shared list's (`kind` beside `input`: `envelope`, `license_file`, `key_trust`,
+`signed_answer`, `trial`, keys named
 from the document's `keys`), which every official client runs, and scenario cases (`input.kind`: `license_file`,
 `activation`, `validation`, with `trust` and `context`), which each client's tests make with fresh keys.
 """
@@ -55,6 +56,8 @@ def run_shared_case(case, named_keys):
             return "trusted", None, None
         return "refused", reasons.get(key_id, "UNKNOWN_KEY"), None
     shipped = [named_keys[name] for name in data.get("trusted_keys", [])]
+    if case["kind"] in ("signed_answer", "trial"):
+        return _run_client_case(case["kind"], data, shipped)
     state = {"revoked_key_ids": list(data.get("revoked_keys", []))}
     with tempfile.TemporaryDirectory(prefix="licence-conformance-") as folder:
         client = _offline_client(folder, 0, shipped)
@@ -68,6 +71,25 @@ def run_shared_case(case, named_keys):
         except VerificationError as err:
             return "refuse", err.reason, None
     return "accept", None, None
+
+
+def _run_client_case(kind, data, shipped):
+    """A signed answer (validate, update check) or a trial answer, through the client's own paths."""
+    now = _parse_now(data["now"]) if "now" in data else 0
+    with tempfile.TemporaryDirectory(prefix="licence-conformance-") as folder:
+        client = _offline_client(folder, now, shipped, None, data["machine_fingerprint"], data.get("product"))
+        try:
+            if kind == "signed_answer":
+                seat = {"license_key": data["license_key"], "machine_fingerprint": data["machine_fingerprint"]}
+                client.verify_answer(data["answer"], data["nonce"], seat)
+                return "accept", None, None
+            client.store_activation(data["answer"])
+            result = client.check()
+        except VerificationError as err:
+            return "refuse", err.reason, None
+        if result.ok:
+            return "accept", None, result.status
+        return "refuse", result.reason, None
 
 
 def run_case(case, named_keys=None):

@@ -111,6 +111,38 @@ class AgainstARealServer(unittest.TestCase):
         with self.assertRaises(TypeError):
             self.client("trial-3", product=None).start_trial()
 
+    def test_check_for_update_offers_the_newest_release_and_download_update_checks_the_bytes(self):
+        import urllib.request
+
+        data = ("python client update %f\n" % time.time()).encode() * 2000
+        release = SERVER.admin("POST", "/products/POS_RETAIL/releases", {"version": "8.1.0", "notes": "Faster start"})
+        request = urllib.request.Request(
+            "%s/api/v1/admin/releases/%d/artifacts/app-8.1.0.tar.gz?platform=linux&arch=x64" % (SERVER.url, release["id"]),
+            data=data, method="PUT", headers={"x-api-key": SERVER.api_key, "content-type": "application/octet-stream"},
+        )
+        with urllib.request.urlopen(request) as answer:
+            self.assertEqual(answer.status, 201)
+        SERVER.admin("POST", "/releases/%d/publish" % release["id"])
+        client = self.client("update-1")
+        with self.assertRaises(LicenseServerError) as caught:
+            client.check_for_update("8.0.0")
+        self.assertEqual(caught.exception.code, "NOT_ACTIVATED")
+        client.activate(SERVER.create_license()["license_key"])
+        answer = client.check_for_update("8.0.0", platform_name="linux", arch="x64")
+        self.assertEqual(answer["update"]["version"], "8.1.0")
+        self.assertEqual(answer["update"]["notes"], "Faster start")
+        artifact = answer["update"]["artifacts"][0]
+        folder = tempfile.mkdtemp(prefix="licence-client-update-")
+        saved = client.download_update(artifact, os.path.join(folder, artifact["filename"]))
+        with open(saved, "rb") as f:
+            self.assertEqual(f.read(), data)
+        with self.assertRaises(VerificationError) as caught:
+            client.download_update(dict(artifact, sha256="0" * 64), os.path.join(folder, "tampered"))
+        self.assertEqual(caught.exception.reason, "DIGEST_MISMATCH")
+        self.assertFalse(os.path.exists(os.path.join(folder, "tampered")))
+        self.assertIsNone(client.check_for_update("8.1.0", platform_name="linux", arch="x64")["update"])
+        self.assertIsNone(client.check_for_update("8.0.0", platform_name="darwin", arch="arm64")["update"])
+
     def test_server_error_codes_arrive_typed(self):
         with self.assertRaises(LicenseServerError) as caught:
             self.client("errors-1").activate("POS-AAAAA-AAAAA-AAAAA-AAAAA")

@@ -106,6 +106,29 @@ public final class Conformance {
         String reason = Trust.distrustReasons(shipped, roots, published, revoked).getOrDefault(keyId, "UNKNOWN_KEY");
         return new String[] {"refused", reason, ""};
       }
+      if (kind.equals("signed_answer")) {
+        LicenseClient client = offlineClient(namedKeys(named, Json.asList(input.get("trusted_keys"))), List.of(), null,
+            Json.asString(input.get("machine_fingerprint")), null, folder);
+        try {
+          client.verifyAnswer(Json.write(input.get("answer")), Json.asString(input.get("nonce")), Json.asString(input.get("license_key")));
+        } catch (VerificationError e) {
+          return new String[] {"refuse", e.reason(), ""};
+        }
+        return new String[] {"accept", "", ""};
+      }
+      if (kind.equals("trial")) {
+        Instant now = OffsetDateTime.parse(Json.asString(input.get("now"))).toInstant();
+        LicenseClient client = offlineClient(namedKeys(named, Json.asList(input.get("trusted_keys"))), List.of(),
+            Json.asString(input.get("product")), Json.asString(input.get("machine_fingerprint")), now, folder);
+        CheckResult result;
+        try {
+          client.storeActivation(Json.write(input.get("answer")));
+          result = client.check();
+        } catch (VerificationError e) {
+          return new String[] {"refuse", e.reason(), ""};
+        }
+        return result.ok ? new String[] {"accept", "", result.status} : new String[] {"refuse", result.reason, ""};
+      }
       LicenseClient client = offlineClient(namedKeys(named, Json.asList(input.get("trusted_keys"))), List.of(), null, null, null, folder);
       Map<String, Object> state = new LinkedHashMap<>(StateFile.empty());
       state.put("revoked_key_ids", new ArrayList<>(Json.asList(input.get("revoked_keys"))));

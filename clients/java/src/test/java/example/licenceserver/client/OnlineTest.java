@@ -226,6 +226,43 @@ final class OnlineTest {
     Assert.equal("TRIALS_DISABLED", Assert.raises(ServerError.class, () -> noTrials.startTrial(null, null)).code());
   }
 
+  @Test
+  void checkForUpdateOffersTheNewestReleaseAndDownloadUpdateChecksTheBytes() throws Exception {
+    byte[] data = ("java client update " + System.nanoTime() + "\n").repeat(2000).getBytes(StandardCharsets.UTF_8);
+    Map<String, Object> release = call("POST", "/api/v1/admin/products/POS_RETAIL/releases", Map.of("version", "6.1.0", "notes", "Faster start"), true);
+    Object id = Json.asLong(release.get("id"));
+    HttpResponse<String> put = HTTP.send(HttpRequest.newBuilder(URI.create(server().url + "/api/v1/admin/releases/" + id + "/artifacts/app-6.1.0.tar.gz?platform=linux&arch=x64"))
+        .header("x-api-key", server().apiKey).header("content-type", "application/octet-stream")
+        .PUT(HttpRequest.BodyPublishers.ofByteArray(data)).build(), HttpResponse.BodyHandlers.ofString());
+    Assert.equal(201, put.statusCode());
+    call("POST", "/api/v1/admin/releases/" + id + "/publish", null, true);
+    LicenseClient c = client("java-update-1", "POS_RETAIL", null);
+    LicenseClient.UpdateQuery query = new LicenseClient.UpdateQuery("6.0.0");
+    query.platform = "linux";
+    query.arch = "x64";
+    Assert.equal("NOT_ACTIVATED", Assert.raises(ServerError.class, () -> c.checkForUpdate(query)).code());
+    c.activate(createLicense("POS_RETAIL"), null);
+    Answers.Release offered = c.checkForUpdate(query).update();
+    Assert.equal("6.1.0", offered.version());
+    Assert.equal("Faster start", offered.notes());
+    Answers.Artifact artifact = offered.artifacts().get(0);
+    Assert.equal((long) data.length, artifact.size());
+    Path folder = Files.createTempDirectory("licence-client-update-");
+    Path saved = c.downloadUpdate(artifact, folder.resolve(artifact.filename()));
+    Assert.check(java.util.Arrays.equals(data, Files.readAllBytes(saved)), "the downloaded bytes are the uploaded ones");
+    Map<String, Object> tamperedRaw = new LinkedHashMap<>(artifact.raw());
+    tamperedRaw.put("sha256", "0".repeat(64));
+    Answers.Artifact tampered = new Answers.Artifact(tamperedRaw);
+    Assert.refused("DIGEST_MISMATCH", () -> c.downloadUpdate(tampered, folder.resolve("tampered")));
+    Assert.check(!Files.exists(folder.resolve("tampered")), "nothing is left at the target");
+    query.currentVersion = "6.1.0";
+    Assert.equal(null, c.checkForUpdate(query).update());
+    query.currentVersion = "6.0.0";
+    query.platform = "darwin";
+    query.arch = "arm64";
+    Assert.equal(null, c.checkForUpdate(query).update());
+  }
+
   /** A stand-in server (another key, unendorsed) between the client and the real server is refused. */
   @Test
   void aStandInServerIsRefused() throws Exception {
