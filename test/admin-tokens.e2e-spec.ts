@@ -27,6 +27,7 @@ const ROUTE_SCOPES: Record<string, AdminScope> = {
   'GET /api/v1/admin/audit': 'audit:read',
   'GET /api/v1/admin/audit/export': 'audit:read',
   'GET /api/v1/admin/stats': 'stats:read',
+  'GET /api/v1/admin/stats/daily': 'stats:read',
   'GET /api/v1/admin/staff': 'staff:read',
   'GET /api/v1/admin/tokens': 'tokens:manage',
   'POST /api/v1/admin/tokens': 'tokens:manage',

@@ -1,5 +1,6 @@
 import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Post, Put, Query, Req } from '@nestjs/common';
 import {
+  ApiBody,
   ApiConflictResponse,
   ApiConsumes,
   ApiCreatedResponse,
@@ -82,6 +83,7 @@ export class ReleasesController {
       'SHA-256 and SHA-512 are computed on the way. The same filename again replaces it while the release is a draft. X-Artifact-Signature keeps an updater signature (Tauri needs one).',
   })
   @ApiConsumes('application/octet-stream')
+  @ApiBody({ required: true, description: 'the file itself, as raw bytes', schema: { type: 'string', format: 'binary' } })
   @ApiQuery({ name: 'platform', enum: ['linux', 'darwin', 'win32'] })
   @ApiQuery({ name: 'arch', enum: ['x64', 'arm64', 'ia32', 'arm', 'universal'] })
   @ApiHeader({

@@ -8996,7 +8996,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        /** @description the file itself, as raw bytes */
+        requestBody: {
+            content: {
+                "application/octet-stream": string;
+            };
+        };
         responses: {
             201: {
                 headers: {
@@ -9051,8 +9056,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponseDto"];
                 };
             };
-            /** @description PAYLOAD_TOO_LARGE: over RELEASES_MAX_BYTES */
+            /** @description PAYLOAD_TOO_LARGE: the JSON body is over 64 KiB */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body is not JSON, or its charset or encoding is not supported */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -60,7 +60,7 @@ describe('docs/test-vectors/conformance.json', () => {
       const keys = keySet(c.input.trusted_keys);
       const revoked = (c.input.revoked_keys ?? []) as string[];
       if (c.kind === 'signed_answer') {
-        // The client's own check of a validate or update check answer, in envelope mode (docs/clients.md, Envelopes).
+        // The client's own check of a validate or update check answer, in envelope mode (docs/clients.md, Envelopes and trusted keys).
         const seat = { license_key: c.input.license_key as string, machine_fingerprint: c.input.machine_fingerprint as string };
         const result = verifyAnswerDocument(c.input.answer, c.input.nonce as string, seat, keys, revoked, true);
         assert.deepEqual({ verdict: result.ok ? 'accept' : 'refuse', reason: result.ok ? null : result.reason }, c.expect);

@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsOptional, IsString, Matches, MaxLength } from 'class-validator';
+import { IsOptional, IsString, Matches } from 'class-validator';
+import { MaxChars } from '../../common/validation/validators';
 
 /** A calendar day, `YYYY-MM-DD` (its validity as a date is the service's check). */
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
@@ -12,7 +13,7 @@ export class DailyStatsQueryDto {
   @IsOptional()
   @Transform(trimmedUpper)
   @IsString()
-  @MaxLength(32)
+  @MaxChars(32)
   product?: string;
 
   @ApiPropertyOptional({ example: '2026-11-01', description: 'first UTC day, included; default: 29 days before `to`' })
