@@ -26,6 +26,8 @@ function putStreamed(
       {
         host: '127.0.0.1',
         port,
+        // A connection of its own, closed after the answer: a kept-alive socket would hold Jest open after the suite.
+        agent: false,
         method: 'PUT',
         path,
         headers: { 'X-API-Key': apiKey, 'Content-Type': 'application/octet-stream', 'Content-Length': total },
