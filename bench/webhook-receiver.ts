@@ -89,12 +89,12 @@ export async function settleLag(pool: Pool, lags: number[], maxSeconds = 120): P
 export async function deliveriesFor(pool: Pool, endpointId: number, maxSeconds = 30): Promise<WebhookDeliveries> {
   const started = Date.now();
   while (Date.now() - started < maxSeconds * 1000) {
-    const { rows } = await pool.query<{ n: string }>('SELECT count(*) AS n FROM webhook_events WHERE fanned_out_at IS NULL');
+    const { rows } = await pool.query<{ n: string }>('SELECT count(*) AS n FROM event_outbox WHERE fanned_out_at IS NULL');
     if (Number(rows[0].n) === 0) break;
     await new Promise((r) => setTimeout(r, 100));
   }
   const { rows } = await pool.query<{ type: string; n: string }>(
-    `SELECT e.type, count(*) AS n FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id
+    `SELECT e.type, count(*) AS n FROM webhook_deliveries d JOIN event_outbox e ON e.id = d.event_id
       WHERE d.endpoint_id = $1 GROUP BY e.type ORDER BY e.type`,
     [endpointId],
   );
