@@ -15,6 +15,7 @@ import { ReleaseCheckRequestDto, ReleaseCheckResponseDto, TauriUpdateDto, Update
 import { channelsFor, electronChannelFile, isSemVer, newestFirst, TAURI_ARCHES, TAURI_TARGETS } from './release-rules';
 import { Release, ReleaseArtifact, type ReleaseChannel } from './release.entities';
 import { type DownloadSource, RELEASE_STORAGE, type ReleaseStorage } from './release-storage';
+import { ReleaseDownloadsRepository } from './release-downloads.repository';
 import { ReleasesRepository } from './releases.repository';
 
 /** The feed's credentials: `Authorization: License <key>` and `X-Machine-Fingerprint`, as sent. */
@@ -34,6 +35,7 @@ export class ReleaseUpdatesService {
 
   constructor(
     private readonly releases: ReleasesRepository,
+    private readonly downloadCounts: ReleaseDownloadsRepository,
     private readonly seats: SeatsService,
     private readonly products: ProductsService,
     private readonly activation: ActivationService,
@@ -231,7 +233,7 @@ export class ReleaseUpdatesService {
     const product = await this.products.findByCode(license.product?.code ?? '');
     const decision = decideDownload(license, null, product?.updatePolicy ?? 'current', [artifact.release], new Date(now));
     if (decision.kind === 'deny' || decision.releases.length === 0) throw notEntitled();
-    if (counted) await this.releases.countDownload(artifact.releaseId);
+    if (counted) await this.downloadCounts.countDownload(artifact.releaseId);
     const seconds = Math.max(1, grant.expiresAt - Math.floor(now / 1000));
     return { source: await this.storage.source(artifact.storageKey, artifact.filename, seconds), artifact };
   }

@@ -10,6 +10,7 @@ import { ReleaseClientController } from './release-client.controller';
 import { RELEASE_STORAGE, type ReleaseStorage } from './release-storage';
 import { ReleaseUpdatesService } from './release-updates.service';
 import { ReleasesController } from './releases.controller';
+import { ReleaseDownloadsRepository } from './release-downloads.repository';
 import { ReleasesRepository } from './releases.repository';
 import { ReleasesService } from './releases.service';
 import { S3ReleaseStorage } from './s3-storage';
@@ -26,6 +27,7 @@ export function releaseStorageFor(config: AppConfig): ReleaseStorage {
   controllers: [ReleaseClientController, ReleasesController],
   providers: [
     ReleasesRepository,
+    ReleaseDownloadsRepository,
     ReleasesService,
     ReleaseUpdatesService,
     { provide: RELEASE_STORAGE, inject: [APP_CONFIG], useFactory: releaseStorageFor },

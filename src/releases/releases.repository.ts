@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager, In, IsNull, Not } from 'typeorm';
-import { Release, ReleaseArtifact, ReleaseDownloadDay } from './release.entities';
+import { DataSource, EntityManager, IsNull, Not } from 'typeorm';
+import { Release, ReleaseArtifact } from './release.entities';
 
-/** The releases tables. Style: TypeORM's repository API, one raw statement for the download counter's upsert. */
+/** Releases and their artifacts (releases, release_artifacts): plain rows by key. Style: repository API (docs/architecture.md, Database style). */
 @Injectable()
 export class ReleasesRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
@@ -70,38 +70,5 @@ export class ReleasesRepository {
   async saveArtifact(artifact: Partial<ReleaseArtifact>, manager: EntityManager): Promise<ReleaseArtifact> {
     const repo = manager.getRepository(ReleaseArtifact);
     return repo.save(repo.create(artifact));
-  }
-
-  /** One more download of the release today (UTC): one statement, safe under concurrency. */
-  async countDownload(releaseId: number): Promise<void> {
-    await this.dataSource.query(
-      `INSERT INTO release_downloads (release_id, day, count) VALUES ($1, (now() AT TIME ZONE 'UTC')::date, 1)
-       ON CONFLICT (release_id, day) DO UPDATE SET count = release_downloads.count + 1`,
-      [releaseId],
-    );
-  }
-
-  /** Total downloads of each release. */
-  async totals(releaseIds: number[]): Promise<Map<number, number>> {
-    if (releaseIds.length === 0) return new Map();
-    const rows = await this.dataSource.manager
-      .getRepository(ReleaseDownloadDay)
-      .createQueryBuilder('d')
-      .select('d.release_id', 'release_id')
-      .addSelect('SUM(d.count)::int', 'n')
-      .where({ releaseId: In(releaseIds) })
-      .groupBy('d.release_id')
-      .getRawMany<{ release_id: number; n: number }>();
-    return new Map(rows.map((r) => [r.release_id, r.n]));
-  }
-
-  /** Downloads per UTC day of one release since `since` (a YYYY-MM-DD day), oldest first. */
-  days(releaseId: number, since: string): Promise<ReleaseDownloadDay[]> {
-    return this.dataSource.manager
-      .getRepository(ReleaseDownloadDay)
-      .createQueryBuilder('d')
-      .where('d.release_id = :releaseId AND d.day >= :since', { releaseId, since })
-      .orderBy('d.day', 'ASC')
-      .getMany();
   }
 }

@@ -16,6 +16,7 @@ import { CreateReleaseDto, DownloadDayDto, ReleaseDto, ReleaseArtifactDto, Relea
 import { ARCHES, filenameProblem, PLATFORMS } from './release-rules';
 import { Release, RELEASE_VERSION_INDEX } from './release.entities';
 import { RELEASE_STORAGE, type ReleaseStorage } from './release-storage';
+import { ReleaseDownloadsRepository } from './release-downloads.repository';
 import { ReleasesRepository } from './releases.repository';
 
 export interface ArtifactUpload {
@@ -39,6 +40,7 @@ export class ReleasesService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly releases: ReleasesRepository,
+    private readonly downloadCounts: ReleaseDownloadsRepository,
     private readonly products: ProductsService,
     private readonly events: EventRecorder,
     @Inject(RELEASE_STORAGE) private readonly storage: ReleaseStorage,
@@ -98,13 +100,13 @@ export class ReleasesService {
   async list(code: string, scope: ProductScope = ALL_PRODUCTS): Promise<ReleaseDto[]> {
     const product = await this.productInScope(code, scope);
     const releases = await this.releases.listByProduct(product.id);
-    const totals = await this.releases.totals(releases.map((r) => r.id));
+    const totals = await this.downloadCounts.totals(releases.map((r) => r.id));
     return releases.map((r) => ReleaseDto.from(r, product.code, totals.get(r.id) ?? 0));
   }
 
   async get(id: number, scope: ProductScope = ALL_PRODUCTS): Promise<ReleaseDto> {
     const { release, product } = await this.releaseInScope(id, scope);
-    const totals = await this.releases.totals([id]);
+    const totals = await this.downloadCounts.totals([id]);
     return ReleaseDto.from(release, product.code, totals.get(id) ?? 0);
   }
 
@@ -112,8 +114,8 @@ export class ReleasesService {
   async downloads(id: number, scope: ProductScope = ALL_PRODUCTS): Promise<ReleaseDownloadsDto> {
     const { release } = await this.releaseInScope(id, scope);
     const since = new Date(Date.now() - (DOWNLOAD_DAYS - 1) * 86_400_000).toISOString().slice(0, 10);
-    const days: DownloadDayDto[] = (await this.releases.days(id, since)).map((d) => ({ day: d.day, downloads: d.count }));
-    const totals = await this.releases.totals([id]);
+    const days: DownloadDayDto[] = (await this.downloadCounts.days(id, since)).map((d) => ({ day: d.day, downloads: d.count }));
+    const totals = await this.downloadCounts.totals([id]);
     return { release_id: id, version: release.version, downloads: totals.get(id) ?? 0, days };
   }
 
@@ -256,7 +258,7 @@ export class ReleasesService {
       });
       return { ...saved, artifacts };
     });
-    const totals = await this.releases.totals([id]);
+    const totals = await this.downloadCounts.totals([id]);
     return ReleaseDto.from(release, product.code, totals.get(id) ?? 0);
   }
 

@@ -17,7 +17,8 @@ import { computeExpiresAt } from '../licenses/license-expiry';
 import type { Buyer, FailCode, IgnoreCode, ReceivedStoreEvent, StoreAction, StoreAdapter, StoreAsk } from './store-action';
 import { StoreEvent } from './store-event.entity';
 import { StorePlan } from './store-plan.entity';
-import { StoreEventFilter, StoreEventOutcome, StoresRepository } from './stores.repository';
+import { StoreEventFilter, StoreEventOutcome, StoreEventsRepository } from './store-events.repository';
+import { StorePlansRepository } from './store-plans.repository';
 import { LemonSqueezyStore } from './lemonsqueezy/lemonsqueezy-store';
 import { PaddleStore } from './paddle/paddle-store';
 import { StripeStore } from './stripe/stripe-store';
@@ -74,7 +75,8 @@ export class StoreEventsService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-    private readonly stores: StoresRepository,
+    private readonly stores: StoreEventsRepository,
+    private readonly plans: StorePlansRepository,
     private readonly licenses: StoreLicensesService,
     private readonly events: EventRecorder,
     stripe: StripeStore,
@@ -423,7 +425,7 @@ export class StoreEventsService {
       };
     if (await this.olderThanApplied(row, manager))
       return ignored('OUT_OF_ORDER', 'older than the last event applied to its subscription', license);
-    const plan = action.priceId ? await this.stores.planForPrice(row.store, action.priceId, manager) : null;
+    const plan = action.priceId ? await this.plans.planForPrice(row.store, action.priceId, manager) : null;
     if (action.kind === 'end') {
       if (license.revoked) return processed(license, 'end', 'the licence is revoked already');
       // A deleted plan leaves its licences: they end as `expire` does.
@@ -494,7 +496,7 @@ export class StoreEventsService {
     let found: { plan: StorePlan; line: PurchaseLine } | null = null;
     for (const line of lines) {
       if (!line.priceId) continue;
-      const plan = await this.stores.planForPrice(store, line.priceId, manager);
+      const plan = await this.plans.planForPrice(store, line.priceId, manager);
       if (!plan) continue;
       if (!latest) return { plan, line };
       if (!found || (line.periodEnd ?? 0) > (found.line.periodEnd ?? 0)) found = { plan, line };

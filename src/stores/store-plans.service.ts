@@ -11,7 +11,7 @@ import type { Product } from '../products/product.entity';
 import { ProductsService } from '../products/products.service';
 import { CreateStorePlanDto, StorePlanDto, UpdateStorePlanDto } from './dto/store-plan.dto';
 import { STORE_PLAN_PRICE_INDEX, StorePlan } from './store-plan.entity';
-import { StoresRepository } from './stores.repository';
+import { StorePlansRepository } from './store-plans.repository';
 
 /**
  * Store plans (docs/stores.md, Plans): which price sells which licence. Deleting one leaves its licences as they are.
@@ -21,7 +21,7 @@ import { StoresRepository } from './stores.repository';
 export class StorePlansService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
-    private readonly stores: StoresRepository,
+    private readonly plans: StorePlansRepository,
     private readonly products: ProductsService,
     private readonly events: EventRecorder,
   ) {}
@@ -30,7 +30,7 @@ export class StorePlansService {
     const product = await this.products.getActiveProductByCode(input.product_code);
     checkFeatures(input.features, product);
     const plan = await this.saveUnique(async (manager) => {
-      const saved = await this.stores.insertPlan(
+      const saved = await this.plans.insertPlan(
         {
           store: input.store,
           priceId: input.price_id,
@@ -52,7 +52,7 @@ export class StorePlansService {
   }
 
   async list(): Promise<StorePlanDto[]> {
-    return (await this.stores.listPlans()).map((p) => StorePlanDto.from(p));
+    return (await this.plans.listPlans()).map((p) => StorePlanDto.from(p));
   }
 
   async get(id: number): Promise<StorePlanDto> {
@@ -62,7 +62,7 @@ export class StorePlansService {
   async update(id: number, input: UpdateStorePlanDto, actor: Actor): Promise<StorePlanDto> {
     if (!Object.values(input).some((v) => v !== undefined)) throw AppError.field('body', 'Give at least one field to change');
     const saved = await this.saveUnique(async (manager) => {
-      const plan = await this.stores.lockPlan(id, manager);
+      const plan = await this.plans.lockPlan(id, manager);
       if (!plan) throw AppError.notFound('Store plan');
       const before = StorePlanDto.from(plan);
       const product =
@@ -81,7 +81,7 @@ export class StorePlansService {
         graceDays: input.grace_days ?? plan.graceDays,
         onEnd: input.on_end ?? plan.onEnd,
       });
-      const after = await this.stores.savePlan(plan, manager);
+      const after = await this.plans.savePlan(plan, manager);
       after.product = product;
       await this.record(manager, 'store_plan.updated', after, actor, { changes: changesOf(before, StorePlanDto.from(after)) });
       return after;
@@ -91,8 +91,8 @@ export class StorePlansService {
 
   async remove(id: number, actor: Actor): Promise<void> {
     await this.dataSource.transaction(async (manager) => {
-      const plan = await this.stores.lockPlan(id, manager);
-      if (!plan || !(await this.stores.deletePlan(id, manager))) throw AppError.notFound('Store plan');
+      const plan = await this.plans.lockPlan(id, manager);
+      if (!plan || !(await this.plans.deletePlan(id, manager))) throw AppError.notFound('Store plan');
       await this.record(manager, 'store_plan.deleted', plan, actor);
     });
   }
@@ -122,7 +122,7 @@ export class StorePlansService {
   }
 
   private async load(id: number): Promise<StorePlan> {
-    const plan = await this.stores.getPlan(id);
+    const plan = await this.plans.getPlan(id);
     if (!plan) throw AppError.notFound('Store plan');
     return plan;
   }

@@ -7,7 +7,8 @@ import { StoreEventsService } from './store-events.service';
 import { StorePlansService } from './store-plans.service';
 import { StoresAdminController } from './stores-admin.controller';
 import { StoreWebhooksController } from './store-webhooks.controller';
-import { StoresRepository } from './stores.repository';
+import { StoreEventsRepository } from './store-events.repository';
+import { StorePlansRepository } from './store-plans.repository';
 import { LemonSqueezyStore } from './lemonsqueezy/lemonsqueezy-store';
 import { PaddleStore } from './paddle/paddle-store';
 import { StripeStore } from './stripe/stripe-store';
@@ -16,7 +17,15 @@ import { StripeStore } from './stripe/stripe-store';
 @Module({
   imports: [EventsModule, LicensesModule, MetricsModule, ProductsModule],
   controllers: [StoreWebhooksController, StoresAdminController],
-  providers: [StoresRepository, StorePlansService, StoreEventsService, StripeStore, PaddleStore, LemonSqueezyStore],
+  providers: [
+    StorePlansRepository,
+    StoreEventsRepository,
+    StorePlansService,
+    StoreEventsService,
+    StripeStore,
+    PaddleStore,
+    LemonSqueezyStore,
+  ],
   exports: [StorePlansService, StoreEventsService],
 })
 export class StoresModule {}

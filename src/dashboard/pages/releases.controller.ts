@@ -96,8 +96,7 @@ export class ReleasesPageController {
     @CurrentActor() actor: Actor,
   ) {
     const r = await this.releases.publish(id, actor);
-    setFlash(req, 'success', `${r.version} is published.`);
-    res.redirect(303, `/products/${encodeURIComponent(code)}/releases`);
+    this.backToList(req, res, code, `${r.version} is published.`);
   }
 
   @Post(':id/yank')
@@ -109,8 +108,7 @@ export class ReleasesPageController {
     @CurrentActor() actor: Actor,
   ) {
     const r = await this.releases.yank(id, actor);
-    setFlash(req, 'success', `${r.version} is yanked: no check, feed or link offers it any more.`);
-    res.redirect(303, `/products/${encodeURIComponent(code)}/releases`);
+    this.backToList(req, res, code, `${r.version} is yanked: no check, feed or link offers it any more.`);
   }
 
   @Post(':id/delete')
@@ -122,7 +120,12 @@ export class ReleasesPageController {
     @CurrentActor() actor: Actor,
   ) {
     await this.releases.remove(id, actor);
-    setFlash(req, 'success', 'The draft is deleted.');
+    this.backToList(req, res, code, 'The draft is deleted.');
+  }
+
+  /** After a change: the product's releases again, with what happened in the flash. */
+  private backToList(req: Request, res: Response, code: string, message: string): void {
+    setFlash(req, 'success', message);
     res.redirect(303, `/products/${encodeURIComponent(code)}/releases`);
   }
 

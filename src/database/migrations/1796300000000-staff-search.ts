@@ -16,28 +16,7 @@ export class StaffSearch1796300000000 implements MigrationInterface {
   name = 'StaffSearch1796300000000';
 
   async up(q: QueryRunner): Promise<void> {
-    await q.query(`
-      DO $$
-      DECLARE ext_schema text;
-      BEGIN
-        BEGIN
-          CREATE EXTENSION IF NOT EXISTS unaccent;
-        EXCEPTION WHEN OTHERS THEN
-          RAISE NOTICE 'unaccent unavailable (%); folding Latin accents with translate()', SQLERRM;
-        END;
-        SELECT n.nspname INTO ext_schema FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'unaccent';
-        IF ext_schema IS NOT NULL THEN
-          EXECUTE format(
-            'CREATE OR REPLACE FUNCTION license_search_fold(t text) RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT
-             AS $f$ SELECT lower(%I.unaccent(%L::regdictionary, t)) $f$',
-            ext_schema, ext_schema || '.unaccent');
-        ELSE
-          CREATE OR REPLACE FUNCTION license_search_fold(t text) RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT
-          AS $f$ SELECT replace(replace(translate(lower(t),
-            'áàâäãåāăąçćĉčďđéèêëēĕėęěíìîïĩīįıñńňóòôöõøōőŕřśŝşšţťúùûüũūůűųýÿźżž',
-            'aaaaaaaaaccccddeeeeeeeeeiiiiiiiinnnoooooooorrssssttuuuuuuuuuyyzzz'), 'ß', 'ss'), 'æ', 'ae') $f$;
-        END IF;
-      END $$`);
+    await q.query(sqlFunction('license_search_fold.v1'));
 
     await q.query(`ALTER TABLE licenses ALTER COLUMN search_text DROP EXPRESSION`);
     // No longer generated: TypeORM's record of the expression goes too (the table stays, for any later generated column).
