@@ -28,6 +28,12 @@ const TAGS: [string, string][] = [
   ['admin: tokens', 'Scoped admin tokens (admin API key or a token with tokens:manage)'],
   ['admin: webhooks', 'Webhook endpoints, secrets and deliveries (admin API key or a token with webhooks:manage)'],
   ['admin: signing keys', 'The keyring: list, rotate, revoke signing keys (admin API key)'],
+  ['admin: mail', 'Outgoing customer mail: the log and retries (admin API key)'],
+  ['admin: stores', 'Store plans and the store event ledger (admin API key)'],
+  ['admin: releases', 'Releases, their artifacts and download counts (admin API key)'],
+  ['admin: staff', 'Staff accounts (admin API key)'],
+  ['client: releases', 'Update checks, update feeds and signed download links for clients: no admin credential'],
+  ['stores', "Purchase events from the stores, each verified by the store's own signature"],
   ['health', 'Readiness and liveness probes'],
   ['operations', 'Prometheus metrics'],
 ];

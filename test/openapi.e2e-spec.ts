@@ -39,6 +39,14 @@ describe('OpenAPI document', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
+  it('names only tags it defines, each with a description', () => {
+    const defined = new Map((t.openApi.tags ?? []).map((tag) => [tag.name, tag.description]));
+    const used = Object.values(t.openApi.paths)
+      .flatMap((ops) => Object.values(ops as Record<string, { tags?: string[] }>))
+      .flatMap((op) => op.tags ?? []);
+    expect([...new Set(used)].filter((name) => !defined.get(name))).toEqual([]);
+  });
+
   describe('conformance check of every response (test/support/openapi-conformance.ts)', () => {
     let conformance: OpenApiConformance;
     beforeAll(() => (conformance = new OpenApiConformance(t.openApi)));
