@@ -19,4 +19,6 @@ export interface PendingEvent {
 export interface EventConsumer {
   /** Returns the ids of the events it still refers to (a webhook delivery reads its body from the outbox); the rest are deleted. */
   consume(events: PendingEvent[], manager: EntityManager): Promise<readonly string[]>;
+  /** Called once the pass that handed it events has committed: the moment to start the work it queued. */
+  committed?(): void;
 }

@@ -51,7 +51,7 @@ export class EventFanoutService implements OnApplicationBootstrap, OnModuleDestr
   /** One pass: hands up to FANOUT_BATCH pending events to the consumers; returns how many it claimed. */
   async fanOutPending(): Promise<number> {
     if (!(await this.outbox.anyPending())) return 0;
-    return this.dataSource.transaction(async (manager) => {
+    const claimed = await this.dataSource.transaction(async (manager) => {
       const events = await this.outbox.claimPending(FANOUT_BATCH, manager);
       if (events.length === 0) return 0;
       const kept = new Set<string>();
@@ -64,6 +64,8 @@ export class EventFanoutService implements OnApplicationBootstrap, OnModuleDestr
       );
       return events.length;
     });
+    if (claimed > 0) for (const consumer of this.consumers) consumer.committed?.();
+    return claimed;
   }
 
   private next(delayMs: number): void {

@@ -47,6 +47,8 @@ export class JobsService implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger('Jobs');
   private readonly registrations = new Map<string, Registration>();
   private started?: Promise<PgBoss>;
+  /** This instance's worker of each queue (pg-boss worker ids), for wake(). */
+  private readonly workers = new Map<string, string>();
 
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
 
@@ -72,6 +74,17 @@ export class JobsService implements OnApplicationBootstrap, OnModuleDestroy {
       ...(options.startAfterSeconds !== undefined ? { startAfter: options.startAfterSeconds } : {}),
       ...(options.singletonKey !== undefined ? { singletonKey: options.singletonKey } : {}),
     });
+  }
+
+  /**
+   * Has this instance's worker of `name` look for jobs now instead of at its next poll: for a job this instance just
+   * committed (docs/webhooks.md, The event spine). Other instances still find it at their own poll; before the engine
+   * has started it does nothing (the worker's first poll comes soon after).
+   */
+  wake(name: string): void {
+    const worker = this.workers.get(name);
+    if (!worker || !this.started) return;
+    void this.started.then((boss) => boss.notifyWorker(worker)).catch(() => undefined);
   }
 
   /** Starts in the background: serving requests does not wait for the engine (jobs sent meanwhile wait for it). */
@@ -110,9 +123,10 @@ export class JobsService implements OnApplicationBootstrap, OnModuleDestroy {
       const { policy = 'standard', pollingIntervalSeconds, ...queueOptions } = settings;
       await boss.createQueue(name, { policy, ...queueOptions }); // idempotent
       if (cron) await boss.schedule(name, cron, {});
-      await boss.work<object>(name, { ...(pollingIntervalSeconds ? { pollingIntervalSeconds } : {}) }, async (jobs) => {
+      const worker = await boss.work<object>(name, { ...(pollingIntervalSeconds ? { pollingIntervalSeconds } : {}) }, async (jobs) => {
         for (const job of jobs) await handler(job.data);
       });
+      this.workers.set(name, worker);
     }
     return boss;
   }

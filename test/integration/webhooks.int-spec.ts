@@ -119,17 +119,40 @@ describe('webhooks (integration)', () => {
       expect(await received(switchedOff.id)).toEqual([]);
     });
 
-    it('a pass that makes deliveries wakes the drain worker once, in its own transaction; the next pass finds nothing and wakes no one', async () => {
+    it("a pass that makes deliveries wakes the drain worker once, in its own transaction, and this instance's worker after the commit; the next pass finds nothing and wakes no one", async () => {
       const hook = await subscribe(['license.created']);
       for (let i = 0; i < 3; i++) await issueLicense(h);
       h.jobs.sent.length = 0;
+      h.jobs.woken.length = 0;
       expect(await fanout.fanOutPending()).toBeGreaterThanOrEqual(3);
       expect(h.jobs.sent).toEqual([{ name: DRAIN_QUEUE, data: {}, inTransaction: true }]);
+      expect(h.jobs.woken).toEqual([DRAIN_QUEUE]);
       expect(await received(hook.id)).toEqual(Array(3).fill('license.created:POS'));
       h.jobs.sent.length = 0;
+      h.jobs.woken.length = 0;
       expect(await fanout.fanOutPending()).toBe(0);
       expect(h.jobs.sent).toEqual([]);
+      expect(h.jobs.woken).toEqual([]);
       expect(await received(hook.id)).toHaveLength(3);
+    });
+
+    it('a pass that rolls back wakes no worker: the drain is woken only for deliveries that committed', async () => {
+      await subscribe(['license.created']);
+      await issueLicense(h);
+      h.jobs.woken.length = 0;
+      const failing = { consume: () => Promise.reject(new Error('a consumer fails after the deliveries were inserted')) };
+      fanout.addConsumer(failing);
+      try {
+        await expect(fanout.fanOutPending()).rejects.toThrow('a consumer fails');
+      } finally {
+        (fanout as unknown as { consumers: unknown[] }).consumers.pop();
+      }
+      expect(h.jobs.woken).toEqual([]);
+      const [{ n: stillPending }] = await h.sql<{ n: number }>(`SELECT count(*)::int AS n FROM event_outbox WHERE fanned_out_at IS NULL`);
+      expect(stillPending).toBeGreaterThan(0);
+      h.jobs.woken.length = 0;
+      await drainOutbox();
+      expect(h.jobs.woken).toEqual([DRAIN_QUEUE]);
     });
 
     it('a pass that meets an event again (a crashed pass’s event) adds no second delivery and wakes no one', async () => {

@@ -45,8 +45,10 @@ export interface SentJob {
  * Stands in for the pg-boss engine: schedules and workers are accepted and never run, sends are recorded, so a test
  * sees what would have been woken without a worker racing it.
  */
-export class RecordingJobs implements Pick<JobsService, 'schedule' | 'work' | 'send'> {
+export class RecordingJobs implements Pick<JobsService, 'schedule' | 'work' | 'send' | 'wake'> {
   readonly sent: SentJob[] = [];
+  /** The queues whose local worker was told to look now (wake), in order. */
+  readonly woken: string[] = [];
 
   schedule(): void {}
 
@@ -55,6 +57,10 @@ export class RecordingJobs implements Pick<JobsService, 'schedule' | 'work' | 's
   send(name: string, data: object, options: SendOptions = {}): Promise<string | null> {
     this.sent.push({ name, data, inTransaction: options.manager !== undefined });
     return Promise.resolve(`job-${this.sent.length}`);
+  }
+
+  wake(name: string): void {
+    this.woken.push(name);
   }
 }
 
