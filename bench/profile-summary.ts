@@ -47,29 +47,73 @@ export function packageOf(url: string): string {
  * packages and project files that make it up. First match wins, so the narrower ones come first.
  */
 const STAGES: { stage: string; matches: (pkg: string, frame: CallFrame) => boolean }[] = [
-  { stage: 'request log + metrics (requestLogger, its close listener)', matches: (p) => /^project src\/(common\/http\/logging|metrics\/)/.test(p) || p === 'prom-client' || p === 'pino' },
+  {
+    stage: 'request log + metrics (requestLogger, its close listener)',
+    matches: (p) => /^project src\/(common\/http\/logging|metrics\/)/.test(p) || p === 'prom-client' || p === 'pino',
+  },
   { stage: 'security headers (helmet, replayed)', matches: (p) => p === 'project src/dashboard/security-headers' || p === 'helmet' },
   { stage: 'size, Content-Type, Host checks, no-store (http-hardening)', matches: (p) => p === 'project src/common/http/http-hardening' },
-  { stage: 'JSON body parser (express.json, 64 KiB)', matches: (p) => ['body-parser', 'raw-body', 'iconv-lite', 'type-is', 'content-type', 'bytes'].includes(p) },
+  {
+    stage: 'JSON body parser (express.json, 64 KiB)',
+    matches: (p) => ['body-parser', 'raw-body', 'iconv-lite', 'type-is', 'content-type', 'bytes'].includes(p),
+  },
   { stage: 'client-route fast path (client-routes)', matches: (p) => p === 'project src/common/http/client-routes' },
-  { stage: 'pre-routing chain and path tests (middleware-chain, app.setup, dashboard/portal skips)', matches: (p) => /^project src\/(common\/http\/(middleware-chain|raw-body)|app\.setup|dashboard\/dashboard\.setup|portal\/portal\.setup)$/.test(p) },
-  { stage: 'rate-limit guard (RateLimitGuard, @nestjs/throttler)', matches: (p) => p === 'project src/common/http/throttling' || p === '@nestjs/throttler' },
-  { stage: 'DTO validation pipe (compiled check, class-validator, class-transformer)', matches: (p) => /^project src\/common\/http\/(validation\.pipe|compiled-dto)$/.test(p) || p === 'class-validator' || p === 'class-transformer' || p === 'validator' },
+  {
+    stage: 'pre-routing chain and path tests (middleware-chain, app.setup, dashboard/portal skips)',
+    matches: (p) =>
+      /^project src\/(common\/http\/(middleware-chain|raw-body)|app\.setup|dashboard\/dashboard\.setup|portal\/portal\.setup)$/.test(p),
+  },
+  {
+    stage: 'rate-limit guard (RateLimitGuard, @nestjs/throttler)',
+    matches: (p) => p === 'project src/common/http/throttling' || p === '@nestjs/throttler',
+  },
+  {
+    stage: 'DTO validation pipe (compiled check, class-validator, class-transformer)',
+    matches: (p) =>
+      /^project src\/common\/http\/(validation\.pipe|compiled-dto)$/.test(p) ||
+      p === 'class-validator' ||
+      p === 'class-transformer' ||
+      p === 'validator',
+  },
   { stage: 'exception filter (ApiExceptionFilter)', matches: (p) => p.startsWith('project src/common/errors/') },
-  { stage: 'JSON canonicalisation for signing (canonicalize, JCS)', matches: (p) => p === 'canonicalize' || p === 'project src/signing/license-signature' },
-  { stage: 'signing, main-thread part (crypto.sign is queued to the thread pool)', matches: (p) => /^project src\/signing\/(signing\.service|concurrency-limit|envelope)$/.test(p) },
+  {
+    stage: 'JSON canonicalisation for signing (canonicalize, JCS)',
+    matches: (p) => p === 'canonicalize' || p === 'project src/signing/license-signature',
+  },
+  {
+    stage: 'signing, main-thread part (crypto.sign is queued to the thread pool)',
+    matches: (p) => /^project src\/signing\/(signing\.service|concurrency-limit|envelope)$/.test(p),
+  },
   { stage: 'payload building (licence payload, answers)', matches: (p) => /^project src\/activation\/license-payload$/.test(p) },
-  { stage: 'PostgreSQL client (pg, pg-protocol, pg-pool, prepared statements)', matches: (p) => /^(pg|pg-protocol|pg-pool|pg-types|postgres-\w+)$/.test(p) || /^project src\/database\//.test(p) || p === 'project bench/statement-counter' },
+  {
+    stage: 'PostgreSQL client (pg, pg-protocol, pg-pool, prepared statements)',
+    matches: (p) =>
+      /^(pg|pg-protocol|pg-pool|pg-types|postgres-\w+)$/.test(p) ||
+      /^project src\/database\//.test(p) ||
+      p === 'project bench/statement-counter',
+  },
   { stage: 'TypeORM', matches: (p) => p === 'typeorm' },
   { stage: 'use case (activation/seats/usage services)', matches: (p) => /^project src\/(activation|licenses|events|keyring)\//.test(p) },
-  { stage: 'Nest route pipeline (router proxy, execution context, guards/pipes consumers, reply)', matches: (p) => p.startsWith('@nestjs/') || p === 'rxjs' || p === 'reflect-metadata' },
-  { stage: 'Express response (res.json, res.send, res.set, setCharset)', matches: (p, f) => p === 'express' && f.url.endsWith('/response.js') },
-  { stage: 'Express app and router (app.handle, layer walk, path matching)', matches: (p) => p === 'express' || p === 'router' || p === 'path-to-regexp' || p === 'parseurl' || p === 'finalhandler' },
+  {
+    stage: 'Nest route pipeline (router proxy, execution context, guards/pipes consumers, reply)',
+    matches: (p) => p.startsWith('@nestjs/') || p === 'rxjs' || p === 'reflect-metadata',
+  },
+  {
+    stage: 'JSON reply (res.json: json-reply seam, or Express res.send, res.set, setCharset)',
+    matches: (p, f) => p === 'project src/common/http/json-reply' || (p === 'express' && f.url.endsWith('/response.js')),
+  },
+  {
+    stage: 'Express app and router (app.handle, layer walk, path matching)',
+    matches: (p) => p === 'express' || p === 'router' || p === 'path-to-regexp' || p === 'parseurl' || p === 'finalhandler',
+  },
   { stage: 'other project code', matches: (p) => p.startsWith('project ') },
   { stage: 'other packages', matches: (p) => !['node (core)', '(v8 / native)'].includes(p) && !p.startsWith('project ') },
 ];
 const NODE_HTTP = 'Node HTTP server and sockets (parse, headers, writev), not under a stage above';
 const RESPONSE_JSON = 'JSON.stringify of the response body (res.json)';
+/** Native frames that are system calls: their samples are the kernel's work (and, on a loaded machine, waiting for a core). */
+const SYSCALLS = new Set(['writev', 'writeBuffer', 'writeUtf8String', 'writeLatin1String', 'rename', 'open', 'close', 'writeFileUtf8']);
+const SOCKET_WRITES = 'system calls (socket writes to the client and to PostgreSQL, file writes)';
 const IDLE = new Set(['(idle)', '(program)', '(garbage collector)']);
 
 /** The stage a stack is charged to: its nearest frame in a stage; JSON.stringify by who called it; else Node core or V8. */
@@ -78,9 +122,14 @@ function stageOf(stack: CallFrame[]): string {
     const frame = stack[i];
     if (IDLE.has(frame.functionName)) return frame.functionName;
     const pkg = packageOf(frame.url);
+    if (!frame.url && SYSCALLS.has(frame.functionName)) return SOCKET_WRITES;
     if (frame.functionName === 'stringify' && !frame.url) {
-      const caller = stack.slice(i + 1).map((f) => packageOf(f.url)).find((p) => p !== '(v8 / native)' && p !== 'node (core)');
-      if (caller === 'express' || caller === '@nestjs/platform-express') return RESPONSE_JSON;
+      const caller = stack
+        .slice(i + 1)
+        .map((f) => packageOf(f.url))
+        .find((p) => p !== '(v8 / native)' && p !== 'node (core)');
+      if (caller === 'express' || caller === '@nestjs/platform-express' || caller === 'project src/common/http/json-reply')
+        return RESPONSE_JSON;
       continue;
     }
     const found = STAGES.find((s) => s.matches(pkg, frame));
@@ -108,7 +157,12 @@ export function summarize(profile: CpuProfile, { top = 25, requests, wholeProfil
   };
   // Start-up (module loading, Nest's bootstrap, migrations) is left out: the summary starts at the first sample taken
   // while Node's HTTP server handed a request on, which is after the server listens.
-  const first = wholeProfile ? 0 : Math.max(0, profile.samples.findIndex((id) => stackOf(id).some((f) => f.functionName === 'parserOnIncoming')));
+  const first = wholeProfile
+    ? 0
+    : Math.max(
+        0,
+        profile.samples.findIndex((id) => stackOf(id).some((f) => f.functionName === 'parserOnIncoming')),
+      );
   const totalSamples = profile.samples.length - first;
   // Time per node: the sampling intervals when the profile has them, else an even share of the profile's length.
   const evenUs = profile.samples.length ? (profile.endTime - profile.startTime) / profile.samples.length : 0;
@@ -118,7 +172,9 @@ export function summarize(profile: CpuProfile, { top = 25, requests, wholeProfil
     timeUs.set(id, (timeUs.get(id) ?? 0) + (profile.timeDeltas?.[i] ?? evenUs));
   }
   const totalUs = [...timeUs.values()].reduce((a, b) => a + b, 0);
-  const busyUs = [...timeUs].filter(([id]) => !IDLE.has((byId.get(id) as ProfileNode).callFrame.functionName)).reduce((a, [, us]) => a + us, 0);
+  const busyUs = [...timeUs]
+    .filter(([id]) => !IDLE.has((byId.get(id) as ProfileNode).callFrame.functionName))
+    .reduce((a, [, us]) => a + us, 0);
   const cell = (us: number) =>
     `${((100 * us) / (totalUs || 1)).toFixed(1).padStart(5)} %` + (requests ? `  ${(us / requests).toFixed(1).padStart(6)} µs/req` : '');
 

@@ -624,7 +624,9 @@ async function measureScale(
   ] as const;
   if (transportRows.some(([key]) => wanted(key)) && withOneWorker) {
     if (!startTcp) {
-      notes.push('validate-tcp and reactivate-tcp skipped: the database has no Unix socket (BENCH_DATABASE_URL, or a data folder path too long)');
+      notes.push(
+        'validate-tcp and reactivate-tcp skipped: the database has no Unix socket (BENCH_DATABASE_URL, or a data folder path too long)',
+      );
       log(`  NOTE ${notes[notes.length - 1]}`);
     } else {
       log('  starting a second server connecting to the same database over loopback TCP');

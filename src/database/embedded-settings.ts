@@ -28,7 +28,7 @@ export function socketPlan(dir: string, port: number): SocketPlan {
   if (bytes > SOCKET_PATH_MAX_BYTES)
     return { dir: undefined, reason: `its socket path would be ${bytes} bytes long, over the limit of ${SOCKET_PATH_MAX_BYTES}` };
   // The setting is a comma-separated list whose items may be double-quoted: a quote cannot be written in one.
-  if (dir.includes('"')) return { dir: undefined, reason: 'the data folder\'s path contains a double quote' };
+  if (dir.includes('"')) return { dir: undefined, reason: "the data folder's path contains a double quote" };
   return { dir, path };
 }
 

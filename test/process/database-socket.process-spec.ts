@@ -1,9 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from 'pg';
-import { EmbeddedDatabase } from '../../src/database/embedded-database';
 import { Deployment, startDeployment } from './support/deployment';
 
 /** How the server's own backends of `database` are connected: Unix-socket backends have client_port -1. */
@@ -29,7 +27,7 @@ async function activateAndValidate(d: Deployment): Promise<void> {
     license_type: 'YEARLY',
     customer_name: 'Socket Customer',
   });
-  const seat = { license_key: license.license_key, machine_fingerprint: `socket-${randomBytes(8).toString('hex')}` };
+  const seat = { license_key: license.license_key, machine_fingerprint: `sha256:${randomBytes(32).toString('hex')}` };
   const post = (path: string, body: object) =>
     d.request(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
   const activated = await post('/api/v1/activate', { ...seat, hostname: 'socket-host' });
@@ -40,49 +38,53 @@ async function activateAndValidate(d: Deployment): Promise<void> {
 }
 
 /**
- * The server reaching PostgreSQL through its Unix-domain socket (docs/configuration.md, Database URL): with a
- * DATABASE_URL of the form `postgresql://user:pw@/db?host=/folder&port=N`, and by default with the embedded PostgreSQL,
- * whose socket lives in its data folder. Every backend the server opens is then a socket connection (client_port -1).
+ * The server reaching PostgreSQL through its Unix-domain socket (docs/configuration.md, Database URL): by default with
+ * the embedded PostgreSQL, whose socket lives in its data folder, and with a DATABASE_URL of the documented form
+ * `postgresql://user:pw@/db?host=/folder&port=N` (here pointed at that same embedded server's socket). Every backend
+ * the server opens is then a socket connection (client_port -1); loopback TCP stays open for tools.
  */
-describe('the server on a Unix-socket DATABASE_URL', () => {
-  const work = mkdtempSync(join(tmpdir(), 'licence-socket-'));
-  // As root, the test's PostgreSQL runs as the postgres OS user, which must be able to enter the folder.
-  chmodSync(work, 0o711);
-  let db: EmbeddedDatabase;
-  let d: Deployment | undefined;
+describe("the server on PostgreSQL's Unix socket", () => {
+  let embedded: Deployment | undefined;
+  let second: Deployment | undefined;
+  let adminUrl: string;
+  let pgDir: string;
+  let port: string;
+  let password: string;
 
   beforeAll(async () => {
-    db = await EmbeddedDatabase.start({ dir: join(work, 'pg'), secretsDir: work });
-  }, 120_000);
-  afterEach(async () => {
-    await d?.stop();
-    d = undefined;
-  }, 60_000);
+    embedded = await startDeployment({}, { database: 'given' });
+    pgDir = join(embedded.env.DATA_DIR, 'postgres');
+    // A tool reaches the embedded server over loopback TCP: the port from postmaster.pid, the generated password.
+    port = readFileSync(join(pgDir, 'postmaster.pid'), 'utf8').split('\n')[3].trim();
+    password = readFileSync(join(embedded.env.DATA_DIR, 'postgres-password'), 'utf8').trim();
+    adminUrl = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`;
+  }, 180_000);
   afterAll(async () => {
-    await db?.stop();
-    rmSync(work, { recursive: true, force: true });
+    await second?.stop();
+    await embedded?.stop();
   }, 60_000);
 
-  it('serves the client API with DATABASE_URL=postgresql://...@/db?host=<socket folder>, over the socket only', async () => {
-    const url = await db.ensureDatabase('licence_socket_url');
-    expect(db.socket.dir).toBe(join(work, 'pg'));
-    expect(url).toMatch(/^postgresql:\/\/postgres:[^@]+@\/licence_socket_url\?host=%2F.+&port=\d+$/);
-    d = await startDeployment({ DATABASE_URL: url }, { database: 'given' });
+  it('connects to the embedded PostgreSQL (DATABASE_URL unset) through the socket in its data folder', async () => {
+    const d = embedded as Deployment;
+    expect(d.server.output()).toContain(`connecting through its Unix socket ${pgDir}/.s.PGSQL.${port}`);
     await activateAndValidate(d);
-    const backends = await backendsOf(db.url, 'licence_socket_url');
+    const backends = await backendsOf(adminUrl, 'licence_server');
     expect(backends.socket).toBeGreaterThan(0);
     expect(backends.tcp).toBe(0);
-  }, 180_000);
+  });
 
-  it('connects to the embedded PostgreSQL (DATABASE_URL unset) through the socket in its data folder, TCP left for tools', async () => {
-    d = await startDeployment({}, { database: 'given' });
-    const pgDir = join(d.env.DATA_DIR, 'postgres');
-    expect(d.server.output()).toContain(`connecting through its Unix socket ${pgDir}/.s.PGSQL.`);
-    await activateAndValidate(d);
-    // A tool reaches the same server over loopback TCP: the port from postmaster.pid, the generated password.
-    const port = readFileSync(join(pgDir, 'postmaster.pid'), 'utf8').split('\n')[3];
-    const password = encodeURIComponent(readFileSync(join(d.env.DATA_DIR, 'postgres-password'), 'utf8').trim());
-    const backends = await backendsOf(`postgres://postgres:${password}@127.0.0.1:${port}/postgres`, 'licence_server');
+  it('serves the client API with DATABASE_URL=postgresql://...@/db?host=<socket folder>&port=N, over the socket only', async () => {
+    const database = `licence_socket_${randomBytes(4).toString('hex')}`;
+    const admin = new Client({ connectionString: adminUrl });
+    await admin.connect();
+    await admin.query(`CREATE DATABASE ${database}`);
+    await admin.end();
+    second = await startDeployment(
+      { DATABASE_URL: `postgresql://postgres:${encodeURIComponent(password)}@/${database}?host=${encodeURIComponent(pgDir)}&port=${port}` },
+      { database: 'given' },
+    );
+    await activateAndValidate(second);
+    const backends = await backendsOf(adminUrl, database);
     expect(backends.socket).toBeGreaterThan(0);
     expect(backends.tcp).toBe(0);
   }, 180_000);

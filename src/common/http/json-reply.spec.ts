@@ -1,4 +1,4 @@
-import express, { type Application, type Request, type Response } from 'express';
+import express, { type Express, type Request, type Response } from 'express';
 import { request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { installJsonReply } from './json-reply';
@@ -43,7 +43,7 @@ const CASES: { name: string; method: string; status?: number; headers?: Record<s
   { name: 'Content-Type already set', method: 'GET', contentType: 'application/problem+json' },
 ];
 
-function appWith(fast: boolean, settings: Record<string, unknown>): Application {
+function appWith(fast: boolean, settings: Record<string, unknown>): Express {
   const app = express();
   app.disable('x-powered-by');
   for (const [name, value] of Object.entries(settings)) app.set(name, value);
@@ -58,7 +58,7 @@ function appWith(fast: boolean, settings: Record<string, unknown>): Application 
   return app;
 }
 
-const listen = (app: Application) =>
+const listen = (app: Express) =>
   new Promise<Server>((resolve) => {
     const server = app.listen(0, '127.0.0.1', () => resolve(server));
   });
@@ -109,7 +109,10 @@ describe.each([
     const variant = CASES[caseIndex];
     for (let index = 0; index < BODIES.length; index++) {
       const path = `/body/${index}?case=${caseIndex}`;
-      const [expected, actual] = await Promise.all([ask(control, path, variant.method, variant.headers), ask(fast, path, variant.method, variant.headers)]);
+      const [expected, actual] = await Promise.all([
+        ask(control, path, variant.method, variant.headers),
+        ask(fast, path, variant.method, variant.headers),
+      ]);
       expect({ index, ...actual }).toEqual({ index, ...expected });
     }
   });

@@ -1,4 +1,4 @@
-import type { Application, Response } from 'express';
+import type { Express, Response } from 'express';
 
 type Json = Response['json'];
 
@@ -13,8 +13,8 @@ type Json = Response['json'];
  * JSON.stringify leaves undefined, and an app whose JSON settings (replacer, spaces, escape) or ETag are on.
  * Guard: `json-reply.spec.ts` compares the raw answers of both over bodies, statuses and methods.
  */
-export function installJsonReply(app: Application): void {
-  const response = app.response as Response;
+export function installJsonReply(app: Express): void {
+  const { response } = app;
   const expressJson: Json = response.json;
   const plainSettings = () =>
     !app.get('json replacer') && !app.get('json spaces') && !app.get('json escape') && typeof app.get('etag fn') !== 'function';
