@@ -109,7 +109,7 @@ const STAGES: { stage: string; matches: (pkg: string, frame: CallFrame) => boole
   { stage: 'other project code', matches: (p) => p.startsWith('project ') },
   { stage: 'other packages', matches: (p) => !['node (core)', '(v8 / native)'].includes(p) && !p.startsWith('project ') },
 ];
-const NODE_HTTP = 'Node HTTP server and sockets (parse, headers, writev), not under a stage above';
+const NODE_HTTP = 'Node HTTP server (parser callbacks, header storage and checks), not under a stage above';
 const RESPONSE_JSON = 'JSON.stringify of the response body (res.json)';
 /** Native frames that are system calls: their samples are the kernel's work (and, on a loaded machine, waiting for a core). */
 const SYSCALLS = new Set(['writev', 'writeBuffer', 'writeUtf8String', 'writeLatin1String', 'rename', 'open', 'close', 'writeFileUtf8']);
