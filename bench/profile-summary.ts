@@ -138,7 +138,7 @@ function stageOf(stack: CallFrame[]): string {
   return stack.some((f) => packageOf(f.url) === 'node (core)') ? NODE_HTTP : '(v8 / native, no JavaScript caller)';
 }
 
-export interface SummaryOptions {
+interface SummaryOptions {
   top?: number;
   /** Requests the profiled process answered: adds µs per request to every line. */
   requests?: number;

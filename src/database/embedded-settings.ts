@@ -13,7 +13,7 @@ export function embeddedSharedBuffersMb(memoryBytes: number = totalmem()): numbe
 /** The longest Unix-domain socket path Linux takes (sun_path holds 108 bytes with the closing NUL). */
 export const SOCKET_PATH_MAX_BYTES = 107;
 
-/** Where the embedded server's Unix socket goes, or why it has none (docs/deployment.md, Embedded PostgreSQL). */
+/** Where the embedded server's Unix socket goes, or why it has none (docs/configuration.md, Database URL). */
 export type SocketPlan = { dir: string; path: string } | { dir: undefined; reason: string };
 
 /**
