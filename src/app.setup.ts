@@ -49,7 +49,7 @@ export async function configureApp(nestApp: INestApplication, config: AppConfig)
   app.disable('x-powered-by');
   app.set('etag', false);
   // Express's res.json for the plain answer without its per-call lookups (docs/performance.md, Framework seams).
-  installJsonReply(app.getHttpAdapter().getInstance() as express.Express);
+  installJsonReply(app.getHttpAdapter().getInstance());
   hardenHttpServer(app.getHttpServer());
 
   // Everything before routing is ONE router layer (chain): Express walks its layers one by one on every request, and
