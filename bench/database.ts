@@ -3,13 +3,16 @@ import { Client } from 'pg';
 import { EmbeddedDatabase } from '../src/database/embedded-database';
 
 export interface BenchDatabase {
+  /** How the server and the baselines connect: through the embedded server's Unix socket when it has one, as npm start does. */
   url: string;
+  /** The same database over loopback TCP (the `-tcp` rows), when the database is the embedded one and has a socket. */
+  tcpUrl?: string;
   /** The database's name (its backends' command lines show it). */
   name: string;
   /** For the report: where the database runs. */
   kind: 'embedded' | 'BENCH_DATABASE_URL';
   /** Another empty database on the same server (the large scale's), named `<name>_<suffix>`; close() removes it too. */
-  sibling: (suffix: string) => Promise<{ url: string; name: string }>;
+  sibling: (suffix: string) => Promise<{ url: string; tcpUrl?: string; name: string }>;
   close: () => Promise<void>;
 }
 
@@ -25,9 +28,12 @@ export async function freshDatabase(workDir: string, serverUrl = process.env.BEN
     const embedded = await EmbeddedDatabase.start({ dir: join(workDir, 'postgres'), secretsDir: workDir });
     // Named after this process, so the CPU meter cannot count another benchmark's backends.
     const name = `licence_bench_${process.pid}`;
-    const url = await embedded.ensureDatabase(name);
-    const sibling = async (suffix: string) => ({ url: await embedded.ensureDatabase(`${name}_${suffix}`), name: `${name}_${suffix}` });
-    return { url, name, kind: 'embedded', sibling, close: () => embedded.stop() };
+    const urls = async (db: string) => {
+      const url = await embedded.ensureDatabase(db);
+      return { url, tcpUrl: embedded.socket.dir ? await embedded.ensureDatabase(db, 'tcp') : undefined, name: db };
+    };
+    const sibling = (suffix: string) => urls(`${name}_${suffix}`);
+    return { ...(await urls(name)), kind: 'embedded', sibling, close: () => embedded.stop() };
   }
   const name = `licence_bench_${Date.now()}_${process.pid}`;
   const created: string[] = [];

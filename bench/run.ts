@@ -41,6 +41,8 @@ const ROW_NAMES = [
   'license-file',
   'reactivate',
   'reactivate-hook',
+  'validate-tcp',
+  'reactivate-tcp',
   'activate',
   'activate-plain',
   'ed25519',
@@ -57,7 +59,7 @@ const USAGE = `npm run bench [-- options]
   --only <names>       comma-separated subset of: ${ROW_NAMES.join(',')}
   --generator <name>   wrk (default when installed: one thread, the connections, keep-alive) or autocannon (in the bench
                        process); the fixed-rate row always uses the bench's open-loop paced runner
-  --workers <list>     WEB_CONCURRENCY values to measure validate and fresh activation at (default 1,2; smoke: 1)
+  --workers <list>     WEB_CONCURRENCY values to measure validate, re-activation and fresh activation at (default 1,2; smoke: 1)
   --profile <dir>      run the servers with node --cpu-prof, writing to <dir>/small and <dir>/large
   --out <file>         results JSON (default bench/results/<date>.json; smoke: a temporary file)
   --smoke              CI mode: small data, 2 s per endpoint, one run, no warm-up
@@ -292,7 +294,7 @@ async function measureScale(
   index: number,
   name: string,
   target: { licenses: number; audit: number },
-  { pool, products, servers, startWorkers }: ScaleServers,
+  { pool, products, servers, startWorkers, startTcp }: ScaleServers,
   options: Options,
 ): Promise<MeasuredScale> {
   log(`\n== ${name} scale: ${target.licenses.toLocaleString('en-US')} licences, ${target.audit.toLocaleString('en-US')} audit entries`);
@@ -584,17 +586,18 @@ async function measureScale(
     );
   }
   let signingRps: number | undefined;
-  if (wanted('reactivate')) {
-    const r = await paired(
-      'reactivate',
-      'POST /api/v1/activate (re-activation)',
-      { method: 'POST', path: '/api/v1/activate', bodies: activateBodies },
-      'bare node:http + locked UPDATE + RSA sign',
+  const reactivateScenario: Scenario = { method: 'POST', path: '/api/v1/activate', bodies: activateBodies };
+  const reactivateRow = (n: number, on: Servers) =>
+    paired(
+      n === 1 ? 'reactivate' : `reactivate-${n}w`,
+      `POST /api/v1/activate (re-activation)${workersSuffix(n)}`,
+      reactivateScenario,
+      `bare node:http + locked UPDATE + RSA sign${workersSuffix(n)}`,
       baselineActivate,
       signedCheck,
+      { on },
     );
-    signingRps = r.baseline?.median.rps;
-  }
+  if (wanted('reactivate') && withOneWorker) signingRps = (await reactivateRow(1, servers)).baseline?.median.rps;
   if (wanted('reactivate-hook')) {
     // Re-activating a bound machine changes nothing, so it records no event: with an endpoint subscribed to
     // everything the row must cost what `reactivate` costs and create no delivery (docs/webhooks.md, The event spine).
@@ -611,6 +614,56 @@ async function measureScale(
       r.webhookDeliveries = await deliveries();
       if (r.webhookDeliveries.created > 0) addWarning(r, `${r.webhookDeliveries.created} webhook deliveries created (expected none)`);
     });
+  }
+
+  // The server's database connection over its Unix socket (as npm start connects to the embedded PostgreSQL) against
+  // the same server code over loopback TCP, alternating run by run (docs/performance.md, Performance round 3).
+  const transportRows = [
+    ['validate-tcp', 'POST /api/v1/validate', { method: 'POST', path: '/api/v1/validate', bodies: validateBodies }, validateCheck],
+    ['reactivate-tcp', 'POST /api/v1/activate (re-activation)', reactivateScenario, signedCheck],
+  ] as const;
+  if (transportRows.some(([key]) => wanted(key)) && withOneWorker) {
+    if (!startTcp) {
+      notes.push(
+        'validate-tcp and reactivate-tcp skipped: the database has no Unix socket (BENCH_DATABASE_URL, or a data folder path too long)',
+      );
+      log(`  NOTE ${notes[notes.length - 1]}`);
+    } else {
+      log('  starting a second server connecting to the same database over loopback TCP');
+      const tcp = await startTcp();
+      try {
+        for (const [key, what, scenario, check] of transportRows) {
+          if (!wanted(key)) continue;
+          if (key === 'validate-tcp') await refreshSeats(pool);
+          const label = `${what} over loopback TCP`;
+          await preflight(tcp.app.url, scenario, check, label, tcp.app.process);
+          await preflight(servers.app.url, scenario, check, `${what} over the Unix socket`, servers.app.process);
+          log(`  ${label} vs the same over the Unix socket`);
+          const m = await explainFailure(
+            measurePair(
+              { url: tcp.app.url, scenario, meters: tcp.app.cpu },
+              { url: servers.app.url, scenario, meters: servers.app.cpu },
+              options,
+              onRun(label),
+            ),
+            [tcp.app, servers.app],
+          );
+          const socket = m.baseline as NonNullable<typeof m.baseline>;
+          scenarios[key] = {
+            label,
+            target: m.target,
+            baseline: { label: `${what} over the Unix socket`, ...socket },
+            ratio: Math.round((m.target.median.rps / socket.median.rps) * 100) / 100,
+            warning: failureWarning(m.target),
+          };
+          const cpu = (x: typeof socket) => `${x.median.serverUs ?? '?'}+${x.median.databaseUs ?? '?'} µs/req at ${x.median.rps} req/s`;
+          notes.push(`${key}: ${what}, alternating: over the Unix socket ${cpu(socket)}, over loopback TCP ${cpu(m.target)}`);
+          log(`  NOTE ${notes[notes.length - 1]}`);
+        }
+      } finally {
+        await tcp.stop();
+      }
+    }
   }
 
   let nextFresh = freshPoolStart(index);
@@ -716,7 +769,7 @@ async function measureScale(
 
   // The same two rows with the server (and its baseline) running n node:cluster workers.
   for (const n of options.workers.filter((w) => w !== 1)) {
-    if (!wanted('validate') && !wanted('activate')) break;
+    if (!wanted('validate') && !wanted('reactivate') && !wanted('activate')) break;
     log(`  starting the server and its baseline with WEB_CONCURRENCY=${n}`);
     const more = await startWorkers(n);
     try {
@@ -724,6 +777,7 @@ async function measureScale(
         await refreshSeats(pool);
         await validateRow(n, more);
       }
+      if (wanted('reactivate')) await reactivateRow(n, more);
       if (wanted('activate')) await activateRow(n, more);
     } finally {
       await more.stop();
@@ -759,15 +813,17 @@ interface ScaleServers {
   products: SeedProduct[];
   /** Another server and baseline on the same database, each running `workers` node:cluster workers. */
   startWorkers: (workers: number) => Promise<Servers & { stop: () => Promise<void> }>;
+  /** Another single-worker server and baseline on the same database over loopback TCP (undefined: no socket to compare with). */
+  startTcp?: () => Promise<Servers & { stop: () => Promise<void> }>;
 }
 
 /** The server under test and its baseline on database `dbName`, each with WEB_CONCURRENCY=`workers`. */
-async function startServers(setup: Setup, name: string, dbUrl: string, dbName: string, workers: number): Promise<Servers> {
+async function startServers(setup: Setup, name: string, dbUrl: string, dbName: string, workers: number, tag = ''): Promise<Servers> {
   const { options } = setup;
   const limits = Object.fromEntries(
     ['ACTIVATE', 'DEACTIVATE', 'VALIDATE', 'HEARTBEAT', 'ADMIN', 'LOGIN'].map((n) => [`RATE_LIMIT_${n}`, '1000000000']),
   );
-  const label = workers === 1 ? name : `${name}-${workers}w`;
+  const label = `${workers === 1 ? name : `${name}-${workers}w`}${tag}`;
   const statementDir = join(setup.workDir, `statements-${label}`);
   mkdirSync(statementDir, { recursive: true });
   const app = await spawnNode({
@@ -821,19 +877,26 @@ async function startServers(setup: Setup, name: string, dbUrl: string, dbName: s
 }
 
 /** The scale's single-worker server and baseline, both on database `dbName`, and a pool for seeding it. */
-async function startScale(setup: Setup, name: string, dbUrl: string, dbName: string): Promise<ScaleServers> {
+async function startScale(setup: Setup, name: string, db: { url: string; tcpUrl?: string; name: string }): Promise<ScaleServers> {
   const { cleanups } = setup;
-  const servers = await startServers(setup, name, dbUrl, dbName, 1);
+  const servers = await startServers(setup, name, db.url, db.name, 1);
   cleanups.push(servers.app.process.stop, servers.baseline.process.stop);
-  const pool = new Pool({ connectionString: dbUrl, max: 2 });
+  const pool = new Pool({ connectionString: db.url, max: 2 });
   cleanups.push(() => pool.end());
-  const startWorkers = async (workers: number) => {
-    const more = await startServers(setup, name, dbUrl, dbName, workers);
+  const startMore = async (url: string, workers: number, tag = '') => {
+    const more = await startServers(setup, name, url, db.name, workers, tag);
     const stop = () => Promise.all([more.app.process.stop(), more.baseline.process.stop()]).then(() => undefined);
     cleanups.push(stop);
     return { ...more, stop };
   };
-  return { servers, pool, products: await loadProducts(pool), startWorkers };
+  const { tcpUrl } = db;
+  return {
+    servers,
+    pool,
+    products: await loadProducts(pool),
+    startWorkers: (workers: number) => startMore(db.url, workers),
+    startTcp: tcpUrl ? () => startMore(tcpUrl, 1, '-tcp') : undefined,
+  };
 }
 
 /** The endpoints whose large/small latency is measured again with the two scales in turn (those present at both). */
@@ -915,7 +978,7 @@ async function main(): Promise<void> {
     const apiKey = randomBytes(24).toString('hex');
     const secrets = { keyring: randomBytes(32).toString('hex'), session: randomBytes(32).toString('hex') };
     const setup = { workDir, signingKeyFile, apiKey, secrets, options, cleanups };
-    const small = await startScale(setup, 'small', db.url, db.name);
+    const small = await startScale(setup, 'small', db);
     const sharedBuffers = (await small.pool.query<{ shared_buffers: string }>('SHOW shared_buffers')).rows[0].shared_buffers;
     const smallMeasured = await measureScale(0, 'small', { licenses: options.smallLicenses, audit: options.smallAudit }, small, options);
     const scales: ScaleResult[] = [smallMeasured.result];
@@ -923,7 +986,7 @@ async function main(): Promise<void> {
     if (options.largeLicenses !== undefined || options.largeAudit !== undefined) {
       // Its own database and servers, so both scales stay available and can be measured in turn at the end.
       const largeDb = await db.sibling('large');
-      const large = await startScale(setup, 'large', largeDb.url, largeDb.name);
+      const large = await startScale(setup, 'large', largeDb);
       const target = { licenses: options.largeLicenses ?? options.smallLicenses, audit: options.largeAudit ?? options.smallAudit };
       const largeMeasured = await measureScale(1, 'large', target, large, options);
       scales.push(largeMeasured.result);

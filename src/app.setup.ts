@@ -12,6 +12,7 @@ import {
   requireHostHeader,
   requireJsonBody,
 } from './common/http/http-hardening';
+import { installJsonReply } from './common/http/json-reply';
 import { requestLogger } from './common/http/logging';
 import { chain } from './common/http/middleware-chain';
 import { rawBodyParsers } from './common/http/raw-body';
@@ -47,6 +48,8 @@ export async function configureApp(nestApp: INestApplication, config: AppConfig)
   app.set('trust proxy', trustProxyValue(config.trustProxy));
   app.disable('x-powered-by');
   app.set('etag', false);
+  // Express's res.json for the plain answer without its per-call lookups (docs/performance.md, Framework seams).
+  installJsonReply(app.getHttpAdapter().getInstance());
   hardenHttpServer(app.getHttpServer());
 
   // Everything before routing is ONE router layer (chain): Express walks its layers one by one on every request, and

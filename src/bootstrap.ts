@@ -31,6 +31,7 @@ export async function prepareRuntime(env: NodeJS.ProcessEnv, log: (line: string)
     log(`DATABASE_URL is unset: starting the embedded PostgreSQL in ${join(dataDir, 'postgres')}`);
     embedded = await EmbeddedDatabase.start({ dir: join(dataDir, 'postgres'), secretsDir: dataDir });
     databaseUrl = await embedded.ensureDatabase(EMBEDDED_DATABASE_NAME);
+    log(`  ${embedded.describeTransport()}`);
   }
   try {
     const { config, generated } = buildConfig(vars, databaseUrl);

