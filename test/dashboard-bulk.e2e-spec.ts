@@ -284,7 +284,11 @@ describe('dashboard: bulk actions', () => {
       // The PERPETUAL one first: the preview shows the first ten in id order, it among them.
       const perpetual = await createLicense(t, { customer_name: 'Bulk Preview Cvecara', license_type: 'PERPETUAL' });
       const made = await many(12, 'Bulk Preview Cvecara');
-      const first = await post('/licenses/bulk/confirm', [['action', 'extend'], ['scope', 'all'], ['q', 'Bulk Preview Cvecara']]).expect(200);
+      const first = await post('/licenses/bulk/confirm', [
+        ['action', 'extend'],
+        ['scope', 'all'],
+        ['q', 'Bulk Preview Cvecara'],
+      ]).expect(200);
       expect(first.text).toMatch(/<input id="field-days" type="number" name="days"[^>]* value=""/);
       for (const d of ['7', '30', '90', '365'])
         expect(first.text).toContain(`name="preset" value="${d}" formaction="/licenses/bulk/confirm" formnovalidate`);
@@ -304,19 +308,32 @@ describe('dashboard: bulk actions', () => {
         ['q', 'Bulk Preview Cvecara'],
       ]).expect(200);
       expect(picked.text).toMatch(/<input id="field-days" type="number" name="days"[^>]* value="30"/);
-      expect(picked.text).toContain('name="preset" value="30" formaction="/licenses/bulk/confirm" formnovalidate class="button-small" data-testid="bulk-preset" aria-pressed="true"');
+      expect(picked.text).toContain(
+        'name="preset" value="30" formaction="/licenses/bulk/confirm" formnovalidate class="button-small" data-testid="bulk-preset" aria-pressed="true"',
+      );
       const preview = previewOf(picked.text);
       const shown = [...made.map((l) => l.id), perpetual.id].sort((x, y) => x - y).slice(0, 10);
       expect([...preview.keys()]).toEqual(shown);
-      expect(preview.get(perpetual.id)).toEqual({ now: null, after: null, skip: 'A PERPETUAL licence never expires: there is nothing to extend' });
+      expect(preview.get(perpetual.id)).toEqual({
+        now: null,
+        after: null,
+        skip: 'A PERPETUAL licence never expires: there is nothing to extend',
+      });
       for (const id of shown.filter((i) => i !== perpetual.id))
         expect(preview.get(id)?.after).toBe(new Date(((await expiry(id)) as Date).getTime() + 30 * DAY).toISOString());
       // Typed days and Preview: the same.
       const typed = await post('/licenses/bulk/confirm', [['action', 'extend'], ['days', '45'], ...ids(made.slice(0, 2))]).expect(200);
-      expect(previewOf(typed.text).get(made[0].id)?.after).toBe(new Date(((await expiry(made[0].id)) as Date).getTime() + 45 * DAY).toISOString());
+      expect(previewOf(typed.text).get(made[0].id)?.after).toBe(
+        new Date(((await expiry(made[0].id)) as Date).getTime() + 45 * DAY).toISOString(),
+      );
 
       // Confirmed: each licence ends exactly where its preview said.
-      const done = await post('/licenses/bulk', [['action', 'extend'], ['days', '30'], ['scope', 'all'], ['q', 'Bulk Preview Cvecara']]).expect(303);
+      const done = await post('/licenses/bulk', [
+        ['action', 'extend'],
+        ['days', '30'],
+        ['scope', 'all'],
+        ['q', 'Bulk Preview Cvecara'],
+      ]).expect(303);
       expect(operationOf(done.headers.location)).toBeDefined();
       for (const [id, row] of preview) {
         if (row.skip) expect(await expiry(id)).toBeNull();
@@ -342,7 +359,12 @@ describe('dashboard: bulk actions', () => {
       const [a, b] = await many(2, 'Bulk Long Zlatara');
       const was = { a: (await expiry(a.id)) as Date, b: (await expiry(b.id)) as Date };
       const started = await operationCount();
-      const again = await post('/licenses/bulk', [['action', 'extend'], ['days', '400'], ...ids([a, b]), ['q', 'Bulk Long Zlatara']]).expect(200);
+      const again = await post('/licenses/bulk', [
+        ['action', 'extend'],
+        ['days', '400'],
+        ...ids([a, b]),
+        ['q', 'Bulk Long Zlatara'],
+      ]).expect(200);
       expect(again.text).toContain('<h1>Extend 2 licences by 400 days?</h1>');
       expect(again.text).toContain('data-testid="bulk-long-days"><strong>400 days</strong> is more than 366');
       expect(again.text).toContain('<input type="hidden" name="confirm_days" value="400">');
@@ -449,7 +471,13 @@ describe('dashboard: bulk actions', () => {
       expect(await state(a.id)).toEqual({ active: true, revoked: false });
       expect(await state(c.id)).toEqual({ active: false, revoked: true });
       const audit = await undoAudit(op);
-      expect(audit).toEqual([{ license_id: a.id, action: 'license.updated', details: expect.objectContaining({ changes: { active: { from: false, to: true } } }) }]);
+      expect(audit).toEqual([
+        {
+          license_id: a.id,
+          action: 'license.updated',
+          details: expect.objectContaining({ changes: { active: { from: false, to: true } } }),
+        },
+      ]);
       const skipped = await t.sql(
         `SELECT license_id, message FROM license_bulk_items WHERE operation_id = $1 AND outcome = 'skipped' ORDER BY license_id`,
         [operationOf(undone.headers.location)],
@@ -471,10 +499,10 @@ describe('dashboard: bulk actions', () => {
       ]);
       await t.sql('UPDATE license_bulk_operations SET finished_at = now() WHERE id = $1', [op]);
       // An item changed before items kept anything (the migration's older rows): skipped, said why.
-      await t.sql('UPDATE license_bulk_items SET previous_active = NULL, previous_expires_at = NULL WHERE operation_id = $1 AND license_id = $2', [
-        op,
-        a.id,
-      ]);
+      await t.sql(
+        'UPDATE license_bulk_items SET previous_active = NULL, previous_expires_at = NULL WHERE operation_id = $1 AND license_id = $2',
+        [op, a.id],
+      );
       const was = await expiry(a.id);
       const undone = await post(`/licenses/bulk/${op}/undo`, []).expect(303);
       expect(await expiry(a.id)).toEqual(was);
@@ -502,7 +530,10 @@ describe('dashboard: bulk actions', () => {
       const started = results.filter((r) => r.status === 'fulfilled');
       expect(started).toHaveLength(1);
       for (const r of results.filter((x) => x.status === 'rejected'))
-        expect((r as PromiseRejectedResult).reason).toMatchObject({ status: 409, message: expect.stringMatching(/^Already undone by bulk operation \d+$/) });
+        expect((r).reason).toMatchObject({
+          status: 409,
+          message: expect.stringMatching(/^Already undone by bulk operation \d+$/),
+        });
       const undoId = (started[0] as PromiseFulfilledResult<{ id: string; ranInline: boolean }>).value.id;
       // 120 licences: a job; the job engine works it too, these race it and each other.
       await Promise.all([service().run(undoId), service().run(undoId), service().run(undoId)]);
@@ -516,7 +547,9 @@ describe('dashboard: bulk actions', () => {
       expect((await service().get(undoId)).counts).toEqual({ done: 120, skipped: 0, pending: 0 });
       // Over HTTP at once as well: one undo, the other told.
       const [x, y] = await many(2, 'Bulk Undo Race Http');
-      const op = operationOf((await post('/licenses/bulk', [['action', 'extend'], ['days', '4'], ...ids([x, y])]).expect(303)).headers.location);
+      const op = operationOf(
+        (await post('/licenses/bulk', [['action', 'extend'], ['days', '4'], ...ids([x, y])]).expect(303)).headers.location,
+      );
       const answers = await Promise.all([post(`/licenses/bulk/${op}/undo`, []), post(`/licenses/bulk/${op}/undo`, [])]);
       expect(answers.map((r) => r.status)).toEqual([303, 303]);
       expect(answers.filter((r) => r.headers.location !== `/licenses/bulk/${op}`)).toHaveLength(1);
@@ -536,7 +569,9 @@ describe('dashboard: bulk actions', () => {
 
     it('undo: without the CSRF token nothing moves back (403); an unknown operation is a 404 page', async () => {
       const [lic] = await many(1, 'Bulk Undo Csrf');
-      const op = operationOf((await post('/licenses/bulk', [['action', 'extend'], ['days', '3'], ...ids([lic])]).expect(303)).headers.location);
+      const op = operationOf(
+        (await post('/licenses/bulk', [['action', 'extend'], ['days', '3'], ...ids([lic])]).expect(303)).headers.location,
+      );
       const extended = await expiry(lic.id);
       await post(`/licenses/bulk/${op}/undo`, [], 'forged').expect(403);
       await agent.post(`/licenses/bulk/${op}/undo`).type('form').send('').expect(403);
@@ -553,11 +588,15 @@ describe('dashboard: bulk actions', () => {
     it('undo: a viewer, and support staff limited to another product, cannot undo (403) nor see the undo page', async () => {
       const password = 'staff-password-123';
       const pos = await createLicense(t, { customer_name: 'Bulk Undo Other Product', product_code: 'POS_RETAIL' });
-      const op = operationOf((await post('/licenses/bulk', [['action', 'extend'], ['days', '3'], ...ids([pos])]).expect(303)).headers.location);
+      const op = operationOf(
+        (await post('/licenses/bulk', [['action', 'extend'], ['days', '3'], ...ids([pos])]).expect(303)).headers.location,
+      );
       const extended = await expiry(pos.id);
       await t.app.get(UsersService).setPassword('bulk-viewer', password, 'viewer');
       await t.app.get(UsersService).setPassword('bulk-erp', password, 'support');
-      await t.sql(`UPDATE users SET product_ids = (SELECT array_agg(id) FROM products WHERE code = 'ERP_SUITE') WHERE username = 'bulk-erp'`);
+      await t.sql(
+        `UPDATE users SET product_ids = (SELECT array_agg(id) FROM products WHERE code = 'ERP_SUITE') WHERE username = 'bulk-erp'`,
+      );
       for (const username of ['bulk-viewer', 'bulk-erp']) {
         const session = await loggedInAgent(t, { username, password });
         const token = await session.token('/licenses');

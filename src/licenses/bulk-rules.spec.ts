@@ -23,12 +23,16 @@ const refusal = (fn: () => unknown) => {
 describe('movedExpiry', () => {
   it('extends from the expiry while it is ahead, from now once it has passed', () => {
     expect(movedExpiry(licence(), { days: 30 }, now)).toEqual(new Date(Date.parse('2027-01-10T08:00:00.000Z') + 30 * DAY));
-    expect(movedExpiry(licence({ expiresAt: new Date('2026-11-01T00:00:00.000Z') }), { days: 7 }, now)).toEqual(new Date(now.getTime() + 7 * DAY));
+    expect(movedExpiry(licence({ expiresAt: new Date('2026-11-01T00:00:00.000Z') }), { days: 7 }, now)).toEqual(
+      new Date(now.getTime() + 7 * DAY),
+    );
   });
 
   it('renews by one term of the licence type, from the later of now and the expiry', () => {
     expect(movedExpiry(licence(), { renew: true }, now)).toEqual(new Date('2028-01-10T08:00:00.000Z'));
-    expect(movedExpiry(licence({ licenseType: 'TRIAL', expiresAt: null }), { renew: true }, now)).toEqual(new Date(now.getTime() + 14 * DAY));
+    expect(movedExpiry(licence({ licenseType: 'TRIAL', expiresAt: null }), { renew: true }, now)).toEqual(
+      new Date(now.getTime() + 14 * DAY),
+    );
   });
 
   it('refuses a PERPETUAL or a revoked licence with the reason a bulk change skips it with', () => {

@@ -206,7 +206,7 @@ describe('bulk actions in Chromium (select, confirm, follow the progress, export
     await many(6, customer);
     await page.goto(`${baseUrl}/licenses?q=${encodeURIComponent(customer)}`);
     const boxes = page.locator('input[data-select-row]');
-    const ticked = () => boxes.evaluateAll((list) => list.map((b) => (b as HTMLInputElement).checked));
+    const ticked = () => boxes.evaluateAll((list) => list.map((b) => (b as unknown as { checked: boolean }).checked));
     await boxes.nth(0).click();
     await boxes.nth(3).click({ modifiers: ['Shift'] });
     expect(await ticked()).toEqual([true, true, true, true, false, false]);

@@ -113,7 +113,8 @@ describe('keyboard shortcuts and dark mode in Chromium', () => {
   it('gives the focus back to what opened the list: a focused link with "?", the Shortcuts button', async () => {
     await d.page.setViewportSize(DESKTOP);
     await go('/licenses');
-    const focused = () => d.page.evaluate<string>(`(document.activeElement?.tagName ?? '') + ' ' + (document.activeElement?.textContent ?? '').trim()`);
+    const focused = () =>
+      d.page.evaluate<string>(`(document.activeElement?.tagName ?? '') + ' ' + (document.activeElement?.textContent ?? '').trim()`);
     await d.page.focus('nav[aria-label=Main] a[href="/audit"]');
     await d.page.keyboard.press('?');
     expect(await dialogOpen()).toBe(true);

@@ -34,7 +34,7 @@ const TASKS = {
   note: 'Add a note about a customer',
   expiring: 'Licences expiring in the next 30 days (from the statistics page)',
   bulkExtend: "Extend all of one customer's licences by 30 days",
-  bulkRange: 'Extend 20 of a customer\'s licences by 30 days (a click, then Shift and a click)',
+  bulkRange: "Extend 20 of a customer's licences by 30 days (a click, then Shift and a click)",
   bulkUndo: 'Undo a bulk extend',
   savedView: 'Open a saved view of the licence list',
 } as const;
@@ -299,9 +299,11 @@ describe('staff tasks in Chromium, counted in clicks, at 1280 and 390 px', () =>
       clicks++;
       await boxes.nth(19).click({ modifiers: ['Shift'] });
       expect(await page.textContent('[data-selected-count]')).toBe('Selected rows (20)');
-      const ticked = (await boxes.evaluateAll((list) => list.map((b) => (b as HTMLInputElement).value))).map(Number);
+      const ticked = (await boxes.evaluateAll((list) => list.map((b) => (b as unknown as { value: string }).value))).map(Number);
       const rest = ticked.splice(20);
-      const before = new Map(await Promise.all([...ticked, ...rest].map(async (id) => [id, Date.parse((await adminLicense(id)).expires_at as string)] as const)));
+      const before = new Map(
+        await Promise.all([...ticked, ...rest].map(async (id) => [id, Date.parse((await adminLicense(id)).expires_at as string)] as const)),
+      );
       clicks += 2;
       await page.selectOption('#bulk-action', 'extend');
       await click(page.getByRole('button', { name: 'Continue…' }));
@@ -312,7 +314,8 @@ describe('staff tasks in Chromium, counted in clicks, at 1280 and 390 px', () =>
       await page.waitForURL(/\/licenses\/bulk\/\d+$/);
 
       expect(await page.textContent('[data-testid=bulk-progress] label')).toBe('Finished: 20 of 20');
-      for (const id of ticked) expect(Date.parse((await adminLicense(id)).expires_at as string)).toBe((before.get(id) as number) + 30 * 86_400_000);
+      for (const id of ticked)
+        expect(Date.parse((await adminLicense(id)).expires_at as string)).toBe((before.get(id) as number) + 30 * 86_400_000);
       for (const id of rest) expect(Date.parse((await adminLicense(id)).expires_at as string)).toBe(before.get(id));
       expectClicks('bulkRange');
       expect(await pageProblems('bulk operation page after the range')).toEqual([]);
@@ -322,7 +325,11 @@ describe('staff tasks in Chromium, counted in clicks, at 1280 and 390 px', () =>
       const made = await Promise.all([1, 2, 3].map(() => createLicense(t, { customer_name: `Undo Pekara ${width}` })));
       const before = await Promise.all(made.map(async (l) => Date.parse((await adminLicense(l.id)).expires_at as string)));
       const bulk = t.app.get(BulkLicensesService);
-      const { id: op } = await bulk.start({ action: 'extend', days: 30 }, { ids: made.map((l) => l.id) }, { type: 'dashboard', name: 'admin', ip: '127.0.0.1' });
+      const { id: op } = await bulk.start(
+        { action: 'extend', days: 30 },
+        { ids: made.map((l) => l.id) },
+        { type: 'dashboard', name: 'admin', ip: '127.0.0.1' },
+      );
       await start();
 
       if (phone) {

@@ -19,6 +19,8 @@ export class BulkUndo1797180000000 implements MigrationInterface {
 
   async down(q: QueryRunner): Promise<void> {
     await q.query(`ALTER TABLE license_bulk_operations DROP COLUMN undo_of`);
-    await q.query(`ALTER TABLE license_bulk_items DROP COLUMN previous_expires_at, DROP COLUMN previous_active, DROP COLUMN new_expires_at`);
+    await q.query(
+      `ALTER TABLE license_bulk_items DROP COLUMN previous_expires_at, DROP COLUMN previous_active, DROP COLUMN new_expires_at`,
+    );
   }
 }

@@ -211,7 +211,8 @@ export class BulkLicensesService implements OnModuleInit {
         if ('undoOf' in change) {
           const item = kept?.get(id);
           if (!item) throw new AlreadyDone(UNDO_GONE);
-          const refusal = change.undoOf.action === 'suspend' ? suspendUndoRefusal(state) : expiryUndoRefusal(state, item.new_expires_at as Date);
+          const refusal =
+            change.undoOf.action === 'suspend' ? suspendUndoRefusal(state) : expiryUndoRefusal(state, item.new_expires_at as Date);
           if (refusal) throw new AlreadyDone(refusal);
           out.set(id, { ...base, next_expires_at: change.undoOf.action === 'suspend' ? state.expiresAt : item.previous_expires_at });
         } else if (change.action === 'suspend') {
