@@ -530,7 +530,7 @@ describe('dashboard: bulk actions', () => {
       const started = results.filter((r) => r.status === 'fulfilled');
       expect(started).toHaveLength(1);
       for (const r of results.filter((x) => x.status === 'rejected'))
-        expect((r).reason).toMatchObject({
+        expect(r.reason).toMatchObject({
           status: 409,
           message: expect.stringMatching(/^Already undone by bulk operation \d+$/),
         });
