@@ -328,35 +328,23 @@ export class LicensesService {
   }
 
   /**
-   * Undo of a bulk renewal or extension (docs/dashboard.md, Bulk actions): the expiry back to `previous` in the caller's
-   * transaction, when it still is `left` (what the operation left); 409 CONFLICT when the licence changed since.
+   * Undo of a bulk change (docs/dashboard.md, Bulk actions) in the caller's transaction: a renewal or an extension goes
+   * back to `previous` while the expiry still is `left` (what the operation left); a suspension is reinstated while it
+   * still is suspended. 409 CONFLICT when the licence changed since (or was revoked).
    */
-  async undoExpiryIn(
+  async undoIn(
     manager: EntityManager,
     id: number,
-    left: Date,
-    previous: Date,
+    back: { left: Date; previous: Date } | 'reinstate',
     actor: Actor,
     products: ProductScope = ALL_PRODUCTS,
     extra: Record<string, unknown> = {},
   ): Promise<LicenseDetailsDto> {
     const license = await this.lockLicense(id, manager, products);
-    const refusal = expiryUndoRefusal(licenseState(license), left);
+    const state = licenseState(license);
+    const refusal = back === 'reinstate' ? suspendUndoRefusal(state) : expiryUndoRefusal(state, back.left);
     if (refusal) throw AppError.conflict(refusal);
-    return this.moveExpiry(manager, license, previous, actor, extra);
-  }
-
-  /** Undo of a bulk suspension: reinstated in the caller's transaction while still suspended; 409 CONFLICT when it changed since. */
-  async undoSuspendIn(
-    manager: EntityManager,
-    id: number,
-    actor: Actor,
-    products: ProductScope = ALL_PRODUCTS,
-    extra: Record<string, unknown> = {},
-  ): Promise<LicenseDetailsDto> {
-    const license = await this.lockLicense(id, manager, products);
-    const refusal = suspendUndoRefusal(licenseState(license));
-    if (refusal) throw AppError.conflict(refusal);
+    if (back !== 'reinstate') return this.moveExpiry(manager, license, back.previous, actor, extra);
     return (await this.updateIn(manager, id, { active: true }, actor, products, null, extra)).license;
   }
 

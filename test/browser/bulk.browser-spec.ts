@@ -422,6 +422,14 @@ describe('bulk actions in Chromium (select, confirm, follow the progress, export
       await p.click('[data-testid=bulk-continue]');
       await p.waitForURL(`${baseUrl}/licenses/bulk/confirm`);
       expect(await p.textContent('h1')).toBe('Extend 1 licence');
+      // The quick picks are submit buttons: without a script the page comes back with the days and the new date.
+      expect(await p.inputValue('#field-days')).toBe('');
+      await p.click('[data-testid=bulk-preset] >> text="7 days"');
+      await p.waitForSelector('[data-testid=bulk-preset][aria-pressed=true]');
+      expect(await p.inputValue('#field-days')).toBe('7');
+      expect(await p.getAttribute('[data-testid=bulk-preview-after] time', 'datetime')).toBe(
+        new Date(Number(before.b) + 7 * DAY).toISOString(),
+      );
       await p.fill('#field-days', '12');
       await p.click('[data-testid=bulk-confirm-button]');
       await p.waitForURL(/\/licenses\/bulk\/\d+$/);

@@ -308,18 +308,11 @@ export class BulkLicensesService implements OnModuleInit {
           case 'undo': {
             const kept = original ? await this.operations.change(original.id, licenseId, manager) : null;
             if (!original || !kept) throw new AlreadyDone(UNDO_GONE);
-            after =
+            const back =
               original.action === 'suspend'
-                ? await this.licenses.undoSuspendIn(manager, licenseId, actor, scope, extra)
-                : await this.licenses.undoExpiryIn(
-                    manager,
-                    licenseId,
-                    kept.new_expires_at as Date,
-                    kept.previous_expires_at as Date,
-                    actor,
-                    scope,
-                    extra,
-                  );
+                ? 'reinstate'
+                : { left: kept.new_expires_at as Date, previous: kept.previous_expires_at as Date };
+            after = await this.licenses.undoIn(manager, licenseId, back, actor, scope, extra);
             break;
           }
         }
