@@ -201,6 +201,8 @@ describe('keyboard shortcuts and dark mode in Chromium', () => {
       await d.page.emulateMedia({ colorScheme: 'light' });
       expect(problems).toEqual([]);
     },
+    // Fifteen pages and more, each checked by axe-core and photographed: over the default minute on a busy machine.
+    120_000,
   );
 
   it('keeps the light colours when the system asks for light', async () => {
