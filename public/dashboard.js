@@ -39,29 +39,79 @@ document.addEventListener('DOMContentLoaded', () => {
     });
   }
 
-  // "?" anywhere but in a field lists the keyboard shortcuts in a modal dialog; Escape (the dialog's own) or Close
-  // ends it and the focus returns where it was (docs/dashboard.md, Keyboard shortcuts).
+  // "?" anywhere but in a field (or the top bar's Shortcuts button) lists the keyboard shortcuts in a modal dialog;
+  // Escape (the dialog's own) or Close ends it and the focus returns to what had it, the button that opened it
+  // included (docs/dashboard.md, Keyboard shortcuts).
   const shortcuts = document.getElementById('shortcuts');
   if (shortcuts && typeof shortcuts.showModal === 'function') {
+    let opener = null;
+    const open = () => {
+      opener = document.activeElement instanceof HTMLElement && document.activeElement !== document.body ? document.activeElement : null;
+      shortcuts.showModal();
+    };
     document.addEventListener('keydown', (event) => {
       if (event.key !== '?' || event.ctrlKey || event.metaKey || event.altKey || event.defaultPrevented || shortcuts.open) return;
       if (typingIn(event.target)) return;
       event.preventDefault();
-      shortcuts.showModal();
+      open();
     });
     const close = shortcuts.querySelector('[data-shortcuts-close]');
     if (close) close.addEventListener('click', () => shortcuts.close());
+    for (const button of document.querySelectorAll('[data-shortcuts-open]')) {
+      button.hidden = false;
+      button.addEventListener('click', open);
+    }
+    shortcuts.addEventListener('close', () => {
+      if (opener && opener.isConnected) opener.focus();
+      opener = null;
+    });
   }
 
-  // Results as you type, rendered by the server (GET /licenses/search/suggest); Enter still submits the form.
+  // "g" then a letter opens a page from the top bar (docs/dashboard.md, Keyboard shortcuts): only the pages whose link
+  // the account sees there, and never while typing in a field or with a dialog open.
+  const goTo = { d: '/dashboard', l: '/licenses', n: '/licenses/new', a: '/audit', p: '/products' };
+  let pendingG = 0;
+  document.addEventListener('keydown', (event) => {
+    if (event.ctrlKey || event.metaKey || event.altKey || event.defaultPrevented || typingIn(event.target)) return;
+    if (document.querySelector('dialog[open]')) return;
+    const waiting = pendingG > Date.now();
+    pendingG = 0;
+    if (waiting && Object.hasOwn(goTo, event.key)) {
+      const link = document.querySelector(`#topbar-menu nav a[href="${goTo[event.key]}"]`);
+      if (!link) return;
+      event.preventDefault();
+      window.location.assign(link.href);
+    } else if (event.key === 'g' && !waiting) {
+      pendingG = Date.now() + 1500;
+    }
+  });
+
+  // Results as you type, rendered by the server (GET /licenses/search/suggest), as a listbox the box controls (the
+  // ARIA combobox pattern): Down and Up move through them (aria-activedescendant, aria-selected), Enter opens the one
+  // reached; with none reached Enter still submits the form.
   const suggestions = document.getElementById('topbar-suggestions');
   if (search && suggestions) {
     let timer;
     let asked = 0;
-    const clear = () => {
-      suggestions.hidden = true;
-      suggestions.innerHTML = '';
+    search.setAttribute('role', 'combobox');
+    search.setAttribute('aria-autocomplete', 'list');
+    search.setAttribute('aria-controls', 'topbar-suggestions');
+    search.setAttribute('aria-expanded', 'false');
+    const options = () => [...suggestions.querySelectorAll('[role=option]')];
+    const highlight = (option) => {
+      for (const o of options()) o.setAttribute('aria-selected', String(o === option));
+      if (option) {
+        search.setAttribute('aria-activedescendant', option.id);
+        option.scrollIntoView({ block: 'nearest' });
+      } else search.removeAttribute('aria-activedescendant');
     };
+    const show = (html) => {
+      suggestions.innerHTML = html;
+      suggestions.hidden = html.trim() === '';
+      search.setAttribute('aria-expanded', String(!suggestions.hidden && options().length > 0));
+      highlight(null);
+    };
+    const clear = () => show('');
     search.addEventListener('input', () => {
       clearTimeout(timer);
       const q = search.value.trim();
@@ -74,15 +124,25 @@ document.addEventListener('DOMContentLoaded', () => {
           if (ask !== asked || !res.ok || res.redirected) return;
           const html = await res.text();
           if (ask !== asked) return;
-          suggestions.innerHTML = html;
-          suggestions.hidden = html.trim() === '';
+          show(html);
         } catch {
           clear();
         }
       }, 150);
     });
     search.addEventListener('keydown', (event) => {
-      if (event.key === 'Escape') clear();
+      if (event.key === 'Escape') return clear();
+      const list = suggestions.hidden ? [] : options();
+      const current = list.findIndex((o) => o.getAttribute('aria-selected') === 'true');
+      if (event.key === 'ArrowDown' || event.key === 'ArrowUp') {
+        if (!list.length) return;
+        event.preventDefault();
+        const next = event.key === 'ArrowDown' ? (current + 1) % list.length : current <= 0 ? -1 : current - 1;
+        highlight(list[next] ?? null);
+      } else if (event.key === 'Enter' && current >= 0) {
+        event.preventDefault();
+        window.location.assign(list[current].href);
+      }
     });
   }
 
@@ -243,7 +303,19 @@ document.addEventListener('DOMContentLoaded', () => {
     for (const row of rows) row.checked = all.checked;
     update();
   });
-  for (const row of rows) row.addEventListener('change', update);
+  // Shift and a click ticks (or unticks) every row between the last one clicked and this one, as that one is now.
+  let last = null;
+  for (const row of rows) {
+    row.addEventListener('change', update);
+    row.addEventListener('click', (event) => {
+      if (event.shiftKey && last !== null && last !== row) {
+        const [from, to] = [rows.indexOf(last), rows.indexOf(row)].sort((x, y) => x - y);
+        for (const between of rows.slice(from, to + 1)) between.checked = row.checked;
+        update();
+      }
+      last = row;
+    });
+  }
   update();
 });
 

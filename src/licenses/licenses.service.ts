@@ -274,9 +274,7 @@ export class LicensesService {
     extra: Record<string, unknown> = {},
   ): Promise<LicenseDetailsDto> {
     const license = await this.lockLicense(id, manager, products);
-    if (license.licenseType === 'PERPETUAL') throw AppError.conflict('A PERPETUAL licence never expires: there is nothing to renew');
-    if (license.revoked) throw AppError.conflict('A revoked licence cannot be renewed');
-    const expiresAt = computeExpiresAt(license.licenseType, renewalStart(license.expiresAt, new Date())) as Date;
+    const expiresAt = movedExpiry(license, { renew: true }, new Date());
     return this.moveExpiry(manager, license, expiresAt, actor, { renewed: true, ...extra });
   }
 
@@ -293,7 +291,7 @@ export class LicensesService {
     extra: Record<string, unknown> = {},
   ): Promise<boolean> {
     const license = await this.lockLicense(id, manager, products);
-    if (license.revoked) throw AppError.conflict('A revoked licence cannot be suspended');
+    if (license.revoked) throw AppError.conflict(REVOKED_NOT_SUSPENDED);
     return (await this.updateIn(manager, id, { active: false }, actor, products, reason, extra)).changed;
   }
 
@@ -311,10 +309,43 @@ export class LicensesService {
     extra: Record<string, unknown> = {},
   ): Promise<LicenseDetailsDto> {
     const license = await this.lockLicense(id, manager, products);
-    if (license.licenseType === 'PERPETUAL') throw AppError.conflict('A PERPETUAL licence never expires: there is nothing to extend');
-    if (license.revoked) throw AppError.conflict('A revoked licence cannot be extended');
-    const expiresAt = new Date(renewalStart(license.expiresAt, new Date()).getTime() + days * 86_400_000);
+    const expiresAt = movedExpiry(license, { days }, new Date());
     return this.moveExpiry(manager, license, expiresAt, actor, { extended_days: days, ...extra });
+  }
+
+  /**
+   * The licences with these ids within `products` as they are now (unknown ones left out), for a preview that applies
+   * this service's own rules to them without changing anything (docs/dashboard.md, Bulk actions).
+   */
+  async licenseStates(ids: readonly number[], products: ProductScope = ALL_PRODUCTS): Promise<Map<number, LicenseState>> {
+    const found = await Promise.all([...new Set(ids)].map((id) => this.licenses.getById(id, undefined, products)));
+    return new Map(found.filter((l): l is License => l !== null).map((l) => [l.id, licenseState(l)]));
+  }
+
+  /** The licence locked for the caller's transaction, as it is before a change (what a bulk item keeps for an undo). */
+  async lockedStateIn(manager: EntityManager, id: number, products: ProductScope = ALL_PRODUCTS): Promise<LicenseState> {
+    return licenseState(await this.lockLicense(id, manager, products));
+  }
+
+  /**
+   * Undo of a bulk change (docs/dashboard.md, Bulk actions) in the caller's transaction: a renewal or an extension goes
+   * back to `previous` while the expiry still is `left` (what the operation left); a suspension is reinstated while it
+   * still is suspended. 409 CONFLICT when the licence changed since (or was revoked).
+   */
+  async undoIn(
+    manager: EntityManager,
+    id: number,
+    back: { left: Date; previous: Date } | 'reinstate',
+    actor: Actor,
+    products: ProductScope = ALL_PRODUCTS,
+    extra: Record<string, unknown> = {},
+  ): Promise<LicenseDetailsDto> {
+    const license = await this.lockLicense(id, manager, products);
+    const state = licenseState(license);
+    const refusal = back === 'reinstate' ? suspendUndoRefusal(state) : expiryUndoRefusal(state, back.left);
+    if (refusal) throw AppError.conflict(refusal);
+    if (back !== 'reinstate') return this.moveExpiry(manager, license, back.previous, actor, extra);
+    return (await this.updateIn(manager, id, { active: true }, actor, products, null, extra)).license;
   }
 
   /** The new expiry saved and recorded as `license.updated` (the change, then `details`). */
@@ -461,6 +492,52 @@ export class LicensesService {
 /** A renewal counts from the current expiry while it is still ahead, else from now. */
 export function renewalStart(expiresAt: Date | null, now: Date): Date {
   return expiresAt && expiresAt.getTime() > now.getTime() ? expiresAt : now;
+}
+
+/** What the bulk rules read of a licence (docs/dashboard.md, Bulk actions). */
+export type LicenseState = Pick<License, 'licenseType' | 'expiresAt' | 'active' | 'revoked'>;
+
+const licenseState = (l: LicenseState): LicenseState => ({
+  licenseType: l.licenseType,
+  expiresAt: l.expiresAt,
+  active: l.active,
+  revoked: l.revoked,
+});
+
+/** How a renewal (one term of the licence's type) or an extension (whole days) moves an expiry. */
+type ExpiryMove = { renew: true } | { days: number };
+
+export const REVOKED_NOT_SUSPENDED = 'A revoked licence cannot be suspended';
+
+/**
+ * The expiry a renewal or an extension gives the licence at `now`, counted from the later of now and its expiry (an
+ * expired licence gets the whole term or the days from today); 409 CONFLICT for PERPETUAL and revoked licences. The
+ * single Renew, the bulk changes and the bulk confirmation's preview all use it, so the preview shows what will happen.
+ */
+export function movedExpiry(license: LicenseState, move: ExpiryMove, now: Date): Date {
+  const extend = 'days' in move;
+  if (license.licenseType === 'PERPETUAL')
+    throw AppError.conflict(`A PERPETUAL licence never expires: there is nothing to ${extend ? 'extend' : 'renew'}`);
+  if (license.revoked) throw AppError.conflict(`A revoked licence cannot be ${extend ? 'extended' : 'renewed'}`);
+  const start = renewalStart(license.expiresAt, now);
+  return extend ? new Date(start.getTime() + move.days * 86_400_000) : (computeExpiresAt(license.licenseType, start) as Date);
+}
+
+const day = (d: Date | null) => (d ? d.toISOString().slice(0, 16).replace('T', ' ') + ' UTC' : 'never');
+
+/** Why an undo leaves a licence's expiry as it is: revoked, or its expiry is no longer what the operation left. */
+export function expiryUndoRefusal(license: LicenseState, left: Date): string | null {
+  if (license.revoked) return 'Revoked since the operation: left as it is';
+  if (license.expiresAt?.getTime() !== left.getTime())
+    return `Changed since the operation: it expires ${day(license.expiresAt)}, not ${day(left)} as the operation left it`;
+  return null;
+}
+
+/** Why an undo of a suspension leaves the licence as it is: revoked, or already reinstated. */
+export function suspendUndoRefusal(license: LicenseState): string | null {
+  if (license.revoked) return 'Revoked since the operation: left as it is';
+  if (license.active) return 'Reinstated since the operation: nothing to undo';
+  return null;
 }
 
 function listFilter(query: Omit<LicenseListQuery, 'limit' | 'offset'>, products: ProductScope = ALL_PRODUCTS) {

@@ -3,7 +3,7 @@ import { Client } from 'pg';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { createLicense, type CreatedLicense } from '../support/factories';
 import type { TestApp } from '../support/test-app';
-import { BOTH_WIDTHS, collectConsoleErrors, DESKTOP, screenshot, seriousViolations, signIn, startDashboard } from './browser';
+import { BOTH_WIDTHS, collectConsoleErrors, DESKTOP, PHONE, screenshot, seriousViolations, signIn, startDashboard } from './browser';
 
 const DAY = 86_400_000;
 
@@ -121,6 +121,143 @@ describe('bulk actions in Chromium (select, confirm, follow the progress, export
       expect(found).toEqual([]);
     },
   );
+
+  /** The preview's "after" dates on the confirmation page, by licence id (ISO, as the server wrote them). */
+  const previewAfter = async (p: Page): Promise<Map<number, string | null>> =>
+    new Map(
+      await p.$$eval('[data-testid=bulk-preview-row]', (rows) =>
+        rows.map((r): [number, string | null] => [
+          Number(r.getAttribute('data-license')),
+          r.querySelector('[data-testid=bulk-preview-after] time')?.getAttribute('datetime') ?? null,
+        ]),
+      ),
+    );
+
+  it.each(BOTH_WIDTHS)(
+    'extends with an empty field a quick pick fills, previews each new date, asks again past a year, then undoes it (%s)',
+    async (name, size) => {
+      await page.setViewportSize(size);
+      const customer = `Bulk Safe Kiosk ${name}`;
+      const made = await many(3, customer);
+      const before = new Map(await Promise.all(made.map(async (l) => [l.id, Number(await expiry(l.id))] as const)));
+      await page.goto(`${baseUrl}/licenses?q=${encodeURIComponent(customer)}`);
+      await page.click('[data-testid=bulk-all]');
+      await page.selectOption('[data-testid=bulk-action]', 'extend');
+      await page.click('[data-testid=bulk-continue]');
+      await page.waitForURL(`${baseUrl}/licenses/bulk/confirm`);
+      // Empty: typing 30 gives 30, not 3030.
+      expect(await page.inputValue('#field-days')).toBe('');
+      await page.click('#field-days');
+      await page.keyboard.type('30');
+      expect(await page.inputValue('#field-days')).toBe('30');
+      await page.fill('#field-days', '');
+      expect(await page.locator('[data-testid=bulk-preview-row]').count()).toBe(3);
+      const found = await problems(page, `extend confirmation ${name}`, size.width);
+
+      // A quick pick fills the field and shows each new date beside the old.
+      await page.getByRole('button', { name: '30 days', exact: true }).click();
+      await page.waitForSelector('[data-testid=bulk-preset][aria-pressed=true]');
+      expect(await page.inputValue('#field-days')).toBe('30');
+      const preview = await previewAfter(page);
+      for (const l of made) expect(preview.get(l.id)).toBe(new Date((before.get(l.id) as number) + 30 * DAY).toISOString());
+      found.push(...(await problems(page, `extend preview ${name}`, size.width)));
+      await screenshot(page, `bulk-preview-${name}`, { viewport: true });
+
+      // Past a year: a second step naming the days and the dates; nothing changed yet.
+      await page.fill('#field-days', '400');
+      await page.click('[data-testid=bulk-confirm-button]');
+      await page.waitForSelector('[data-testid=bulk-long-days]');
+      expect(await page.textContent('h1')).toBe('Extend 3 licences by 400 days?');
+      const long = await previewAfter(page);
+      for (const l of made) expect(long.get(l.id)).toBe(new Date((before.get(l.id) as number) + 400 * DAY).toISOString());
+      for (const l of made) expect(await expiry(l.id)).toBe(before.get(l.id));
+      found.push(...(await problems(page, `second confirmation ${name}`, size.width)));
+      await screenshot(page, `bulk-long-days-${name}`, { viewport: true });
+      await page.click('[data-testid=bulk-confirm-button]');
+      await page.waitForURL(/\/licenses\/bulk\/\d+$/);
+      const op = operationId(page.url());
+      expect(await page.textContent('[data-testid=bulk-progress] label')).toBe('Finished: 3 of 3');
+      for (const l of made) expect(await expiry(l.id)).toBe((before.get(l.id) as number) + 400 * DAY);
+
+      // Undo: its page previews the way back, then a new operation moves each licence back.
+      await page.click('[data-testid=bulk-undo]');
+      await page.waitForURL(`${baseUrl}/licenses/bulk/${op}/undo`);
+      const back = await previewAfter(page);
+      for (const l of made) expect(back.get(l.id)).toBe(new Date(before.get(l.id) as number).toISOString());
+      found.push(...(await problems(page, `undo confirmation ${name}`, size.width)));
+      await screenshot(page, `bulk-undo-${name}`, { viewport: true });
+      await page.click('[data-testid=bulk-undo-confirm]');
+      await page.waitForURL(/\/licenses\/bulk\/\d+$/);
+      expect(operationId(page.url())).not.toBe(op);
+      expect(await page.textContent('[role=status].flash')).toContain('Undo: 3 licences processed.');
+      expect(await page.textContent('h1')).toBe(`Undo of bulk operation ${op}`);
+      for (const l of made) expect(await expiry(l.id)).toBe(before.get(l.id));
+      found.push(...(await problems(page, `undo operation ${name}`, size.width)));
+      await page.goto(`${baseUrl}/licenses/bulk/${op}`);
+      expect(await page.isVisible('[data-testid=bulk-undone-by]')).toBe(true);
+      expect(await page.locator('[data-testid=bulk-undo]').count()).toBe(0);
+      expect(found).toEqual([]);
+    },
+  );
+
+  it('shift and a click ticks the range from the last row clicked, and unticks one the same way', async () => {
+    await page.setViewportSize(DESKTOP);
+    const customer = 'Bulk Shift Pekara';
+    await many(6, customer);
+    await page.goto(`${baseUrl}/licenses?q=${encodeURIComponent(customer)}`);
+    const boxes = page.locator('input[data-select-row]');
+    const ticked = () => boxes.evaluateAll((list) => list.map((b) => (b as unknown as { checked: boolean }).checked));
+    await boxes.nth(0).click();
+    await boxes.nth(3).click({ modifiers: ['Shift'] });
+    expect(await ticked()).toEqual([true, true, true, true, false, false]);
+    expect(await page.textContent('[data-selected-count]')).toBe('Selected rows (4)');
+    await boxes.nth(5).click({ modifiers: ['Shift'] });
+    expect(await ticked()).toEqual([true, true, true, true, true, true]);
+    expect(await page.isChecked('[data-select-all]')).toBe(true);
+    // Upwards, and unticking: the range takes the state of the row clicked.
+    await boxes.nth(4).click();
+    await boxes.nth(1).click({ modifiers: ['Shift'] });
+    expect(await ticked()).toEqual([true, false, false, false, false, true]);
+    expect(await page.textContent('[data-selected-count]')).toBe('Selected rows (2)');
+    // A plain click after that ticks one row only.
+    await boxes.nth(2).click();
+    expect(await ticked()).toEqual([true, false, true, false, false, true]);
+  });
+
+  it('keeps the bulk bar on screen at 390 px while the list scrolls, without hiding the last row', async () => {
+    await page.setViewportSize(PHONE);
+    const customer = 'Bulk Sticky Trafika';
+    await many(25, customer);
+    await page.goto(`${baseUrl}/licenses?q=${encodeURIComponent(customer)}&size=25`);
+    const bar = () =>
+      page.evaluate<{ top: number; bottom: number; position: string }>(`(() => {
+        const bar = document.querySelector('[data-testid=bulk-form]');
+        const r = bar.getBoundingClientRect();
+        return { top: r.top, bottom: r.bottom, position: getComputedStyle(bar).position };
+      })()`);
+    for (const to of ['document.body.scrollHeight / 2', 'document.body.scrollHeight']) {
+      await page.evaluate(`window.scrollTo(0, ${to})`);
+      const b = await bar();
+      expect(b.position).toBe('fixed');
+      expect(b.bottom).toBeLessThanOrEqual(PHONE.height);
+      expect(b.top).toBeGreaterThan(PHONE.height / 2);
+    }
+    // At the very bottom the last row sits above the bar, and its box takes a tap.
+    const last = page.locator('input[data-select-row]').last();
+    const rowBottom = await page.evaluate<number>(
+      `[...document.querySelectorAll('[data-testid=license-row]')].pop().getBoundingClientRect().bottom`,
+    );
+    expect(rowBottom).toBeLessThanOrEqual((await bar()).top);
+    await last.click();
+    expect(await last.isChecked()).toBe(true);
+    expect(await page.textContent('[data-selected-count]')).toBe('Selected rows (1)');
+    const found = await problems(page, 'list with the bar at the bottom', PHONE.width);
+    await screenshot(page, 'bulk-bar-sticky-phone', { viewport: true });
+    expect(found).toEqual([]);
+    // On a desktop the bar stays above the list.
+    await page.setViewportSize(DESKTOP);
+    expect((await bar()).position).toBe('static');
+  });
 
   it.each(BOTH_WIDTHS)('suspends all licences matching a search with a reason kept in each audit entry (%s)', async (name, size) => {
     await page.setViewportSize(size);
@@ -285,6 +422,14 @@ describe('bulk actions in Chromium (select, confirm, follow the progress, export
       await p.click('[data-testid=bulk-continue]');
       await p.waitForURL(`${baseUrl}/licenses/bulk/confirm`);
       expect(await p.textContent('h1')).toBe('Extend 1 licence');
+      // The quick picks are submit buttons: without a script the page comes back with the days and the new date.
+      expect(await p.inputValue('#field-days')).toBe('');
+      await p.click('[data-testid=bulk-preset] >> text="7 days"');
+      await p.waitForSelector('[data-testid=bulk-preset][aria-pressed=true]');
+      expect(await p.inputValue('#field-days')).toBe('7');
+      expect(await p.getAttribute('[data-testid=bulk-preview-after] time', 'datetime')).toBe(
+        new Date(Number(before.b) + 7 * DAY).toISOString(),
+      );
       await p.fill('#field-days', '12');
       await p.click('[data-testid=bulk-confirm-button]');
       await p.waitForURL(/\/licenses\/bulk\/\d+$/);

@@ -62,7 +62,7 @@ describe('search from the top bar and the support-first licence page in Chromium
     const suggestedLinks = async (term: string): Promise<string[]> => {
       const list = page
         .locator('#topbar-suggestions:not([hidden]) ul')
-        .and(page.getByRole('list', { name: `Licences matching ${term}`, exact: true }));
+        .and(page.getByRole('listbox', { name: `Licences matching ${term}`, exact: true }));
       await list.waitFor();
       return list.locator('[data-testid=suggestion] a').evaluateAll((links) => links.map((a) => a.getAttribute('href') ?? ''));
     };
@@ -141,6 +141,44 @@ describe('search from the top bar and the support-first licence page in Chromium
       expect(keys.sort()).toEqual(lipa.map((l) => l.license_key).sort());
       expect(await page.inputValue('#topbar-q')).toBe('pekara lipa');
       expect(await problems('list of several matches')).toEqual([]);
+    });
+
+    it('moves through the results with the arrow keys (a combobox and its listbox) and opens the one reached with Enter', async () => {
+      await go('/dashboard');
+      await openSearch();
+      expect(await page.getAttribute('#topbar-q', 'role')).toBe('combobox');
+      expect(await page.getAttribute('#topbar-q', 'aria-expanded')).toBe('false');
+      await page.keyboard.type('pekara lipa');
+      const links = await suggestedLinks('pekara lipa');
+      expect(links).toHaveLength(3);
+      expect(await page.getAttribute('#topbar-q', 'aria-expanded')).toBe('true');
+      expect(await page.getAttribute('#topbar-q', 'aria-controls')).toBe('topbar-suggestions');
+      const state = () =>
+        page.evaluate<{ active: string | null; selected: string[]; focused: string | undefined }>(`({
+          active: document.getElementById('topbar-q').getAttribute('aria-activedescendant'),
+          selected: [...document.querySelectorAll('#topbar-suggestions [role=option][aria-selected=true]')].map((o) => o.id),
+          focused: document.activeElement?.id,
+        })`);
+      const options = await page.$$eval('#topbar-suggestions [role=option]', (list) => list.map((o) => o.id));
+      expect((await state()).active).toBeNull();
+      await page.keyboard.press('ArrowDown');
+      expect(await state()).toEqual({ active: options[0], selected: [options[0]], focused: 'topbar-q' });
+      await page.keyboard.press('ArrowDown');
+      await page.keyboard.press('ArrowDown');
+      expect(await state()).toEqual({ active: options[2], selected: [options[2]], focused: 'topbar-q' });
+      // Down from the last comes round to the first; Up from the first goes back to the box alone.
+      await page.keyboard.press('ArrowDown');
+      expect((await state()).active).toBe(options[0]);
+      await page.keyboard.press('ArrowUp');
+      expect(await state()).toEqual({ active: null, selected: [], focused: 'topbar-q' });
+      await page.keyboard.press('ArrowDown');
+      await page.keyboard.press('ArrowDown');
+      expect((await state()).active).toBe(options[1]);
+      const found = await problems('results with one reached by the arrows');
+      await screenshot(page, `search-arrows-${width}`, { viewport: true });
+      await page.keyboard.press('Enter');
+      await page.waitForURL(`${baseUrl}${links[1]}`);
+      expect(found).toEqual([]);
     });
 
     it('searches with Enter without JavaScript: the same form, no results as you type, the menu open on a phone', async () => {

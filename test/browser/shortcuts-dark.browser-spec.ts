@@ -42,7 +42,7 @@ describe('keyboard shortcuts and dark mode in Chromium', () => {
       expect(await d.page.getAttribute('[data-testid=shortcuts]', 'aria-labelledby')).toBe('shortcuts-title');
       expect(await d.page.textContent('#shortcuts-title')).toBe('Keyboard shortcuts');
       const keys = await d.page.$$eval('[data-testid=shortcuts] kbd', (kbds) => kbds.map((k) => k.textContent));
-      expect(keys).toEqual(['/', 'Esc', '?']);
+      expect(keys).toEqual(['/', '↓', '↑', 'Enter', 'Esc', 'g', 'd', 'g', 'l', 'g', 'n', 'g', 'a', 'g', 'p', '?']);
       expect(await focusedInDialog()).toBe(true);
       // Modal: Tab never reaches the page behind (its one control, then the browser's own UI), nor does "/".
       for (let i = 0; i < 3; i++) {
@@ -75,6 +75,67 @@ describe('keyboard shortcuts and dark mode in Chromium', () => {
       await d.page.emulateMedia({ colorScheme: 'light' });
     },
   );
+
+  it('"g" then a letter opens that page of the top bar, at both widths; never while typing in a field', async () => {
+    for (const [, size] of BOTH_WIDTHS) {
+      await d.page.setViewportSize(size);
+      await go('/dashboard');
+      for (const [keys, path] of [
+        ['gl', '/licenses'],
+        ['ga', '/audit'],
+        ['gn', '/licenses/new'],
+        ['gp', '/products'],
+        ['gd', '/dashboard'],
+      ]) {
+        await d.page.keyboard.press(keys[0]);
+        await d.page.keyboard.press(keys[1]);
+        await d.page.waitForURL(`${d.baseUrl}${path}`);
+      }
+    }
+    await d.page.setViewportSize(DESKTOP);
+    // A letter alone, or "g" and a letter with no page, does nothing.
+    await go('/dashboard');
+    await d.page.keyboard.press('l');
+    await d.page.keyboard.press('g');
+    await d.page.keyboard.press('x');
+    await d.page.keyboard.press('l');
+    await d.page.waitForTimeout(300);
+    expect(d.page.url()).toBe(`${d.baseUrl}/dashboard`);
+    // Typed into a field, "gl" is text.
+    await go('/licenses/new');
+    await d.page.click('input[name=customer_name]');
+    await d.page.keyboard.type('gl ga');
+    await d.page.waitForTimeout(300);
+    expect(d.page.url()).toBe(`${d.baseUrl}/licenses/new`);
+    expect(await d.page.inputValue('input[name=customer_name]')).toBe('gl ga');
+  });
+
+  it('gives the focus back to what opened the list: a focused link with "?", the Shortcuts button', async () => {
+    await d.page.setViewportSize(DESKTOP);
+    await go('/licenses');
+    const focused = () =>
+      d.page.evaluate<string>(`(document.activeElement?.tagName ?? '') + ' ' + (document.activeElement?.textContent ?? '').trim()`);
+    await d.page.focus('nav[aria-label=Main] a[href="/audit"]');
+    await d.page.keyboard.press('?');
+    expect(await dialogOpen()).toBe(true);
+    await d.page.keyboard.press('Escape');
+    expect(await dialogOpen()).toBe(false);
+    expect(await focused()).toBe('A Audit log');
+
+    const button = d.page.getByRole('button', { name: 'Shortcuts' });
+    expect(await button.isVisible()).toBe(true);
+    await button.click();
+    expect(await dialogOpen()).toBe(true);
+    expect(await focusedInDialog()).toBe(true);
+    await d.page.click('[data-shortcuts-close]');
+    expect(await dialogOpen()).toBe(false);
+    expect(await focused()).toBe('BUTTON Shortcuts');
+    // From the keyboard: Enter on the button, Escape, and Enter again reopens it.
+    await d.page.keyboard.press('Enter');
+    expect(await dialogOpen()).toBe(true);
+    await d.page.keyboard.press('Escape');
+    expect(await focused()).toBe('BUTTON Shortcuts');
+  });
 
   it('types "?" into a field instead of opening the list', async () => {
     await d.page.setViewportSize(DESKTOP);
@@ -140,6 +201,8 @@ describe('keyboard shortcuts and dark mode in Chromium', () => {
       await d.page.emulateMedia({ colorScheme: 'light' });
       expect(problems).toEqual([]);
     },
+    // Fifteen pages and more, each checked by axe-core and photographed: over the default minute on a busy machine.
+    120_000,
   );
 
   it('keeps the light colours when the system asks for light', async () => {

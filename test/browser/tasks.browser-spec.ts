@@ -4,6 +4,7 @@ import type { Browser, Locator, Page } from 'playwright-core';
 import { createLicense, fingerprint, insertSeat, setLicenseExpiry } from '../support/factories';
 import { startSmtpServer } from '../support/smtp-server';
 import type { TestApp } from '../support/test-app';
+import { BulkLicensesService } from '../../src/licenses/bulk/bulk-licenses.service';
 import { BOTH_WIDTHS, collectConsoleErrors, screenshot, seriousViolations, signIn, startDashboard } from './browser';
 
 type Width = (typeof BOTH_WIDTHS)[number][0];
@@ -33,6 +34,8 @@ const TASKS = {
   note: 'Add a note about a customer',
   expiring: 'Licences expiring in the next 30 days (from the statistics page)',
   bulkExtend: "Extend all of one customer's licences by 30 days",
+  bulkRange: "Extend 20 of a customer's licences by 30 days (a click, then Shift and a click)",
+  bulkUndo: 'Undo a bulk extend',
   savedView: 'Open a saved view of the licence list',
 } as const;
 
@@ -112,6 +115,13 @@ describe('staff tasks in Chromium, counted in clicks, at 1280 and 390 px', () =>
     const adminLicense = async (id: number) =>
       (await t.admin.get(`/api/v1/admin/licenses/${id}`).expect(200)).body as Record<string, unknown>;
     const start = () => page.goto(`${baseUrl}/dashboard`);
+    /** The "30 days" quick pick on the confirmation: the same page again with the days filled in and the new dates. */
+    const pickThirtyDays = async (): Promise<void> => {
+      await click(page.getByRole('button', { name: '30 days', exact: true }));
+      await page.waitForSelector('[data-testid=bulk-preset][aria-pressed=true]');
+      expect(await page.inputValue('#field-days')).toBe('30');
+      expect(await page.locator('[data-testid=bulk-preview-after] time').count()).toBeGreaterThan(0);
+    };
 
     it('"my key stopped working on my new laptop": find by name, release the old laptop, the new one activates', async () => {
       const name = phone ? 'Knjižara Ćirić Niš' : 'Knjižara Ćirić Novi Sad';
@@ -264,7 +274,9 @@ describe('staff tasks in Chromium, counted in clicks, at 1280 and 390 px', () =>
       await page.selectOption('#bulk-action', 'extend');
       await click(page.getByRole('button', { name: 'Continue…' }));
       await page.waitForURL(`${baseUrl}/licenses/bulk/confirm`);
-      expect(await page.inputValue('#field-days')).toBe('30');
+      // The field starts empty; the quick pick fills it and shows the new dates.
+      expect(await page.inputValue('#field-days')).toBe('');
+      await pickThirtyDays();
       await click(page.locator('[data-testid=bulk-confirm-button]'));
       await page.waitForURL(/\/licenses\/bulk\/\d+$/);
 
@@ -272,6 +284,75 @@ describe('staff tasks in Chromium, counted in clicks, at 1280 and 390 px', () =>
       for (const [i, l] of made.entries()) expect(await expiry(l.id)).toBe(before[i] + 30 * 86_400_000);
       expectClicks('bulkExtend');
       expect(await pageProblems('bulk operation page')).toEqual([]);
+    });
+
+    it('extends 20 of 24 licences of one customer by 30 days, ticked with a click and a shift-click', async () => {
+      const name = `Range Pekara ${width}`;
+      for (let i = 0; i < 24; i += 8) await Promise.all(Array.from({ length: 8 }, () => createLicense(t, { customer_name: name })));
+      await start();
+
+      await search(name);
+      await page.waitForURL(/\/licenses\?q=/);
+      const boxes = page.locator('input[data-select-row]');
+      expect(await boxes.count()).toBe(24);
+      await click(boxes.nth(0));
+      clicks++;
+      await boxes.nth(19).click({ modifiers: ['Shift'] });
+      expect(await page.textContent('[data-selected-count]')).toBe('Selected rows (20)');
+      const ticked = (await boxes.evaluateAll((list) => list.map((b) => (b as unknown as { value: string }).value))).map(Number);
+      const rest = ticked.splice(20);
+      const before = new Map(
+        await Promise.all([...ticked, ...rest].map(async (id) => [id, Date.parse((await adminLicense(id)).expires_at as string)] as const)),
+      );
+      clicks += 2;
+      await page.selectOption('#bulk-action', 'extend');
+      await click(page.getByRole('button', { name: 'Continue…' }));
+      await page.waitForURL(`${baseUrl}/licenses/bulk/confirm`);
+      expect(await page.textContent('h1')).toBe('Extend 20 licences');
+      await pickThirtyDays();
+      await click(page.locator('[data-testid=bulk-confirm-button]'));
+      await page.waitForURL(/\/licenses\/bulk\/\d+$/);
+
+      expect(await page.textContent('[data-testid=bulk-progress] label')).toBe('Finished: 20 of 20');
+      for (const id of ticked)
+        expect(Date.parse((await adminLicense(id)).expires_at as string)).toBe((before.get(id) as number) + 30 * 86_400_000);
+      for (const id of rest) expect(Date.parse((await adminLicense(id)).expires_at as string)).toBe(before.get(id));
+      expectClicks('bulkRange');
+      expect(await pageProblems('bulk operation page after the range')).toEqual([]);
+    });
+
+    it('undoes a bulk extend from the list of bulk operations', async () => {
+      const made = await Promise.all([1, 2, 3].map(() => createLicense(t, { customer_name: `Undo Pekara ${width}` })));
+      const before = await Promise.all(made.map(async (l) => Date.parse((await adminLicense(l.id)).expires_at as string)));
+      const bulk = t.app.get(BulkLicensesService);
+      const { id: op } = await bulk.start(
+        { action: 'extend', days: 30 },
+        { ids: made.map((l) => l.id) },
+        { type: 'dashboard', name: 'admin', ip: '127.0.0.1' },
+      );
+      await start();
+
+      if (phone) {
+        await click(page.locator('[data-menu-toggle]'));
+        await click(page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Licences', exact: true }));
+      } else {
+        await page.keyboard.press('g');
+        await page.keyboard.press('l');
+      }
+      await page.waitForURL(`${baseUrl}/licenses`);
+      await click(page.getByRole('link', { name: 'Bulk operations' }));
+      await page.waitForURL(`${baseUrl}/licenses/bulk`);
+      await click(page.locator(`a[href="/licenses/bulk/${op}"]`));
+      await page.waitForURL(`${baseUrl}/licenses/bulk/${op}`);
+      await click(page.locator('[data-testid=bulk-undo]'));
+      await page.waitForURL(`${baseUrl}/licenses/bulk/${op}/undo`);
+      await click(page.locator('[data-testid=bulk-undo-confirm]'));
+      await page.waitForURL(/\/licenses\/bulk\/\d+$/);
+
+      expect(await page.textContent('h1')).toBe(`Undo of bulk operation ${op}`);
+      for (const [i, l] of made.entries()) expect(Date.parse((await adminLicense(l.id)).expires_at as string)).toBe(before[i]);
+      expectClicks('bulkUndo');
+      expect(await pageProblems('undo operation page')).toEqual([]);
     });
 
     it('opens a saved view of the licence list', async () => {

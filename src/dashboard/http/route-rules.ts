@@ -73,6 +73,8 @@ export const ROUTE_RULES: Readonly<Record<string, RouteAccess>> = {
   'GET /audit/export.csv': 'support',
   'POST /licenses/bulk/confirm': 'support',
   'POST /licenses/bulk': 'support',
+  'GET /licenses/bulk/:id/undo': 'support',
+  'POST /licenses/bulk/:id/undo': 'support',
   'POST /licenses/views': 'support',
   'POST /licenses/views/:id/delete': 'support',
   'GET /offline-activation': 'support',

@@ -1,6 +1,6 @@
 import { Get, Param, Post, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { Actor, CurrentActor } from '../../common/auth/actor';
+import { Actor, ALL_PRODUCTS, CurrentActor, CurrentProductScope, type ProductScope } from '../../common/auth/actor';
 import { AppError, FieldError } from '../../common/errors/app-error';
 import { sendExport } from '../../common/http/export';
 import {
@@ -8,6 +8,7 @@ import {
   BULK_MAX,
   BulkLicensesService,
   BulkOperationView,
+  BulkPreview,
   BulkSelection,
 } from '../../licenses/bulk/bulk-licenses.service';
 import { BULK_EXTEND_MAX_DAYS, BulkChangeInput, type BulkAction } from '../../licenses/bulk/bulk-change.input';
@@ -29,6 +30,10 @@ const SKIPPED_SHOWN = 200;
 /** The list view's fields a bulk form carries along (filters, page size, sort, page), so Cancel and errors return to it. */
 const VIEW_FIELDS = [...LIST_VIEW_FIELDS, 'page'] as const;
 const CHANGE_LABELS = { days: 'Days', reason: 'Reason', action: 'Action' };
+/** The quick picks beside the days field (docs/dashboard.md, Bulk actions). */
+const DAY_PRESETS = [7, 30, 90, 365];
+/** An extension longer than a leap year asks once more, naming the days and the new dates. */
+const LONG_EXTENSION_DAYS = 366;
 
 const CONSEQUENCES: Record<BulkAction, { title: string; consequence: string; button: string }> = {
   renew: {
@@ -109,7 +114,11 @@ export class BulkPagesController {
       const query = 'ids' in form.selection ? { ids: form.selection.ids } : form.selection.query;
       return sendExport(res, await this.licenses.exportLicenses(query), 'csv', 'licenses');
     }
-    await this.renderConfirm(res, 200, choice.value, form, body, {}, []);
+    if (choice.value !== 'extend') return this.renderConfirm(res, 200, choice.value, form, body, {}, []);
+    // A quick pick, or Preview with the days typed: the same page with the days filled in and their new dates.
+    const days = formText(body, 'preset') || formText(body, 'days');
+    const { errors } = days ? await checkDto(BulkChangeInput, { action: 'extend', days }) : { errors: [] };
+    await this.renderConfirm(res, errors.length ? 400 : 200, 'extend', form, body, { days }, errors);
   }
 
   /** Starts the confirmed change; a refused form comes back with its messages. */
@@ -124,7 +133,7 @@ export class BulkPagesController {
       ...(typed.reason ? { reason: typed.reason } : {}),
     });
     if (!value) {
-      if (!(CONSEQUENCES as Record<string, unknown>)[typed.action]) throw AppError.validation(errors);
+      if (!Object.hasOwn(CONSEQUENCES, typed.action)) throw AppError.validation(errors);
       const missingDays = typed.action === 'extend' && !typed.days;
       return this.renderConfirm(
         res,
@@ -135,6 +144,9 @@ export class BulkPagesController {
         typed,
         missingDays ? [{ field: 'days', message: 'Give the number of days' }] : errors,
       );
+    }
+    if (value.action === 'extend' && (value.days ?? 0) > LONG_EXTENSION_DAYS && formText(body, 'confirm_days') !== String(value.days)) {
+      return this.renderConfirm(res, 200, 'extend', form, body, typed, [], true);
     }
     try {
       const started = await this.bulk.start(value, form.selection, actor);
@@ -153,6 +165,50 @@ export class BulkPagesController {
     }
   }
 
+  /** The undo's confirmation: what moves back (a preview of the first licences), or why it cannot. */
+  @Get(':id/undo')
+  async undoForm(@Param('id') id: string, @Res() res: Response, @CurrentProductScope() scope: ProductScope): Promise<void> {
+    const operation = await this.bulk.get(id);
+    const refusal = this.bulk.undoRefusal(operation, await this.bulk.undoneBy(operation.id));
+    const ids = refusal ? [] : await this.bulk.changedSample(operation.id, SAMPLE);
+    const what = describe(operation);
+    res.status(refusal ? 409 : 200).render('licenses/bulk-undo', {
+      title: `Undo: ${what.what}`,
+      nav: 'licenses',
+      operation: what,
+      refusal: refusal?.message,
+      ...(await this.previewView({ undoOf: operation }, ids, operation.counts.done, scope)),
+      count: operation.counts.done,
+      moveBack: operation.action === 'suspend' ? 'reinstated' : 'moved back to the expiry each had before it',
+    });
+  }
+
+  /** Starts the undo: a new bulk operation over exactly the licences this one changed (docs/dashboard.md, Bulk actions). */
+  @Post(':id/undo')
+  async undo(
+    @Param('id') id: string,
+    @Req() req: Request,
+    @Res() res: Response,
+    @CurrentActor() actor: Actor,
+    @CurrentProductScope() scope: ProductScope,
+  ): Promise<void> {
+    try {
+      const started = await this.bulk.undo(id, actor, scope);
+      setFlash(
+        req,
+        'success',
+        started.ranInline
+          ? `Undo: ${started.total} licence${started.total === 1 ? '' : 's'} processed.`
+          : `Undo: ${started.total} licences are being processed.`,
+      );
+      res.redirect(303, `/licenses/bulk/${started.id}`);
+    } catch (err) {
+      if (!(err instanceof AppError) || err.status !== 409) throw err;
+      setFlash(req, 'error', err.message);
+      res.redirect(303, `/licenses/bulk/${id}`);
+    }
+  }
+
   /** The recent bulk operations, newest first. */
   @Get()
   async list(@Res() res: Response): Promise<void> {
@@ -166,10 +222,13 @@ export class BulkPagesController {
     const operation = await this.bulk.get(id);
     const skipped = await this.bulk.skipped(operation.id, SKIPPED_SHOWN);
     const summaries = await this.licenses.licenseSummaries(skipped.map((s) => s.license_id));
+    const undoneBy = await this.bulk.undoneBy(operation.id);
     res.render('licenses/bulk-show', {
       title: `Bulk operation ${operation.id}`,
       nav: 'licenses',
       operation: describe(operation),
+      undoneBy,
+      canUndo: !this.bulk.undoRefusal(operation, undoneBy),
       skipped: skipped.map((s) => ({ id: s.license_id, message: s.message, license: summaries.get(s.license_id) })),
       skippedMore: operation.counts.skipped > skipped.length,
     });
@@ -201,18 +260,26 @@ export class BulkPagesController {
     body: FormBody,
     typed: { days?: string; reason?: string },
     errors: FieldError[],
+    again = false,
   ): Promise<void> {
     const ids = await this.licenses.bulkSelection(form.selection, BULK_MAX + 1);
-    const summaries = await this.licenses.licenseSummaries(ids.slice(0, SAMPLE));
     const consequence = CONSEQUENCES[action];
     const count = ids.length;
-    const heading = `${consequence.title} ${count} licence${count === 1 ? '' : 's'}`;
+    const days = typed.days ?? '';
+    const dayCount = /^\d{1,4}$/.test(days) && !errors.length ? Number(days) : null;
+    const heading = again
+      ? `Extend ${count} licence${count === 1 ? '' : 's'} by ${dayCount} days?`
+      : `${consequence.title} ${count} licence${count === 1 ? '' : 's'}`;
+    // Extend without valid days yet: the current expiries only, the new ones once the days are given.
+    const change = action === 'extend' && dayCount === null ? null : { action, days: dayCount ?? undefined };
     res.status(status).render('licenses/bulk-confirm', {
       title: heading,
       heading,
       nav: 'licenses',
       consequence: consequence.consequence,
-      button: `${consequence.button} ${count} licence${count === 1 ? '' : 's'}`,
+      button: again
+        ? `Yes, extend ${count} licence${count === 1 ? '' : 's'} by ${dayCount} days`
+        : `${consequence.button} ${count} licence${count === 1 ? '' : 's'}`,
       action,
       count,
       tooMany: count > BULK_MAX,
@@ -220,18 +287,53 @@ export class BulkPagesController {
       asJob: count > BULK_INLINE_LIMIT,
       inlineLimit: BULK_INLINE_LIMIT,
       all: 'query' in form.selection,
-      sample: ids.slice(0, SAMPLE).map((id) => ({ id, ...summaries.get(id) })),
-      more: Math.max(0, count - SAMPLE),
+      ...(await this.previewView(change, ids.slice(0, SAMPLE), count, ALL_PRODUCTS)),
       fields: form.fields,
-      extend: action === 'extend',
+      extend: action === 'extend' && !again,
+      again,
+      longDays: LONG_EXTENSION_DAYS,
       suspend: action === 'suspend',
-      days: typed.days ?? '30',
+      days,
+      presets: DAY_PRESETS.map((value) => ({ value, current: String(value) === days })),
       maxDays: BULK_EXTEND_MAX_DAYS,
       reason: typed.reason ?? '',
       cancelHref: viewHref(body),
       ...summariseErrors(errors, CHANGE_LABELS),
     });
   }
+
+  /**
+   * The preview of the first licences: key, customer, now and after, by the service's own rules (or the current state
+   * alone while the change is not known yet), and how many more are not shown.
+   */
+  private async previewView(
+    change: Parameters<BulkLicensesService['preview']>[0] | null,
+    ids: number[],
+    count: number,
+    scope: ProductScope,
+  ) {
+    const summaries = await this.licenses.licenseSummaries(ids);
+    const preview = change ? await this.bulk.preview(change, ids, scope) : await this.bulk.current(ids, scope);
+    const suspension = change !== null && ('undoOf' in change ? change.undoOf.action === 'suspend' : change.action === 'suspend');
+    return {
+      expiryColumns: !suspension,
+      changeKnown: change !== null,
+      sample: ids
+        .filter((id) => summaries.has(id) && preview.has(id))
+        .map((id) => ({ id, ...summaries.get(id), ...previewRow(preview.get(id) as BulkPreview, suspension, change) })),
+      more: Math.max(0, count - ids.length),
+    };
+  }
+}
+
+/** One preview row's "now" and "after" cells. */
+function previewRow(p: BulkPreview, suspension: boolean, change: unknown) {
+  const state = (active: boolean) => (active ? 'active' : 'suspended');
+  if (suspension) {
+    const after = change && typeof change === 'object' && 'undoOf' in change ? 'active' : 'suspended';
+    return { nowText: state(p.active), afterText: p.skip ? null : after, skip: p.skip };
+  }
+  return { now: p.expires_at, after: p.next_expires_at, skip: p.skip };
 }
 
 /** An operation as its pages show it: what it does in words, and how far it got. */
@@ -242,7 +344,9 @@ function describe(operation: BulkOperationView) {
       ? 'Renew for one term'
       : operation.action === 'extend'
         ? `Extend by ${operation.days} day${operation.days === 1 ? '' : 's'}`
-        : `Suspend${operation.reason ? `: “${operation.reason}”` : ''}`;
+        : operation.action === 'undo'
+          ? `Undo of bulk operation ${operation.undo_of}`
+          : `Suspend${operation.reason ? `: “${operation.reason}”` : ''}`;
   return {
     ...operation,
     what,

@@ -1,15 +1,16 @@
-import { Column, Entity, JoinColumn, ManyToOne, PrimaryColumn, PrimaryGeneratedColumn } from 'typeorm';
+import { Column, Entity, JoinColumn, ManyToOne, PrimaryColumn, PrimaryGeneratedColumn, Unique } from 'typeorm';
 
 /**
  * A change of many licences at once, started by staff (docs/dashboard.md, Bulk actions): the action, its parameters and
  * who started it (every licence's audit entry names that actor). Written and read by SQL only (bulk-operations.repository.ts).
  */
 @Entity('license_bulk_operations')
+@Unique('license_bulk_operations_undo_of_key', ['undoOf'])
 export class BulkOperation {
   @PrimaryGeneratedColumn({ type: 'bigint', primaryKeyConstraintName: 'license_bulk_operations_pkey' })
   id: string;
 
-  /** renew, extend or suspend. */
+  /** renew, extend, suspend, or undo (of the operation in `undo_of`). */
   @Column({ type: 'varchar', length: 16 })
   action: string;
 
@@ -42,6 +43,14 @@ export class BulkOperation {
 
   @Column({ name: 'finished_at', type: 'timestamptz', nullable: true })
   finishedAt: Date | null;
+
+  /** undo: the operation it moves back; at most one undo per operation (the unique constraint). */
+  @Column({ name: 'undo_of', type: 'bigint', nullable: true })
+  undoOf: string | null;
+
+  @ManyToOne(() => BulkOperation, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'undo_of', referencedColumnName: 'id', foreignKeyConstraintName: 'license_bulk_operations_undo_of_fkey' })
+  undone?: BulkOperation;
 }
 
 /** One licence of a bulk operation: pending (outcome null), done or skipped (with the reason in `message`). */
@@ -62,4 +71,16 @@ export class BulkOperationItem {
 
   @Column({ type: 'varchar', length: 500, nullable: true })
   message: string | null;
+
+  /** done: the licence's expiry before the change (what an undo moves it back to). */
+  @Column({ name: 'previous_expires_at', type: 'timestamptz', nullable: true })
+  previousExpiresAt: Date | null;
+
+  /** done: whether the licence was active before the change. */
+  @Column({ name: 'previous_active', type: 'boolean', nullable: true })
+  previousActive: boolean | null;
+
+  /** done: the expiry the change left (an undo skips a licence whose expiry moved since). */
+  @Column({ name: 'new_expires_at', type: 'timestamptz', nullable: true })
+  newExpiresAt: Date | null;
 }

@@ -14,6 +14,15 @@ export interface BulkOperationRow {
   actor_ip: string | null;
   created_at: Date;
   finished_at: Date | null;
+  /** undo: the operation it moves back. */
+  undo_of: string | null;
+}
+
+/** What a done item kept: the licence before the change and the expiry the change left. */
+export interface BulkChangeRow {
+  previous_expires_at: Date | null;
+  previous_active: boolean | null;
+  new_expires_at: Date | null;
 }
 
 export interface BulkCounts {
@@ -27,7 +36,10 @@ export interface BulkSkippedRow {
   message: string | null;
 }
 
-export type NewBulkOperation = Pick<BulkOperationRow, 'action' | 'days' | 'reason' | 'product_scope' | 'actor_type' | 'actor' | 'actor_ip'>;
+export type NewBulkOperation = Pick<
+  BulkOperationRow,
+  'action' | 'days' | 'reason' | 'product_scope' | 'actor_type' | 'actor' | 'actor_ip' | 'undo_of'
+>;
 
 /**
  * Bulk operations and their items (docs/dashboard.md, Bulk actions). Style: named SQL with typed rows; it names only
@@ -41,8 +53,8 @@ export class BulkOperationsRepository {
   async insert(operation: NewBulkOperation, licenseIds: readonly number[], manager: EntityManager): Promise<string> {
     const rows: { id: string }[] = await manager.query(
       `WITH op AS (
-         INSERT INTO license_bulk_operations (action, days, reason, product_scope, total, actor_type, actor, actor_ip)
-         VALUES ($1, $2, $3, $4::int[], cardinality($8::int[]), $5, $6, $7) RETURNING id
+         INSERT INTO license_bulk_operations (action, days, reason, product_scope, total, actor_type, actor, actor_ip, undo_of)
+         VALUES ($1, $2, $3, $4::int[], cardinality($8::int[]), $5, $6, $7, $9) RETURNING id
        ), items AS (
          INSERT INTO license_bulk_items (operation_id, license_id) SELECT op.id, unnest($8::int[]) FROM op
        )
@@ -56,9 +68,53 @@ export class BulkOperationsRepository {
         operation.actor,
         operation.actor_ip,
         licenseIds,
+        operation.undo_of,
       ],
     );
     return rows[0].id;
+  }
+
+  /** The licences an operation changed (its done items), in id order, at most `limit`: what its undo covers. */
+  async changedIds(id: string, limit: number | null, manager: EntityManager = this.dataSource.manager): Promise<number[]> {
+    const rows: { license_id: number }[] = await manager.query(
+      `SELECT license_id FROM license_bulk_items WHERE operation_id = $1 AND outcome = 'done' ORDER BY license_id LIMIT $2`,
+      [id, limit],
+    );
+    return rows.map((r) => r.license_id);
+  }
+
+  /** The operation that undoes this one, if any. */
+  async undoneBy(id: string): Promise<string | null> {
+    const rows: { id: string }[] = await this.dataSource.query(`SELECT id FROM license_bulk_operations WHERE undo_of = $1`, [id]);
+    return rows[0]?.id ?? null;
+  }
+
+  /** What the item of this licence kept when the operation changed it (null: not changed, or changed before items kept it). */
+  async change(id: string, licenseId: number, manager: EntityManager): Promise<BulkChangeRow | null> {
+    const rows: BulkChangeRow[] = await manager.query(
+      `SELECT previous_expires_at, previous_active, new_expires_at FROM license_bulk_items
+        WHERE operation_id = $1 AND license_id = $2 AND outcome = 'done' AND previous_active IS NOT NULL`,
+      [id, licenseId],
+    );
+    return rows[0] ?? null;
+  }
+
+  /** The kept changes of some licences of an operation, by licence id (the undo's preview). */
+  async changes(id: string, licenseIds: readonly number[]): Promise<Map<number, BulkChangeRow>> {
+    const rows: (BulkChangeRow & { license_id: number })[] = await this.dataSource.query(
+      `SELECT license_id, previous_expires_at, previous_active, new_expires_at FROM license_bulk_items
+        WHERE operation_id = $1 AND license_id = ANY($2::int[]) AND outcome = 'done' AND previous_active IS NOT NULL`,
+      [id, licenseIds],
+    );
+    return new Map(rows.map(({ license_id, ...change }) => [license_id, change]));
+  }
+
+  /** Keeps, in the caller's transaction, what a claimed item's licence was before the change and the expiry it left. */
+  async keep(id: string, licenseId: number, change: BulkChangeRow, manager: EntityManager): Promise<void> {
+    await manager.query(
+      `UPDATE license_bulk_items SET previous_expires_at = $3, previous_active = $4, new_expires_at = $5 WHERE operation_id = $1 AND license_id = $2`,
+      [id, licenseId, change.previous_expires_at, change.previous_active, change.new_expires_at],
+    );
   }
 
   async get(id: string): Promise<BulkOperationRow | null> {
