@@ -76,8 +76,8 @@ export class AuditRepository {
 
   /**
    * Each of these licences' newest refusal (`license.activation_denied`) at or after `since`, in one statement: per
-   * licence one probe of the licence index (license_id, id DESC) from the first entry of `since` on, stopping at the
-   * first refusal (docs/dashboard.md, Refused recently). The id floor is read once through the created_at index.
+   * licence, its entries read through the licence index (license_id, id), the newest refusal kept (docs/dashboard.md,
+   * Refused recently). Ids are not taken as a clock: an entry may carry an earlier time than an older id's.
    */
   async latestRefusals(licenseIds: readonly number[], since: Date): Promise<RefusalRow[]> {
     if (licenseIds.length === 0) return [];
@@ -132,8 +132,7 @@ export const LATEST_REFUSALS_SQL = `SELECT l.id AS license_id, r.created_at, r.d
   CROSS JOIN LATERAL (
     SELECT a.created_at, a.details FROM audit_entries a
     WHERE a.license_id = l.id AND a.action = 'license.activation_denied' AND a.created_at >= $2
-      AND a.id >= (SELECT f.id FROM audit_entries f WHERE f.created_at >= $2 ORDER BY f.created_at, f.id LIMIT 1)
-    ORDER BY a.id DESC LIMIT 1) r`;
+    ORDER BY a.created_at DESC, a.id DESC LIMIT 1) r`;
 
 /** A licence's newest refusal as {@link AuditRepository.latestRefusals} reads it. */
 export interface RefusalRow {
