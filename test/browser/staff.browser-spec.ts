@@ -390,6 +390,8 @@ describe('staff dashboard in Chromium (edit, renew, confirmations, search, phone
       await page.setViewportSize(DESKTOP);
       expect(problems).toEqual([]);
     },
+    // Some 25 pages, each checked by axe-core, on a busy machine.
+    240_000,
   );
 
   it('keeps the top bar usable on a phone: the menu opens, links and search work', async () => {
