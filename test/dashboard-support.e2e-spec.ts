@@ -213,9 +213,7 @@ describe('dashboard: the support-first licence page', () => {
       const onAudit = nodes.filter((n) => n['Relation Name'] === 'audit_entries');
       expect(onAudit.map((n) => n['Node Type'])).not.toContain('Seq Scan');
       // An index scan names its index; a bitmap heap scan's child (the bitmap index scan) does.
-      expect(nodes.map((n) => n['Index Name'])).toEqual(
-        expect.arrayContaining(['audit_entries_license_idx']),
-      );
+      expect(nodes.map((n) => n['Index Name'])).toEqual(expect.arrayContaining(['audit_entries_license_idx']));
       const rows = await t.sql<{ license_id: number }>(LATEST_REFUSALS_SQL, [ids, new Date(Date.now() - 7 * 86_400_000)]);
       expect(rows.map((r) => r.license_id).sort((a, b) => a - b)).toEqual(ids.filter((id) => id % 10 === 0));
     });
