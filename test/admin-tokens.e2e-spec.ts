@@ -424,6 +424,32 @@ describe('admin tokens and scopes (docs/admin-api.md, Credentials)', () => {
       expect(new Set(rows.map((r) => r.product_code))).toEqual(new Set(['POS_RETAIL']));
     });
 
+    it("attacker: the audit log's product filter naming another product finds nothing, in the list and the export", async () => {
+      // The whole key sees the foreign entries, so the empty answers below are the limit, not an empty log.
+      expect(
+        ((await t.admin.get('/api/v1/admin/audit?product=ERP_SUITE&limit=1000').expect(200)).body as unknown[]).length,
+      ).toBeGreaterThan(0);
+      for (const query of ['product=ERP_SUITE', `product=ERP_SUITE&license_id=${foreign}`, 'product=ERP_SUITE&action=license.created']) {
+        const list = await as(reseller).get(`/api/v1/admin/audit?${query}&limit=1000`).expect(200);
+        expect([list.body, list.headers['x-total-count']]).toEqual([[], '0']);
+        const exported = await as(reseller).get(`/api/v1/admin/audit/export?${query}&format=ndjson`).expect(200);
+        expect(exported.text.trim()).toBe('');
+      }
+      // An actor filter naming whoever changed the foreign licence finds only the token's own products' entries.
+      const [{ actor }] = await t.sql<{ actor: string }>(
+        `SELECT actor FROM audit_entries WHERE license_id = $1 AND action = 'license.created'`,
+        [foreign],
+      );
+      const byActor = await as(reseller)
+        .get(`/api/v1/admin/audit?${new URLSearchParams({ actor, limit: '1000' }).toString()}`)
+        .expect(200);
+      expect((byActor.body as { license_id: number | null }[]).some((e) => e.license_id === foreign)).toBe(false);
+      expect(new Set((byActor.body as { product_code: string | null }[]).map((e) => e.product_code))).toEqual(new Set(['POS_RETAIL']));
+      // Its own product still answers.
+      const mine = await as(reseller).get(`/api/v1/admin/audit?product=POS_RETAIL&license_id=${own}&limit=1000`).expect(200);
+      expect((mine.body as unknown[]).length).toBeGreaterThan(0);
+    });
+
     it("stats and products show only the token's products; another product is 404", async () => {
       const stats = await as(reseller).get('/api/v1/admin/stats').expect(200);
       expect((stats.body as { product_code: string }[]).map((s) => s.product_code)).toEqual(['POS_RETAIL']);

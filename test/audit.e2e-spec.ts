@@ -133,6 +133,115 @@ describe('admin audit API', () => {
     expect(fieldsOf(res.body)).toContain(field);
   });
 
+  describe('actor filter', () => {
+    beforeAll(async () => {
+      // Actors of every kind, in 2002: a customer in the portal, a store, a token, a staff member.
+      await t.sql(
+        `INSERT INTO audit_entries (created_at, action, actor_type, actor, ip, license_id, product_code, details) VALUES
+          ('2002-01-01T00:00:00Z', 'license.deactivated', 'customer', 'procurement.department.with.a.very.long.local.part@example-company-international.com', '198.51.100.4', 778, 'POS_RETAIL', '{}'),
+          ('2002-01-02T00:00:00Z', 'license.created', 'store', 'store:stripe', NULL, 778, 'POS_RETAIL', '{}'),
+          ('2002-01-03T00:00:00Z', 'token.created', 'admin_api', 'token:billing', '10.0.0.9', NULL, NULL, '{}'),
+          ('2002-01-04T00:00:00Z', 'license.updated', 'dashboard', 'staff:mira', '10.0.0.6', 778, 'POS_RETAIL', '{}'),
+          ('2002-01-05T00:00:00Z', 'auth.login', 'dashboard', 'staff:mira', '10.0.0.6', NULL, NULL, '{}')`,
+      );
+    });
+
+    it.each([
+      ['actor=admin&to=2001-12-31T00:00:00Z', ['auth.logout', 'auth.login']],
+      ['actor=staff:mira', ['auth.login', 'license.updated']],
+      ['actor=staff:mira&action=auth.login', ['auth.login']],
+      ['actor=token:billing', ['token.created']],
+      ['actor=store:stripe', ['license.created']],
+      ['actor=procurement.department.with.a.very.long.local.part%40example-company-international.com', ['license.deactivated']],
+      ['actor=203.0.113.7', ['license.activated']],
+      // Exact: not a prefix, not another case.
+      ['actor=staff:mir', []],
+      ['actor=STAFF:MIRA', []],
+      ['actor=staff', []],
+    ])('matches exactly: %s', async (query, actions) => {
+      const { items, total } = await audit(query);
+      expect(items.map((e) => e.action)).toEqual(actions);
+      expect(total).toBe(actions.length);
+    });
+  });
+
+  describe('product filter', () => {
+    let pos: number;
+    let erp: number;
+    beforeAll(async () => {
+      pos = (await createLicense(t, { product_code: 'POS_RETAIL', customer_name: 'Product filter POS' })).id;
+      erp = (await createLicense(t, { product_code: 'ERP_SUITE', customer_name: 'Product filter ERP' })).id;
+      await t.admin.post(`/api/v1/admin/licenses/${erp}/revoke`).send({ reason: 'product filter' }).expect(200);
+    });
+
+    it("matches the product's licences' entries and its own, never another product's", async () => {
+      const [{ id: erpId }] = await t.sql<{ id: number }>(`SELECT id FROM products WHERE code = 'ERP_SUITE'`);
+      const { items, total } = await audit('product=ERP_SUITE&limit=1000');
+      expect(total).toBe(items.length);
+      expect(items.filter((e) => e.license_id === erp).map((e) => e.action)).toEqual(['license.revoked', 'license.created']);
+      expect(items.some((e) => e.license_id === pos)).toBe(false);
+      const [{ n }] = await t.sql<{ n: number }>(
+        `SELECT count(*)::int AS n FROM audit_entries a WHERE a.license_id IN (SELECT id FROM licenses WHERE product_id = $1)
+           OR (a.license_id IS NULL AND a.details->>'product_id' = $1::text)`,
+        [erpId],
+      );
+      expect(total).toBe(n);
+      const own = await audit('product=POS_RETAIL&limit=1000');
+      expect(own.items.some((e) => e.license_id === pos)).toBe(true);
+      expect(own.items.some((e) => e.license_id === erp)).toBe(false);
+    });
+
+    it('follows the product by id: after a rename the new code finds its entries and the old code nothing', async () => {
+      await t.sql(`INSERT INTO products (code, name, key_prefix) VALUES ('RENAMED_OLD', 'Renamed', 'REN')`);
+      const renamed = (await createLicense(t, { product_code: 'RENAMED_OLD', customer_name: 'Renamed product' })).id;
+      await t.sql(`UPDATE products SET code = 'RENAMED_NEW' WHERE code = 'RENAMED_OLD'`);
+      expect((await audit('product=RENAMED_NEW')).items.map((e) => e.license_id)).toEqual([renamed]);
+      expect((await audit('product=RENAMED_OLD')).items).toEqual([]);
+    });
+
+    it.each(['NO_SUCH_PRODUCT', 'pos_retail', 'POS'])(
+      'an unknown product code (%s) matches nothing instead of being ignored',
+      async (code) => {
+        const { items, total } = await audit(`product=${code}`);
+        expect([items, total]).toEqual([[], 0]);
+      },
+    );
+
+    it('combines with the other filters, and the export takes it too', async () => {
+      const { items } = await audit(`product=ERP_SUITE&action=license.revoked&license_id=${erp}`);
+      expect(items.map((e) => e.action)).toEqual(['license.revoked']);
+      expect((await audit(`product=POS_RETAIL&license_id=${erp}`)).items).toEqual([]);
+      const exported = await t.admin.get(`${AUDIT}/export?format=ndjson&product=ERP_SUITE&license_id=${erp}`).expect(200);
+      const rows = exported.text
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as { action: string });
+      expect(rows.map((r) => r.action)).toEqual(['license.revoked', 'license.created']);
+      const none = await t.admin.get(`${AUDIT}/export?format=ndjson&product=NO_SUCH_PRODUCT`).expect(200);
+      expect(none.text.trim()).toBe('');
+      const byActor = await t.admin.get(`${AUDIT}/export?format=csv&actor=token:billing`).expect(200);
+      expect(byActor.text.trim().split('\n')).toHaveLength(2);
+      expect(byActor.text).toContain('token.created');
+    });
+  });
+
+  it.each([
+    [`product=${'P'.repeat(33)}`, 'product'],
+    ['product=POS%0ARETAIL', 'product'],
+    ['product=POS%00', 'product'],
+    [`actor=${'a'.repeat(321)}`, 'actor'],
+    ['actor=staff:mira%0D%0Ax', 'actor'],
+    ['actor=staff%1B[31m', 'actor'],
+    ['actor=a%00b', 'actor'],
+    ['actor=a&actor=b', 'actor'],
+  ])('400 VALIDATION_ERROR for the new filters: %s', async (query, field) => {
+    for (const path of [AUDIT, `${AUDIT}/export`]) {
+      const res = await t.admin.get(`${path}?${query}`).expect(400);
+      expect(res.body.error.code).toBe('VALIDATION_ERROR');
+      expect(fieldsOf(res.body)).toContain(field);
+    }
+  });
+
   it('the log is append-only: the database refuses changes and deletions', async () => {
     await expect(t.sql(`UPDATE audit_entries SET action = 'auth.login'`)).rejects.toThrow(/append-only/);
     await expect(t.sql(`DELETE FROM audit_entries`)).rejects.toThrow(/append-only/);

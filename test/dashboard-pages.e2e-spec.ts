@@ -384,6 +384,59 @@ describe('dashboard pages and actions', () => {
       expect(unescape(all.text)).toContain('href="/audit?page=2"');
     });
 
+    it('filters by product and by any actor exactly; an unknown product or actor shows nothing', async () => {
+      const rowsOf = (html: string) => html.match(/data-testid="audit-row"/g)?.length ?? 0;
+      const erp = await createLicense(t, { product_code: 'ERP_SUITE' });
+      await postForm(agent, token, `/licenses/${erp.id}/revoke`, { reason: 'product filter page' }).expect(303);
+      const byProduct = (await agent.get(`/audit?product=ERP_SUITE&license_id=${erp.id}`).expect(200)).text;
+      expect(rowsOf(byProduct)).toBe(2);
+      expect(byProduct).toMatch(/<option value="ERP_SUITE" selected>/);
+      expect(rowsOf((await agent.get(`/audit?product=POS_RETAIL&license_id=${erp.id}`).expect(200)).text)).toBe(0);
+      const unknown = (await agent.get('/audit?product=NO_SUCH_PRODUCT').expect(200)).text;
+      expect(rowsOf(unknown)).toBe(0);
+      expect(unknown).not.toContain('Ignored a filter');
+      expect(unescape(unknown)).toContain('No product you can see has the code “NO_SUCH_PRODUCT”, so no entry matches.');
+      await t.sql(
+        `INSERT INTO audit_entries (action, actor_type, actor, license_id, product_code, details)
+         VALUES ('license.deactivated', 'customer', 'buyer@audit-actor.example', $1, 'ERP_SUITE', '{}')`,
+        [erp.id],
+      );
+      for (const [actor, n] of [
+        ['buyer@audit-actor.example', 1],
+        ['staff:admin', 1],
+        ['buyer@audit-actor', 0],
+      ] as const) {
+        const page = (await agent.get(`/audit?${new URLSearchParams({ actor, license_id: String(erp.id) }).toString()}`).expect(200)).text;
+        expect([actor, rowsOf(page)]).toEqual([actor, n]);
+        expect(unescape(page)).toContain(`value="${actor}"`);
+      }
+      // The staff field and the actor field together: both must hold.
+      expect(rowsOf((await agent.get(`/audit?staff=admin&actor=staff:admin&license_id=${erp.id}`).expect(200)).text)).toBe(1);
+      expect(rowsOf((await agent.get(`/audit?staff=admin&actor=key:nobody&license_id=${erp.id}`).expect(200)).text)).toBe(0);
+      // The export takes the same filters.
+      const csv = (await agent.get(`/audit/export.csv?product=ERP_SUITE&actor=staff:admin&license_id=${erp.id}`).expect(200)).text;
+      expect(csv.trim().split('\n')).toHaveLength(2);
+      expect(csv).toContain('license.revoked');
+    });
+
+    it('says what is wrong with a date in plain words, and an actor or product too long or with control characters', async () => {
+      const flash = async (query: string) => {
+        const html = (await agent.get(`/audit?${query}`).expect(200)).text;
+        return unescape(/role="alert">([\s\S]*?)<\/div>/.exec(html)?.[1] ?? '');
+      };
+      const bad = await flash('from=31.01.2026');
+      expect(bad).toContain('the “From” day “31.01.2026” is not a date');
+      expect(bad).toContain('2026-01-31');
+      expect(bad).not.toMatch(/ISO 8601|timestamp|zone/);
+      expect(await flash('to=2026-02-30')).toContain('the “To” day “2026-02-30” is not a date');
+      const reversed = await flash('from=2030-01-02&to=2030-01-01');
+      expect(reversed).toContain('the “From” day (2030-01-02) is after the “To” day (2030-01-01)');
+      expect(reversed).not.toContain('from must not be after to');
+      expect(await flash(`actor=${'a'.repeat(321)}`)).toContain('the actor must be at most 320 characters on one line');
+      expect(await flash('actor=staff%3Aadmin%0Ax')).toContain('the actor must be at most 320 characters on one line');
+      expect(await flash(`product=${'P'.repeat(33)}`)).toContain('the product must be a product code');
+    });
+
     it('ignores invalid filters with a message', async () => {
       for (const query of ['action=nope', 'actor_type=root', 'license_id=abc', 'from=yesterday', 'from=2030-01-02&to=2030-01-01']) {
         const res = await agent.get(`/audit?${query}`).expect(200);

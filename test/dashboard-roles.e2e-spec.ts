@@ -223,6 +223,21 @@ describe('dashboard staff roles', () => {
       expect(page).toContain(`href="/licenses/${pos}"`);
       expect(page).not.toContain(`href="/licenses/${erp}"`);
     });
+
+    it('attacker: the audit page’s product filter naming another product shows no entry; their own product’s still show', async () => {
+      const rows = (html: string) => html.match(/data-testid="audit-row"/g)?.length ?? 0;
+      const everything = (await owner.agent.get('/audit?product=ERP_SUITE').expect(200)).text;
+      expect(everything).toContain(`href="/licenses/${erp}"`);
+      for (const query of ['product=ERP_SUITE', `product=ERP_SUITE&license_id=${erp}`]) {
+        const page = (await limited.agent.get(`/audit?${query}`).expect(200)).text;
+        expect(rows(page)).toBe(0);
+        expect(page).not.toContain(`href="/licenses/${erp}"`);
+      }
+      // The product list offers only their products.
+      const own = (await limited.agent.get('/audit?product=POS_RETAIL').expect(200)).text;
+      expect(own).toContain(`href="/licenses/${pos}"`);
+      expect(own).not.toContain('value="ERP_SUITE"');
+    });
   });
 
   describe('the last enabled owner', () => {

@@ -1,3 +1,5 @@
+import { DataSource } from 'typeorm';
+import { LATEST_REFUSALS_SQL } from '../src/audit/audit.repository';
 import { Agent, loggedInAgent, unescape } from './dashboard-helpers';
 import { createLicense, fingerprint } from './support/factories';
 import { createTestApp, TestApp } from './support/test-app';
@@ -55,18 +57,71 @@ describe('dashboard: the support-first licence page', () => {
     expect(page.text).toMatch(/<details data-testid="preview-details">\s*<summary><h2 id="preview-heading"/);
   });
 
-  it('no banner once the refused machine holds a seat, or when no seat could be released', async () => {
+  it('the banner stays for 7 days: no release link once a seat is free, and it says when the refused machine is bound', async () => {
     const lic = await createLicense(t, { limits: { max_installations: 1 } });
     await activate(lic.license_key, 'first').expect(200);
     await activate(lic.license_key, 'second').expect(400);
-    expect((await agent.get(`/licenses/${lic.id}`).expect(200)).text).toContain('data-testid="refused-banner"');
+    const bannerOf = async () =>
+      /data-testid="refused-banner">([\s\S]*?)<\/div>/.exec((await agent.get(`/licenses/${lic.id}`).expect(200)).text)?.[1];
+    expect(await bannerOf()).toContain('data-testid="refused-release"');
     await t.admin
       .post(`/api/v1/admin/licenses/${lic.id}/release`)
       .send({ machine_fingerprint: fingerprint('first') })
       .expect(200);
-    expect((await agent.get(`/licenses/${lic.id}`).expect(200)).text).not.toContain('data-testid="refused-banner"');
+    const freed = await bannerOf();
+    expect(freed).toContain('<strong>second</strong>');
+    expect(freed).not.toContain('data-testid="refused-release"');
     await activate(lic.license_key, 'second').expect(200);
+    const bound = await bannerOf();
+    expect(bound).toContain('ALREADY_ACTIVATED');
+    expect(bound).toContain('which is bound now');
+    expect(bound).not.toContain('data-testid="refused-release"');
+  });
+
+  it('names the newest refusal of the last 7 days with its code, time and machine; an older one shows no banner', async () => {
+    const lic = await createLicense(t, { limits: { max_installations: 1 } });
+    const refuse = (daysAgo: number, code: string, hostname: string) =>
+      t.sql(
+        `INSERT INTO audit_entries (created_at, action, actor_type, actor, ip, license_id, product_code, details)
+         VALUES (now() - make_interval(days => $1::int), 'license.activation_denied', 'client', '203.0.113.9', '203.0.113.9', $2, 'POS_RETAIL',
+                 jsonb_build_object('code', $3::text, 'hostname', $4::text, 'machine_fingerprint', $5::text))`,
+        [daysAgo, lic.id, code, hostname, fingerprint(hostname)],
+      );
+    await refuse(8, 'KEY_SUSPENDED', 'too-old-pc');
     expect((await agent.get(`/licenses/${lic.id}`).expect(200)).text).not.toContain('data-testid="refused-banner"');
+    await refuse(6, 'KEY_EXPIRED', 'six-days-pc');
+    await refuse(3, 'KEY_REVOKED', 'three-days-pc');
+    const page = (await agent.get(`/licenses/${lic.id}`).expect(200)).text;
+    const banner = /data-testid="refused-banner">([\s\S]*?)<\/div>/.exec(page)?.[1] ?? '';
+    expect(banner).toContain('KEY_REVOKED');
+    expect(banner).toContain('the licence is revoked');
+    expect(banner).toContain('<strong>three-days-pc</strong>');
+    const [{ created_at }] = await t.sql<{ created_at: Date }>(
+      `SELECT created_at FROM audit_entries WHERE license_id = $1 AND details->>'hostname' = 'three-days-pc'`,
+      [lic.id],
+    );
+    expect(banner).toContain(`datetime="${created_at.toISOString()}"`);
+    expect(banner).not.toContain('six-days-pc');
+    expect(banner).not.toContain('data-testid="refused-release"');
+    expect(unescape(banner)).toContain(`/audit?license_id=${lic.id}&action=license.activation_denied`);
+  });
+
+  it("the top events list the customer's own portal actions beside the client's", async () => {
+    const lic = await createLicense(t, { customer_email: 'kasa@portal-events.example' });
+    await activate(lic.license_key, 'till-1').expect(200);
+    await t.sql(
+      `INSERT INTO audit_entries (action, actor_type, actor, ip, license_id, product_code, details)
+       VALUES ('license.deactivated', 'customer', 'kasa@portal-events.example', '198.51.100.7', $1, 'POS_RETAIL', '{"hostname":"till-1"}')`,
+      [lic.id],
+    );
+    await t.admin.put(`/api/v1/admin/licenses/${lic.id}`).send({ notes: 'staff change, not a top event' }).expect(200);
+    const page = (await agent.get(`/licenses/${lic.id}`).expect(200)).text;
+    const events = /data-testid="client-events"[\s\S]*?<\/section>/.exec(page)?.[0] ?? '';
+    expect(events.match(/data-testid="audit-row"/g)).toHaveLength(2);
+    expect(events).toContain('kasa@portal-events.example');
+    expect(events).toContain('license.deactivated');
+    expect(events).toContain('license.activated');
+    expect(events).not.toContain('license.updated');
   });
 
   it('attacker: a hostile hostname in the refusal is escaped in the banner', async () => {
@@ -76,5 +131,91 @@ describe('dashboard: the support-first licence page', () => {
     const page = await agent.get(`/licenses/${lic.id}`).expect(200);
     expect(page.text).not.toContain('<img src=x');
     expect(page.text).toContain('data-testid="refused-banner"');
+  });
+  describe('refused recently (docs/dashboard.md, Refused recently)', () => {
+    const email = 'procurement.department.with.a.very.long.local.part@example-company-international.com';
+    let recent: { id: number; license_key: string };
+    let old: { id: number; license_key: string };
+    let never: { id: number; license_key: string };
+    const refuseAt = (id: number, daysAgo: number, code: string) =>
+      t.sql(
+        `INSERT INTO audit_entries (created_at, action, actor_type, actor, ip, license_id, product_code, details)
+         VALUES (now() - make_interval(days => $1::int), 'license.activation_denied', 'client', '203.0.113.5', '203.0.113.5', $2, 'POS_RETAIL',
+                 jsonb_build_object('code', $3::text, 'hostname', 'marker-pc'))`,
+        [daysAgo, id, code],
+      );
+    beforeAll(async () => {
+      [recent, old, never] = await Promise.all(
+        ['Refusal Marker One', 'Refusal Marker Two', 'Refusal Marker Three'].map((name) =>
+          createLicense(t, { customer_name: name, customer_email: email }),
+        ),
+      );
+      await refuseAt(recent.id, 2, 'ALREADY_ACTIVATED');
+      await refuseAt(old.id, 9, 'KEY_EXPIRED');
+    });
+    /** Each row's (or suggestion's) key, and the marker it carries, if any. */
+    const markers = (html: string, row: string) =>
+      Object.fromEntries(
+        html
+          .split(`data-testid="${row}"`)
+          .slice(1)
+          .map((part) => {
+            const key = [recent, old, never].find((l) => part.includes(l.license_key))?.license_key ?? '?';
+            const mark = /data-testid="refused-recently"[^>]*>([\s\S]*?)<\/span><\/span>/.exec(part)?.[1];
+            return [key, mark ? unescape(mark.replace(/<[^>]+>/g, '')).trim() : null];
+          }),
+      );
+
+    it.each([
+      ['the licence list', '/licenses?q=Refusal%20Marker', 'license-row'],
+      ['the search suggestions', '/licenses/search/suggest?q=Refusal%20Marker', 'suggestion'],
+      ['the customer page', `/licenses/customer?email=${encodeURIComponent(email)}`, 'license-row'],
+    ])('%s marks a licence refused in the last 7 days, with the code; older or no refusals carry no mark', async (_where, url, row) => {
+      const found = markers((await agent.get(url).expect(200)).text, row);
+      expect(Object.keys(found).sort()).toEqual([recent, old, never].map((l) => l.license_key).sort());
+      expect(found[recent.license_key]).toMatch(/^Refused .+: ALREADY_ACTIVATED$/);
+      expect(found[old.license_key]).toBeNull();
+      expect(found[never.license_key]).toBeNull();
+    });
+
+    it('reads the refusals of a whole list page in one statement', async () => {
+      const dataSource = t.app.get(DataSource);
+      const spy = jest.spyOn(dataSource, 'query');
+      try {
+        await agent.get('/licenses?size=100').expect(200);
+        const refusalReads = spy.mock.calls.filter(([sql]) => typeof sql === 'string' && sql.includes("'license.activation_denied'"));
+        expect(refusalReads).toHaveLength(1);
+      } finally {
+        spy.mockRestore();
+      }
+    });
+
+    it('the statement reads the audit log through its indexes, never a whole-table scan', async () => {
+      // A log of some size, so the planner's choice is the one a real server makes.
+      await t.sql(
+        `INSERT INTO audit_entries (created_at, action, actor_type, actor, license_id, details)
+         SELECT now() - make_interval(secs => g * 60), CASE WHEN g % 10 = 0 THEN 'license.activation_denied' ELSE 'license.activated' END,
+                'client', '203.0.113.1', 100000 + g % 500, '{"code":"ALREADY_ACTIVATED"}'
+         FROM generate_series(1, 30000) g`,
+      );
+      await t.sql('ANALYZE audit_entries');
+      const ids = Array.from({ length: 25 }, (_, i) => 100000 + i * 7);
+      const [{ 'QUERY PLAN': plan }] = await t.sql<{ 'QUERY PLAN': unknown }>(`EXPLAIN (FORMAT JSON) ${LATEST_REFUSALS_SQL}`, [
+        ids,
+        new Date(Date.now() - 7 * 86_400_000),
+      ]);
+      const nodes: { 'Node Type': string; 'Relation Name'?: string; 'Index Name'?: string }[] = [];
+      const walk = (node: Record<string, unknown>) => {
+        nodes.push(node as (typeof nodes)[number]);
+        for (const child of (node.Plans as Record<string, unknown>[] | undefined) ?? []) walk(child);
+      };
+      walk((plan as { Plan: Record<string, unknown> }[])[0].Plan);
+      const onAudit = nodes.filter((n) => n['Relation Name'] === 'audit_entries');
+      expect(onAudit.map((n) => n['Node Type'])).not.toContain('Seq Scan');
+      // An index scan names its index; a bitmap heap scan's child (the bitmap index scan) does.
+      expect(nodes.map((n) => n['Index Name'])).toEqual(expect.arrayContaining(['audit_entries_license_idx']));
+      const rows = await t.sql<{ license_id: number }>(LATEST_REFUSALS_SQL, [ids, new Date(Date.now() - 7 * 86_400_000)]);
+      expect(rows.map((r) => r.license_id).sort((a, b) => a - b)).toEqual(ids.filter((id) => id % 10 === 0));
+    });
   });
 });

@@ -3,7 +3,7 @@ import type { Server } from 'node:http';
 import request from 'supertest';
 import { csrfFrom, loggedInAgent, type Agent } from './dashboard-helpers';
 import { PORTAL_LICENCE_NOT_FOUND, PORTAL_MACHINE_NOT_FOUND } from '../src/portal/portal-http';
-import { createLicense, fannedOut, insertSeat } from './support/factories';
+import { createLicense, fannedOut, insertSeat, setLicenseExpiry } from './support/factories';
 import { startSmtpServer } from './support/smtp-server';
 import { createTestApp, type TestApp } from './support/test-app';
 
@@ -27,6 +27,8 @@ function answer(pending: Promise<request.Response>): Answer {
     );
   return a;
 }
+/** Text as the page shows it (the view engine escapes ' and &). */
+const unescapeHtml = (html: string) => html.replace(/&#x27;/g, "'").replace(/&amp;/g, '&');
 const STRIPE_PORTAL = 'https://billing.stripe.com/p/login/test_portal';
 const LINK = /https:\/\/licences\.example\.test\/portal\/sign-in\?token=([A-Za-z0-9_-]+)/;
 
@@ -445,6 +447,66 @@ describe('customer portal (docs/portal.md)', () => {
       expect(page).toContain('<details data-testid="reveal-key">');
       expect(page).toContain(`data-copy="${license.license_key}"`);
       expect(page).toContain('1 of 3 in use');
+    });
+
+    it('names each licence link by product, the key’s last group and the expiry, in the customer’s words', async () => {
+      const { email, license, client } = await signedIn({ license_type: 'YEARLY' });
+      await setLicenseExpiry(t, license.id, new Date('2030-01-31T23:59:59Z'));
+      const forever = await createLicense(t, { customer_email: email, license_type: 'PERPETUAL', product_code: 'ERP_SUITE' });
+      const ended = await createLicense(t, { customer_email: email, license_type: 'MONTHLY' });
+      await setLicenseExpiry(t, ended.id, new Date('2020-03-01T12:00:00Z'), 0);
+      const list = unescapeHtml((await client.get('/portal').expect(200)).text);
+      const links = [...list.matchAll(/data-testid="portal-license-link">([^<]+)</g)].map((m) => m[1]).sort();
+      const last = (key: string) => key.split('-').pop() as string;
+      expect(links).toEqual(
+        [
+          `Retail Point of Sale, key ending ${last(license.license_key)}, valid until 31 January 2030`,
+          `ERP Suite, key ending ${last(forever.license_key)}, never expires`,
+          `Retail Point of Sale, key ending ${last(ended.license_key)}, ended on 1 March 2020`,
+        ].sort(),
+      );
+      // Staff words (the licence type's code) are not in the customer's list.
+      expect(list).not.toMatch(/\b(YEARLY|PERPETUAL|MONTHLY)\b/);
+    });
+
+    it('"Free this machine" asks on a page of its own (no script): the GET changes nothing, its form’s POST frees the machine', async () => {
+      const { license, client } = await signedIn({ policy: { max_deactivations_per_30_days: 3 } });
+      const seat = await insertSeat(t, license.id, { hostname: 'old-laptop', os: 'Windows 10' });
+      const licencePage = (await client.get(`/portal/licenses/${license.id}`).expect(200)).text;
+      const confirmUrl = `/portal/licenses/${license.id}/machines/${seat.id}/release`;
+      // The licence page links to the question; it holds no form that frees at once.
+      expect(licencePage).toContain(`href="${confirmUrl}"`);
+      expect(licencePage).not.toContain(`action="${confirmUrl}"`);
+      const question = (await client.get(confirmUrl).expect(200)).text;
+      expect(question).toContain('Free old-laptop?');
+      expect(question).toContain('3 time(s) in 30 days');
+      expect(question).toContain(`action="${confirmUrl}"`);
+      expect(question).toContain(`href="/portal/licenses/${license.id}"`);
+      const stillBound = async () => (await t.sql(`SELECT released_at FROM activations WHERE id = $1`, [seat.id]))[0].released_at === null;
+      expect(await stillBound()).toBe(true);
+      // Without the form's token nothing happens.
+      await client.post(confirmUrl).type('form').send({}).expect(403);
+      expect(await stillBound()).toBe(true);
+      await client
+        .post(confirmUrl)
+        .type('form')
+        .send({ _csrf: csrfFrom(question) })
+        .expect(303)
+        .expect('Location', `/portal/licenses/${license.id}`);
+      expect(await stillBound()).toBe(false);
+      expect((await client.get(`/portal/licenses/${license.id}`).expect(200)).text).toContain('old-laptop was freed');
+    });
+
+    it('attacker: the confirmation page of another customer’s machine is the same 404 as an unknown one', async () => {
+      const other = await createLicense(t, { customer_email: address('victim') });
+      const otherSeat = await insertSeat(t, other.id, { hostname: 'victim-pc' });
+      const { license, client } = await signedIn();
+      const page = (await client.get(`/portal/licenses/${other.id}/machines/${otherSeat.id}/release`).expect(404)).text;
+      expect(page).toContain(PORTAL_LICENCE_NOT_FOUND);
+      expect(page).not.toContain('victim-pc');
+      expect((await client.get(`/portal/licenses/${license.id}/machines/${otherSeat.id}/release`).expect(404)).text).toContain(
+        PORTAL_MACHINE_NOT_FOUND,
+      );
     });
 
     it('releases a machine as a client deactivation with the customer as audit actor; no seat_released mail', async () => {

@@ -126,6 +126,18 @@ describe('dashboard: webhooks page', () => {
     expect(await endpointRows()).toHaveLength(0);
   });
 
+  it('reports every error of the form at once: the URL’s own check beside the events and the description', async () => {
+    const res = await postForm(agent, token, '/webhooks', { url: 'ftp://example.com/x', description: 'd'.repeat(501) }).expect(400);
+    for (const field of ['url', 'events', 'description']) expect(res.text).toContain(`<a href="#field-${field}">`);
+    expect(res.text).toMatch(/<div class="field-error" id="field-url-error">[^<]+/);
+    expect(res.text).toMatch(/<div class="field-error" id="field-events-error">Tick at least one event/);
+    expect(res.text).toMatch(/<div class="field-error" id="field-description-error">[^<]+/);
+    expect(res.text).toContain('value="ftp://example.com/x"');
+    // Corrected in one go, it is created.
+    await postForm(agent, token, '/webhooks', { url: receiver.url, events: ['license.created'], description: 'fixed' }).expect(201);
+    expect(await endpointRows()).toHaveLength(1);
+  });
+
   it('refuses every POST without the session CSRF token', async () => {
     await agent.post('/webhooks').type('form').send({ url: receiver.url, events: 'license.created' }).expect(403);
     const { row } = await createViaForm({ url: receiver.url, events: ['license.created'] });

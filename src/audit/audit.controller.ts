@@ -21,7 +21,8 @@ export class AuditController {
   @ApiOperation({
     summary: 'Read the audit log',
     description:
-      "Every state change and sign-in, newest first; filters combine with AND. A token limited to products sees only those products' entries. " +
+      "Every state change and sign-in, newest first; filters combine with AND. A token limited to products sees only those products' entries; " +
+      'a `product` it may not see, or that no product has, and an `actor` nobody is, match nothing (an empty list, never the filter ignored). ' +
       'Page with `after` (keyset: follow the `Link` rel="next" header, the same cost at any depth) or `offset` (costs grow with the offset).',
   })
   @ApiOkResponse({ type: [AuditEntryDto], headers: KEYSET_PAGE_HEADERS })

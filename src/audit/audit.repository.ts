@@ -17,8 +17,10 @@ export interface AuditFilter {
   licenseIds?: number[];
   action?: AuditAction;
   actorType?: ActorType;
-  /** Entries of this actor exactly (`staff:<username>`: the dashboard's staff member filter). */
-  actor?: string;
+  /** Entries of each of these actors exactly (ANDed: two different ones match nothing); `staff:<username>` is a staff member. */
+  actors?: string[];
+  /** Entries of the product with this code now (its licences' and its own); an unknown code matches nothing. */
+  productCode?: string;
   from?: string;
   to?: string;
 }
@@ -72,6 +74,16 @@ export class AuditRepository {
     return rows.map((row) => ({ ...row, n: Number(row.n) }));
   }
 
+  /**
+   * Each of these licences' newest refusal (`license.activation_denied`) at or after `since`, in one statement: per
+   * licence, its entries read through the licence index (license_id, id), the newest refusal kept (docs/dashboard.md,
+   * Refused recently). Ids are not taken as a clock: an entry may carry an earlier time than an older id's.
+   */
+  async latestRefusals(licenseIds: readonly number[], since: Date): Promise<RefusalRow[]> {
+    if (licenseIds.length === 0) return [];
+    return this.dataSource.query(LATEST_REFUSALS_SQL, [[...new Set(licenseIds)], since]);
+  }
+
   /** Every matching entry, newest first, from a server-side cursor (docs/admin-api.md, Exports); opens once the first row is read. */
   streamExport(filter: AuditFilter): Promise<Readable> {
     const params: unknown[] = [];
@@ -97,7 +109,15 @@ function auditFrom(filter: AuditFilter, params: unknown[]): string {
   if (filter.licenseIds !== undefined) where.push(`a.license_id = ANY(${param(filter.licenseIds)}::int[])`);
   if (filter.action !== undefined) where.push(`a.action = ${param(filter.action)}`);
   if (filter.actorType !== undefined) where.push(`a.actor_type = ${param(filter.actorType)}`);
-  if (filter.actor !== undefined) where.push(`a.actor = ${param(filter.actor)}`);
+  for (const actor of filter.actors ?? []) where.push(`a.actor = ${param(actor)}`);
+  if (filter.productCode !== undefined) {
+    // The product the code names now, by id as the scope above (docs/licences.md, Audit log): no such product, no entries.
+    const product = `(SELECT pc.id FROM product_catalog pc WHERE pc.code = ${param(filter.productCode)})`;
+    where.push(
+      `(a.license_id IN (SELECT lp.license_id FROM license_products lp WHERE lp.product_id = ${product})` +
+        ` OR (a.license_id IS NULL AND a.details->>'product_id' = ${product}::text))`,
+    );
+  }
   if (filter.from !== undefined) where.push(`a.created_at >= ${param(filter.from)}::timestamptz`);
   if (filter.to !== undefined) where.push(`a.created_at <= ${param(filter.to)}::timestamptz`);
   // Always a WHERE clause (no top-level OR in any part): the keyset condition is ANDed to it.
@@ -105,6 +125,21 @@ function auditFrom(filter: AuditFilter, params: unknown[]): string {
 }
 
 const AUDIT_ENTRY_COLUMNS = 'a.id, a.created_at, a.action, a.actor_type, a.actor, a.ip, a.license_id, a.product_code, a.details';
+
+/** Of the licences $1 (int[]), each one's newest refusal at or after $2: see {@link AuditRepository.latestRefusals}. */
+export const LATEST_REFUSALS_SQL = `SELECT l.id AS license_id, r.created_at, r.details
+  FROM unnest($1::int[]) AS l(id)
+  CROSS JOIN LATERAL (
+    SELECT a.created_at, a.details FROM audit_entries a
+    WHERE a.license_id = l.id AND a.action = 'license.activation_denied' AND a.created_at >= $2
+    ORDER BY a.created_at DESC, a.id DESC LIMIT 1) r`;
+
+/** A licence's newest refusal as {@link AuditRepository.latestRefusals} reads it. */
+export interface RefusalRow {
+  license_id: number;
+  created_at: Date;
+  details: Record<string, unknown>;
+}
 
 /** An audit_entries row as pg returns it: bigint id as a string, timestamptz as Date, jsonb parsed. */
 export interface AuditEntryRow {

@@ -10,16 +10,27 @@ import { AuditEntryRow, AuditFilter, AuditRepository } from './audit.repository'
 import { AuditEntryDto } from './dto/audit-entry.dto';
 import type { AuditQueryDto } from './dto/audit-query.dto';
 
+/** How far back a refusal counts as recent: the dashboard's markers and the licence page's banner (docs/dashboard.md, Refused recently). */
+export const REFUSED_RECENTLY_DAYS = 7;
+
+/** A licence's newest recent refusal: the client's error code, when, and the machine turned away. */
+export interface RecentRefusal {
+  code: string;
+  at: string;
+  hostname: string | null;
+  machine_fingerprint: string | null;
+}
+
+/** Extra filters the dashboard adds to the API's: a customer's licences, and a staff member (`staff:<username>`). */
+type AuditQuery = Partial<AuditQueryDto> & { license_ids?: number[]; staff_actor?: string };
+
 /** The audit log's reads (list, export); entries are written by EventRecorder with the event they record (docs/webhooks.md, The event spine). */
 @Injectable()
 export class AuditService {
   constructor(private readonly audit: AuditRepository) {}
 
   /** A page of entries matching the filters (licence, action, actor type, time range), newest first, with the total. */
-  async listEntries(
-    query: Partial<AuditQueryDto> & { license_ids?: number[]; actor?: string },
-    products: ProductScope = ALL_PRODUCTS,
-  ): Promise<Page<AuditEntryDto>> {
+  async listEntries(query: AuditQuery, products: ProductScope = ALL_PRODUCTS): Promise<Page<AuditEntryDto>> {
     const filter = auditFilter(query, products);
     const { entries, total, estimated, next } = await this.audit.listPage(
       filter,
@@ -60,18 +71,35 @@ export class AuditService {
     );
   }
 
+  /**
+   * The newest refusal of each of these licences in the last {@link REFUSED_RECENTLY_DAYS} days, by licence id: its
+   * code, time and machine (docs/dashboard.md, Refused recently). One query, whatever the number of licences.
+   */
+  async recentRefusals(licenseIds: readonly number[], now = new Date()): Promise<Map<number, RecentRefusal>> {
+    const rows = await this.audit.latestRefusals(licenseIds, new Date(now.getTime() - REFUSED_RECENTLY_DAYS * 86_400_000));
+    const text = (value: unknown) => (typeof value === 'string' && value ? value : null);
+    return new Map(
+      rows.map((r) => [
+        r.license_id,
+        {
+          code: text(r.details.code) ?? 'REFUSED',
+          at: r.created_at.toISOString(),
+          hostname: text(r.details.hostname),
+          machine_fingerprint: text(r.details.machine_fingerprint),
+        },
+      ]),
+    );
+  }
+
   /** Every matching entry, newest first, streamed from a cursor (docs/admin-api.md, Exports); resolves once the first row is read. */
-  async exportEntries(
-    query: Partial<AuditQueryDto> & { license_ids?: number[]; actor?: string },
-    products: ProductScope = ALL_PRODUCTS,
-  ): Promise<ExportSource<AuditEntryRow>> {
+  async exportEntries(query: AuditQuery, products: ProductScope = ALL_PRODUCTS): Promise<ExportSource<AuditEntryRow>> {
     const rows = await this.audit.streamExport(auditFilter(query, products));
     return { rows, columns: AUDIT_EXPORT_COLUMNS, toRecord: auditExportRecord };
   }
 }
 
 /** The filters of a query; 400 when `from` is after `to`. */
-function auditFilter(query: Partial<AuditQueryDto> & { license_ids?: number[]; actor?: string }, products: ProductScope): AuditFilter {
+function auditFilter(query: AuditQuery, products: ProductScope): AuditFilter {
   const from = parseIsoTimestamp(query.from);
   const to = parseIsoTimestamp(query.to);
   if (from && to && from.getTime() > to.getTime()) throw AppError.field('from', 'from must not be after to');
@@ -81,7 +109,8 @@ function auditFilter(query: Partial<AuditQueryDto> & { license_ids?: number[]; a
     licenseIds: query.license_ids,
     action: query.action,
     actorType: query.actor_type,
-    actor: query.actor,
+    actors: [query.actor, query.staff_actor].filter((a): a is string => a !== undefined),
+    productCode: query.product,
     from: query.from,
     to: query.to,
   };

@@ -75,6 +75,24 @@ export class PortalLicensesController {
     res.render('portal/license', { title: `${license.product.name} licence`, license: this.view(license), downloads });
   }
 
+  /**
+   * "Free this machine" asks first, on a page of its own that needs no script (docs/portal.md, Releasing a machine):
+   * what freeing does, the licence's limit, and the form that frees it.
+   */
+  @Get('licenses/:id/machines/:seat/release')
+  async confirmRelease(@Req() req: Request, @Res() res: Response, @Param() params: SeatParams): Promise<void> {
+    const { license, seat } = await this.seat(req, params);
+    const machine = seat.hostname ?? 'this unnamed machine';
+    res.render('portal/release', {
+      title: `Free ${machine}?`,
+      machine,
+      seat,
+      license: this.view(license),
+      limit: license.policy.max_deactivations_per_30_days,
+      noFreeing: license.policy.max_deactivations_per_30_days === 0,
+    });
+  }
+
   /** A client deactivation on the customer's behalf: it counts against max_deactivations_per_30_days. */
   @Post('licenses/:id/machines/:seat/release')
   async release(@Req() req: Request, @Res() res: Response, @Param() params: SeatParams): Promise<void> {
@@ -137,16 +155,37 @@ export class PortalLicensesController {
     }
   }
 
-  private view(license: LicenseDetailsDto) {
+  private view(license: LicenseDetailsDto, now = new Date()) {
     const store = license.store;
     return {
       ...license,
+      link_label: portalLicenceLabel(license, now),
       seats_used: license.activations.length,
       seat_limit: seatLimit(license.limits),
       store_title: store ? (STORE_TITLES[store.name] ?? store.name) : null,
       store_portal_url: store ? (this.storePortalUrls[store.name] ?? null) : null,
     };
   }
+}
+
+/**
+ * A licence link in the customer's words (docs/portal.md, What a customer sees): the product, the key's last group and
+ * the expiry, e.g. "POS Retail, key ending H8C5Z, valid until 31 January 2027".
+ */
+export function portalLicenceLabel(
+  license: { product: { name: string }; license_key: string; expires_at: string | null },
+  now: Date,
+): string {
+  const ending = license.license_key.split('-').pop() ?? license.license_key;
+  const day = (iso: string) =>
+    new Date(iso).toLocaleDateString('en-GB', { day: 'numeric', month: 'long', year: 'numeric', timeZone: 'UTC' });
+  const expiry =
+    license.expires_at === null
+      ? 'never expires'
+      : Date.parse(license.expires_at) > now.getTime()
+        ? `valid until ${day(license.expires_at)}`
+        : `ended on ${day(license.expires_at)}`;
+  return `${license.product.name}, key ending ${ending}, ${expiry}`;
 }
 
 /** Anything else under /portal: an HTML 404 in the portal's layout (the sign-in page without a session). Registered last. */

@@ -2,7 +2,7 @@ import { ConfigError } from '../config/config.error';
 import { validateEnv } from '../config/env.schema';
 import { buildConfig } from '../config/load-config';
 import { maskedKey } from '../dashboard/views/display';
-import { deactivationLimitMessage } from './portal-licenses.controller';
+import { deactivationLimitMessage, portalLicenceLabel } from './portal-licenses.controller';
 import { EMAIL_FORMAT, normaliseEmail } from './portal-sign-in.service';
 
 // docs/portal.md: the rules of the portal that need no server.
@@ -43,6 +43,20 @@ describe('customer portal rules', () => {
       'a@b.example,c@d.example',
     ])
       expect(EMAIL_FORMAT.test(bad)).toBe(false);
+  });
+
+  it("names a licence link by product, the key's last group and the expiry, in the customer's words", () => {
+    const now = new Date('2026-06-15T12:00:00Z');
+    const licence = (expires_at: string | null) => ({
+      product: { name: 'Retail Point of Sale' },
+      license_key: 'POS-7K3QM-X9D2R-TB4WN-H8C5Z',
+      expires_at,
+    });
+    expect(portalLicenceLabel(licence('2027-01-31T23:59:59Z'), now)).toBe(
+      'Retail Point of Sale, key ending H8C5Z, valid until 31 January 2027',
+    );
+    expect(portalLicenceLabel(licence(null), now)).toBe('Retail Point of Sale, key ending H8C5Z, never expires');
+    expect(portalLicenceLabel(licence('2026-06-15T11:59:59Z'), now)).toBe('Retail Point of Sale, key ending H8C5Z, ended on 15 June 2026');
   });
 
   it('masks all but the prefix and the last group of a key', () => {

@@ -410,8 +410,14 @@ export class WebhooksService implements EventConsumer, OnModuleInit, OnApplicati
       throw AppError.field('events', 'events: "*" means every event and stands alone');
   }
 
-  private async checkUrl(url: string): Promise<void> {
+  /** What is wrong with an endpoint's URL (its form, or where it resolves), or undefined when it may receive deliveries. */
+  async urlProblem(url: string): Promise<string | undefined> {
     const target = await resolveWebhookTarget(url, this.config.webhooks.allowPrivateNetworks);
-    if ('problem' in target) throw AppError.field('url', target.problem);
+    return 'problem' in target ? target.problem : undefined;
+  }
+
+  private async checkUrl(url: string): Promise<void> {
+    const problem = await this.urlProblem(url);
+    if (problem !== undefined) throw AppError.field('url', problem);
   }
 }

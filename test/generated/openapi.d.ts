@@ -227,7 +227,7 @@ export interface paths {
         };
         /**
          * Read the audit log
-         * @description Every state change and sign-in, newest first; filters combine with AND. A token limited to products sees only those products' entries. Page with `after` (keyset: follow the `Link` rel="next" header, the same cost at any depth) or `offset` (costs grow with the offset).
+         * @description Every state change and sign-in, newest first; filters combine with AND. A token limited to products sees only those products' entries; a `product` it may not see, or that no product has, and an `actor` nobody is, match nothing (an empty list, never the filter ignored). Page with `after` (keyset: follow the `Link` rel="next" header, the same cost at any depth) or `offset` (costs grow with the offset).
          */
         get: operations["Audit_list"];
         put?: never;
@@ -4093,6 +4093,10 @@ export interface operations {
                 license_id?: number;
                 action?: "product.created" | "product.updated" | "license.created" | "license.updated" | "license.revoked" | "license.released" | "license.activated" | "license.activation_denied" | "license.deactivated" | "license.file_issued" | "license.usage_limit_reached" | "license.usage_reset" | "license.trial_started" | "license.key_resent" | "license.expiring_soon" | "license.expired" | "mail.retried" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "webhook.delivery_retried" | "auth.login" | "auth.login_failed" | "auth.logout" | "staff.invited" | "staff.joined" | "staff.role_changed" | "staff.disabled" | "staff.enabled" | "staff.password_reset" | "staff.second_factor_added" | "staff.second_factor_reset" | "staff.signed_in" | "staff.sign_in_failed" | "signing_key.rotated" | "signing_key.revoked" | "signing_key.endorsed" | "token.created" | "token.revoked" | "store_plan.created" | "store_plan.updated" | "store_plan.deleted" | "customer.note_added" | "release.created" | "release.artifact_uploaded" | "release.published" | "release.yanked" | "release.deleted";
                 actor_type?: "admin_api" | "dashboard" | "client" | "system" | "store" | "customer";
+                /** @description entries of the product with this code: its licences' and its own; a code no product has, or one outside the credential's products, matches nothing */
+                product?: string;
+                /** @description entries of exactly this actor: `staff:<username>`, `key:<id>`, `token:<name>`, `store:<name>`, a customer's e-mail address (portal) or a client's IP */
+                actor?: string;
                 /** @description entries at or after this ISO timestamp */
                 from?: string;
                 /** @description entries at or before this ISO timestamp; not before `from` */
@@ -4179,6 +4183,10 @@ export interface operations {
                 license_id?: number;
                 action?: "product.created" | "product.updated" | "license.created" | "license.updated" | "license.revoked" | "license.released" | "license.activated" | "license.activation_denied" | "license.deactivated" | "license.file_issued" | "license.usage_limit_reached" | "license.usage_reset" | "license.trial_started" | "license.key_resent" | "license.expiring_soon" | "license.expired" | "mail.retried" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "webhook.delivery_retried" | "auth.login" | "auth.login_failed" | "auth.logout" | "staff.invited" | "staff.joined" | "staff.role_changed" | "staff.disabled" | "staff.enabled" | "staff.password_reset" | "staff.second_factor_added" | "staff.second_factor_reset" | "staff.signed_in" | "staff.sign_in_failed" | "signing_key.rotated" | "signing_key.revoked" | "signing_key.endorsed" | "token.created" | "token.revoked" | "store_plan.created" | "store_plan.updated" | "store_plan.deleted" | "customer.note_added" | "release.created" | "release.artifact_uploaded" | "release.published" | "release.yanked" | "release.deleted";
                 actor_type?: "admin_api" | "dashboard" | "client" | "system" | "store" | "customer";
+                /** @description entries of the product with this code: its licences' and its own; a code no product has, or one outside the credential's products, matches nothing */
+                product?: string;
+                /** @description entries of exactly this actor: `staff:<username>`, `key:<id>`, `token:<name>`, `store:<name>`, a customer's e-mail address (portal) or a client's IP */
+                actor?: string;
                 /** @description entries at or after this ISO timestamp */
                 from?: string;
                 /** @description entries at or before this ISO timestamp; not before `from` */

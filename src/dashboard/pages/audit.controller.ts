@@ -8,6 +8,7 @@ import { CurrentProductScope, type ProductScope } from '../../common/auth/actor'
 import { AppError, FieldError } from '../../common/errors/app-error';
 import { sendExport } from '../../common/http/export';
 import { LicensesService } from '../../licenses/licenses.service';
+import { ProductsService } from '../../products/products.service';
 import { validFilters } from '../http/check-dto';
 import { DashboardController } from '../http/dashboard-controller.decorator';
 import { staffActorName } from '../http/session.guard';
@@ -43,11 +44,33 @@ export async function withLicenses(entries: AuditEntryDto[], licenses: LicensesS
   return entries.map((e) => ({ ...e, license: e.license_id === null ? undefined : summaries.get(e.license_id) }));
 }
 
+/** What the page says of a filter it could not use, in the staff member's words (docs/dashboard.md, Read the audit log). */
+function plainFilterError(e: FieldError, shown: Record<string, string>): FieldError {
+  const typed = (shown[e.field] ?? '').slice(0, 40);
+  switch (e.field) {
+    case 'license_id':
+      return { ...e, message: 'the licence must be an id or a key' };
+    case 'from':
+    case 'to':
+      return {
+        ...e,
+        message: `the “${e.field === 'from' ? 'From' : 'To'}” day “${typed}” is not a date: pick a day from the calendar or type it as year-month-day, e.g. 2026-01-31`,
+      };
+    case 'product':
+      return { ...e, message: 'the product must be a product code of at most 32 characters' };
+    case 'actor':
+      return { ...e, message: 'the actor must be at most 320 characters on one line' };
+    default:
+      return e;
+  }
+}
+
 @DashboardController('audit')
 export class AuditPageController {
   constructor(
     private readonly audit: AuditService,
     private readonly licenses: LicensesService,
+    private readonly products: ProductsService,
   ) {}
 
   /**
@@ -57,21 +80,24 @@ export class AuditPageController {
   @Get()
   @Render('audit')
   async list(@Query() query: Record<string, unknown>, @CurrentProductScope() scope: ProductScope) {
-    const { shown, filters, licenseIds, actor, errors } = await this.readFilters(query);
+    const { shown, filters, licenseIds, staffActor, errors } = await this.readFilters(query);
     const page = pageNumber(query.page);
     const checked = await validFilters(AuditQueryDto, filters, { limit: AUDIT_PAGE_SIZE, offset: (page - 1) * AUDIT_PAGE_SIZE });
-    errors.push(...checked.errors.map((e) => (e.field === 'license_id' ? { ...e, message: 'the licence must be an id or a key' } : e)));
-    const value = { ...checked.value, license_ids: licenseIds, actor };
+    errors.push(...checked.errors.map((e) => plainFilterError(e, shown)));
+    const value = { ...checked.value, license_ids: licenseIds, staff_actor: staffActor };
     const result = await this.audit.listEntries(value, scope).catch((err: unknown) => {
-      // from after to: show the message and the whole range instead.
+      // From after To: say so and show the whole range instead.
       if (!(err instanceof AppError) || err.status !== 400) throw err;
-      errors.push({ field: 'from', message: err.details?.fields ? (err.details.fields as FieldError[])[0].message : err.message });
+      errors.push({ field: 'from', message: `the “From” day (${shown.from}) is after the “To” day (${shown.to}), so every date is shown` });
       delete filters.from;
       delete filters.to;
       return this.audit.listEntries({ ...value, from: undefined, to: undefined }, scope);
     });
     for (const name of Object.keys(shown)) if (name !== 'customer' && name !== 'staff' && !(name in filters)) delete shown[name];
     if (errors.some((e) => e.field === 'customer')) delete shown.customer;
+    const products = await this.products.listProducts(scope);
+    // An unknown product is not ignored (docs/dashboard.md, Read the audit log): it matches nothing, and the page says why.
+    const unknownProduct = shown.product && !products.some((p) => p.code === shown.product) ? shown.product : null;
     return {
       title: 'Audit log',
       nav: 'audit',
@@ -79,6 +105,8 @@ export class AuditPageController {
       filters: shown,
       filterErrors: errors.length ? errors.map((e) => e.message).join('; ') : null,
       actions: AUDIT_ACTIONS,
+      products,
+      unknownProduct,
       actorTypes: ACTOR_TYPES,
       pagination: pagination('/audit', shown, page, AUDIT_PAGE_SIZE, result.total),
       ranges: quickRanges(shown),
@@ -88,10 +116,14 @@ export class AuditPageController {
 
   /** "Export CSV": every entry matching the filters shown (invalid ones dropped, as on the page), streamed. */
   @Get('export.csv')
-  async exportCsv(@Query() query: Record<string, unknown>, @Res() res: Response): Promise<void> {
-    const { filters, licenseIds, actor } = await this.readFilters(query);
+  async exportCsv(
+    @Query() query: Record<string, unknown>,
+    @Res() res: Response,
+    @CurrentProductScope() scope: ProductScope,
+  ): Promise<void> {
+    const { filters, licenseIds, staffActor } = await this.readFilters(query);
     const { value } = await validFilters(ExportAuditQueryDto, filters, { format: 'csv' });
-    sendExport(res, await this.audit.exportEntries({ ...value, license_ids: licenseIds, actor }), 'csv', 'audit');
+    sendExport(res, await this.audit.exportEntries({ ...value, license_ids: licenseIds, staff_actor: staffActor }, scope), 'csv', 'audit');
   }
 
   /**
@@ -101,7 +133,8 @@ export class AuditPageController {
   private async readFilters(query: Record<string, unknown>) {
     const text = (name: string) => (typeof query[name] === 'string' ? query[name].trim() : '');
     const shown: Record<string, string> = {};
-    for (const name of ['action', 'actor_type', 'license_id', 'customer', 'staff', 'from', 'to']) if (text(name)) shown[name] = text(name);
+    for (const name of ['action', 'actor_type', 'actor', 'product', 'license_id', 'customer', 'staff', 'from', 'to'])
+      if (text(name)) shown[name] = text(name);
     const errors: FieldError[] = [];
     const filters: Record<string, string> = { ...shown };
     delete filters.customer;
@@ -120,12 +153,12 @@ export class AuditPageController {
     if (filters.from) filters.from = DATE.test(filters.from) ? `${filters.from}T00:00:00Z` : filters.from;
     if (filters.to) filters.to = DATE.test(filters.to) ? `${filters.to}T23:59:59.999Z` : filters.to;
     // docs/dashboard.md, Read the audit log: a staff member's actions are the entries of actor staff:<username>.
-    let actor: string | undefined;
+    let staffActor: string | undefined;
     if (shown.staff) {
       if (usernameProblem(shown.staff)) errors.push({ field: 'staff', message: 'the staff member must be a username' });
-      else actor = staffActorName(shown.staff);
-      if (actor === undefined) delete shown.staff;
+      else staffActor = staffActorName(shown.staff);
+      if (staffActor === undefined) delete shown.staff;
     }
-    return { shown, filters, licenseIds, actor, errors };
+    return { shown, filters, licenseIds, staffActor, errors };
   }
 }

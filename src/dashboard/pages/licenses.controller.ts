@@ -1,6 +1,6 @@
 import { Get, Param, Post, Query, Render, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { AuditService } from '../../audit/audit.service';
+import { AuditService, type RecentRefusal } from '../../audit/audit.service';
 import { CHART_DAYS, CHART_SERIES, dailyChart } from '../views/daily-chart';
 import { Actor, CurrentActor, CurrentProductScope, type ProductScope } from '../../common/auth/actor';
 import { AppError, FieldError } from '../../common/errors/app-error';
@@ -94,37 +94,57 @@ function readFilters(query: Record<string, unknown>): Record<string, string> {
   return filters;
 }
 
-/** The licence page's recent client events, and how recent a refused machine must be for the banner. */
+/** The licence page's recent client and customer events (docs/dashboard.md, Pages). */
 const CLIENT_EVENTS = 10;
-const REFUSED_BANNER_MS = 3_600_000;
+/** Who acts on a licence from outside: its client's machines and the customer in the portal. */
+const TOP_EVENT_ACTORS = new Set(['client', 'customer']);
+
+/** Why the client refused, in plain words, by its error code (docs/errors.md, Client codes). */
+const REFUSAL_REASONS: Record<string, string> = {
+  ALREADY_ACTIVATED: 'every seat was taken',
+  KEY_EXPIRED: 'the licence had expired',
+  KEY_REVOKED: 'the licence is revoked',
+  KEY_SUSPENDED: 'the licence was suspended',
+  PRODUCT_MISMATCH: 'the key is for another product',
+  INVALID_KEY: 'the key was not recognised',
+};
 
 /**
- * The newest machine refused for want of a seat in the last hour and still not bound, with a release confirmation
- * prefilled for the seat silent the longest (the likely old laptop); null when there is none to show.
+ * The licence's newest refusal of the last 7 days (docs/dashboard.md, Refused recently): its code, time and machine,
+ * and, when the machine was turned away for want of a seat and is still not bound, a release confirmation prefilled
+ * for the seat silent the longest (the likely old laptop); null when there was no refusal.
  */
 function refusedMachine(
-  license: { id: number; activations: { machine_fingerprint: string; hostname: string | null; last_seen_at: string }[] },
-  entries: { action: string; created_at: string; details: Record<string, unknown> }[],
-  now: Date,
+  license: {
+    id: number;
+    limits: Record<string, unknown>;
+    activations: { machine_fingerprint: string; hostname: string | null; last_seen_at: string }[];
+  },
+  refusal: RecentRefusal | undefined,
 ) {
-  const refused = entries.find(
-    (e) =>
-      e.action === 'license.activation_denied' &&
-      e.details.code === 'ALREADY_ACTIVATED' &&
-      now.getTime() - Date.parse(e.created_at) <= REFUSED_BANNER_MS &&
-      !license.activations.some((s) => s.machine_fingerprint === e.details.machine_fingerprint),
-  );
+  if (!refusal) return null;
+  const boundNow = license.activations.some((s) => s.machine_fingerprint === refusal.machine_fingerprint);
+  const seatTaken = refusal.code === 'ALREADY_ACTIVATED' && !boundNow && license.activations.length >= seatLimit(license.limits);
   const quietest = [...license.activations].sort((a, b) => Date.parse(a.last_seen_at) - Date.parse(b.last_seen_at))[0];
-  if (!refused || !quietest) return null;
   return {
-    at: refused.created_at,
-    hostname: typeof refused.details.hostname === 'string' ? refused.details.hostname : null,
-    code: refused.details.code,
-    release: {
-      hostname: quietest.hostname,
-      href: `/licenses/${license.id}/confirm/release?${new URLSearchParams({ machine_fingerprint: quietest.machine_fingerprint }).toString()}`,
-    },
+    ...refusal,
+    reason: REFUSAL_REASONS[refusal.code] ?? 'see the audit log',
+    boundNow,
+    auditHref: `/audit?${new URLSearchParams({ license_id: String(license.id), action: 'license.activation_denied' }).toString()}`,
+    release:
+      seatTaken && quietest
+        ? {
+            hostname: quietest.hostname,
+            href: `/licenses/${license.id}/confirm/release?${new URLSearchParams({ machine_fingerprint: quietest.machine_fingerprint }).toString()}`,
+          }
+        : null,
   };
+}
+
+/** Licences with their newest refusal of the last 7 days (`refusal`), read in one query for the whole page. */
+async function withRefusals<L extends { id: number }>(audit: AuditService, licenses: L[]): Promise<(L & { refusal?: RecentRefusal })[]> {
+  const refusals = await audit.recentRefusals(licenses.map((l) => l.id));
+  return licenses.map((l) => ({ ...l, refusal: refusals.get(l.id) }));
 }
 
 /** The top bar's results as you type: how many, and from how many characters on. */
@@ -172,7 +192,7 @@ export class LicensesPagesController {
       title: filters.q ? `Search: ${filters.q}` : 'Licences',
       nav: 'licenses',
       searchTerm: filters.q,
-      licenses: result.items,
+      licenses: await withRefusals(this.audit, result.items),
       columns: sortableColumns(
         '/licenses',
         { ...filters, ...sizeParam },
@@ -242,7 +262,7 @@ export class LicensesPagesController {
       layout: false,
       q,
       searched: found !== null,
-      licenses: found?.items ?? [],
+      licenses: await withRefusals(this.audit, found?.items ?? []),
       more: found ? found.total > found.items.length : false,
       total: found?.total ?? 0,
       listHref: `/licenses?${new URLSearchParams({ q }).toString()}`,
@@ -306,7 +326,7 @@ export class LicensesPagesController {
       email: ref.email,
       pib: ref.pib,
       names,
-      licenses: found.licenses.items,
+      licenses: await withRefusals(this.audit, found.licenses.items),
       columns: COLUMNS.map((c) => ({ label: c.label })),
       machines: found.machines,
       // Each entry's licence names this customer the way it is reached here (e-mail or PIB), with that licence's own name.
@@ -375,7 +395,7 @@ export class LicensesPagesController {
   @Render('licenses/show')
   async show(@Param('id', DashboardIdPipe) id: number, @CurrentProductScope() scope: ProductScope) {
     const license = await this.licenses.getLicense(id, scope);
-    const [history, audit, preview, usage, activity] = await Promise.all([
+    const [history, audit, preview, usage, activity, refusals] = await Promise.all([
       this.licenses.listActivations(id),
       this.audit.listEntries({ license_id: id, limit: 100, offset: 0 }),
       this.activation.previewLicense(license),
@@ -385,6 +405,7 @@ export class LicensesPagesController {
         CHART_DAYS,
         id,
       ),
+      this.audit.recentRefusals([id]),
     ]);
     const summaries = new Map([[id, { license_key: license.license_key, customer_name: license.customer_name }]]);
     const entries = audit.items.map((e) => ({ ...e, license: e.license_id ? summaries.get(e.license_id) : undefined }));
@@ -401,9 +422,9 @@ export class LicensesPagesController {
           : null,
       history,
       audit: entries,
-      // The support view (docs/dashboard.md, Tasks): what the customer's machines did lately, and a machine turned away.
-      clientEvents: entries.filter((e) => e.actor_type === 'client').slice(0, CLIENT_EVENTS),
-      refusedMachine: refusedMachine(license, audit.items, new Date()),
+      // The support view (docs/dashboard.md, Tasks): what the customer and their machines did lately, and the last refusal.
+      clientEvents: entries.filter((e) => TOP_EVENT_ACTORS.has(e.actor_type)).slice(0, CLIENT_EVENTS),
+      refusedMachine: refusedMachine(license, refusals.get(id)),
       auditTotal: audit.total,
       preview: { signed: preview.signed, seat: preview.seat, json: JSON.stringify(preview.document, null, 2) },
       // docs/licences.md, Usage metering: this period's count and the past periods, newest first (12 at most).

@@ -48,7 +48,13 @@ export class WebhooksPagesController {
     };
     const events = form.events.includes(ALL_EVENTS) ? [ALL_EVENTS] : form.events;
     const checked = await checkDto(CreateWebhookDto, { url: form.url, events, description: form.description || null });
-    if (!checked.value) return this.renderList(res, 400, form, checked.errors);
+    // Every error in one answer (docs/dashboard.md, Forms): the URL's own check runs even when another field failed.
+    const errors = [...checked.errors];
+    if (form.url && !errors.some((e) => e.field === 'url')) {
+      const problem = await this.webhooks.urlProblem(form.url);
+      if (problem !== undefined) errors.push({ field: 'url', message: problem });
+    }
+    if (!checked.value || errors.length) return this.renderList(res, 400, form, errors);
     try {
       const created = await this.webhooks.createEndpoint(checked.value, actor);
       res.status(201).render('webhooks/secret', {
