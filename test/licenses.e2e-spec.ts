@@ -383,12 +383,14 @@ describe('admin licences API: create and read', () => {
     expect(doc.paths['/api/v1/admin/licenses'].get.responses['200'].headers.Link).toBeDefined();
     expect(doc.paths['/api/v1/admin/audit'].get.parameters.map((p: { name: string }) => p.name).sort()).toEqual([
       'action',
+      'actor',
       'actor_type',
       'after',
       'from',
       'license_id',
       'limit',
       'offset',
+      'product',
       'to',
     ]);
     expect(doc.components.schemas.CreateLicenseDto.required.sort()).toEqual(['customer_name', 'license_type', 'product_code']);
