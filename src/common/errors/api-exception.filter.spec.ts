@@ -48,9 +48,12 @@ describe('isDatabaseUnavailable', () => {
     [{ message: 'timeout exceeded when trying to connect' }],
     [{ driverError: { code: '57P03' } }],
     [{ message: 'Connection terminated unexpectedly' }],
+    // The Unix socket of a stopped server: its file is gone.
+    [{ code: 'ENOENT', syscall: 'connect', address: '/data/postgres/.s.PGSQL.5432' }],
   ])('recognises %j', (err) => expect(isDatabaseUnavailable(err)).toBe(true));
 
-  it.each([[{ code: '23505' }], [{ code: '22P02' }], [new Error('boom')], [null]])('does not treat %j as an outage', (err) =>
-    expect(isDatabaseUnavailable(err)).toBe(false),
+  it.each([[{ code: '23505' }], [{ code: '22P02' }], [new Error('boom')], [null], [{ code: 'ENOENT', syscall: 'open' }]])(
+    'does not treat %j as an outage',
+    (err) => expect(isDatabaseUnavailable(err)).toBe(false),
   );
 });

