@@ -32,6 +32,8 @@ const ROW_NAMES = [
   'audit-deep',
   'export',
   'floor',
+  'floor-nest',
+  'floor-express',
   'validate',
   'validate-hook',
   'validate-signed',
@@ -503,6 +505,39 @@ async function measureScale(
       { method: 'GET', path: '/health' },
       (status, body) => status === 200 && body.status === 'ok',
     );
+  }
+  // The stack's own floor (docs/performance.md, What bounds the floor): the same answer from an empty NestJS app and
+  // from Express alone, each its own process, against the same bare baseline in the same run.
+  const stackFloors = [
+    ['floor-nest', 'nest', 'GET /api/v1/health/live on an empty NestJS + Express app (the stack floor)'],
+    ['floor-express', 'express', 'GET /api/v1/health/live on Express alone (one route)'],
+  ] as const;
+  for (const [key, stack, label] of stackFloors) {
+    if (!wanted(key)) continue;
+    const floorApp = await spawnNode({
+      script: join(__dirname, 'stack-floor-server.js'),
+      cwd: ROOT,
+      readyPath: '/api/v1/health/live',
+      env: { STACK: stack },
+    });
+    try {
+      const app: Endpoint = {
+        url: floorApp.url,
+        process: floorApp,
+        cpu: { server: processTreeCpu(floorApp.pid), database: () => new Map() },
+      };
+      await paired(
+        key,
+        label,
+        { method: 'GET', path: '/api/v1/health/live' },
+        'bare node:http answering JSON',
+        { method: 'GET', path: '/health' },
+        (status, body) => status === 200 && body.status === 'ok',
+        { on: { ...servers, app } },
+      );
+    } finally {
+      await floorApp.stop();
+    }
   }
   if (wanted('validate') && withOneWorker) await validateRow(1, servers);
   if (wanted('validate-hook') && withOneWorker) {
