@@ -73,6 +73,9 @@ export class EventRecorder {
     change: RecordedChange | undefined,
     events: DomainEvent[],
   ): Promise<T[]> {
+    // A change that tells nothing (a re-activation refreshing its seat) is the change alone: no empty INSERTs to run.
+    if (change && events.length === 0)
+      return runStatement<T>(manager ?? this.dataSource.manager, change.name, sql`WITH ${change.ctes} SELECT * FROM change`);
     const guard = change?.eventsOnlyIf ? sql`\n    WHERE EXISTS (SELECT 1 FROM change WHERE ${change.eventsOnlyIf})` : raw('');
     const written = eventCtes(events, new Date(), guard);
     const statement = change ? sql`WITH ${change.ctes}, ${written} SELECT * FROM change` : sql`WITH ${written} SELECT 1`;
