@@ -1,5 +1,6 @@
 import { AppError } from '../../src/common/errors/app-error';
 import { SeatsService } from '../../src/licenses/seats/seats.service';
+import { type SeatChangeLoad, SeatsRepository } from '../../src/licenses/seats/seats.repository';
 import { CLIENT_ACTOR, createServiceHarness, issueLicense, machine, ServiceHarness } from '../support/service-harness';
 
 /**
@@ -234,6 +235,33 @@ describe('SeatsService (integration)', () => {
       const released = await deactivate(lic.licenseKey, 'rev');
       expect(released.canReactivate).toBe(false);
       expect((await failure(activate(lic.licenseKey, 'rev'))).code).toBe('KEY_REVOKED');
+    });
+  });
+
+  describe('the seat change load', () => {
+    it('the optimistic read (one plain statement) loads what the locked function loads: licence, product, seats, recent deactivations', async () => {
+      const lic = await issueLicense(h, { limits: { max_installations: 3 } });
+      for (const seed of ['twin-a', 'twin-b', 'twin-c']) await activate(lic.licenseKey, seed);
+      await deactivate(lic.licenseKey, 'twin-b');
+      await h.sql(`UPDATE activations SET last_seen_at = now() - interval '5 minutes' WHERE license_id = $1`, [lic.id]);
+      const repo = h.get(SeatsRepository);
+      const [read, locked] = await h.transaction(async (manager) => [
+        await repo.loadForSeatChange(lic.licenseKey, manager, false),
+        await repo.loadForSeatChange(lic.licenseKey, manager, true),
+      ]);
+      const comparable = (load: SeatChangeLoad | null) => {
+        if (!load) throw new Error('no load');
+        const { now: _now, nextSeatId, version, ...rest } = load;
+        return { ...rest, nextSeatId: typeof nextSeatId, version: typeof version };
+      };
+      expect(comparable(read)).toEqual(comparable(locked));
+      expect(read?.seats.map((s) => s.machineFingerprint)).toEqual([machine('twin-c'), machine('twin-a')]);
+      expect(read?.recentDeactivations).toHaveLength(1);
+      expect(read?.license.product?.code).toBe(locked?.license.product?.code);
+      // The locked load moves the seat counter; the read saw it before.
+      expect(BigInt(locked?.version ?? 0)).toBe(BigInt(read?.version ?? 0) + 1n);
+      expect(Number(locked?.nextSeatId)).toBeGreaterThan(Number(read?.nextSeatId));
+      expect(await h.transaction((manager) => repo.loadForSeatChange('POS-NONE0-NONE0-NONE0-NONE0', manager, false))).toBeNull();
     });
   });
 });

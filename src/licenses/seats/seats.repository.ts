@@ -25,12 +25,14 @@ export class SeatsRepository {
    * holds the transaction; without, it only reads, for the optimistic path (docs/licences.md, Concurrency).
    */
   async loadForSeatChange(licenseKey: string, manager: EntityManager, lock: boolean): Promise<SeatChangeLoad | null> {
-    const { rows } = await preparedQuery<{ load: SeatChangeJson | null }>(
-      manager,
-      'license-for-seat-change-v2',
-      `SELECT license_for_seat_change($1, $2) AS load`,
-      [licenseKey, lock],
-    );
+    const { rows } = lock
+      ? await preparedQuery<{ load: SeatChangeJson | null }>(
+          manager,
+          'license-for-seat-change-v2',
+          `SELECT license_for_seat_change($1, $2) AS load`,
+          [licenseKey, lock],
+        )
+      : await preparedQuery<{ load: SeatChangeJson }>(manager, 'seat-change-read', SEAT_CHANGE_READ, [licenseKey]);
     const load = rows[0]?.load;
     if (!load) return null;
     return {
@@ -289,6 +291,23 @@ export const seatChanges = {
     return { name: 'seats-release-dead', ctes: sql`${releaseDead(dead)}, change AS (SELECT 1)` };
   },
 };
+
+/**
+ * The optimistic path's read as one plain statement: what license_for_seat_change(key, false) returns
+ * (src/database/sql/license_for_seat_change.v4.sql) without the PL/pgSQL call and its separate lookup of the licence
+ * id, which cost about half of the read (docs/performance.md, Performance round 3). The whole licence row goes as
+ * json (the mapping picks its fields). Twin of the function's read: test/integration/seats.int-spec.ts compares both.
+ */
+const SEAT_CHANGE_READ = `SELECT json_build_object(
+    'license', to_json(l), 'product', to_json(p), 'now', now(),
+    'version', coalesce((SELECT v.version FROM license_seat_versions v WHERE v.license_id = l.id), 0)::text,
+    'next_seat_id', nextval('activations_id_seq'),
+    'seats', coalesce((SELECT json_agg(s ORDER BY s.activated_at DESC, s.id DESC) FROM activations s
+                       WHERE s.license_id = l.id AND s.released_at IS NULL), '[]'::json),
+    'recent_deactivations', coalesce((SELECT json_agg(a.released_at ORDER BY a.released_at) FROM activations a
+                       WHERE a.license_id = l.id AND a.release_reason = 'deactivated'
+                         AND a.released_at > now() - interval '30 days'), '[]'::json)) AS load
+  FROM licenses l JOIN product_catalog p ON p.id = l.product_id WHERE l.license_key = $1`;
 
 /** Maps the rows `change` returned. */
 export const seatsFromRows = (rows: ActivationRow[]) => rows.map(activationFromRow);
