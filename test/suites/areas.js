@@ -56,6 +56,9 @@ module.exports = {
   stores: ['stores', 'stores-lemonsqueezy', 'stores-paddle', 'stores-seller'],
   'admin-api': ['admin-tokens', 'audit', 'keyring', 'products', 'releases', 'stats', 'stats-counters', 'stats-daily'],
   platform: [
+    // First: nestjs-pino builds its logger once per module registry, so the first app's log destination is the one
+    // every later app of the suite writes to, and this file reads the lines its own app logs.
+    'request-log',
     'bodyless-admin-routes',
     'dto-text-limits',
     'foundation',
@@ -67,7 +70,6 @@ module.exports = {
     'path-ids',
     'pg-pool',
     'rate-limit',
-    'request-log',
     'schema',
     'text-lengths',
   ],
