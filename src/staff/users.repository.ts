@@ -74,11 +74,12 @@ export class UsersRepository {
   }
 
   /**
-   * Locks the enabled owners' rows (in id order, so two owners changing each other cannot deadlock) and returns their
+   * Locks the rows of the enabled owners of every product (an owner limited to some products does not count: docs/security.md,
+   * Owners) (in id order, so two owners changing each other cannot deadlock) and returns their
    * ids: the "one enabled owner remains" rule is checked against rows no other transaction can change meanwhile.
    */
   async lockEnabledOwners(manager: EntityManager): Promise<number[]> {
-    const rows = await manager.query<{ id: number }[]>(`SELECT id FROM users WHERE role = 'owner' AND NOT disabled ORDER BY id FOR UPDATE`);
+    const rows = await manager.query<{ id: number }[]>(`SELECT id FROM users WHERE role = 'owner' AND NOT disabled AND product_ids IS NULL ORDER BY id FOR UPDATE`);
     return rows.map((r) => r.id);
   }
 
