@@ -1,4 +1,5 @@
 import request from 'supertest';
+import { Secret, TOTP } from 'otpauth';
 import type { Server } from 'node:http';
 import { ADMIN, csrfFrom, loggedInAgent, postForm, unescape, type Agent } from './dashboard-helpers';
 import { SoftAuthenticator } from './support/soft-authenticator';
@@ -227,7 +228,11 @@ describe('staff accounts a team can trust', () => {
       const visitor = newAgent();
       const before = await sessions();
       const login = await visitor.get('/login').expect(200);
-      const res = await visitor.post('/login/passkey/options').type('form').send({ _csrf: csrfFrom(login.text) }).expect(200);
+      const res = await visitor
+        .post('/login/passkey/options')
+        .type('form')
+        .send({ _csrf: csrfFrom(login.text) })
+        .expect(200);
       expect(res.body.challenge).toEqual(expect.any(String));
       expect(await sessions()).toBe(before);
       const cookies = ([] as string[]).concat(res.headers['set-cookie'] ?? []);
@@ -264,6 +269,81 @@ describe('staff accounts a team can trust', () => {
       expect(summary).toContain('The username must be');
       expect(summary).toContain('Give a valid e-mail address');
       expect(summary).toContain('Choose owner, admin, support or viewer');
+    });
+  });
+
+  describe("signing in and one's own second factors", () => {
+    async function signIn(username: string, password: string) {
+      const agent = newAgent();
+      const page = await agent.get('/login').expect(200);
+      return agent
+        .post('/login')
+        .type('form')
+        .send({ username, password, _csrf: csrfFrom(page.text) });
+    }
+
+    it('tells a disabled member why, but only after the right password', async () => {
+      const csrf = await token('/staff');
+      const gina = await invite(admin, csrf, { username: 'gina', email: 'gina@example.test', role: 'viewer' });
+      await accept(gina.path!, 'ginas-password-1');
+      const [{ id }] = await t.sql(`SELECT id FROM users WHERE username = 'gina'`);
+      await postForm(admin, csrf, `/staff/${id}/disable`).expect(303);
+      const right = await signIn('gina', 'ginas-password-1');
+      expect(right.status).toBe(401);
+      expect(right.text).toContain('This account is disabled. Ask an owner');
+      const wrong = await signIn('gina', 'not-her-password');
+      expect(wrong.status).toBe(401);
+      expect(wrong.text).toContain('Invalid username or password.');
+      expect(wrong.text).not.toContain('disabled');
+    });
+
+    it("the audit log's staff filter matches any letter case, suggests usernames, and treats _ literally", async () => {
+      const page = (await admin.get('/audit?staff=ADMIN').expect(200)).text;
+      expect(page).toContain('data-testid="staff-suggestions"');
+      expect(page).toContain('<option value="carol">');
+      const upper = [...page.matchAll(/data-testid="audit-row"/g)].length;
+      const exact = [...(await admin.get('/audit?staff=admin').expect(200)).text.matchAll(/data-testid="audit-row"/g)].length;
+      expect(upper).toBeGreaterThan(0);
+      expect(upper).toBe(exact);
+      expect((await admin.get('/audit?staff=a_min').expect(200)).text).not.toContain('data-testid="audit-row"');
+    });
+
+    it('regenerates recovery codes (copy and download offered, the old ones dead) and removes its own authenticator app', async () => {
+      const csrf = await securityToken();
+      await postForm(admin, csrf, '/account/security/totp').expect(303).expect('Location', '/account/security');
+      const uri = /data-testid="totp-uri">([^<]+)</
+        .exec((await admin.get('/account/security').expect(200)).text)![1]
+        .replace(/&amp;/g, '&')
+        .replace(/&#x3D;/g, '=');
+      const secret = new URL(uri).searchParams.get('secret')!;
+      const code = new TOTP({ secret: Secret.fromBase32(secret), algorithm: 'SHA1', digits: 6, period: 30 }).generate();
+      await postForm(admin, csrf, '/account/security/totp/confirm', { code }).expect(200);
+      const before = await t.sql(`SELECT code_hash FROM staff_recovery_codes ORDER BY id`);
+      const fresh = await postForm(admin, csrf, '/account/security/recovery-codes').expect(200);
+      const codes = [...fresh.text.matchAll(/<li>([0-9A-Z]{4}-[0-9A-Z]{4}-[0-9A-Z]{4}-[0-9A-Z]{4})<\/li>/g)].map((m) => m[1]);
+      expect(codes).toHaveLength(10);
+      expect(fresh.text).toContain('data-testid="recovery-codes-copy"');
+      expect(unescape(fresh.text)).toMatch(/href="data:text\/plain;charset=utf-8,[^"]+" download="recovery-codes.txt"/);
+      const after = await t.sql(`SELECT code_hash FROM staff_recovery_codes ORDER BY id`);
+      expect(after).toHaveLength(10);
+      expect(after.some((r) => before.some((b) => b.code_hash === r.code_hash))).toBe(false);
+      // Under sudo like every change of second factors.
+      await ageSudo();
+      await postForm(admin, csrf, '/account/security/recovery-codes')
+        .expect(303)
+        .expect('Location', /^\/account\/sudo/);
+      await postForm(admin, csrf, '/account/security/totp/remove')
+        .expect(303)
+        .expect('Location', /^\/account\/sudo/);
+      expect(await t.sql(`SELECT user_id FROM staff_totp_secrets`)).toHaveLength(1);
+      // The password alone no longer proves it: a recovery code with it does.
+      await postForm(admin, csrf, '/account/sudo', { password: ADMIN.password, return_to: '/account/security' }).expect(401);
+      await postForm(admin, csrf, '/account/sudo', { password: ADMIN.password, code: codes[0], return_to: '/account/security' })
+        .expect(303)
+        .expect('Location', '/account/security');
+      await postForm(admin, csrf, '/account/security/totp/remove').expect(303).expect('Location', '/account/security');
+      expect(await t.sql(`SELECT user_id FROM staff_totp_secrets`)).toEqual([]);
+      expect(await t.sql(`SELECT id FROM staff_recovery_codes`)).toEqual([]);
     });
   });
 });

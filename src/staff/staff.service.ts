@@ -82,6 +82,11 @@ export class StaffService {
     return users.map((u) => this.account(u, codes, factors.get(u.id) ?? []));
   }
 
+  /** Every account's username, for suggestions (the audit page's Staff member filter). */
+  async usernames(): Promise<string[]> {
+    return (await this.users.list()).map((u) => u.username);
+  }
+
   async getAccount(id: number): Promise<StaffAccount> {
     const user = await this.users.getById(id);
     if (!user) throw AppError.notFound('Staff account');

@@ -17,6 +17,7 @@ import { SsoSignIn } from './sso-sign-in';
 
 export const LOGIN_FAILED_MESSAGE = 'Invalid username or password.';
 export const PASSKEY_FAILED_MESSAGE = 'That passkey was not accepted. Try again, or use another way to sign in.';
+export const DISABLED_ACCOUNT_MESSAGE = 'This account is disabled. Ask an owner of this dashboard to enable it again.';
 export const SSO_ACCOUNT_MESSAGE = 'This account signs in with single sign-on: use "Sign in with single sign-on".';
 export const SECOND_FACTOR_FAILED_MESSAGE = 'That code is not valid. Use a new code from your app, or an unused recovery code.';
 
@@ -60,6 +61,11 @@ export class AuthController {
     // Past the account's limit of failures the attempt waits first, whoever sends it (docs/dashboard.md, Failed sign-ins).
     if (username) await this.signIn.limiter.beforeAttempt(username);
     const user = await this.passport.authenticate(req, res);
+    // Told only after the right password, so a guesser learns nothing (docs/dashboard.md, Staff and roles).
+    if (user === 'disabled') {
+      await this.signIn.failed(req, username, 'disabled');
+      return res.status(401).render('login', { ...this.loginLocals(req, res), error: DISABLED_ACCOUNT_MESSAGE, username });
+    }
     if (!user) {
       // The actor is the name as typed: nobody was authenticated (docs/dashboard.md, Staff and roles).
       await this.signIn.failed(req, username, 'password');
