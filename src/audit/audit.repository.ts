@@ -113,8 +113,7 @@ function auditFrom(filter: AuditFilter, params: unknown[]): string {
   if (filter.actorType !== undefined) where.push(`a.actor_type = ${param(filter.actorType)}`);
   for (const actor of filter.actors ?? []) where.push(`a.actor = ${param(actor)}`);
   // ILIKE with its wildcards escaped (a username may hold `_`): the same name in any letter case, nothing more.
-  if (filter.actorAnyCase !== undefined)
-    where.push(`a.actor ILIKE ${param(filter.actorAnyCase.replace(/[\\%_]/g, (c) => `\\${c}`))}`);
+  if (filter.actorAnyCase !== undefined) where.push(`a.actor ILIKE ${param(filter.actorAnyCase.replace(/[\\%_]/g, (c) => `\\${c}`))}`);
   if (filter.productCode !== undefined) {
     // The product the code names now, by id as the scope above (docs/licences.md, Audit log): no such product, no entries.
     const product = `(SELECT pc.id FROM product_catalog pc WHERE pc.code = ${param(filter.productCode)})`;

@@ -111,7 +111,8 @@ export class StaffService {
     const errors: FieldError[] = [];
     const problem = usernameProblem(username);
     if (problem) errors.push({ field: 'username', message: problem });
-    if (email.length > EMAIL_MAX_LENGTH || !EMAIL_PATTERN.test(email)) errors.push({ field: 'email', message: 'give a valid e-mail address' });
+    if (email.length > EMAIL_MAX_LENGTH || !EMAIL_PATTERN.test(email))
+      errors.push({ field: 'email', message: 'give a valid e-mail address' });
     const role = isStaffRole(input.role) ? input.role : null;
     if (!role) errors.push({ field: 'role', message: 'choose owner, admin, support or viewer' });
     const productIds = await this.productIds(input.products).catch((err: unknown) => {
@@ -128,7 +129,11 @@ export class StaffService {
     return this.users.transaction(async (manager) => {
       // Inviting the same person again replaces the earlier link (docs/security.md, Invitations): it dies here.
       for (const replaced of await this.invites.deletePendingFor(manager, username, email))
-        await this.record(manager, 'staff.invitation_revoked', actor, { username: replaced.username, email: replaced.email, replaced: true });
+        await this.record(manager, 'staff.invitation_revoked', actor, {
+          username: replaced.username,
+          email: replaced.email,
+          replaced: true,
+        });
       const invite = await this.invites.insert(
         manager,
         { tokenHash: inviteTokenHash(token), username, email, role, productIds, invitedBy },
@@ -264,7 +269,14 @@ export class StaffService {
 
   private record(
     manager: EntityManager,
-    type: 'staff.invited' | 'staff.invitation_revoked' | 'staff.joined' | 'staff.role_changed' | 'staff.disabled' | 'staff.enabled' | 'staff.second_factor_reset',
+    type:
+      | 'staff.invited'
+      | 'staff.invitation_revoked'
+      | 'staff.joined'
+      | 'staff.role_changed'
+      | 'staff.disabled'
+      | 'staff.enabled'
+      | 'staff.second_factor_reset',
     actor: Actor,
     details: Record<string, unknown>,
   ) {

@@ -79,7 +79,9 @@ export class UsersRepository {
    * ids: the "one enabled owner remains" rule is checked against rows no other transaction can change meanwhile.
    */
   async lockEnabledOwners(manager: EntityManager): Promise<number[]> {
-    const rows = await manager.query<{ id: number }[]>(`SELECT id FROM users WHERE role = 'owner' AND NOT disabled AND product_ids IS NULL ORDER BY id FOR UPDATE`);
+    const rows = await manager.query<{ id: number }[]>(
+      `SELECT id FROM users WHERE role = 'owner' AND NOT disabled AND product_ids IS NULL ORDER BY id FOR UPDATE`,
+    );
     return rows.map((r) => r.id);
   }
 

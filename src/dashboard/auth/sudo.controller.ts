@@ -49,7 +49,9 @@ export class SudoController {
     await this.signIn.limiter.beforeAttempt(account.username);
     const factors = await this.signIn.factors.factorsOf(account.id);
     const sso = await this.oidc.isSsoAccount(account.id);
-    const checked = sso ? null : await this.users.verifyCredentials(account.username, formRaw(body, 'password').slice(0, PASSWORD_MAX_LENGTH + 1));
+    const checked = sso
+      ? null
+      : await this.users.verifyCredentials(account.username, formRaw(body, 'password').slice(0, PASSWORD_MAX_LENGTH + 1));
     // The password alone is not enough for an account with a second factor: its code too, or the passkey form.
     const secondOk =
       checked === null || checked.id !== account.id

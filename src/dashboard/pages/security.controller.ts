@@ -57,7 +57,9 @@ export class SecurityPageController {
     }
     if (req.session) delete req.session.enrolmentRequired;
     // Shown once, on this answer only: never stored in clear, never put in the session.
-    res.status(200).render('account/recovery-codes', { title: 'Recovery codes', nav: 'security', recoveryCodes, codesText: codesText(recoveryCodes) });
+    res
+      .status(200)
+      .render('account/recovery-codes', { title: 'Recovery codes', nav: 'security', recoveryCodes, codesText: codesText(recoveryCodes) });
   }
 
   /** Options for navigator.credentials.create(); the challenge waits in the session for the answer. */
@@ -82,7 +84,11 @@ export class SecurityPageController {
   @Post('totp/remove')
   async removeTotp(@Req() req: Request, @Res() res: Response, @CurrentActor() actor: Actor): Promise<void> {
     const removed = await this.factors.removeOwn(req.user!, { kind: 'totp' }, actor);
-    setFlash(req, removed ? 'success' : 'error', removed ? 'Authenticator app removed, with its recovery codes.' : 'There was no authenticator app.');
+    setFlash(
+      req,
+      removed ? 'success' : 'error',
+      removed ? 'Authenticator app removed, with its recovery codes.' : 'There was no authenticator app.',
+    );
     res.redirect(303, '/account/security');
   }
 
@@ -101,7 +107,9 @@ export class SecurityPageController {
       setFlash(req, 'error', 'Recovery codes come with an authenticator app: set one up first.');
       return res.redirect(303, '/account/security');
     }
-    res.status(200).render('account/recovery-codes', { title: 'Recovery codes', nav: 'security', recoveryCodes, codesText: codesText(recoveryCodes) });
+    res
+      .status(200)
+      .render('account/recovery-codes', { title: 'Recovery codes', nav: 'security', recoveryCodes, codesText: codesText(recoveryCodes) });
   }
 
   private async locals(req: Request) {

@@ -44,9 +44,11 @@ const EMPTY_INVITE: InviteForm = { username: '', email: '', role: 'support', pro
 /** The form's fields of an AppError (a 400 names its fields; a 409 is about the username). */
 const sentenceCase = (message: string) => message.charAt(0).toUpperCase() + message.slice(1);
 const fieldsOf = (err: AppError): FieldError[] =>
-  ((err.details?.fields as FieldError[] | undefined) ?? [{ field: (err.details?.field as string | undefined) ?? 'username', message: err.message }]).map(
-    (f) => ({ ...f, message: sentenceCase(f.message) }),
-  );
+  (
+    (err.details?.fields as FieldError[] | undefined) ?? [
+      { field: (err.details?.field as string | undefined) ?? 'username', message: err.message },
+    ]
+  ).map((f) => ({ ...f, message: sentenceCase(f.message) }));
 
 /**
  * The Staff page (docs/dashboard.md, Staff and roles): owners invite, change roles and products, disable and enable
