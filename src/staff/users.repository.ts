@@ -126,7 +126,9 @@ export class UsersRepository {
        updated AS (
          UPDATE users u SET role = CASE
              WHEN t.role = 'owner' AND $2 <> 'owner'
-              AND NOT EXISTS (SELECT 1 FROM users o WHERE o.role = 'owner' AND NOT o.disabled AND o.id <> $1) THEN t.role
+              AND NOT EXISTS (
+                SELECT 1 FROM users o WHERE o.role = 'owner' AND NOT o.disabled AND o.product_ids IS NULL AND o.id <> $1
+              ) THEN t.role
              ELSE $2 END
          FROM target t WHERE u.id = t.id RETURNING u.username, t.role AS previous, u.role, u.disabled
        )

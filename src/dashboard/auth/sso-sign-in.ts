@@ -3,6 +3,7 @@ import type { Request, Response } from 'express';
 import { AppError } from '../../common/errors/app-error';
 import { ErrorCode } from '../../common/errors/error-codes';
 import { OidcService } from '../../staff/sso/oidc.service';
+import type { StaffRole } from '../../staff/roles';
 import { UsersService } from '../../staff/users.service';
 import { dashboardActor, staffActorName } from '../http/session.guard';
 import { CeremonyCookies, SSO_CEREMONY } from './ceremony-cookie';
@@ -65,7 +66,7 @@ export class SsoSignIn {
       throw new AppError(ErrorCode.FORBIDDEN, 403, 'Your single sign-on account has no role in this dashboard. Ask an owner for access.');
     }
     const role = identity.role;
-    if (checks.sudo) return this.finishSudo(req, checks.sudo, await this.oidc.userIdOf(identity));
+    if (checks.sudo) return this.finishSudo(req, checks.sudo, await this.oidc.userIdOf(identity), role);
     const actorFor = (username: string) => dashboardActor(req, staffActorName(username));
     const existing = await this.oidc.userIdOf(identity);
     // A disabled account is not found as a session user: refused, as on every other way in.
@@ -84,11 +85,18 @@ export class SsoSignIn {
   }
 
   /** Re-authentication at the provider: only the same account, still signed in here, renews its sudo time. */
-  private async finishSudo(req: Request, sudo: { userId: number; returnTo: string }, identityUserId: number | null): Promise<string> {
+  private async finishSudo(
+    req: Request,
+    sudo: { userId: number; returnTo: string },
+    identityUserId: number | null,
+    role: StaffRole,
+  ): Promise<string> {
     if (!req.user || req.user.id !== sudo.userId || identityUserId !== sudo.userId) {
       await this.signIn.failed(req, req.user?.username ?? '', 'sudo_other_identity');
       throw new AppError(ErrorCode.FORBIDDEN, 403, 'The provider signed in another account than this session. Sign in again.');
     }
+    // The provider's current role applies now too, as at a sign-in.
+    await this.users.syncSsoRole(req.user.id, role, dashboardActor(req, staffActorName(req.user.username)));
     this.signIn.grantSudo(req);
     return sudo.returnTo;
   }
