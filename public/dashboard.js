@@ -437,3 +437,13 @@ document.addEventListener('DOMContentLoaded', () => {
     });
   }
 });
+
+// Recovery codes (docs/dashboard.md, Second factors): a "Copy all" button for the codes shown once.
+document.addEventListener('DOMContentLoaded', () => {
+  for (const button of document.querySelectorAll('button[data-copy-target]')) {
+    const field = document.getElementById(button.getAttribute('data-copy-target'));
+    if (!field || !navigator.clipboard) continue;
+    button.hidden = false;
+    button.addEventListener('click', () => navigator.clipboard.writeText(field.value).then(() => (button.textContent = 'Copied')));
+  }
+});

@@ -15,6 +15,8 @@ document.addEventListener('DOMContentLoaded', () => {
       try {
         const body = new URLSearchParams({ _csrf: form.querySelector('input[name=_csrf]').value });
         const res = await fetch(form.dataset.options, { method: 'POST', body, credentials: 'same-origin' });
+        // Sent to the confirm-access page (docs/security.md, Sudo mode): go there, it brings the browser back here.
+        if (res.redirected) return void (window.location.href = res.url);
         if (!res.ok) throw new Error(`the server answered ${res.status}`);
         const optionsJSON = await res.json();
         const answer =

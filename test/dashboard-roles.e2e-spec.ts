@@ -335,7 +335,8 @@ describe('dashboard staff roles', () => {
         .type('form')
         .send({ password: 'a-good-password', password_repeat: 'a-good-password', _csrf: csrf })
         .expect(303)
-        .expect('Location', '/login');
+        // Accepting signs the new member in (docs/security.md, Invitations).
+        .expect('Location', '/dashboard');
       await visitor.get(path).expect(404);
       await visitor
         .post(path)

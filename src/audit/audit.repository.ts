@@ -19,6 +19,8 @@ export interface AuditFilter {
   actorType?: ActorType;
   /** Entries of each of these actors exactly (ANDed: two different ones match nothing); `staff:<username>` is a staff member. */
   actors?: string[];
+  /** Entries of this actor in any letter case (the dashboard's staff filter: `staff:<username>`, docs/dashboard.md). */
+  actorAnyCase?: string;
   /** Entries of the product with this code now (its licences' and its own); an unknown code matches nothing. */
   productCode?: string;
   from?: string;
@@ -110,6 +112,8 @@ function auditFrom(filter: AuditFilter, params: unknown[]): string {
   if (filter.action !== undefined) where.push(`a.action = ${param(filter.action)}`);
   if (filter.actorType !== undefined) where.push(`a.actor_type = ${param(filter.actorType)}`);
   for (const actor of filter.actors ?? []) where.push(`a.actor = ${param(actor)}`);
+  // ILIKE with its wildcards escaped (a username may hold `_`): the same name in any letter case, nothing more.
+  if (filter.actorAnyCase !== undefined) where.push(`a.actor ILIKE ${param(filter.actorAnyCase.replace(/[\\%_]/g, (c) => `\\${c}`))}`);
   if (filter.productCode !== undefined) {
     // The product the code names now, by id as the scope above (docs/licences.md, Audit log): no such product, no entries.
     const product = `(SELECT pc.id FROM product_catalog pc WHERE pc.code = ${param(filter.productCode)})`;

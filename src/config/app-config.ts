@@ -94,12 +94,15 @@ export interface StaffConfig {
   signInLimit: number;
   /** How long each attempt past the limit waits (tests shorten it). */
   signInDelayMs: number;
+  /** STAFF_SUDO_MINUTES: how long a sign-in or a re-authentication allows sensitive actions (docs/security.md, Sudo mode). */
+  sudoMinutes?: number;
   oidc?: OidcConfig;
 }
 
 export const DEFAULT_STAFF_SIGN_IN_LIMIT = 10;
 export const STAFF_SIGN_IN_WINDOW_MS = 15 * 60_000;
 export const DEFAULT_STAFF_SIGN_IN_DELAY_MS = 3_000;
+export const DEFAULT_STAFF_SUDO_MINUTES = 10;
 
 export function staffConfig(config: Pick<AppConfig, 'staff'>): StaffConfig {
   return (

@@ -35,6 +35,12 @@ describe('validateEnv', () => {
     expect(env.TRUST_PROXY).toBe('loopback');
   });
 
+  it('STAFF_SUDO_MINUTES: 10 by default, whole minutes 1..1440 (docs/security.md, Sudo mode)', () => {
+    expect(validateEnv({}).STAFF_SUDO_MINUTES).toBe(10);
+    expect(validateEnv({ STAFF_SUDO_MINUTES: '30' }).STAFF_SUDO_MINUTES).toBe(30);
+    for (const bad of ['0', '-5', '1441', '2.5', 'ten']) expect(() => validateEnv({ STAFF_SUDO_MINUTES: bad })).toThrow(ConfigError);
+  });
+
   it('treats empty strings as unset', () => {
     expect(validateEnv({ DATABASE_URL: '', API_KEY: ' ' }).DATABASE_URL).toBeUndefined();
   });

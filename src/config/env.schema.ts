@@ -20,6 +20,7 @@ import {
   DEFAULT_LOGIN_PAGE_RATE_LIMIT,
   DEFAULT_PORTAL_LOGIN_LIMIT,
   DEFAULT_STAFF_SIGN_IN_LIMIT,
+  DEFAULT_STAFF_SUDO_MINUTES,
   DEFAULT_STORES_RATE_LIMIT,
   MAIL_KINDS,
   STAFF_ROLES,
@@ -80,6 +81,7 @@ export const ENV_NAMES = [
   'LEMONSQUEEZY_CUSTOMER_PORTAL_URL',
   'STAFF_REQUIRE_2FA',
   'RATE_LIMIT_STAFF_SIGN_IN',
+  'STAFF_SUDO_MINUTES',
   'OIDC_ISSUER',
   'OIDC_CLIENT_ID',
   'OIDC_CLIENT_SECRET',
@@ -448,6 +450,13 @@ export class EnvironmentVariables {
   @Min(1)
   @Max(1_000_000_000)
   RATE_LIMIT_STAFF_SIGN_IN = DEFAULT_STAFF_SIGN_IN_LIMIT;
+
+  /** Minutes after a sign-in or re-authentication in which sensitive actions are not asked again (docs/security.md, Sudo mode). */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(1440)
+  STAFF_SUDO_MINUTES = DEFAULT_STAFF_SUDO_MINUTES;
 
   /** Single sign-on (docs/dashboard.md, Single sign-on): all three OIDC_ISSUER, OIDC_CLIENT_ID, OIDC_CLIENT_SECRET, or none. */
   @Transform(emptyToUndefined)

@@ -106,6 +106,7 @@ export function buildConfig(env: EnvironmentVariables, databaseUrl: string): { c
       requireSecondFactor: env.STAFF_REQUIRE_2FA === 'true',
       signInLimit: env.RATE_LIMIT_STAFF_SIGN_IN,
       signInDelayMs: DEFAULT_STAFF_SIGN_IN_DELAY_MS,
+      sudoMinutes: env.STAFF_SUDO_MINUTES,
       oidc: oidcConfig(env),
     },
     releases: {

@@ -13,6 +13,8 @@ import { AuthController } from './auth/auth.controller';
 import { SignIn } from './auth/sign-in';
 import { SsoController } from './auth/sso.controller';
 import { SsoSignIn } from './auth/sso-sign-in';
+import { CeremonyCookies } from './auth/ceremony-cookie';
+import { SudoController } from './auth/sudo.controller';
 import { SecurityPageController } from './pages/security.controller';
 import { StaffSecurityModule } from '../staff/staff-security.module';
 import { DashboardPassport } from './auth/dashboard-passport';
@@ -60,6 +62,7 @@ import { StaffModule } from '../staff/staff.module';
     AuthController,
     SsoController,
     SecurityPageController,
+    SudoController,
     OverviewController,
     // Before the licence pages: /licenses/bulk and /licenses/views are not licence ids.
     BulkPagesController,
@@ -86,6 +89,7 @@ import { StaffModule } from '../staff/staff.module';
     inviteFormTokensProvider,
     SignIn,
     SsoSignIn,
+    CeremonyCookies,
   ],
 })
 export class DashboardModule {}

@@ -29,6 +29,7 @@ export const EVENT_TYPES = [
   'auth.login_failed',
   'auth.logout',
   'staff.invited',
+  'staff.invitation_revoked',
   'staff.joined',
   'staff.role_changed',
   'staff.disabled',

@@ -27,6 +27,15 @@ interface InviteRow {
 }
 
 const INVITE_COLUMNS = 'id, username, email, role, product_ids, invited_by, created_at, expires_at';
+const RANK = `ARRAY['owner', 'admin', 'support', 'viewer']::varchar[]`;
+/**
+ * A link lives only while its inviter can still grant it (docs/security.md, Invitations): the inviter exists, is
+ * enabled and holds at least the role the link grants (`system`: the operator's own tools).
+ */
+const INVITER_CAN_GRANT = `(staff_invites.invited_by = 'system' OR EXISTS (
+  SELECT 1 FROM users u WHERE lower(u.username) = lower(staff_invites.invited_by) AND NOT u.disabled
+    AND array_position(${RANK}, u.role) <= array_position(${RANK}, staff_invites.role)))`;
+const USABLE = `accepted_at IS NULL AND expires_at > now() AND ${INVITER_CAN_GRANT}`;
 const fromRow = (r: InviteRow): PendingInvite => ({
   id: r.id,
   username: r.username,
@@ -59,7 +68,7 @@ export class StaffInvitesRepository {
   /** The invitation when its token is unused and unexpired, else null. Reads only. */
   async findUsable(tokenHash: string): Promise<PendingInvite | null> {
     const rows = await this.dataSource.query<InviteRow[]>(
-      `SELECT ${INVITE_COLUMNS} FROM staff_invites WHERE token_hash = $1 AND accepted_at IS NULL AND expires_at > now()`,
+      `SELECT ${INVITE_COLUMNS} FROM staff_invites WHERE token_hash = $1 AND ${USABLE}`,
       [tokenHash],
     );
     return rows.length ? fromRow(rows[0]) : null;
@@ -70,7 +79,7 @@ export class StaffInvitesRepository {
     const rows = await manager.query<InviteRow[]>(
       // In a WITH: TypeORM answers a bare UPDATE ... RETURNING with [rows, count], a SELECT with the rows.
       `WITH used AS (
-         UPDATE staff_invites SET accepted_at = now() WHERE token_hash = $1 AND accepted_at IS NULL AND expires_at > now()
+         UPDATE staff_invites SET accepted_at = now() WHERE token_hash = $1 AND ${USABLE}
          RETURNING ${INVITE_COLUMNS}
        ) SELECT * FROM used`,
       [tokenHash],
@@ -81,8 +90,41 @@ export class StaffInvitesRepository {
   /** Invitations not yet accepted and not expired, newest first. */
   async listPending(): Promise<PendingInvite[]> {
     const rows = await this.dataSource.query<InviteRow[]>(
-      `SELECT ${INVITE_COLUMNS} FROM staff_invites WHERE accepted_at IS NULL AND expires_at > now() ORDER BY id DESC LIMIT 100`,
+      `SELECT ${INVITE_COLUMNS} FROM staff_invites WHERE ${USABLE} ORDER BY id DESC LIMIT 100`,
     );
     return rows.map(fromRow);
+  }
+
+  /** Deletes the pending invitations for this username or e-mail (a new one replaces them); the deleted ones. */
+  async deletePendingFor(manager: EntityManager, username: string, email: string): Promise<PendingInvite[]> {
+    const rows = await manager.query<InviteRow[]>(
+      `WITH gone AS (
+         DELETE FROM staff_invites WHERE accepted_at IS NULL AND (lower(username) = lower($1) OR lower(email) = lower($2))
+         RETURNING ${INVITE_COLUMNS}
+       ) SELECT * FROM gone`,
+      [username, email],
+    );
+    return rows.map(fromRow);
+  }
+
+  /** Deletes one pending invitation (its link dies); null when there is none by this id. */
+  async deletePending(manager: EntityManager, id: number): Promise<PendingInvite | null> {
+    const rows = await manager.query<InviteRow[]>(
+      `WITH gone AS (DELETE FROM staff_invites WHERE id = $1 AND accepted_at IS NULL RETURNING ${INVITE_COLUMNS}) SELECT * FROM gone`,
+      [id],
+    );
+    return rows.length ? fromRow(rows[0]) : null;
+  }
+
+  /** A new token and a new expiry for a usable pending invitation (the old link dies); null when there is none. */
+  async renew(manager: EntityManager, id: number, tokenHash: string, validSeconds: number): Promise<PendingInvite | null> {
+    const rows = await manager.query<InviteRow[]>(
+      `WITH renewed AS (
+         UPDATE staff_invites SET token_hash = $2, expires_at = now() + make_interval(secs => $3) WHERE id = $1 AND ${USABLE}
+         RETURNING ${INVITE_COLUMNS}
+       ) SELECT * FROM renewed`,
+      [id, tokenHash, validSeconds],
+    );
+    return rows.length ? fromRow(rows[0]) : null;
   }
 }

@@ -3,7 +3,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
 import { EventRecorder } from '../events/event-recorder';
 import type { Actor } from '../common/auth/actor';
-import { AppError } from '../common/errors/app-error';
+import { AppError, type FieldError } from '../common/errors/app-error';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { MailService } from '../mail/mail.service';
 import { ProductsService } from '../products/products.service';
@@ -82,6 +82,11 @@ export class StaffService {
     return users.map((u) => this.account(u, codes, factors.get(u.id) ?? []));
   }
 
+  /** Every account's username, for suggestions (the audit page's Staff member filter). */
+  async usernames(): Promise<string[]> {
+    return (await this.users.list()).map((u) => u.username);
+  }
+
   async getAccount(id: number): Promise<StaffAccount> {
     const user = await this.users.getById(id);
     if (!user) throw AppError.notFound('Staff account');
@@ -102,17 +107,33 @@ export class StaffService {
   async invite(input: InviteInput, actor: Actor): Promise<SentInvite> {
     const username = input.username.trim();
     const email = input.email.trim();
+    // Every problem of the form at once, not one per submission (docs/dashboard.md, Staff and roles).
+    const errors: FieldError[] = [];
     const problem = usernameProblem(username);
-    if (problem) throw AppError.field('username', problem);
-    if (email.length > EMAIL_MAX_LENGTH || !EMAIL_PATTERN.test(email)) throw AppError.field('email', 'give a valid e-mail address');
-    const role = this.role(input.role);
-    const productIds = await this.productIds(input.products);
+    if (problem) errors.push({ field: 'username', message: problem });
+    if (email.length > EMAIL_MAX_LENGTH || !EMAIL_PATTERN.test(email))
+      errors.push({ field: 'email', message: 'give a valid e-mail address' });
+    const role = isStaffRole(input.role) ? input.role : null;
+    if (!role) errors.push({ field: 'role', message: 'choose owner, admin, support or viewer' });
+    const productIds = await this.productIds(input.products).catch((err: unknown) => {
+      if (!(err instanceof AppError)) throw err;
+      errors.push(...((err.details?.fields as FieldError[] | undefined) ?? [{ field: 'products', message: err.message }]));
+      return null;
+    });
+    if (errors.length || !role) throw AppError.validation(errors);
     if (await this.users.getByUsername(username))
       throw AppError.conflict(`A staff account named ${username} already exists`, { field: 'username' });
     const token = randomBytes(32).toString('base64url');
     const url = `${this.config.publicUrl}/staff/invite/${token}`;
     const invitedBy = actor.name?.replace(/^staff:/, '') ?? 'system';
     return this.users.transaction(async (manager) => {
+      // Inviting the same person again replaces the earlier link (docs/security.md, Invitations): it dies here.
+      for (const replaced of await this.invites.deletePendingFor(manager, username, email))
+        await this.record(manager, 'staff.invitation_revoked', actor, {
+          username: replaced.username,
+          email: replaced.email,
+          replaced: true,
+        });
       const invite = await this.invites.insert(
         manager,
         { tokenHash: inviteTokenHash(token), username, email, role, productIds, invitedBy },
@@ -124,6 +145,36 @@ export class StaffService {
         email,
         role,
         products: input.products?.length ? input.products : null,
+      });
+      return { invite, url, mailed };
+    });
+  }
+
+  /** Revokes a pending invitation: its link dies, recorded as staff.invitation_revoked; 404 when none is pending. */
+  async revokeInvite(id: number, actor: Actor): Promise<PendingInvite> {
+    return this.users.transaction(async (manager) => {
+      const invite = await this.invites.deletePending(manager, id);
+      if (!invite) throw AppError.notFound('Invitation');
+      await this.record(manager, 'staff.invitation_revoked', actor, { username: invite.username, email: invite.email });
+      return invite;
+    });
+  }
+
+  /** Sends a pending invitation again with a new link (the old one dies) and a new 72 h; shown once, like the first. */
+  async resendInvite(id: number, actor: Actor): Promise<SentInvite> {
+    const token = randomBytes(32).toString('base64url');
+    const url = `${this.config.publicUrl}/staff/invite/${token}`;
+    return this.users.transaction(async (manager) => {
+      const invite = await this.invites.renew(manager, id, inviteTokenHash(token), INVITE_VALID_HOURS * 3600);
+      if (!invite) throw AppError.notFound('Invitation');
+      const mailed = await this.mail.queueStaffInvite(invite.email, url, { role: invite.role, invitedBy: invite.invitedBy }, manager);
+      const products = invite.productIds === null ? null : [...(await this.products.codesById(invite.productIds)).values()];
+      await this.record(manager, 'staff.invited', actor, {
+        username: invite.username,
+        email: invite.email,
+        role: invite.role,
+        products,
+        resent: true,
       });
       return { invite, url, mailed };
     });
@@ -196,9 +247,10 @@ export class StaffService {
       const user = await this.users.lockById(manager, id);
       if (!user) throw AppError.notFound('Staff account');
       const access = next(user);
-      const staysOwner = access.role === 'owner' && !access.disabled;
+      // An owner limited to some products cannot reach the Staff page: it does not count (docs/security.md, Owners).
+      const staysOwner = access.role === 'owner' && !access.disabled && access.productIds === null;
       if (owners.length === 1 && owners[0] === id && !staysOwner)
-        throw AppError.conflict('At least one enabled owner must remain: make another account an owner first');
+        throw AppError.conflict('At least one enabled owner of every product must remain: make another account such an owner first');
       const before = { role: user.role, products: await this.codes(user.productIds), disabled: user.disabled };
       const after = { role: access.role, products: await this.codes(access.productIds), disabled: access.disabled };
       if (JSON.stringify(before) === JSON.stringify(after)) return;
@@ -217,7 +269,14 @@ export class StaffService {
 
   private record(
     manager: EntityManager,
-    type: 'staff.invited' | 'staff.joined' | 'staff.role_changed' | 'staff.disabled' | 'staff.enabled' | 'staff.second_factor_reset',
+    type:
+      | 'staff.invited'
+      | 'staff.invitation_revoked'
+      | 'staff.joined'
+      | 'staff.role_changed'
+      | 'staff.disabled'
+      | 'staff.enabled'
+      | 'staff.second_factor_reset',
     actor: Actor,
     details: Record<string, unknown>,
   ) {

@@ -74,11 +74,14 @@ export class UsersRepository {
   }
 
   /**
-   * Locks the enabled owners' rows (in id order, so two owners changing each other cannot deadlock) and returns their
+   * Locks the rows of the enabled owners of every product (an owner limited to some products does not count: docs/security.md,
+   * Owners) (in id order, so two owners changing each other cannot deadlock) and returns their
    * ids: the "one enabled owner remains" rule is checked against rows no other transaction can change meanwhile.
    */
   async lockEnabledOwners(manager: EntityManager): Promise<number[]> {
-    const rows = await manager.query<{ id: number }[]>(`SELECT id FROM users WHERE role = 'owner' AND NOT disabled ORDER BY id FOR UPDATE`);
+    const rows = await manager.query<{ id: number }[]>(
+      `SELECT id FROM users WHERE role = 'owner' AND NOT disabled AND product_ids IS NULL ORDER BY id FOR UPDATE`,
+    );
     return rows.map((r) => r.id);
   }
 
@@ -123,7 +126,9 @@ export class UsersRepository {
        updated AS (
          UPDATE users u SET role = CASE
              WHEN t.role = 'owner' AND $2 <> 'owner'
-              AND NOT EXISTS (SELECT 1 FROM users o WHERE o.role = 'owner' AND NOT o.disabled AND o.id <> $1) THEN t.role
+              AND NOT EXISTS (
+                SELECT 1 FROM users o WHERE o.role = 'owner' AND NOT o.disabled AND o.product_ids IS NULL AND o.id <> $1
+              ) THEN t.role
              ELSE $2 END
          FROM target t WHERE u.id = t.id RETURNING u.username, t.role AS previous, u.role, u.disabled
        )

@@ -70,6 +70,15 @@ export class UsersService {
 
   /** The user when the credentials match, else null; an unknown name costs the same hash as a wrong password. */
   async verifyCredentials(username: string, password: string): Promise<AuthenticatedUser | null> {
+    const checked = await this.checkCredentials(username, password);
+    return checked === 'disabled' ? null : checked;
+  }
+
+  /**
+   * As verifyCredentials, but a disabled account with the right password is told apart ('disabled'): only someone who
+   * knows the password learns that the account is disabled (docs/dashboard.md, Staff and roles).
+   */
+  async checkCredentials(username: string, password: string): Promise<AuthenticatedUser | 'disabled' | null> {
     const plausible = !usernameProblem(username) && password.length > 0 && password.length <= PASSWORD_MAX_LENGTH;
     const user = plausible ? await this.users.getByUsername(username) : null;
     this.dummyHash ??= this.hashPassword('no such user: equalises login timing');
@@ -78,7 +87,8 @@ export class UsersService {
     const matches = await verify(stored, password.slice(0, PASSWORD_MAX_LENGTH)).catch(() => false);
     // A disabled account, and a single sign-on account (no password), are refused like a wrong password: the form does not
     // tell which names exist or how they sign in.
-    return user?.passwordHash && matches && !user.disabled ? authenticated(user) : null;
+    if (!user?.passwordHash || !matches) return null;
+    return user.disabled ? 'disabled' : authenticated(user);
   }
 
   async findSessionUser(id: number): Promise<AuthenticatedUser | null> {

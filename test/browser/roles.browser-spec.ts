@@ -93,12 +93,9 @@ describe('staff roles in Chromium (invite, accept, what each role sees and is re
     await visitor.fill('#field-password', 'my-own-password-1');
     await visitor.fill('#field-password_repeat', 'my-own-password-1');
     await visitor.click('button:has-text("Create my account")');
-    await visitor.waitForURL(`${baseUrl}/login`);
-    expect(await visitor.textContent('[role=status].flash')).toContain(`Welcome, ${username}`);
-    await visitor.fill('input[name=username]', username);
-    await visitor.fill('input[name=password]', 'my-own-password-1');
-    await visitor.click('button[type=submit]');
+    // Accepting signs the new member in (docs/security.md, Invitations): no second sign-in.
     await visitor.waitForURL(`${baseUrl}/dashboard`);
+    expect(await visitor.textContent('[role=status].flash')).toContain(`Welcome, ${username}`);
     expect(await visitor.textContent('[data-testid=current-user]')).toBe(username);
     expect(await t.sql(`SELECT role FROM users WHERE username = $1`, [username])).toEqual([{ role: 'support' }]);
 

@@ -8,7 +8,7 @@ const CALLBACK = `${PUBLIC_URL}/login/sso/callback`;
 /**
  * Single sign-on configured from environment variables only (OIDC_*; docs/dashboard.md, Single sign-on), on two real
  * server processes behind one PUBLIC_URL, against a real OpenID provider on loopback: a sign-in started on one instance
- * completes on the other (its checks live in the shared session store).
+ * completes on the other (its checks travel in a sealed cookie any instance with the same SESSION_SECRET opens).
  */
 describe('single sign-on on server processes configured from the environment', () => {
   let provider: TestOpenIdProvider;
@@ -39,16 +39,19 @@ describe('single sign-on on server processes configured from the environment', (
     await provider?.stop();
   });
 
-  const sessionCookie = (res: Response) =>
+  const cookieNamed = (res: Response, name: string) =>
     res.headers
       .getSetCookie()
       .map((c) => c.split(';')[0])
-      .find((c) => c.startsWith('licence_session=')) ?? '';
+      .find((c) => c.startsWith(`${name}=`)) ?? '';
+  const sessionCookie = (res: Response) => cookieNamed(res, 'licence_session');
 
   it('signs in through the provider: started on one instance, finished on the other, and the account stays', async () => {
     const started = await fetch(`${a.url}/login/sso`, { redirect: 'manual' });
     expect(started.status).toBe(303);
-    const cookie = sessionCookie(started);
+    // Nothing is stored for the anonymous visitor: no session, only the sealed ceremony cookie.
+    expect(sessionCookie(started)).toBe('');
+    const cookie = cookieNamed(started, 'licence_sso');
     expect(cookie).not.toBe('');
     const back = await visitProvider(started.headers.get('location')!, CALLBACK);
     const finished = await fetch(`${b.url}${back.slice(PUBLIC_URL.length)}`, { redirect: 'manual', headers: { cookie } });
@@ -60,7 +63,7 @@ describe('single sign-on on server processes configured from the environment', (
     expect(await page.text()).toContain('data-testid="current-user">carol<');
   });
 
-  it('refuses the callback on the other instance when the browser brings no session of the started sign-in', async () => {
+  it('refuses the callback on the other instance when the browser brings no cookie of the started sign-in', async () => {
     const started = await fetch(`${a.url}/login/sso`, { redirect: 'manual' });
     const back = await visitProvider(started.headers.get('location')!, CALLBACK);
     const finished = await fetch(`${b.url}${back.slice(PUBLIC_URL.length)}`, { redirect: 'manual' });

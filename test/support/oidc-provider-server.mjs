@@ -47,6 +47,14 @@ server.on('request', async (req, res) => {
       nextAccount = body.trim();
       return res.writeHead(204).end();
     }
+    // A person's claims change at the provider (a role or group removed): body { sub, claims }.
+    if (req.method === 'POST' && req.url === '/test/claims') {
+      let body = '';
+      for await (const chunk of req) body += chunk;
+      const { sub, claims } = JSON.parse(body);
+      config.accounts[sub] = claims;
+      return res.writeHead(204).end();
+    }
     if (req.url.startsWith('/interaction/')) {
       return await provider.interactionFinished(req, res, { login: { accountId: nextAccount } }, { mergeWithLastSubmission: false });
     }

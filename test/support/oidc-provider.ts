@@ -5,6 +5,8 @@ export interface TestOpenIdProvider {
   issuer: string;
   /** The account (sub) that the next sign-in at the provider logs in as. */
   signInAs: (sub: string) => Promise<void>;
+  /** Replaces an account's claims at the provider (a role removed, ...). */
+  setClaims: (sub: string, claims: Record<string, unknown>) => Promise<void>;
   stop: () => Promise<void>;
 }
 
@@ -42,6 +44,10 @@ export async function startOpenIdProvider(options: OpenIdProviderOptions): Promi
     signInAs: async (sub) => {
       const res = await fetch(`${issuer}/test/next-account`, { method: 'POST', body: sub });
       if (res.status !== 204) throw new Error(`next-account answered ${res.status}`);
+    },
+    setClaims: async (sub, claims) => {
+      const res = await fetch(`${issuer}/test/claims`, { method: 'POST', body: JSON.stringify({ sub, claims }) });
+      if (res.status !== 204) throw new Error(`claims answered ${res.status}`);
     },
     stop: () =>
       new Promise<void>((resolve) => {

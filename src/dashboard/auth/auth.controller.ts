@@ -7,7 +7,9 @@ import { AllowAnonymous, AllowDuringEnrolment, dashboardActor, staffActorName } 
 import { SESSION_COOKIE } from '../dashboard.setup';
 import { PasskeysService } from '../../staff/second-factors/passkeys.service';
 import { PASSWORD_MAX_LENGTH, UsersService } from '../../staff/users.service';
-import { parsePasskeyAnswer, takeChallenge } from './passkey-challenge';
+import { OidcService } from '../../staff/sso/oidc.service';
+import { CeremonyCookies, PASSKEY_CEREMONY } from './ceremony-cookie';
+import { parsePasskeyAnswer } from './passkey-challenge';
 import { DashboardPassport } from './dashboard-passport';
 import { LoginFormTokens } from '../../html/login-form-token';
 import { SignIn } from './sign-in';
@@ -15,6 +17,8 @@ import { SsoSignIn } from './sso-sign-in';
 
 export const LOGIN_FAILED_MESSAGE = 'Invalid username or password.';
 export const PASSKEY_FAILED_MESSAGE = 'That passkey was not accepted. Try again, or use another way to sign in.';
+export const DISABLED_ACCOUNT_MESSAGE = 'This account is disabled. Ask an owner of this dashboard to enable it again.';
+export const SSO_ACCOUNT_MESSAGE = 'This account signs in with single sign-on: use "Sign in with single sign-on".';
 export const SECOND_FACTOR_FAILED_MESSAGE = 'That code is not valid. Use a new code from your app, or an unused recovery code.';
 
 @DashboardController()
@@ -26,6 +30,8 @@ export class AuthController {
     private readonly signIn: SignIn,
     private readonly sso: SsoSignIn,
     private readonly passkeys: PasskeysService,
+    private readonly oidc: OidcService,
+    private readonly ceremonies: CeremonyCookies,
   ) {}
 
   @Get()
@@ -55,10 +61,20 @@ export class AuthController {
     // Past the account's limit of failures the attempt waits first, whoever sends it (docs/dashboard.md, Failed sign-ins).
     if (username) await this.signIn.limiter.beforeAttempt(username);
     const user = await this.passport.authenticate(req, res);
+    // Told only after the right password, so a guesser learns nothing (docs/dashboard.md, Staff and roles).
+    if (user === 'disabled') {
+      await this.signIn.failed(req, username, 'disabled');
+      return res.status(401).render('login', { ...this.loginLocals(req, res), error: DISABLED_ACCOUNT_MESSAGE, username });
+    }
     if (!user) {
       // The actor is the name as typed: nobody was authenticated (docs/dashboard.md, Staff and roles).
       await this.signIn.failed(req, username, 'password');
       return res.status(401).render('login', { ...this.loginLocals(req, res), error: LOGIN_FAILED_MESSAGE, username });
+    }
+    // Only after the right password (nothing leaks to a guesser): a single sign-on account signs in at its provider.
+    if (await this.oidc.isSsoAccount(user.id)) {
+      await this.signIn.failed(req, username, 'sso_account');
+      return res.status(401).render('login', { ...this.loginLocals(req, res), error: SSO_ACCOUNT_MESSAGE, username });
     }
     res.redirect(303, await this.signIn.afterPassword(req, user));
   }
@@ -92,7 +108,8 @@ export class AuthController {
 
   /**
    * Options for navigator.credentials.get() (docs/dashboard.md, Passkeys): after a password, that account's passkeys;
-   * without one, any discoverable passkey of this site. The challenge waits in the session for the answer.
+   * without one, any discoverable passkey of this site. The challenge waits in a sealed cookie, not the session: an
+   * anonymous visitor costs no session row (docs/security.md, Sessions).
    */
   @Post('login/passkey/options')
   @AllowAnonymous()
@@ -100,7 +117,7 @@ export class AuthController {
   async passkeyOptions(@Req() req: Request, @Res() res: Response): Promise<void> {
     const pending = await this.signIn.pending(req);
     const options = await this.passkeys.authenticationOptions(pending?.id ?? null);
-    req.session.passkeyChallenge = { challenge: options.challenge, purpose: pending ? 'second-factor' : 'sign-in', at: Date.now() };
+    this.ceremonies.seal(req, res, PASSKEY_CEREMONY, { challenge: options.challenge, purpose: pending ? 'second-factor' : 'sign-in' });
     res.status(200).json(options);
   }
 
@@ -109,9 +126,18 @@ export class AuthController {
   @RateLimit('login')
   async passkey(@Req() req: Request, @Res() res: Response): Promise<void> {
     const pending = await this.signIn.pending(req);
-    const challenge = takeChallenge(req, pending ? 'second-factor' : 'sign-in');
+    const ceremony = this.ceremonies.open<{ challenge?: unknown; purpose?: unknown }>(req, res, PASSKEY_CEREMONY);
+    const purpose = pending ? 'second-factor' : 'sign-in';
+    const challenge = ceremony?.purpose === purpose && typeof ceremony.challenge === 'string' ? ceremony.challenge : null;
     const answer = parsePasskeyAnswer(formRaw(asFormBody(req.body), 'response'));
     const userId = challenge && answer ? await this.passkeys.authenticate(answer, challenge, pending?.id ?? null) : null;
+    // The provider decides for a single sign-on account (docs/security.md, Single sign-on accounts): its passkey is
+    // never a way in on its own, so a role removed at the provider cannot be bypassed.
+    if (userId !== null && !pending && (await this.oidc.isSsoAccount(userId))) {
+      const account = await this.users.findAccount(userId);
+      await this.signIn.failed(req, account?.username ?? '', 'sso_account');
+      return res.status(401).render('login', { ...this.loginLocals(req, res), error: SSO_ACCOUNT_MESSAGE });
+    }
     const user = userId === null ? null : await this.users.findAccount(userId);
     if (!user) {
       await this.signIn.failed(req, pending?.username ?? '', 'passkey');

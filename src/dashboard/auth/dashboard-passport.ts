@@ -25,7 +25,9 @@ export class DashboardPassport {
     this.passport.use(
       'local',
       new LocalStrategy((username, password, done) => {
-        this.users.verifyCredentials(username, password).then((user) => done(null, user ?? false), done);
+        this.users
+          .checkCredentials(username, password)
+          .then((user) => (user === 'disabled' ? done(null, false, { message: 'disabled' }) : done(null, user ?? false)), done);
       }),
     );
     this.passport.serializeUser((user, done) => {
@@ -43,12 +45,18 @@ export class DashboardPassport {
     });
   }
 
-  /** Checks the form's username/password; the user or null. Never throws for bad credentials. */
-  authenticate(req: Request, res: Response): Promise<AuthenticatedUser | null> {
+  /**
+   * Checks the form's username/password; the user, 'disabled' (the right password of a disabled account), or null.
+   * Never throws for bad credentials.
+   */
+  authenticate(req: Request, res: Response): Promise<AuthenticatedUser | 'disabled' | null> {
     return new Promise((resolve, reject) => {
       const next: NextFunction = (err?: unknown) => (err ? reject(toError(err)) : resolve(null));
-      this.passport.authenticate('local', { session: false }, (err: unknown, user: AuthenticatedUser | false) =>
-        err ? reject(toError(err)) : resolve(user || null),
+      this.passport.authenticate(
+        'local',
+        { session: false },
+        (err: unknown, user: AuthenticatedUser | false, info?: { message?: string }) =>
+          err ? reject(toError(err)) : resolve(user || (info?.message === 'disabled' ? 'disabled' : null)),
       )(req, res, next);
     });
   }

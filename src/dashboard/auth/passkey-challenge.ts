@@ -5,7 +5,7 @@ const PASSKEY_CEREMONY_MS = 5 * 60_000;
 /** A WebAuthn answer is a few kilobytes; anything larger is not one. */
 const PASSKEY_ANSWER_MAX = 16_384;
 
-type Purpose = 'register' | 'sign-in' | 'second-factor';
+type Purpose = 'register' | 'sign-in' | 'second-factor' | 'sudo';
 
 /** The session's open challenge for `purpose`, used up by this call (a challenge never verifies twice); null when none. */
 export function takeChallenge(req: Request, purpose: Purpose): string | null {

@@ -1,6 +1,6 @@
 import { Inject, Injectable, ServiceUnavailableException } from '@nestjs/common';
 import type { Request } from 'express';
-import { APP_CONFIG, type AppConfig, type StaffConfig, staffConfig } from '../../config/app-config';
+import { APP_CONFIG, type AppConfig, DEFAULT_STAFF_SUDO_MINUTES, type StaffConfig, staffConfig } from '../../config/app-config';
 import { SecondFactorsService } from '../../staff/second-factors/second-factors.service';
 import { StaffSignInLimiter } from '../../staff/second-factors/sign-in-limiter';
 import { dashboardActor, ENROLMENT_PAGE, staffActorName } from '../http/session.guard';
@@ -34,6 +34,8 @@ export class SignIn {
     await this.passport.logIn(req, user).catch(() => {
       throw new ServiceUnavailableException('Sessions cannot be stored right now; try again shortly.');
     });
+    // Signing in is proving oneself: sensitive actions are open for STAFF_SUDO_MINUTES (docs/security.md, Sudo mode).
+    this.grantSudo(req);
     await this.users.recordLogin(user, dashboardActor(req, staffActorName(user.username)), method);
     await this.limiter.succeeded(user.username);
     if (passwordAccount && this.settings.requireSecondFactor && (await this.factors.factorsOf(user.id)).length === 0) {
@@ -41,6 +43,21 @@ export class SignIn {
       return ENROLMENT_PAGE;
     }
     return '/dashboard';
+  }
+
+  /** The account proved itself just now (a sign-in, or a re-authentication on the confirm-access page). */
+  grantSudo(req: Request): void {
+    req.session.sudoAt = Date.now();
+  }
+
+  get sudoMinutes(): number {
+    return this.settings.sudoMinutes ?? DEFAULT_STAFF_SUDO_MINUTES;
+  }
+
+  /** True while the session's last proof is younger than STAFF_SUDO_MINUTES. */
+  hasSudo(req: Request): boolean {
+    const at = req.session?.sudoAt;
+    return typeof at === 'number' && at <= Date.now() && Date.now() - at < this.sudoMinutes * 60_000;
   }
 
   /** After a correct password: the second-factor page when the account has one, else signed in. */

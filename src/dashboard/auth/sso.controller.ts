@@ -16,7 +16,7 @@ export class SsoController {
   @RateLimit('loginPage')
   async start(@Req() req: Request, @Res() res: Response): Promise<void> {
     if (!this.sso.enabled) throw AppError.notFound('Page');
-    res.redirect(303, await this.sso.start(req));
+    res.redirect(303, await this.sso.start(req, res));
   }
 
   @Get('callback')
@@ -24,6 +24,6 @@ export class SsoController {
   @RateLimit('login')
   async callback(@Req() req: Request, @Res() res: Response): Promise<void> {
     if (!this.sso.enabled) throw AppError.notFound('Page');
-    res.redirect(303, await this.sso.finish(req));
+    res.redirect(303, await this.sso.finish(req, res));
   }
 }

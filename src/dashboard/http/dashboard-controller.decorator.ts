@@ -4,6 +4,7 @@ import { CsrfGuard } from './csrf';
 import { DashboardExceptionFilter } from './dashboard-exception.filter';
 import { RoleGuard } from './role.guard';
 import { SessionGuard } from './session.guard';
+import { SudoGuard } from './sudo.guard';
 import { ViewLocalsInterceptor } from './view-locals';
 
 /** Marks the dashboard's controllers, so the route-rule test finds every one of them (docs/dashboard.md, Staff and roles). */
@@ -11,7 +12,7 @@ export const DASHBOARD_CONTROLLER = 'dashboard:controller';
 
 /**
  * An HTML dashboard controller: session required (redirect to /login), the route's role rule checked (403 page),
- * CSRF token checked on every POST, errors rendered as pages, layout locals set, kept out of the API docs.
+ * CSRF token checked on every POST, a recent proof for sensitive actions (the confirm-access page), errors rendered as pages, layout locals set, kept out of the API docs.
  */
 export function DashboardController(prefix = ''): ClassDecorator {
   return applyDecorators(
@@ -19,7 +20,7 @@ export function DashboardController(prefix = ''): ClassDecorator {
     SetMetadata(DASHBOARD_CONTROLLER, true),
     ApiExcludeController(),
     UseFilters(DashboardExceptionFilter),
-    UseGuards(SessionGuard, RoleGuard, CsrfGuard),
+    UseGuards(SessionGuard, RoleGuard, CsrfGuard, SudoGuard),
     UseInterceptors(ViewLocalsInterceptor),
   );
 }

@@ -2,7 +2,7 @@ import { ArgumentsHost, Catch, ExceptionFilter, Injectable, Logger } from '@nest
 import type { Request, Response } from 'express';
 import { logUnexpected, toErrorResponse } from '../../common/errors/api-exception.filter';
 import { LoginFormTokens } from '../../html/login-form-token';
-import { ENROLMENT_PAGE, EnrolmentRequired, LoginRequired } from './session.guard';
+import { ENROLMENT_PAGE, EnrolmentRequired, LoginRequired, SUDO_PAGE, SudoRequired } from './session.guard';
 import { viewLocals } from './view-locals';
 
 const TITLES: Record<number, string> = {
@@ -28,6 +28,11 @@ export function renderDashboardError(exception: unknown, req: Request, res: Resp
   if (exception instanceof LoginRequired) return res.redirect(req.method === 'GET' || req.method === 'HEAD' ? 302 : 303, '/login');
   if (exception instanceof EnrolmentRequired)
     return res.redirect(req.method === 'GET' || req.method === 'HEAD' ? 302 : 303, ENROLMENT_PAGE);
+  if (exception instanceof SudoRequired)
+    return res.redirect(
+      req.method === 'GET' || req.method === 'HEAD' ? 302 : 303,
+      `${SUDO_PAGE}?${new URLSearchParams({ return_to: exception.returnTo }).toString()}`,
+    );
   const { status, body, unexpected } = toErrorResponse(exception);
   if (unexpected) logUnexpected(logger, exception, req);
   const locals = { ...safeViewLocals(req), status, title: TITLES[status] ?? 'Error' };

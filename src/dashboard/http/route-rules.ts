@@ -31,6 +31,15 @@ export const ROUTE_RULES: Readonly<Record<string, RouteAccess>> = {
   'POST /account/security/totp/confirm': 'viewer',
   'POST /account/security/passkeys/options': 'viewer',
   'POST /account/security/passkeys': 'viewer',
+  'POST /account/security/totp/remove': 'viewer',
+  'POST /account/security/passkeys/:id/remove': 'viewer',
+  'POST /account/security/recovery-codes': 'viewer',
+  // Proving oneself again before a sensitive action (docs/security.md, Sudo mode).
+  'GET /account/sudo': 'viewer',
+  'POST /account/sudo': 'viewer',
+  'POST /account/sudo/passkey/options': 'viewer',
+  'POST /account/sudo/passkey': 'viewer',
+  'POST /account/sudo/sso': 'viewer',
 
   // See licences, customers, audit, statistics, stores, mail: every role.
   'GET /': 'viewer',
@@ -125,7 +134,40 @@ export const ROUTE_RULES: Readonly<Record<string, RouteAccess>> = {
   'POST /staff/:id/disable': 'owner',
   'POST /staff/:id/enable': 'owner',
   'POST /staff/:id/reset-second-factors': 'owner',
+  'GET /staff/:id/confirm/:action': 'owner',
+  'POST /staff/invites/:id/revoke': 'owner',
+  'POST /staff/invites/:id/resend': 'owner',
 };
+
+/**
+ * Sensitive actions (docs/security.md, Sudo mode): the account must have proved itself within STAFF_SUDO_MINUTES
+ * (signed in, or re-authenticated on the confirm-access page), else it is sent there first. A session cookie alone
+ * never adds a way to sign in or changes who may act.
+ */
+export const SUDO_ROUTES: ReadonlySet<string> = new Set([
+  'POST /account/security/totp',
+  'POST /account/security/totp/confirm',
+  'POST /account/security/passkeys/options',
+  'POST /account/security/passkeys',
+  'POST /account/security/totp/remove',
+  'POST /account/security/passkeys/:id/remove',
+  'POST /account/security/recovery-codes',
+  'POST /tokens',
+  'POST /webhooks',
+  'POST /webhooks/:id/deactivate',
+  'POST /webhooks/:id/activate',
+  'POST /webhooks/:id/rotate-secret',
+  'POST /webhooks/:id/delete',
+  'POST /signing-keys/rotate',
+  'POST /signing-keys/:keyId/revoke',
+  'POST /staff/invites',
+  'POST /staff/invites/:id/revoke',
+  'POST /staff/invites/:id/resend',
+  'POST /staff/:id/access',
+  'POST /staff/:id/disable',
+  'POST /staff/:id/enable',
+  'POST /staff/:id/reset-second-factors',
+]);
 
 /**
  * The routes an account limited to products may use: each passes the account's products to the services, so another
@@ -148,6 +190,14 @@ export const PRODUCT_SCOPED_ROUTES: ReadonlySet<string> = new Set([
   'POST /account/security/totp/confirm',
   'POST /account/security/passkeys/options',
   'POST /account/security/passkeys',
+  'POST /account/security/totp/remove',
+  'POST /account/security/passkeys/:id/remove',
+  'POST /account/security/recovery-codes',
+  'GET /account/sudo',
+  'POST /account/sudo',
+  'POST /account/sudo/passkey/options',
+  'POST /account/sudo/passkey',
+  'POST /account/sudo/sso',
   'GET /',
   'POST /logout',
   'GET /dashboard',

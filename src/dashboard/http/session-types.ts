@@ -16,9 +16,9 @@ declare module 'express-session' {
     /** STAFF_REQUIRE_2FA: every page but the security page and logging out sends here until a factor is enrolled. */
     enrolmentRequired?: boolean;
     /** An open passkey ceremony: its challenge and what it is for. */
-    passkeyChallenge?: { challenge: string; purpose: 'register' | 'sign-in' | 'second-factor'; at: number };
-    /** An open single sign-on: the PKCE verifier, state and nonce the callback must match. */
-    sso?: { codeVerifier: string; state: string; nonce: string; at: number };
+    passkeyChallenge?: { challenge: string; purpose: 'register' | 'sign-in' | 'second-factor' | 'sudo'; at: number };
+    /** When the account last proved itself (sign-in or re-authentication; docs/security.md, Sudo mode), in ms. */
+    sudoAt?: number;
   }
 }
 

@@ -25,6 +25,16 @@ export class EnrolmentRequired extends Error {
   }
 }
 
+/** Thrown when a sensitive action needs a recent proof (docs/security.md, Sudo mode): the filter sends to the confirm page. */
+export class SudoRequired extends Error {
+  constructor(readonly returnTo: string) {
+    super('re-authentication required');
+  }
+}
+
+/** The confirm-access page (docs/security.md, Sudo mode). */
+export const SUDO_PAGE = '/account/sudo';
+
 /** Thrown when a dashboard route needs a session: the dashboard filter turns it into a redirect to /login. */
 export class LoginRequired extends Error {
   constructor() {

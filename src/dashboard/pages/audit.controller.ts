@@ -12,6 +12,7 @@ import { ProductsService } from '../../products/products.service';
 import { validFilters } from '../http/check-dto';
 import { DashboardController } from '../http/dashboard-controller.decorator';
 import { staffActorName } from '../http/session.guard';
+import { StaffService } from '../../staff/staff.service';
 import { usernameProblem } from '../../staff/users.service';
 import { pageNumber, pagination } from './pagination';
 
@@ -71,6 +72,7 @@ export class AuditPageController {
     private readonly audit: AuditService,
     private readonly licenses: LicensesService,
     private readonly products: ProductsService,
+    private readonly staff: StaffService,
   ) {}
 
   /**
@@ -111,6 +113,8 @@ export class AuditPageController {
       pagination: pagination('/audit', shown, page, AUDIT_PAGE_SIZE, result.total),
       ranges: quickRanges(shown),
       exportHref: `/audit/export.csv?${new URLSearchParams(shown).toString()}`,
+      // Suggestions for the Staff member filter, which matches a username in any letter case.
+      staffUsernames: await this.staff.usernames(),
     };
   }
 

@@ -1,4 +1,4 @@
-import { Get, Post, Req, Res } from '@nestjs/common';
+import { Get, Param, Post, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { Actor, CurrentActor } from '../../common/auth/actor';
 import { PasskeysService } from '../../staff/second-factors/passkeys.service';
@@ -6,8 +6,13 @@ import { SecondFactorsService } from '../../staff/second-factors/second-factors.
 import { parsePasskeyAnswer, takeChallenge } from '../auth/passkey-challenge';
 import { DashboardController } from '../http/dashboard-controller.decorator';
 import { asFormBody, formRaw, formText } from '../../html/forms';
+import { DashboardIdPipe } from '../http/id-param';
 import { AllowDuringEnrolment } from '../http/session.guard';
 import { setFlash } from '../http/view-locals';
+
+/** The codes as the text file a member downloads (a data: link, so the codes never travel again). */
+const codesText = (codes: string[]) =>
+  `data:text/plain;charset=utf-8,${encodeURIComponent(`Recovery codes (each works once)\n\n${codes.join('\n')}\n`)}`;
 
 export const TOTP_CONFIRM_FAILED_MESSAGE = 'That code does not match. Check the time on your phone and enter the newest code.';
 
@@ -52,7 +57,9 @@ export class SecurityPageController {
     }
     if (req.session) delete req.session.enrolmentRequired;
     // Shown once, on this answer only: never stored in clear, never put in the session.
-    res.status(200).render('account/recovery-codes', { title: 'Recovery codes', nav: 'security', recoveryCodes });
+    res
+      .status(200)
+      .render('account/recovery-codes', { title: 'Recovery codes', nav: 'security', recoveryCodes, codesText: codesText(recoveryCodes) });
   }
 
   /** Options for navigator.credentials.create(); the challenge waits in the session for the answer. */
@@ -73,12 +80,45 @@ export class SecurityPageController {
     res.redirect(303, '/account/security');
   }
 
+  /** Removes the account's own authenticator app and its recovery codes (under sudo: docs/security.md, Sudo mode). */
+  @Post('totp/remove')
+  async removeTotp(@Req() req: Request, @Res() res: Response, @CurrentActor() actor: Actor): Promise<void> {
+    const removed = await this.factors.removeOwn(req.user!, { kind: 'totp' }, actor);
+    setFlash(
+      req,
+      removed ? 'success' : 'error',
+      removed ? 'Authenticator app removed, with its recovery codes.' : 'There was no authenticator app.',
+    );
+    res.redirect(303, '/account/security');
+  }
+
+  @Post('passkeys/:id/remove')
+  async removePasskey(@Param('id', DashboardIdPipe) id: number, @Req() req: Request, @Res() res: Response, @CurrentActor() actor: Actor) {
+    const removed = await this.factors.removeOwn(req.user!, { kind: 'passkey', id }, actor);
+    setFlash(req, removed ? 'success' : 'error', removed ? 'Passkey removed.' : 'No such passkey on this account.');
+    res.redirect(303, '/account/security');
+  }
+
+  /** Ten new recovery codes; the old ones stop working. Shown once on this answer, with copy and download. */
+  @Post('recovery-codes')
+  async regenerateRecoveryCodes(@Req() req: Request, @Res() res: Response, @CurrentActor() actor: Actor): Promise<void> {
+    const recoveryCodes = await this.factors.regenerateRecoveryCodes(req.user!, actor);
+    if (!recoveryCodes) {
+      setFlash(req, 'error', 'Recovery codes come with an authenticator app: set one up first.');
+      return res.redirect(303, '/account/security');
+    }
+    res
+      .status(200)
+      .render('account/recovery-codes', { title: 'Recovery codes', nav: 'security', recoveryCodes, codesText: codesText(recoveryCodes) });
+  }
+
   private async locals(req: Request) {
     const account = req.user!;
-    const [factors, pending, unusedCodes] = await Promise.all([
+    const [factors, pending, unusedCodes, passkeys] = await Promise.all([
       this.factors.factorsOf(account.id),
       this.factors.pendingTotp(account),
       this.factors.unusedRecoveryCodes(account.id),
+      this.factors.passkeysOf(account.id),
     ]);
     return {
       title: 'Security',
@@ -88,6 +128,7 @@ export class SecurityPageController {
       passkey: factors.includes('passkey'),
       pending,
       unusedCodes,
+      passkeys: passkeys.map((p, i) => ({ ...p, label: `Passkey ${i + 1}` })),
       passkeyScripts: true,
     };
   }

@@ -6,7 +6,8 @@ import { RateLimit } from '../../common/http/throttling';
 import { ProductsService } from '../../products/products.service';
 import { ROLE_DESCRIPTIONS, STAFF_ROLES } from '../../staff/roles';
 import { INVITE_VALID_HOURS, type SentInvite, StaffService } from '../../staff/staff.service';
-import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../../staff/users.service';
+import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, UsersService } from '../../staff/users.service';
+import { SignIn } from '../auth/sign-in';
 import { InviteFormTokens } from '../auth/staff-login-form';
 import { DashboardController } from '../http/dashboard-controller.decorator';
 import { summariseErrors } from '../http/form-errors';
@@ -24,13 +25,30 @@ interface InviteForm {
   role: string;
   products: string[];
 }
+/** What the confirmation pages of the Staff page say (docs/dashboard.md, Staff and roles). */
+const STAFF_CONFIRMATIONS: Record<string, { heading: string; consequence: string; button: string }> = {
+  disable: {
+    heading: 'Disable this account?',
+    consequence: 'Their open sessions end at once and they cannot sign in until an owner enables the account again.',
+    button: 'Disable',
+  },
+  'reset-second-factors': {
+    heading: 'Reset their second factors?',
+    consequence: 'Their authenticator app, recovery codes and passkeys are removed and their open sessions end; they enrol again.',
+    button: 'Reset second factors',
+  },
+};
+
 const EMPTY_INVITE: InviteForm = { username: '', email: '', role: 'support', products: [] };
 
 /** The form's fields of an AppError (a 400 names its fields; a 409 is about the username). */
+const sentenceCase = (message: string) => message.charAt(0).toUpperCase() + message.slice(1);
 const fieldsOf = (err: AppError): FieldError[] =>
-  (err.details?.fields as FieldError[] | undefined) ?? [
-    { field: (err.details?.field as string | undefined) ?? 'username', message: err.message },
-  ];
+  (
+    (err.details?.fields as FieldError[] | undefined) ?? [
+      { field: (err.details?.field as string | undefined) ?? 'username', message: err.message },
+    ]
+  ).map((f) => ({ ...f, message: sentenceCase(f.message) }));
 
 /**
  * The Staff page (docs/dashboard.md, Staff and roles): owners invite, change roles and products, disable and enable
@@ -42,6 +60,8 @@ export class StaffPagesController {
     private readonly staff: StaffService,
     private readonly products: ProductsService,
     private readonly inviteForm: InviteFormTokens,
+    private readonly signIn: SignIn,
+    private readonly users: UsersService,
   ) {}
 
   @Get()
@@ -66,6 +86,30 @@ export class StaffPagesController {
       if (!(err instanceof AppError) || err.status >= 500) throw err;
       await this.render(res, err.status, form, fieldsOf(err));
     }
+  }
+
+  /** Revokes a pending invitation: its link dies at once (docs/security.md, Invitations). */
+  @Post('invites/:id/revoke')
+  async revokeInvite(@Param('id', DashboardIdPipe) id: number, @Req() req: Request, @Res() res: Response, @CurrentActor() actor: Actor) {
+    const invite = await this.staff.revokeInvite(id, actor);
+    setFlash(req, 'success', `The invitation of ${invite.username} was revoked: its link no longer works.`);
+    res.redirect(303, '/staff');
+  }
+
+  /** A new link for a pending invitation (the old one dies), mailed again and shown once on this answer. */
+  @Post('invites/:id/resend')
+  async resendInvite(@Param('id', DashboardIdPipe) id: number, @Res() res: Response, @CurrentActor() actor: Actor) {
+    const sent = await this.staff.resendInvite(id, actor);
+    await this.render(res, 200, EMPTY_INVITE, [], sent);
+  }
+
+  /** Disabling and resetting second factors ask first (docs/dashboard.md, Staff and roles): this page says what happens. */
+  @Get(':id/confirm/:action')
+  async confirmPage(@Param('id', DashboardIdPipe) id: number, @Param('action') action: string, @Res() res: Response): Promise<void> {
+    const page = STAFF_CONFIRMATIONS[action];
+    if (!page) throw AppError.notFound('Page');
+    const account = await this.staff.getAccount(id);
+    res.render('staff/confirm', { title: page.heading, nav: 'staff', account, ...page, post: action });
   }
 
   /** Role and products; the account's sessions end (it signs in again with the new access). */
@@ -136,7 +180,7 @@ export class StaffPagesController {
     });
   }
 
-  /** Uses the link once: the account is created with the chosen password, and signs in on the login page. */
+  /** Uses the link once: the account is created with the chosen password and is signed in. */
   @Post('invite/:token')
   @AllowAnonymous()
   @RateLimit('login')
@@ -152,8 +196,12 @@ export class StaffPagesController {
     try {
       if (!errors.length) {
         const user = await this.staff.acceptInvite(token, password, req.ip ?? null);
-        setFlash(req, 'success', `Welcome, ${user.username}: sign in with your new password.`);
-        return res.redirect(303, '/login');
+        const account = await this.users.findAccount(user.id);
+        if (!account) return res.redirect(303, '/login');
+        // Accepting is signing in (docs/security.md, Invitations): the link and the new password prove who this is.
+        const next = await this.signIn.complete(req, account, 'invitation', true);
+        setFlash(req, 'success', `Welcome, ${user.username}: you are signed in.`);
+        return res.redirect(303, next);
       }
     } catch (err) {
       if (!(err instanceof AppError) || err.status !== 400) throw err;
@@ -177,7 +225,7 @@ export class StaffPagesController {
     const inviteCodes = await this.staff.productCodes(invites.flatMap((i) => i.productIds ?? []));
     const choices = (chosen: readonly string[] | null) =>
       products.map((p) => ({ code: p.code, name: p.name, checked: chosen?.includes(p.code) ?? false }));
-    const enabledOwners = accounts.filter((a) => a.role === 'owner' && !a.disabled).length;
+    const enabledOwners = accounts.filter((a) => a.role === 'owner' && !a.disabled && a.products === null).length;
     res.status(status).render('staff/list', {
       title: 'Staff',
       nav: 'staff',
@@ -186,7 +234,7 @@ export class StaffPagesController {
         roles: STAFF_ROLES.map((role) => ({ role, selected: role === a.role })),
         productChoices: choices(a.products),
         // The last enabled owner's controls that would break the rule are not offered (the server refuses them: 409).
-        lastOwner: a.role === 'owner' && !a.disabled && enabledOwners === 1,
+        lastOwner: a.role === 'owner' && !a.disabled && a.products === null && enabledOwners === 1,
         auditHref: `/audit?${new URLSearchParams({ staff: a.username }).toString()}`,
       })),
       invites: invites.map((i) => ({ ...i, products: i.productIds?.map((id) => inviteCodes.get(id) ?? String(id)) ?? null })),

@@ -156,6 +156,8 @@ function predicate(entry: AuditEntryLike): string {
     }
     case 'staff.invited':
       return `invited ${text(d.username) ?? 'a staff member'} as ${text(d.role) ?? 'staff'}`;
+    case 'staff.invitation_revoked':
+      return `${d.replaced === true ? 'replaced the invitation of' : 'revoked the invitation of'} ${text(d.username) ?? 'a staff member'}`;
     case 'staff.joined':
       return `joined the staff as ${text(d.role) ?? 'staff'}`;
     case 'staff.role_changed': {

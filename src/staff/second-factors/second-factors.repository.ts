@@ -133,6 +133,19 @@ export class SecondFactorsRepository {
     return rowCount(rows) === 1;
   }
 
+  /** Removes the account's authenticator app and its recovery codes; true when it had one. */
+  async deleteTotp(userId: number, manager: EntityManager): Promise<boolean> {
+    const totp = await manager.query<unknown[]>(`DELETE FROM staff_totp_secrets WHERE user_id = $1 RETURNING user_id`, [userId]);
+    await manager.query(`DELETE FROM staff_recovery_codes WHERE user_id = $1`, [userId]);
+    return rowCount(totp) > 0;
+  }
+
+  /** Removes one passkey of the account; false when it has none by this id. */
+  async deletePasskey(userId: number, id: number, manager: EntityManager): Promise<boolean> {
+    const rows = await manager.query<unknown[]>(`DELETE FROM staff_passkeys WHERE user_id = $1 AND id = $2 RETURNING id`, [userId, id]);
+    return rowCount(rows) > 0;
+  }
+
   /** Removes every second factor of the account; true when there was any. */
   async deleteAll(userId: number, manager: EntityManager): Promise<boolean> {
     const [totp, codes, passkeys] = await Promise.all(

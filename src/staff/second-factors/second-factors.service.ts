@@ -116,6 +116,51 @@ export class SecondFactorsService {
     return code && (await this.factors.useRecoveryCode(userId, hashRecoveryCode(code))) ? 'recovery_code' : null;
   }
 
+  /** The account's passkeys as its security page lists them (no key material). */
+  async passkeysOf(userId: number): Promise<{ id: number; transports: string }[]> {
+    return (await this.factors.passkeysOf(userId)).map((p) => ({ id: p.id, transports: p.transports }));
+  }
+
+  /**
+   * The account removes one of its own factors (docs/dashboard.md, Second factors): its authenticator app (with the
+   * recovery codes) or one passkey, recorded as staff.second_factor_reset naming the factor; false when there was none.
+   */
+  async removeOwn(account: StaffAccount, factor: { kind: 'totp' } | { kind: 'passkey'; id: number }, actor: Actor): Promise<boolean> {
+    return this.factors.transaction(async (manager) => {
+      const removed =
+        factor.kind === 'totp'
+          ? await this.factors.deleteTotp(account.id, manager)
+          : await this.factors.deletePasskey(account.id, factor.id, manager);
+      if (removed)
+        await this.events.record(manager, {
+          type: 'staff.second_factor_reset',
+          actor,
+          details: { username: account.username, factor: factor.kind, own: true },
+        });
+      return removed;
+    });
+  }
+
+  /** Ten new recovery codes replacing the old ones (shown once), for an account with an authenticator app; else null. */
+  async regenerateRecoveryCodes(account: StaffAccount, actor: Actor): Promise<string[] | null> {
+    const stored = await this.factors.getTotp(account.id);
+    if (!stored?.confirmed) return null;
+    const codes = newRecoveryCodes();
+    await this.factors.transaction(async (manager) => {
+      await this.factors.replaceRecoveryCodes(
+        account.id,
+        codes.map((c) => hashRecoveryCode(normaliseRecoveryCode(c)!)),
+        manager,
+      );
+      await this.events.record(manager, {
+        type: 'staff.second_factor_added',
+        actor,
+        details: { username: account.username, factor: 'recovery_codes', regenerated: true },
+      });
+    });
+    return codes;
+  }
+
   /** Removes every second factor of an account, in the caller's transaction (StaffService.resetSecondFactors); false when it had none. */
   removeAll(userId: number, manager: EntityManager): Promise<boolean> {
     return this.factors.deleteAll(userId, manager);
