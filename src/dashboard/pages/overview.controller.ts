@@ -127,7 +127,7 @@ export class OverviewController {
         DailyKey,
         number
       >;
-    const label = product ? `${product.name} (${product.code})` : (shown ?? 'all products');
+    const label = code ?? shown ?? 'all products';
     return {
       code,
       label,
