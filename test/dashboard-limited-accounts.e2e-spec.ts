@@ -32,7 +32,11 @@ describe('dashboard: product-limited accounts and role-gated controls', () => {
     return { ...session, csrf: await session.token('/licenses') };
   };
   const activate = (key: string, seed: string) =>
-    t.http().post('/api/v1/activate').send({ license_key: key, machine_fingerprint: fingerprint(seed), hostname: `host-${seed}` }).expect(200);
+    t
+      .http()
+      .post('/api/v1/activate')
+      .send({ license_key: key, machine_fingerprint: fingerprint(seed), hostname: `host-${seed}` })
+      .expect(200);
 
   beforeAll(async () => {
     t = await createTestApp();
@@ -52,7 +56,11 @@ describe('dashboard: product-limited accounts and role-gated controls', () => {
     await createLicense(t, { product_code: 'POS_RETAIL', customer_name: 'Pos Only', customer_email: POS_ONLY });
     // POS licences expiring soon too: an all-product count would differ from the ERP one.
     for (let i = 0; i < 3; i++)
-      await createLicense(t, { product_code: 'POS_RETAIL', customer_name: `Pos Soon ${i}`, expires_at: new Date(Date.now() + 3 * DAY).toISOString() });
+      await createLicense(t, {
+        product_code: 'POS_RETAIL',
+        customer_name: `Pos Soon ${i}`,
+        expires_at: new Date(Date.now() + 3 * DAY).toISOString(),
+      });
     await activate(erp.license_key, 'erp-1');
     await activate(pos.license_key, 'pos-1');
     await activate(pos.license_key, 'pos-2');
@@ -71,11 +79,14 @@ describe('dashboard: product-limited accounts and role-gated controls', () => {
       await viewer.agent.get(`/licenses/search?q=${erp.license_key}`).expect(303).expect('Location', `/licenses/${erp.id}`);
       const other = await viewer.agent.get(`/licenses/search?q=${pos.license_key}`).expect(303);
       expect(other.headers.location).toBe(`/licenses?q=${encodeURIComponent(pos.license_key)}`);
-      const list = (await viewer.agent.get(other.headers.location as string).expect(200)).text;
+      const list = (await viewer.agent.get(other.headers.location).expect(200)).text;
       expect(list).not.toContain(`href="/licenses/${pos.id}"`);
       expect(list).not.toMatch(/data-testid="license-row"|<td[^>]*>POS_RETAIL/);
       // A whole address two of its licences would carry leads to the customer; here one ERP licence: opens it.
-      await viewer.agent.get(`/licenses/search?q=${encodeURIComponent(SHARED)}`).expect(303).expect('Location', `/licenses/${erp.id}`);
+      await viewer.agent
+        .get(`/licenses/search?q=${encodeURIComponent(SHARED)}`)
+        .expect(303)
+        .expect('Location', `/licenses/${erp.id}`);
     });
 
     it('gets results as it types, only of its products (attacker: the POS licence of the same customer stays hidden)', async () => {
@@ -121,7 +132,10 @@ describe('dashboard: product-limited accounts and role-gated controls', () => {
       expect(page).not.toContain('POS_RETAIL');
       // The daily chart counts its product's activation (one), not zero and not the POS ones (two).
       const chart = /aria-labelledby="daily-heading">([\s\S]*?)<\/section>/.exec(page)![1];
-      const activations = [...chart.matchAll(/<td data-label="Activations" class="num">(\d+)<\/td>/g)].reduce((s, m) => s + Number(m[1]), 0);
+      const activations = [...chart.matchAll(/<td data-label="Activations" class="num">(\d+)<\/td>/g)].reduce(
+        (s, m) => s + Number(m[1]),
+        0,
+      );
       expect(activations).toBe(1);
       // The expiring chart agrees with the list under it: one ERP licence, not the POS ones.
       const panel = /data-testid="expiring-panel"([\s\S]*?)<\/section>/.exec(page)![1];
@@ -164,7 +178,8 @@ describe('dashboard: product-limited accounts and role-gated controls', () => {
 
     it('viewer: every licence confirmation page is 403; no New licence, Edit or Release controls anywhere it reads', async () => {
       const viewer = await addAccount('vince', 'viewer');
-      for (const action of ['revoke', 'suspend', 'release-all']) await viewer.agent.get(`/licenses/${pos.id}/confirm/${action}`).expect(403);
+      for (const action of ['revoke', 'suspend', 'release-all'])
+        await viewer.agent.get(`/licenses/${pos.id}/confirm/${action}`).expect(403);
       await viewer.agent.get(`/licenses/${pos.id}/confirm/release?machine_fingerprint=${fingerprint('pos-1')}`).expect(403);
       for (const path of ['/dashboard', '/licenses', `/licenses/${pos.id}`, `/licenses/customer?email=${encodeURIComponent(SHARED)}`]) {
         const html = (await viewer.agent.get(path).expect(200)).text;

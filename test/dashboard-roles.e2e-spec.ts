@@ -204,14 +204,7 @@ describe('dashboard staff roles', () => {
     });
 
     it('are refused the pages that cover every product: exports, bulk, mail, stores (search and customers: see dashboard-limited-accounts)', async () => {
-      for (const path of [
-        '/licenses/export.csv',
-        '/audit/export.csv',
-        '/licenses/bulk',
-        '/emails',
-        '/stores',
-        '/products',
-      ])
+      for (const path of ['/licenses/export.csv', '/audit/export.csv', '/licenses/bulk', '/emails', '/stores', '/products'])
         await limited.agent.get(path).expect(403);
       await postForm(limited.agent, limited.csrf, '/licenses/bulk/confirm', { action: 'export', scope: 'all' }).expect(403);
     });

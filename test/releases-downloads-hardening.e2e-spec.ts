@@ -81,8 +81,9 @@ describe.each(['filesystem', 's3'] as const)('release downloads and rules with %
         r.on('data', (c: Buffer) => chunks.push(c));
         r.on('end', () => cb(null, Buffer.concat(chunks)));
       });
-    if (res.status !== 302) return { status: res.status, body: res.body as Buffer, contentRange: res.headers['content-range'] as string | undefined };
-    const followed = await fetch(res.headers.location as string, { headers: { Range: range } });
+    if (res.status !== 302)
+      return { status: res.status, body: res.body as Buffer, contentRange: res.headers['content-range'] as string | undefined };
+    const followed = await fetch(res.headers.location, { headers: { Range: range } });
     return {
       status: followed.status,
       body: Buffer.from(await followed.arrayBuffer()),
@@ -131,11 +132,18 @@ describe.each(['filesystem', 's3'] as const)('release downloads and rules with %
     const [token, filename] = path.split('/').slice(5);
     const [artifact, licence, expiry, mac] = token.split('.');
     const bad = await t.http().get(`/api/v1/releases/downloads/garbage.1.2.x/${filename}`).expect(403);
-    for (const forged of [`0${artifact}.${licence}.${expiry}.${mac}`, `${artifact}.0${licence}.${expiry}.${mac}`, `${artifact}.${licence}.0${expiry}.${mac}`]) {
+    for (const forged of [
+      `0${artifact}.${licence}.${expiry}.${mac}`,
+      `${artifact}.0${licence}.${expiry}.${mac}`,
+      `${artifact}.${licence}.0${expiry}.${mac}`,
+    ]) {
       const res = await t.http().get(`/api/v1/releases/downloads/${forged}/${filename}`).expect(403);
       expect(res.body).toEqual(bad.body);
     }
-    await t.http().get(`/api/v1/releases/downloads/${token}/${filename}`).expect(storage === 's3' ? 302 : 200);
+    await t
+      .http()
+      .get(`/api/v1/releases/downloads/${token}/${filename}`)
+      .expect(storage === 's3' ? 302 : 200);
   });
 
   it('a release may require only features its product offers: 400 VALIDATION_ERROR naming required_features', async () => {
@@ -149,7 +157,10 @@ describe.each(['filesystem', 's3'] as const)('release downloads and rules with %
       details: { fields: [{ field: 'required_features', message: expect.stringContaining('NO_SUCH_FEATURE') }] },
     });
     expect(await t.sql('SELECT id FROM releases WHERE product_id = $1', [p.id])).toEqual([]);
-    await t.admin.post(`/api/v1/admin/products/${p.code}/releases`).send({ version: '1.0.0', required_features: ['PRO'] }).expect(201);
+    await t.admin
+      .post(`/api/v1/admin/products/${p.code}/releases`)
+      .send({ version: '1.0.0', required_features: ['PRO'] })
+      .expect(201);
   });
 
   it('the dashboard refuses an unknown feature beside the form (400), and nothing is created', async () => {

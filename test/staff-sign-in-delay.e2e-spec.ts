@@ -23,7 +23,10 @@ describe('staff sign-in delay is served one attempt at a time per account', () =
     const agent = request.agent(t.app.getHttpServer() as Server);
     const page = await agent.get('/login').expect(200);
     const started = Date.now();
-    const res = await agent.post('/login').type('form').send({ username, password, _csrf: csrfFrom(page.text) });
+    const res = await agent
+      .post('/login')
+      .type('form')
+      .send({ username, password, _csrf: csrfFrom(page.text) });
     return { status: res.status, location: res.headers.location as string | undefined, finished: Date.now(), started };
   };
 

@@ -4,7 +4,18 @@ describe('decideRange (docs/releases.md, Download links)', () => {
   const SIZE = 1000;
 
   it('no header, or a header that is not a bytes range set: the whole file, counted', () => {
-    for (const header of [undefined, 'bytes=abc', 'bytes=', 'bytes=5-3', 'bytes=1-2-3', 'bytes=-', 'bytes=+1-2', 'items=0-5', 'abc', 'bytes=0x10-']) {
+    for (const header of [
+      undefined,
+      'bytes=abc',
+      'bytes=',
+      'bytes=5-3',
+      'bytes=1-2-3',
+      'bytes=-',
+      'bytes=+1-2',
+      'items=0-5',
+      'abc',
+      'bytes=0x10-',
+    ]) {
       const range = decideRange(header, SIZE);
       expect({ header, range }).toEqual({ header, range: { kind: 'whole' } });
       expect(countsAsDownload(range)).toBe(true);

@@ -33,7 +33,9 @@ describe('a viewer limited to one product in Chromium', () => {
       .send({ license_key: erp.license_key, machine_fingerprint: fingerprint('lipa-erp'), hostname: 'lipa-kasa' })
       .expect(200);
     await t.app.get(UsersService).setPassword('erp-viewer', PASSWORD, 'viewer');
-    await t.sql(`UPDATE users SET product_ids = (SELECT array_agg(id) FROM products WHERE code = 'ERP_SUITE') WHERE username = 'erp-viewer'`);
+    await t.sql(
+      `UPDATE users SET product_ids = (SELECT array_agg(id) FROM products WHERE code = 'ERP_SUITE') WHERE username = 'erp-viewer'`,
+    );
   }, 120_000);
   afterAll(async () => {
     await browser?.close();
