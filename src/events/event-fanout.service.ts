@@ -29,7 +29,14 @@ export class EventFanoutService implements OnApplicationBootstrap, OnModuleDestr
   ) {}
 
   onApplicationBootstrap(): void {
-    this.next(0);
+    this.start();
+  }
+
+  /** Starts polling (again, after `stop`), the first pass after `delayMs`. */
+  start(delayMs = 0): void {
+    if (!this.stopped && this.timer) return;
+    this.stopped = false;
+    this.next(delayMs);
   }
 
   async onModuleDestroy(): Promise<void> {

@@ -95,12 +95,23 @@ export class KeyringService implements OnModuleInit, OnModuleDestroy {
   async onModuleInit(): Promise<void> {
     await this.ensureFirstKey();
     await this.reload(true);
+    this.startRefresh();
+  }
+
+  onModuleDestroy(): void {
+    this.stopRefresh();
+  }
+
+  /** Polls the keyring's version for rotations made by other instances (again, after `stopRefresh`). */
+  startRefresh(): void {
+    clearInterval(this.timer);
     this.timer = setInterval(() => void this.poll(), KEYRING_REFRESH_MS);
     this.timer.unref();
   }
 
-  onModuleDestroy(): void {
+  stopRefresh(): void {
     clearInterval(this.timer);
+    this.timer = undefined;
   }
 
   activeKey(): ActiveSigningKey {

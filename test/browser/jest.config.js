@@ -10,6 +10,7 @@ module.exports = {
   testRegex: 'test/browser/.*\\.browser-spec\\.ts$',
   globalSetup: e2e.globalSetup,
   globalTeardown: e2e.globalTeardown,
-  maxWorkers: 1,
+  // Two workers, one Chromium each (docs/testing.md, The browser suite).
+  maxWorkers: 2,
   testTimeout: 60000,
 };

@@ -6,6 +6,9 @@ import { EmbeddedDatabase } from '../../src/database/embedded-database';
 import { runMigrations } from '../../src/database/migrate';
 import { ENV_ADMIN_URL, ENV_SIGNING_KEY, ENV_TEMPLATE, newDatabaseName, urlFor, withAdminClient } from './test-database';
 
+/** The embedded test cluster's settings on top of the server's (never used by `npm start`). */
+export const TEST_ONLY_SETTINGS = ['fsync=off', 'synchronous_commit=off', 'full_page_writes=off'];
+
 /**
  * Starts (or connects to) a real PostgreSQL and migrates a template database once;
  * every test file then clones it. TEST_DATABASE_URL names a server to use instead of the
@@ -15,7 +18,13 @@ export default async function globalSetup(): Promise<void> {
   const workDir = mkdtempSync(join(tmpdir(), 'licence-test-'));
   let adminUrl = process.env.TEST_DATABASE_URL;
   if (!adminUrl) {
-    const embedded = await EmbeddedDatabase.start({ dir: join(workDir, 'postgres'), secretsDir: workDir });
+    // A throw-away cluster: durability buys nothing here and costs every commit a flush (docs/testing.md,
+    // Test-only database settings). The server's own start (npm start) never passes these.
+    const embedded = await EmbeddedDatabase.start({
+      dir: join(workDir, 'postgres'),
+      secretsDir: workDir,
+      extraSettings: TEST_ONLY_SETTINGS,
+    });
     (globalThis as Record<string, unknown>).__licenceTestEmbedded = embedded;
     adminUrl = embedded.url;
   }

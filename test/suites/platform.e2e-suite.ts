@@ -1,0 +1,4 @@
+import { checkAreas, runArea } from './run-area';
+
+runArea('platform');
+checkAreas();

@@ -1,0 +1,3 @@
+import { runArea } from './run-area';
+
+runArea('staff');
