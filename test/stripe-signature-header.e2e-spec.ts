@@ -5,7 +5,7 @@ import { createTestApp, TestApp } from './support/test-app';
 
 /**
  * A Stripe-Signature header with more than one t=, or a t= that is not plain digits, is 400 INVALID_SIGNATURE
- * (docs/stores.md, Stripe signatures): the attacker signs with a future timestamp and hides it behind a second t=.
+ * (docs/stores.md, Signatures): the attacker signs with a future timestamp and hides it behind a second t=.
  */
 const SECRET = 'whsec_signature_header_0123456789abcdef';
 const EVENTS = '/api/v1/stores/stripe/events';

@@ -13,7 +13,7 @@ function refusal(header: string): { code: string; status: number } | undefined {
   }
 }
 
-describe('stripeSignatureTimestamp (docs/stores.md, Stripe signatures)', () => {
+describe('stripeSignatureTimestamp (docs/stores.md, Signatures)', () => {
   it('reads the one plain-digit t= of a header, wherever it stands', () => {
     expect(stripeSignatureTimestamp(`t=1700000000,${V1}`)).toBe(1_700_000_000);
     expect(stripeSignatureTimestamp(`${V1}, t=1700000000`)).toBe(1_700_000_000);

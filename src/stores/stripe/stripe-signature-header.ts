@@ -6,8 +6,8 @@ const PLAIN_DIGITS = /^[0-9]{1,12}$/;
 /**
  * The one `t=` timestamp of a Stripe-Signature header (`t=...,v1=...`), in Unix seconds. A header with no `t=`, more
  * than one, or one that is not plain digits is refused here, before the future-timestamp check and before the SDK
- * parses it: the SDK would read the first of two and `Number()` would read `+N` or `N.0` (docs/stores.md, Stripe
- * signatures).
+ * parses it: the SDK would read the first of two and `Number()` would read `+N` or `N.0` (docs/stores.md,
+ * Signatures).
  */
 export function stripeSignatureTimestamp(header: string): number {
   const timestamps = header
