@@ -203,17 +203,8 @@ describe('dashboard staff roles', () => {
       ).toBe(before);
     });
 
-    it('are refused the pages that cover every product: exports, search, customers, bulk, mail, stores', async () => {
-      for (const path of [
-        '/licenses/export.csv',
-        '/audit/export.csv',
-        '/licenses/search?q=Test',
-        '/licenses/customer?email=a@b.example',
-        '/licenses/bulk',
-        '/emails',
-        '/stores',
-        '/products',
-      ])
+    it('are refused the pages that cover every product: exports, bulk, mail, stores (search and customers: see dashboard-limited-accounts)', async () => {
+      for (const path of ['/licenses/export.csv', '/audit/export.csv', '/licenses/bulk', '/emails', '/stores', '/products'])
         await limited.agent.get(path).expect(403);
       await postForm(limited.agent, limited.csrf, '/licenses/bulk/confirm', { action: 'export', scope: 'all' }).expect(403);
     });

@@ -43,15 +43,16 @@ export class AuditService {
 
   /**
    * Per UTC day of the last `days` (today included, oldest first), how many entries of each action: every day and
-   * action present, zeros included (docs/dashboard.md, Charts).
+   * action present, zeros included (docs/dashboard.md, Charts); of one licence, or of some products' licences (null:
+   * every product).
    */
   async dailyCounts<A extends string>(
     actions: readonly A[],
     days: number,
-    licenseId?: number,
+    within: { licenseId?: number; productIds?: ProductScope } = {},
     now = new Date(),
   ): Promise<{ day: string; counts: Record<A, number> }[]> {
-    return this.countsPerDay(actions, utcDays(now, 1 - days, days), { licenseId });
+    return this.countsPerDay(actions, utcDays(now, 1 - days, days), within);
   }
 
   /**

@@ -7,7 +7,8 @@ export interface DownloadGrant {
   expiresAt: number;
 }
 
-const TOKEN = /^(\d{1,10})\.(\d{1,10})\.(\d{1,12})\.([A-Za-z0-9_-]{43})$/;
+/** Numbers as the server writes them: no leading zero, so one grant has one token (`05.1...` is not `5.1...`). */
+const TOKEN = /^(0|[1-9]\d{0,9})\.(0|[1-9]\d{0,9})\.(0|[1-9]\d{0,11})\.([A-Za-z0-9_-]{43})$/;
 
 /**
  * Signed short-lived download links (docs/releases.md, Download links): `artifact.licence.expiry.mac`, the mac an

@@ -15,6 +15,7 @@ import {
   ApiUnauthorizedResponse,
 } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
+import { pipeline } from 'node:stream/promises';
 import { AppError } from '../common/errors/app-error';
 import { ErrorResponseDto } from '../common/errors/error-response.dto';
 import { RateLimit } from '../common/http/throttling';
@@ -125,7 +126,7 @@ export class ReleaseClientController {
   @ApiOperation({
     summary: "A signed download link: the artifact's bytes (Range supported) or a redirect to its presigned storage URL",
     description:
-      'No credential: the link is the credential, valid RELEASES_LINK_SECONDS. Counted as a download unless a Range starts past byte 0.',
+      'No credential: the link is the credential, valid RELEASES_LINK_SECONDS. Counted as a download unless a Range starts past byte 0; a malformed Range is ignored (the whole file, counted).',
   })
   @ApiResponse({
     status: 200,
@@ -138,17 +139,34 @@ export class ReleaseClientController {
     content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } },
   })
   @ApiResponse({ status: 302, description: 'S3 storage: the presigned URL of the bytes' })
+  @ApiResponse({
+    status: 416,
+    description: 'every range of the Range header starts past the end: no body, Content-Range bytes */SIZE; not counted',
+    headers: { 'Content-Range': { description: 'bytes */SIZE', schema: { type: 'string' } } },
+  })
   @ApiForbiddenResponse({
     description: 'FORBIDDEN: tampered or expired link; RELEASE_NOT_ENTITLED: the licence may not (or no longer) have this release',
     type: ErrorResponseDto,
   })
   @ApiParam({ name: 'filename', description: "the artifact's filename (for the saved file's name; the token alone decides)" })
   async download(@Param('token') token: string, @Req() req: Request, @Res() res: Response): Promise<void> {
-    const range = req.headers.range;
-    const counted = req.method === 'GET' && (range === undefined || /^bytes=0-/.test(range.trim()));
-    const { source, artifact } = await this.updates.download(token, counted);
+    const { source, artifact, range } = await this.updates.download(token, req.headers.range, req.method === 'GET');
+    // docs/releases.md, Download links: past the end is 416 with the size (so `curl -C -` stops), on either storage.
+    if (!source) {
+      res.status(416).setHeader('Content-Range', `bytes */${artifact.size}`);
+      return void res.end();
+    }
     if (source.kind === 'redirect') return res.redirect(302, source.url);
     res.setHeader('Content-Disposition', `attachment; filename="${artifact.filename}"`);
+    if (source.kind === 'stream') {
+      res.status(200).setHeader('Content-Type', 'application/octet-stream');
+      res.setHeader('Content-Length', String(artifact.size));
+      // A client that goes away, or a store that fails mid-way, ends the response; nothing is left to answer.
+      await pipeline(source.body, res).catch(() => undefined);
+      return;
+    }
+    // A Range this server ignores (malformed, several ranges) must not reach the file sender, which reads it its own way.
+    if (range.kind === 'whole') delete req.headers.range;
     await new Promise<void>((resolve, reject) =>
       res.sendFile(
         source.path,

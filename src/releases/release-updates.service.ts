@@ -1,3 +1,4 @@
+import { countsAsDownload, decideRange, type DownloadRange } from './download-range';
 import { Inject, Injectable } from '@nestjs/common';
 import { gt } from 'semver';
 import { stringify } from 'yaml';
@@ -220,10 +221,14 @@ export class ReleaseUpdatesService {
 
   /**
    * A signed link's bytes (docs/releases.md, Download links): a tampered or expired link, 403 FORBIDDEN; a release
-   * the licence may no longer have (yanked, revoked, ...), 403 RELEASE_NOT_ENTITLED. `counted`: whether this request
-   * counts as a download (a ranged request counts only when it starts at byte 0).
+   * the licence may no longer have (yanked, revoked, ...), 403 RELEASE_NOT_ENTITLED. A GET counts as a download
+   * unless its `Range` resumes past byte 0 or is unsatisfiable (then `range` says so and there is no source).
    */
-  async download(token: string, counted: boolean): Promise<{ source: DownloadSource; artifact: ReleaseArtifact }> {
+  async download(
+    token: string,
+    rangeHeader: string | undefined,
+    isGet: boolean,
+  ): Promise<{ source: DownloadSource | null; artifact: ReleaseArtifact; range: DownloadRange }> {
     const now = Date.now();
     const grant = this.links.verify(token, Math.floor(now / 1000));
     if (!grant) throw new AppError(ErrorCode.FORBIDDEN, 403, 'This download link is invalid or has expired; ask for a new one');
@@ -233,9 +238,12 @@ export class ReleaseUpdatesService {
     const product = await this.products.findByCode(license.product?.code ?? '');
     const decision = decideDownload(license, null, product?.updatePolicy ?? 'current', [artifact.release], new Date(now));
     if (decision.kind === 'deny' || decision.releases.length === 0) throw notEntitled();
-    if (counted) await this.downloadCounts.countDownload(artifact.releaseId);
+    const range = decideRange(rangeHeader, Number(artifact.size));
+    if (range.kind === 'unsatisfiable') return { source: null, artifact, range };
+    if (isGet && countsAsDownload(range)) await this.downloadCounts.countDownload(artifact.releaseId);
     const seconds = Math.max(1, grant.expiresAt - Math.floor(now / 1000));
-    return { source: await this.storage.source(artifact.storageKey, artifact.filename, seconds), artifact };
+    const ignoredRange = rangeHeader !== undefined && range.kind === 'whole';
+    return { source: await this.storage.source(artifact.storageKey, artifact.filename, seconds, ignoredRange), artifact, range };
   }
 }
 

@@ -65,8 +65,25 @@ export class ReleasesService {
     return { release, product };
   }
 
+  /**
+   * A release reached under a product's path (the dashboard's `/products/:code/releases/:id`): 404 when it belongs to
+   * another product, as an unknown id is.
+   */
+  async releaseOfProduct(code: string, id: number, scope: ProductScope = ALL_PRODUCTS): Promise<Release> {
+    const { release, product } = await this.releaseInScope(id, scope);
+    if (product.code !== code) throw AppError.notFound('Release');
+    return release;
+  }
+
   async create(code: string, input: CreateReleaseDto, actor: Actor, scope: ProductScope = ALL_PRODUCTS): Promise<ReleaseDto> {
     const product = await this.productInScope(code, scope);
+    // A feature the product does not offer is one no licence of it can carry: the release could never be downloaded.
+    const unknown = (input.required_features ?? []).filter((f) => !product.availableFeatures.includes(f));
+    if (unknown.length)
+      throw AppError.field(
+        'required_features',
+        `${product.code} offers no feature ${unknown.join(', ')} (its available_features: ${product.availableFeatures.join(', ') || 'none'})`,
+      );
     try {
       const release = await this.dataSource.transaction(async (manager) => {
         const saved = await this.releases.insert(

@@ -52,7 +52,12 @@ export class S3ReleaseStorage implements ReleaseStorage {
     await this.client.send(new DeleteObjectCommand({ Bucket: this.options.bucket, Key: key }));
   }
 
-  async source(key: string, filename: string, seconds: number): Promise<DownloadSource> {
+  async source(key: string, filename: string, seconds: number, whole: boolean): Promise<DownloadSource> {
+    if (whole) {
+      // A redirect would carry the client's Range to the store, which may read it another way: stream the object.
+      const object = await this.client.send(new GetObjectCommand({ Bucket: this.options.bucket, Key: key }));
+      return { kind: 'stream', body: object.Body as Readable };
+    }
     const command = new GetObjectCommand({
       Bucket: this.options.bucket,
       Key: key,

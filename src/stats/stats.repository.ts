@@ -153,11 +153,13 @@ export class StatsRepository {
 
   /** The planner's idea of the table's size: free to ask, good enough to decide when to fold. */
   /** Usable licences (not revoked or suspended) expiring from `from` to before `to`, counted per UTC day of their expiry. */
-  async expiringPerDay(from: Date, to: Date): Promise<{ day: string; n: number }[]> {
+  async expiringPerDay(from: Date, to: Date, products: readonly number[] | null): Promise<{ day: string; n: number }[]> {
+    // Past `from` (now), as the list of licences expiring soon counts them, so the chart and the list agree.
     const rows = await this.dataSource.query<{ day: string; n: string }[]>(
       `SELECT to_char(date_trunc('day', expires_at AT TIME ZONE 'UTC'), 'YYYY-MM-DD') AS day, count(*) AS n
-       FROM usable_license_deadlines WHERE expires_at >= $1 AND expires_at < $2 GROUP BY 1`,
-      [from, to],
+       FROM usable_license_deadlines WHERE expires_at > $1 AND expires_at < $2
+         AND ($3::int[] IS NULL OR product_id = ANY($3::int[])) GROUP BY 1`,
+      [from, to, products],
     );
     return rows.map((row) => ({ day: row.day, n: Number(row.n) }));
   }

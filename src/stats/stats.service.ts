@@ -59,9 +59,13 @@ export class StatsService implements OnModuleInit {
    * Usable licences expiring per UTC day, today and the `days - 1` days after it (today counts from `now` on):
    * the statistics page's chart (docs/dashboard.md, Charts).
    */
-  async expiringPerDay(days: number, now = new Date()): Promise<{ day: string; counts: Record<'expiring', number> }[]> {
+  async expiringPerDay(
+    days: number,
+    scope: ProductScope = ALL_PRODUCTS,
+    now = new Date(),
+  ): Promise<{ day: string; counts: Record<'expiring', number> }[]> {
     const range = utcDays(now, 0, days);
-    const rows = await this.stats.expiringPerDay(now, range.end);
+    const rows = await this.stats.expiringPerDay(now, range.end, scope);
     return countsByDay(
       range.days,
       ['expiring'] as const,

@@ -34,11 +34,28 @@ export class RoleGuard implements CanActivate {
     const req = context.switchToHttp().getRequest<RequestWithActor>();
     const user = req.user;
     if (access === 'anyone' || !user) return true;
-    if (!roleAtLeast(user.role, access))
-      throw forbidden(`Your role (${user.role}) cannot do this: it needs ${access === 'owner' ? 'an owner' : `${access} or above`}.`);
-    if (user.productIds !== null && !keys.every((key) => PRODUCT_SCOPED_ROUTES.has(key)))
-      throw forbidden('Your account is limited to some products; this page covers every product.');
+    refuseUnlessAllowed(user, access, keys);
     req.productScope = user.productIds;
     return true;
   }
+}
+
+/** 403 unless `user` may use routes of `access` and, when limited to products, every one of `keys` passes them on. */
+function refuseUnlessAllowed(user: Pick<Express.User, 'role' | 'productIds'>, access: StaffRole, keys: string[]): void {
+  if (!roleAtLeast(user.role, access))
+    throw forbidden(`Your role (${user.role}) cannot do this: it needs ${access === 'owner' ? 'an owner' : `${access} or above`}.`);
+  if (user.productIds !== null && !keys.every((key) => PRODUCT_SCOPED_ROUTES.has(key)))
+    throw forbidden('Your account is limited to some products; this page covers every product.');
+}
+
+/**
+ * The same 403 as the role guard would answer for the route `key` (`METHOD /path`): a confirmation page checks its
+ * action's rule, so a control nobody may use is never one step from its form (docs/dashboard.md, Staff and roles).
+ */
+export function refuseUnlessRouteAllowed(user: Pick<Express.User, 'role' | 'productIds'> | undefined, key: string): void {
+  const access = accessOf([key]);
+  if (access === undefined) throw forbidden('This page has no access rule yet.');
+  if (access === 'anyone') return;
+  if (!user) throw forbidden('Sign in first.');
+  refuseUnlessAllowed(user, access, [key]);
 }

@@ -203,6 +203,11 @@ export const PRODUCT_SCOPED_ROUTES: ReadonlySet<string> = new Set([
   'GET /dashboard',
   'GET /licenses',
   'GET /licenses/:id',
+  // The top bar's search, its results as you type and a customer's page read only the account's products.
+  'GET /licenses/search',
+  'GET /licenses/search/suggest',
+  'GET /licenses/customer',
+  'POST /licenses/customer/notes',
   'GET /licenses/new',
   'POST /licenses',
   'GET /licenses/:id/edit',

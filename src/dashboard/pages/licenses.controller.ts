@@ -29,6 +29,7 @@ import { checkDto, validFilters } from '../http/check-dto';
 import { DashboardController } from '../http/dashboard-controller.decorator';
 import { asFormBody, formText } from '../../html/forms';
 import { DashboardIdPipe } from '../http/id-param';
+import { refuseUnlessRouteAllowed } from '../http/role.guard';
 import { setFlash } from '../http/view-locals';
 import { summariseErrors } from '../http/form-errors';
 import { CONFIRMATIONS, ConfirmAction } from './confirmations';
@@ -231,17 +232,17 @@ export class LicensesPagesController {
    * else shows the list for the same `q` (which also explains a search that is not valid).
    */
   @Get('search')
-  async search(@Query() query: Record<string, unknown>, @Res() res: Response): Promise<void> {
+  async search(@Query() query: Record<string, unknown>, @Res() res: Response, @CurrentProductScope() scope: ProductScope): Promise<void> {
     const q = text(query, 'q');
     const list = `/licenses${q ? `?${new URLSearchParams({ q }).toString()}` : ''}`;
     if (!q) return res.redirect(303, list);
     const { value, errors } = await validFilters(ListLicensesQueryDto, { q }, { limit: 2, offset: 0 });
     if (errors.length || !value.q) return res.redirect(303, list);
-    const found = await this.licenses.listLicensesForStaff({ ...value, search_machines: true });
+    const found = await this.licenses.listLicensesForStaff({ ...value, search_machines: true }, {}, scope);
     if (found.items.length === 1) return res.redirect(303, `/licenses/${found.items[0].id}`);
     // A whole address that several licences carry is a customer: their page answers better than a list.
     if (found.items.length > 1 && FULL_EMAIL.test(q) && q.length <= CUSTOMER_EMAIL_MAX_LENGTH) {
-      const customer = await this.licenses.listLicensesForStaff({ customer_email: q, limit: 1, offset: 0 });
+      const customer = await this.licenses.listLicensesForStaff({ customer_email: q, limit: 1, offset: 0 }, {}, scope);
       if (customer.items.length) return res.redirect(303, `/licenses/customer?${new URLSearchParams({ email: q }).toString()}`);
     }
     res.redirect(303, list);
@@ -252,11 +253,12 @@ export class LicensesPagesController {
    * of the first matches, for the top bar's script to show under the box; empty for a search too short or not valid.
    */
   @Get('search/suggest')
-  async suggest(@Query() query: Record<string, unknown>, @Res() res: Response): Promise<void> {
+  async suggest(@Query() query: Record<string, unknown>, @Res() res: Response, @CurrentProductScope() scope: ProductScope): Promise<void> {
     const q = text(query, 'q');
     const { value, errors } =
       q.length >= SUGGEST_MIN_CHARS ? await validFilters(ListLicensesQueryDto, { q }, { limit: SUGGESTIONS, offset: 0 }) : {};
-    const found = value?.q && !errors?.length ? await this.licenses.listLicensesForStaff({ ...value, search_machines: true }) : null;
+    const found =
+      value?.q && !errors?.length ? await this.licenses.listLicensesForStaff({ ...value, search_machines: true }, {}, scope) : null;
     res.setHeader('Cache-Control', 'no-store');
     res.render('licenses/suggestions', {
       layout: false,
@@ -274,24 +276,29 @@ export class LicensesPagesController {
    * licences (newest first, `tpage` pages it) and the staff's notes. By e-mail (any case) or PIB; a name alone is a search.
    */
   @Get('customer')
-  async customer(@Query() query: Record<string, unknown>, @Res() res: Response): Promise<void> {
+  async customer(@Query() query: Record<string, unknown>, @Res() res: Response, @CurrentProductScope() scope: ProductScope): Promise<void> {
     const ref = customerRef(text(query, 'email'), text(query, 'pib'));
     if (!ref) return res.redirect(303, `/licenses?${new URLSearchParams({ q: text(query, 'name') }).toString()}`);
-    await this.renderCustomer(res, 200, ref, query, {});
+    await this.renderCustomer(res, 200, ref, query, {}, scope);
   }
 
   /** A staff note about the customer (CSRF-checked, 1-2000 characters, audited as `customer.note_added`). */
   @Post('customer/notes')
-  async addCustomerNote(@Req() req: Request, @Res() res: Response, @CurrentActor() actor: Actor): Promise<void> {
+  async addCustomerNote(
+    @Req() req: Request,
+    @Res() res: Response,
+    @CurrentActor() actor: Actor,
+    @CurrentProductScope() scope: ProductScope,
+  ): Promise<void> {
     const body = asFormBody(req.body);
     const ref = customerRef(formText(body, 'email'), formText(body, 'pib'));
     if (!ref) throw AppError.notFound('Customer');
     const note = typeof body.note === 'string' ? body.note : '';
     try {
-      await this.customers.addNote(ref, note, actor);
+      await this.customers.addNote(ref, note, actor, scope);
     } catch (err) {
       if (!(err instanceof AppError) || err.status !== 400) throw err;
-      return this.renderCustomer(res, 400, ref, {}, { note, errors: err.details?.fields as FieldError[] | undefined });
+      return this.renderCustomer(res, 400, ref, {}, { note, errors: err.details?.fields as FieldError[] | undefined }, scope);
     }
     setFlash(req, 'success', 'Note added.');
     res.redirect(303, `/licenses/customer?${customerParams(ref).toString()}#notes`);
@@ -303,13 +310,20 @@ export class LicensesPagesController {
     ref: CustomerRef,
     query: Record<string, unknown>,
     form: { note?: string; errors?: FieldError[] },
+    scope: ProductScope,
   ): Promise<void> {
     const page = pageNumber(query.page);
     const timelinePage = pageNumber(query.tpage);
-    const found = await this.customers.customerPage(ref, {
-      licenses: { limit: LICENSES_PAGE_SIZE, offset: (page - 1) * LICENSES_PAGE_SIZE },
-      timeline: { limit: CUSTOMER_TIMELINE_PAGE_SIZE, offset: (timelinePage - 1) * CUSTOMER_TIMELINE_PAGE_SIZE },
-    });
+    const found = await this.customers.customerPage(
+      ref,
+      {
+        licenses: { limit: LICENSES_PAGE_SIZE, offset: (page - 1) * LICENSES_PAGE_SIZE },
+        timeline: { limit: CUSTOMER_TIMELINE_PAGE_SIZE, offset: (timelinePage - 1) * CUSTOMER_TIMELINE_PAGE_SIZE },
+      },
+      scope,
+    );
+    // An account limited to products meets only customers with a licence of theirs (docs/dashboard.md, Limited accounts).
+    if (scope !== null && found.licenses.total === 0) throw AppError.notFound('Customer');
     const params = Object.fromEntries(customerParams(ref));
     const names = [...new Set(found.licenses.items.map((l) => l.customer_name))];
     const timelinePaging = pagination(
@@ -403,7 +417,7 @@ export class LicensesPagesController {
       this.audit.dailyCounts(
         LICENSE_CHART_SERIES.map((s) => s.key),
         CHART_DAYS,
-        id,
+        { licenseId: id },
       ),
       this.audit.recentRefusals([id]),
     ]);
@@ -520,11 +534,14 @@ export class LicensesPagesController {
     @Param('id', DashboardIdPipe) id: number,
     @Param('action') action: string,
     @Query('machine_fingerprint') machine: unknown,
+    @Req() req: Request,
     @Res() res: Response,
     @CurrentProductScope() scope: ProductScope,
   ): Promise<void> {
     const confirmation = CONFIRMATIONS[action as ConfirmAction];
     if (!Object.prototype.hasOwnProperty.call(CONFIRMATIONS, action)) throw AppError.notFound('Page');
+    // The page answers as its action does: support may not revoke, so it may not open the revoke page either.
+    refuseUnlessRouteAllowed(req.user, `POST /licenses/:id/${confirmation.post}`);
     const license = await this.licenses.getLicense(id, scope);
     const seat = typeof machine === 'string' ? license.activations.find((s) => s.machine_fingerprint === machine) : undefined;
     if (action === 'release' && !seat) throw AppError.notFound('Seat');

@@ -4,6 +4,7 @@ import { CurrentProductScope, type ProductScope } from '../../common/auth/actor'
 import { LicensesService } from '../../licenses/licenses.service';
 import { TrialsService } from '../../licenses/trials/trials.service';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config';
+import type { Product } from '../../products/product.entity';
 import { ProductsService } from '../../products/products.service';
 import { StatsService } from '../../stats/stats.service';
 import { StoreEventsService } from '../../stores/store-events.service';
@@ -13,6 +14,13 @@ import { withLicenses } from './audit.controller';
 import { EXPIRING_SOON_DAYS } from './licenses.controller';
 
 const EXPIRING_PANEL_SIZE = 10;
+
+/** The products a limited account's statistics count, by name: "ERP Suite (ERP_SUITE)", "A (A) and B (B)". */
+function productsLabel(products: readonly Pick<Product, 'code' | 'name'>[]): string {
+  const names = products.map((p) => `${p.name} (${p.code})`);
+  if (names.length === 0) return 'no product';
+  return names.length === 1 ? names[0] : `${names.slice(0, -1).join(', ')} and ${names[names.length - 1]}`;
+}
 /** Trials by IP: the window and how many addresses the statistics page shows (docs/licences.md, Trials). */
 export const TRIAL_IP_HOURS = 24;
 const TRIAL_IP_ROWS = 10;
@@ -36,9 +44,12 @@ export class OverviewController {
   @Get('dashboard')
   @Render('dashboard')
   async overview(@Query() query: Record<string, unknown>, @CurrentProductScope() scope: ProductScope) {
-    // The trials by IP and the daily charts count every product: an account limited to products sees them empty
-    // (docs/dashboard.md, Staff and roles).
+    // Every panel counts the account's products; one limited to some reads their names where others read "all
+    // products". Store events belong to no product: that panel is for accounts of every product (docs/dashboard.md,
+    // Limited accounts).
     const everyProduct = scope === null;
+    const visible = await this.products.listProducts(scope);
+    const shown = everyProduct ? null : productsLabel(visible);
     const [products, recent, expiring, trialIps, daily, expiringDaily, storeAttention, productDaily] = await Promise.all([
       this.stats.productStats(scope),
       this.audit.listEntries({ limit: 10, offset: 0 }, scope),
@@ -47,16 +58,15 @@ export class OverviewController {
         { sort: 'expires_at', direction: 'asc' },
         scope,
       ),
-      everyProduct ? this.trials.busiestIps(TRIAL_IP_HOURS, TRIAL_IP_ROWS) : [],
-      everyProduct
-        ? this.audit.dailyCounts(
-            CHART_SERIES.map((s) => s.key),
-            CHART_DAYS,
-          )
-        : [],
-      everyProduct ? this.stats.expiringPerDay(CHART_DAYS) : [],
+      this.trials.busiestIps(TRIAL_IP_HOURS, TRIAL_IP_ROWS, scope),
+      this.audit.dailyCounts(
+        CHART_SERIES.map((s) => s.key),
+        CHART_DAYS,
+        { productIds: scope },
+      ),
+      this.stats.expiringPerDay(CHART_DAYS, scope),
       everyProduct ? this.storeEvents.countNeedingAttention() : 0,
-      this.productDaily(query.product, scope),
+      this.productDaily(query.product, scope, visible, shown),
     ]);
     const stores = this.config.stores;
     const storeConnected = Boolean(stores?.stripeWebhookSecret || stores?.paddleWebhookSecret || stores?.lemonsqueezyWebhookSecret);
@@ -74,7 +84,9 @@ export class OverviewController {
       products,
       totals,
       // Shown once a store is connected, or while events from one still need attention (docs/dashboard.md, Pages).
-      storeAttention: storeConnected || storeAttention > 0 ? { count: storeAttention } : null,
+      storeAttention: everyProduct && (storeConnected || storeAttention > 0) ? { count: storeAttention } : null,
+      // The products the page counts, named, for an account limited to some (null: every product).
+      productsShown: shown,
       expiring: expiring.items,
       expiringTotal: expiring.total,
       expiringDays: EXPIRING_SOON_DAYS,
@@ -82,14 +94,19 @@ export class OverviewController {
       trialIpHours: TRIAL_IP_HOURS,
       chartDays: CHART_DAYS,
       expiringChart: dailyChart(
-        `Usable licences expiring per UTC day, today and the next ${CHART_DAYS - 1} days`,
+        `Usable licences${shown ? ` of ${shown}` : ''} expiring per UTC day, today and the next ${CHART_DAYS - 1} days`,
         [{ key: 'expiring', label: 'Expiring' }],
         expiringDaily,
       ),
-      daily: dailyChart(`Activations, refusals and new licences per UTC day, last ${CHART_DAYS} days, oldest first`, CHART_SERIES, daily),
+      daily: dailyChart(
+        `Activations, refusals and new licences${shown ? ` of ${shown}` : ''} per UTC day, last ${CHART_DAYS} days, oldest first`,
+        CHART_SERIES,
+        daily,
+      ),
       productDaily: {
         ...productDaily,
-        options: products.map((p) => ({ code: p.product_code, name: p.product_name, selected: p.product_code === productDaily.code })),
+        everyLabel: shown ?? 'All products',
+        options: visible.map((p) => ({ code: p.code, name: p.name, selected: p.code === productDaily.code })),
       },
       recent: await withLicenses(recent.items, this.licenses),
     };
@@ -99,18 +116,18 @@ export class OverviewController {
    * The per-product panel: a product's (an unknown or absent code: every product's) daily statistics of the last 30
    * UTC days as a chart and table, with the last 7 and 30 days' totals (docs/dashboard.md, Statistics per product).
    */
-  private async productDaily(requested: unknown, scope: ProductScope) {
+  private async productDaily(requested: unknown, scope: ProductScope, visible: Product[], shown: string | null) {
     const wanted = typeof requested === 'string' ? requested.trim().toUpperCase() : '';
-    const product = wanted === '' ? null : await this.products.findByCode(wanted);
     // A product outside a limited account's products reads as an unknown one: every product it may see.
-    const code = product && (scope === null || scope.includes(product.id)) ? wanted : null;
+    const product = wanted === '' ? undefined : visible.find((p) => p.code === wanted);
+    const code = product ? wanted : null;
     const rows = await this.stats.daily(code ? { product: code } : {}, scope);
     const total = (days: number) =>
       Object.fromEntries(DAILY_SERIES.map((s) => [s.key, rows.slice(-days).reduce((sum, row) => sum + row[s.key], 0)])) as Record<
         DailyKey,
         number
       >;
-    const label = code ?? 'all products';
+    const label = code ?? shown ?? 'all products';
     return {
       code,
       label,

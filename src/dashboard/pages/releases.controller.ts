@@ -61,6 +61,9 @@ export class ReleasesPageController {
       // A duplicate version is the form's error, shown beside the form (as the API's 409).
       if (err instanceof AppError && err.status === 409)
         return this.render(res, code, 409, { form, errors: [{ field: 'version', message: err.message }] });
+      // A feature the product does not offer: beside the form too.
+      if (err instanceof AppError && err.status === 400 && Array.isArray(err.details?.fields))
+        return this.render(res, code, 400, { form, errors: err.details.fields as FieldError[] });
       throw err;
     }
     setFlash(req, 'success', `Draft ${release.version} created: upload its files, then publish it.`);
@@ -70,7 +73,8 @@ export class ReleasesPageController {
   @Put(':id/artifacts/:filename')
   @StreamedBodyRoute()
   @HttpCode(201)
-  upload(
+  async upload(
+    @Param('code') code: string,
     @Param('id', DashboardIdPipe) id: number,
     @Param('filename') filename: string,
     @Query('platform') platform: unknown,
@@ -80,6 +84,13 @@ export class ReleasesPageController {
     @CurrentActor() actor: Actor,
   ): Promise<ReleaseArtifactDto> {
     const declared = req.headers['content-length'] === undefined ? undefined : Number(req.headers['content-length']);
+    try {
+      await this.releases.releaseOfProduct(code, id);
+    } catch (err) {
+      // Refused before the body is read: drain what the browser still sends, so it reads the answer.
+      req.resume();
+      throw err;
+    }
     return this.releases.upload(
       id,
       { filename, platform, arch, signature: signature || undefined, declaredLength: declared, body: req },
@@ -95,6 +106,7 @@ export class ReleasesPageController {
     @Res() res: Response,
     @CurrentActor() actor: Actor,
   ) {
+    await this.releases.releaseOfProduct(code, id);
     const r = await this.releases.publish(id, actor);
     this.backToList(req, res, code, `${r.version} is published.`);
   }
@@ -107,6 +119,7 @@ export class ReleasesPageController {
     @Res() res: Response,
     @CurrentActor() actor: Actor,
   ) {
+    await this.releases.releaseOfProduct(code, id);
     const r = await this.releases.yank(id, actor);
     this.backToList(req, res, code, `${r.version} is yanked: no check, feed or link offers it any more.`);
   }
@@ -119,6 +132,7 @@ export class ReleasesPageController {
     @Res() res: Response,
     @CurrentActor() actor: Actor,
   ) {
+    await this.releases.releaseOfProduct(code, id);
     await this.releases.remove(id, actor);
     this.backToList(req, res, code, 'The draft is deleted.');
   }

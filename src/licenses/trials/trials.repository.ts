@@ -69,15 +69,15 @@ export class TrialsRepository {
     return rows[0]?.license_id ?? null;
   }
 
-  /** The IPs with the most trials started since `since`, most first (docs/licences.md, Trials). */
-  async busiestIps(since: Date, limit: number): Promise<TrialsFromIp[]> {
+  /** The IPs with the most trials of these products (null: every product) started since `since`, most first (docs/licences.md, Trials). */
+  async busiestIps(since: Date, limit: number, products: readonly number[] | null): Promise<TrialsFromIp[]> {
     const { rows } = await preparedQuery<{ ip: string; trials: number; products: number; latest: Date }>(
       this.dataSource.manager,
-      'trials-busiest-ips',
+      'trials-busiest-ips-by-product',
       `SELECT ip, count(*)::int AS trials, count(DISTINCT product_id)::int AS products, max(created_at) AS latest
-       FROM trials WHERE created_at >= $1 AND ip IS NOT NULL
+       FROM trials WHERE created_at >= $1 AND ip IS NOT NULL AND ($3::int[] IS NULL OR product_id = ANY($3::int[]))
        GROUP BY ip ORDER BY count(*) DESC, max(created_at) DESC, ip LIMIT $2`,
-      [since, limit],
+      [since, limit, products],
     );
     return rows;
   }

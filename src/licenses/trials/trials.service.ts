@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { EventRecorder } from '../../events/event-recorder';
-import type { Actor } from '../../common/auth/actor';
+import { type Actor, ALL_PRODUCTS, type ProductScope } from '../../common/auth/actor';
 import { AppError } from '../../common/errors/app-error';
 import { uniqueViolation } from '../../common/errors/database-errors';
 import { ErrorCode } from '../../common/errors/error-codes';
@@ -111,8 +111,8 @@ export class TrialsService {
    * The IPs that started the most trials in the last `hours` (docs/licences.md, Trials): many trials from one IP
    * in a day is one person resetting a machine's fingerprint, or a script.
    */
-  busiestIps(hours: number, limit: number, now = new Date()): Promise<TrialsFromIp[]> {
-    return this.trials.busiestIps(new Date(now.getTime() - hours * 3_600_000), limit);
+  busiestIps(hours: number, limit: number, scope: ProductScope = ALL_PRODUCTS, now = new Date()): Promise<TrialsFromIp[]> {
+    return this.trials.busiestIps(new Date(now.getTime() - hours * 3_600_000), limit, scope);
   }
 
   /** An active product by code; an unknown or inactive one is a VALIDATION_ERROR naming `product`. */

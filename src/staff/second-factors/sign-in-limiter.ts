@@ -13,6 +13,7 @@ import { APP_CONFIG, type AppConfig, STAFF_SIGN_IN_WINDOW_MS, type StaffConfig, 
 @Injectable()
 export class StaffSignInLimiter {
   private readonly settings: StaffConfig;
+  private readonly delays = new SerialQueues();
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -28,7 +29,8 @@ export class StaffSignInLimiter {
       [accountHash(username), STAFF_SIGN_IN_WINDOW_MS / 1000],
     );
     if (!row || row.failures < this.settings.signInLimit) return false;
-    await sleep(this.settings.signInDelayMs);
+    // One delayed attempt at a time per account: parallel guesses queue, so ten cost ten delays, not one.
+    await this.delays.run(accountHash(username), () => sleep(this.settings.signInDelayMs));
     return true;
   }
 
@@ -53,3 +55,31 @@ export class StaffSignInLimiter {
 
 /** Usernames are case-insensitive; the table holds hashes, not a list of names people tried. */
 const accountHash = (username: string) => createHash('sha256').update(username.toLowerCase()).digest('hex');
+
+/**
+ * Runs tasks one after another per key, in arrival order (docs/dashboard.md, Failed sign-ins): the delay of a
+ * sign-in past its limit is served in turn. A key's queue is forgotten once it drains, so idle accounts cost nothing.
+ */
+export class SerialQueues {
+  private readonly tails = new Map<string, Promise<void>>();
+
+  async run(key: string, task: () => Promise<unknown>): Promise<void> {
+    const previous = this.tails.get(key) ?? Promise.resolve();
+    const mine = previous.then(
+      () => task().then(() => undefined),
+      () => task().then(() => undefined),
+    );
+    const tail = mine.catch(() => undefined);
+    this.tails.set(key, tail);
+    try {
+      await mine;
+    } finally {
+      if (this.tails.get(key) === tail) this.tails.delete(key);
+    }
+  }
+
+  /** Keys with a task running or waiting (for tests). */
+  get size(): number {
+    return this.tails.size;
+  }
+}

@@ -3,6 +3,7 @@ import Stripe from 'stripe';
 import { AppError } from '../../common/errors/app-error';
 import { ErrorCode } from '../../common/errors/error-codes';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config';
+import { stripeSignatureTimestamp } from './stripe-signature-header';
 import type { ReceivedStoreEvent, StoreAction, StoreAdapter, StoreAsk, StorePayment } from '../store-action';
 
 /** The API version the pinned SDK speaks (docs/stores.md, Stripe API versions). */
@@ -52,8 +53,9 @@ export class StripeStore implements StoreAdapter {
   verify(raw: Buffer, signature: string | undefined): ReceivedStoreEvent {
     if (!signature) throw new AppError(ErrorCode.INVALID_SIGNATURE, 400, 'The Stripe-Signature header is missing');
     // The SDK refuses old timestamps only: one dated ahead would make a captured signature replayable for longer.
-    const timestamp = /(?:^|,)\s*t=(\d{1,12})\s*(?:,|$)/.exec(signature)?.[1];
-    if (timestamp && Number(timestamp) - Date.now() / 1000 > TOLERANCE_SECONDS)
+    // One plain-digit t= or 400 first: the SDK reads the first of two, and Number() reads `+N` or `N.0`.
+    const timestamp = stripeSignatureTimestamp(signature);
+    if (timestamp - Date.now() / 1000 > TOLERANCE_SECONDS)
       throw new AppError(
         ErrorCode.INVALID_SIGNATURE,
         400,
