@@ -3,7 +3,7 @@
     /usr/bin/python3 -m licence_client.conformance ../../docs/test-vectors/conformance.json   # exit 1 on a disagreement
 
 Two shapes of case: the shared list's (`kind` beside `input`: `envelope`, `license_file`, `key_trust`,
-`signed_answer`, `trial`, keys named
+`signed_answer`, `trial`, `relay_lease`, keys named
 from the document's `keys`), which every official client runs, and scenario cases (`input.kind`: `license_file`,
 `activation`, `validation`, with `trust` and `context`), which each client's tests make with fresh keys.
 """
@@ -56,6 +56,8 @@ def run_shared_case(case, named_keys):
             return "trusted", None, None
         return "refused", reasons.get(key_id, "UNKNOWN_KEY"), None
     shipped = [named_keys[name] for name in data.get("trusted_keys", [])]
+    if case["kind"] == "relay_lease":
+        return _run_relay_case(data, shipped)
     if case["kind"] in ("signed_answer", "trial"):
         return _run_client_case(case["kind"], data, shipped)
     state = {"revoked_key_ids": list(data.get("revoked_keys", []))}
@@ -90,6 +92,19 @@ def _run_client_case(kind, data, shipped):
         if result.ok:
             return "accept", None, result.status
         return "refuse", result.reason, None
+
+
+def _run_relay_case(data, shipped):
+    """A relay's lease answer, verified as lease_from_relay() does (clients/conformance-format.md, relay_lease)."""
+    with tempfile.TemporaryDirectory(prefix="licence-conformance-") as folder:
+        client = _offline_client(
+            folder, _parse_now(data["now"]), shipped, None, data["machine_fingerprint"], data.get("product")
+        )
+        try:
+            client.verify_relay_answer(data["answer"], {"revoked_key_ids": list(data.get("revoked_keys", []))})
+        except VerificationError as err:
+            return "refuse", err.reason, None
+    return "accept", None, None
 
 
 def run_case(case, named_keys=None):
