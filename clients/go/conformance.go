@@ -190,8 +190,41 @@ func runClientCase(c *conformanceCase, named map[string]json.RawMessage, folder 
 	return "accept", "", result.Status, nil
 }
 
+// runRelayCase verifies a relay's lease answer as LeaseFromRelay does (clients/conformance-format.md, relay_lease).
+func runRelayCase(c *conformanceCase, named map[string]json.RawMessage, folder string) (string, string, error) {
+	shipped, err := namedKeys(named, c.Input.TrustedKeys)
+	if err != nil {
+		return "", "", err
+	}
+	now, err := time.Parse(time.RFC3339Nano, c.Input.Now)
+	if err != nil {
+		return "", "", err
+	}
+	client, err := New(Options{
+		ServerURL: "http://127.0.0.1:9/", StatePath: filepath.Join(folder, "state.json"), AppSalt: "conformance",
+		PublicKeys: shipped, Product: c.Input.Product, Fingerprint: c.Input.Fingerprint, Now: func() time.Time { return now },
+		Retries: -1, HTTPClient: &http.Client{Transport: offlineTransport{}},
+	})
+	if err != nil {
+		return "", "", err
+	}
+	_, _, err = client.verifyRelayAnswer(c.Input.Answer, &clientState{RevokedKeyIDs: c.Input.RevokedKeys})
+	var verification *VerificationError
+	if errors.As(err, &verification) {
+		return "refuse", verification.Reason, nil
+	}
+	if err != nil {
+		return "", "", err
+	}
+	return "accept", "", nil
+}
+
 // runCase answers (verdict, reason, status) for one case.
 func runCase(c *conformanceCase, named map[string]json.RawMessage, folder string) (string, string, string, error) {
+	if c.Kind == "relay_lease" {
+		verdict, reason, err := runRelayCase(c, named, folder)
+		return verdict, reason, "", err
+	}
 	if c.Kind == "signed_answer" || c.Kind == "trial" {
 		return runClientCase(c, named, folder)
 	}
