@@ -116,6 +116,20 @@ public final class Conformance {
         }
         return new String[] {"accept", "", ""};
       }
+      if (kind.equals("relay_lease")) {
+        // A relay's lease answer, verified as leaseFromRelay() does.
+        Instant now = OffsetDateTime.parse(Json.asString(input.get("now"))).toInstant();
+        LicenseClient client = offlineClient(namedKeys(named, Json.asList(input.get("trusted_keys"))), List.of(),
+            Json.asString(input.get("product")), Json.asString(input.get("machine_fingerprint")), now, folder);
+        Map<String, Object> state = new LinkedHashMap<>(StateFile.empty());
+        state.put("revoked_key_ids", new ArrayList<>(Json.asList(input.get("revoked_keys"))));
+        try {
+          client.verifyRelayAnswer(Json.write(input.get("answer")), state);
+        } catch (VerificationError e) {
+          return new String[] {"refuse", e.reason(), ""};
+        }
+        return new String[] {"accept", "", ""};
+      }
       if (kind.equals("trial")) {
         Instant now = OffsetDateTime.parse(Json.asString(input.get("now"))).toInstant();
         LicenseClient client = offlineClient(namedKeys(named, Json.asList(input.get("trusted_keys"))), List.of(),
