@@ -1,6 +1,6 @@
-// Relay pool and lease cases (docs/relay.md, What a client checks), deterministic: the vendor keys are the test keys of
-// docs/test-vectors (test-key.pem, test-keys.json) and the relay key is made from a fixed seed, and RSA PKCS#1 v1.5 and
-// Ed25519 signatures are deterministic, so the same bytes come out every run. Every client runs the list with its own
+// Relay pool and lease cases beyond docs/test-vectors/relay.json (docs/clients.md, Relay leases), deterministic: the
+// vendor, relay and stranger keys are the test keys of docs/test-vectors (test-key.pem, test-keys.json), and RSA
+// PKCS#1 v1.5 and Ed25519 signatures are deterministic, so the same bytes come out every run. Every client runs the list with its own
 // code (clients/conformance-format.md, "relay_lease"); the committed output is clients/relay-conformance.json:
 //   node clients/relay-cases.mjs > clients/relay-conformance.json
 import { createHash, createPrivateKey, createPublicKey, sign } from 'node:crypto';
@@ -41,18 +41,11 @@ function makeKey(privatePem) {
   };
 }
 
-// The relay's own key: an Ed25519 key from a fixed seed (PKCS#8 DER prefix + 32 bytes). TEST KEY ONLY.
-const relaySeed = createHash('sha256').update('licence-server relay test key').digest();
-const relayPem = createPrivateKey({
-  key: Buffer.concat([Buffer.from('302e020100300506032b657004220420', 'hex'), relaySeed]),
-  format: 'der',
-  type: 'pkcs8',
-});
 const keys = {
   ed25519: makeKey(privateKeys.ed25519),
   rsa: makeKey(privateKeys.rsa),
   stranger: makeKey(privateKeys.stranger),
-  relay: makeKey(relayPem),
+  relay: makeKey(privateKeys.relay),
 };
 
 /** An envelope over the JCS bytes of `value`, by `key`, naming `keyId` (another key's id for a forgery). */
@@ -127,42 +120,42 @@ const cases = [
     "A pool signed by another key that names the vendor key's id: refused.",
     answer({ file: poolFile(pool(keys.ed25519), keys.stranger, keys.ed25519.keyId) }),
     {},
-    'INVALID_SIGNATURE',
+    'SIGNATURE_INVALID',
   ],
   [
     'relay-pool-unknown-key',
     'A pool signed by a key the client was not shipped and no trusted key endorses: refused.',
     answer({ file: poolFile(pool(keys.stranger), keys.stranger) }),
     {},
-    'UNKNOWN_KEY',
+    'SIGNATURE_INVALID',
   ],
   [
     'relay-pool-vendor-key-revoked',
     'A pool signed by a vendor key listed as revoked: refused.',
     answer(),
     { revoked_keys: [keys.ed25519.keyId] },
-    'KEY_REVOKED',
+    'SIGNATURE_INVALID',
   ],
   [
     'relay-pool-not-payload',
     "A pool whose members differ from the envelope's payload (more seats beside a signed pool of 10): refused.",
     answer({ file: poolFile(pool(keys.ed25519, { seats: 500 }), keys.ed25519, keys.ed25519.keyId, pool(keys.ed25519)) }),
     {},
-    'PAYLOAD_MISMATCH',
+    'POOL_MISMATCH',
   ],
   [
     'relay-pool-not-armored',
     'A pool file that is not a RELAY POOL armor: refused.',
     answer({ file: '-----BEGIN LICENSE FILE-----\ne30=\n-----END LICENSE FILE-----\n' }),
     {},
-    'MALFORMED_ENVELOPE',
+    'MALFORMED_POOL_FILE',
   ],
   [
     'relay-pool-key-id-not-key',
     "A vendor-signed pool whose relay_key_id is not its relay_public_key's id: refused.",
     answer({ file: poolFile(pool(keys.ed25519, { relay_key_id: keys.stranger.keyId }), keys.ed25519), keyId: keys.relay.keyId }),
     {},
-    'MALFORMED_PAYLOAD',
+    'WRONG_RELAY_KEY',
   ],
   [
     'relay-pool-other-product',
@@ -177,42 +170,42 @@ const cases = [
     "A lease signed by another key under that key's id: refused.",
     answer({ signer: keys.stranger }),
     {},
-    'INVALID_SIGNATURE',
+    'SIGNATURE_INVALID',
   ],
   [
     'relay-lease-other-key-relay-id',
     "A lease signed by another key that names the relay key's id: refused.",
     answer({ signer: keys.stranger, keyId: keys.relay.keyId }),
     {},
-    'INVALID_SIGNATURE',
+    'SIGNATURE_INVALID',
   ],
   [
     'relay-lease-vendor-key',
     'A lease signed by a vendor key the client trusts for pools, but not the relay key of the pool: refused.',
     answer({ signer: keys.ed25519 }),
     {},
-    'INVALID_SIGNATURE',
+    'SIGNATURE_INVALID',
   ],
   [
     'relay-lease-not-payload',
     "A lease whose members differ from the envelope's payload (a later expires_at): refused.",
     answer({ leaseValue: lease({ expires_at: at(86400) }), signed: lease() }),
     {},
-    'PAYLOAD_MISMATCH',
+    'LEASE_MISMATCH',
   ],
   [
     'relay-lease-other-pool',
     'A lease of another pool: refused.',
     answer({ leaseValue: lease({ pool_id: '00000000-0000-4000-8000-000000000000' }) }),
     {},
-    'WRONG_SUBJECT',
+    'LEASE_MISMATCH',
   ],
   [
     'relay-lease-other-fingerprint',
     "A lease for another machine's fingerprint: refused.",
     answer({ leaseValue: lease({ machine_fingerprint: `sha256:${'ef'.repeat(32)}` }) }),
     {},
-    'FINGERPRINT_MISMATCH',
+    'LEASE_MISMATCH',
   ],
   ['relay-lease-expired', 'A lease past its expires_at: refused.', answer(), { now: at(240) }, 'LEASE_EXPIRED'],
 ].map(([name, description, relayAnswer, overrides, reason]) => ({

@@ -42,81 +42,86 @@ type relayAnswer struct {
 	PoolFile *string         `json:"pool_file"`
 }
 
-// verifyRelayLease checks a `POST /relay/v1/leases` answer, in this order: the pool file's armor, its envelope with
-// the vendor keys `trusted`, the pool equal to the payload, the relay key's id, product, the pool's expiry; then the
-// lease envelope with the pool's relay key only, the lease equal to its payload, its pool, this machine's
-// fingerprint, the lease's expiry. A *VerificationError carries a stable reason (clients/conformance-format.md,
-// relay_lease).
-func verifyRelayLease(answer []byte, trusted map[string]*PublicKey, revoked map[string]bool, fingerprint, product string, now time.Time) (*RelayLease, *RelayPool, error) {
-	var document relayAnswer
-	if json.Unmarshal(answer, &document) != nil || document.PoolFile == nil {
-		return nil, nil, verr("MALFORMED_ENVELOPE", "the relay answered no lease")
-	}
+func relayErr(reason, message string) *VerificationError { return verr(reason, message) }
+
+// verifyRelayPool checks a pool file, in this order: the armor and its pool object (MALFORMED_POOL_FILE), the
+// envelope with the vendor keys `trusted` (SIGNATURE_INVALID, whatever the envelope's own reason), the pool equal to
+// the payload (POOL_MISMATCH), its members (MALFORMED_POOL_FILE), the relay key named by its key id
+// (WRONG_RELAY_KEY), product (PRODUCT_MISMATCH), expiry (POOL_EXPIRED): the names of docs/test-vectors/relay.json.
+func verifyRelayPool(poolFile string, trusted map[string]*PublicKey, revoked map[string]bool, product string, now time.Time) (*RelayPool, *PublicKey, error) {
 	var file map[string]json.RawMessage
-	raw := dearmor("RELAY POOL", *document.PoolFile)
-	if raw == nil || json.Unmarshal(raw, &file) != nil || file["pool"] == nil || file["envelope"] == nil {
-		return nil, nil, verr("MALFORMED_ENVELOPE", "not a relay pool file")
+	var poolObject map[string]json.RawMessage
+	raw := dearmor("RELAY POOL", poolFile)
+	if raw == nil || json.Unmarshal(raw, &file) != nil || json.Unmarshal(file["pool"], &poolObject) != nil || poolObject == nil {
+		return nil, nil, relayErr("MALFORMED_POOL_FILE", "not a relay pool file with a pool object")
 	}
 	payload, err := openEnvelope(file["envelope"], trusted, revoked)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, relayErr("SIGNATURE_INVALID", "the pool's envelope is refused ("+err.Error()+")")
 	}
 	if !sameJSON(file["pool"], payload) {
-		return nil, nil, verr("PAYLOAD_MISMATCH", "the pool differs from the vendor's signed payload")
+		return nil, nil, relayErr("POOL_MISMATCH", "the pool is not exactly the envelope's signed payload")
 	}
 	var pool RelayPool
-	var license struct {
-		Product string `json:"product"`
+	var members struct {
+		Seats   *float64 `json:"seats"`
+		License *struct {
+			Product            string  `json:"product"`
+			MachineFingerprint *string `json:"machine_fingerprint"`
+		} `json:"license"`
 	}
-	var relayKey *PublicKey
-	keyErr := errors.New("no pool")
-	if json.Unmarshal(payload, &pool) == nil {
-		relayKey, keyErr = ParsePublicKeyPEM(pool.RelayPublicKey)
+	if json.Unmarshal(payload, &pool) != nil || json.Unmarshal(payload, &members) != nil || pool.PoolID == "" ||
+		members.Seats == nil || members.License == nil || members.License.MachineFingerprint == nil || parseTime(pool.ExpiresAt) == nil {
+		return nil, nil, relayErr("MALFORMED_POOL_FILE", "the signed pool lacks pool_id, seats, expires_at or license")
 	}
-	expires := parseTime(pool.ExpiresAt)
-	if keyErr != nil || relayKey.Algorithm != "Ed25519" || relayKey.KeyID != pool.RelayKeyID || pool.PoolID == "" ||
-		json.Unmarshal(pool.License, &license) != nil || expires == nil {
-		return nil, nil, verr("MALFORMED_PAYLOAD", "the pool lacks a relay Ed25519 key that matches relay_key_id")
+	relayKey, keyErr := ParsePublicKeyPEM(pool.RelayPublicKey)
+	if keyErr != nil || relayKey.Algorithm != "Ed25519" || relayKey.KeyID != pool.RelayKeyID {
+		return nil, nil, relayErr("WRONG_RELAY_KEY", "the pool names a relay key whose key id is not relay_key_id")
 	}
-	if product != "" && license.Product != product {
-		return nil, nil, verr("PRODUCT_MISMATCH", fmt.Sprintf("the pool lends %q, not %q", license.Product, product))
+	if product != "" && members.License.Product != product {
+		return nil, nil, relayErr("PRODUCT_MISMATCH", fmt.Sprintf("the pool lends %q, not %q", members.License.Product, product))
 	}
-	if !now.Before(*expires) {
-		return nil, nil, verr("POOL_EXPIRED", "the pool expired at "+pool.ExpiresAt)
+	if !now.Before(*parseTime(pool.ExpiresAt)) {
+		return nil, nil, relayErr("POOL_EXPIRED", "the pool expired at "+pool.ExpiresAt)
 	}
+	return &pool, relayKey, nil
+}
 
-	var named struct {
-		KeyID *string `json:"key_id"`
+// verifyRelayLease checks a `POST /relay/v1/leases` answer: the pool file (verifyRelayPool), then the lease envelope
+// with the pool's relay key and no other (SIGNATURE_INVALID), the lease equal to its payload, of that pool and for
+// this machine (LEASE_MISMATCH), not expired (LEASE_EXPIRED).
+func verifyRelayLease(answer []byte, trusted map[string]*PublicKey, revoked map[string]bool, fingerprint, product string, now time.Time) (*RelayLease, *RelayPool, error) {
+	var document relayAnswer
+	if json.Unmarshal(answer, &document) != nil || document.PoolFile == nil {
+		return nil, nil, relayErr("MALFORMED_POOL_FILE", "the relay answered no pool file")
 	}
-	if json.Unmarshal(document.Envelope, &named) == nil && named.KeyID != nil && *named.KeyID != relayKey.KeyID {
-		return nil, nil, verr("INVALID_SIGNATURE", fmt.Sprintf("the lease is signed by key %s, not by the pool's relay key %s", *named.KeyID, relayKey.KeyID))
+	pool, relayKey, err := verifyRelayPool(*document.PoolFile, trusted, revoked, product, now)
+	if err != nil {
+		return nil, nil, err
 	}
 	// The relay key is the only key a lease may carry: a vendor key, trusted for pools, signs no lease.
 	signed, err := openEnvelope(document.Envelope, map[string]*PublicKey{relayKey.KeyID: relayKey}, nil)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, relayErr("SIGNATURE_INVALID", "the lease's envelope is refused ("+err.Error()+")")
 	}
 	if document.Lease == nil || !sameJSON(document.Lease, signed) {
-		return nil, nil, verr("PAYLOAD_MISMATCH", "the lease differs from the relay's signed payload")
+		return nil, nil, relayErr("LEASE_MISMATCH", "the lease is not exactly the envelope's signed payload")
 	}
 	var lease RelayLease
-	leaseExpires := (*time.Time)(nil)
+	var leaseExpires *time.Time
 	if json.Unmarshal(signed, &lease) == nil {
 		leaseExpires = parseTime(lease.ExpiresAt)
 	}
 	if lease.LeaseID == "" || leaseExpires == nil || !(lease.HeartbeatIntervalSeconds > 0) || math.IsInf(lease.HeartbeatIntervalSeconds, 0) {
-		return nil, nil, verr("MALFORMED_PAYLOAD", "the lease lacks lease_id, expires_at or heartbeat_interval_seconds")
+		return nil, nil, relayErr("LEASE_MISMATCH", "the lease lacks lease_id, expires_at or heartbeat_interval_seconds")
 	}
-	if lease.PoolID != pool.PoolID {
-		return nil, nil, verr("WRONG_SUBJECT", fmt.Sprintf("the lease is of pool %q, not %s", lease.PoolID, pool.PoolID))
-	}
-	if lease.MachineFingerprint != fingerprint {
-		return nil, nil, verr("FINGERPRINT_MISMATCH", "the lease was made for another machine")
+	if lease.PoolID != pool.PoolID || lease.MachineFingerprint != fingerprint {
+		return nil, nil, relayErr("LEASE_MISMATCH", "the lease is for another pool or another machine")
 	}
 	if !now.Before(*leaseExpires) {
-		return nil, nil, verr("LEASE_EXPIRED", "the lease expired at "+lease.ExpiresAt)
+		return nil, nil, relayErr("LEASE_EXPIRED", "the lease expired at "+lease.ExpiresAt)
 	}
-	return &lease, &pool, nil
+	return &lease, pool, nil
 }
 
 // VerifyRelayAnswer verifies a relay's lease answer with the vendor keys this client trusts now (shipped, or endorsed
@@ -157,7 +162,7 @@ type RelaySeat struct {
 // LeaseFromRelay leases a seat from a relay on the customer's network. The answer is verified first: the pool file
 // with the vendor keys this client trusts, the pool equal to its signed payload, for this product and not expired;
 // then the lease with the pool's relay key only, for this machine and not expired. A forged pool or a lease signed
-// by any other key is a *VerificationError (INVALID_SIGNATURE, UNKNOWN_KEY, ...). Asking again from the same machine
+// by any other key is a *VerificationError SIGNATURE_INVALID (the other reasons: docs/clients.md, Relay leases). Asking again from the same machine
 // renews the same lease. hostname may be empty (then os.Hostname).
 func (c *Client) LeaseFromRelay(ctx context.Context, relayURL, hostname string) (*RelaySeat, error) {
 	fingerprint, err := c.Fingerprint()

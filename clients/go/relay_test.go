@@ -45,6 +45,17 @@ func readRelayList(t *testing.T) ([]byte, *relayCaseList) {
 	return raw, &list
 }
 
+func TestRelayVectorsOfTheServer(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "..", "docs", "test-vectors", "relay.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	failures, total, err := RunConformance(raw)
+	if err != nil || len(failures) > 0 || total < 9 {
+		t.Fatalf("%d cases, err %v, failures:\n%s", total, err, strings.Join(failures, "\n"))
+	}
+}
+
 func TestRelayCaseList(t *testing.T) {
 	raw, _ := readRelayList(t)
 	failures, total, err := RunConformance(raw)

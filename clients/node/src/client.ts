@@ -285,8 +285,8 @@ export class LicenseClient {
    * Leases a seat from a relay on the customer's network (docs/clients.md, Relay leases). The answer is verified before it
    * is used: the pool file with the vendor keys this client trusts (shipped, or endorsed by them), the pool equal to its
    * signed payload, for this product and not expired; then the lease with the pool's relay key only, for this machine and
-   * not expired. A forged pool or a lease signed by any other key is a VerificationError (`INVALID_SIGNATURE`,
-   * `UNKNOWN_KEY`, ...). Asking again from the same machine renews the same lease.
+   * not expired. A forged pool or a lease signed by any other key is a VerificationError `SIGNATURE_INVALID` (the
+   * other reasons: docs/clients.md, Relay leases). Asking again from the same machine renews the same lease.
    */
   async leaseFromRelay(relayUrl: string, machine: { hostname?: string } = {}): Promise<RelaySeat> {
     const body = { hostname: machine.hostname ?? osHostname() };
@@ -311,7 +311,7 @@ export class LicenseClient {
       now: this.now(),
     });
     if (!verified.ok) throw new VerificationError(verified.reason, verified.message);
-    return { lease: verified.lease, pool: verified.pool };
+    return verified.value;
   }
 
   /** Frees this machine's seat; the stored licence is removed when the server agrees. Never retried (limits count it). */

@@ -3,8 +3,8 @@
 /// <reference types="node" preserve="true" />
 export { LicenseClient, RelaySeat } from './client.js';
 export type { HeartbeatLoop, HeartbeatLoopOptions, LicenseClientOptions, MachineInfo, RelayHeartbeatOptions } from './client.js';
-export { RELAY_POOL_LABEL, verifyRelayLease } from './relay.js';
-export type { RelayCheckInput, RelayLease, RelayLeaseAnswer, RelayPool, RelayReason, VerifiedRelayLease } from './relay.js';
+export { RELAY_POOL_LABEL, verifyRelayLease, verifyRelayPool } from './relay.js';
+export type { RelayCheckInput, RelayLease, RelayLeaseAnswer, RelayPool, RelayPoolCheckInput, RelayReason, Verified } from './relay.js';
 export { checkOffline, parseLicenseFile, verifyAnswerDocument, verifyDocument, verifyEnvelopeFile } from './check.js';
 export { canonicalBytes, KeySet, keyIdOf, verifySignature, SIGNATURE_PREFIX } from './crypto.js';
 export { decodeBase64url, endorsementMessage, listedKeys, resolveTrust, verifyEndorsement, verifyEnvelope } from './envelope.js';

@@ -2,7 +2,7 @@ import { createPublicKey, type KeyObject } from 'node:crypto';
 import { dearmor } from './armor.js';
 import { algorithmOf, type KeySet, keyIdOf } from './crypto.js';
 import { sameJson, verifyEnvelope } from './envelope.js';
-import type { EnvelopeReason, LicensePayload, SignedEnvelope } from './types.js';
+import type { LicensePayload, SignedEnvelope } from './types.js';
 
 /**
  * Leases from a relay on an offline network (docs/relay.md in the server's repository, What a client checks): the pool
@@ -42,60 +42,82 @@ export interface RelayLeaseAnswer {
   pool_file: string;
 }
 
-export type RelayReason = EnvelopeReason | 'PRODUCT_MISMATCH' | 'POOL_EXPIRED' | 'WRONG_SUBJECT' | 'FINGERPRINT_MISMATCH' | 'LEASE_EXPIRED';
+/**
+ * Why a relay's pool or lease is refused: the names of docs/test-vectors/relay.json (every envelope failure, an unknown
+ * or revoked key included, is SIGNATURE_INVALID; the message names the envelope's own reason), and PRODUCT_MISMATCH.
+ */
+export type RelayReason =
+  | 'MALFORMED_POOL_FILE'
+  | 'SIGNATURE_INVALID'
+  | 'POOL_MISMATCH'
+  | 'WRONG_RELAY_KEY'
+  | 'PRODUCT_MISMATCH'
+  | 'POOL_EXPIRED'
+  | 'LEASE_MISMATCH'
+  | 'LEASE_EXPIRED';
 
-export type VerifiedRelayLease =
-  | { ok: true; lease: RelayLease; pool: RelayPool; relayKeyId: string }
-  | { ok: false; reason: RelayReason; message: string };
+export type Verified<T> = { ok: true; value: T } | { ok: false; reason: RelayReason; message: string };
 
-export interface RelayCheckInput {
+export interface RelayPoolCheckInput {
   /** The keys trusted for vendor signatures (shipped, or endorsed by a shipped key). */
   keys: KeySet;
   /** Key ids listed as revoked. */
   revoked?: readonly string[];
-  /** This machine's fingerprint. */
-  fingerprint: string;
   /** The application's product code: a pool of another product's licence is refused. */
   product?: string;
   now: Date;
 }
 
+export interface RelayCheckInput extends RelayPoolCheckInput {
+  /** This machine's fingerprint. */
+  fingerprint: string;
+}
+
+const refuse = <T>(reason: RelayReason, message: string): Verified<T> => ({ ok: false, reason, message });
+
 /**
- * Verifies a relay's lease answer, in this order: the pool file's armor, its envelope with the vendor keys, the pool equal
- * to the envelope's payload, the pool's own members (the relay key's id), product, the pool's expiry; then the lease
- * envelope with the pool's relay key and nothing else, the lease equal to its payload, the pool it names, this machine's
- * fingerprint, the lease's expiry. Every refusal has a stable reason (clients/conformance-format.md, relay_lease).
+ * Verifies a pool file, in this order: the armor and its pool object (MALFORMED_POOL_FILE), the envelope with the vendor
+ * keys (SIGNATURE_INVALID), the pool equal to the envelope's payload (POOL_MISMATCH), its members (MALFORMED_POOL_FILE),
+ * the relay key named by its key id (WRONG_RELAY_KEY), the product (PRODUCT_MISMATCH), the expiry (POOL_EXPIRED).
  */
-export function verifyRelayLease(answer: unknown, input: RelayCheckInput): VerifiedRelayLease {
-  const refuse = (reason: RelayReason, message: string): VerifiedRelayLease => ({ ok: false, reason, message });
-  if (!isObject(answer)) return refuse('MALFORMED_ENVELOPE', 'the relay answered no lease');
-  const file = dearmor(RELAY_POOL_LABEL, answer.pool_file);
-  if (!isObject(file) || !('pool' in file) || !('envelope' in file)) return refuse('MALFORMED_ENVELOPE', 'not a relay pool file');
-  const signedPool = verifyEnvelope(file.envelope, (id) => input.keys.get(id), input.revoked ?? []);
-  if (!signedPool.ok) return refuse(signedPool.reason, `the pool file: ${signedPool.message}`);
-  if (!sameJson(file.pool, signedPool.value)) return refuse('PAYLOAD_MISMATCH', "the pool differs from the vendor's signed payload");
-  const pool = signedPool.value;
+export function verifyRelayPool(poolFile: unknown, input: RelayPoolCheckInput): Verified<{ pool: RelayPool; relayKey: KeyObject }> {
+  const file = dearmor(RELAY_POOL_LABEL, poolFile);
+  if (!isObject(file) || !isObject(file.pool)) return refuse('MALFORMED_POOL_FILE', 'not a relay pool file with a pool object');
+  const signed = verifyEnvelope(file.envelope, (id) => input.keys.get(id), input.revoked ?? []);
+  if (!signed.ok) return refuse('SIGNATURE_INVALID', `the pool's envelope is refused (${signed.reason}): ${signed.message}`);
+  if (!sameJson(file.pool, signed.value)) return refuse('POOL_MISMATCH', "the pool is not exactly the envelope's signed payload");
+  const pool = signed.value;
+  if (!isPool(pool)) return refuse('MALFORMED_POOL_FILE', 'the signed pool lacks pool_id, seats, expires_at or license');
   const relayKey = poolRelayKey(pool);
-  if (!isPool(pool) || !relayKey) return refuse('MALFORMED_PAYLOAD', 'the pool lacks a relay Ed25519 key that matches relay_key_id');
+  if (!relayKey) return refuse('WRONG_RELAY_KEY', 'the pool names a relay key whose key id is not relay_key_id');
   if (input.product !== undefined && pool.license.product !== input.product) {
     return refuse('PRODUCT_MISMATCH', `the pool lends ${String(pool.license.product)}, not ${input.product}`);
   }
   if (!(input.now.getTime() < Date.parse(pool.expires_at))) return refuse('POOL_EXPIRED', `the pool expired at ${pool.expires_at}`);
+  return { ok: true, value: { pool, relayKey } };
+}
 
-  const envelope = answer.envelope;
-  if (isObject(envelope) && typeof envelope.key_id === 'string' && envelope.key_id !== pool.relay_key_id) {
-    return refuse('INVALID_SIGNATURE', `the lease is signed by key ${envelope.key_id}, not by the pool's relay key ${pool.relay_key_id}`);
-  }
+/**
+ * Verifies a relay's lease answer: the pool file (verifyRelayPool), then the lease envelope with the pool's relay key and
+ * no other (SIGNATURE_INVALID), the lease equal to its payload, of that pool and for this machine (LEASE_MISMATCH), and
+ * not expired (LEASE_EXPIRED). The order and names are those of docs/test-vectors/relay.json.
+ */
+export function verifyRelayLease(answer: unknown, input: RelayCheckInput): Verified<{ lease: RelayLease; pool: RelayPool }> {
+  if (!isObject(answer)) return refuse('MALFORMED_POOL_FILE', 'the relay answered no lease');
+  const verifiedPool = verifyRelayPool(answer.pool_file, input);
+  if (!verifiedPool.ok) return verifiedPool;
+  const { pool, relayKey } = verifiedPool.value;
   // The relay key is the only key a lease may carry: a vendor key, trusted for pools, signs no lease.
-  const signedLease = verifyEnvelope(envelope, (id) => (id === pool.relay_key_id ? relayKey : undefined));
-  if (!signedLease.ok) return refuse(signedLease.reason, `the lease: ${signedLease.message}`);
-  if (!sameJson(answer.lease, signedLease.value)) return refuse('PAYLOAD_MISMATCH', "the lease differs from the relay's signed payload");
-  const lease = signedLease.value;
-  if (!isLease(lease)) return refuse('MALFORMED_PAYLOAD', 'the lease lacks lease_id, expires_at or heartbeat_interval_seconds');
-  if (lease.pool_id !== pool.pool_id) return refuse('WRONG_SUBJECT', `the lease is of pool ${lease.pool_id}, not ${pool.pool_id}`);
-  if (lease.machine_fingerprint !== input.fingerprint) return refuse('FINGERPRINT_MISMATCH', 'the lease was made for another machine');
+  const signed = verifyEnvelope(answer.envelope, (id) => (id === pool.relay_key_id ? relayKey : undefined));
+  if (!signed.ok) return refuse('SIGNATURE_INVALID', `the lease's envelope is refused (${signed.reason}): ${signed.message}`);
+  if (!sameJson(answer.lease, signed.value)) return refuse('LEASE_MISMATCH', "the lease is not exactly the envelope's signed payload");
+  const lease = signed.value;
+  if (!isLease(lease)) return refuse('LEASE_MISMATCH', 'the lease lacks lease_id, expires_at or heartbeat_interval_seconds');
+  if (lease.pool_id !== pool.pool_id || lease.machine_fingerprint !== input.fingerprint) {
+    return refuse('LEASE_MISMATCH', 'the lease is for another pool or another machine');
+  }
   if (!(input.now.getTime() < Date.parse(lease.expires_at))) return refuse('LEASE_EXPIRED', `the lease expired at ${lease.expires_at}`);
-  return { ok: true, lease, pool, relayKeyId: pool.relay_key_id };
+  return { ok: true, value: { lease, pool } };
 }
 
 /** The pool's relay key when it is an Ed25519 SPKI PEM whose key id is the pool's `relay_key_id`. */
@@ -113,8 +135,9 @@ function isPool(value: unknown): value is RelayPool {
   return (
     isObject(value) &&
     typeof value.pool_id === 'string' &&
+    typeof value.seats === 'number' &&
     isObject(value.license) &&
-    typeof value.relay_key_id === 'string' &&
+    typeof value.license.machine_fingerprint === 'string' &&
     typeof value.expires_at === 'string' &&
     !Number.isNaN(Date.parse(value.expires_at))
   );

@@ -5,7 +5,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { KeySet, LicenseClient, StateError, VerificationError, verifyRelayLease, type RelayLeaseAnswer } from '../src/index.js';
+import { KeySet, LicenseClient, StateError, VerificationError, verifyRelayLease, verifyRelayPool, type JsonWebKeySet, type RelayLeaseAnswer } from '../src/index.js';
 import { REPO_ROOT } from './server.js';
 
 interface RelayCase {
@@ -26,6 +26,38 @@ const list = JSON.parse(readFileSync(listPath, 'utf8')) as { keys: Record<string
 const caseNamed = (name: string) => list.cases.find((c) => c.name === name)!;
 const VALID = caseNamed('relay-valid');
 
+interface Expect {
+  verdict: 'accept' | 'refuse';
+  reason: string | null;
+}
+const vectors = JSON.parse(readFileSync(join(REPO_ROOT, 'docs', 'test-vectors', 'relay.json'), 'utf8')) as {
+  now: string;
+  vendor_jwks: JsonWebKeySet;
+  pools: { name: string; pool_file: string; expect: Expect }[];
+  leases: { name: string; machine_fingerprint: string; answer: RelayLeaseAnswer; expect: Expect }[];
+};
+const verdictOf = (result: { ok: boolean; reason?: string }) => ({ verdict: result.ok ? 'accept' : 'refuse', reason: result.ok ? null : result.reason });
+
+/** The server's pool and lease vectors (scripts/test-vectors.ts): every client reaches the same verdicts and reasons. */
+describe('docs/test-vectors/relay.json', () => {
+  const keys = KeySet.from([], vectors.vendor_jwks);
+  const now = new Date(vectors.now);
+  it('has the cases every client runs: valid, forged, differing from its payload, another key, another machine, expired', () => {
+    const reasons = [...vectors.pools, ...vectors.leases].map((c) => c.expect.reason);
+    for (const reason of [null, 'SIGNATURE_INVALID', 'POOL_MISMATCH', 'LEASE_MISMATCH', 'LEASE_EXPIRED']) assert.ok(reasons.includes(reason), String(reason));
+  });
+  for (const c of vectors.pools) {
+    it(`pool ${c.name}: ${c.expect.verdict}${c.expect.reason ? ` ${c.expect.reason}` : ''}`, () => {
+      assert.deepEqual(verdictOf(verifyRelayPool(c.pool_file, { keys, now })), c.expect);
+    });
+  }
+  for (const c of vectors.leases) {
+    it(`lease ${c.name}: ${c.expect.verdict}${c.expect.reason ? ` ${c.expect.reason}` : ''}`, () => {
+      assert.deepEqual(verdictOf(verifyRelayLease(c.answer, { keys, now, fingerprint: c.machine_fingerprint })), c.expect);
+    });
+  }
+});
+
 /** The relay pool and lease cases every client runs (clients/conformance-format.md, relay_lease). */
 describe('clients/relay-conformance.json', () => {
   it('is what clients/relay-cases.mjs makes (deterministic: the same bytes every run)', () => {
@@ -42,7 +74,7 @@ describe('clients/relay-conformance.json', () => {
         product: c.input.product,
         now: new Date(c.input.now),
       });
-      assert.deepEqual({ verdict: result.ok ? 'accept' : 'refuse', reason: result.ok ? null : result.reason }, c.expect);
+      assert.deepEqual(verdictOf(result), c.expect);
     });
   }
 });

@@ -521,7 +521,7 @@ class LicenseClient:
         first: the pool file with the vendor keys this client trusts (shipped, or endorsed by them), the pool equal
         to its signed payload, for this product and not expired; then the lease with the pool's relay key only, for
         this machine and not expired. A forged pool or a lease signed by any other key raises VerificationError
-        (INVALID_SIGNATURE, UNKNOWN_KEY, ...). Asking again from the same machine renews the same lease."""
+        SIGNATURE_INVALID (the other reasons: docs/clients.md, Relay leases). Asking again from the same machine renews the same lease."""
         body = {"machine_fingerprint": self.fingerprint(), "hostname": hostname or socket.gethostname()}
         answer = self._request("POST", "/relay/v1/leases", body, idempotent=True, base_url=relay_url)
         return RelaySeat(self, relay_url, answer, self.verify_relay_answer(answer))
@@ -537,7 +537,17 @@ class LicenseClient:
             return relay.verify_relay_lease(
                 answer, self._trusted(state), revoked, self.fingerprint(), self.product, self._now(), dearmor
             )
-        except keyring.EnvelopeError as err:
+        except relay.RelayError as err:
+            raise VerificationError(err.reason, str(err)) from None
+
+    def verify_relay_pool(self, pool_file, state=None):
+        """The pool of a relay pool file, verified with the vendor keys trusted now; VerificationError otherwise."""
+        state = state if state is not None else self._store.load()[1]
+        try:
+            return relay.verify_relay_pool(
+                pool_file, self._trusted(state), set(state.get("revoked_key_ids", [])), self.product, self._now(), dearmor
+            )[0]
+        except relay.RelayError as err:
             raise VerificationError(err.reason, str(err)) from None
 
     def license_file(self):

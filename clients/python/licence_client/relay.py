@@ -32,42 +32,68 @@ def _relay_key(pool):
     return key if key.algorithm == "Ed25519" and key.key_id == pool.get("relay_key_id") else None
 
 
+class RelayError(Exception):
+    """A refused pool or lease; `reason` is a name of docs/test-vectors/relay.json."""
+
+    def __init__(self, reason, message):
+        super().__init__(message)
+        self.reason = reason
+
+
+def verify_relay_pool(pool_file, trusted, revoked_ids, product, now, dearmor):
+    """
+    (pool, relay key) of a pool file, checked in this order: the armor and its pool object (MALFORMED_POOL_FILE), the
+    envelope with the vendor keys `trusted` (SIGNATURE_INVALID, whatever the envelope's own reason), the pool equal to
+    the payload (POOL_MISMATCH), its members (MALFORMED_POOL_FILE), the relay key named by its key id
+    (WRONG_RELAY_KEY), product (PRODUCT_MISMATCH), expiry (POOL_EXPIRED). Raises RelayError.
+    """
+    document = dearmor(RELAY_POOL_LABEL, pool_file)
+    if not isinstance(document, dict) or not isinstance(document.get("pool"), dict):
+        raise RelayError("MALFORMED_POOL_FILE", "not a relay pool file with a pool object")
+    try:
+        pool, _ = keyring.open_envelope(document.get("envelope"), trusted, revoked_ids)
+    except keyring.EnvelopeError as err:
+        raise RelayError("SIGNATURE_INVALID", "the pool's envelope is refused (%s): %s" % (err.reason, err)) from None
+    if not keyring.same_json(document["pool"], pool):
+        raise RelayError("POOL_MISMATCH", "the pool is not exactly the envelope's signed payload")
+    expires = _time(pool.get("expires_at"))
+    seats = pool.get("seats")
+    if (
+        not isinstance(pool.get("pool_id"), str)
+        or isinstance(seats, bool)
+        or not isinstance(seats, (int, float))
+        or not isinstance(pool.get("license"), dict)
+        or not isinstance(pool["license"].get("machine_fingerprint"), str)
+        or expires is None
+    ):
+        raise RelayError("MALFORMED_POOL_FILE", "the signed pool lacks pool_id, seats, expires_at or license")
+    relay_key = _relay_key(pool)
+    if relay_key is None:
+        raise RelayError("WRONG_RELAY_KEY", "the pool names a relay key whose key id is not relay_key_id")
+    if product is not None and pool["license"].get("product") != product:
+        raise RelayError("PRODUCT_MISMATCH", "the pool lends %r, not %r" % (pool["license"].get("product"), product))
+    if not now < expires:
+        raise RelayError("POOL_EXPIRED", "the pool expired at %s" % pool["expires_at"])
+    return pool, relay_key
+
+
 def verify_relay_lease(answer, trusted, revoked_ids, fingerprint, product, now, dearmor):
     """
-    (lease, pool) of a `POST /relay/v1/leases` answer, checked in this order: the pool file's armor, its envelope with
-    the vendor keys `trusted` (dict key_id -> PublicKey), the pool equal to the payload, the relay key's id, product,
-    the pool's expiry; then the lease envelope with the pool's relay key only, the lease equal to its payload, its
-    pool, this machine's fingerprint, the lease's expiry. Raises keys.EnvelopeError with a stable reason
-    (clients/conformance-format.md, relay_lease).
+    (lease, pool) of a `POST /relay/v1/leases` answer: the pool file (verify_relay_pool), then the lease envelope with
+    the pool's relay key and no other (SIGNATURE_INVALID), the lease equal to its payload, of that pool and for this
+    machine (LEASE_MISMATCH), not expired (LEASE_EXPIRED). The order and names are those of
+    docs/test-vectors/relay.json. Raises RelayError.
     """
-    refuse = keyring.EnvelopeError
     if not isinstance(answer, dict):
-        raise refuse("MALFORMED_ENVELOPE", "the relay answered no lease")
-    document = dearmor(RELAY_POOL_LABEL, answer.get("pool_file"))
-    if not isinstance(document, dict) or "pool" not in document or "envelope" not in document:
-        raise refuse("MALFORMED_ENVELOPE", "not a relay pool file")
-    pool, _ = keyring.open_envelope(document["envelope"], trusted, revoked_ids)
-    if not keyring.same_json(document["pool"], pool):
-        raise refuse("PAYLOAD_MISMATCH", "the pool differs from the vendor's signed payload")
-    relay_key = _relay_key(pool)
-    expires = _time(pool.get("expires_at"))
-    if relay_key is None or not isinstance(pool.get("pool_id"), str) or not isinstance(pool.get("license"), dict) or expires is None:
-        raise refuse("MALFORMED_PAYLOAD", "the pool lacks a relay Ed25519 key that matches relay_key_id")
-    if product is not None and pool["license"].get("product") != product:
-        raise refuse("PRODUCT_MISMATCH", "the pool lends %r, not %r" % (pool["license"].get("product"), product))
-    if not now < expires:
-        raise refuse("POOL_EXPIRED", "the pool expired at %s" % pool["expires_at"])
-
-    envelope = answer.get("envelope")
-    if isinstance(envelope, dict) and isinstance(envelope.get("key_id"), str) and envelope["key_id"] != relay_key.key_id:
-        raise refuse(
-            "INVALID_SIGNATURE",
-            "the lease is signed by key %s, not by the pool's relay key %s" % (envelope["key_id"], relay_key.key_id),
-        )
+        raise RelayError("MALFORMED_POOL_FILE", "the relay answered no lease")
+    pool, relay_key = verify_relay_pool(answer.get("pool_file"), trusted, revoked_ids, product, now, dearmor)
     # The relay key is the only key a lease may carry: a vendor key, trusted for pools, signs no lease.
-    lease, _ = keyring.open_envelope(envelope, {relay_key.key_id: relay_key}, set())
-    if not keyring.same_json(answer.get("lease"), lease):
-        raise refuse("PAYLOAD_MISMATCH", "the lease differs from the relay's signed payload")
+    try:
+        lease, _ = keyring.open_envelope(answer.get("envelope"), {relay_key.key_id: relay_key}, set())
+    except keyring.EnvelopeError as err:
+        raise RelayError("SIGNATURE_INVALID", "the lease's envelope is refused (%s): %s" % (err.reason, err)) from None
+    if "lease" not in answer or not keyring.same_json(answer["lease"], lease):
+        raise RelayError("LEASE_MISMATCH", "the lease is not exactly the envelope's signed payload")
     lease_expires = _time(lease.get("expires_at"))
     interval = lease.get("heartbeat_interval_seconds")
     if (
@@ -77,11 +103,9 @@ def verify_relay_lease(answer, trusted, revoked_ids, fingerprint, product, now, 
         or not isinstance(interval, (int, float))
         or interval <= 0
     ):
-        raise refuse("MALFORMED_PAYLOAD", "the lease lacks lease_id, expires_at or heartbeat_interval_seconds")
-    if lease.get("pool_id") != pool["pool_id"]:
-        raise refuse("WRONG_SUBJECT", "the lease is of pool %r, not %s" % (lease.get("pool_id"), pool["pool_id"]))
-    if lease.get("machine_fingerprint") != fingerprint:
-        raise refuse("FINGERPRINT_MISMATCH", "the lease was made for another machine")
+        raise RelayError("LEASE_MISMATCH", "the lease lacks lease_id, expires_at or heartbeat_interval_seconds")
+    if lease.get("pool_id") != pool["pool_id"] or lease.get("machine_fingerprint") != fingerprint:
+        raise RelayError("LEASE_MISMATCH", "the lease is for another pool or another machine")
     if not now < lease_expires:
-        raise refuse("LEASE_EXPIRED", "the lease expired at %s" % lease["expires_at"])
+        raise RelayError("LEASE_EXPIRED", "the lease expired at %s" % lease["expires_at"])
     return lease, pool

@@ -13,6 +13,7 @@ from licence_client import LicenseClient, LicenseServerError, StateError, Verifi
 from licence_client.conformance import run_cases
 
 RELAY_LIST = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "relay-conformance.json")
+RELAY_VECTORS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "docs", "test-vectors", "relay.json")
 with open(RELAY_LIST, "r", encoding="utf-8") as _handle:
     CASES = json.load(_handle)
 
@@ -87,10 +88,14 @@ class FixedRelay:
 
 
 class RelayCaseList(unittest.TestCase):
-    def test_every_relay_case_of_the_list_agrees(self):
+    def test_the_servers_pool_and_lease_vectors_agree(self):
+        self.assertEqual(run_cases(RELAY_VECTORS), [])
+
+    def test_every_relay_case_of_the_clients_list_agrees(self):
         self.assertEqual(run_cases(RELAY_LIST), [])
         reasons = {c["expect"]["reason"] for c in CASES["cases"]}
-        for reason in ("INVALID_SIGNATURE", "UNKNOWN_KEY", "PAYLOAD_MISMATCH", "FINGERPRINT_MISMATCH", "LEASE_EXPIRED", None):
+        for reason in ("SIGNATURE_INVALID", "POOL_MISMATCH", "WRONG_RELAY_KEY", "PRODUCT_MISMATCH", "POOL_EXPIRED",
+                       "LEASE_MISMATCH", "LEASE_EXPIRED", None):
             self.assertIn(reason, reasons)
 
 

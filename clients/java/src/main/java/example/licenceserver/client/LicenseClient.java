@@ -372,7 +372,8 @@ public final class LicenseClient {
    * Leases a seat from a relay on the customer's network. The answer is verified first: the pool file with the vendor
    * keys this client trusts (shipped, or endorsed by them), the pool equal to its signed payload, for this product and
    * not expired; then the lease with the pool's relay key only, for this machine and not expired. A forged pool or a
-   * lease signed by any other key is a VerificationError (INVALID_SIGNATURE, UNKNOWN_KEY, ...). Asking again from the
+   * lease signed by any other key is a VerificationError SIGNATURE_INVALID (the other reasons: docs/clients.md, Relay
+   * leases). Asking again from the
    * same machine renews the same lease. {@code hostname} may be null (then this machine's name).
    */
   public RelaySeat leaseFromRelay(String relayUrl, String hostname) throws LicenceException {
@@ -389,6 +390,10 @@ public final class LicenseClient {
     String armored = document == null ? null : dearmor(Relay.POOL_LABEL, Json.asString(document.get("pool_file")));
     Map<String, Object> file = armored == null ? null : Json.object(armored);
     return verifyRelayAnswer(answer, stateFor(file == null ? null : file.get("envelope")));
+  }
+
+  Map<String, Object> verifyRelayPool(String poolFile, Map<String, Object> state) throws VerificationError {
+    return Relay.verifyPool(poolFile, trusted(state), revokedSet(state), options.product, options.clock.get()).pool;
   }
 
   Relay.Verified verifyRelayAnswer(String answer, Map<String, Object> state) throws VerificationError {

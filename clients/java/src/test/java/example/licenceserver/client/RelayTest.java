@@ -122,6 +122,13 @@ final class RelayTest {
   }
 
   @Test
+  void theServersPoolAndLeaseVectorsAgree() throws Exception {
+    int[] total = new int[1];
+    List<String> failures = Conformance.run(Files.readString(Path.of("..", "..", "docs", "test-vectors", "relay.json")), total);
+    Assert.check(failures.isEmpty() && total[0] >= 9, total[0] + " cases, failures: " + failures);
+  }
+
+  @Test
   void everyRelayCaseOfTheListAgrees() throws Exception {
     int[] total = new int[1];
     List<String> failures = Conformance.run(Files.readString(LIST), total);
