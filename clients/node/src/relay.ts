@@ -5,7 +5,7 @@ import { sameJson, verifyEnvelope } from './envelope.js';
 import type { LicensePayload, SignedEnvelope } from './types.js';
 
 /**
- * Leases from a relay on an offline network (docs/relay.md in the server's repository, What a client checks): the pool
+ * Leases from a relay on an offline network (docs/clients.md in the server's repository, Relay leases): the pool
  * file is signed by the vendor, the lease by the relay's own key that the pool names. Nothing the relay says is trusted
  * before both signatures check out.
  */

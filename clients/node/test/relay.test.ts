@@ -5,7 +5,16 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { KeySet, LicenseClient, StateError, VerificationError, verifyRelayLease, verifyRelayPool, type JsonWebKeySet, type RelayLeaseAnswer } from '../src/index.js';
+import {
+  KeySet,
+  LicenseClient,
+  StateError,
+  VerificationError,
+  verifyRelayLease,
+  verifyRelayPool,
+  type JsonWebKeySet,
+  type RelayLeaseAnswer,
+} from '../src/index.js';
 import { REPO_ROOT } from './server.js';
 
 interface RelayCase {
@@ -36,7 +45,10 @@ const vectors = JSON.parse(readFileSync(join(REPO_ROOT, 'docs', 'test-vectors', 
   pools: { name: string; pool_file: string; expect: Expect }[];
   leases: { name: string; machine_fingerprint: string; answer: RelayLeaseAnswer; expect: Expect }[];
 };
-const verdictOf = (result: { ok: boolean; reason?: string }) => ({ verdict: result.ok ? 'accept' : 'refuse', reason: result.ok ? null : result.reason });
+const verdictOf = (result: { ok: boolean; reason?: string }) => ({
+  verdict: result.ok ? 'accept' : 'refuse',
+  reason: result.ok ? null : result.reason,
+});
 
 /** The server's pool and lease vectors (scripts/test-vectors.ts): every client reaches the same verdicts and reasons. */
 describe('docs/test-vectors/relay.json', () => {
@@ -44,7 +56,8 @@ describe('docs/test-vectors/relay.json', () => {
   const now = new Date(vectors.now);
   it('has the cases every client runs: valid, forged, differing from its payload, another key, another machine, expired', () => {
     const reasons = [...vectors.pools, ...vectors.leases].map((c) => c.expect.reason);
-    for (const reason of [null, 'SIGNATURE_INVALID', 'POOL_MISMATCH', 'LEASE_MISMATCH', 'LEASE_EXPIRED']) assert.ok(reasons.includes(reason), String(reason));
+    for (const reason of [null, 'SIGNATURE_INVALID', 'POOL_MISMATCH', 'LEASE_MISMATCH', 'LEASE_EXPIRED'])
+      assert.ok(reasons.includes(reason), String(reason));
   });
   for (const c of vectors.pools) {
     it(`pool ${c.name}: ${c.expect.verdict}${c.expect.reason ? ` ${c.expect.reason}` : ''}`, () => {
@@ -90,11 +103,12 @@ async function fixedRelay(answer: RelayLeaseAnswer): Promise<{ url: string; path
     request.on('end', () => {
       paths.push(request.url ?? '');
       bodies.push(JSON.parse(text || 'null'));
-      const send = (status: number, body: unknown) => response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
-      if (request.url === '/relay/v1/leases') return (leased = true), send(201, answer);
+      const send = (status: number, body: unknown) =>
+        response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+      if (request.url === '/relay/v1/leases') return ((leased = true), send(201, answer));
       if (!leased) return send(400, { error: { code: 'NOT_ACTIVATED', message: 'no lease', details: {} } });
       if (request.url === '/relay/v1/leases/heartbeat') return send(200, answer);
-      if (request.url === '/relay/v1/leases/release') return (leased = false), send(200, { released: 1 });
+      if (request.url === '/relay/v1/leases/release') return ((leased = false), send(200, { released: 1 }));
       send(404, { error: { code: 'NOT_FOUND', message: 'no route', details: {} } });
     });
   });
@@ -128,13 +142,24 @@ describe('leaseFromRelay() against a relay on the network', () => {
       assert.equal((await seat.heartbeat()).lease_id, VALID.input.answer.lease.lease_id);
       assert.deepEqual(await seat.release(), { released: 1 });
       await assert.rejects(seat.heartbeat(), (err: Error & { code?: string }) => err.code === 'NOT_ACTIVATED');
-      assert.deepEqual(relay.paths, ['/relay/v1/leases', '/relay/v1/leases/heartbeat', '/relay/v1/leases/release', '/relay/v1/leases/heartbeat']);
+      assert.deepEqual(relay.paths, [
+        '/relay/v1/leases',
+        '/relay/v1/leases/heartbeat',
+        '/relay/v1/leases/release',
+        '/relay/v1/leases/heartbeat',
+      ]);
     } finally {
       await relay.close();
     }
   });
 
-  for (const name of ['relay-pool-forged', 'relay-pool-unknown-key', 'relay-lease-other-key', 'relay-lease-vendor-key', 'relay-lease-other-fingerprint']) {
+  for (const name of [
+    'relay-pool-forged',
+    'relay-pool-unknown-key',
+    'relay-lease-other-key',
+    'relay-lease-vendor-key',
+    'relay-lease-other-fingerprint',
+  ]) {
     it(`refuses a relay answering like ${name} (${caseNamed(name).expect.reason})`, async () => {
       const c = caseNamed(name);
       const relay = await fixedRelay(c.input.answer);
