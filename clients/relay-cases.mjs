@@ -2,7 +2,7 @@
 // vendor, relay and stranger keys are the test keys of docs/test-vectors (test-key.pem, test-keys.json), and RSA
 // PKCS#1 v1.5 and Ed25519 signatures are deterministic, so the same bytes come out every run. Every client runs the list with its own
 // code (clients/conformance-format.md, "relay_lease"); the committed output is clients/relay-conformance.json:
-//   node clients/relay-cases.mjs > clients/relay-conformance.json
+//   node clients/relay-cases.mjs > clients/relay-conformance.json && npx prettier --write clients/relay-conformance.json
 import { createHash, createPrivateKey, createPublicKey, sign } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -55,7 +55,14 @@ const envelope = (key, value, keyId = key.keyId) => {
 };
 
 const armor = (document) =>
-  ['-----BEGIN RELAY POOL-----', ...Buffer.from(JSON.stringify(document), 'utf8').toString('base64').match(/.{1,64}/g), '-----END RELAY POOL-----', ''].join('\n');
+  [
+    '-----BEGIN RELAY POOL-----',
+    ...Buffer.from(JSON.stringify(document), 'utf8')
+      .toString('base64')
+      .match(/.{1,64}/g),
+    '-----END RELAY POOL-----',
+    '',
+  ].join('\n');
 
 function pool(vendor, changes = {}) {
   return {
@@ -99,7 +106,13 @@ function lease(changes = {}) {
   };
 }
 
-const answer = ({ leaseValue = lease(), signer = keys.relay, keyId = signer.keyId, signed = leaseValue, file = poolFile(pool(keys.ed25519)) } = {}) => ({
+const answer = ({
+  leaseValue = lease(),
+  signer = keys.relay,
+  keyId = signer.keyId,
+  signed = leaseValue,
+  file = poolFile(pool(keys.ed25519)),
+} = {}) => ({
   lease: leaseValue,
   envelope: envelope(signer, signed, keyId),
   pool_file: file,
