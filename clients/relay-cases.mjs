@@ -1,7 +1,8 @@
 // Relay pool and lease cases beyond docs/test-vectors/relay.json (docs/clients.md, Relay leases), deterministic: the
 // vendor, relay and stranger keys are the test keys of docs/test-vectors (test-key.pem, test-keys.json), and RSA
-// PKCS#1 v1.5 and Ed25519 signatures are deterministic, so the same bytes come out every run. Every client runs the list with its own
-// code (clients/conformance-format.md, "relay_lease"); the committed output is clients/relay-conformance.json:
+// PKCS#1 v1.5 and Ed25519 signatures are deterministic, so the same bytes come out every run. Every client runs the
+// list with its own code (clients/conformance-format.md, "relay_lease"); the committed output is
+// clients/relay-conformance.json:
 //   node clients/relay-cases.mjs > clients/relay-conformance.json && npx prettier --write clients/relay-conformance.json
 import { createHash, createPrivateKey, createPublicKey, sign } from 'node:crypto';
 import { readFileSync } from 'node:fs';
