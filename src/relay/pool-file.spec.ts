@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { VerifyingKey } from '../signing/envelope';
 import { keyIdOf } from '../signing/license-signature';
-import { armorJson, checkPoolFor, dearmorJson, Pool, POOL_REQUEST_LABEL, verifyLease, verifyPoolFile } from './pool-file';
+import { armorJson, checkPoolFor, dearmorJson, POOL_REQUEST_LABEL, verifyLease, verifyPoolFile } from './pool-file';
 
 interface RelayVectors {
   now: string;
@@ -47,7 +47,7 @@ describe('relay pool files and leases (docs/test-vectors/relay.json)', () => {
     expect(checkPoolFor(pool.value.pool, vectors.relay_fingerprint, vectors.relay_key_id, now).ok).toBe(true);
     expect(checkPoolFor(pool.value.pool, 'sha256:' + '1'.repeat(64), vectors.relay_key_id, now)).toMatchObject({ reason: 'WRONG_MACHINE' });
     expect(checkPoolFor(pool.value.pool, vectors.relay_fingerprint, other, now)).toMatchObject({ reason: 'WRONG_RELAY_KEY' });
-    const later = new Date(Date.parse((pool.value.pool).expires_at) + 1);
+    const later = new Date(Date.parse(pool.value.pool.expires_at) + 1);
     expect(checkPoolFor(pool.value.pool, vectors.relay_fingerprint, vectors.relay_key_id, later)).toMatchObject({ reason: 'POOL_EXPIRED' });
   });
 

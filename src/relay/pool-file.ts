@@ -1,4 +1,3 @@
-import { isDeepStrictEqual } from 'node:util';
 import { createPublicKey, KeyObject, sign } from 'node:crypto';
 import { envelopeOf, SignedEnvelope, verifyEnvelope, VerifyingKey } from '../signing/envelope';
 import { canonicalBytes, keyIdOf } from '../signing/license-signature';
@@ -111,6 +110,15 @@ export type PoolRefusal =
 
 export type Verdict<T> = { ok: true; value: T } | { ok: false; reason: PoolRefusal; message: string };
 
+/** Equal as JSON values (member order aside): their JCS bytes are the same. */
+function sameJson(a: unknown, b: unknown): boolean {
+  try {
+    return canonicalBytes(a).equals(canonicalBytes(b));
+  } catch {
+    return false;
+  }
+}
+
 const refuse = <T>(reason: PoolRefusal, message: string): Verdict<T> => ({ ok: false, reason, message });
 
 /**
@@ -126,7 +134,7 @@ export function verifyPoolFile(text: unknown, keyFor: (keyId: string) => Verifyi
     return refuse('MALFORMED_POOL_FILE', 'the pool file has no pool object');
   const verdict = verifyEnvelope(envelope, keyFor);
   if (!verdict.ok) return refuse('SIGNATURE_INVALID', `the pool's envelope is refused (${verdict.reason}): ${verdict.message}`);
-  if (!isDeepStrictEqual(verdict.value, pool)) return refuse('POOL_MISMATCH', "the pool is not exactly the envelope's signed payload");
+  if (!sameJson(verdict.value, pool)) return refuse('POOL_MISMATCH', "the pool is not exactly the envelope's signed payload");
   const signed = verdict.value as Partial<Pool>;
   if (
     typeof signed.pool_id !== 'string' ||
@@ -171,7 +179,7 @@ export function verifyLease(
   const relayKey = createPublicKey(pool.relay_public_key);
   const verdict = verifyEnvelope(answer.envelope, (id) => (id === pool.relay_key_id ? { key: relayKey } : undefined));
   if (!verdict.ok) return refuse('SIGNATURE_INVALID', `the lease's envelope is refused (${verdict.reason}): ${verdict.message}`);
-  if (!isDeepStrictEqual(verdict.value, answer.lease)) return refuse('LEASE_MISMATCH', "the lease is not exactly the envelope's payload");
+  if (!sameJson(verdict.value, answer.lease)) return refuse('LEASE_MISMATCH', "the lease is not exactly the envelope's payload");
   const lease = verdict.value as Lease;
   if (lease.pool_id !== pool.pool_id || lease.machine_fingerprint !== machineFingerprint)
     return refuse('LEASE_MISMATCH', 'the lease is for another pool or another machine');
