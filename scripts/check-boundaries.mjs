@@ -24,6 +24,7 @@ export const LAYERS = [
       'mail',
       'metrics',
       'products',
+      'relay',
       'releases',
       'staff',
       'stats',

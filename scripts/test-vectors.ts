@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { armor, LICENSE_FILE_LABEL } from '../src/activation/license-file';
 import { algorithmOfKey, base64url, digestOf, ENVELOPE_ALG, signEndorsement, SignedEnvelope } from '../src/signing/envelope';
 import { canonicalBytes, keyIdOf, SIGNATURE_PREFIX } from '../src/signing/license-signature';
+import { relayVectors } from './relay-vectors';
 
 /**
  * Writes docs/test-vectors/vectors.json: payloads with hard text, their RFC 8785 bytes (hex) and RSA-SHA256
@@ -171,9 +172,16 @@ function main(): void {
   writeFileSync(join(sourceDir, 'conformance.json'), JSON.stringify(extra.conformance, null, 2) + '\n');
   console.log(`wrote ${vectors.length} vectors and ${answers.length} validate answers (key ${keyId}) to ${sourceDir}`);
   console.log(`wrote ${extra.conformance.cases.length} conformance cases to ${join(sourceDir, 'conformance.json')}`);
+  const keys = testKeys();
+  const relay = relayVectors(
+    { vendorRsa: privateKey, vendorEd25519: keys.ed25519, relay: keys.relay, stranger: keys.stranger },
+    JSON.parse(vectors[0].payload_json) as Record<string, unknown>,
+  );
+  writeFileSync(join(sourceDir, 'relay.json'), JSON.stringify(relay, null, 2) + '\n');
+  console.log(`wrote ${relay.pools.length} pool and ${relay.leases.length} lease vectors to ${join(sourceDir, 'relay.json')}`);
 }
 
-type TestKeyName = 'ed25519' | 'rsa-2' | 'root' | 'stranger' | 'loop-a' | 'loop-b';
+type TestKeyName = 'ed25519' | 'rsa-2' | 'root' | 'stranger' | 'loop-a' | 'loop-b' | 'relay';
 
 /** The other test keys (PKCS#8 PEMs by name), generated once into test-keys.json: TEST KEYS ONLY. */
 function testKeys(): Record<TestKeyName, KeyObject> {
@@ -186,6 +194,7 @@ function testKeys(): Record<TestKeyName, KeyObject> {
     ['stranger', 'ed25519'],
     ['loop-a', 'ed25519'],
     ['loop-b', 'ed25519'],
+    ['relay', 'ed25519'],
   ];
   for (const [name, type] of wanted) {
     if (pems[name]) continue;

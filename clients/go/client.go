@@ -246,7 +246,12 @@ func New(opts Options) (*Client, error) {
 	if opts.HTTPClient == nil {
 		opts.HTTPClient = &http.Client{}
 	}
-	return &Client{opts: opts, store: newStateFile(opts.StatePath, opts.AppSalt)}, nil
+	client := &Client{opts: opts, store: newStateFile(opts.StatePath, opts.AppSalt)}
+	// The folder exists (made 0700) and is writable before any call binds a seat (docs/clients.md, The state file).
+	if err := client.store.prepare(); err != nil {
+		return nil, err
+	}
+	return client, nil
 }
 
 // ParseKeyList reads shipped keys from a /public-keys answer or a JWK Set ({"keys": [...]}).
@@ -313,6 +318,9 @@ func DefaultFingerprint(appSalt, machineID string) string {
 
 // Activate binds this machine's seat, verifies and stores the licence, and returns it.
 func (c *Client) Activate(ctx context.Context, licenseKey string, machine MachineInfo) (*License, error) {
+	if err := c.store.prepare(); err != nil {
+		return nil, err
+	}
 	body, err := c.activationBody(licenseKey, machine)
 	if err != nil {
 		return nil, err
@@ -332,6 +340,9 @@ func (c *Client) Activate(ctx context.Context, licenseKey string, machine Machin
 func (c *Client) StartTrial(ctx context.Context, machine MachineInfo, customerEmail string) (*License, error) {
 	if c.opts.Product == "" {
 		return nil, errors.New("StartTrial needs Options.Product")
+	}
+	if err := c.store.prepare(); err != nil {
+		return nil, err
 	}
 	body, err := c.machineBody(machine)
 	if err != nil {
@@ -1021,10 +1032,10 @@ func (c *Client) update(change func(*clientState)) error {
 	return c.store.save(state)
 }
 
-func (c *Client) endpoint(path string) (string, error) {
-	base, err := url.Parse(c.opts.ServerURL)
+func (c *Client) endpoint(baseURL, path string) (string, error) {
+	base, err := url.Parse(baseURL)
 	if err != nil {
-		return "", &NetworkError{Message: "ServerURL: " + err.Error(), Err: err}
+		return "", &NetworkError{Message: "base URL: " + err.Error(), Err: err}
 	}
 	if !strings.HasSuffix(base.Path, "/") {
 		base.Path += "/"
@@ -1036,12 +1047,17 @@ func (c *Client) endpoint(path string) (string, error) {
 var retryableStatus = map[int]bool{429: true, 502: true, 503: true, 504: true}
 
 func (c *Client) request(ctx context.Context, method, path string, body interface{}, idempotent bool) ([]byte, error) {
+	return c.requestAt(ctx, c.opts.ServerURL, method, path, body, idempotent)
+}
+
+// requestAt is request against another base URL (a relay's).
+func (c *Client) requestAt(ctx context.Context, baseURL, method, path string, body interface{}, idempotent bool) ([]byte, error) {
 	attempts := 1
 	if idempotent {
 		attempts += c.opts.Retries
 	}
 	for attempt := 1; ; attempt++ {
-		answer, err := c.requestOnce(ctx, method, path, body)
+		answer, err := c.requestOnce(ctx, baseURL, method, path, body)
 		if err == nil {
 			return answer, nil
 		}
@@ -1065,8 +1081,8 @@ func (c *Client) request(ctx context.Context, method, path string, body interfac
 	}
 }
 
-func (c *Client) requestOnce(ctx context.Context, method, path string, body interface{}) ([]byte, error) {
-	target, err := c.endpoint(path)
+func (c *Client) requestOnce(ctx context.Context, baseURL, method, path string, body interface{}) ([]byte, error) {
+	target, err := c.endpoint(baseURL, path)
 	if err != nil {
 		return nil, err
 	}

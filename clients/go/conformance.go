@@ -190,8 +190,119 @@ func runClientCase(c *conformanceCase, named map[string]json.RawMessage, folder 
 	return "accept", "", result.Status, nil
 }
 
+// runRelayCase verifies a relay's lease answer as LeaseFromRelay does (clients/conformance-format.md, relay_lease).
+func runRelayCase(c *conformanceCase, named map[string]json.RawMessage, folder string) (string, string, error) {
+	shipped, err := namedKeys(named, c.Input.TrustedKeys)
+	if err != nil {
+		return "", "", err
+	}
+	now, err := time.Parse(time.RFC3339Nano, c.Input.Now)
+	if err != nil {
+		return "", "", err
+	}
+	client, err := New(Options{
+		ServerURL: "http://127.0.0.1:9/", StatePath: filepath.Join(folder, "state.json"), AppSalt: "conformance",
+		PublicKeys: shipped, Product: c.Input.Product, Fingerprint: c.Input.Fingerprint, Now: func() time.Time { return now },
+		Retries: -1, HTTPClient: &http.Client{Transport: offlineTransport{}},
+	})
+	if err != nil {
+		return "", "", err
+	}
+	_, _, err = client.verifyRelayAnswer(c.Input.Answer, &clientState{RevokedKeyIDs: c.Input.RevokedKeys})
+	var verification *VerificationError
+	if errors.As(err, &verification) {
+		return "refuse", verification.Reason, nil
+	}
+	if err != nil {
+		return "", "", err
+	}
+	return "accept", "", nil
+}
+
+// relayVectors is docs/test-vectors/relay.json: pool files, then lease answers, checked at Now with VendorJWKS.
+type relayVectors struct {
+	Now        string `json:"now"`
+	VendorJWKS struct {
+		Keys []json.RawMessage `json:"keys"`
+	} `json:"vendor_jwks"`
+	Pools []struct {
+		Name     string      `json:"name"`
+		PoolFile string      `json:"pool_file"`
+		Expect   relayExpect `json:"expect"`
+	} `json:"pools"`
+	Leases []struct {
+		Name        string          `json:"name"`
+		Fingerprint string          `json:"machine_fingerprint"`
+		Answer      json.RawMessage `json:"answer"`
+		Expect      relayExpect     `json:"expect"`
+	} `json:"leases"`
+}
+
+type relayExpect struct {
+	Verdict string  `json:"verdict"`
+	Reason  *string `json:"reason"`
+}
+
+// runRelayVectors runs relay.json through the client's own pool and lease checks.
+func runRelayVectors(document []byte, folder string) (failures []string, total int, err error) {
+	var vectors relayVectors
+	if err := json.Unmarshal(document, &vectors); err != nil {
+		return nil, 0, err
+	}
+	shipped, err := parseKeys(vectors.VendorJWKS.Keys)
+	if err != nil {
+		return nil, 0, err
+	}
+	now, err := time.Parse(time.RFC3339Nano, vectors.Now)
+	if err != nil {
+		return nil, 0, err
+	}
+	state := &clientState{Version: 1}
+	judge := func(kind, name string, err error, expect relayExpect) {
+		total++
+		verdict, reason := "accept", ""
+		var verification *VerificationError
+		if errors.As(err, &verification) {
+			verdict, reason = "refuse", verification.Reason
+		} else if err != nil {
+			verdict, reason = "error", err.Error()
+		}
+		wanted := ""
+		if expect.Reason != nil {
+			wanted = *expect.Reason
+		}
+		if verdict != expect.Verdict || reason != wanted {
+			failures = append(failures, fmt.Sprintf("%s %s: expected %s %s, got %s %s", kind, name, expect.Verdict, wanted, verdict, reason))
+		}
+	}
+	for _, c := range vectors.Pools {
+		client, err := New(Options{ServerURL: "http://127.0.0.1:9/", StatePath: filepath.Join(folder, "state.json"), AppSalt: "conformance",
+			PublicKeys: shipped, Now: func() time.Time { return now }, Retries: -1, HTTPClient: &http.Client{Transport: offlineTransport{}}})
+		if err != nil {
+			return nil, 0, err
+		}
+		_, _, err = verifyRelayPool(c.PoolFile, client.trusted(state), revokedSet(state), "", now)
+		judge("pool", c.Name, err, c.Expect)
+	}
+	for _, c := range vectors.Leases {
+		client, err := New(Options{ServerURL: "http://127.0.0.1:9/", StatePath: filepath.Join(folder, "state.json"), AppSalt: "conformance",
+			PublicKeys: shipped, Fingerprint: c.Fingerprint, Now: func() time.Time { return now }, Retries: -1,
+			HTTPClient: &http.Client{Transport: offlineTransport{}}})
+		if err != nil {
+			return nil, 0, err
+		}
+		_, _, err = client.verifyRelayAnswer(c.Answer, state)
+		judge("lease", c.Name, err, c.Expect)
+	}
+	return failures, total, nil
+}
+
 // runCase answers (verdict, reason, status) for one case.
 func runCase(c *conformanceCase, named map[string]json.RawMessage, folder string) (string, string, string, error) {
+	if c.Kind == "relay_lease" {
+		verdict, reason, err := runRelayCase(c, named, folder)
+		return verdict, reason, "", err
+	}
 	if c.Kind == "signed_answer" || c.Kind == "trial" {
 		return runClientCase(c, named, folder)
 	}
@@ -254,6 +365,17 @@ func runCase(c *conformanceCase, named map[string]json.RawMessage, folder string
 
 // RunConformance runs every case of a conformance list (JSON) and returns the disagreements.
 func RunConformance(document []byte) (failures []string, total int, err error) {
+	var probe struct {
+		Pools json.RawMessage `json:"pools"`
+	}
+	if json.Unmarshal(document, &probe) == nil && probe.Pools != nil {
+		folder, err := os.MkdirTemp("", "licence-conformance-")
+		if err != nil {
+			return nil, 0, err
+		}
+		defer os.RemoveAll(folder)
+		return runRelayVectors(document, folder)
+	}
 	var list conformanceList
 	if err := json.Unmarshal(document, &list); err != nil {
 		return nil, 0, err

@@ -32,3 +32,19 @@ func (e *VerificationError) Error() string { return e.Reason + ": " + e.Message 
 func verr(reason, message string) *VerificationError {
 	return &VerificationError{Reason: reason, Message: message}
 }
+
+// StateError: the state file cannot be kept at Options.StatePath: its folder cannot be created (mode 0700) or
+// written, or the file cannot be written. New returns it before any network call; Code is "STATE_PATH".
+type StateError struct {
+	Code    string
+	Path    string
+	Message string
+	Err     error
+}
+
+func (e *StateError) Error() string { return e.Code + ": " + e.Message }
+func (e *StateError) Unwrap() error { return e.Err }
+
+func stateErr(path, message string, err error) *StateError {
+	return &StateError{Code: "STATE_PATH", Path: path, Message: message + ": " + err.Error(), Err: err}
+}

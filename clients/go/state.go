@@ -91,7 +91,30 @@ func (s *stateFile) load() (loadKind, *clientState) {
 	return stateOK, &state
 }
 
+// prepare creates the state file's folder (and missing parents) with mode 0700 and checks that this process can
+// write there; a *StateError otherwise (docs/clients.md, The state file).
+func (s *stateFile) prepare() error {
+	folder := filepath.Dir(s.path)
+	if err := os.MkdirAll(folder, 0o700); err != nil {
+		return stateErr(s.path, "the state file's folder "+folder+" cannot be created", err)
+	}
+	probe, err := os.CreateTemp(folder, ".probe-*")
+	if err != nil {
+		return stateErr(s.path, "the state file's folder "+folder+" cannot be written", err)
+	}
+	probe.Close()
+	os.Remove(probe.Name())
+	return nil
+}
+
 func (s *stateFile) save(state *clientState) error {
+	if err := s.write(state); err != nil {
+		return stateErr(s.path, "cannot write the state file "+s.path, err)
+	}
+	return nil
+}
+
+func (s *stateFile) write(state *clientState) error {
 	body, err := json.Marshal(state)
 	if err != nil {
 		return err

@@ -13,6 +13,8 @@ export const EVENT_TYPES = [
   'license.activation_denied',
   'license.deactivated',
   'license.file_issued',
+  'license.relay_pool_issued',
+  'license.relay_pool_ended',
   'license.usage_limit_reached',
   'license.usage_reset',
   'license.trial_started',

@@ -9,6 +9,8 @@ import { LicensesService } from './licenses.service';
 import { SeatSweepService } from './seats/seat-sweep.service';
 import { SeatsRepository } from './seats/seats.repository';
 import { SeatsService } from './seats/seats.service';
+import { RelayPoolsRepository } from './seats/relay-pools.repository';
+import { RelayPoolsService } from './seats/relay-pools.service';
 import { TrialsRepository } from './trials/trials.repository';
 import { TrialsService } from './trials/trials.service';
 import { UsageController } from './usage/usage.controller';
@@ -29,6 +31,8 @@ import { LicenseCreation } from './license-creation';
   providers: [
     LicensesRepository,
     SeatsRepository,
+    RelayPoolsRepository,
+    RelayPoolsService,
     UsageRepository,
     TrialsRepository,
     LicensesService,
@@ -50,6 +54,7 @@ import { LicenseCreation } from './license-creation';
     CustomersService,
     LicensesService,
     SeatsService,
+    RelayPoolsService,
     SeatSweepService,
     UsageService,
     TrialsService,

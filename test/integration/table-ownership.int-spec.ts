@@ -17,6 +17,7 @@ const OWNERS: Record<string, string> = {
   license_bulk_items: 'licenses',
   customer_notes: 'licenses',
   license_seat_versions: 'licenses',
+  relay_pools: 'licenses',
   store_events: 'stores',
   store_plans: 'stores',
   license_expiry_notices: 'licenses',

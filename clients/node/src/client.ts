@@ -5,13 +5,14 @@ import { dirname, join } from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { hostname as osHostname, platform, release } from 'node:os';
-import { ACTIVATION_REQUEST_LABEL, armor } from './armor.js';
+import { ACTIVATION_REQUEST_LABEL, armor, dearmor } from './armor.js';
 import { checkOffline, parseLicenseFile, signedTimeOf, verifyAnswerDocument, verifyDocument } from './check.js';
 import { KeySet, keyIdOf } from './crypto.js';
 import { listedKeys, resolveTrust } from './envelope.js';
 import { LicenseServerError, NetworkError, VerificationError } from './errors.js';
 import { defaultFingerprint, FINGERPRINT_PATTERN } from './fingerprint.js';
 import { HttpOptions, requestJson } from './http.js';
+import { RELAY_POOL_LABEL, RelayLease, RelayLeaseAnswer, RelayPool, verifyRelayLease } from './relay.js';
 import { ClientState, StateFile } from './state.js';
 import type {
   CheckResult,
@@ -103,6 +104,98 @@ export interface HeartbeatLoop {
   readonly stopped: Promise<void>;
 }
 
+export interface RelayHeartbeatOptions {
+  /** Called after every verified heartbeat with the renewed lease. */
+  onBeat?: (lease: RelayLease) => void;
+  /** Called on a failed attempt (no answer, an answer that does not verify); the loop keeps going with backoff. */
+  onError?: (error: unknown) => void;
+  /** Called once when the relay answers NOT_ACTIVATED (the seat went back to the pool); the loop stops. */
+  onLeaseLost?: (error: LicenseServerError) => void;
+}
+
+/**
+ * A seat leased from a relay on the customer's network (docs/clients.md, Relay leases), verified: the pool by the vendor's
+ * keys, the lease by the pool's relay key. Keep it alive with `heartbeat()` every `lease.heartbeat_interval_seconds` (or
+ * `startHeartbeat()`), give it back with `release()`.
+ */
+export class RelaySeat {
+  constructor(
+    private readonly client: LicenseClient,
+    /** The relay's base URL. */
+    readonly relayUrl: string,
+    private answer: RelayLeaseAnswer,
+    private verified: { lease: RelayLease; pool: RelayPool },
+  ) {}
+
+  /** The verified lease (renewed by each heartbeat). */
+  get lease(): RelayLease {
+    return this.verified.lease;
+  }
+
+  /** The verified pool the seat comes from; `pool.license` is the vendor-signed licence. */
+  get pool(): RelayPool {
+    return this.verified.pool;
+  }
+
+  get expiresAt(): Date {
+    return new Date(this.verified.lease.expires_at);
+  }
+
+  /** Renews the lease; the answer is verified like the first one. NOT_ACTIVATED (a LicenseServerError): the seat is gone. */
+  async heartbeat(): Promise<RelayLease> {
+    const answer = await this.client.relayRequest<RelayLeaseAnswer>(this.relayUrl, '/relay/v1/leases/heartbeat', true);
+    const renewed = { ...answer, pool_file: answer.pool_file ?? this.answer.pool_file };
+    this.verified = await this.client.verifyRelayAnswer(renewed);
+    this.answer = renewed;
+    return this.verified.lease;
+  }
+
+  /** Gives the seat back to the pool (sent once: a repeat would answer NOT_ACTIVATED). */
+  async release(): Promise<{ released: number }> {
+    return this.client.relayRequest<{ released: number }>(this.relayUrl, '/relay/v1/leases/release', false);
+  }
+
+  /** Heartbeats every `heartbeat_interval_seconds` (±10 %), retrying failures sooner, until stopped or the seat is gone. */
+  startHeartbeat(options: RelayHeartbeatOptions = {}): HeartbeatLoop {
+    let timer: NodeJS.Timeout | undefined;
+    let stopped = false;
+    let failures = 0;
+    let resolveStopped: () => void = () => undefined;
+    const stoppedPromise = new Promise<void>((resolve) => (resolveStopped = resolve));
+    const stop = () => {
+      if (stopped) return;
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      resolveStopped();
+    };
+    const interval = () => this.lease.heartbeat_interval_seconds * 1000;
+    const schedule = (ms: number) => {
+      if (!stopped) timer = setTimeout(beat, Math.max(0, ms) * (0.9 + Math.random() * 0.2));
+    };
+    const beat = () => {
+      this.heartbeat().then(
+        (lease) => {
+          failures = 0;
+          options.onBeat?.(lease);
+          schedule(interval());
+        },
+        (err: unknown) => {
+          if (err instanceof LicenseServerError && SEAT_GONE.has(err.code)) {
+            options.onLeaseLost?.(err);
+            stop();
+            return;
+          }
+          options.onError?.(err);
+          failures++;
+          schedule(Math.min(1000 * 2 ** failures, interval()));
+        },
+      );
+    };
+    schedule(interval());
+    return { stop, stopped: stoppedPromise };
+  }
+}
+
 /** The licence server's client: online calls, licence files and an offline check, with its state in one file. */
 export class LicenseClient {
   private readonly http: HttpOptions;
@@ -130,6 +223,8 @@ export class LicenseClient {
       throw new TypeError("publicKeys or jwks is required: ship the server's public keys, or opt in with fetchServerKeys: true");
     }
     this.store = new StateFile(options.statePath, createHash('sha256').update(`licence-client-state\0${options.appSalt}`).digest());
+    // The state file's folder exists (made 0700) and is writable before any call binds a seat (docs/clients.md, The state file).
+    this.store.prepare();
     this.now = options.now ?? (() => new Date());
   }
 
@@ -145,6 +240,7 @@ export class LicenseClient {
 
   /** Binds this machine to the licence key and stores the verified signed licence. */
   async activate(licenseKey: string, machine: MachineInfo = {}): Promise<SignedLicense> {
+    this.store.prepare();
     const body = await this.activationBody(licenseKey, machine);
     await this.refreshKeysIfDue();
     // Activating again from the same fingerprint is idempotent on the server (docs/client-api.md, Activate), so a retry is safe.
@@ -174,6 +270,7 @@ export class LicenseClient {
    */
   async startTrial(machine: MachineInfo = {}, options: { customerEmail?: string } = {}): Promise<SignedLicense> {
     if (!this.options.product) throw new TypeError('startTrial() needs the product option');
+    this.store.prepare();
     const trial = {
       ...(await this.machineBody(machine)),
       product: this.options.product,
@@ -182,6 +279,39 @@ export class LicenseClient {
     await this.refreshKeysIfDue();
     const answer = await requestJson<SignedLicense>(this.http, 'POST', '/api/v1/trials', trial, false);
     return this.keepActivation(answer);
+  }
+
+  /**
+   * Leases a seat from a relay on the customer's network (docs/clients.md, Relay leases). The answer is verified before it
+   * is used: the pool file with the vendor keys this client trusts (shipped, or endorsed by them), the pool equal to its
+   * signed payload, for this product and not expired; then the lease with the pool's relay key only, for this machine and
+   * not expired. A forged pool or a lease signed by any other key is a VerificationError `SIGNATURE_INVALID` (the
+   * other reasons: docs/clients.md, Relay leases). Asking again from the same machine renews the same lease.
+   */
+  async leaseFromRelay(relayUrl: string, machine: { hostname?: string } = {}): Promise<RelaySeat> {
+    const body = { hostname: machine.hostname ?? osHostname() };
+    const answer = await this.relayRequest<RelayLeaseAnswer>(relayUrl, '/relay/v1/leases', true, body);
+    return new RelaySeat(this, relayUrl, answer, await this.verifyRelayAnswer(answer));
+  }
+
+  /** @internal A relay call with this machine's fingerprint (RelaySeat's heartbeat and release). */
+  async relayRequest<T>(relayUrl: string, path: string, idempotent: boolean, extra: Record<string, unknown> = {}): Promise<T> {
+    const body = { machine_fingerprint: await this.fingerprint(), ...extra };
+    return requestJson<T>({ ...this.http, serverUrl: relayUrl }, 'POST', path, body, idempotent);
+  }
+
+  /** @internal Verifies a relay's lease answer with the vendor keys trusted now (docs/clients.md, Relay leases). */
+  async verifyRelayAnswer(answer: RelayLeaseAnswer): Promise<{ lease: RelayLease; pool: RelayPool }> {
+    const poolKeyId = poolEnvelopeKeyId(answer?.pool_file);
+    const verified = verifyRelayLease(answer, {
+      keys: await this.keysFor(poolKeyId),
+      revoked: this.withdrawn(),
+      fingerprint: await this.fingerprint(),
+      product: this.options.product,
+      now: this.now(),
+    });
+    if (!verified.ok) throw new VerificationError(verified.reason, verified.message);
+    return verified.value;
   }
 
   /** Frees this machine's seat; the stored licence is removed when the server agrees. Never retried (limits count it). */
@@ -586,6 +716,12 @@ export class LicenseClient {
 }
 
 const SEAT_GONE = new Set(['NOT_ACTIVATED', 'INVALID_KEY']);
+
+/** The key id a pool file's envelope names, to fetch endorsed keys for (undefined for anything else). */
+function poolEnvelopeKeyId(poolFile: unknown): unknown {
+  const file = dearmor(RELAY_POOL_LABEL, poolFile) as { envelope?: { key_id?: unknown } } | undefined;
+  return file?.envelope?.key_id;
+}
 
 function later(stored: string | undefined, candidate: number): string | undefined {
   const current = stored ? Date.parse(stored) : -Infinity;

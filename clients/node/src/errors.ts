@@ -35,3 +35,20 @@ export class VerificationError extends Error {
     return this.reason;
   }
 }
+
+/**
+ * The state file cannot be kept where `statePath` says: its folder cannot be created (mode 0700) or written, or the file
+ * cannot be written. Raised before any network call where possible, so no seat is bound that the client cannot remember.
+ * `code` is `STATE_PATH`.
+ */
+export class StateError extends Error {
+  override readonly name = 'StateError';
+  readonly code = 'STATE_PATH';
+  constructor(
+    readonly path: string,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}

@@ -1,7 +1,20 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { closeSync, fsyncSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import {
+  accessSync,
+  closeSync,
+  constants,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  unlinkSync,
+  writeSync,
+} from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { canonicalBytes } from './crypto.js';
+import { StateError } from './errors.js';
 import type { JsonWebKeySet, SignedLicense } from './types.js';
 
 /** Everything the client remembers between runs, in one file. */
@@ -51,6 +64,23 @@ export class StateFile {
     private readonly macKey: Buffer,
   ) {}
 
+  /**
+   * Makes sure the state file can be written: creates its folder (and missing parents) with mode 0700, and checks that it
+   * is a folder this process may write. A StateError (`STATE_PATH`) otherwise (docs/clients.md, The state file).
+   */
+  prepare(): void {
+    const folder = dirname(resolve(this.path));
+    try {
+      mkdirSync(folder, { recursive: true, mode: 0o700 });
+      if (!statSync(folder).isDirectory()) throw new Error('not a folder');
+      accessSync(folder, constants.W_OK);
+    } catch (err) {
+      throw new StateError(this.path, `the state file's folder ${folder} cannot be created or written: ${(err as Error).message}`, {
+        cause: err,
+      });
+    }
+  }
+
   load(): LoadedState {
     let text: string;
     try {
@@ -76,6 +106,14 @@ export class StateFile {
   }
 
   save(state: ClientState): void {
+    try {
+      this.write(state);
+    } catch (err) {
+      throw new StateError(this.path, `cannot write the state file ${this.path}: ${(err as Error).message}`, { cause: err });
+    }
+  }
+
+  private write(state: ClientState): void {
     const text = JSON.stringify({ state, mac: this.mac(state).toString('base64') }, null, 2) + '\n';
     const temporary = join(dirname(this.path), `.${randomBytes(6).toString('hex')}.tmp`);
     const fd = openSync(temporary, 'w', 0o600);

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from . import keys as keyring
+from . import relay
 from .errors import LicenseServerError, NetworkError, VerificationError
 from .state import StateFile
 
@@ -228,6 +229,91 @@ class HeartbeatLoop:
         return backoff * (0.9 + random.random() * 0.2)
 
 
+class RelaySeat:
+    """A seat leased from a relay, verified (docs/clients.md, Relay leases): `lease`, `pool` (its `license` is the
+    vendor-signed licence), `heartbeat()` every `lease["heartbeat_interval_seconds"]` (or `start_heartbeat()`), and
+    `release()`."""
+
+    def __init__(self, client, relay_url, answer, verified):
+        self._client = client
+        self.relay_url = relay_url
+        self._pool_file = answer["pool_file"]
+        self.lease, self.pool = verified
+
+    @property
+    def expires_at(self):
+        return _time(self.lease["expires_at"])
+
+    def _call(self, path, idempotent):
+        body = {"machine_fingerprint": self._client.fingerprint()}
+        return self._client._request("POST", path, body, idempotent=idempotent, base_url=self.relay_url)
+
+    def heartbeat(self):
+        """Renews the lease; the answer is verified like the first. NOT_ACTIVATED (LicenseServerError): the seat is gone."""
+        answer = self._call("/relay/v1/leases/heartbeat", True)
+        if isinstance(answer, dict) and "pool_file" not in answer:
+            answer = dict(answer, pool_file=self._pool_file)
+        self.lease, self.pool = self._client.verify_relay_answer(answer)
+        self._pool_file = answer["pool_file"]
+        return self.lease
+
+    def release(self):
+        """Gives the seat back to the pool (sent once: a repeat answers NOT_ACTIVATED)."""
+        return self._call("/relay/v1/leases/release", False)
+
+    def start_heartbeat(self, on_beat=None, on_error=None, on_lease_lost=None):
+        """Heartbeats in a thread every `heartbeat_interval_seconds` (with jitter), retrying failures sooner."""
+        return RelayHeartbeatLoop(self, on_beat, on_error, on_lease_lost)
+
+
+class RelayHeartbeatLoop:
+    """A background thread renewing a relay lease until `stop()` or the seat is gone; `join()` waits for it."""
+
+    def __init__(self, seat, on_beat, on_error, on_lease_lost):
+        self._stop = threading.Event()
+        self._thread = threading.Thread(
+            target=self._run, args=(seat, on_beat, on_error, on_lease_lost), name="licence-relay-heartbeat", daemon=True
+        )
+        self._thread.start()
+
+    def stop(self):
+        self._stop.set()
+
+    def join(self, timeout=None):
+        self._thread.join(timeout)
+
+    @property
+    def stopped(self):
+        return not self._thread.is_alive()
+
+    def _run(self, seat, on_beat, on_error, on_lease_lost):
+        failures = 0
+        while True:
+            interval = float(seat.lease["heartbeat_interval_seconds"])
+            wait = interval if failures == 0 else min(2.0**failures, interval)
+            if self._stop.wait(wait * (0.9 + random.random() * 0.2)):
+                return
+            try:
+                lease = seat.heartbeat()
+            except LicenseServerError as err:
+                if err.code in _SEAT_GONE:
+                    if on_lease_lost:
+                        on_lease_lost(err)
+                    return
+                failures += 1
+                if on_error:
+                    on_error(err)
+                continue
+            except Exception as err:  # noqa: BLE001 - the loop survives any failure of one beat
+                failures += 1
+                if on_error:
+                    on_error(err)
+                continue
+            failures = 0
+            if on_beat:
+                on_beat(lease)
+
+
 class LicenseClient:
     """
     Online calls (activate, validate, usage, heartbeat, licence file, deactivate), air-gapped activation and an
@@ -272,6 +358,8 @@ class LicenseClient:
         if not self._shipped:
             raise TypeError("public_keys is required: ship the server's public key(s) with the application")
         self._store = StateFile(state_path, app_salt)
+        # The folder exists (made 0700) and is writable before any call binds a seat (docs/clients.md, The state file).
+        self._store.prepare()
         self._fingerprint_option = fingerprint
         self._fingerprint = None
         self._lock = threading.RLock()
@@ -292,6 +380,7 @@ class LicenseClient:
 
     def activate(self, license_key, hostname=None, os=None, app_version=None):
         """Binds this machine's seat and stores the verified licence; returns the licence (the envelope's payload)."""
+        self._store.prepare()
         body = self._activation_body(license_key, hostname, os, app_version)
         self._refresh_keys_if_due()
         answer = self._request("POST", "/api/v1/activate", body, idempotent=True)
@@ -305,6 +394,7 @@ class LicenseClient:
         retried: a retry after a lost answer would meet TRIAL_ALREADY_USED."""
         if not self.product:
             raise TypeError("start_trial() needs the product option")
+        self._store.prepare()
         body = self._machine_body(hostname, os, app_version)
         body["product"] = self.product
         if customer_email:
@@ -423,6 +513,42 @@ class LicenseClient:
     def start_heartbeat(self, on_beat=None, on_error=None, on_seat_lost=None, fallback_interval_seconds=900):
         """Heartbeats in a thread, a third of the timeout apart with jitter, backing off after failures."""
         return HeartbeatLoop(self, on_beat, on_error, on_seat_lost, fallback_interval_seconds)
+
+    # ---- relay leases (docs/clients.md, Relay leases) ----------------------------------------------------------
+
+    def lease_from_relay(self, relay_url, hostname=None):
+        """Leases a seat from a relay on the customer's network and returns a RelaySeat. The answer is verified
+        first: the pool file with the vendor keys this client trusts (shipped, or endorsed by them), the pool equal
+        to its signed payload, for this product and not expired; then the lease with the pool's relay key only, for
+        this machine and not expired. A forged pool or a lease signed by any other key raises VerificationError
+        SIGNATURE_INVALID (the other reasons: docs/clients.md, Relay leases). Asking again from the same machine renews the same lease."""
+        body = {"machine_fingerprint": self.fingerprint(), "hostname": hostname or socket.gethostname()}
+        answer = self._request("POST", "/relay/v1/leases", body, idempotent=True, base_url=relay_url)
+        return RelaySeat(self, relay_url, answer, self.verify_relay_answer(answer))
+
+    def verify_relay_answer(self, answer, state=None):
+        """(lease, pool) of a relay's lease answer, verified with the vendor keys trusted now; VerificationError otherwise."""
+        if state is None:
+            pool_file = dearmor(relay.RELAY_POOL_LABEL, answer.get("pool_file") if isinstance(answer, dict) else None)
+            envelope = pool_file.get("envelope") if isinstance(pool_file, dict) else None
+            state = self._keys_for(envelope) if isinstance(envelope, dict) else self._store.load()[1]
+        revoked = set(state.get("revoked_key_ids", []))
+        try:
+            return relay.verify_relay_lease(
+                answer, self._trusted(state), revoked, self.fingerprint(), self.product, self._now(), dearmor
+            )
+        except relay.RelayError as err:
+            raise VerificationError(err.reason, str(err)) from None
+
+    def verify_relay_pool(self, pool_file, state=None):
+        """The pool of a relay pool file, verified with the vendor keys trusted now; VerificationError otherwise."""
+        state = state if state is not None else self._store.load()[1]
+        try:
+            return relay.verify_relay_pool(
+                pool_file, self._trusted(state), set(state.get("revoked_key_ids", [])), self.product, self._now(), dearmor
+            )[0]
+        except relay.RelayError as err:
+            raise VerificationError(err.reason, str(err)) from None
 
     def license_file(self):
         """Fetches, verifies and stores a licence file for offline use; returns the server's answer."""
@@ -684,17 +810,18 @@ class LicenseClient:
             change(state)
             self._store.save(state)
 
-    def _url(self, path):
-        base = self.server_url if self.server_url.endswith("/") else self.server_url + "/"
+    def _url(self, path, base_url=None):
+        base_url = base_url or self.server_url
+        base = base_url if base_url.endswith("/") else base_url + "/"
         parts = urllib.parse.urlsplit(base)
         base = urllib.parse.urlunsplit((parts.scheme, parts.netloc, parts.path, "", ""))
         return urllib.parse.urljoin(base, path.lstrip("/"))
 
-    def _request(self, method, path, body, idempotent):
+    def _request(self, method, path, body, idempotent, base_url=None):
         attempts = self.retries + 1 if idempotent else 1
         for attempt in range(1, attempts + 1):
             try:
-                return self._request_once(method, path, body)
+                return self._request_once(method, path, body, base_url)
             except (NetworkError, LicenseServerError) as err:
                 retryable = isinstance(err, NetworkError) or err.status in _RETRYABLE_STATUS
                 if not retryable or attempt >= attempts:
@@ -707,8 +834,8 @@ class LicenseClient:
                 time.sleep(pause * (0.8 + random.random() * 0.4))
         raise AssertionError("unreachable")
 
-    def _request_once(self, method, path, body):
-        url = self._url(path)
+    def _request_once(self, method, path, body, base_url=None):
+        url = self._url(path, base_url)
         headers = {"accept": "application/json"}
         data = None
         if body is not None:
@@ -740,6 +867,8 @@ __all__ = [
     "CheckResult",
     "HeartbeatLoop",
     "LicenseClient",
+    "RelayHeartbeatLoop",
+    "RelaySeat",
     "Response",
     "armor",
     "dearmor",

@@ -1,9 +1,10 @@
 """Runs conformance cases (clients/conformance-format.md) through this client's own code paths.
 
     /usr/bin/python3 -m licence_client.conformance ../../docs/test-vectors/conformance.json   # exit 1 on a disagreement
+    /usr/bin/python3 -m licence_client.conformance ../../docs/test-vectors/relay.json         # the relay's pools and leases
 
 Two shapes of case: the shared list's (`kind` beside `input`: `envelope`, `license_file`, `key_trust`,
-`signed_answer`, `trial`, keys named
+`signed_answer`, `trial`, `relay_lease`, keys named
 from the document's `keys`), which every official client runs, and scenario cases (`input.kind`: `license_file`,
 `activation`, `validation`, with `trust` and `context`), which each client's tests make with fresh keys.
 """
@@ -56,6 +57,8 @@ def run_shared_case(case, named_keys):
             return "trusted", None, None
         return "refused", reasons.get(key_id, "UNKNOWN_KEY"), None
     shipped = [named_keys[name] for name in data.get("trusted_keys", [])]
+    if case["kind"] == "relay_lease":
+        return _run_relay_case(data, shipped)
     if case["kind"] in ("signed_answer", "trial"):
         return _run_client_case(case["kind"], data, shipped)
     state = {"revoked_key_ids": list(data.get("revoked_keys", []))}
@@ -92,6 +95,19 @@ def _run_client_case(kind, data, shipped):
         return "refuse", result.reason, None
 
 
+def _run_relay_case(data, shipped):
+    """A relay's lease answer, verified as lease_from_relay() does (clients/conformance-format.md, relay_lease)."""
+    with tempfile.TemporaryDirectory(prefix="licence-conformance-") as folder:
+        client = _offline_client(
+            folder, _parse_now(data["now"]), shipped, None, data["machine_fingerprint"], data.get("product")
+        )
+        try:
+            client.verify_relay_answer(data["answer"], {"revoked_key_ids": list(data.get("revoked_keys", []))})
+        except VerificationError as err:
+            return "refuse", err.reason, None
+    return "accept", None, None
+
+
 def run_case(case, named_keys=None):
     """(verdict, reason, status) of one case: verdict "accept" or "refuse" ("trusted" or "refused" for key_trust)."""
     if "kind" in case:
@@ -125,11 +141,37 @@ def run_case(case, named_keys=None):
         return "refuse", result.reason, None
 
 
+def run_relay_vectors(document):
+    """Runs docs/test-vectors/relay.json (pools, then lease answers, at its `now` with its vendor keys); returns the
+    disagreements."""
+    failures = []
+    shipped = keyring.key_entries(document["vendor_jwks"])
+    now = _parse_now(document["now"])
+    with tempfile.TemporaryDirectory(prefix="licence-conformance-") as folder:
+        for kind, cases in (("pool", document["pools"]), ("lease", document["leases"])):
+            for case in cases:
+                client = _offline_client(folder, now, shipped, None, case.get("machine_fingerprint", "conformance"))
+                try:
+                    if kind == "pool":
+                        client.verify_relay_pool(case["pool_file"], {})
+                    else:
+                        client.verify_relay_answer(case["answer"], {})
+                    got = ("accept", None)
+                except VerificationError as err:
+                    got = ("refuse", err.reason)
+                wanted = (case["expect"]["verdict"], case["expect"].get("reason"))
+                if got != wanted:
+                    failures.append("%s %s: expected %s %s, got %s %s" % (kind, case["name"], wanted[0], wanted[1] or "", got[0], got[1] or ""))
+    return failures
+
+
 def run_cases(source):
     """Runs every case of a list (a path, or the parsed document); returns the list of disagreements."""
     if isinstance(source, (str, os.PathLike)):
         with open(source, "r", encoding="utf-8") as handle:
             source = json.load(handle)
+    if "pools" in source:
+        return run_relay_vectors(source)
     failures = []
     for case in source["cases"]:
         expect = case["expect"]
@@ -151,7 +193,8 @@ def main(argv):
     failures = run_cases(document)
     for failure in failures:
         print("FAIL " + failure)
-    print("%d of %d conformance cases pass" % (len(document["cases"]) - len(failures), len(document["cases"])))
+    total = len(document["pools"]) + len(document["leases"]) if "pools" in document else len(document["cases"])
+    print("%d of %d conformance cases pass" % (total - len(failures), total))
     return 1 if failures else 0
 
 

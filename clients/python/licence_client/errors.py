@@ -27,3 +27,14 @@ class VerificationError(Exception):
     @property
     def code(self):
         return self.reason
+
+
+class StateError(Exception):
+    """The state file cannot be kept at `state_path`: its folder cannot be created (mode 0700) or written, or the
+    file cannot be written. Raised before any network call where possible; `code` is ``STATE_PATH``."""
+
+    code = "STATE_PATH"
+
+    def __init__(self, path, message):
+        super().__init__(message)
+        self.path = path

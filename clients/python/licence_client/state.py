@@ -5,6 +5,9 @@ import hmac
 import json
 import os
 import secrets
+import stat
+
+from .errors import StateError
 
 
 def _mac_input(state):
@@ -21,6 +24,24 @@ class StateFile:
 
     def _mac(self, state):
         return hmac.new(self._mac_key, _mac_input(state), hashlib.sha256).hexdigest()
+
+    def prepare(self):
+        """Creates the state file's folder (and missing parents) with mode 0700 and checks it can be written;
+        StateError (STATE_PATH) otherwise (docs/clients.md, The state file)."""
+        folder = os.path.dirname(os.path.abspath(self.path))
+        try:
+            missing, part = [], folder
+            while not os.path.exists(part) and os.path.dirname(part) != part:
+                missing.append(part)
+                part = os.path.dirname(part)
+            for part in reversed(missing):
+                os.mkdir(part, 0o700)
+            if not stat.S_ISDIR(os.stat(folder).st_mode):
+                raise NotADirectoryError(folder)
+            if not os.access(folder, os.W_OK | os.X_OK):
+                raise PermissionError("not writable")
+        except OSError as err:
+            raise StateError(self.path, "the state file's folder %s cannot be created or written: %s" % (folder, err)) from err
 
     def load(self):
         try:
@@ -46,6 +67,12 @@ class StateFile:
         return "ok", parsed["state"]
 
     def save(self, state):
+        try:
+            self._write(state)
+        except OSError as err:
+            raise StateError(self.path, "cannot write the state file %s: %s" % (self.path, err)) from err
+
+    def _write(self, state):
         text = json.dumps({"state": state, "mac": self._mac(state)}, indent=2, ensure_ascii=False) + "\n"
         folder = os.path.dirname(os.path.abspath(self.path))
         temporary = os.path.join(folder, ".%s.tmp" % secrets.token_hex(6))

@@ -107,6 +107,10 @@ function predicate(entry: AuditEntryLike): string {
       return `queued the ${text(d.kind) ?? 'mail'} message #${String(d.mail_id)}${entry.license_id ? ` about ${licence}` : ''} again`;
     case 'license.file_issued':
       return entry.actor_type === 'client' ? `downloaded a licence file of ${licence}` : `issued a licence file of ${licence}${host ? ` for ${host}` : ''}`;
+    case 'license.relay_pool_issued':
+      return `lent ${plural(typeof d.seats === 'number' ? d.seats : 1, 'seat', 'seats')} of ${licence} to a relay until ${text(d.expires_at) ?? 'its expiry'}`;
+    case 'license.relay_pool_ended':
+      return `ended a relay pool of ${licence}`;
     case 'product.created':
       return `created the product ${entry.product_code ?? ''}`.trim();
     case 'product.updated':

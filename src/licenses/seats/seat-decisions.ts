@@ -58,13 +58,15 @@ export type ActivationDecision =
 /**
  * docs/client-api.md, Activate: first failure wins, INVALID_KEY > PRODUCT_MISMATCH > KEY_REVOKED > KEY_SUSPENDED > KEY_EXPIRED >
  * ALREADY_ACTIVATED. Dead seats are released once the licence is usable, before seats are counted (docs/licences.md, Heartbeats and dead seats).
- * `seats`: the licence's current seats, most recent binding first.
+ * `seats`: the licence's current seats, most recent binding first. `pooledSeats`: seats held by the licence's valid
+ * relay pools (docs/relay.md, Seats on the vendor's side), taken like bound seats.
  */
 export function decideActivation(
   license: License | null,
   seats: readonly Activation[],
   request: ActivationRequest,
   now: Date,
+  pooledSeats = 0,
 ): ActivationDecision {
   if (!license) return { kind: 'deny', error: invalidKey(), release: [] };
   const productCode = license.product?.code;
@@ -82,12 +84,13 @@ export function decideActivation(
   const own = live.find((s) => s.machineFingerprint === request.machineFingerprint);
   if (own) return { kind: 'refresh', seat: own, release };
   const limit = seatLimit(mergeLimits(license.product?.defaultLimits ?? {}, license.limits));
-  if (live.length >= limit) {
+  if (live.length + pooledSeats >= limit) {
     const latest = live[0];
     const error = new AppError(ErrorCode.ALREADY_ACTIVATED, 400, 'The licence is already activated on another machine', {
       activated_on: latest?.hostname ?? null,
       activated_at: latest?.activatedAt.toISOString() ?? null,
       max_installations: limit,
+      ...(pooledSeats > 0 ? { relay_pool_seats: pooledSeats } : {}),
     });
     return { kind: 'deny', error, release };
   }

@@ -44,6 +44,7 @@ export class SeatsRepository {
       now: new Date(load.now),
       nextSeatId: String(load.next_seat_id),
       version: load.version,
+      pooledSeats: Number(load.pooled_seats ?? 0),
     };
   }
 
@@ -294,7 +295,7 @@ export const seatChanges = {
 
 /**
  * The optimistic path's read as one plain statement: what license_for_seat_change(key, false) returns
- * (src/database/sql/license_for_seat_change.v4.sql) without the PL/pgSQL call and its separate lookup of the licence
+ * (src/database/sql/license_for_seat_change.v5.sql) without the PL/pgSQL call and its separate lookup of the licence
  * id, which cost about half of the read (docs/performance.md, Performance round 3). The whole licence row goes as
  * json (the mapping picks its fields). Twin of the function's read: test/integration/seats.int-spec.ts compares both.
  */
@@ -304,6 +305,8 @@ const SEAT_CHANGE_READ = `SELECT json_build_object(
     'next_seat_id', nextval('activations_id_seq'),
     'seats', coalesce((SELECT json_agg(s ORDER BY s.activated_at DESC, s.id DESC) FROM activations s
                        WHERE s.license_id = l.id AND s.released_at IS NULL), '[]'::json),
+    'pooled_seats', coalesce((SELECT sum(r.seats) FROM relay_pools r
+                       WHERE r.license_id = l.id AND r.ended_at IS NULL AND r.expires_at > now()), 0)::int,
     'recent_deactivations', coalesce((SELECT json_agg(a.released_at ORDER BY a.released_at) FROM activations a
                        WHERE a.license_id = l.id AND a.release_reason = 'deactivated'
                          AND a.released_at > now() - interval '30 days'), '[]'::json)) AS load
@@ -321,6 +324,8 @@ export interface SeatChangeLoad {
   nextSeatId: string;
   /** The licence's seat counter when read (license_seat_versions; 0 without a row): every seat bound moves it. */
   version: string;
+  /** Seats held by the licence's valid relay pools (docs/relay.md, Seats on the vendor's side): taken like bound seats. */
+  pooledSeats: number;
 }
 
 type Json<T> = { [K in keyof T]: T[K] extends Date ? string : T[K] extends Date | null ? string | null : T[K] };
@@ -333,6 +338,7 @@ interface SeatChangeJson {
   now: string;
   next_seat_id: number;
   version: string;
+  pooled_seats?: number;
 }
 
 function jsonDates<T extends object, K extends keyof T & string>(row: T, keys: K[]): Record<K, Date | null> {

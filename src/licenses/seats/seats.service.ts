@@ -141,7 +141,7 @@ export class SeatsService {
     const license = load?.license ?? null;
     const seats = load?.seats ?? [];
     const now = load?.now ?? new Date();
-    const decision = decideActivation(license, seats, request, now);
+    const decision = decideActivation(license, seats, request, now, load?.pooledSeats ?? 0);
     // Releasing dead seats needs the seats locked; the optimistic path leaves it to the locked one.
     if (!manager && decision.release.length > 0) return null;
     const released = license ? this.releasedEvents(license, decision.release, seats, now) : [];

@@ -30,6 +30,7 @@ public final class Conformance {
   public static List<String> run(String document, int[] total) throws IOException {
     Map<String, Object> list = Json.object(document);
     if (list == null) throw new IOException("not a conformance list");
+    if (list.containsKey("pools")) return runRelayVectors(list, total);
     Map<String, Object> named = Json.asObject(list.get("keys"));
     List<Object> cases = Json.asList(list.get("cases"));
     total[0] = cases.size();
@@ -116,6 +117,20 @@ public final class Conformance {
         }
         return new String[] {"accept", "", ""};
       }
+      if (kind.equals("relay_lease")) {
+        // A relay's lease answer, verified as leaseFromRelay() does.
+        Instant now = OffsetDateTime.parse(Json.asString(input.get("now"))).toInstant();
+        LicenseClient client = offlineClient(namedKeys(named, Json.asList(input.get("trusted_keys"))), List.of(),
+            Json.asString(input.get("product")), Json.asString(input.get("machine_fingerprint")), now, folder);
+        Map<String, Object> state = new LinkedHashMap<>(StateFile.empty());
+        state.put("revoked_key_ids", new ArrayList<>(Json.asList(input.get("revoked_keys"))));
+        try {
+          client.verifyRelayAnswer(Json.write(input.get("answer")), state);
+        } catch (VerificationError e) {
+          return new String[] {"refuse", e.reason(), ""};
+        }
+        return new String[] {"accept", "", ""};
+      }
       if (kind.equals("trial")) {
         Instant now = OffsetDateTime.parse(Json.asString(input.get("now"))).toInstant();
         LicenseClient client = offlineClient(namedKeys(named, Json.asList(input.get("trusted_keys"))), List.of(),
@@ -169,6 +184,43 @@ public final class Conformance {
       return new String[] {"refuse", e.reason(), ""};
     }
     return result.ok ? new String[] {"accept", "", result.status} : new String[] {"refuse", result.reason, ""};
+  }
+
+  /** docs/test-vectors/relay.json: pool files, then lease answers, checked at its {@code now} with its vendor keys. */
+  private static List<String> runRelayVectors(Map<String, Object> vectors, int[] total) throws IOException {
+    List<String> failures = new ArrayList<>();
+    Instant now = OffsetDateTime.parse(Json.asString(vectors.get("now"))).toInstant();
+    Path folder = Files.createTempDirectory("licence-conformance-");
+    try {
+      List<VerificationKey> shipped = keys(Json.asList(Json.asObject(vectors.get("vendor_jwks")).get("keys")));
+      for (String kind : List.of("pools", "leases")) {
+        for (Object raw : Json.asList(vectors.get(kind))) {
+          Map<String, Object> c = Json.asObject(raw);
+          total[0]++;
+          String fingerprint = Json.asString(c.get("machine_fingerprint"));
+          LicenseClient client = offlineClient(shipped, List.of(), null, fingerprint, now, folder);
+          String[] got = {"accept", ""};
+          try {
+            if (kind.equals("pools")) client.verifyRelayPool(Json.asString(c.get("pool_file")), StateFile.empty());
+            else client.verifyRelayAnswer(Json.write(c.get("answer")), StateFile.empty());
+          } catch (VerificationError e) {
+            got = new String[] {"refuse", e.reason()};
+          }
+          Map<String, Object> expect = Json.asObject(c.get("expect"));
+          String wantReason = Json.asString(expect.get("reason")) == null ? "" : Json.asString(expect.get("reason"));
+          if (!got[0].equals(expect.get("verdict")) || !got[1].equals(wantReason)) {
+            failures.add(kind + " " + c.get("name") + ": expected " + expect.get("verdict") + " " + wantReason + ", got " + String.join(" ", got));
+          }
+        }
+      }
+    } catch (java.security.GeneralSecurityException e) {
+      throw new IOException("relay.json: " + e.getMessage(), e);
+    } finally {
+      try (Stream<Path> files = Files.walk(folder)) {
+        files.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+      }
+    }
+    return failures;
   }
 
   public static void main(String[] args) throws IOException {

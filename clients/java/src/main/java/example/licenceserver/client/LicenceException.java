@@ -1,9 +1,13 @@
 package example.licenceserver.client;
 
+import java.nio.file.Path;
 import java.util.Collections;
 import java.util.Map;
 
-/** Every failure of the client: a {@link ServerError}, a {@link NetworkError} or a {@link VerificationError}. */
+/**
+ * Every failure of the client: a {@link ServerError}, a {@link NetworkError}, a {@link VerificationError} or a
+ * {@link StateError}.
+ */
 public abstract class LicenceException extends Exception {
   private static final long serialVersionUID = 1L;
 
@@ -60,6 +64,29 @@ public abstract class LicenceException extends Exception {
 
     public String reason() {
       return reason;
+    }
+  }
+
+  /**
+   * The state file cannot be kept at {@code statePath}: its folder cannot be created (mode 0700) or written, or the
+   * file cannot be written (docs/clients.md, The state file). Never a {@link NetworkError}: the network is fine, this
+   * machine is not. Raised before any network call; {@link #code()} is {@code STATE_PATH}.
+   */
+  public static final class StateError extends LicenceException {
+    private static final long serialVersionUID = 1L;
+    private final transient Path path;
+
+    StateError(Path path, String message, Throwable cause) {
+      super("STATE_PATH: " + message, cause);
+      this.path = path;
+    }
+
+    public String code() {
+      return "STATE_PATH";
+    }
+
+    public Path path() {
+      return path;
     }
   }
 }

@@ -2,6 +2,7 @@ package example.licenceserver.client;
 
 import example.licenceserver.client.LicenceException.NetworkError;
 import example.licenceserver.client.LicenceException.ServerError;
+import example.licenceserver.client.LicenceException.StateError;
 import example.licenceserver.client.LicenceException.VerificationError;
 import java.io.IOException;
 import java.io.InputStream;
@@ -153,6 +154,11 @@ public final class LicenseClient {
     if (options.httpClient == null) options.httpClient = HttpClient.newBuilder().connectTimeout(options.timeout).build();
     this.options = options;
     this.store = new StateFile(options.statePath, options.appSalt);
+    try {
+      store.prepare();
+    } catch (StateError e) {
+      // Raised again, as a StateError, by the first call, before it goes online (docs/clients.md, The state file).
+    }
   }
 
   /** Reads shipped keys from a /public-keys answer or a JWK Set ({@code {"keys": [...]}}). */
@@ -358,6 +364,40 @@ public final class LicenseClient {
   /** Starts a heartbeat loop; {@code fallback} is the interval when the licence has no timeout (15 minutes when null). */
   public HeartbeatLoop startHeartbeat(Consumer<Answers.Heartbeat> onBeat, Consumer<LicenceException> onError, Consumer<ServerError> onSeatLost, Duration fallback) {
     return new HeartbeatLoop(onBeat, onError, onSeatLost, fallback == null ? Duration.ofMinutes(15) : fallback);
+  }
+
+  // ---- relay leases (docs/clients.md, Relay leases) ---------------------------------------------------------------
+
+  /**
+   * Leases a seat from a relay on the customer's network. The answer is verified first: the pool file with the vendor
+   * keys this client trusts (shipped, or endorsed by them), the pool equal to its signed payload, for this product and
+   * not expired; then the lease with the pool's relay key only, for this machine and not expired. A forged pool or a
+   * lease signed by any other key is a VerificationError SIGNATURE_INVALID (the other reasons: docs/clients.md, Relay
+   * leases). Asking again from the
+   * same machine renews the same lease. {@code hostname} may be null (then this machine's name).
+   */
+  public RelaySeat leaseFromRelay(String relayUrl, String hostname) throws LicenceException {
+    Map<String, Object> body = new LinkedHashMap<>();
+    body.put("machine_fingerprint", fingerprint());
+    body.put("hostname", hostname != null ? hostname : hostname());
+    String answer = request(relayUrl, "POST", "/relay/v1/leases", body, true);
+    return new RelaySeat(this, relayUrl, Json.object(answer), verifyRelayAnswer(answer));
+  }
+
+  /** Verifies a relay's lease answer with the vendor keys trusted now; answers {lease, pool}. */
+  Relay.Verified verifyRelayAnswer(String answer) throws VerificationError {
+    Map<String, Object> document = Json.object(answer);
+    String armored = document == null ? null : dearmor(Relay.POOL_LABEL, Json.asString(document.get("pool_file")));
+    Map<String, Object> file = armored == null ? null : Json.object(armored);
+    return verifyRelayAnswer(answer, stateFor(file == null ? null : file.get("envelope")));
+  }
+
+  Map<String, Object> verifyRelayPool(String poolFile, Map<String, Object> state) throws VerificationError {
+    return Relay.verifyPool(poolFile, trusted(state), revokedSet(state), options.product, options.clock.get()).pool;
+  }
+
+  Relay.Verified verifyRelayAnswer(String answer, Map<String, Object> state) throws VerificationError {
+    return Relay.verify(Json.object(answer), trusted(state), revokedSet(state), fingerprint(), options.product, options.clock.get());
   }
 
   /** Fetches, verifies and stores a licence file for offline use. */
@@ -724,7 +764,7 @@ public final class LicenseClient {
     void apply(Map<String, Object> state);
   }
 
-  private void update(Change change) throws NetworkError {
+  private void update(Change change) throws StateError {
     synchronized (lock) {
       StateFile.Loaded loaded = store.load();
       Map<String, Object> state = loaded.kind == StateFile.Kind.OK ? new LinkedHashMap<>(loaded.state) : StateFile.empty();
@@ -732,27 +772,36 @@ public final class LicenseClient {
       try {
         store.save(state);
       } catch (IOException e) {
-        throw new NetworkError("cannot write the state file " + options.statePath + ": " + e.getMessage(), e);
+        throw new StateError(options.statePath, "cannot write the state file " + options.statePath + ": " + e.getMessage(), e);
       }
     }
   }
 
-  private URI endpoint(String path) throws NetworkError {
+  private URI endpoint(String baseUrl, String path) throws NetworkError {
     try {
-      URI base = new URI(options.serverUrl);
+      URI base = new URI(baseUrl);
       String basePath = base.getRawPath() == null || base.getRawPath().isEmpty() ? "/" : base.getRawPath();
       if (!basePath.endsWith("/")) basePath += "/";
       return new URI(base.getScheme(), base.getRawAuthority(), null, null, null).resolve(basePath + path.replaceFirst("^/+", ""));
     } catch (URISyntaxException | IllegalArgumentException e) {
-      throw new NetworkError("serverUrl: " + e.getMessage(), e);
+      throw new NetworkError("base URL " + baseUrl + ": " + e.getMessage(), e);
     }
   }
 
   private String request(String method, String path, Map<String, Object> body, boolean idempotent) throws LicenceException {
+    return request(options.serverUrl, method, path, body, idempotent);
+  }
+
+  /**
+   * A call to the server, or to a relay at {@code baseUrl}. The state file's folder is made sure of first: a call whose
+   * answer the client cannot store is not sent (a StateError, never a NetworkError).
+   */
+  String request(String baseUrl, String method, String path, Map<String, Object> body, boolean idempotent) throws LicenceException {
+    store.prepare();
     int attempts = 1 + (idempotent ? options.retries : 0);
     for (int attempt = 1; ; attempt++) {
       try {
-        return requestOnce(method, path, body);
+        return requestOnce(baseUrl, method, path, body);
       } catch (NetworkError | ServerError e) {
         boolean retryable = e instanceof NetworkError || RETRYABLE.contains(((ServerError) e).status());
         if (!retryable || attempt >= attempts) throw e;
@@ -770,8 +819,8 @@ public final class LicenseClient {
     }
   }
 
-  private String requestOnce(String method, String path, Map<String, Object> body) throws LicenceException {
-    HttpRequest.Builder builder = HttpRequest.newBuilder(endpoint(path)).timeout(options.timeout).header("accept", "application/json");
+  private String requestOnce(String baseUrl, String method, String path, Map<String, Object> body) throws LicenceException {
+    HttpRequest.Builder builder = HttpRequest.newBuilder(endpoint(baseUrl, path)).timeout(options.timeout).header("accept", "application/json");
     if (body != null) {
       builder.header("content-type", "application/json").method(method, HttpRequest.BodyPublishers.ofString(Json.write(body)));
     } else {

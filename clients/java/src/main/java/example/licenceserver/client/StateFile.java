@@ -10,6 +10,7 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.security.GeneralSecurityException;
 import java.security.MessageDigest;
 import java.security.SecureRandom;
@@ -64,6 +65,30 @@ final class StateFile {
       return HexFormat.of().formatHex(mac.doFinal(state.getBytes(StandardCharsets.UTF_8)));
     } catch (GeneralSecurityException e) {
       throw new IllegalStateException(e);
+    }
+  }
+
+  /**
+   * Creates the state file's folder (and missing parents) with mode 0700 and checks that it can be written; a
+   * {@link LicenceException.StateError} otherwise (docs/clients.md, The state file).
+   */
+  void prepare() throws LicenceException.StateError {
+    Path folder = path.toAbsolutePath().getParent();
+    try {
+      if (!Files.isDirectory(folder)) createFolder(folder);
+      if (!Files.isWritable(folder)) throw new IOException("not writable");
+    } catch (IOException | UnsupportedOperationException | SecurityException e) {
+      throw new LicenceException.StateError(path, "the state file's folder " + folder + " cannot be created or written: " + e, e);
+    }
+  }
+
+  private static void createFolder(Path folder) throws IOException {
+    Path parent = folder.getParent();
+    if (parent != null && !Files.exists(parent)) createFolder(parent);
+    try {
+      Files.createDirectory(folder, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+    } catch (UnsupportedOperationException e) {
+      Files.createDirectory(folder); // not a POSIX file system (Windows): the user's own folder rights apply
     }
   }
 

@@ -12,7 +12,7 @@ import java.util.List;
  * the closing line "N passed, N failed"; exits 1 when a test failed. Arguments: class names to run (default: all).
  */
 public final class TestMain {
-  private static final List<Class<?>> CLASSES = List.of(JsonTest.class, OfflineTest.class, OnlineTest.class);
+  private static final List<Class<?>> CLASSES = List.of(JsonTest.class, OfflineTest.class, RelayTest.class, OnlineTest.class, RelayOnlineTest.class);
 
   public static void main(String[] args) throws Exception {
     List<Class<?>> classes = new ArrayList<>();

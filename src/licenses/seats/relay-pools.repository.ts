@@ -1,0 +1,110 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { preparedQuery } from '../../database/prepared-query';
+import { raw, sql } from '../../database/statement';
+import type { RecordedChange } from '../../events/event-recorder';
+import type { PoolEndReason, RelayPool } from './relay-pool.entity';
+
+const POOL_COLUMNS =
+  'id, license_id, seats, relay_key_id, relay_public_key, relay_fingerprint, issued_at, expires_at, ended_at, end_reason';
+
+/**
+ * Relay pools (docs/relay.md, Seats on the vendor's side). Style: named SQL with typed rows (RelayPoolRow), mapped by
+ * hand (docs/architecture.md, Database style). The seats they hold are counted by the seat change's one load
+ * (SeatsRepository.loadForSeatChange), under the licence lock every pool change takes.
+ */
+@Injectable()
+export class RelayPoolsRepository {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  /** The licence's pools, newest first. */
+  async listForLicense(licenseId: number, manager?: EntityManager): Promise<RelayPool[]> {
+    const { rows } = await preparedQuery<RelayPoolRow>(
+      manager ?? this.dataSource.manager,
+      'relay-pools-of-license',
+      `SELECT ${POOL_COLUMNS} FROM relay_pools WHERE license_id = $1 ORDER BY issued_at DESC, id DESC`,
+      [licenseId],
+    );
+    return rows.map(poolFromRow);
+  }
+
+  /** The open (not ended) pool of this licence and relay key, if any: the one a new request replaces. */
+  async openPoolOf(licenseId: number, relayKeyId: string, manager: EntityManager): Promise<RelayPool | null> {
+    const { rows } = await preparedQuery<RelayPoolRow>(
+      manager,
+      'relay-pool-open-of-key',
+      `SELECT ${POOL_COLUMNS} FROM relay_pools WHERE license_id = $1 AND relay_key_id = $2 AND ended_at IS NULL`,
+      [licenseId, relayKeyId],
+    );
+    return rows[0] ? poolFromRow(rows[0]) : null;
+  }
+
+  async getForLicense(licenseId: number, poolId: string, manager?: EntityManager): Promise<RelayPool | null> {
+    const { rows } = await preparedQuery<RelayPoolRow>(
+      manager ?? this.dataSource.manager,
+      'relay-pool-of-license',
+      `SELECT ${POOL_COLUMNS} FROM relay_pools WHERE license_id = $1 AND id = $2::uuid`,
+      [licenseId, poolId],
+    );
+    return rows[0] ? poolFromRow(rows[0]) : null;
+  }
+}
+
+/** The writes of pool changes, as CTEs for EventRecorder.recordWith: the change and its event are one statement. */
+export const poolChanges = {
+  /** Ends the relay's open pool (`replaced`, if any) and inserts the new one; `change` returns the new pool. */
+  issue(pool: RelayPool): RecordedChange {
+    return {
+      name: 'relay-pool-issue',
+      ctes: sql`replaced AS (
+        UPDATE relay_pools SET ended_at = ${pool.issuedAt}::timestamptz, end_reason = 'replaced'
+        WHERE license_id = ${pool.licenseId}::int AND relay_key_id = ${pool.relayKeyId}::varchar AND ended_at IS NULL RETURNING id
+      ), change AS (
+        INSERT INTO relay_pools (id, license_id, seats, relay_key_id, relay_public_key, relay_fingerprint, issued_at, expires_at)
+        SELECT ${pool.id}::uuid, ${pool.licenseId}::int, ${pool.seats}::int, ${pool.relayKeyId}::varchar, ${pool.relayPublicKey}::varchar,
+          ${pool.relayFingerprint}::varchar, ${pool.issuedAt}::timestamptz, ${pool.expiresAt}::timestamptz
+        FROM (SELECT count(*) FROM replaced) AS replaced_first
+        RETURNING ${raw(POOL_COLUMNS)})`,
+    };
+  },
+  /** Ends an open pool; nothing when it was ended meanwhile. */
+  end(poolId: string, reason: PoolEndReason): RecordedChange {
+    return {
+      name: 'relay-pool-end',
+      ctes: sql`change AS (
+        UPDATE relay_pools SET ended_at = now(), end_reason = ${reason}::varchar WHERE id = ${poolId}::uuid AND ended_at IS NULL
+        RETURNING ${raw(POOL_COLUMNS)})`,
+      eventsOnlyIf: raw('true'),
+    };
+  },
+};
+
+/** A relay_pools row as pg returns it. */
+export interface RelayPoolRow {
+  id: string;
+  license_id: number;
+  seats: number;
+  relay_key_id: string;
+  relay_public_key: string;
+  relay_fingerprint: string;
+  issued_at: Date;
+  expires_at: Date;
+  ended_at: Date | null;
+  end_reason: PoolEndReason | null;
+}
+
+export function poolFromRow(row: RelayPoolRow): RelayPool {
+  return {
+    id: row.id,
+    licenseId: row.license_id,
+    seats: row.seats,
+    relayKeyId: row.relay_key_id,
+    relayPublicKey: row.relay_public_key,
+    relayFingerprint: row.relay_fingerprint,
+    issuedAt: row.issued_at,
+    expiresAt: row.expires_at,
+    endedAt: row.ended_at,
+    endReason: row.end_reason,
+  };
+}
