@@ -2,10 +2,11 @@ import { ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createPublicKey } from 'node:crypto';
+import { createPublicKey, generateKeyPairSync } from 'node:crypto';
 import { findFreePort } from '../../src/database/processes';
 import { armorJson, dearmorJson, Pool, POOL_FILE_LABEL, POOL_REQUEST_LABEL, verifyLease, verifyPoolFile } from '../../src/relay/pool-file';
 import type { VerifyingKey } from '../../src/signing/envelope';
+import { keyIdOf } from '../../src/signing/license-signature';
 import { fingerprint } from '../support/factories';
 import { Deployment, startDeployment } from './support/deployment';
 
@@ -61,6 +62,7 @@ async function refusedStart(env: Record<string, string>): Promise<{ code: number
 
 const post = async (url: string, body: unknown) => {
   const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the relay's answers, read by the assertions
   return { status: res.status, body: (await res.json()) as Record<string, any> };
 };
 
@@ -330,8 +332,7 @@ describe('the relay as a process (docs/relay.md)', () => {
       const lic = await licence(2);
       const { data, poolFile } = await setUp('strangers', lic.license_key, 1);
       const strangers = join(root, 'strangers.json');
-      const { publicKey } = await import('node:crypto').then((c) => c.generateKeyPairSync('ed25519'));
-      const { keyIdOf } = await import('../../src/signing/license-signature');
+      const { publicKey } = generateKeyPairSync('ed25519');
       writeFileSync(
         strangers,
         JSON.stringify({ keys: [{ ...publicKey.export({ format: 'jwk' }), kid: keyIdOf(publicKey), alg: 'EdDSA', use: 'sig' }] }),
