@@ -274,6 +274,21 @@ describe('the relay as a process (docs/relay.md)', () => {
     expect(status.leased).toBe(10);
   }, 60_000);
 
+  it('limits requests per IP and route (RELAY_RATE_LIMIT): 429 RATE_LIMITED with Retry-After', async () => {
+    const lic = await licence(1);
+    const { data, poolFile } = await setUp('limited', lic.license_key, 1);
+    const relay = await start(envFor(data, poolFile, { RELAY_RATE_LIMIT: '2' }));
+    for (let i = 0; i < 2; i++) expect((await fetch(`${relay.url}/relay/v1/status`)).status).toBe(200);
+    const limited = await fetch(`${relay.url}/relay/v1/status`);
+    expect(limited.status).toBe(429);
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+    const body = (await limited.json()) as { error: { code: string; details: { retry_after_seconds: number } } };
+    expect(body.error.code).toBe('RATE_LIMITED');
+    expect(body.error.details.retry_after_seconds).toBeGreaterThan(0);
+    // Another route has its own count.
+    expect((await post(`${relay.url}/relay/v1/leases`, { machine_fingerprint: fingerprint('limited') })).status).toBe(201);
+  }, 60_000);
+
   describe('refuses to start, with one line and a non-zero exit', () => {
     const oneLine = (result: { code: number | null; output: string }, words: string) => {
       expect(result.code).not.toBe(0);
