@@ -22,6 +22,7 @@ import { inviteFormTokensProvider, loginFormTokensProvider } from './auth/staff-
 import { AuditPageController } from './pages/audit.controller';
 import { BulkPagesController } from './pages/bulk.controller';
 import { LicenseFilesPagesController } from './pages/license-files.controller';
+import { RelayPoolsPagesController } from './pages/relay-pools.controller';
 import { LicensesPagesController } from './pages/licenses.controller';
 import { MailPagesController } from './pages/mail.controller';
 import { DashboardNotFoundController } from './pages/not-found.controller';
@@ -67,6 +68,7 @@ import { StaffModule } from '../staff/staff.module';
     // Before the licence pages: /licenses/bulk and /licenses/views are not licence ids.
     BulkPagesController,
     SavedViewsController,
+    RelayPoolsPagesController,
     LicensesPagesController,
     AuditPageController,
     SigningKeysPageController,

@@ -3,7 +3,7 @@ import { envelopeOf, SignedEnvelope, verifyEnvelope, VerifyingKey } from '../sig
 import { canonicalBytes, keyIdOf } from '../signing/license-signature';
 
 /**
- * The relay's documents (docs/relay.md, Files): the pool request a relay prints, the pool file the vendor signs, and
+ * The relay's documents (docs/relay.md, Issuing a pool; The relay API): the pool request a relay prints, the pool file the vendor signs, and
  * the lease a relay signs. Pure: no I/O, so the vendor's server, the relay, the test-vector script and the tests
  * build and read them with one definition.
  */

@@ -20,16 +20,21 @@ const FINGERPRINT = /^sha256:[0-9a-f]{64}$/i;
 const MAX_BODY = 64 * 1024;
 const MAX_HOSTNAME = 255;
 
+/** The variables the relay reads (docs/relay.md, Configuration). */
+export type RelayEnvironment = Partial<
+  Record<'RELAY_DATA_DIR' | 'RELAY_POOL_FILE' | 'RELAY_VENDOR_KEYS' | 'PORT' | 'RELAY_LEASE_SECONDS' | 'RELAY_RATE_LIMIT', string>
+>;
+
 /** A refusal to start: one line, naming what is wrong. */
 export class RelayStartError extends Error {}
 
 /** Reads the configuration from flags (first) and the environment; a bad or missing value is a RelayStartError naming it. */
-export function relayConfig(flags: { data?: string; pool?: string; vendorKeys?: string }, env: NodeJS.ProcessEnv): RelayConfig {
+export function relayConfig(flags: { data?: string; pool?: string; vendorKeys?: string }, env: RelayEnvironment): RelayConfig {
   const required = (value: string | undefined, name: string) => {
     if (!value) throw new RelayStartError(`${name} is required`);
     return value;
   };
-  const integer = (name: string, fallback: number, min: number, max: number) => {
+  const integer = (name: keyof RelayEnvironment, fallback: number, min: number, max: number) => {
     const text = env[name];
     if (text === undefined || text === '') return fallback;
     const value = Number(text);

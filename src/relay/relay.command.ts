@@ -1,7 +1,7 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { armorJson, POOL_REQUEST_LABEL, PoolRequest } from './pool-file';
 import { ensureDataDir, loadOrCreateKey, relayFingerprint } from './relay-identity';
-import { relayConfig, RelayStartError, startRelay } from './relay-server';
+import { relayConfig, RelayEnvironment, RelayStartError, startRelay } from './relay-server';
 
 const MAX_SEATS = 100_000;
 
@@ -9,6 +9,18 @@ function seatsOption(text: string): number {
   const value = Number(text);
   if (!/^\d+$/.test(text) || value < 1 || value > MAX_SEATS) throw new InvalidArgumentError(`must be an integer from 1 to ${MAX_SEATS}`);
   return value;
+}
+
+/** The relay's variables (docs/relay.md, Configuration), each named: the relay reads nothing else from its environment. */
+function relayEnvironment(): RelayEnvironment {
+  return {
+    RELAY_DATA_DIR: process.env.RELAY_DATA_DIR,
+    RELAY_POOL_FILE: process.env.RELAY_POOL_FILE,
+    RELAY_VENDOR_KEYS: process.env.RELAY_VENDOR_KEYS,
+    PORT: process.env.PORT,
+    RELAY_LEASE_SECONDS: process.env.RELAY_LEASE_SECONDS,
+    RELAY_RATE_LIMIT: process.env.RELAY_RATE_LIMIT,
+  };
 }
 
 /** Fails the command with one clear line and a non-zero exit (docs/relay.md). */
@@ -60,7 +72,7 @@ export function registerRelayCommands(program: Command): Command {
     .option('--vendor-keys <file>', "the vendor's keys as a JWK Set file (RELAY_VENDOR_KEYS)")
     .action(async (options: { data?: string; pool?: string; vendorKeys?: string }) => {
       try {
-        const running = await startRelay(relayConfig(options, process.env));
+        const running = await startRelay(relayConfig(options, relayEnvironment()));
         const { pool } = running;
         console.log(
           `relay: pool ${pool.pool_id} of ${pool.license.license_key}, ${pool.seats} seats until ${pool.expires_at}, listening on port ${running.port}`,

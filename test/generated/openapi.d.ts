@@ -178,6 +178,63 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/admin/relay-pools": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Issue a relay's pool from its pool request
+         * @description Holds the seats while the pool is valid; a new request from the same relay key replaces that relay's pool. Audited and told as license.relay_pool_issued.
+         */
+        post: operations["RelayPools_issue"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/licenses/{id}/relay-pools": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A licence's relay pools, newest first */
+        get: operations["RelayPools_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/licenses/{id}/relay-pools/{pool_id}/end": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * End a relay pool now
+         * @description Its seats return at once on this server; the relay, offline, lends them until the pool's expires_at. Audited as license.relay_pool_ended.
+         */
+        post: operations["RelayPools_end"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/health": {
         parameters: {
             query?: never;
@@ -1158,7 +1215,7 @@ export interface components {
              * @example VALIDATION_ERROR
              * @enum {string}
              */
-            code: "VALIDATION_ERROR" | "UNAUTHORIZED" | "FORBIDDEN" | "NOT_FOUND" | "CONFLICT" | "ALREADY_REVOKED" | "NOT_ACTIVATED" | "PAYLOAD_TOO_LARGE" | "HEADERS_TOO_LARGE" | "REQUEST_TIMEOUT" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL_ERROR" | "SERVICE_UNAVAILABLE" | "INVALID_KEY" | "ALREADY_ACTIVATED" | "KEY_EXPIRED" | "KEY_REVOKED" | "KEY_SUSPENDED" | "PRODUCT_MISMATCH" | "DEACTIVATION_LIMIT_REACHED" | "USAGE_LIMIT_REACHED" | "IDEMPOTENCY_KEY_REUSED" | "TRIAL_ALREADY_USED" | "TRIALS_DISABLED" | "INVALID_SIGNATURE" | "STORE_EVENT_FAILED" | "RELEASE_NOT_ENTITLED";
+            code: "VALIDATION_ERROR" | "UNAUTHORIZED" | "FORBIDDEN" | "NOT_FOUND" | "CONFLICT" | "ALREADY_REVOKED" | "NOT_ACTIVATED" | "PAYLOAD_TOO_LARGE" | "HEADERS_TOO_LARGE" | "REQUEST_TIMEOUT" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL_ERROR" | "SERVICE_UNAVAILABLE" | "INVALID_KEY" | "ALREADY_ACTIVATED" | "ACTIVATION_LIMIT_REACHED" | "KEY_EXPIRED" | "KEY_REVOKED" | "KEY_SUSPENDED" | "PRODUCT_MISMATCH" | "DEACTIVATION_LIMIT_REACHED" | "USAGE_LIMIT_REACHED" | "IDEMPOTENCY_KEY_REUSED" | "TRIAL_ALREADY_USED" | "TRIALS_DISABLED" | "INVALID_SIGNATURE" | "STORE_EVENT_FAILED" | "RELEASE_NOT_ENTITLED";
             /** @example Request validation failed */
             message: string;
             /**
@@ -1641,6 +1698,55 @@ export interface components {
              */
             request: string;
         };
+        CreateRelayPoolDto: {
+            /**
+             * @description What `relay init` printed: base64 of {license_key, relay_fingerprint, relay_public_key (SPKI PEM, Ed25519), seats} between the markers
+             * @example -----BEGIN RELAY POOL REQUEST-----
+             *     eyJsaWNlbnNlX2tleSI6...
+             *     -----END RELAY POOL REQUEST-----
+             */
+            request: string;
+            /** @description Seats to lend; default the request's `seats` */
+            seats?: number;
+            /**
+             * @description Days the pool is valid (never past the end of the licence's grace period)
+             * @default 30
+             */
+            ttl_days: number;
+        };
+        RelayPoolIssuedDto: {
+            /** Format: uuid */
+            pool_id: string;
+            /**
+             * @description Armored base64 (64-character lines) of {pool: {pool_id, license, seats, relay_public_key, relay_key_id, issued_at, expires_at}, envelope}; the envelope is signed by the active key over the JCS bytes of `pool`
+             * @example -----BEGIN RELAY POOL-----
+             *     eyJwb29sIjp7...
+             *     -----END RELAY POOL-----
+             */
+            pool_file: string;
+            /** Format: date-time */
+            expires_at: string;
+        };
+        RelayPoolDto: {
+            /** Format: uuid */
+            pool_id: string;
+            seats: number;
+            /**
+             * @description Only an active pool holds seats
+             * @enum {string}
+             */
+            status: "active" | "expired" | "ended" | "replaced";
+            /** @example 8d33d2f9e61cebf3 */
+            relay_key_id: string;
+            /** @example sha256:fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210 */
+            relay_fingerprint: string;
+            /** Format: date-time */
+            issued_at: string;
+            /** Format: date-time */
+            expires_at: string;
+            /** Format: date-time */
+            ended_at: string | null;
+        };
         HealthDto: {
             /**
              * @description degraded: Redis is down but requests are served (200)
@@ -1678,7 +1784,7 @@ export interface components {
              * @example license.revoked
              * @enum {string}
              */
-            action: "product.created" | "product.updated" | "license.created" | "license.updated" | "license.revoked" | "license.released" | "license.activated" | "license.activation_denied" | "license.deactivated" | "license.file_issued" | "license.usage_limit_reached" | "license.usage_reset" | "license.trial_started" | "license.key_resent" | "license.expiring_soon" | "license.expired" | "mail.retried" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "webhook.delivery_retried" | "auth.login" | "auth.login_failed" | "auth.logout" | "staff.invited" | "staff.invitation_revoked" | "staff.joined" | "staff.role_changed" | "staff.disabled" | "staff.enabled" | "staff.password_reset" | "staff.second_factor_added" | "staff.second_factor_reset" | "staff.signed_in" | "staff.sign_in_failed" | "signing_key.rotated" | "signing_key.revoked" | "signing_key.endorsed" | "token.created" | "token.revoked" | "store_plan.created" | "store_plan.updated" | "store_plan.deleted" | "customer.note_added" | "release.created" | "release.artifact_uploaded" | "release.published" | "release.yanked" | "release.deleted";
+            action: "product.created" | "product.updated" | "license.created" | "license.updated" | "license.revoked" | "license.released" | "license.activated" | "license.activation_denied" | "license.deactivated" | "license.file_issued" | "license.relay_pool_issued" | "license.relay_pool_ended" | "license.usage_limit_reached" | "license.usage_reset" | "license.trial_started" | "license.key_resent" | "license.expiring_soon" | "license.expired" | "mail.retried" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "webhook.delivery_retried" | "auth.login" | "auth.login_failed" | "auth.logout" | "staff.invited" | "staff.joined" | "staff.role_changed" | "staff.disabled" | "staff.enabled" | "staff.password_reset" | "staff.second_factor_added" | "staff.second_factor_reset" | "staff.signed_in" | "staff.sign_in_failed" | "signing_key.rotated" | "signing_key.revoked" | "signing_key.endorsed" | "token.created" | "token.revoked" | "store_plan.created" | "store_plan.updated" | "store_plan.deleted" | "customer.note_added" | "release.created" | "release.artifact_uploaded" | "release.published" | "release.yanked" | "release.deleted";
             /**
              * @example admin_api
              * @enum {string}
@@ -2727,7 +2833,7 @@ export interface components {
              *       "license.revoked"
              *     ]
              */
-            events: ("product.created" | "product.updated" | "license.created" | "license.updated" | "license.revoked" | "license.released" | "license.activated" | "license.activation_denied" | "license.deactivated" | "license.file_issued" | "license.usage_limit_reached" | "license.usage_reset" | "license.trial_started" | "license.key_resent" | "license.expiring_soon" | "license.expired" | "mail.retried" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "webhook.delivery_retried" | "signing_key.rotated" | "signing_key.revoked" | "signing_key.endorsed" | "token.created" | "token.revoked" | "store_plan.created" | "store_plan.updated" | "store_plan.deleted" | "release.created" | "release.artifact_uploaded" | "release.published" | "release.yanked" | "release.deleted" | "store_event.needs_attention" | "*")[];
+            events: ("product.created" | "product.updated" | "license.created" | "license.updated" | "license.revoked" | "license.released" | "license.activated" | "license.activation_denied" | "license.deactivated" | "license.file_issued" | "license.relay_pool_issued" | "license.relay_pool_ended" | "license.usage_limit_reached" | "license.usage_reset" | "license.trial_started" | "license.key_resent" | "license.expiring_soon" | "license.expired" | "mail.retried" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "webhook.delivery_retried" | "signing_key.rotated" | "signing_key.revoked" | "signing_key.endorsed" | "token.created" | "token.revoked" | "store_plan.created" | "store_plan.updated" | "store_plan.deleted" | "release.created" | "release.artifact_uploaded" | "release.published" | "release.yanked" | "release.deleted" | "store_event.needs_attention" | "*")[];
             /** @example Billing system */
             description?: string | null;
             /** @description Default true; an inactive endpoint receives nothing */
@@ -2787,7 +2893,7 @@ export interface components {
         UpdateWebhookDto: {
             url?: string;
             /** @description Event types to receive, or ["*"] for all of them (alone) */
-            events?: ("product.created" | "product.updated" | "license.created" | "license.updated" | "license.revoked" | "license.released" | "license.activated" | "license.activation_denied" | "license.deactivated" | "license.file_issued" | "license.usage_limit_reached" | "license.usage_reset" | "license.trial_started" | "license.key_resent" | "license.expiring_soon" | "license.expired" | "mail.retried" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "webhook.delivery_retried" | "signing_key.rotated" | "signing_key.revoked" | "signing_key.endorsed" | "token.created" | "token.revoked" | "store_plan.created" | "store_plan.updated" | "store_plan.deleted" | "release.created" | "release.artifact_uploaded" | "release.published" | "release.yanked" | "release.deleted" | "store_event.needs_attention" | "*")[];
+            events?: ("product.created" | "product.updated" | "license.created" | "license.updated" | "license.revoked" | "license.released" | "license.activated" | "license.activation_denied" | "license.deactivated" | "license.file_issued" | "license.relay_pool_issued" | "license.relay_pool_ended" | "license.usage_limit_reached" | "license.usage_reset" | "license.trial_started" | "license.key_resent" | "license.expiring_soon" | "license.expired" | "mail.retried" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "webhook.delivery_retried" | "signing_key.rotated" | "signing_key.revoked" | "signing_key.endorsed" | "token.created" | "token.revoked" | "store_plan.created" | "store_plan.updated" | "store_plan.deleted" | "release.created" | "release.artifact_uploaded" | "release.published" | "release.yanked" | "release.deleted" | "store_event.needs_attention" | "*")[];
             description?: string | null;
             active?: boolean;
         };
@@ -4036,6 +4142,280 @@ export interface operations {
             };
         };
     };
+    RelayPools_issue: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateRelayPoolDto"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RelayPoolIssuedDto"];
+                };
+            };
+            /**
+             * @description VALIDATION_ERROR (malformed request: markers, base64, JSON, or its fields as request.<field>), or first failing of INVALID_KEY, KEY_REVOKED, KEY_SUSPENDED, KEY_EXPIRED, ACTIVATION_LIMIT_REACHED
+             *
+             *     VALIDATION_ERROR
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description UNAUTHORIZED: missing, wrong, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description FORBIDDEN: needs the scope licenses:write */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the JSON body is over 64 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body is not JSON, or its charset or encoding is not supported */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description RATE_LIMITED: per-IP limit hit; `Retry-After` header and `details.retry_after_seconds` */
+            429: {
+                headers: {
+                    /** @description seconds until the window resets */
+                    "Retry-After": number;
+                    /** @description requests allowed per window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description requests left in this window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description seconds until the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Database unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    RelayPools_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RelayPoolDto"][];
+                };
+            };
+            /** @description VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description UNAUTHORIZED: missing, wrong, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description FORBIDDEN: needs the scope licenses:read */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description NOT_FOUND: no licence with this id (among the credential's products), or no such pool of it */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description RATE_LIMITED: per-IP limit hit; `Retry-After` header and `details.retry_after_seconds` */
+            429: {
+                headers: {
+                    /** @description seconds until the window resets */
+                    "Retry-After": number;
+                    /** @description requests allowed per window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description requests left in this window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description seconds until the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Database unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    RelayPools_end: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+                pool_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RelayPoolDto"];
+                };
+            };
+            /** @description VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description UNAUTHORIZED: missing, wrong, expired or revoked credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description FORBIDDEN: needs the scope licenses:write */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description NOT_FOUND: no licence with this id (among the credential's products), or no such pool of it */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description CONFLICT: the pool was already ended or replaced */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description RATE_LIMITED: per-IP limit hit; `Retry-After` header and `details.retry_after_seconds` */
+            429: {
+                headers: {
+                    /** @description seconds until the window resets */
+                    "Retry-After": number;
+                    /** @description requests allowed per window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description requests left in this window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description seconds until the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Database unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
     Health_check: {
         parameters: {
             query?: never;
@@ -4091,7 +4471,7 @@ export interface operations {
                 /** @description keyset cursor: the `after` value of the previous page's `Link: <...>; rel="next"` header (opaque base64url). The page holds the matches strictly after the last row of the previous page in newest-first order, at the cost of page 1 however deep; a cursor stays valid when that row is deleted. Not together with `offset`. */
                 after?: string;
                 license_id?: number;
-                action?: "product.created" | "product.updated" | "license.created" | "license.updated" | "license.revoked" | "license.released" | "license.activated" | "license.activation_denied" | "license.deactivated" | "license.file_issued" | "license.usage_limit_reached" | "license.usage_reset" | "license.trial_started" | "license.key_resent" | "license.expiring_soon" | "license.expired" | "mail.retried" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "webhook.delivery_retried" | "auth.login" | "auth.login_failed" | "auth.logout" | "staff.invited" | "staff.invitation_revoked" | "staff.joined" | "staff.role_changed" | "staff.disabled" | "staff.enabled" | "staff.password_reset" | "staff.second_factor_added" | "staff.second_factor_reset" | "staff.signed_in" | "staff.sign_in_failed" | "signing_key.rotated" | "signing_key.revoked" | "signing_key.endorsed" | "token.created" | "token.revoked" | "store_plan.created" | "store_plan.updated" | "store_plan.deleted" | "customer.note_added" | "release.created" | "release.artifact_uploaded" | "release.published" | "release.yanked" | "release.deleted";
+                action?: "product.created" | "product.updated" | "license.created" | "license.updated" | "license.revoked" | "license.released" | "license.activated" | "license.activation_denied" | "license.deactivated" | "license.file_issued" | "license.relay_pool_issued" | "license.relay_pool_ended" | "license.usage_limit_reached" | "license.usage_reset" | "license.trial_started" | "license.key_resent" | "license.expiring_soon" | "license.expired" | "mail.retried" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "webhook.delivery_retried" | "auth.login" | "auth.login_failed" | "auth.logout" | "staff.invited" | "staff.joined" | "staff.role_changed" | "staff.disabled" | "staff.enabled" | "staff.password_reset" | "staff.second_factor_added" | "staff.second_factor_reset" | "staff.signed_in" | "staff.sign_in_failed" | "signing_key.rotated" | "signing_key.revoked" | "signing_key.endorsed" | "token.created" | "token.revoked" | "store_plan.created" | "store_plan.updated" | "store_plan.deleted" | "customer.note_added" | "release.created" | "release.artifact_uploaded" | "release.published" | "release.yanked" | "release.deleted";
                 actor_type?: "admin_api" | "dashboard" | "client" | "system" | "store" | "customer";
                 /** @description entries of the product with this code: its licences' and its own; a code no product has, or one outside the credential's products, matches nothing */
                 product?: string;
@@ -4181,7 +4561,7 @@ export interface operations {
         parameters: {
             query?: {
                 license_id?: number;
-                action?: "product.created" | "product.updated" | "license.created" | "license.updated" | "license.revoked" | "license.released" | "license.activated" | "license.activation_denied" | "license.deactivated" | "license.file_issued" | "license.usage_limit_reached" | "license.usage_reset" | "license.trial_started" | "license.key_resent" | "license.expiring_soon" | "license.expired" | "mail.retried" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "webhook.delivery_retried" | "auth.login" | "auth.login_failed" | "auth.logout" | "staff.invited" | "staff.invitation_revoked" | "staff.joined" | "staff.role_changed" | "staff.disabled" | "staff.enabled" | "staff.password_reset" | "staff.second_factor_added" | "staff.second_factor_reset" | "staff.signed_in" | "staff.sign_in_failed" | "signing_key.rotated" | "signing_key.revoked" | "signing_key.endorsed" | "token.created" | "token.revoked" | "store_plan.created" | "store_plan.updated" | "store_plan.deleted" | "customer.note_added" | "release.created" | "release.artifact_uploaded" | "release.published" | "release.yanked" | "release.deleted";
+                action?: "product.created" | "product.updated" | "license.created" | "license.updated" | "license.revoked" | "license.released" | "license.activated" | "license.activation_denied" | "license.deactivated" | "license.file_issued" | "license.relay_pool_issued" | "license.relay_pool_ended" | "license.usage_limit_reached" | "license.usage_reset" | "license.trial_started" | "license.key_resent" | "license.expiring_soon" | "license.expired" | "mail.retried" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "webhook.delivery_retried" | "auth.login" | "auth.login_failed" | "auth.logout" | "staff.invited" | "staff.joined" | "staff.role_changed" | "staff.disabled" | "staff.enabled" | "staff.password_reset" | "staff.second_factor_added" | "staff.second_factor_reset" | "staff.signed_in" | "staff.sign_in_failed" | "signing_key.rotated" | "signing_key.revoked" | "signing_key.endorsed" | "token.created" | "token.revoked" | "store_plan.created" | "store_plan.updated" | "store_plan.deleted" | "customer.note_added" | "release.created" | "release.artifact_uploaded" | "release.published" | "release.yanked" | "release.deleted";
                 actor_type?: "admin_api" | "dashboard" | "client" | "system" | "store" | "customer";
                 /** @description entries of the product with this code: its licences' and its own; a code no product has, or one outside the credential's products, matches nothing */
                 product?: string;

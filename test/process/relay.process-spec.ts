@@ -2,10 +2,11 @@ import { ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createPublicKey } from 'node:crypto';
+import { createPublicKey, generateKeyPairSync } from 'node:crypto';
 import { findFreePort } from '../../src/database/processes';
 import { armorJson, dearmorJson, Pool, POOL_FILE_LABEL, POOL_REQUEST_LABEL, verifyLease, verifyPoolFile } from '../../src/relay/pool-file';
 import type { VerifyingKey } from '../../src/signing/envelope';
+import { keyIdOf } from '../../src/signing/license-signature';
 import { fingerprint } from '../support/factories';
 import { Deployment, startDeployment } from './support/deployment';
 
@@ -61,6 +62,7 @@ async function refusedStart(env: Record<string, string>): Promise<{ code: number
 
 const post = async (url: string, body: unknown) => {
   const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the relay's answers, read by the assertions
   return { status: res.status, body: (await res.json()) as Record<string, any> };
 };
 
@@ -272,6 +274,21 @@ describe('the relay as a process (docs/relay.md)', () => {
     expect(status.leased).toBe(10);
   }, 60_000);
 
+  it('limits requests per IP and route (RELAY_RATE_LIMIT): 429 RATE_LIMITED with Retry-After', async () => {
+    const lic = await licence(1);
+    const { data, poolFile } = await setUp('limited', lic.license_key, 1);
+    const relay = await start(envFor(data, poolFile, { RELAY_RATE_LIMIT: '2' }));
+    for (let i = 0; i < 2; i++) expect((await fetch(`${relay.url}/relay/v1/status`)).status).toBe(200);
+    const limited = await fetch(`${relay.url}/relay/v1/status`);
+    expect(limited.status).toBe(429);
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+    const body = (await limited.json()) as { error: { code: string; details: { retry_after_seconds: number } } };
+    expect(body.error.code).toBe('RATE_LIMITED');
+    expect(body.error.details.retry_after_seconds).toBeGreaterThan(0);
+    // Another route has its own count.
+    expect((await post(`${relay.url}/relay/v1/leases`, { machine_fingerprint: fingerprint('limited') })).status).toBe(201);
+  }, 60_000);
+
   describe('refuses to start, with one line and a non-zero exit', () => {
     const oneLine = (result: { code: number | null; output: string }, words: string) => {
       expect(result.code).not.toBe(0);
@@ -330,8 +347,7 @@ describe('the relay as a process (docs/relay.md)', () => {
       const lic = await licence(2);
       const { data, poolFile } = await setUp('strangers', lic.license_key, 1);
       const strangers = join(root, 'strangers.json');
-      const { publicKey } = await import('node:crypto').then((c) => c.generateKeyPairSync('ed25519'));
-      const { keyIdOf } = await import('../../src/signing/license-signature');
+      const { publicKey } = generateKeyPairSync('ed25519');
       writeFileSync(
         strangers,
         JSON.stringify({ keys: [{ ...publicKey.export({ format: 'jwk' }), kid: keyIdOf(publicKey), alg: 'EdDSA', use: 'sig' }] }),

@@ -60,10 +60,10 @@ function sourceFiles(dir: string): string[] {
  * read; the one hand-over of the whole object is main.ts's `prepareRuntime(process.env`, measured below. Any other use
  * is a way of reading the environment this test does not know: it fails until the test learns it.
  */
-function namesReadInSource(): { names: string[]; unknown: string[] } {
+function namesReadInSource(dir = 'src', skip: string[] = [RELAY_DIR]): { names: string[]; unknown: string[] } {
   const names: string[] = [];
   const unknown: string[] = [];
-  for (const file of sourceFiles(join(ROOT, 'src'))) {
+  for (const file of sourceFiles(join(ROOT, dir)).filter((f) => !skip.some((s) => f.startsWith(join(ROOT, s))))) {
     const text = readFileSync(file, 'utf8');
     for (const match of text.matchAll(/process\.env\b(.{0,40})/g)) {
       const rest = match[1];
@@ -100,6 +100,9 @@ async function namesReadAtStartUp(): Promise<string[]> {
   return [...read];
 }
 
+/** The relay is its own program with its own variables (docs/relay.md, Configuration), listed there, not here. */
+const RELAY_DIR = join('src', 'relay');
+
 const sorted = (names: Iterable<string>) => [...new Set(names)].sort();
 
 describe('configuration names (docs/configuration.md, Variables)', () => {
@@ -111,6 +114,12 @@ describe('configuration names (docs/configuration.md, Variables)', () => {
     const read = sorted([...(await namesReadAtStartUp()), ...source.names].filter((name) => !INTERNAL.has(name)));
     expect({ read, schema }).toEqual({ read: documented, schema: documented });
   }, 60_000);
+
+  it("the relay's variables: docs/relay.md's table is the names src/relay/ reads", () => {
+    const source = namesReadInSource(RELAY_DIR, []);
+    expect(source.unknown).toEqual([]);
+    expect(sorted(source.names)).toEqual(sorted(documentedNames('docs/relay.md', '## Configuration')));
+  });
 
   it("README's Configuration table names the same variables", () => {
     expect(sorted(documentedNames('README.md', '## Configuration'))).toEqual(

@@ -77,6 +77,8 @@ export const ROUTE_RULES: Readonly<Record<string, RouteAccess>> = {
   'POST /licenses/:id/suspend': 'support',
   'POST /licenses/:id/reinstate': 'support',
   'POST /licenses/:id/license-file': 'support',
+  'POST /licenses/:id/relay-pools': 'support',
+  'POST /licenses/:id/relay-pools/:pool_id/end': 'support',
   'POST /licenses/customer/notes': 'support',
   'GET /licenses/export.csv': 'support',
   'GET /audit/export.csv': 'support',

@@ -25,6 +25,7 @@ import { UsageService } from '../../licenses/usage/usage.service';
 import type { Product } from '../../products/product.entity';
 import { ProductsService } from '../../products/products.service';
 import { ActivationService } from '../../activation/activation.service';
+import { RelayPoolIssuer } from '../../activation/relay-pools';
 import { checkDto, validFilters } from '../http/check-dto';
 import { DashboardController } from '../http/dashboard-controller.decorator';
 import { asFormBody, formText } from '../../html/forms';
@@ -171,6 +172,7 @@ export class LicensesPagesController {
     private readonly usage: UsageService,
     private readonly customers: CustomersService,
     private readonly savedViews: SavedViewsService,
+    private readonly relayPools: RelayPoolIssuer,
   ) {}
 
   /**
@@ -409,7 +411,7 @@ export class LicensesPagesController {
   @Render('licenses/show')
   async show(@Param('id', DashboardIdPipe) id: number, @CurrentProductScope() scope: ProductScope) {
     const license = await this.licenses.getLicense(id, scope);
-    const [history, audit, preview, usage, activity, refusals] = await Promise.all([
+    const [history, audit, preview, usage, activity, refusals, relayPools] = await Promise.all([
       this.licenses.listActivations(id),
       this.audit.listEntries({ license_id: id, limit: 100, offset: 0 }),
       this.activation.previewLicense(license),
@@ -420,6 +422,7 @@ export class LicensesPagesController {
         { licenseId: id },
       ),
       this.audit.recentRefusals([id]),
+      this.relayPools.list(id, scope),
     ]);
     const summaries = new Map([[id, { license_key: license.license_key, customer_name: license.customer_name }]]);
     const entries = audit.items.map((e) => ({ ...e, license: e.license_id ? summaries.get(e.license_id) : undefined }));
@@ -451,6 +454,9 @@ export class LicensesPagesController {
         activity,
       ),
       seatsInUse: license.activations.length,
+      // docs/dashboard.md, Relay pools: seats lent to relays, and the form that issues a pool.
+      relayPools,
+      relayPoolSeats: relayPools.filter((p) => p.status === 'active').reduce((sum, p) => sum + p.seats, 0),
     };
   }
 

@@ -5,7 +5,7 @@ import { sqlFunction } from '../sql-functions';
  * Relay pools (docs/relay.md): the seats of a licence lent, offline, to a relay on a customer's network. A pool holds
  * its seats while it is not ended and not expired; at most one open pool per licence and relay key (a new request
  * from that relay replaces it). license_for_seat_change v5 returns the seats held by the licence's valid pools, so
- * every seat change counts them (docs/licences.md, Seats held by relay pools).
+ * every seat change counts them (docs/relay.md, Seats on the vendor's side).
  */
 export class RelayPools1797190000000 implements MigrationInterface {
   name = 'RelayPools1797190000000';
