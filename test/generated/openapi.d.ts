@@ -1065,7 +1065,7 @@ export interface paths {
         };
         /**
          * A signed download link: the artifact's bytes (Range supported) or a redirect to its presigned storage URL
-         * @description No credential: the link is the credential, valid RELEASES_LINK_SECONDS. Counted as a download unless a Range starts past byte 0.
+         * @description No credential: the link is the credential, valid RELEASES_LINK_SECONDS. Counted as a download unless a Range starts past byte 0; a malformed Range is ignored (the whole file, counted).
          */
         get: operations["ReleaseClient_download"];
         put?: never;
@@ -1784,7 +1784,7 @@ export interface components {
              * @example license.revoked
              * @enum {string}
              */
-            action: "product.created" | "product.updated" | "license.created" | "license.updated" | "license.revoked" | "license.released" | "license.activated" | "license.activation_denied" | "license.deactivated" | "license.file_issued" | "license.relay_pool_issued" | "license.relay_pool_ended" | "license.usage_limit_reached" | "license.usage_reset" | "license.trial_started" | "license.key_resent" | "license.expiring_soon" | "license.expired" | "mail.retried" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "webhook.delivery_retried" | "auth.login" | "auth.login_failed" | "auth.logout" | "staff.invited" | "staff.joined" | "staff.role_changed" | "staff.disabled" | "staff.enabled" | "staff.password_reset" | "staff.second_factor_added" | "staff.second_factor_reset" | "staff.signed_in" | "staff.sign_in_failed" | "signing_key.rotated" | "signing_key.revoked" | "signing_key.endorsed" | "token.created" | "token.revoked" | "store_plan.created" | "store_plan.updated" | "store_plan.deleted" | "customer.note_added" | "release.created" | "release.artifact_uploaded" | "release.published" | "release.yanked" | "release.deleted";
+            action: "product.created" | "product.updated" | "license.created" | "license.updated" | "license.revoked" | "license.released" | "license.activated" | "license.activation_denied" | "license.deactivated" | "license.file_issued" | "license.relay_pool_issued" | "license.relay_pool_ended" | "license.usage_limit_reached" | "license.usage_reset" | "license.trial_started" | "license.key_resent" | "license.expiring_soon" | "license.expired" | "mail.retried" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "webhook.delivery_retried" | "auth.login" | "auth.login_failed" | "auth.logout" | "staff.invited" | "staff.invitation_revoked" | "staff.joined" | "staff.role_changed" | "staff.disabled" | "staff.enabled" | "staff.password_reset" | "staff.second_factor_added" | "staff.second_factor_reset" | "staff.signed_in" | "staff.sign_in_failed" | "signing_key.rotated" | "signing_key.revoked" | "signing_key.endorsed" | "token.created" | "token.revoked" | "store_plan.created" | "store_plan.updated" | "store_plan.deleted" | "customer.note_added" | "release.created" | "release.artifact_uploaded" | "release.published" | "release.yanked" | "release.deleted";
             /**
              * @example admin_api
              * @enum {string}
@@ -4471,7 +4471,7 @@ export interface operations {
                 /** @description keyset cursor: the `after` value of the previous page's `Link: <...>; rel="next"` header (opaque base64url). The page holds the matches strictly after the last row of the previous page in newest-first order, at the cost of page 1 however deep; a cursor stays valid when that row is deleted. Not together with `offset`. */
                 after?: string;
                 license_id?: number;
-                action?: "product.created" | "product.updated" | "license.created" | "license.updated" | "license.revoked" | "license.released" | "license.activated" | "license.activation_denied" | "license.deactivated" | "license.file_issued" | "license.relay_pool_issued" | "license.relay_pool_ended" | "license.usage_limit_reached" | "license.usage_reset" | "license.trial_started" | "license.key_resent" | "license.expiring_soon" | "license.expired" | "mail.retried" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "webhook.delivery_retried" | "auth.login" | "auth.login_failed" | "auth.logout" | "staff.invited" | "staff.joined" | "staff.role_changed" | "staff.disabled" | "staff.enabled" | "staff.password_reset" | "staff.second_factor_added" | "staff.second_factor_reset" | "staff.signed_in" | "staff.sign_in_failed" | "signing_key.rotated" | "signing_key.revoked" | "signing_key.endorsed" | "token.created" | "token.revoked" | "store_plan.created" | "store_plan.updated" | "store_plan.deleted" | "customer.note_added" | "release.created" | "release.artifact_uploaded" | "release.published" | "release.yanked" | "release.deleted";
+                action?: "product.created" | "product.updated" | "license.created" | "license.updated" | "license.revoked" | "license.released" | "license.activated" | "license.activation_denied" | "license.deactivated" | "license.file_issued" | "license.relay_pool_issued" | "license.relay_pool_ended" | "license.usage_limit_reached" | "license.usage_reset" | "license.trial_started" | "license.key_resent" | "license.expiring_soon" | "license.expired" | "mail.retried" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "webhook.delivery_retried" | "auth.login" | "auth.login_failed" | "auth.logout" | "staff.invited" | "staff.invitation_revoked" | "staff.joined" | "staff.role_changed" | "staff.disabled" | "staff.enabled" | "staff.password_reset" | "staff.second_factor_added" | "staff.second_factor_reset" | "staff.signed_in" | "staff.sign_in_failed" | "signing_key.rotated" | "signing_key.revoked" | "signing_key.endorsed" | "token.created" | "token.revoked" | "store_plan.created" | "store_plan.updated" | "store_plan.deleted" | "customer.note_added" | "release.created" | "release.artifact_uploaded" | "release.published" | "release.yanked" | "release.deleted";
                 actor_type?: "admin_api" | "dashboard" | "client" | "system" | "store" | "customer";
                 /** @description entries of the product with this code: its licences' and its own; a code no product has, or one outside the credential's products, matches nothing */
                 product?: string;
@@ -4561,7 +4561,7 @@ export interface operations {
         parameters: {
             query?: {
                 license_id?: number;
-                action?: "product.created" | "product.updated" | "license.created" | "license.updated" | "license.revoked" | "license.released" | "license.activated" | "license.activation_denied" | "license.deactivated" | "license.file_issued" | "license.relay_pool_issued" | "license.relay_pool_ended" | "license.usage_limit_reached" | "license.usage_reset" | "license.trial_started" | "license.key_resent" | "license.expiring_soon" | "license.expired" | "mail.retried" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "webhook.delivery_retried" | "auth.login" | "auth.login_failed" | "auth.logout" | "staff.invited" | "staff.joined" | "staff.role_changed" | "staff.disabled" | "staff.enabled" | "staff.password_reset" | "staff.second_factor_added" | "staff.second_factor_reset" | "staff.signed_in" | "staff.sign_in_failed" | "signing_key.rotated" | "signing_key.revoked" | "signing_key.endorsed" | "token.created" | "token.revoked" | "store_plan.created" | "store_plan.updated" | "store_plan.deleted" | "customer.note_added" | "release.created" | "release.artifact_uploaded" | "release.published" | "release.yanked" | "release.deleted";
+                action?: "product.created" | "product.updated" | "license.created" | "license.updated" | "license.revoked" | "license.released" | "license.activated" | "license.activation_denied" | "license.deactivated" | "license.file_issued" | "license.relay_pool_issued" | "license.relay_pool_ended" | "license.usage_limit_reached" | "license.usage_reset" | "license.trial_started" | "license.key_resent" | "license.expiring_soon" | "license.expired" | "mail.retried" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "webhook.delivery_retried" | "auth.login" | "auth.login_failed" | "auth.logout" | "staff.invited" | "staff.invitation_revoked" | "staff.joined" | "staff.role_changed" | "staff.disabled" | "staff.enabled" | "staff.password_reset" | "staff.second_factor_added" | "staff.second_factor_reset" | "staff.signed_in" | "staff.sign_in_failed" | "signing_key.rotated" | "signing_key.revoked" | "signing_key.endorsed" | "token.created" | "token.revoked" | "store_plan.created" | "store_plan.updated" | "store_plan.deleted" | "customer.note_added" | "release.created" | "release.artifact_uploaded" | "release.published" | "release.yanked" | "release.deleted";
                 actor_type?: "admin_api" | "dashboard" | "client" | "system" | "store" | "customer";
                 /** @description entries of the product with this code: its licences' and its own; a code no product has, or one outside the credential's products, matches nothing */
                 product?: string;
@@ -8885,6 +8885,15 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorResponseDto"];
                 };
+            };
+            /** @description every range of the Range header starts past the end: no body, Content-Range bytes *\/SIZE; not counted */
+            416: {
+                headers: {
+                    /** @description bytes *\/SIZE */
+                    "Content-Range"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description RATE_LIMITED: per-IP limit hit; `Retry-After` header and `details.retry_after_seconds` */
             429: {

@@ -29,6 +29,7 @@ module.exports = {
     'licenses-status',
     'list-counts',
     'product-limits',
+    'relay-pools',
     'timestamps',
   ],
   'dashboard-licences': [
@@ -38,6 +39,7 @@ module.exports = {
     'dashboard-limited-accounts',
     'dashboard-license-files',
     'dashboard-pages',
+    'dashboard-relay-pools',
     'dashboard-saved-views',
     'dashboard-search',
     'dashboard-support',
