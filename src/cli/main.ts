@@ -38,7 +38,7 @@ function cliProgram(output: Output): Command {
       process.exitCode = await verifyLicenseCommand(command.args, output.out, output.info);
     });
 
-  // The relay's command group (docs/relay.md) registers here from its own folder: registerRelayCommands(program).
+  // The relay's command group registers here, from its own folder (src/relay/): registerRelayCommands(program).
 
   return program;
 }
