@@ -1,10 +1,8 @@
 #!/usr/bin/env node
 import { Command, CommanderError } from 'commander';
-import { endorseKeyCommand } from './endorse-key';
 import { registerMigrateCommands } from './migrate.command';
-import { CommandError, type Output } from './output';
+import { CommandError, lazy, type Output } from './output';
 import { registerUserCommands } from './user.command';
-import { verifyLicenseCommand } from './verify-license';
 
 /**
  * `licence-server`: the operator's one command (docs/deployment.md, The licence-server command). It runs the built
@@ -26,6 +24,7 @@ function cliProgram(output: Output): Command {
     .allowUnknownOption()
     .allowExcessArguments()
     .action((_options, command: Command) => {
+      const { endorseKeyCommand } = lazy<typeof import('./endorse-key.js')>('./endorse-key');
       process.exitCode = endorseKeyCommand(command.args, output.out, output.info);
     });
   program
@@ -35,6 +34,7 @@ function cliProgram(output: Output): Command {
     .allowUnknownOption()
     .allowExcessArguments()
     .action(async (_options, command: Command) => {
+      const { verifyLicenseCommand } = lazy<typeof import('./verify-license.js')>('./verify-license');
       process.exitCode = await verifyLicenseCommand(command.args, output.out, output.info);
     });
 

@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
-import { migrationStatus, revertLastMigration, runMigrations } from '../database/migrate';
-import { commandDatabase } from './command-database';
-import type { Output } from './output';
+import { lazy, type Output } from './output';
+
+// The database layer is imported when a command runs, so `--help` starts at once.
+const migrations = () => lazy<typeof import('../database/migrate.js')>('../database/migrate');
 
 /**
  * `licence-server migrate run|revert|show` (docs/deployment.md, Migrations): DATABASE_URL, else the embedded PostgreSQL
@@ -12,6 +13,7 @@ export function registerMigrateCommands(program: Command, output: Output): void 
     .command('migrate')
     .description('apply, undo or list the database migrations (the server also applies them at start-up)');
   const withDatabase = async (work: (url: string) => Promise<void>) => {
+    const { commandDatabase } = lazy<typeof import('./command-database.js')>('./command-database');
     const database = await commandDatabase(process.env, output.info, { migrate: false });
     try {
       await work(database.url);
@@ -24,7 +26,7 @@ export function registerMigrateCommands(program: Command, output: Output): void 
     .description('apply the pending migrations')
     .action(() =>
       withDatabase(async (url) => {
-        const applied = await runMigrations(url);
+        const applied = await migrations().runMigrations(url);
         output.out(applied.length ? `Applied: ${applied.join(', ')}` : 'No pending migrations.');
       }),
     );
@@ -33,7 +35,7 @@ export function registerMigrateCommands(program: Command, output: Output): void 
     .description('undo the last applied migration')
     .action(() =>
       withDatabase(async (url) => {
-        const reverted = await revertLastMigration(url);
+        const reverted = await migrations().revertLastMigration(url);
         output.out(reverted ? `Reverted: ${reverted}` : 'No migration to revert.');
       }),
     );
@@ -42,7 +44,7 @@ export function registerMigrateCommands(program: Command, output: Output): void 
     .description('list every migration, [X] when applied')
     .action(() =>
       withDatabase(async (url) => {
-        for (const m of await migrationStatus(url)) output.out(`${m.applied ? '[X]' : '[ ]'} ${m.name}`);
+        for (const m of await migrations().migrationStatus(url)) output.out(`${m.applied ? '[X]' : '[ ]'} ${m.name}`);
       }),
     );
 }

@@ -6,3 +6,12 @@ export interface Output {
 
 /** A wrong argument or a refused request: printed as one line, exit 2, no stack trace. */
 export class CommandError extends Error {}
+
+/**
+ * A module of the command, loaded when its command runs (the database layer and Argon2 take seconds to load on a
+ * busy machine, so `--help` and a wrong argument answer at once). `path` is relative to src/cli/.
+ */
+export function lazy<T>(path: string): T {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return require(path) as T;
+}

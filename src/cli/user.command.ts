@@ -1,10 +1,11 @@
 import { type Command, Option } from 'commander';
 import { createInterface } from 'node:readline';
-import { createOrResetUser, createUser, resetUserPassword } from '../staff/user-command';
 import { isStaffRole, STAFF_ROLES, type StaffRole } from '../staff/roles';
-import { passwordProblem, usernameProblem } from '../staff/users.service';
-import { commandDatabase } from './command-database';
-import { CommandError, type Output } from './output';
+import { CommandError, lazy, type Output } from './output';
+
+// The use cases load the database layer and Argon2: imported when a command runs, so `--help` starts at once.
+const staff = () => lazy<typeof import('../staff/user-command.js')>('../staff/user-command');
+const rules = () => lazy<typeof import('../staff/users.service.js')>('../staff/users.service');
 
 const PASSWORD_SOURCE = 'the password comes from USER_PASSWORD, else it is asked twice on the terminal, else read from stdin';
 
@@ -32,6 +33,7 @@ export function registerUserCommands(program: Command, output: Output): void {
       if (options.products !== undefined && productCodes.length === 0) throw new CommandError('--products needs product codes');
       const password = await readPassword();
       await withDatabase(output, async (url) => {
+        const { createOrResetUser, createUser } = staff();
         if (options.orReset && productCodes.length === 0) {
           const created = await createOrResetUser(url, name, password, options.role);
           output.out(created ? `Staff account "${name}" created with the role ${options.role}.` : resetMessage(name));
@@ -50,7 +52,7 @@ export function registerUserCommands(program: Command, output: Output): void {
       checkName(name);
       const password = await readPassword();
       await withDatabase(output, async (url) => {
-        await resetUserPassword(url, name, password);
+        await staff().resetUserPassword(url, name, password);
         output.out(resetMessage(name));
       });
     });
@@ -59,11 +61,12 @@ export function registerUserCommands(program: Command, output: Output): void {
 const resetMessage = (name: string) => `Password of staff account "${name}" reset; their open sessions have ended.`;
 
 function checkName(name: string): void {
-  const problem = usernameProblem(name);
+  const problem = rules().usernameProblem(name);
   if (problem) throw new CommandError(problem);
 }
 
 async function withDatabase(output: Output, work: (url: string) => Promise<void>): Promise<void> {
+  const { commandDatabase } = lazy<typeof import('./command-database.js')>('./command-database');
   const database = await commandDatabase(process.env, output.info);
   try {
     await work(database.url);
@@ -77,7 +80,7 @@ async function withDatabase(output: Output, work: (url: string) => Promise<void>
 
 async function readPassword(): Promise<string> {
   const password = process.env.USER_PASSWORD ?? (await askPassword());
-  const problem = passwordProblem(password);
+  const problem = rules().passwordProblem(password);
   if (problem) throw new CommandError(problem);
   return password;
 }
