@@ -3,6 +3,8 @@ import { Command, CommanderError } from 'commander';
 import { registerMigrateCommands } from './migrate.command';
 import { CommandError, lazy, type Output } from './output';
 import { registerUserCommands } from './user.command';
+import type * as EndorseKeyModule from './endorse-key';
+import type * as VerifyLicenseModule from './verify-license';
 
 /**
  * `licence-server`: the operator's one command (docs/deployment.md, The licence-server command). It runs the built
@@ -24,7 +26,7 @@ function cliProgram(output: Output): Command {
     .allowUnknownOption()
     .allowExcessArguments()
     .action((_options, command: Command) => {
-      const { endorseKeyCommand } = lazy<typeof import('./endorse-key.js')>('./endorse-key');
+      const { endorseKeyCommand } = lazy<typeof EndorseKeyModule>('./endorse-key');
       process.exitCode = endorseKeyCommand(command.args, output.out, output.info);
     });
   program
@@ -34,7 +36,7 @@ function cliProgram(output: Output): Command {
     .allowUnknownOption()
     .allowExcessArguments()
     .action(async (_options, command: Command) => {
-      const { verifyLicenseCommand } = lazy<typeof import('./verify-license.js')>('./verify-license');
+      const { verifyLicenseCommand } = lazy<typeof VerifyLicenseModule>('./verify-license');
       process.exitCode = await verifyLicenseCommand(command.args, output.out, output.info);
     });
 
@@ -55,7 +57,13 @@ async function runCli(argv: string[]): Promise<void> {
       return;
     }
     const message = (err as Error)?.message ?? String(err);
-    console.error(`licence-server: ${message.split('\n').filter(Boolean).join('; ')}`);
+    console.error(
+      `licence-server: ${message
+        .split('\n')
+        .map((line) => line.trim())
+        .filter(Boolean)
+        .join(' ')}`,
+    );
     process.exitCode = err instanceof CommandError ? 2 : 1;
   }
 }

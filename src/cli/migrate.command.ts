@@ -1,8 +1,10 @@
 import type { Command } from 'commander';
 import { lazy, type Output } from './output';
+import type * as CommandDatabaseModule from './command-database';
+import type * as MigrateModule from '../database/migrate';
 
 // The database layer is imported when a command runs, so `--help` starts at once.
-const migrations = () => lazy<typeof import('../database/migrate.js')>('../database/migrate');
+const migrations = () => lazy<typeof MigrateModule>('../database/migrate');
 
 /**
  * `licence-server migrate run|revert|show` (docs/deployment.md, Migrations): DATABASE_URL, else the embedded PostgreSQL
@@ -13,7 +15,7 @@ export function registerMigrateCommands(program: Command, output: Output): void 
     .command('migrate')
     .description('apply, undo or list the database migrations (the server also applies them at start-up)');
   const withDatabase = async (work: (url: string) => Promise<void>) => {
-    const { commandDatabase } = lazy<typeof import('./command-database.js')>('./command-database');
+    const { commandDatabase } = lazy<typeof CommandDatabaseModule>('./command-database');
     const database = await commandDatabase(process.env, output.info, { migrate: false });
     try {
       await work(database.url);

@@ -2,10 +2,13 @@ import { type Command, Option } from 'commander';
 import { createInterface } from 'node:readline';
 import { isStaffRole, STAFF_ROLES, type StaffRole } from '../staff/roles';
 import { CommandError, lazy, type Output } from './output';
+import type * as CommandDatabaseModule from './command-database';
+import type * as UserCommandModule from '../staff/user-command';
+import type * as UsersServiceModule from '../staff/users.service';
 
 // The use cases load the database layer and Argon2: imported when a command runs, so `--help` starts at once.
-const staff = () => lazy<typeof import('../staff/user-command.js')>('../staff/user-command');
-const rules = () => lazy<typeof import('../staff/users.service.js')>('../staff/users.service');
+const staff = () => lazy<typeof UserCommandModule>('../staff/user-command');
+const rules = () => lazy<typeof UsersServiceModule>('../staff/users.service');
 
 const PASSWORD_SOURCE = 'the password comes from USER_PASSWORD, else it is asked twice on the terminal, else read from stdin';
 
@@ -66,7 +69,7 @@ function checkName(name: string): void {
 }
 
 async function withDatabase(output: Output, work: (url: string) => Promise<void>): Promise<void> {
-  const { commandDatabase } = lazy<typeof import('./command-database.js')>('./command-database');
+  const { commandDatabase } = lazy<typeof CommandDatabaseModule>('./command-database');
   const database = await commandDatabase(process.env, output.info);
   try {
     await work(database.url);

@@ -71,9 +71,9 @@ describe('licence-server in a tree installed without development dependencies', 
     });
   }
 
-  /** A bad input's answer: exit 2, nothing on stdout, exactly one line on stderr and no stack trace. */
-  function expectOneLineRefusal(run: Run, message: RegExp): void {
-    expect(run).toMatchObject({ code: 2, out: '' });
+  /** A bad input's answer: exit 2 (1 for a bad environment), nothing on stdout, one line on stderr, no stack trace. */
+  function expectOneLineRefusal(run: Run, message: RegExp, code = 2): void {
+    expect(run).toMatchObject({ code, out: '' });
     const lines = run.err.split('\n').filter((line) => line.trim() !== '');
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(message);
@@ -216,6 +216,10 @@ describe('licence-server in a tree installed without development dependencies', 
     expectOneLineRefusal(await cli(['migrate', 'sideways']), /unknown command 'sideways'/);
     expectOneLineRefusal(await cli(['endorse-key', '--frobnicate']), /unknown option --frobnicate/);
     expectOneLineRefusal(await cli(['verify-license', join(tree, 'missing.lic'), '--server', d.url]), /missing\.lic/);
-    expectOneLineRefusal(await cli(['migrate', 'show'], { env: { DATABASE_URL: 'not a url' } }), /DATABASE_URL/);
+    expectOneLineRefusal(
+      await cli(['migrate', 'show'], { env: { DATABASE_URL: 'not a url' } }),
+      /DATABASE_URL must be a postgres:\/\/ URL/,
+      1,
+    );
   });
 });
