@@ -49,9 +49,10 @@ module.exports = {
     },
     {
       name: 'root-is-not-imported',
-      comment: 'Files directly in src/ are the composition root; only cluster/ (which starts the processes) may import them.',
+      comment:
+        'Files directly in src/ are the composition root; only cluster/ (which starts the processes) and cli/ (the licence-server command, which prepares the same runtime) may import them.',
       severity: 'error',
-      from: { path: '^src/[^/]+/', pathNot: '^src/cluster/' },
+      from: { path: '^src/[^/]+/', pathNot: '^src/(cluster|cli)/' },
       to: { path: '^src/[^/]+\\.ts$' },
     },
     {

@@ -17,6 +17,9 @@ COPY --from=build /app/dist ./dist
 COPY --from=build /app/views ./views
 COPY --from=build /app/public ./public
 COPY package.json ./
+# The operator's command on PATH: docker compose exec app licence-server user reset alice (docs/deployment.md,
+# The licence-server command). It runs the built code and never builds.
+RUN ln -s /app/dist/src/cli/main.js /usr/local/bin/licence-server
 RUN mkdir -p /data && chown node:node /data
 USER node
 VOLUME /data

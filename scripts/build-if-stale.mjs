@@ -1,24 +1,46 @@
-#!/usr/bin/env node
-// Builds (scripts/build.mjs) only when dist/ is missing or older than a source: the npm scripts that run the built
-// server or a command call this, so CI builds once and every later step reuses it (docs/testing.md, One build).
+// `node scripts/build-if-stale.mjs`: runs `npm run build` only when dist/ is older than what it is built from, so the
+// npm scripts that call the built `licence-server` command (docs/deployment.md, The licence-server command) start at
+// once on an up-to-date tree. `--stamp` records a finished build and makes the package's `bin` executable (npm runs
+// it as `postbuild`, whichever builder `build` uses: neither keeps a file mode). Without a stamp, the built entry
+// points' own times stand in for it.
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { chmodSync, existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const stamp = join(root, 'dist', '.build-stamp');
-const sources = ['src', 'scripts', 'bench', 'ormconfig.ts', '.swcrc', 'package.json'];
+const ROOT = join(import.meta.dirname, '..');
+const STAMP = join(ROOT, 'dist', '.build-stamp');
+const BIN = join(ROOT, 'dist', 'src', 'cli', 'main.js');
+const SOURCES = ['src', 'scripts', 'bench', 'ormconfig.ts', 'package.json', 'package-lock.json', 'nest-cli.json', '.swcrc'];
 
-function newest(path) {
-  const stat = statSync(path, { throwIfNoEntry: false });
-  if (!stat) return 0;
+/** The newest modification time (ms) of a file, or of any file under a folder; 0 when absent. */
+function newestMtime(path) {
+  if (!existsSync(path)) return 0;
+  const stat = statSync(path);
   if (!stat.isDirectory()) return stat.mtimeMs;
-  return readdirSync(path).reduce((latest, entry) => Math.max(latest, newest(join(path, entry))), stat.mtimeMs);
+  let newest = stat.mtimeMs; // a deleted file changes its folder's time
+  for (const entry of readdirSync(path)) newest = Math.max(newest, newestMtime(join(path, entry)));
+  return newest;
 }
 
-const built = existsSync(stamp) ? statSync(stamp).mtimeMs : 0;
-const changed = Math.max(...sources.map((source) => newest(join(root, source))));
-if (built > 0 && changed <= built) process.exit(0);
-const result = spawnSync(process.execPath, [join(root, 'scripts', 'build.mjs')], { stdio: 'inherit' });
-process.exit(result.status ?? 1);
+/** When dist/ was last built: the stamp, else the oldest of the built entry points; 0 when there is no build. */
+function builtAt() {
+  if (existsSync(STAMP)) return statSync(STAMP).mtimeMs;
+  const entries = ['dist/src/main.js', 'dist/src/cli/main.js'].map((file) => join(ROOT, file));
+  return entries.every((file) => existsSync(file)) ? Math.min(...entries.map((file) => statSync(file).mtimeMs)) : 0;
+}
+
+function sourcesChangedAt() {
+  const tsconfigs = readdirSync(ROOT).filter((name) => /^tsconfig.*\.json$/.test(name));
+  return Math.max(...[...SOURCES, ...tsconfigs].map((name) => newestMtime(join(ROOT, name))));
+}
+
+if (process.argv.includes('--stamp')) {
+  if (existsSync(BIN)) chmodSync(BIN, 0o755);
+  writeFileSync(STAMP, `${new Date().toISOString()}\n`);
+} else if (sourcesChangedAt() > builtAt()) {
+  // The build's own output goes to stderr: stdout belongs to the command that follows (it may be piped).
+  const build = spawnSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: ['ignore', 2, 2] });
+  if (build.status !== 0) process.exit(build.status ?? 1);
+  if (!existsSync(STAMP)) writeFileSync(STAMP, `${new Date().toISOString()}\n`);
+  if (existsSync(BIN)) chmodSync(BIN, 0o755);
+}

@@ -9,7 +9,7 @@
  * for the files directly in src/ (the composition root).
  */
 export const LAYERS = [
-  { name: 'composition root', folders: ['/', 'cluster'] },
+  { name: 'composition root', folders: ['/', 'cluster', 'cli'] },
   { name: 'doors', folders: ['dashboard', 'portal'] },
   { name: 'html', folders: ['html'] },
   {

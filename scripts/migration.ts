@@ -4,42 +4,16 @@ import { join, relative } from 'node:path';
 import { DataSource } from 'typeorm';
 import { dataSourceOptions, MIGRATIONS } from '../src/database/data-source-options';
 import { EmbeddedDatabase } from '../src/database/embedded-database';
-import { migrationStatus, pendingSchemaChanges, revertLastMigration, runMigrations } from '../src/database/migrate';
+import { pendingSchemaChanges, runMigrations } from '../src/database/migrate';
 import { MIGRATION_NAME, migrationFileName, migrationSource, nextMigrationTimestamp } from '../src/database/migration-source';
-import { commandDatabase } from './command-database';
 
-const USAGE = `usage: npm run migration:run | migration:revert | migration:show | migration:generate -- NAME
+const USAGE = `usage: npm run migration:generate -- NAME
 
-  run       applies pending migrations (the server also does at start-up)
-  revert    undoes the last applied migration
-  show      lists every migration, [X] when applied
-  generate  writes src/database/migrations/<timestamp>-<name>.ts with the SQL that makes a freshly migrated
-            database match the entities (NAME in PascalCase, e.g. AddWebhookEndpoints)
-
-run, revert and show use DATABASE_URL, else the embedded PostgreSQL under DATA_DIR; generate uses a throwaway
-embedded PostgreSQL of its own, so neither your data nor DATABASE_URL play a part.`;
+Writes src/database/migrations/<timestamp>-<name>.ts with the SQL that makes a freshly migrated database match the
+entities (NAME in PascalCase, e.g. AddWebhookEndpoints). It uses a throwaway embedded PostgreSQL of its own, so neither
+your data nor DATABASE_URL play a part. Applying, undoing and listing migrations: licence-server migrate run|revert|show.`;
 
 const MIGRATIONS_DIR = join('src', 'database', 'migrations');
-
-async function main(command: string | undefined, args: string[]): Promise<void> {
-  const log = (line: string) => console.log(line);
-  if (command === 'generate') return generate(args);
-  if (!['run', 'revert', 'show'].includes(command ?? '') || args.length > 0) throw new Error(USAGE);
-  const database = await commandDatabase(process.env, log, { migrate: false });
-  try {
-    if (command === 'run') {
-      const applied = await runMigrations(database.url);
-      log(applied.length ? `Applied: ${applied.join(', ')}` : 'No pending migrations.');
-    } else if (command === 'revert') {
-      const reverted = await revertLastMigration(database.url);
-      log(reverted ? `Reverted: ${reverted}` : 'No migration to revert.');
-    } else {
-      for (const m of await migrationStatus(database.url)) log(`${m.applied ? '[X]' : '[ ]'} ${m.name}`);
-    }
-  } finally {
-    await database.release();
-  }
-}
 
 /** Migrates a throwaway database from scratch and writes what the entities still want as a new migration. */
 async function generate(args: string[]): Promise<void> {
@@ -70,7 +44,7 @@ async function generate(args: string[]): Promise<void> {
   }
 }
 
-main(process.argv[2], process.argv.slice(3)).catch((err: Error) => {
+generate(process.argv.slice(2)).catch((err: Error) => {
   console.error(err.message);
   process.exit(1);
 });

@@ -15,7 +15,7 @@ import {
 import { installJsonReply } from './common/http/json-reply';
 import { requestLogger } from './common/http/logging';
 import { chain } from './common/http/middleware-chain';
-import { rawBodyParsers } from './common/http/raw-body';
+import { rawBodyParsers, routeTable } from './common/http/raw-body';
 import { projectRoot } from './common/paths';
 import { AppConfig } from './config/app-config';
 import { ConfigError } from './config/config.error';
@@ -29,6 +29,10 @@ import { API_DOCS_PATH, setupOpenApi } from './openapi';
 
 export const BODY_LIMIT = '64kb';
 const BODY_LIMIT_BYTES = 64 * 1024;
+
+/** A request that declares a body (a length above 0, or chunks). */
+const hasBody = (req: Request) =>
+  req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0');
 
 /** Express `trust proxy` from TRUST_PROXY: hop counts as numbers, addresses as given; never "everyone" (spoofable client IPs). */
 export function trustProxyValue(value: string | undefined): boolean | number | string {
@@ -68,13 +72,18 @@ export async function configureApp(nestApp: INestApplication, config: AppConfig)
   );
   // Routes declared with @RawBodyRoute get their bytes unparsed, under their own limit (docs/stores.md, Raw bodies).
   const raw = rawBodyParsers(app);
+  // A body sent with a method or to a path that no route takes is not read: the router answers 404, not a size or
+  // type refusal of a body nothing would have read (docs/admin-api.md, Conventions).
+  const routes = routeTable(app);
+  const bodyFor = (req: Request, res: Response, next: NextFunction) =>
+    hasBody(req) && !routes.has(req.method, req.path) ? next() : parsedBody(req, res, next);
   app.use(
     chain(
       requestLogger(undefined, requestMetrics(app.get(MetricsService))),
       securityHeaders(),
       onApiPaths(noStore),
       requireHostHeader,
-      (req: Request, res: Response, next: NextFunction) => (raw.parserFor(req.method, req.path) ?? parsedBody)(req, res, next),
+      (req: Request, res: Response, next: NextFunction) => (raw.parserFor(req.method, req.path) ?? bodyFor)(req, res, next),
     ),
   );
   // Body-parser failures (bad JSON, too large, bad charset) never reach Nest's filters: render them here.

@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLocalJWKSet, JSONWebKeySet, jwtVerify, SignJWT } from 'jose';
-import { endorsementBody } from '../scripts/endorse-key';
+import { endorsementBody } from '../src/cli/endorse-key';
 import { decodeLicenseFile } from '../src/activation/license-file';
 import { signEndorsement, verifyEndorsement, verifyEnvelope } from '../src/signing/envelope';
 import { pemOfJwk } from '../src/signing/jwk';
@@ -254,7 +254,7 @@ describe('signed envelopes, Ed25519 keys and endorsed rotation', () => {
       expect((await publishedKeys())[0].key_id).toBe(before);
     });
 
-    it('an offline root endorsement made by scripts/endorse-key.ts is stored, published and audited; again replaces it', async () => {
+    it('an offline root endorsement made by licence-server endorse-key is stored, published and audited; again replaces it', async () => {
       const root = generateKeyPairSync('ed25519').privateKey;
       const active = (await publishedKeys())[0];
       const body = endorsementBody(root, active.public_key_pem);

@@ -4,7 +4,7 @@ import { createPublicKey, verify } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { readDocument, verifyLicenseDocument } from '../scripts/verify-license';
+import { readDocument, verifyLicenseDocument } from '../src/cli/verify-license';
 import { activationRequest, createLicense, fingerprint, setLicenseExpiry } from './support/factories';
 import { createTestApp, TestApp } from './support/test-app';
 

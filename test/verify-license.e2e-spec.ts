@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { verifyLicenseCommand } from '../scripts/verify-license';
+import { verifyLicenseCommand } from '../src/cli/verify-license';
 import { createLicense, fingerprint } from './support/factories';
 import { createTestApp, TestApp } from './support/test-app';
 

@@ -94,6 +94,18 @@ export class AuditRepository {
   }
 }
 
+/**
+ * Staff sign-ins were audited as `auth.login` / `auth.login_failed` before they became `staff.signed_in` /
+ * `staff.sign_in_failed`: a filter on an old name still finds them (docs/licences.md, Audit log).
+ */
+const NOW_CALLED: Partial<Record<AuditAction, AuditAction[]>> = {
+  'auth.login': ['staff.signed_in'],
+  'auth.login_failed': ['staff.sign_in_failed'],
+};
+
+/** The actions an `action` filter matches: itself, and what it is called now when it is an earlier name. */
+export const actionsFilteredAs = (action: AuditAction): AuditAction[] => [action, ...(NOW_CALLED[action] ?? [])];
+
 /** `FROM ... WHERE ...` of the audit list and export; pushes its parameters onto `params`. */
 function auditFrom(filter: AuditFilter, params: unknown[]): string {
   const param = (value: unknown) => `$${params.push(value)}`;
@@ -109,7 +121,7 @@ function auditFrom(filter: AuditFilter, params: unknown[]): string {
   }
   if (filter.licenseId !== undefined) where.push(`a.license_id = ${param(filter.licenseId)}`);
   if (filter.licenseIds !== undefined) where.push(`a.license_id = ANY(${param(filter.licenseIds)}::int[])`);
-  if (filter.action !== undefined) where.push(`a.action = ${param(filter.action)}`);
+  if (filter.action !== undefined) where.push(`a.action = ANY(${param(actionsFilteredAs(filter.action))}::text[])`);
   if (filter.actorType !== undefined) where.push(`a.actor_type = ${param(filter.actorType)}`);
   for (const actor of filter.actors ?? []) where.push(`a.actor = ${param(actor)}`);
   // ILIKE with its wildcards escaped (a username may hold `_`): the same name in any letter case, nothing more.

@@ -5,7 +5,7 @@ import { dataSourceOptions } from './data-source-options';
 
 /**
  * The one entry point to the migrations: the server's start-up (bootstrap.ts), `npm run migration:*`
- * (scripts/migration.ts) and the tests all come through here, on the data source of data-source-options.ts.
+ * (src/cli/migrate.command.ts) and the tests all come through here, on the data source of data-source-options.ts.
  */
 
 // Any constant works; it only has to be the same for every instance of the server.

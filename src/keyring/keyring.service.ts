@@ -42,7 +42,7 @@ export interface PublishedKey {
 /** A JWK of the JWK Set with the key's state and endorsements beside the RFC 7517 members. */
 export type PublishedJwk = SigningJwk & { status: SigningKeyStatus; endorsements: KeyEndorsement[] };
 
-/** An endorsement made offline (scripts/endorse-key.ts): the endorsing key's public half and its signature. */
+/** An endorsement made offline (licence-server endorse-key): the endorsing key's public half and its signature. */
 export interface OfflineEndorsement {
   publicKeyPem: string;
   signature: string;
@@ -200,7 +200,7 @@ export class KeyringService implements OnModuleInit, OnModuleDestroy {
       if (!verifyEndorsement(createPublicKey(key.publicKeyPem), offline.signature, endorser)) {
         throw AppError.field(
           'signature',
-          `signature is not an endorsement of key ${keyId} by key ${endorserId} (scripts/endorse-key.ts makes one)`,
+          `signature is not an endorsement of key ${keyId} by key ${endorserId} (licence-server endorse-key makes one)`,
         );
       }
       const endorsements = [

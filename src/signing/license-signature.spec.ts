@@ -1,7 +1,7 @@
 import { generateKeyPairSync, sign } from 'node:crypto';
 import { canonicalBytes, keyIdOf, verifySignedLicense, verifySignature } from './license-signature';
 
-describe('verifySignedLicense (what scripts/verify-license.ts runs)', () => {
+describe('verifySignedLicense (what src/cli/verify-license.ts runs)', () => {
   const keyPair = () => {
     const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
     return { privateKey, pem: publicKey.export({ type: 'spki', format: 'pem' }).toString() };

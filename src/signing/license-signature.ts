@@ -4,7 +4,7 @@ import { algorithmOfKey, digestOf, legacyPrefix } from './envelope';
 
 /**
  * The signature format (docs/client-api.md, The signed licence), free of Nest and of any database, so that
- * scripts/verify-license.ts and client code can use exactly what the server uses.
+ * src/cli/verify-license.ts and client code can use exactly what the server uses.
  */
 export const SIGNATURE_PREFIX = 'RSA-SHA256:';
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;

@@ -50,6 +50,28 @@ export class UsersRepository {
     return rows[0].created;
   }
 
+  /** A new account with a password (`licence-server user create`); false when the name is taken (any case). */
+  async insertWithPassword(
+    manager: EntityManager,
+    account: { username: string; passwordHash: string; role: StaffRole; productIds: number[] | null },
+  ): Promise<boolean> {
+    const rows: unknown[] = await manager.query(
+      `INSERT INTO users (username, password_hash, role, product_ids) VALUES ($1, $2, $3, $4)
+       ON CONFLICT (lower(username)) DO NOTHING RETURNING id`,
+      [account.username, account.passwordHash, account.role, account.productIds],
+    );
+    return rows.length === 1;
+  }
+
+  /** Replaces the password of an existing account (`licence-server user reset`); false when there is none of that name. */
+  async replacePassword(username: string, passwordHash: string, manager: EntityManager): Promise<boolean> {
+    const rows: unknown[] = await manager.query(
+      `WITH changed AS (UPDATE users SET password_hash = $2 WHERE lower(username) = lower($1) RETURNING id) SELECT id FROM changed`,
+      [username, passwordHash],
+    );
+    return rows.length === 1;
+  }
+
   /** Inserts an owner only when no user exists yet; false when another instance got there first. */
   async insertFirst(username: string, passwordHash: string, manager: EntityManager): Promise<boolean> {
     const rows: unknown[] = await manager.query(

@@ -142,6 +142,43 @@ export class UsersService {
   }
 
   /**
+   * `licence-server user create`: a new account with a password, `role` and the products it is limited to (null: every
+   * product), recorded as `staff.joined` by the system in the same transaction; false when the name is taken (any case).
+   */
+  async createWithPassword(
+    username: string,
+    password: string,
+    role: StaffRole,
+    products: { id: number; code: string }[] | null,
+  ): Promise<boolean> {
+    const problem = usernameProblem(username) ?? passwordProblem(password);
+    if (problem) throw new Error(problem);
+    const passwordHash = await this.hashPassword(password);
+    return this.users.transaction(async (manager) => {
+      const productIds = products && products.map((p) => p.id);
+      if (!(await this.users.insertWithPassword(manager, { username, passwordHash, role, productIds }))) return false;
+      const details = products === null ? { username, role } : { username, role, products: products.map((p) => p.code) };
+      await this.events.record(manager, { type: 'staff.joined', actor: SYSTEM_ACTOR, details });
+      return true;
+    });
+  }
+
+  /**
+   * `licence-server user reset`: a new password for an existing account (its sessions end, its role stays), recorded as
+   * `staff.password_reset` by the system in the same transaction; false when there is no account of that name.
+   */
+  async resetPassword(username: string, password: string): Promise<boolean> {
+    const problem = usernameProblem(username) ?? passwordProblem(password);
+    if (problem) throw new Error(problem);
+    const passwordHash = await this.hashPassword(password);
+    return this.users.transaction(async (manager) => {
+      if (!(await this.users.replacePassword(username, passwordHash, manager))) return false;
+      await this.events.record(manager, { type: 'staff.password_reset', actor: SYSTEM_ACTOR, details: { username } });
+      return true;
+    });
+  }
+
+  /**
    * Creates a single sign-on account named after `wanted` (made a valid username; a taken name gets a number), and
    * runs `link` with its id in the same transaction: the account and its identity exist together or not at all.
    */

@@ -270,8 +270,12 @@ export class StoreEventsRepository {
     return n;
   }
 
-  /** Notes a staff replay on the event's row (docs/stores.md, Needs attention). */
-  async markReplayed(id: string, manager: EntityManager): Promise<void> {
-    await this.rows(sql`UPDATE store_events SET replayed_at = now() WHERE id = ${id}`, manager);
+  /** Notes a staff replay on the event's row (docs/stores.md, Needs attention); returns when, as stored. */
+  async markReplayed(id: string, manager: EntityManager): Promise<Date | null> {
+    const rows = await this.rows<{ replayed_at: Date }>(
+      sql`WITH marked AS (UPDATE store_events SET replayed_at = now() WHERE id = ${id} RETURNING replayed_at) SELECT replayed_at FROM marked`,
+      manager,
+    );
+    return rows[0]?.replayed_at ?? null;
   }
 }

@@ -132,7 +132,7 @@ export class StoreEventsService {
       if (!locked) throw AppError.notFound('Store event');
       if (locked.status === 'processed' && first) throw AppError.conflict('The event was processed already: a replay would change nothing');
       // Staff looked at it: a NO_PLAN event replayed without a plan no longer needs attention (docs/stores.md, Needs attention).
-      if (first) await this.stores.markReplayed(id, manager);
+      if (first) locked.replayedAt = await this.stores.markReplayed(id, manager);
       return { row: locked, process: locked.status !== 'processed' };
     });
     return StoreEventDto.from(row);

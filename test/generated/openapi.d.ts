@@ -3012,6 +3012,12 @@ export interface components {
              * @enum {string|null}
              */
             reason_code: "NO_PLAN" | "UNHANDLED_TYPE" | "NOT_PAID" | "TEST_MODE" | "OUT_OF_ORDER" | "AWAITING_CUSTOMER" | "UNKNOWN_SUBSCRIPTION" | "API_VERSION_MISMATCH" | "STORE_API_KEY_MISSING" | "STORE_API_ERROR" | "INVALID_QUANTITY" | "INVALID_PAYLOAD" | "OTHER_PRODUCT" | null;
+            /**
+             * Format: date-time
+             * @description when staff last replayed the event (docs/stores.md, Needs attention); null when never replayed
+             * @example null
+             */
+            replayed_at: string | null;
         };
         CreateStorePlanDto: {
             /**

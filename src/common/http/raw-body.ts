@@ -31,13 +31,18 @@ export const StreamedBodyRoute = () => SetMetadata(STREAMED_BODY_ROUTE, true);
 /** Lets the request through unparsed: the handler reads `req` as a stream. */
 const unparsed: RequestHandler = (_req, _res, next) => next();
 
-/** A route path with `:param` segments as a case-insensitive, trailing-slash-tolerant pattern (Express's defaults). */
+/**
+ * A route path with `:param` segments (and a trailing `*rest` wildcard) as a case-insensitive, trailing-slash-tolerant
+ * pattern (Express's defaults).
+ */
 const routePattern = (path: string) =>
   new RegExp(
     '^' +
       path
         .split('/')
-        .map((segment) => (segment.startsWith(':') ? '[^/]+' : segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+        .map((segment) =>
+          segment.startsWith(':') ? '[^/]+' : segment.startsWith('*') ? '.+' : segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'),
+        )
         .join('/') +
       '/?$',
     'i',
@@ -105,4 +110,49 @@ export function parseLimit(limit: string): number {
   const m = /^(\d+)\s*(b|kb|mb)$/i.exec(limit.trim());
   if (!m) throw new Error(`RawBodyRoute limit "${limit}": give bytes as <n>b, <n>kb or <n>mb`);
   return Number(m[1]) * UNITS[m[2].toLowerCase()];
+}
+
+/** What a route table answers: whether any route takes `method` on `path`. */
+export interface RouteTable {
+  has(method: string, path: string): boolean;
+}
+
+/**
+ * Every controller route of the app, by method and path pattern (`@All` takes any method): lets the body parsers skip a
+ * request no route takes, so it gets the router's 404 instead of a body-size or body-type refusal that points at the
+ * body (docs/admin-api.md, Conventions). Exact paths are one map lookup; only paths with parameters are tested.
+ */
+export function routeTable(app: INestApplication): RouteTable {
+  const exact = new Set<string>();
+  const patterns: { method: string; pattern: RegExp }[] = [];
+  const paths = (target: object) => {
+    const value = Reflect.getMetadata(PATH_METADATA, target) as string | string[] | undefined;
+    return Array.isArray(value) ? value : [value];
+  };
+  for (const module of app.get(ModulesContainer).values()) {
+    for (const wrapper of module.controllers.values()) {
+      const controller = wrapper.metatype as (new (...args: unknown[]) => unknown) | null;
+      if (!controller) continue;
+      const prototype = controller.prototype as Record<string, unknown>;
+      for (const name of Object.getOwnPropertyNames(prototype)) {
+        const handler = prototype[name];
+        if (typeof handler !== 'function') continue;
+        const methodCode = Reflect.getMetadata(METHOD_METADATA, handler) as RequestMethod | undefined;
+        if (methodCode === undefined || Reflect.getMetadata(PATH_METADATA, handler) === undefined) continue;
+        const method = RequestMethod[methodCode];
+        for (const base of paths(controller))
+          for (const sub of paths(handler)) {
+            const path = joinPath(base, sub);
+            if (/[:*]/.test(path)) patterns.push({ method, pattern: routePattern(path) });
+            else exact.add(routeKey(method, path));
+          }
+      }
+    }
+  }
+  return {
+    has: (method, path) =>
+      exact.has(routeKey(method, path)) ||
+      exact.has(routeKey('ALL', path)) ||
+      patterns.some((r) => (r.method === 'ALL' || r.method === method.toUpperCase()) && r.pattern.test(path)),
+  };
 }

@@ -73,6 +73,14 @@ export class StoreEventDto {
     description: 'why it was ignored, is pending or failed, as a code (docs/stores.md, Reason codes); null when processed',
   })
   reason_code: StoreEventReasonCode | null;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    format: 'date-time',
+    example: null,
+    description: 'when staff last replayed the event (docs/stores.md, Needs attention); null when never replayed',
+  })
+  replayed_at: string | null;
 
   static from(e: StoreEvent): StoreEventDto {
     return {
@@ -88,6 +96,7 @@ export class StoreEventDto {
       license_id: e.licenseId,
       error: e.error,
       reason_code: e.reasonCode,
+      replayed_at: e.replayedAt ? new Date(e.replayedAt).toISOString() : null,
     };
   }
 }

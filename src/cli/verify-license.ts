@@ -1,10 +1,10 @@
 import { createPublicKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { decodeLicenseFile } from '../src/activation/license-file';
-import { pemOfJwk } from '../src/signing/jwk';
-import { keyIdOf, LicenseVerification, verifySignedAnswer, verifySignedLicense } from '../src/signing/license-signature';
+import { decodeLicenseFile } from '../activation/license-file';
+import { pemOfJwk } from '../signing/jwk';
+import { keyIdOf, LicenseVerification, verifySignedAnswer, verifySignedLicense } from '../signing/license-signature';
 
-const USAGE = `Usage: npm run verify-license -- <file.json | licence.lic> [--nonce <nonce>] [--public-key <public.pem> | --jwks <jwks.json> | --server <base URL>]
+const USAGE = `Usage: licence-server verify-license <file.json | licence.lic> [--nonce <nonce>] [--public-key <public.pem> | --jwks <jwks.json> | --server <base URL>]
 
 Verifies a saved activation response ({"license": ..., "signature": "RSA-SHA256:..."}), a licence file
 (-----BEGIN LICENSE FILE-----, which must also be before its file_expires_at) or a signed
@@ -15,6 +15,7 @@ GET /api/v1/public-keys (default server: http://localhost:3000), or it is the on
 Exit 2: the input could not be read.`;
 
 class UsageError extends Error {}
+class HelpWanted extends Error {}
 
 interface Options {
   file: string;
@@ -36,7 +37,7 @@ function parseArgs(argv: string[]): Options {
       if (!value) throw new UsageError(`${arg} needs a value`);
       values[arg as (typeof VALUE_OPTIONS)[number]] = value;
     } else if (arg === '-h' || arg === '--help') {
-      throw new UsageError('');
+      throw new HelpWanted();
     } else if (arg.startsWith('--')) {
       throw new UsageError(`unknown option ${arg}`);
     } else {
@@ -148,7 +149,10 @@ export function verifyLicenseDocument(document: unknown, publicKeyPem: string, n
   return result;
 }
 
-/** Runs the command; returns the exit code. Exported for the e2e test, which runs it against a live server. */
+/**
+ * `licence-server verify-license` (docs/signing.md): runs the command and returns the exit code; unreadable input is one
+ * line on `err` and exit 2. Exported for the e2e test, which runs it against a live server.
+ */
 export async function verifyLicenseCommand(argv: string[], out: (line: string) => void, err: (line: string) => void): Promise<number> {
   let options: Options;
   try {
@@ -181,16 +185,11 @@ export async function verifyLicenseCommand(argv: string[], out: (line: string) =
     err(`  ${result.reason}`);
     return 1;
   } catch (e) {
-    if (e instanceof UsageError) err(e.message ? `${e.message}\n\n${USAGE}` : USAGE);
-    else err(`verify-license: ${(e as Error).message}`);
+    if (e instanceof HelpWanted) {
+      out(USAGE);
+      return 0;
+    }
+    err(`verify-license: ${(e as Error).message}${e instanceof UsageError ? ' (licence-server verify-license --help)' : ''}`);
     return 2;
   }
-}
-
-if (require.main === module) {
-  void verifyLicenseCommand(
-    process.argv.slice(2),
-    (line) => console.log(line),
-    (line) => console.error(line),
-  ).then((code) => process.exit(code));
 }

@@ -1,8 +1,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { EMBEDDED_DATABASE_NAME, prepareRuntime } from '../src/bootstrap';
-import { validateEnv } from '../src/config/env.schema';
-import { EmbeddedDatabase, isProcessRunning } from '../src/database/embedded-database';
+import { EMBEDDED_DATABASE_NAME, prepareRuntime } from '../bootstrap';
+import { validateEnv } from '../config/env.schema';
+import { EmbeddedDatabase, isProcessRunning } from '../database/embedded-database';
 
 /** The database a command-line tool should use, and how to let go of it afterwards. */
 export interface CommandDatabase {

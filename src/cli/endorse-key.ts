@@ -1,12 +1,12 @@
 import { createPrivateKey, createPublicKey, generateKeyPairSync, KeyObject } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { algorithmOfKey, signEndorsement } from '../src/signing/envelope';
-import { keyIdOf } from '../src/signing/license-signature';
+import { algorithmOfKey, signEndorsement } from '../signing/envelope';
+import { keyIdOf } from '../signing/license-signature';
 
 const USAGE = `Usage:
-  npm run endorse-key -- --new-root <root.pem> [--algorithm Ed25519|RSA-SHA256]
+  licence-server endorse-key --new-root <root.pem> [--algorithm Ed25519|RSA-SHA256]
       creates an offline root key (PKCS#8 PEM, never on a server) and prints its public key to ship with your application
-  npm run endorse-key -- --root <root.pem> --public-key <key.pem>
+  licence-server endorse-key --root <root.pem> --public-key <key.pem>
       signs the endorsement of a keyring key (its PEM from GET /api/v1/public-keys) with the root key, offline, and prints
       the JSON body for POST /api/v1/admin/signing-keys/<key_id>/endorsements
 
@@ -48,9 +48,16 @@ function option(argv: string[], name: string): string | undefined {
   return value;
 }
 
-/** Runs the command; returns the exit code (exported for the e2e test). */
+/**
+ * `licence-server endorse-key` (docs/signing.md, Endorsed rotation): runs the command and returns the exit code; a wrong
+ * argument is one line on `err` and exit 2.
+ */
 export function endorseKeyCommand(argv: string[], out: (line: string) => void, err: (line: string) => void): number {
   try {
+    if (argv.includes('--help') || argv.includes('-h')) {
+      out(USAGE);
+      return 0;
+    }
     const known = ['--new-root', '--algorithm', '--root', '--public-key'];
     const unknown = argv.filter((arg, i) => arg.startsWith('--') && !known.includes(arg) && !known.includes(argv[i - 1]));
     if (unknown.length > 0) throw new UsageError(`unknown option ${unknown[0]}`);
@@ -83,15 +90,7 @@ export function endorseKeyCommand(argv: string[], out: (line: string) => void, e
     err(`POST it to /api/v1/admin/signing-keys/${body.key_id}/endorsements`);
     return 0;
   } catch (e) {
-    err(e instanceof UsageError ? `${e.message}\n\n${USAGE}` : `endorse-key: ${(e as Error).message}`);
+    err(`endorse-key: ${(e as Error).message}${e instanceof UsageError ? ' (licence-server endorse-key --help)' : ''}`);
     return 2;
   }
-}
-
-if (require.main === module) {
-  process.exitCode = endorseKeyCommand(
-    process.argv.slice(2),
-    (line) => console.log(line),
-    (line) => console.error(line),
-  );
 }
