@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { Command, CommanderError } from 'commander';
+import { registerRelayCommands } from '../relay/relay.command';
 import { registerMigrateCommands } from './migrate.command';
 import { CommandError, lazy, type Output } from './output';
 import { registerUserCommands } from './user.command';
@@ -40,7 +41,8 @@ function cliProgram(output: Output): Command {
       process.exitCode = await verifyLicenseCommand(command.args, output.out, output.info);
     });
 
-  // The relay's command group registers here, from its own folder (src/relay/): registerRelayCommands(program).
+  // The relay's command group, from its own folder (docs/relay.md).
+  registerRelayCommands(program);
 
   return program;
 }

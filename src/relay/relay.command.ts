@@ -77,9 +77,13 @@ export function registerRelayCommands(program: Command): Command {
         console.log(
           `relay: pool ${pool.pool_id} of ${pool.license.license_key}, ${pool.seats} seats until ${pool.expires_at}, listening on port ${running.port}`,
         );
-        const stop = () => void running.close().then(() => process.exit(0));
-        process.once('SIGTERM', stop);
-        process.once('SIGINT', stop);
+        // The command lasts as long as the relay serves: it returns once a signal has closed the server, so whoever
+        // runs it (licence-server exits with the command's code) does not end the relay early.
+        await new Promise<void>((resolve) => {
+          const stop = () => void running.close().then(resolve);
+          process.once('SIGTERM', stop);
+          process.once('SIGINT', stop);
+        });
       } catch (err) {
         if (err instanceof RelayStartError) fail(err.message);
         fail(`cannot start: ${(err as Error).message}`);

@@ -10,7 +10,8 @@ import { keyIdOf } from '../../src/signing/license-signature';
 import { fingerprint } from '../support/factories';
 import { Deployment, startDeployment } from './support/deployment';
 
-const MAIN = join(__dirname, '..', '..', 'dist', 'src', 'relay', 'main.js');
+// The operator's command, as installed (`licence-server relay ...`, docs/relay.md).
+const MAIN = join(__dirname, '..', '..', 'dist', 'src', 'cli', 'main.js');
 const LEASE_SECONDS = 10;
 
 /** `relay ...` as an operator runs it: the built command, nothing but its arguments and environment. */
