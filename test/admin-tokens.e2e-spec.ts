@@ -24,6 +24,9 @@ const ROUTE_SCOPES: Record<string, AdminScope> = {
   'POST /api/v1/admin/licenses/{id}/release': 'licenses:write',
   'GET /api/v1/admin/licenses/{id}/usage': 'licenses:read',
   'POST /api/v1/admin/licenses/{id}/usage/reset': 'licenses:write',
+  'POST /api/v1/admin/relay-pools': 'licenses:write',
+  'GET /api/v1/admin/licenses/{id}/relay-pools': 'licenses:read',
+  'POST /api/v1/admin/licenses/{id}/relay-pools/{pool_id}/end': 'licenses:write',
   'GET /api/v1/admin/audit': 'audit:read',
   'GET /api/v1/admin/audit/export': 'audit:read',
   'GET /api/v1/admin/stats': 'stats:read',
@@ -321,7 +324,7 @@ describe('admin tokens and scopes (docs/admin-api.md, Credentials)', () => {
     );
     it.each(cases)('%s with only %s (needs %s)', async (route, scope, required) => {
       const [method, path] = route.split(' ');
-      const url = path.replace('{id}', '999999');
+      const url = path.replace('{id}', '999999').replace('{pool_id}', '999999');
       const req = t.http()[method.toLowerCase() as 'get' | 'post' | 'put' | 'delete'](url).set('X-API-Key', tokens[scope]!);
       const res = method === 'GET' || method === 'DELETE' ? await req : await req.send({});
       if (scope === required) {
@@ -340,7 +343,7 @@ describe('admin tokens and scopes (docs/admin-api.md, Credentials)', () => {
       for (const route of Object.keys(ROUTE_SCOPES)) {
         const [method, path] = route.split(' ');
         const verb = method.toLowerCase() as 'get' | 'post' | 'put' | 'delete';
-        const req = t.http()[verb](path.replace('{id}', '999999')).set('X-API-Key', t.config.apiKeys[0]);
+        const req = t.http()[verb](path.replace('{id}', '999999').replace('{pool_id}', '999999')).set('X-API-Key', t.config.apiKeys[0]);
         const res = method === 'GET' || method === 'DELETE' ? await req : await req.send({});
         expect([route, res.status]).not.toEqual([route, 403]);
         expect(res.status).not.toBe(401);

@@ -19,6 +19,7 @@ describe('loadEntities (every entity file under src/, no list in database/)', ()
         'OutboxEvent',
         'LicenseSeatVersion',
         'Product',
+        'RelayPool',
         'SavedView',
         'StaffInvite',
         'StatsDelta',

@@ -67,8 +67,18 @@ module.exports = {
   ],
   events: ['event-spine', 'jobs', 'seat-sweep', 'webhook-secrets', 'webhooks'],
   mail: ['mail', 'mail-instances', 'mail-stores', 'portal'],
-  stores: ['stores', 'stores-lemonsqueezy', 'stores-paddle', 'stores-seller', 'stripe-signature-header'],
-  'admin-api': ['admin-tokens', 'audit', 'keyring', 'products', 'releases', 'stats', 'stats-counters', 'stats-daily'],
+  stores: ['stores', 'stores-lemonsqueezy', 'stores-paddle', 'stores-seller', 'store-event-replayed-at', 'stripe-signature-header'],
+  'admin-api': [
+    'admin-tokens',
+    'audit',
+    'audit-earlier-names',
+    'keyring',
+    'products',
+    'releases',
+    'stats',
+    'stats-counters',
+    'stats-daily',
+  ],
   platform: [
     // First: nestjs-pino builds its logger once per module registry, so the first app's log destination is the one
     // every later app of the suite writes to, and this file reads the lines its own app logs.
@@ -86,5 +96,6 @@ module.exports = {
     'rate-limit',
     'schema',
     'text-lengths',
+    'unrouted-bodies',
   ],
 };
