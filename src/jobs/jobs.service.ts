@@ -49,6 +49,10 @@ export class JobsService implements OnApplicationBootstrap, OnModuleDestroy {
   private started?: Promise<PgBoss>;
   /** This instance's worker of each queue (pg-boss worker ids), for wake(). */
   private readonly workers = new Map<string, string>();
+  /** Set while handlers are held (holdHandlers); jobs fetched meanwhile wait for it before their handler runs. */
+  private hold?: { released: Promise<void>; release: () => void };
+  private runningHandlers = 0;
+  private readonly whenIdle: (() => void)[] = [];
 
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
 
@@ -85,6 +89,27 @@ export class JobsService implements OnApplicationBootstrap, OnModuleDestroy {
     const worker = this.workers.get(name);
     if (!worker || !this.started) return;
     void this.started.then((boss) => boss.notifyWorker(worker)).catch(() => undefined);
+  }
+
+  /**
+   * Holds this instance's job handlers: a job fetched from now on waits before its handler until releaseHandlers(), and
+   * this resolves once the handlers already running have finished. While held, this instance's schedules and drains
+   * send no statement of their own, so what a request sends can be counted alone (docs/testing.md, On a busy machine);
+   * a held job stays active in pg-boss and runs on release (well within its expireInSeconds).
+   */
+  async holdHandlers(): Promise<void> {
+    if (!this.hold) {
+      let release!: () => void;
+      const released = new Promise<void>((resolve) => (release = resolve));
+      this.hold = { released, release };
+    }
+    while (this.runningHandlers > 0) await new Promise<void>((resolve) => this.whenIdle.push(resolve));
+  }
+
+  releaseHandlers(): void {
+    const hold = this.hold;
+    this.hold = undefined;
+    hold?.release();
   }
 
   /** Starts in the background: serving requests does not wait for the engine (jobs sent meanwhile wait for it). */
@@ -124,7 +149,13 @@ export class JobsService implements OnApplicationBootstrap, OnModuleDestroy {
       await boss.createQueue(name, { policy, ...queueOptions }); // idempotent
       if (cron) await boss.schedule(name, cron, {});
       const worker = await boss.work<object>(name, { ...(pollingIntervalSeconds ? { pollingIntervalSeconds } : {}) }, async (jobs) => {
-        for (const job of jobs) await handler(job.data);
+        while (this.hold) await this.hold.released;
+        this.runningHandlers++;
+        try {
+          for (const job of jobs) await handler(job.data);
+        } finally {
+          if (--this.runningHandlers === 0) for (const resolve of this.whenIdle.splice(0)) resolve();
+        }
       });
       this.workers.set(name, worker);
     }

@@ -1,6 +1,7 @@
 import type { PoolClient } from 'pg';
 import { pgPool } from '../../src/database/pg-pool';
 import { EventFanoutService, FANOUT_POLL_MS } from '../../src/events/event-fanout.service';
+import { JobsService } from '../../src/jobs/jobs.service';
 import { KeyringService } from '../../src/keyring/keyring.service';
 import type { TestApp } from './test-app';
 
@@ -11,28 +12,10 @@ export interface RoundTrips {
 }
 
 /**
- * Where a statement of the app's own background work comes from: a job engine handler (the seat sweep, the expiry
- * scan, the statistics fold, the mail and webhook sweeps, all run from src/jobs/) or the event fan-out's poller. Their
- * frames are in the statement's (async) stack; a request's statements have none of them.
- */
-const BACKGROUND_FRAME = /[\\/]src[\\/](jobs[\\/]|events[\\/]event-fanout)|[\\/]node_modules[\\/]pg-boss[\\/]/;
-
-/** The statement's caller chain, deep enough to reach the job handler or poller behind TypeORM's frames. */
-function callerStack(): string {
-  const limit = Error.stackTraceLimit;
-  Error.stackTraceLimit = 80;
-  try {
-    return new Error().stack ?? '';
-  } finally {
-    Error.stackTraceLimit = limit;
-  }
-}
-
-/**
  * Counts the PostgreSQL round trips of the app's pool (docs/performance.md): every client the pool hands out is
  * wrapped once. Only the work's own statements count (docs/testing.md, On a busy machine): while it runs, the app's
- * pollers are stopped (the event fan-out, every 200 ms; the keyring's refresh), and of the job engine's schedules
- * (minutes apart, or 15 s for the seat sweep) a pass that lands inside one run is outvoted: `roundTrips(work)` runs
+ * background work is held: the event fan-out's poller and the keyring's refresh are stopped, and the job engine's
+ * handlers (the sweeps, scans, folds, mail and webhook drains) wait until the count is done. `roundTrips(work)` runs
  * `work` three times and keeps the least; `roundTrips(work, 1)` runs it once (work that cannot be repeated).
  */
 export function watchRoundTrips(t: TestApp): (work: (run: number) => Promise<unknown>, runs?: number) => Promise<RoundTrips> {
@@ -47,16 +30,18 @@ export function watchRoundTrips(t: TestApp): (work: (run: number) => Promise<unk
     const query = client.query.bind(client) as (...args: unknown[]) => unknown;
     (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
       const first = args[0] as string | { text: string };
-      if (counting && !BACKGROUND_FRAME.test(callerStack())) statements.push(typeof first === 'string' ? first : first.text);
+      if (counting) statements.push(typeof first === 'string' ? first : first.text);
       return query(...args);
     };
   });
   const fanout = t.app.get(EventFanoutService);
   const keyring = t.app.get(KeyringService);
+  const jobs = t.app.get(JobsService);
   return async (work, runs = 3) => {
     let best: RoundTrips | undefined;
     await fanout.stop();
     keyring.stopRefresh();
+    await jobs.holdHandlers();
     try {
       for (let run = 0; run < runs; run++) {
         statements = [];
@@ -69,6 +54,7 @@ export function watchRoundTrips(t: TestApp): (work: (run: number) => Promise<unk
         if (!best || statements.length < best.count) best = { count: statements.length, statements };
       }
     } finally {
+      jobs.releaseHandlers();
       keyring.startRefresh();
       // As if the poller had run on: its next pass one interval later.
       fanout.start(FANOUT_POLL_MS);
