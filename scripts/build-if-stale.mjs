@@ -37,6 +37,8 @@ function sourcesChangedAt() {
 if (process.argv.includes('--stamp')) {
   if (existsSync(BIN)) chmodSync(BIN, 0o755);
   writeFileSync(STAMP, `${new Date().toISOString()}\n`);
+} else if (!existsSync(join(ROOT, 'src'))) {
+  // A production tree (the Docker image: dist/ without sources or dev dependencies) has nothing to build from: run dist/.
 } else if (sourcesChangedAt() > builtAt()) {
   // The build's own output goes to stderr: stdout belongs to the command that follows (it may be piped).
   const build = spawnSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: ['ignore', 2, 2] });
