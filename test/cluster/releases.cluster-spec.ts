@@ -24,7 +24,7 @@ describe('releases on S3, configured from the environment', () => {
       PUBLIC_URL: 'http://127.0.0.1:1',
     });
     server = await startServer(cluster.env);
-  }, 120_000);
+  }, 180_000);
 
   afterAll(async () => {
     await server?.stop();

@@ -1,4 +1,6 @@
+import { checkBrowserSuites } from '../browser/run-suite';
 import { checkAreas, runArea } from './run-area';
 
 runArea('platform');
 checkAreas();
+checkBrowserSuites();

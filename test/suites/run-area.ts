@@ -7,26 +7,26 @@ const areas = require('./areas.js') as Record<string, string[]>;
 
 const testDir = join(__dirname, '..');
 
-/** Every `test/*.e2e-spec.ts` file, by its name without the suffix. */
-export function e2eFiles(): string[] {
-  return readdirSync(testDir)
-    .filter((file) => file.endsWith('.e2e-spec.ts'))
-    .map((file) => file.slice(0, -'.e2e-spec.ts'.length))
+/** The test files of a folder with this suffix, by name without the suffix. */
+function filesEndingIn(dir: string, suffix: string): string[] {
+  return readdirSync(dir)
+    .filter((file) => file.endsWith(suffix))
+    .map((file) => file.slice(0, -suffix.length))
     .sort();
 }
 
 /**
- * Runs an area's e2e files in this one Jest test file (docs/testing.md, Suites that start once): the app's code loads
+ * Runs a group's test files in this one Jest test file (docs/testing.md, Suites that start once): the app's code loads
  * once for all of them, and each file is required inside a describe block of its own, so its top-level hooks, its app
  * and its database belong to that block and end with it, before the next file starts.
  */
-export function runArea(area: string): void {
-  const files = areas[area];
-  if (!files) throw new Error(`unknown e2e area "${area}" (test/suites/areas.js)`);
+export function runGroup(groups: Record<string, string[]>, group: string, dir: string, suffix: string): void {
+  const files = groups[group];
+  if (!files) throw new Error(`unknown suite "${group}" for ${suffix} files`);
   for (const name of files) {
-    describe(`${name}.e2e-spec.ts`, () => {
+    describe(`${name}${suffix}`, () => {
       // eslint-disable-next-line @typescript-eslint/no-require-imports
-      require(join(testDir, `${name}.e2e-spec.ts`));
+      require(join(dir, `${name}${suffix}`));
     });
   }
   // A member may set Jest's timeout for its own tests (jest.setTimeout is one value per test file): the suite keeps the
@@ -34,20 +34,29 @@ export function runArea(area: string): void {
   jest.setTimeout(120_000);
 }
 
-/** The check that no e2e file is left out of `npm test`, or run twice. */
-export function checkAreas(): void {
-  describe('the e2e area suites (test/suites/areas.js)', () => {
-    it('hold every test/*.e2e-spec.ts exactly once', () => {
-      const listed = Object.values(areas).flat();
-      expect([...listed].sort()).toEqual(e2eFiles());
+/** The check that no file is left out of its suites, or run twice, and that each suite has its file. */
+export function checkGroups(
+  groups: Record<string, string[]>,
+  files: { dir: string; suffix: string },
+  suites: { dir: string; suffix: string },
+): void {
+  describe(`the ${files.suffix} suites`, () => {
+    it(`hold every ${files.suffix} file exactly once`, () => {
+      expect(Object.values(groups).flat().sort()).toEqual(filesEndingIn(files.dir, files.suffix));
     });
 
     it('each has a suite file that runs it', () => {
-      const suites = readdirSync(__dirname)
-        .filter((file) => file.endsWith('.e2e-suite.ts'))
-        .map((file) => file.slice(0, -'.e2e-suite.ts'.length))
-        .sort();
-      expect(suites).toEqual(Object.keys(areas).sort());
+      expect(filesEndingIn(suites.dir, suites.suffix)).toEqual(Object.keys(groups).sort());
     });
   });
+}
+
+/** Runs one e2e area of test/suites/areas.js. */
+export function runArea(area: string): void {
+  runGroup(areas, area, testDir, '.e2e-spec.ts');
+}
+
+/** The check that no e2e file is left out of `npm test`, or run twice. */
+export function checkAreas(): void {
+  checkGroups(areas, { dir: testDir, suffix: '.e2e-spec.ts' }, { dir: __dirname, suffix: '.e2e-suite.ts' });
 }

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EmbeddedDatabase } from '../../src/database/embedded-database';
 import { runMigrations } from '../../src/database/migrate';
-import { ENV_ADMIN_URL, ENV_SIGNING_KEY, ENV_TEMPLATE, newDatabaseName, urlFor, withAdminClient } from './test-database';
+import { ENV_ADMIN_URL, ENV_SIGNING_KEY, ENV_TEMPLATE, newDatabaseName, skipCommitFlush, urlFor, withAdminClient } from './test-database';
 
 /** The embedded test cluster's settings on top of the server's (never used by `npm start`). */
 export const TEST_ONLY_SETTINGS = ['fsync=off', 'synchronous_commit=off', 'full_page_writes=off'];
@@ -31,7 +31,10 @@ export default async function globalSetup(): Promise<void> {
   (globalThis as Record<string, unknown>).__licenceTestWorkDir = workDir;
 
   const template = newDatabaseName('tpl');
-  await withAdminClient(adminUrl, (client) => client.query(`CREATE DATABASE "${template}"`));
+  await withAdminClient(adminUrl, async (client) => {
+    await client.query(`CREATE DATABASE "${template}"`);
+    await skipCommitFlush(client, template);
+  });
   await runMigrations(urlFor(adminUrl, template));
 
   const keyFile = join(workDir, 'signing-key.pem');

@@ -29,6 +29,16 @@ export async function withAdminClient<T>(adminUrl: string, work: (client: Client
 
 export const newDatabaseName = (kind: string) => `licence_test_${kind}_${process.pid}_${randomBytes(4).toString('hex')}`;
 
+/**
+ * A test database's sessions commit without waiting for the WAL flush (docs/testing.md, Test-only database settings):
+ * on a server the tests share (TEST_DATABASE_URL, the cluster tier's), a per-database setting, so the server's own
+ * configuration and its other databases stay as they are. ~3 ms a commit against ~0.2 ms on this machine's disk.
+ */
+export async function skipCommitFlush(client: Client, name: string): Promise<void> {
+  assertTestDatabaseName(name);
+  await client.query(`ALTER DATABASE "${name}" SET synchronous_commit = off`);
+}
+
 /** CREATE DATABASE ... TEMPLATE: a migrated copy in a few tens of milliseconds. */
 export async function createDatabaseFromTemplate(adminUrl: string, template: string, name: string): Promise<string> {
   assertTestDatabaseName(name);
@@ -37,6 +47,8 @@ export async function createDatabaseFromTemplate(adminUrl: string, template: str
     for (let attempt = 1; ; attempt++) {
       try {
         await client.query(`CREATE DATABASE "${name}" TEMPLATE "${template}"`);
+        // A database's settings are not copied from its template.
+        await skipCommitFlush(client, name);
         return;
       } catch (err) {
         // "source database is being accessed by other users": another worker is copying it right now.

@@ -1,0 +1,3 @@
+import { runBrowserSuite } from '../run-suite';
+
+runBrowserSuite('staff');
