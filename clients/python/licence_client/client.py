@@ -23,6 +23,7 @@ from . import keys as keyring
 from . import relay
 from .errors import LicenseServerError, NetworkError, VerificationError
 from .state import StateFile
+from .times import seconds_of as _time
 
 FINGERPRINT_PATTERN = re.compile(r"sha256:[0-9a-f]{64}")
 LICENSE_FILE_LABEL = "LICENSE FILE"
@@ -137,19 +138,6 @@ def default_fingerprint(app_salt, identity=None):
     return "sha256:" + hashlib.sha256(value.encode("utf-8")).hexdigest()
 
 
-def _time(value):
-    """Seconds since the epoch of an ISO 8601 time, or None."""
-    if not isinstance(value, str):
-        return None
-    try:
-        parsed = datetime.datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=datetime.timezone.utc)
-    return parsed.timestamp()
-
-
 def _iso(seconds):
     return datetime.datetime.fromtimestamp(seconds, datetime.timezone.utc).isoformat(timespec="milliseconds").replace(
         "+00:00", "Z"
@@ -171,17 +159,12 @@ def _utc(seconds):
     return None if seconds is None else datetime.datetime.fromtimestamp(seconds, datetime.timezone.utc)
 
 
-class HeartbeatLoop:
-    """A background thread beating until `stop()`; `join()` waits for it."""
+class _Loop:
+    """A daemon thread running `self._run(*args)` until `stop()`; `join()` waits for it."""
 
-    def __init__(self, client, on_beat, on_error, on_seat_lost, fallback_interval_seconds):
+    def __init__(self, name, *args):
         self._stop = threading.Event()
-        self._thread = threading.Thread(
-            target=self._run,
-            args=(client, on_beat, on_error, on_seat_lost, fallback_interval_seconds),
-            name="licence-heartbeat",
-            daemon=True,
-        )
+        self._thread = threading.Thread(target=self._run, args=args, name=name, daemon=True)
         self._thread.start()
 
     def stop(self):
@@ -193,6 +176,13 @@ class HeartbeatLoop:
     @property
     def stopped(self):
         return not self._thread.is_alive()
+
+
+class HeartbeatLoop(_Loop):
+    """A background thread beating until `stop()`; `join()` waits for it."""
+
+    def __init__(self, client, on_beat, on_error, on_seat_lost, fallback_interval_seconds):
+        super().__init__("licence-heartbeat", client, on_beat, on_error, on_seat_lost, fallback_interval_seconds)
 
     def _run(self, client, on_beat, on_error, on_seat_lost, fallback):
         failures, deadline, wait = 0, None, 0.0
@@ -266,25 +256,11 @@ class RelaySeat:
         return RelayHeartbeatLoop(self, on_beat, on_error, on_lease_lost)
 
 
-class RelayHeartbeatLoop:
+class RelayHeartbeatLoop(_Loop):
     """A background thread renewing a relay lease until `stop()` or the seat is gone; `join()` waits for it."""
 
     def __init__(self, seat, on_beat, on_error, on_lease_lost):
-        self._stop = threading.Event()
-        self._thread = threading.Thread(
-            target=self._run, args=(seat, on_beat, on_error, on_lease_lost), name="licence-relay-heartbeat", daemon=True
-        )
-        self._thread.start()
-
-    def stop(self):
-        self._stop.set()
-
-    def join(self, timeout=None):
-        self._thread.join(timeout)
-
-    @property
-    def stopped(self):
-        return not self._thread.is_alive()
+        super().__init__("licence-relay-heartbeat", seat, on_beat, on_error, on_lease_lost)
 
     def _run(self, seat, on_beat, on_error, on_lease_lost):
         failures = 0

@@ -2,25 +2,12 @@
 the lease by the relay's own Ed25519 key that the pool names. Nothing the relay says is trusted before both
 signatures check out."""
 
-import datetime
-
 from cryptography.hazmat.primitives import serialization
 
 from . import keys as keyring
+from .times import seconds_of as _time
 
 RELAY_POOL_LABEL = "RELAY POOL"
-
-
-def _time(value):
-    if not isinstance(value, str):
-        return None
-    try:
-        parsed = datetime.datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=datetime.timezone.utc)
-    return parsed.timestamp()
 
 
 def _relay_key(pool):
