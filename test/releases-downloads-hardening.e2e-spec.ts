@@ -1,11 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { loggedInAgent, postForm } from './dashboard-helpers';
 import { createLicense, fingerprint } from './support/factories';
-import { S3_ACCESS_KEY, S3_SECRET_KEY, startS3Server, type S3TestServer } from './support/s3-server';
-import { createTestApp, TestApp } from './support/test-app';
+import { startReleaseApp } from './support/s3-server';
+import type { TestApp } from './support/test-app';
 
 /**
  * docs/releases.md, Download links: Range past the end (416), a malformed Range (ignored, counted), canonical token
@@ -14,26 +11,13 @@ import { createTestApp, TestApp } from './support/test-app';
  */
 describe.each(['filesystem', 's3'] as const)('release downloads and rules with %s storage', (storage) => {
   let t: TestApp;
-  let s3: S3TestServer | undefined;
-  let dataDir: string;
+  let close: (() => Promise<void>) | undefined;
   let seq = 0;
 
   beforeAll(async () => {
-    dataDir = mkdtempSync(join(tmpdir(), 'licence-release-range-'));
-    let s3Config;
-    if (storage === 's3') {
-      s3 = await startS3Server();
-      process.env.AWS_ACCESS_KEY_ID = S3_ACCESS_KEY;
-      process.env.AWS_SECRET_ACCESS_KEY = S3_SECRET_KEY;
-      s3Config = { bucket: s3.bucket, endpoint: s3.endpoint, region: 'us-east-1' };
-    }
-    t = await createTestApp({ dataDir, releases: { maxBytes: 1_000_000, linkSeconds: 600, ...(s3Config ? { s3: s3Config } : {}) } });
+    ({ t, close } = await startReleaseApp(storage, 1_000_000));
   }, 120_000);
-  afterAll(async () => {
-    await t?.close();
-    await s3?.close();
-    rmSync(dataDir, { recursive: true, force: true });
-  }, 60_000);
+  afterAll(() => close?.(), 60_000);
 
   const newProduct = async () => {
     seq += 1;

@@ -1,9 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { request as httpRequest, type ClientRequest, type RequestOptions } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { HttpExecutor } from 'builder-util-runtime';
 import { GenericProvider } from 'electron-updater/out/providers/GenericProvider';
 import { parse as parseYaml } from 'yaml';
@@ -11,8 +8,8 @@ import { OUTBOX_EVENT_TYPES } from '../src/events/event-types';
 import { DownloadLinks } from '../src/releases/download-links';
 import { verifySignedAnswer } from '../src/signing/license-signature';
 import { asBearer, createLicense, fingerprint, setLicenseExpiry } from './support/factories';
-import { S3_ACCESS_KEY, S3_SECRET_KEY, startS3Server, type S3TestServer } from './support/s3-server';
-import { createTestApp, TEST_API_KEY, TestApp } from './support/test-app';
+import { startReleaseApp } from './support/s3-server';
+import { TEST_API_KEY, type TestApp } from './support/test-app';
 
 const MAX_BYTES = 1024 * 1024;
 const DAY = 86_400_000;
@@ -30,28 +27,16 @@ class NodeExecutor extends HttpExecutor<ClientRequest> {
  */
 describe.each(['filesystem', 's3'] as const)('releases with %s storage', (storage) => {
   let t: TestApp;
-  let s3: S3TestServer | undefined;
-  let dataDir: string;
+  let close: (() => Promise<void>) | undefined;
+  let s3Endpoint: string | undefined;
   let publicKeyPem: string;
   let seq = 0;
 
   beforeAll(async () => {
-    dataDir = mkdtempSync(join(tmpdir(), 'licence-releases-'));
-    let s3Config;
-    if (storage === 's3') {
-      s3 = await startS3Server();
-      process.env.AWS_ACCESS_KEY_ID = S3_ACCESS_KEY;
-      process.env.AWS_SECRET_ACCESS_KEY = S3_SECRET_KEY;
-      s3Config = { bucket: s3.bucket, endpoint: s3.endpoint, region: 'us-east-1' };
-    }
-    t = await createTestApp({ dataDir, releases: { maxBytes: MAX_BYTES, linkSeconds: 600, ...(s3Config ? { s3: s3Config } : {}) } });
+    ({ t, s3Endpoint, close } = await startReleaseApp(storage, MAX_BYTES));
     publicKeyPem = (await t.http().get('/api/v1/public-key').expect(200)).body.public_key_pem;
-  }, 60_000);
-  afterAll(async () => {
-    await t?.close();
-    await s3?.close();
-    rmSync(dataDir, { recursive: true, force: true });
-  });
+  }, 120_000);
+  afterAll(() => close?.(), 60_000);
 
   // Each test gets its own product, so releases never meet across tests.
   const newProduct = async (extra: Record<string, unknown> = {}) => {
@@ -117,7 +102,7 @@ describe.each(['filesystem', 's3'] as const)('releases with %s storage', (storag
       return { status: res.status, body, contentRange: res.headers['content-range'] };
     }
     const location = res.headers.location;
-    expect(location.startsWith(s3?.endpoint ?? 'none')).toBe(true);
+    expect(location.startsWith(s3Endpoint ?? 'none')).toBe(true);
     const followed = await fetch(location, { headers: range ? { Range: range } : {} });
     return {
       status: followed.status,
