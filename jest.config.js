@@ -22,6 +22,8 @@ const namedE2eFiles = process.argv.some((arg) => /\.e2e-spec\.ts$/.test(arg) && 
 
 module.exports = {
   maxWorkers: 2,
+  // Longest first on a fresh clone too (a suite weighs its member files): test/support/sequencer.js.
+  testSequencer: '<rootDir>/test/support/sequencer.js',
   // A global option: Jest reads testTimeout from the top level only (a project's own is ignored, which left hooks and tests
   // at 5 s), so it is the default for every hook and test. Real PostgreSQL, Argon2 logins and the job engine on 2 shared
   // cores: a hang guard, not a speed goal (speed lives in npm run bench); hooks that build an app give their own 60 s.

@@ -14,5 +14,6 @@ module.exports = {
   globalTeardown: e2e.globalTeardown,
   // Two workers, one Chromium each (docs/testing.md, The browser suite).
   maxWorkers: 2,
+  testSequencer: base.testSequencer,
   testTimeout: 60000,
 };
