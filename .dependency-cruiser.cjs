@@ -41,6 +41,14 @@ module.exports = {
       to: { path: '^src/', pathNot: '^src/(events|common|config|database|jobs)/' },
     },
     {
+      name: 'audit-not-events',
+      comment:
+        'The audit log is a leaf the event spine writes into: if it imported the spine, a change to the recorder would reach the log it must outlive. The words both use (event types, actor types, the actor length) live in common/event-vocabulary.ts.',
+      severity: 'error',
+      from: { path: '^src/audit/' },
+      to: { path: '^src/events/' },
+    },
+    {
       name: 'html-knows-no-door',
       comment: 'src/html/ is shared by both doors, so it imports neither of them (nor any feature): forms, tokens, ids, times.',
       severity: 'error',

@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { satisfies } from 'semver';
 import { ErrorCode } from './common/errors/error-codes';
-import { EVENT_TYPES, isStaffOnly, NOTICE_EVENTS } from './events/event-types';
+import { EVENT_TYPES, isStaffOnly, NOTICE_EVENTS } from './common/event-vocabulary';
 
 /**
  * Lists in docs/ that claim to be complete are checked against the code they describe: the error codes

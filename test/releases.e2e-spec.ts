@@ -4,7 +4,7 @@ import { request as httpRequest, type ClientRequest, type RequestOptions } from 
 import { HttpExecutor } from 'builder-util-runtime';
 import { GenericProvider } from 'electron-updater/out/providers/GenericProvider';
 import { parse as parseYaml } from 'yaml';
-import { OUTBOX_EVENT_TYPES } from '../src/events/event-types';
+import { OUTBOX_EVENT_TYPES } from '../src/common/event-vocabulary';
 import { DownloadLinks } from '../src/releases/download-links';
 import { verifySignedAnswer } from '../src/signing/license-signature';
 import { asBearer, createLicense, fingerprint, setLicenseExpiry } from './support/factories';

@@ -6,7 +6,7 @@ import type {
   LemonSqueezyWebhook,
 } from '../src/stores/lemonsqueezy/lemonsqueezy-payloads';
 import { EventFanoutService } from '../src/events/event-fanout.service';
-import { rowsOfLicense, signedAnswer, storeEventCount, storeLicense } from './support/stores';
+import { rowsOfLicense, storeLicense } from './support/stores';
 import { createTestApp, TestApp } from './support/test-app';
 
 /**
@@ -148,48 +148,8 @@ describe('stores: Lemon Squeezy (docs/stores.md)', () => {
     return { at, orderId, subId, created, res, license: await licenseOf(subId) };
   }
 
-  describe('signatures (nothing stored unless verified)', () => {
-    let before: number;
-    beforeEach(async () => {
-      before = await storeEventCount(t);
-    });
-    afterEach(async () => expect(await storeEventCount(t)).toBe(before));
-
-    const body = JSON.stringify(sub({ id: 1, order: 2, variant: VARIANT, at: now() }));
-    const code = (signature: string | undefined, raw = body) => signedAnswer(t, EVENTS, 'X-Signature', signature, raw);
-
-    it('a missing X-Signature: 400 INVALID_SIGNATURE', async () => {
-      expect(await code(undefined)).toEqual([400, 'INVALID_SIGNATURE']);
-    });
-    it('a malformed X-Signature (not hex, too short): 400', async () => {
-      expect(await code('zz')).toEqual([400, 'INVALID_SIGNATURE']);
-      expect(await code(sign(body).slice(0, 20))).toEqual([400, 'INVALID_SIGNATURE']);
-    });
-    it('a wrong signature (the body changed after signing): 400', async () => {
-      expect(await code(sign(body.replace(String(VARIANT), String(PRO))))).toEqual([400, 'INVALID_SIGNATURE']);
-    });
-    it('a signature made with another secret: 400', async () => {
-      expect(await code(sign(body, 'attacker'))).toEqual([400, 'INVALID_SIGNATURE']);
-    });
-    it('a valid signature over a body that is not JSON, or JSON that is not an event: 400 VALIDATION_ERROR', async () => {
-      expect(await code(sign('nope {'), 'nope {')).toEqual([400, 'VALIDATION_ERROR']);
-      const notEvent = JSON.stringify({ meta: {}, data: [] });
-      expect(await code(sign(notEvent), notEvent)).toEqual([400, 'VALIDATION_ERROR']);
-    });
-    it('1 MiB + 1 byte: 413', async () => {
-      const raw = 'x'.repeat(1024 * 1024 + 1);
-      expect(await code(sign(raw), raw)).toEqual([413, 'PAYLOAD_TOO_LARGE']);
-    });
-    it('no secret set: 404', async () => {
-      const stores = t.config.stores as { lemonsqueezyWebhookSecret?: string };
-      stores.lemonsqueezyWebhookSecret = undefined;
-      try {
-        expect((await code(sign(body)))[0]).toBe(404);
-      } finally {
-        stores.lemonsqueezyWebhookSecret = SECRET;
-      }
-    });
-  });
+  // Refusals before verification (missing, malformed, wrong signatures, bad bodies, size, no secret) are
+  // test/stores-signatures.e2e-spec.ts, one table for every store.
 
   it('the event id is the hex SHA-256 of the raw body: the same body twice (even concurrently) is one change', async () => {
     const at = now();

@@ -262,47 +262,12 @@ describe('stores: Stripe (docs/stores.md)', () => {
     });
     afterEach(async () => expect((await storeEvents()).length).toBe(before));
 
-    const body = JSON.stringify(
-      stripeEvent(
-        'invoice.paid',
-        invoice({ subscription: 'sub_sig', reason: 'subscription_create', price: 'price_monthly', start: now(), end: now() + DAY }),
-      ),
-    );
-
-    it('a missing Stripe-Signature: 400 INVALID_SIGNATURE', async () => {
-      const res = await t.http().post(EVENTS).set('Content-Type', 'application/json').send(body).expect(400);
-      expect(res.body.error.code).toBe('INVALID_SIGNATURE');
-    });
-    it('a malformed Stripe-Signature: 400 INVALID_SIGNATURE', async () => {
-      expect((await send(body, 'garbage,,v1=').expect(400)).body.error.code).toBe('INVALID_SIGNATURE');
-    });
-    it('a wrong signature (the body changed after signing): 400', async () => {
-      expect((await send(body, sign(body.replace('price_monthly', 'price_pro'))).expect(400)).body.error.code).toBe('INVALID_SIGNATURE');
-    });
-    it('a signature made with another secret: 400', async () => {
-      expect((await send(body, sign(body, 'whsec_attacker_secret')).expect(400)).body.error.code).toBe('INVALID_SIGNATURE');
-    });
-    it('a timestamp 6 minutes old: 400', async () => {
-      expect((await send(body, sign(body, SECRET, now() - 360)).expect(400)).body.error.code).toBe('INVALID_SIGNATURE');
-    });
-    it('a valid signature over a body that is not JSON: 400 VALIDATION_ERROR', async () => {
-      const raw = 'this is not json {';
-      expect((await send(raw, sign(raw)).expect(400)).body.error.code).toBe('VALIDATION_ERROR');
-    });
-    it('a valid signature over JSON that is not an event: 400 VALIDATION_ERROR', async () => {
-      const raw = JSON.stringify({ hello: 'world', data: 1 });
-      expect((await send(raw, sign(raw)).expect(400)).body.error.code).toBe('VALIDATION_ERROR');
-    });
+    // Missing, malformed, wrong and stale signatures, bodies that are no JSON or no event, 1 MiB + 1 byte and no secret:
+    // test/stores-signatures.e2e-spec.ts, one table for every store.
     it('a valid signature over an event holding a NUL character (jsonb cannot store it): 400, not a 500', async () => {
       const raw = JSON.stringify(stripeEvent('customer.created', { id: 'cus_nul', object: 'customer', name: 'a\u0000b' }));
       expect(raw).toContain('\\u0000');
       expect((await send(raw, sign(raw)).expect(400)).body.error.code).toBe('VALIDATION_ERROR');
-    });
-    it('1 MiB + 1 byte: 413, before any signature check', async () => {
-      const raw = 'x'.repeat(1024 * 1024 + 1);
-      const res = await t.http().post(EVENTS).set('Content-Type', 'application/json').set('Stripe-Signature', sign(raw)).send(raw);
-      expect(res.status).toBe(413);
-      expect(res.body.error.code).toBe('PAYLOAD_TOO_LARGE');
     });
     it('the JSON API keeps its 64 KiB limit beside the raw route', async () => {
       const res = await t.admin
@@ -310,15 +275,6 @@ describe('stores: Stripe (docs/stores.md)', () => {
         .set('Content-Type', 'application/json')
         .send(`{"store":"stripe","price_id":"${'x'.repeat(70_000)}"}`);
       expect(res.status).toBe(413);
-    });
-    it('no secret set: 404 (the endpoint does not exist for this server)', async () => {
-      const stores = t.config.stores as { stripeWebhookSecret?: string };
-      stores.stripeWebhookSecret = undefined;
-      try {
-        await send(body).expect(404);
-      } finally {
-        stores.stripeWebhookSecret = SECRET;
-      }
     });
   });
 

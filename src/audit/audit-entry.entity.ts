@@ -1,12 +1,9 @@
 import { Check, Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
-import type { ActorType } from '../common/auth/actor';
-import { ACTOR_MAX_LENGTH as AUDIT_ACTOR_MAX_LENGTH, type AuditAction } from '../events/event-types';
+import { ACTOR_MAX_LENGTH as AUDIT_ACTOR_MAX_LENGTH, type ActorType, type AuditAction } from '../common/event-vocabulary';
 
-// Actors are defined in common/ (every feature records one); re-exported here beside the audit actions.
-export { ACTOR_TYPES, type ActorType } from '../common/auth/actor';
-
-// The audit log records every event the recorder is told (docs/webhooks.md, The event spine): its actions are the event types.
-export { EVENT_TYPES as AUDIT_ACTIONS, type AuditAction } from '../events/event-types';
+// The audit log records every event the recorder is told (docs/webhooks.md, The event spine): its actions are the event
+// types. Both come from the neutral vocabulary in common/, never from the spine (docs/architecture.md, The nevers).
+export { ACTOR_TYPES, type ActorType, EVENT_TYPES as AUDIT_ACTIONS, type AuditAction } from '../common/event-vocabulary';
 
 /**
  * Append-only: a database trigger refuses UPDATE and DELETE. Constraint names are the ones the migrations create

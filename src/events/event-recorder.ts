@@ -4,9 +4,9 @@ import { randomBytes } from 'node:crypto';
 import { DataSource, EntityManager } from 'typeorm';
 import type { Actor } from '../common/auth/actor';
 import { raw, runStatement, type Sql, sql } from '../database/statement';
-import { ACTOR_MAX_LENGTH, type EventType, isNotice, isStaffOnly } from './event-types';
+import { ACTOR_MAX_LENGTH, type EventType, isNotice, isStaffOnly } from '../common/event-vocabulary';
 
-export type { EventType } from './event-types';
+export type { EventType } from '../common/event-vocabulary';
 
 /** What happened, told by the use case that made it happen (docs/webhooks.md, The event spine). */
 export interface DomainEvent {

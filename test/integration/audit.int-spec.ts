@@ -5,7 +5,7 @@ import { encodeCursor } from '../../src/common/http/keyset-cursor';
 import { CreateProductDto } from '../../src/products/dto/product.dto';
 import { ProductsService } from '../../src/products/products.service';
 import { ADMIN_ACTOR, createServiceHarness, issueLicense, productId, ServiceHarness } from '../support/service-harness';
-import { ACTOR_MAX_LENGTH as AUDIT_ACTOR_MAX_LENGTH } from '../../src/events/event-types';
+import { ACTOR_MAX_LENGTH as AUDIT_ACTOR_MAX_LENGTH } from '../../src/common/event-vocabulary';
 
 /**
  * The audit log through EventRecorder (writes) and AuditService (reads) on real PostgreSQL (docs/webhooks.md, The event

@@ -67,7 +67,15 @@ module.exports = {
   ],
   events: ['event-spine', 'jobs', 'seat-sweep', 'webhook-secrets', 'webhooks'],
   mail: ['mail', 'mail-instances', 'mail-stores', 'portal'],
-  stores: ['stores', 'stores-lemonsqueezy', 'stores-paddle', 'stores-seller', 'store-event-replayed-at', 'stripe-signature-header'],
+  stores: [
+    'stores',
+    'stores-lemonsqueezy',
+    'stores-paddle',
+    'stores-seller',
+    'stores-signatures',
+    'store-event-replayed-at',
+    'stripe-signature-header',
+  ],
   'admin-api': [
     'admin-tokens',
     'audit',

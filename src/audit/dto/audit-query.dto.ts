@@ -5,7 +5,7 @@ import { EXPORT_FORMATS, type ExportFormat } from '../../common/http/export';
 import { KeysetPageQueryDto, toQueryInteger } from '../../common/http/page-query.dto';
 import { IsIsoTimestamp } from '../../common/validation/iso-timestamp';
 import { MaxChars, MinChars } from '../../common/validation/validators';
-import { ACTOR_MAX_LENGTH } from '../../events/event-types';
+import { ACTOR_MAX_LENGTH } from '../../common/event-vocabulary';
 import { ACTOR_TYPES, AUDIT_ACTIONS, type ActorType, type AuditAction } from '../audit-entry.entity';
 
 /** Text without control characters (line breaks, NUL, escapes): what an actor or a product code never holds. */

@@ -1,9 +1,6 @@
 import { createParamDecorator, ExecutionContext } from '@nestjs/common';
 import type { Request } from 'express';
-
-/** The kinds of actor the audit log records (its actor_type column). */
-export const ACTOR_TYPES = ['admin_api', 'dashboard', 'client', 'system', 'store', 'customer'] as const;
-export type ActorType = (typeof ACTOR_TYPES)[number];
+import type { ActorType } from '../event-vocabulary';
 
 /** Who did something, as the audit log records it. */
 export interface Actor {

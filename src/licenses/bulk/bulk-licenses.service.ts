@@ -1,7 +1,8 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import { type Actor, type ActorType, ALL_PRODUCTS, type ProductScope } from '../../common/auth/actor';
+import { type Actor, ALL_PRODUCTS, type ProductScope } from '../../common/auth/actor';
+import type { ActorType } from '../../common/event-vocabulary';
 import { AppError } from '../../common/errors/app-error';
 import { uniqueViolation } from '../../common/errors/database-errors';
 import { JobsService } from '../../jobs/jobs.service';

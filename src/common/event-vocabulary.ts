@@ -1,4 +1,16 @@
 /**
+ * The event vocabulary (docs/architecture.md, Module boundaries): the words the event spine (src/events/) records and
+ * the audit log (src/audit/) stores. Both import it from here, so the audit log depends on no part of the spine.
+ */
+
+/** The kinds of actor the audit log records (its actor_type column). */
+export const ACTOR_TYPES = ['admin_api', 'dashboard', 'client', 'system', 'store', 'customer'] as const;
+export type ActorType = (typeof ACTOR_TYPES)[number];
+
+/** The audit entry's actor column: longer names are cut to it when recorded. */
+export const ACTOR_MAX_LENGTH = 320;
+
+/**
  * Every kind of event (docs/webhooks.md, Event catalogue): each is an audit entry; all but the staff's own business
  * (sign-ins, staff accounts, notes about customers) are outbox events that webhooks and mail may receive.
  */
@@ -69,6 +81,3 @@ export const isStaffOnly = (type: string) => type.startsWith('auth.') || type.st
 
 /** Every event type a webhook endpoint may receive (and the fan-out's consumers see). */
 export const OUTBOX_EVENT_TYPES: readonly EventType[] = [...EVENT_TYPES.filter((type) => !isStaffOnly(type)), ...NOTICE_EVENTS];
-
-/** The audit entry's actor column: longer names are cut to it when recorded. */
-export const ACTOR_MAX_LENGTH = 320;
