@@ -1,5 +1,5 @@
 import { DataSource } from 'typeorm';
-import { LATEST_REFUSALS_SQL } from '../src/audit/audit.repository';
+import { latestRefusalsStatement } from '../src/audit/audit.repository';
 import { Agent, loggedInAgent, unescape } from './dashboard-helpers';
 import { createLicense, fingerprint } from './support/factories';
 import { createTestApp, TestApp } from './support/test-app';
@@ -202,10 +202,8 @@ describe('dashboard: the support-first licence page', () => {
       );
       await t.sql('ANALYZE audit_entries');
       const ids = Array.from({ length: 25 }, (_, i) => 100000 + i * 7);
-      const [{ 'QUERY PLAN': plan }] = await t.sql<{ 'QUERY PLAN': unknown }>(`EXPLAIN (FORMAT JSON) ${LATEST_REFUSALS_SQL}`, [
-        ids,
-        new Date(Date.now() - 7 * 86_400_000),
-      ]);
+      const refusals = latestRefusalsStatement(ids, new Date(Date.now() - 7 * 86_400_000)).compile();
+      const [{ 'QUERY PLAN': plan }] = await t.sql<{ 'QUERY PLAN': unknown }>(`EXPLAIN (FORMAT JSON) ${refusals.text}`, refusals.values);
       const nodes: { 'Node Type': string; 'Relation Name'?: string; 'Index Name'?: string }[] = [];
       const walk = (node: Record<string, unknown>) => {
         nodes.push(node as (typeof nodes)[number]);
@@ -216,7 +214,7 @@ describe('dashboard: the support-first licence page', () => {
       expect(onAudit.map((n) => n['Node Type'])).not.toContain('Seq Scan');
       // An index scan names its index; a bitmap heap scan's child (the bitmap index scan) does.
       expect(nodes.map((n) => n['Index Name'])).toEqual(expect.arrayContaining(['audit_entries_license_idx']));
-      const rows = await t.sql<{ license_id: number }>(LATEST_REFUSALS_SQL, [ids, new Date(Date.now() - 7 * 86_400_000)]);
+      const rows = await t.sql<{ license_id: number }>(refusals.text, refusals.values);
       expect(rows.map((r) => r.license_id).sort((a, b) => a - b)).toEqual(ids.filter((id) => id % 10 === 0));
     });
   });
