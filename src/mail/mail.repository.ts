@@ -78,6 +78,7 @@ export class MailRepository {
   /** One statement for a batch; the unique dedupe_key makes a repeated fan-out harmless. Returns how many new ones wait to be sent. */
   async insertMany(mails: NewMail[], manager: EntityManager = this.dataSource.manager): Promise<number> {
     if (mails.length === 0) return 0;
+    const column = <T>(pick: (m: NewMail) => T) => mails.map(pick);
     const rows = await runStatement<{ created: number }>(
       manager,
       'mail-insert',
@@ -85,7 +86,10 @@ export class MailRepository {
          INSERT INTO mail_messages (kind, dedupe_key, event_id, license_id, product_id, to_address, to_name, data, status, last_error, next_attempt_at)
          SELECT m.kind, m.dedupe_key, m.event_id, m.license_id, m.product_id, m.to_address, m.to_name, m.data, m.status, m.last_error,
                 CASE WHEN m.status = 'pending' THEN now() END
-         FROM unnest(${mails.map((m) => m.kind)}::varchar[], ${mails.map((m) => m.dedupeKey)}::varchar[], ${mails.map((m) => m.eventId)}::varchar[], ${mails.map((m) => m.licenseId)}::int[], ${mails.map((m) => m.productId)}::int[], ${mails.map((m) => m.toAddress)}::varchar[], ${mails.map((m) => m.toName)}::varchar[], ${mails.map((m) => JSON.stringify(m.data))}::jsonb[], ${mails.map((m) => m.status)}::varchar[], ${mails.map((m) => m.lastError)}::varchar[])
+         FROM unnest(${column((m) => m.kind)}::varchar[], ${column((m) => m.dedupeKey)}::varchar[], ${column((m) => m.eventId)}::varchar[],
+           ${column((m) => m.licenseId)}::int[], ${column((m) => m.productId)}::int[], ${column((m) => m.toAddress)}::varchar[],
+           ${column((m) => m.toName)}::varchar[], ${column((m) => JSON.stringify(m.data))}::jsonb[], ${column((m) => m.status)}::varchar[],
+           ${column((m) => m.lastError)}::varchar[])
            AS m(kind, dedupe_key, event_id, license_id, product_id, to_address, to_name, data, status, last_error)
          ON CONFLICT ON CONSTRAINT mail_messages_dedupe_key_key DO NOTHING RETURNING status
        )
