@@ -73,6 +73,35 @@ export default defineConfig(
     languageOptions: { sourceType: 'commonjs' },
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
+  {
+    // One way to write named SQL (docs/architecture.md, Database style): a statement is built with the `sql` tag and run
+    // with runStatement / runAssembled (src/database/statement.ts), rows typed by the caller. TypeORM's query() with
+    // `$n` text and preparedQuery are the database layer's own (src/database/); a pg client (`client.query`) is a driver seam.
+    files: ['src/**/*.ts'],
+    ignores: [
+      'src/database/**',
+      '**/*.spec.ts',
+      // Not migrated yet, owned by other work in progress (the webhooks' delivery performance, the dashboard).
+      'src/webhooks/webhooks.repository.ts',
+      'src/dashboard/saved-views.repository.ts',
+      // Transaction control only (SAVEPOINT around one store event), no statement of data.
+      'src/stores/store-events.service.ts',
+    ],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "CallExpression[callee.property.name='query']:not([callee.object.name='client'])",
+          message:
+            'Run SQL with runStatement(manager, name, sql`...`) from src/database/statement.ts (docs/architecture.md, Database style).',
+        },
+        {
+          selector: 'ImportDeclaration[source.value=/database\\/prepared-query$/]',
+          message: "preparedQuery is the database layer's own: use runStatement / runAssembled from src/database/statement.ts.",
+        },
+      ],
+    },
+  },
   // common/ is shared by every feature, so it imports none of them (config/ and database/ are infrastructure, not features);
   // a feature plugs into common through a token or callback instead.
   ...['src/common/*.ts', 'src/common/*/*.ts', 'src/common/*/*/*.ts'].map((files, depth) => ({

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { Readable } from 'node:stream';
 import { DataSource, EntityManager } from 'typeorm';
+import { joinSql, param, raw, runAssembled, runStatement, type Sql, sql } from '../database/statement';
 import type { ProductScope } from '../common/auth/actor';
 import type { KeysetPosition } from '../common/http/keyset-cursor';
 import { MatchCount, pagedList } from '../database/paged-list';
@@ -43,9 +44,8 @@ export class AuditRepository {
     after?: KeysetPosition,
     manager: EntityManager = this.dataSource.manager,
   ): Promise<{ entries: AuditEntry[]; next?: KeysetPosition } & MatchCount> {
-    const params: unknown[] = [];
-    const from = auditFrom(filter, params);
-    const page = await pagedList<AuditEntryRow>(manager, { from, params, columns: AUDIT_ENTRY_COLUMNS, alias: 'a', limit, offset, after });
+    const from = auditFrom(filter);
+    const page = await pagedList<AuditEntryRow>(manager, { from, columns: AUDIT_ENTRY_COLUMNS, alias: 'a', limit, offset, after });
     return { entries: page.rows.map(auditEntryFromRow), total: page.total, estimated: page.estimated, next: page.next };
   }
 
@@ -58,20 +58,19 @@ export class AuditRepository {
     since: Date,
     within: { licenseId?: number; productIds?: readonly number[] | null; until?: Date } = {},
   ): Promise<{ day: string; action: string; n: number }[]> {
-    const params: unknown[] = [actions, since];
-    const where: string[] = [];
-    if (within.licenseId !== undefined) where.push(`AND a.license_id = $${params.push(within.licenseId)}`);
-    if (within.until !== undefined) where.push(`AND a.created_at < $${params.push(within.until)}`);
+    const where: Sql[] = [];
+    if (within.licenseId !== undefined) where.push(sql`AND a.license_id = ${within.licenseId}`);
+    if (within.until !== undefined) where.push(sql`AND a.created_at < ${within.until}`);
     // A product's entries are its licences' (the licences module's license_products view, as the list's scope).
     if (within.productIds) {
       where.push(
-        `AND a.license_id IN (SELECT lp.license_id FROM license_products lp WHERE lp.product_id = ANY($${params.push(within.productIds)}::int[]))`,
+        sql`AND a.license_id IN (SELECT lp.license_id FROM license_products lp WHERE lp.product_id = ANY(${within.productIds}::int[]))`,
       );
     }
-    const rows: { day: string; action: string; n: string }[] = await this.dataSource.query(
-      `SELECT to_char(date_trunc('day', a.created_at AT TIME ZONE 'UTC'), 'YYYY-MM-DD') AS day, a.action, count(*) AS n
-       FROM audit_entries a WHERE a.action = ANY($1::text[]) AND a.created_at >= $2 ${where.join(' ')} GROUP BY 1, 2`,
-      params,
+    const rows = await runAssembled<{ day: string; action: string; n: string }>(
+      this.dataSource.manager,
+      sql`SELECT to_char(date_trunc('day', a.created_at AT TIME ZONE 'UTC'), 'YYYY-MM-DD') AS day, a.action, count(*) AS n
+       FROM audit_entries a WHERE a.action = ANY(${actions}::text[]) AND a.created_at >= ${since} ${joinSql(where, ' ')} GROUP BY 1, 2`,
     );
     return rows.map((row) => ({ ...row, n: Number(row.n) }));
   }
@@ -83,14 +82,19 @@ export class AuditRepository {
    */
   async latestRefusals(licenseIds: readonly number[], since: Date): Promise<RefusalRow[]> {
     if (licenseIds.length === 0) return [];
-    return this.dataSource.query(LATEST_REFUSALS_SQL, [[...new Set(licenseIds)], since]);
+    return runStatement<RefusalRow>(
+      this.dataSource.manager,
+      'audit-latest-refusals',
+      latestRefusalsStatement([...new Set(licenseIds)], since),
+    );
   }
 
   /** Every matching entry, newest first, from a server-side cursor (docs/admin-api.md, Exports); opens once the first row is read. */
   streamExport(filter: AuditFilter): Promise<Readable> {
-    const params: unknown[] = [];
-    const text = `SELECT ${AUDIT_ENTRY_COLUMNS} ${auditFrom(filter, params)} ORDER BY a.created_at DESC, a.id DESC`;
-    return openRowStream(this.dataSource, text, params);
+    return openRowStream(
+      this.dataSource,
+      sql`SELECT ${raw(AUDIT_ENTRY_COLUMNS)} ${auditFrom(filter)} ORDER BY a.created_at DESC, a.id DESC`,
+    );
   }
 }
 
@@ -107,47 +111,47 @@ const NOW_CALLED: Partial<Record<AuditAction, AuditAction[]>> = {
 export const actionsFilteredAs = (action: AuditAction): AuditAction[] => [action, ...(NOW_CALLED[action] ?? [])];
 
 /** `FROM ... WHERE ...` of the audit list and export; pushes its parameters onto `params`. */
-function auditFrom(filter: AuditFilter, params: unknown[]): string {
-  const param = (value: unknown) => `$${params.push(value)}`;
-  const where: string[] = [];
+function auditFrom(filter: AuditFilter): Sql {
+  const where: Sql[] = [];
   if (filter.productScope) {
     // By product id, not the stored product_code: a renamed product's code can name another product later
     // (docs/security.md, Review findings (round 3)). Product entries carry details.product_id, licence entries their licence.
     const ids = param(filter.productScope);
     where.push(
-      `(a.license_id IN (SELECT lp.license_id FROM license_products lp WHERE lp.product_id = ANY(${ids}::int[]))` +
-        ` OR (a.license_id IS NULL AND a.details->>'product_id' = ANY(${ids}::int[]::text[])))`,
+      sql`(a.license_id IN (SELECT lp.license_id FROM license_products lp WHERE lp.product_id = ANY(${ids}::int[])) OR (a.license_id IS NULL AND a.details->>'product_id' = ANY(${ids}::int[]::text[])))`,
     );
   }
-  if (filter.licenseId !== undefined) where.push(`a.license_id = ${param(filter.licenseId)}`);
-  if (filter.licenseIds !== undefined) where.push(`a.license_id = ANY(${param(filter.licenseIds)}::int[])`);
-  if (filter.action !== undefined) where.push(`a.action = ANY(${param(actionsFilteredAs(filter.action))}::text[])`);
-  if (filter.actorType !== undefined) where.push(`a.actor_type = ${param(filter.actorType)}`);
-  for (const actor of filter.actors ?? []) where.push(`a.actor = ${param(actor)}`);
+  if (filter.licenseId !== undefined) where.push(sql`a.license_id = ${filter.licenseId}`);
+  if (filter.licenseIds !== undefined) where.push(sql`a.license_id = ANY(${filter.licenseIds}::int[])`);
+  if (filter.action !== undefined) where.push(sql`a.action = ANY(${actionsFilteredAs(filter.action)}::text[])`);
+  if (filter.actorType !== undefined) where.push(sql`a.actor_type = ${filter.actorType}`);
+  for (const actor of filter.actors ?? []) where.push(sql`a.actor = ${actor}`);
   // ILIKE with its wildcards escaped (a username may hold `_`): the same name in any letter case, nothing more.
-  if (filter.actorAnyCase !== undefined) where.push(`a.actor ILIKE ${param(filter.actorAnyCase.replace(/[\\%_]/g, (c) => `\\${c}`))}`);
+  if (filter.actorAnyCase !== undefined) where.push(sql`a.actor ILIKE ${filter.actorAnyCase.replace(/[\\%_]/g, (c) => `\\${c}`)}`);
   if (filter.productCode !== undefined) {
     // The product the code names now, by id as the scope above (docs/licences.md, Audit log): no such product, no entries.
-    const product = `(SELECT pc.id FROM product_catalog pc WHERE pc.code = ${param(filter.productCode)})`;
+    const product = sql`(SELECT pc.id FROM product_catalog pc WHERE pc.code = ${param(filter.productCode)})`;
     where.push(
-      `(a.license_id IN (SELECT lp.license_id FROM license_products lp WHERE lp.product_id = ${product})` +
-        ` OR (a.license_id IS NULL AND a.details->>'product_id' = ${product}::text))`,
+      sql`(a.license_id IN (SELECT lp.license_id FROM license_products lp WHERE lp.product_id = ${product}) OR (a.license_id IS NULL AND a.details->>'product_id' = ${product}::text))`,
     );
   }
-  if (filter.from !== undefined) where.push(`a.created_at >= ${param(filter.from)}::timestamptz`);
-  if (filter.to !== undefined) where.push(`a.created_at <= ${param(filter.to)}::timestamptz`);
+  if (filter.from !== undefined) where.push(sql`a.created_at >= ${filter.from}::timestamptz`);
+  if (filter.to !== undefined) where.push(sql`a.created_at <= ${filter.to}::timestamptz`);
   // Always a WHERE clause (no top-level OR in any part): the keyset condition is ANDed to it.
-  return `FROM audit_entries a WHERE ${where.length ? where.join(' AND ') : 'true'}`;
+  return sql`FROM audit_entries a WHERE ${where.length ? joinSql(where, ' AND ') : raw('true')}`;
 }
 
 const AUDIT_ENTRY_COLUMNS = 'a.id, a.created_at, a.action, a.actor_type, a.actor, a.ip, a.license_id, a.product_code, a.details';
 
-/** Of the licences $1 (int[]), each one's newest refusal at or after $2: see {@link AuditRepository.latestRefusals}. */
-export const LATEST_REFUSALS_SQL = `SELECT l.id AS license_id, r.created_at, r.details
-  FROM unnest($1::int[]) AS l(id)
+/** Of the licences `licenseIds`, each one's newest refusal at or after `since`: see {@link AuditRepository.latestRefusals}. */
+export const latestRefusalsStatement = (
+  licenseIds: readonly number[],
+  since: Date,
+): Sql => sql`SELECT l.id AS license_id, r.created_at, r.details
+  FROM unnest(${licenseIds}::int[]) AS l(id)
   CROSS JOIN LATERAL (
     SELECT a.created_at, a.details FROM audit_entries a
-    WHERE a.license_id = l.id AND a.action = 'license.activation_denied' AND a.created_at >= $2
+    WHERE a.license_id = l.id AND a.action = 'license.activation_denied' AND a.created_at >= ${since}
     ORDER BY a.created_at DESC, a.id DESC LIMIT 1) r`;
 
 /** A licence's newest refusal as {@link AuditRepository.latestRefusals} reads it. */

@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
+import { param, raw, runStatement, type Sql, sql } from '../database/statement';
 import { ALL_PRODUCTS, type ProductScope } from '../common/auth/actor';
-import { preparedQuery } from '../database/prepared-query';
 import { AdminToken } from './admin-token.entity';
 import type { AdminScope } from '../common/auth/scopes';
 
@@ -26,23 +26,21 @@ export class AdminTokensRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
   async findCredentialByHash(tokenHash: string): Promise<TokenCredentialRow | null> {
-    const { rows } = await preparedQuery<TokenCredentialRow>(
+    const rows = await runStatement<TokenCredentialRow>(
       this.dataSource.manager,
       'admin-token-by-hash',
-      `SELECT id, name, scopes, product_ids, expires_at, revoked_at, last_used_at FROM admin_tokens WHERE token_hash = $1`,
-      [tokenHash],
+      sql`SELECT id, name, scopes, product_ids, expires_at, revoked_at, last_used_at FROM admin_tokens WHERE token_hash = ${tokenHash}`,
     );
     return rows[0] ?? null;
   }
 
   /** Conditional, so instances racing on the same token write it at most once per LAST_USED_RESOLUTION_SECONDS. */
   async touchLastUsed(id: number): Promise<void> {
-    await preparedQuery(
+    await runStatement(
       this.dataSource.manager,
       'admin-token-touch',
-      `UPDATE admin_tokens SET last_used_at = now()
-       WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < now() - make_interval(secs => $2))`,
-      [id, LAST_USED_RESOLUTION_SECONDS],
+      sql`UPDATE admin_tokens SET last_used_at = now()
+       WHERE id = ${id} AND (last_used_at IS NULL OR last_used_at < now() - make_interval(secs => ${LAST_USED_RESOLUTION_SECONDS}))`,
     );
   }
 
@@ -50,53 +48,61 @@ export class AdminTokensRepository {
     token: Pick<AdminToken, 'name' | 'tokenHash' | 'scopes' | 'productIds' | 'expiresAt'>,
     manager: EntityManager,
   ): Promise<AdminToken> {
-    const rows = await manager.query<TokenRow[]>(
-      `INSERT INTO admin_tokens AS t (name, token_hash, scopes, product_ids, expires_at) VALUES ($1, $2, $3::text[], $4::int[], $5)
-       RETURNING ${TOKEN_COLUMNS}`,
-      [token.name, token.tokenHash, token.scopes, token.productIds, token.expiresAt],
+    const rows = await runStatement<TokenRow>(
+      manager,
+      'admin-tokens-insert',
+      sql`INSERT INTO admin_tokens AS t (name, token_hash, scopes, product_ids, expires_at) VALUES (${token.name}, ${token.tokenHash}, ${token.scopes}::text[], ${token.productIds}::int[], ${token.expiresAt})
+       RETURNING ${raw(TOKEN_COLUMNS)}`,
     );
     return tokenFromRow(rows[0]);
   }
 
   /** SELECT ... FOR UPDATE; with a product scope, a token whose products are not all within it is not found. */
   async lockById(id: number, manager: EntityManager, products: ProductScope = ALL_PRODUCTS): Promise<AdminToken | null> {
-    const rows = await manager.query<TokenRow[]>(
-      `SELECT ${TOKEN_COLUMNS} FROM admin_tokens t WHERE t.id = $1 AND ${withinScope('$2')} FOR UPDATE`,
-      [id, scopeParam(products)],
+    const rows = await runStatement<TokenRow>(
+      manager,
+      'admin-tokens-lock-by-id',
+      sql`SELECT ${raw(TOKEN_COLUMNS)} FROM admin_tokens t WHERE t.id = ${id} AND ${withinScope(products)} FOR UPDATE`,
     );
     return rows.length ? tokenFromRow(rows[0]) : null;
   }
 
   /** Stamps revoked_at on a locked token; returns it as stored. */
   async markRevoked(id: number, revokedAt: Date, manager: EntityManager): Promise<AdminToken> {
-    const rows = await manager.query<TokenRow[]>(
-      `WITH revoked AS (UPDATE admin_tokens t SET revoked_at = $2 WHERE t.id = $1 RETURNING ${TOKEN_COLUMNS}) SELECT * FROM revoked`,
-      [id, revokedAt],
+    const rows = await runStatement<TokenRow>(
+      manager,
+      'admin-tokens-mark-revoked',
+      sql`WITH revoked AS (UPDATE admin_tokens t SET revoked_at = ${revokedAt} WHERE t.id = ${id} RETURNING ${raw(TOKEN_COLUMNS)}) SELECT * FROM revoked`,
     );
     return tokenFromRow(rows[0]);
   }
 
   /** Newest first; with a product scope only the tokens whose products all lie within it. */
   async listPage(limit: number, offset: number, products: ProductScope = ALL_PRODUCTS): Promise<{ tokens: AdminToken[]; total: number }> {
-    const scope = scopeParam(products);
     const [rows, [{ total }]] = await Promise.all([
-      this.dataSource.query<TokenRow[]>(
-        `SELECT ${TOKEN_COLUMNS} FROM admin_tokens t WHERE ${withinScope('$1')} ORDER BY t.created_at DESC, t.id DESC LIMIT $2 OFFSET $3`,
-        [scope, limit, offset],
+      runStatement<TokenRow>(
+        this.dataSource.manager,
+        'admin-tokens-page',
+        sql`SELECT ${raw(TOKEN_COLUMNS)} FROM admin_tokens t WHERE ${withinScope(products)} ORDER BY t.created_at DESC, t.id DESC LIMIT ${limit} OFFSET ${offset}`,
       ),
-      this.dataSource.query<{ total: number }[]>(`SELECT count(*)::int AS total FROM admin_tokens t WHERE ${withinScope('$1')}`, [scope]),
+      runStatement<{ total: number }>(
+        this.dataSource.manager,
+        'admin-tokens-count',
+        sql`SELECT count(*)::int AS total FROM admin_tokens t WHERE ${withinScope(products)}`,
+      ),
     ]);
     return { tokens: rows.map(tokenFromRow), total };
   }
 }
 
 /**
- * The SQL of productScopeWithin (common/auth/actor.ts) over the parameter `scope` (null: every product): a token for
- * every product is within no limited scope.
+ * The SQL of productScopeWithin (common/auth/actor.ts) for `products` (null: every product): a token for every product
+ * is within no limited scope.
  */
-const withinScope = (scope: string) => `(${scope}::int[] IS NULL OR (t.product_ids IS NOT NULL AND t.product_ids <@ ${scope}::int[]))`;
-
-const scopeParam = (products: ProductScope): number[] | null => (products === null ? null : [...products]);
+function withinScope(products: ProductScope): Sql {
+  const scope = param(products === null ? null : [...products]);
+  return sql`(${scope}::int[] IS NULL OR (t.product_ids IS NOT NULL AND t.product_ids <@ ${scope}::int[]))`;
+}
 
 const TOKEN_COLUMNS = 't.id, t.name, t.token_hash, t.scopes, t.product_ids, t.expires_at, t.created_at, t.last_used_at, t.revoked_at';
 

@@ -1,6 +1,7 @@
 import type { EntityManager } from 'typeorm';
 import type { KeysetPosition } from '../common/http/keyset-cursor';
 import { preparedQuery, statementName } from './prepared-query';
+import type { Sql } from './statement';
 
 /** Lists count their matches exactly up to this many; beyond it they send PostgreSQL's estimate, flagged as such. */
 export const EXACT_COUNT_LIMIT = 1000;
@@ -13,12 +14,8 @@ export interface MatchCount {
 
 /** A newest-first list query: rows of `from` ordered by `<alias>.created_at DESC, <alias>.id DESC`. */
 export interface PageQuery {
-  /**
-   * `FROM ... WHERE ...` (`WHERE true` without filters; no top-level OR), its placeholders $1..$n bound to `params`.
-   * The keyset condition is ANDed to it.
-   */
-  from: string;
-  params: unknown[];
+  /** `FROM ... WHERE ...` (`WHERE true` without filters; no top-level OR), built with the `sql` tag. The keyset condition is ANDed to it. */
+  from: Sql;
   /** The page's select list; must include `<alias>.id` and `<alias>.created_at`. */
   columns: string;
   alias: string;
@@ -50,15 +47,17 @@ export async function pagedList<Row extends { id: unknown }>(
   q: PageQuery,
 ): Promise<{ rows: Row[]; next?: KeysetPosition } & MatchCount> {
   if (q.after && q.order) throw new Error('pagedList: keyset paging is only for the newest-first order');
-  const params = [...q.params, q.limit + 1, q.offset];
-  const n = q.params.length;
+  // The page's parameters follow the filter's: its text is compiled first, with $1..$n.
+  const { text: from, values } = q.from.compile();
+  const params = [...values, q.limit + 1, q.offset];
+  const n = values.length;
   const keyset = q.after
     ? ` AND (${q.alias}.created_at, ${q.alias}.id) < ($${params.push(q.after.createdAt)}::timestamptz, $${params.push(q.after.id)}::bigint)`
     : '';
-  const text = `WITH counted AS (SELECT count(*)::int AS n FROM (SELECT 1 ${q.from} LIMIT ${EXACT_COUNT_LIMIT + 1}) capped)
+  const text = `WITH counted AS (SELECT count(*)::int AS n FROM (SELECT 1 ${from} LIMIT ${EXACT_COUNT_LIMIT + 1}) capped)
        SELECT counted.n AS capped_total, page.* FROM counted LEFT JOIN (
          SELECT ${q.columns}, ${keysetCreatedAt(q.alias)} AS keyset_created_at
-         ${q.from}${keyset} ORDER BY ${q.order?.inner ?? `${q.alias}.created_at DESC, ${q.alias}.id DESC`} LIMIT $${n + 1} OFFSET $${n + 2}
+         ${from}${keyset} ORDER BY ${q.order?.inner ?? `${q.alias}.created_at DESC, ${q.alias}.id DESC`} LIMIT $${n + 1} OFFSET $${n + 2}
        ) page ON true
        ORDER BY ${q.order?.outer ?? 'page.created_at DESC, page.id DESC'}`;
   const { rows: raw } = await preparedQuery<CountedRow<Row>>(manager, statementName(text), text, params);
@@ -68,7 +67,7 @@ export async function pagedList<Row extends { id: unknown }>(
   return {
     rows: rows.slice(0, q.limit),
     ...(last && { next: { createdAt: last.keyset_created_at, id: String(last.id) } }),
-    ...(await matchCount(manager, raw[0].capped_total, q.from, q.params)),
+    ...(await matchCount(manager, raw[0].capped_total, from, values)),
   };
 }
 

@@ -4,6 +4,7 @@ import type { Pool } from 'pg';
 import QueryStream from 'pg-query-stream';
 import type { DataSource } from 'typeorm';
 import { pgPool } from './pg-pool';
+import type { Sql } from './statement';
 
 /** The pg pool behind the app's DataSource, through the one seam (pg-pool.ts); the data source must be initialised. */
 export function poolOf(dataSource: DataSource): Pool {
@@ -18,7 +19,7 @@ const BATCH_ROWS = 500;
 const STALLED_READER_MS = 120_000;
 
 /**
- * The rows of `text` as an object stream read from a server-side cursor, one batch at a time and only as
+ * The rows of `statement` (built with the `sql` tag) as an object stream read from a server-side cursor, one batch at a time and only as
  * fast as the reader takes them (back-pressure). It runs in its own read-only REPEATABLE READ transaction on
  * a pool connection, without the pool's 15 s statement_timeout (an export of a million rows takes longer) but
  * with an idle timeout for a stalled reader. The promise resolves once the first row (or the end) is there,
@@ -26,7 +27,8 @@ const STALLED_READER_MS = 120_000;
  * that hangs up), the connection is released: destroyed when the cursor did not finish, so the server ends
  * the query at once.
  */
-export async function openRowStream(dataSource: DataSource, text: string, values: unknown[]): Promise<Readable> {
+export async function openRowStream(dataSource: DataSource, statement: Sql): Promise<Readable> {
+  const { text, values } = statement.compile();
   const client = await poolOf(dataSource).connect();
   // While checked out the pool does not listen for errors; a dropped connection must not crash the process.
   const ignoreError = () => undefined;

@@ -1,5 +1,5 @@
 import type { EntityManager } from 'typeorm';
-import { preparedQuery } from './prepared-query';
+import { preparedQuery, statementName } from './prepared-query';
 
 /**
  * A value sent as one parameter however often the statement names it: interpolating the same Param twice reuses its
@@ -75,9 +75,26 @@ export function joinSql(fragments: readonly Sql[], separator: string): Sql {
   return new Sql(strings, fragments);
 }
 
-/** Runs a built statement as the named prepared statement `name` (one name per distinct text). */
-export async function runStatement<T extends object>(manager: EntityManager, name: string, statement: Sql): Promise<T[]> {
+/**
+ * Runs a statement built with the `sql` tag as the named prepared statement `name` and returns its rows, typed by the
+ * caller's row type: the one way a repository runs SQL (docs/architecture.md, Database style). `name` identifies the
+ * statement's text: one name per distinct text, never reused for another; a statement whose text depends on its
+ * filters goes through runAssembled. Inside a transaction (a manager from DataSource.transaction) it runs on the
+ * transaction's connection, otherwise on the pool. Every statement, INSERT, UPDATE and DELETE too, returns its rows
+ * (RETURNING), never TypeORM's `[rows, count]` pair.
+ */
+export async function runStatement<Row extends object = never>(manager: EntityManager, name: string, statement: Sql): Promise<Row[]> {
   const { text, values } = statement.compile();
-  const { rows } = await preparedQuery<T>(manager, name, text, values);
+  const { rows } = await preparedQuery<Row>(manager, name, text, values);
+  return rows;
+}
+
+/**
+ * runStatement for a statement assembled from filters (its text depends on which are given): it is named after its
+ * text, so each combination is planned once per connection.
+ */
+export async function runAssembled<Row extends object>(manager: EntityManager, statement: Sql): Promise<Row[]> {
+  const { text, values } = statement.compile();
+  const { rows } = await preparedQuery<Row>(manager, statementName(text), text, values);
   return rows;
 }

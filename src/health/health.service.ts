@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type Redis from 'ioredis';
 import { DataSource } from 'typeorm';
 import { REDIS_CLIENT } from '../common/redis/redis.module';
+import { runStatement, sql } from '../database/statement';
 
 const PING_TIMEOUT_MS = 2000;
 
@@ -23,7 +24,7 @@ export class HealthService {
 
   async check(): Promise<HealthReport> {
     const [databaseUp, redisUp] = await Promise.all([
-      withTimeout(this.dataSource.query('SELECT 1')),
+      withTimeout(runStatement(this.dataSource.manager, 'health-ping', sql`SELECT 1`)),
       this.redis ? withTimeout(this.redis.ping()) : Promise.resolve(undefined),
     ]);
     const report: HealthReport = {

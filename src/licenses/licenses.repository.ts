@@ -5,77 +5,39 @@ import { DataSource, EntityManager } from 'typeorm';
 import { ALL_PRODUCTS, type ProductScope } from '../common/auth/actor';
 import type { KeysetPosition } from '../common/http/keyset-cursor';
 import { MatchCount, pagedList } from '../database/paged-list';
-import { preparedQuery } from '../database/prepared-query';
-import { runStatement, sql } from '../database/statement';
 import { openRowStream } from '../database/row-stream';
+import { param, raw, runAssembled, runStatement, type Sql, sql } from '../database/statement';
 import type { LicenseListRow } from './dto/license.dto';
-import { Product } from '../products/product.entity';
 import { License } from './license.entity';
 import type { ExpiryKind } from './license-expiry-notice.entity';
-import { LicenseStatus, licenseStatusConditionSql, licenseStatusSql } from './license-status';
-import type { LicenseType } from './license-type';
-import type { PolicyOverrides } from '../common/seat-policy/license-policy';
+import {
+  escapeLike,
+  type LicenseListFilter,
+  licenseListFrom,
+  type LicensePageOptions,
+  type LicenseSort,
+  SORT_SQL,
+} from './license-list-query';
+import {
+  LICENSE_COLUMNS,
+  LICENSE_WITH_PRODUCT,
+  type LicenseListDbRow,
+  licenseFromRow,
+  licenseListRowFromRow,
+  licenseOnlyFromRow,
+  type LicenseRow,
+  type LicenseWithProductRow,
+} from './license-rows';
+import { licenseStatusSql } from './license-status';
 
-/**
- * Filters of the licence list, combined with AND. `search` is a literal substring, case- and
- * accent-insensitive, of the customer name, e-mail, PIB and the key with or without dashes.
- */
-export interface LicenseListFilter {
-  productCode?: string;
-  /** The credential's products (null: all), ANDed with productCode. */
-  productScope?: ProductScope;
-  status?: LicenseStatus;
-  licenseType?: LicenseType;
-  search?: string;
-  /** The staff search: `search` also matches a machine's hostname (substring) or fingerprint (prefix), current or past. */
-  searchMachines?: boolean;
-  /** One customer's licences: exact e-mail (case-insensitive) or PIB. */
-  customerEmail?: string;
-  customerPib?: string;
-  /** Usable licences whose expiry falls within the next N days. */
-  expiringWithinDays?: number;
-  /** Licences a store made (docs/stores.md), and the one of a store subscription. */
-  storeName?: string;
-  storeSubscriptionId?: string;
-  /** Self-service trials started from this IP address. */
-  trialIp?: string;
-  /** Only these licences. */
-  licenseIds?: readonly number[];
-}
+// The list's filters and sorts live with their SQL (license-list-query.ts); callers keep importing them from here.
+export { LICENSE_SORTS, type LicenseListFilter, type LicensePageOptions, type LicenseSort } from './license-list-query';
 
-export const LICENSE_SORTS = ['created_at', 'expires_at', 'customer_name', 'license_key', 'product', 'license_type', 'status'] as const;
-export type LicenseSort = (typeof LICENSE_SORTS)[number];
-
-/** Page options beyond limit/offset: the order (default newest first), the seat counts of each row, the keyset position. */
-export interface LicensePageOptions {
-  sort?: LicenseSort;
-  direction?: 'asc' | 'desc';
-  withSeats?: boolean;
-  /** Only the rows after this position (newest-first order only). */
-  after?: KeysetPosition;
-}
-
-const SORT_SQL: Record<LicenseSort, string> = {
-  created_at: 'l.created_at',
-  expires_at: 'l.expires_at',
-  customer_name: 'lower(l.customer_name)',
-  license_key: 'l.license_key',
-  product: 'p.code',
-  license_type: 'l.license_type',
-  status: licenseStatusSql('l'),
+/** The product scope of a credential: every product (null), else only the licences of these product ids. */
+const inProductScope = (products: ProductScope): Sql => {
+  const ids = param(products);
+  return sql`(${ids}::int[] IS NULL OR l.product_id = ANY(${ids}::int[]))`;
 };
-
-/** A fingerprint prefix as typed (with or without `sha256:`, any case), or undefined when the text cannot be one. */
-export function fingerprintPrefix(text: string): string | undefined {
-  const m = /^(?:sha256:)?([0-9a-f]{6,64})$/i.exec(text.trim());
-  return m ? `sha256:${m[1].toLowerCase()}` : undefined;
-}
-
-/** `$2` is the product scope: null for every product, else the product ids the credential may see. */
-const IN_PRODUCT_SCOPE = '($2::int[] IS NULL OR l.product_id = ANY($2::int[]))';
-
-/** LIKE treats % _ and \ as special: escape them so the search is literal. */
-export const escapeLike = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
 
 /**
  * Narrow, named queries on licences; every method takes the caller's transaction when it has one. Style: named SQL
@@ -118,24 +80,23 @@ export class LicensesRepository {
 
   /** With a product scope, another product's licence is not found (the scope is part of the query). */
   getById(id: number, manager?: EntityManager, products: ProductScope = ALL_PRODUCTS): Promise<License | null> {
-    return this.oneWithProduct('license-by-id-in-scope', `l.id = $1 AND ${IN_PRODUCT_SCOPE}`, [id, products], manager);
+    return this.oneWithProduct('license-by-id-in-scope', sql`l.id = ${id} AND ${inProductScope(products)}`, manager);
   }
 
   getByKey(licenseKey: string, manager?: EntityManager): Promise<License | null> {
-    return this.oneWithProduct('license-by-key', 'l.license_key = $1', [licenseKey], manager);
+    return this.oneWithProduct('license-by-key', sql`l.license_key = ${licenseKey}`, manager);
   }
 
   /** SELECT ... FOR UPDATE on the licence row (the product row, joined in, is not locked). */
   lockById(id: number, manager: EntityManager, products: ProductScope = ALL_PRODUCTS): Promise<License | null> {
-    return this.oneWithProduct('license-lock-by-id-in-scope', `l.id = $1 AND ${IN_PRODUCT_SCOPE} FOR UPDATE OF l`, [id, products], manager);
+    return this.oneWithProduct('license-lock-by-id-in-scope', sql`l.id = ${id} AND ${inProductScope(products)} FOR UPDATE OF l`, manager);
   }
 
   /** The licence a store subscription made, locked (docs/stores.md). */
   lockByStoreSubscription(store: string, subscriptionId: string, manager: EntityManager): Promise<License | null> {
     return this.oneWithProduct(
       'license-lock-by-store-subscription',
-      'l.store_name = $1 AND l.store_subscription_id = $2 FOR UPDATE OF l',
-      [store, subscriptionId],
+      sql`l.store_name = ${store} AND l.store_subscription_id = ${subscriptionId} FOR UPDATE OF l`,
       manager,
     );
   }
@@ -144,80 +105,50 @@ export class LicensesRepository {
   lockByStoreOrder(store: string, orderId: string, manager: EntityManager): Promise<License | null> {
     return this.oneWithProduct(
       'license-lock-by-store-order',
-      'l.store_name = $1 AND l.store_order_id = $2 ORDER BY l.id LIMIT 1 FOR UPDATE OF l',
-      [store, orderId],
+      sql`l.store_name = ${store} AND l.store_order_id = ${orderId} ORDER BY l.id LIMIT 1 FOR UPDATE OF l`,
       manager,
     );
   }
 
   /** Serialises every seat change of one licence: the basis of race-free seat counting. */
   lockByKey(licenseKey: string, manager: EntityManager): Promise<License | null> {
-    return this.oneWithProduct('license-lock-by-key', 'l.license_key = $1 FOR UPDATE OF l', [licenseKey], manager);
+    return this.oneWithProduct('license-lock-by-key', sql`l.license_key = ${licenseKey} FOR UPDATE OF l`, manager);
   }
 
-  /** A new licence (flags and revocation at their defaults); the returned licence has no product joined in. */
-  /** Inserts a new licence; null when its key is taken already (the caller draws another: LicenseCreation). */
+  /**
+   * Inserts a new licence (flags and revocation at their defaults); null when its key is taken already (the caller draws
+   * another: LicenseCreation). The returned licence has no product joined in.
+   */
   async insert(license: NewLicense, manager: EntityManager): Promise<License | null> {
-    const { rows } = await preparedQuery<LicenseRow>(
+    const l = license;
+    const createdAt = param(l.createdAt);
+    const rows = await runStatement<LicenseRow>(
       manager,
       'license-insert',
-      `INSERT INTO licenses (product_id, license_key, license_type, customer_name, customer_email, customer_pib, limits, features,
+      sql`INSERT INTO licenses (product_id, license_key, license_type, customer_name, customer_email, customer_pib, limits, features,
          policy, grace_days, notes, expires_at, created_at, updated_at, converted_from, store_name, store_customer_id, store_subscription_id, store_order_id)
-       VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8::jsonb, $9::jsonb, $10, $11, $12, $13, $13, $14, $15, $16, $17, $18)
+       VALUES (${l.productId}, ${l.licenseKey}, ${l.licenseType}, ${l.customerName}, ${l.customerEmail}, ${l.customerPib},
+         ${JSON.stringify(l.limits)}::jsonb, ${JSON.stringify(l.features)}::jsonb, ${JSON.stringify(l.policy)}::jsonb, ${l.graceDays},
+         ${l.notes}, ${l.expiresAt}, ${createdAt}, ${createdAt}, ${l.convertedFrom ?? null}, ${l.storeName ?? null},
+         ${l.storeCustomerId ?? null}, ${l.storeSubscriptionId ?? null}, ${l.storeOrderId ?? null})
        ON CONFLICT (license_key) DO NOTHING
-       RETURNING ${LICENSE_COLUMNS}`,
-      [
-        license.productId,
-        license.licenseKey,
-        license.licenseType,
-        license.customerName,
-        license.customerEmail,
-        license.customerPib,
-        JSON.stringify(license.limits),
-        JSON.stringify(license.features),
-        JSON.stringify(license.policy),
-        license.graceDays,
-        license.notes,
-        license.expiresAt,
-        license.createdAt,
-        license.convertedFrom ?? null,
-        license.storeName ?? null,
-        license.storeCustomerId ?? null,
-        license.storeSubscriptionId ?? null,
-        license.storeOrderId ?? null,
-      ],
+       RETURNING ${raw(LICENSE_COLUMNS)}`,
     );
     return rows.length ? licenseOnlyFromRow(rows[0]) : null;
   }
 
   /** Writes every changeable column of a locked licence and stamps updated_at; returns it as stored, its product kept. */
   async save(license: License, manager: EntityManager): Promise<License> {
-    const { rows } = await preparedQuery<LicenseRow>(
+    const l = license;
+    const rows = await runStatement<LicenseRow>(
       manager,
       'license-update',
-      `UPDATE licenses SET license_type = $2, customer_name = $3, customer_email = $4, customer_pib = $5, limits = $6::jsonb,
-         features = $7::jsonb, policy = $8::jsonb, grace_days = $9, notes = $10, expires_at = $11, active = $12, revoked = $13,
-         revoked_at = $14, revoke_reason = $15, store_subscription_ended_at = $16, store_subscription_id = $17, updated_at = now()
-       WHERE id = $1 RETURNING ${LICENSE_COLUMNS}`,
-      [
-        license.id,
-        license.licenseType,
-        license.customerName,
-        license.customerEmail,
-        license.customerPib,
-        JSON.stringify(license.limits),
-        JSON.stringify(license.features),
-        JSON.stringify(license.policy),
-        license.graceDays,
-        license.notes,
-        license.expiresAt,
-        license.active,
-        license.revoked,
-        license.revokedAt,
-        license.revokeReason,
-        license.storeSubscriptionEndedAt ?? null,
-        license.storeSubscriptionId ?? null,
-      ],
+      sql`UPDATE licenses SET license_type = ${l.licenseType}, customer_name = ${l.customerName}, customer_email = ${l.customerEmail},
+         customer_pib = ${l.customerPib}, limits = ${JSON.stringify(l.limits)}::jsonb, features = ${JSON.stringify(l.features)}::jsonb,
+         policy = ${JSON.stringify(l.policy)}::jsonb, grace_days = ${l.graceDays}, notes = ${l.notes}, expires_at = ${l.expiresAt},
+         active = ${l.active}, revoked = ${l.revoked}, revoked_at = ${l.revokedAt}, revoke_reason = ${l.revokeReason},
+         store_subscription_ended_at = ${l.storeSubscriptionEndedAt ?? null}, store_subscription_id = ${l.storeSubscriptionId ?? null}, updated_at = now()
+       WHERE id = ${l.id} RETURNING ${raw(LICENSE_COLUMNS)}`,
     );
     return Object.assign(licenseOnlyFromRow(rows[0]), { product: license.product });
   }
@@ -234,8 +165,7 @@ export class LicensesRepository {
     options: LicensePageOptions = {},
     manager = this.dataSource.manager,
   ): Promise<{ rows: LicenseListRow[]; next?: KeysetPosition } & MatchCount> {
-    const params: unknown[] = [];
-    const from = licenseListFrom(filter, params);
+    const from = licenseListFrom(filter);
     const dir = options.direction === 'asc' ? 'ASC' : 'DESC';
     const order = options.sort && options.sort !== 'created_at' ? `${SORT_SQL[options.sort]} ${dir} NULLS LAST, ` : '';
     const createdDir = options.sort === 'created_at' ? dir : 'DESC';
@@ -250,7 +180,6 @@ export class LicensesRepository {
     const newestFirst = !order && createdDir === 'DESC';
     const page = await pagedList<LicenseListDbRow & { seats_used?: number; seat_limit?: number; customer_pib?: string | null }>(manager, {
       from,
-      params,
       columns,
       alias: 'l',
       limit,
@@ -273,9 +202,10 @@ export class LicensesRepository {
   /** Key and customer of each of the licences (for lists of other things that name licences, like the audit log). */
   async summaries(ids: number[]): Promise<{ id: number; licenseKey: string; customerName: string; customerEmail: string | null }[]> {
     if (ids.length === 0) return [];
-    const rows: { id: number; license_key: string; customer_name: string; customer_email: string | null }[] = await this.dataSource.query(
-      'SELECT id, license_key, customer_name, customer_email FROM licenses WHERE id = ANY($1::int[])',
-      [ids],
+    const rows = await runStatement<{ id: number; license_key: string; customer_name: string; customer_email: string | null }>(
+      this.dataSource.manager,
+      'licenses-summaries',
+      sql`SELECT id, license_key, customer_name, customer_email FROM licenses WHERE id = ANY(${ids}::int[])`,
     );
     return rows.map((r) => ({ id: r.id, licenseKey: r.license_key, customerName: r.customer_name, customerEmail: r.customer_email }));
   }
@@ -285,39 +215,44 @@ export class LicensesRepository {
    * at most `limit`; narrowed through the trigram-indexed search_text first (docs/portal.md, Isolation).
    */
   async listByCustomerEmail(email: string, limit: number, manager = this.dataSource.manager): Promise<License[]> {
-    const rows: LicenseWithProductRow[] = await manager.query(
-      `${LICENSE_WITH_PRODUCT} WHERE l.search_text LIKE '%' || license_search_fold($1) || '%' AND lower(btrim(l.customer_email)) = $2
-       ORDER BY l.created_at DESC, l.id DESC LIMIT $3`,
-      [escapeLike(email), email, limit],
+    const rows = await runStatement<LicenseWithProductRow>(
+      manager,
+      'licenses-list-by-customer-email',
+      sql`${raw(LICENSE_WITH_PRODUCT)} WHERE l.search_text LIKE '%' || license_search_fold(${escapeLike(email)}) || '%' AND lower(btrim(l.customer_email)) = ${email}
+       ORDER BY l.created_at DESC, l.id DESC LIMIT ${limit}`,
     );
     return rows.map(licenseFromRow);
   }
 
   /** Ids of the licences whose customer name or e-mail contains `text` (folded), at most `limit`. */
   async idsOfCustomer(text: string, limit: number): Promise<number[]> {
-    const rows: { id: number }[] = await this.dataSource.query(
-      `SELECT l.id FROM licenses l WHERE l.search_text LIKE '%' || license_search_fold($1) || '%'
-         AND license_search_fold(l.customer_name || ' ' || coalesce(l.customer_email, '')) LIKE '%' || license_search_fold($1) || '%'
-       ORDER BY l.id DESC LIMIT $2`,
-      [escapeLike(text), limit],
+    const needle = param(escapeLike(text));
+    const rows = await runStatement<{ id: number }>(
+      this.dataSource.manager,
+      'licenses-ids-of-customer',
+      sql`SELECT l.id FROM licenses l WHERE l.search_text LIKE '%' || license_search_fold(${needle}) || '%'
+         AND license_search_fold(l.customer_name || ' ' || coalesce(l.customer_email, '')) LIKE '%' || license_search_fold(${needle}) || '%'
+       ORDER BY l.id DESC LIMIT ${limit}`,
     );
     return rows.map((r) => r.id);
   }
 
   /** The ids among `ids` of licences that exist within `products`, in id order. */
   async existingIds(ids: readonly number[], products: ProductScope = ALL_PRODUCTS): Promise<number[]> {
-    const rows: { id: number }[] = await this.dataSource.query(
-      `SELECT l.id FROM licenses l WHERE l.id = ANY($1::int[]) AND ${IN_PRODUCT_SCOPE} ORDER BY l.id`,
-      [ids, products],
+    const rows = await runStatement<{ id: number }>(
+      this.dataSource.manager,
+      'licenses-existing-ids',
+      sql`SELECT l.id FROM licenses l WHERE l.id = ANY(${ids}::int[]) AND ${inProductScope(products)} ORDER BY l.id`,
     );
     return rows.map((r) => r.id);
   }
 
   /** The ids of the licences matching the list's filters, in id order, at most `limit` (docs/dashboard.md, Bulk actions). */
   async matchingIds(filter: LicenseListFilter, limit: number): Promise<number[]> {
-    const params: unknown[] = [];
-    const from = licenseListFrom(filter, params);
-    const rows: { id: number }[] = await this.dataSource.query(`SELECT l.id ${from} ORDER BY l.id LIMIT $${params.push(limit)}`, params);
+    const rows = await runAssembled<{ id: number }>(
+      this.dataSource.manager,
+      sql`SELECT l.id ${licenseListFrom(filter)} ORDER BY l.id LIMIT ${limit}`,
+    );
     return rows.map((r) => r.id);
   }
 
@@ -326,78 +261,22 @@ export class LicensesRepository {
    * the query has produced its first row (or none), so a failure before then is an ordinary error.
    */
   streamExport(filter: LicenseListFilter): Promise<Readable> {
-    const params: unknown[] = [];
-    const from = licenseListFrom(filter, params);
-    const text = `SELECT l.id, p.code AS product_code, l.license_key, l.license_type, ${licenseStatusSql('l')} AS status,
+    const statement = sql`SELECT l.id, p.code AS product_code, l.license_key, l.license_type, ${raw(licenseStatusSql('l'))} AS status,
         l.customer_name, l.customer_email, l.customer_pib, l.features, l.limits, l.grace_days, l.expires_at, l.active,
         l.revoked_at, l.revoke_reason, l.notes, l.created_at, l.updated_at, l.store_name, l.store_customer_id,
         l.store_subscription_id, l.store_order_id
-      ${from} ORDER BY l.created_at DESC, l.id DESC`;
-    return openRowStream(this.dataSource, text, params);
+      ${licenseListFrom(filter)} ORDER BY l.created_at DESC, l.id DESC`;
+    return openRowStream(this.dataSource, statement);
   }
 
   /**
    * The licence and its product in one round trip, as a prepared statement, mapped by hand: the client API
    * reads them on every call, and the ORM's relation loading cost a second (DISTINCT) query and most of the CPU.
    */
-  private async oneWithProduct(
-    name: string,
-    condition: string,
-    params: unknown[],
-    manager = this.dataSource.manager,
-  ): Promise<License | null> {
-    const { rows } = await preparedQuery<LicenseWithProductRow>(manager, name, `${LICENSE_WITH_PRODUCT} WHERE ${condition}`, params);
+  private async oneWithProduct(name: string, condition: Sql, manager = this.dataSource.manager): Promise<License | null> {
+    const rows = await runStatement<LicenseWithProductRow>(manager, name, sql`${raw(LICENSE_WITH_PRODUCT)} WHERE ${condition}`);
     return rows.length ? licenseFromRow(rows[0]) : null;
   }
-}
-
-/**
- * The search condition: the folded needle as a substring of search_text (trigram-indexed); for the staff
- * search also licences with a machine of that hostname or fingerprint prefix, as a UNION of index scans.
- */
-function searchCondition(search: string, machines: boolean, param: (value: unknown) => string): string {
-  const needle = `'%' || license_search_fold(${param(escapeLike(search))}) || '%'`;
-  if (!machines) return `l.search_text LIKE ${needle}`;
-  const fingerprint = fingerprintPrefix(search);
-  const byFingerprint = fingerprint
-    ? `UNION SELECT a.license_id FROM activations a WHERE a.machine_fingerprint LIKE ${param(fingerprint + '%')}`
-    : '';
-  return `l.id IN (SELECT s.id FROM licenses s WHERE s.search_text LIKE ${needle}
-    UNION SELECT a.license_id FROM activations a WHERE lower(a.hostname) LIKE '%' || lower(${param(escapeLike(search))}) || '%'
-    ${byFingerprint})`;
-}
-
-/** `FROM ... WHERE ...` of the licence list and export; pushes its parameters onto `params`. */
-function licenseListFrom(filter: LicenseListFilter, params: unknown[]): string {
-  const param = (value: unknown) => `$${params.push(value)}`;
-  const where: string[] = [];
-  if (filter.productScope) where.push(`l.product_id = ANY(${param(filter.productScope)}::int[])`);
-  if (filter.productCode !== undefined) where.push(`p.code = ${param(filter.productCode)}`);
-  if (filter.licenseType !== undefined) where.push(`l.license_type = ${param(filter.licenseType)}`);
-  if (filter.status !== undefined) where.push(licenseStatusConditionSql('l', filter.status));
-  if (filter.search !== undefined) where.push(searchCondition(filter.search, filter.searchMachines === true, param));
-  // Exact customer matches, narrowed through the trigram-indexed search_text first.
-  if (filter.customerEmail !== undefined) {
-    const email = param(filter.customerEmail);
-    where.push(`l.search_text LIKE '%' || license_search_fold(${email}) || '%' AND lower(l.customer_email) = lower(${email})`);
-  }
-  if (filter.customerPib !== undefined) {
-    const pib = param(filter.customerPib);
-    where.push(`l.search_text LIKE '%' || ${pib} || '%' AND l.customer_pib = ${pib}`);
-  }
-  if (filter.expiringWithinDays !== undefined) {
-    where.push(
-      `NOT l.revoked AND l.active AND l.expires_at > now() AND l.expires_at <= now() + make_interval(hours => 24 * ${param(filter.expiringWithinDays)}::int)`,
-    );
-  }
-  if (filter.storeName !== undefined) where.push(`l.store_name = ${param(filter.storeName)}`);
-  if (filter.storeSubscriptionId !== undefined) where.push(`l.store_subscription_id = ${param(filter.storeSubscriptionId)}`);
-  if (filter.trialIp !== undefined) {
-    where.push(`EXISTS (SELECT 1 FROM trials tr WHERE tr.license_id = l.id AND tr.ip = ${param(filter.trialIp)})`);
-  }
-  if (filter.licenseIds !== undefined) where.push(`l.id = ANY(${param(filter.licenseIds)}::int[])`);
-  // Always a WHERE clause (no top-level OR in any part): the keyset condition is ANDed to it.
-  return `FROM licenses l JOIN product_catalog p ON p.id = l.product_id WHERE ${where.length ? where.join(' AND ') : 'true'}`;
 }
 
 /** What a new licence is given; the rest takes the column defaults. */
@@ -418,143 +297,3 @@ export type NewLicense = Pick<
   | 'createdAt'
 > &
   Partial<Pick<License, 'convertedFrom' | 'storeName' | 'storeCustomerId' | 'storeSubscriptionId' | 'storeOrderId'>>;
-
-/** Every licences column the application reads (search_text is the trigger's). */
-const LICENSE_COLUMNS = `id, product_id, license_key, license_type, customer_name, customer_email, customer_pib, limits, features, policy,
-  grace_days, notes, expires_at, active, revoked, revoked_at, revoke_reason, created_at, updated_at, converted_from, store_name,
-  store_customer_id, store_subscription_id, store_order_id, store_subscription_ended_at`;
-
-const LICENSE_WITH_PRODUCT = `SELECT l.id, l.product_id, l.license_key, l.license_type, l.customer_name, l.customer_email, l.customer_pib,
-    l.limits, l.features, l.policy, l.grace_days, l.notes, l.expires_at, l.active, l.revoked, l.revoked_at, l.revoke_reason,
-    l.created_at, l.updated_at, l.converted_from, l.store_name, l.store_customer_id, l.store_subscription_id, l.store_order_id,
-    l.store_subscription_ended_at, p.code AS p_code, p.name AS p_name, p.key_prefix AS p_key_prefix,
-    p.default_limits AS p_default_limits, p.default_policy AS p_default_policy, p.available_features AS p_available_features, p.active AS p_active,
-    p.created_at AS p_created_at, p.updated_at AS p_updated_at
-  FROM licenses l JOIN product_catalog p ON p.id = l.product_id`;
-
-/** A licenses row as pg returns it (timestamptz as Date, jsonb parsed); search_text is never read. */
-export interface LicenseRow {
-  id: number;
-  product_id: number;
-  license_key: string;
-  license_type: LicenseType;
-  customer_name: string;
-  customer_email: string | null;
-  customer_pib: string | null;
-  limits: Record<string, number>;
-  features: string[];
-  grace_days: number;
-  notes: string | null;
-  expires_at: Date | null;
-  active: boolean;
-  revoked: boolean;
-  revoked_at: Date | null;
-  revoke_reason: string | null;
-  policy: PolicyOverrides;
-  created_at: Date;
-  updated_at: Date;
-  converted_from: number | null;
-  store_name?: string | null;
-  store_customer_id?: string | null;
-  store_subscription_id?: string | null;
-  store_order_id?: string | null;
-  store_subscription_ended_at?: Date | null;
-}
-
-/** A products row as pg returns it. */
-export interface ProductRow {
-  id: number;
-  code: string;
-  name: string;
-  key_prefix: string;
-  default_limits: Record<string, number>;
-  available_features: string[];
-  default_policy: PolicyOverrides;
-  active: boolean;
-  created_at: Date;
-  updated_at: Date;
-}
-
-/** The licence's product, joined in with a `p_` prefix (its id is the licence's product_id). */
-interface JoinedProductColumns {
-  p_code: string;
-  p_name: string;
-  p_key_prefix: string;
-  p_default_limits: Record<string, number>;
-  p_available_features: string[];
-  p_default_policy: PolicyOverrides;
-  p_active: boolean;
-  p_created_at: Date;
-  p_updated_at: Date;
-}
-
-type LicenseWithProductRow = LicenseRow & JoinedProductColumns;
-
-/** A list row: some licence columns, the product's code and the status computed in SQL. */
-type LicenseListDbRow = Pick<
-  LicenseRow,
-  'id' | 'license_key' | 'license_type' | 'customer_name' | 'customer_email' | 'expires_at' | 'active' | 'revoked' | 'created_at'
-> & { product_code: string; status: LicenseStatus };
-
-function licenseListRowFromRow(r: LicenseListDbRow): LicenseListRow {
-  return {
-    id: r.id,
-    productCode: r.product_code,
-    licenseKey: r.license_key,
-    licenseType: r.license_type,
-    customerName: r.customer_name,
-    customerEmail: r.customer_email,
-    expiresAt: r.expires_at,
-    active: r.active,
-    revoked: r.revoked,
-    status: r.status,
-    createdAt: r.created_at,
-  };
-}
-
-export function licenseFromRow(r: LicenseWithProductRow): License {
-  const product = Object.assign(new Product(), {
-    id: r.product_id,
-    code: r.p_code,
-    name: r.p_name,
-    keyPrefix: r.p_key_prefix,
-    defaultLimits: r.p_default_limits,
-    defaultPolicy: r.p_default_policy,
-    availableFeatures: r.p_available_features,
-    active: r.p_active,
-    createdAt: r.p_created_at,
-    updatedAt: r.p_updated_at,
-  });
-  return Object.assign(licenseOnlyFromRow(r), { product });
-}
-
-/** A licences row as a License, without its product. */
-function licenseOnlyFromRow(r: LicenseRow): License {
-  return Object.assign(new License(), {
-    id: r.id,
-    productId: r.product_id,
-    licenseKey: r.license_key,
-    licenseType: r.license_type,
-    customerName: r.customer_name,
-    customerEmail: r.customer_email,
-    customerPib: r.customer_pib,
-    limits: r.limits,
-    features: r.features,
-    policy: r.policy,
-    graceDays: r.grace_days,
-    notes: r.notes,
-    expiresAt: r.expires_at,
-    active: r.active,
-    revoked: r.revoked,
-    revokedAt: r.revoked_at,
-    revokeReason: r.revoke_reason,
-    createdAt: r.created_at,
-    updatedAt: r.updated_at,
-    convertedFrom: r.converted_from ?? null,
-    storeName: r.store_name ?? null,
-    storeCustomerId: r.store_customer_id ?? null,
-    storeSubscriptionId: r.store_subscription_id ?? null,
-    storeOrderId: r.store_order_id ?? null,
-    storeSubscriptionEndedAt: r.store_subscription_ended_at ?? null,
-  });
-}

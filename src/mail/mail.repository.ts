@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
+import { param, raw, runStatement, sql } from '../database/statement';
 import type { MailKind } from '../config/app-config';
-import { preparedQuery } from '../database/prepared-query';
 import type { NewMail } from './mail-derivation';
 import type { MailStatus } from './mail.entities';
 
@@ -78,30 +78,22 @@ export class MailRepository {
   /** One statement for a batch; the unique dedupe_key makes a repeated fan-out harmless. Returns how many new ones wait to be sent. */
   async insertMany(mails: NewMail[], manager: EntityManager = this.dataSource.manager): Promise<number> {
     if (mails.length === 0) return 0;
-    const { rows } = await preparedQuery<{ created: number }>(
+    const column = <T>(pick: (m: NewMail) => T) => mails.map(pick);
+    const rows = await runStatement<{ created: number }>(
       manager,
       'mail-insert',
-      `WITH created AS (
+      sql`WITH created AS (
          INSERT INTO mail_messages (kind, dedupe_key, event_id, license_id, product_id, to_address, to_name, data, status, last_error, next_attempt_at)
          SELECT m.kind, m.dedupe_key, m.event_id, m.license_id, m.product_id, m.to_address, m.to_name, m.data, m.status, m.last_error,
                 CASE WHEN m.status = 'pending' THEN now() END
-         FROM unnest($1::varchar[], $2::varchar[], $3::varchar[], $4::int[], $5::int[], $6::varchar[], $7::varchar[], $8::jsonb[], $9::varchar[], $10::varchar[])
+         FROM unnest(${column((m) => m.kind)}::varchar[], ${column((m) => m.dedupeKey)}::varchar[], ${column((m) => m.eventId)}::varchar[],
+           ${column((m) => m.licenseId)}::int[], ${column((m) => m.productId)}::int[], ${column((m) => m.toAddress)}::varchar[],
+           ${column((m) => m.toName)}::varchar[], ${column((m) => JSON.stringify(m.data))}::jsonb[], ${column((m) => m.status)}::varchar[],
+           ${column((m) => m.lastError)}::varchar[])
            AS m(kind, dedupe_key, event_id, license_id, product_id, to_address, to_name, data, status, last_error)
          ON CONFLICT ON CONSTRAINT mail_messages_dedupe_key_key DO NOTHING RETURNING status
        )
        SELECT count(*) FILTER (WHERE status = 'pending')::int AS created FROM created`,
-      [
-        mails.map((m) => m.kind),
-        mails.map((m) => m.dedupeKey),
-        mails.map((m) => m.eventId),
-        mails.map((m) => m.licenseId),
-        mails.map((m) => m.productId),
-        mails.map((m) => m.toAddress),
-        mails.map((m) => m.toName),
-        mails.map((m) => JSON.stringify(m.data)),
-        mails.map((m) => m.status),
-        mails.map((m) => m.lastError),
-      ],
     );
     return rows[0]?.created ?? 0;
   }
@@ -111,7 +103,7 @@ export class MailRepository {
    * attempt each in one statement; rows another sender holds are skipped (SKIP LOCKED), so no message is sent twice at once.
    */
   async claimDue(limit: number, leaseSeconds: number): Promise<ClaimedMail[]> {
-    const { rows } = await preparedQuery<{
+    const rows = await runStatement<{
       id: string;
       kind: MailKind;
       to_address: string;
@@ -122,14 +114,13 @@ export class MailRepository {
     }>(
       this.dataSource.manager,
       'mail-claim-due',
-      `UPDATE mail_messages m SET status = 'sending', attempts = m.attempts + 1, locked_until = now() + make_interval(secs => $2::int)
+      sql`UPDATE mail_messages m SET status = 'sending', attempts = m.attempts + 1, locked_until = now() + make_interval(secs => ${leaseSeconds}::int)
        WHERE m.id IN (
          SELECT id FROM mail_messages
          WHERE status IN ('pending', 'sending') AND next_attempt_at <= now() AND (status = 'pending' OR locked_until < now())
-         ORDER BY next_attempt_at, id LIMIT $1 FOR UPDATE SKIP LOCKED)
+         ORDER BY next_attempt_at, id LIMIT ${limit} FOR UPDATE SKIP LOCKED)
        RETURNING m.id, m.kind, m.to_address, m.to_name, m.data, m.attempts,
          (m.kind IN ('expiring_soon', 'expired') AND EXISTS (SELECT 1 FROM mail_unsubscribes u WHERE u.address = lower(m.to_address))) AS unsubscribed`,
-      [limit, leaseSeconds],
     );
     return rows.map((r) => ({
       id: String(r.id),
@@ -144,33 +135,33 @@ export class MailRepository {
 
   /** Settles an attempt: sent, failed, suppressed, or pending again after `retryInSeconds`. */
   async settle(id: string, outcome: { status: 'sent' | 'failed' | 'suppressed' | 'pending'; error?: string; retryInSeconds?: number }) {
-    await preparedQuery(
+    const statusParam = param(outcome.status);
+    await runStatement(
       this.dataSource.manager,
       'mail-settle',
-      `UPDATE mail_messages SET status = $2::varchar, last_error = coalesce($3::varchar, last_error), locked_until = NULL,
-         sent_at = CASE WHEN $2::varchar = 'sent' THEN now() END,
-         next_attempt_at = CASE WHEN $2::varchar = 'pending' THEN now() + make_interval(secs => $4::int) END
-       WHERE id = $1 AND status = 'sending'`,
-      [id, outcome.status, outcome.error?.slice(0, 500) ?? null, outcome.retryInSeconds ?? 0],
+      sql`UPDATE mail_messages SET status = ${statusParam}::varchar, last_error = coalesce(${outcome.error?.slice(0, 500) ?? null}::varchar, last_error), locked_until = NULL,
+         sent_at = CASE WHEN ${statusParam}::varchar = 'sent' THEN now() END,
+         next_attempt_at = CASE WHEN ${statusParam}::varchar = 'pending' THEN now() + make_interval(secs => ${outcome.retryInSeconds ?? 0}::int) END
+       WHERE id = ${id} AND status = 'sending'`,
     );
   }
 
   /** Newest first; `products` (null: every product) limits the list to those products' messages. */
   async list(products: readonly number[] | null, limit: number, offset: number): Promise<{ rows: MailRow[]; total: number }> {
-    const { rows } = await preparedQuery<Row & { total: number }>(
+    const productsParam = param(products);
+    const rows = await runStatement<Row & { total: number }>(
       this.dataSource.manager,
       'mail-list',
-      `SELECT ${ROW_COLUMNS}, count(*) OVER ()::int AS total FROM mail_messages
-       WHERE $1::int[] IS NULL OR product_id = ANY($1::int[])
-       ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3`,
-      [products, limit, offset],
+      sql`SELECT ${raw(ROW_COLUMNS)}, count(*) OVER ()::int AS total FROM mail_messages
+       WHERE ${productsParam}::int[] IS NULL OR product_id = ANY(${productsParam}::int[])
+       ORDER BY created_at DESC, id DESC LIMIT ${limit} OFFSET ${offset}`,
     );
     if (rows.length === 0 && offset > 0) {
-      const { rows: counted } = await preparedQuery<{ total: number }>(
+      const productsParam = param(products);
+      const counted = await runStatement<{ total: number }>(
         this.dataSource.manager,
         'mail-count',
-        `SELECT count(*)::int AS total FROM mail_messages WHERE $1::int[] IS NULL OR product_id = ANY($1::int[])`,
-        [products],
+        sql`SELECT count(*)::int AS total FROM mail_messages WHERE ${productsParam}::int[] IS NULL OR product_id = ANY(${productsParam}::int[])`,
       );
       return { rows: [], total: counted[0]?.total ?? 0 };
     }
@@ -178,27 +169,25 @@ export class MailRepository {
   }
 
   async get(id: string, manager: EntityManager = this.dataSource.manager): Promise<MailRow | null> {
-    const { rows } = await preparedQuery<Row>(manager, 'mail-get', `SELECT ${ROW_COLUMNS} FROM mail_messages WHERE id = $1`, [id]);
+    const rows = await runStatement<Row>(manager, 'mail-get', sql`SELECT ${raw(ROW_COLUMNS)} FROM mail_messages WHERE id = ${id}`);
     return rows[0] ? toRow(rows[0]) : null;
   }
 
   /** A failed message pending again with a fresh retry schedule; false when it was not failed. */
   async reopenFailed(id: string, manager: EntityManager): Promise<boolean> {
-    const { rows } = await preparedQuery(
+    const rows = await runStatement<{ id: string }>(
       manager,
       'mail-reopen',
-      `UPDATE mail_messages SET status = 'pending', attempts = 0, next_attempt_at = now() WHERE id = $1 AND status = 'failed' RETURNING id`,
-      [id],
+      sql`UPDATE mail_messages SET status = 'pending', attempts = 0, next_attempt_at = now() WHERE id = ${id} AND status = 'failed' RETURNING id`,
     );
     return rows.length === 1;
   }
 
   async unsubscribe(address: string): Promise<void> {
-    await preparedQuery(
+    await runStatement(
       this.dataSource.manager,
       'mail-unsubscribe',
-      `INSERT INTO mail_unsubscribes (address) VALUES (lower($1)) ON CONFLICT ON CONSTRAINT mail_unsubscribes_pkey DO NOTHING`,
-      [address],
+      sql`INSERT INTO mail_unsubscribes (address) VALUES (lower(${address})) ON CONFLICT ON CONSTRAINT mail_unsubscribes_pkey DO NOTHING`,
     );
   }
 }

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import { preparedQuery } from '../database/prepared-query';
+import { runStatement, sql } from '../database/statement';
 
 /** What a link's GET may say about it, without using it. */
 export interface SignInLinkState {
@@ -18,29 +18,30 @@ export class PortalSignInRepository {
 
   /** A new link valid `ttlSeconds`; links ended a day ago go in the same statement, so the table stays small. */
   async insert(tokenHash: string, email: string, ttlSeconds: number, manager: EntityManager): Promise<void> {
-    await manager.query(
-      `WITH purged AS (DELETE FROM portal_sign_in_tokens WHERE expires_at < now() - interval '1 day')
-       INSERT INTO portal_sign_in_tokens (token_hash, email, expires_at) VALUES ($1, $2, now() + make_interval(secs => $3))`,
-      [tokenHash, email, ttlSeconds],
+    await runStatement(
+      manager,
+      'portal-sign-in-insert',
+      sql`WITH purged AS (DELETE FROM portal_sign_in_tokens WHERE expires_at < now() - interval '1 day')
+       INSERT INTO portal_sign_in_tokens (token_hash, email, expires_at) VALUES (${tokenHash}, ${email}, now() + make_interval(secs => ${ttlSeconds}))`,
     );
   }
 
   /** Whether the link would still sign in (unused, unexpired); unknown links are simply not usable. */
   async state(tokenHash: string): Promise<SignInLinkState> {
-    const rows: { usable: boolean }[] = await this.dataSource.query(
-      `SELECT used_at IS NULL AND expires_at > now() AS usable FROM portal_sign_in_tokens WHERE token_hash = $1`,
-      [tokenHash],
+    const rows = await runStatement<{ usable: boolean }>(
+      this.dataSource.manager,
+      'portal-sign-in-state',
+      sql`SELECT used_at IS NULL AND expires_at > now() AS usable FROM portal_sign_in_tokens WHERE token_hash = ${tokenHash}`,
     );
     return { usable: rows[0]?.usable === true };
   }
 
   /** Uses the link once: its address, or null when it is unknown, used or expired (one statement, so two tabs cannot both win). */
   async consume(tokenHash: string, manager: EntityManager): Promise<string | null> {
-    const { rows } = await preparedQuery<{ email: string }>(
+    const rows = await runStatement<{ email: string }>(
       manager,
       'portal-sign-in-consume',
-      `UPDATE portal_sign_in_tokens SET used_at = now() WHERE token_hash = $1 AND used_at IS NULL AND expires_at > now() RETURNING email`,
-      [tokenHash],
+      sql`UPDATE portal_sign_in_tokens SET used_at = now() WHERE token_hash = ${tokenHash} AND used_at IS NULL AND expires_at > now() RETURNING email`,
     );
     return rows[0]?.email ?? null;
   }

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import { runStatement, sql } from '../database/statement';
 import { ReleaseDownloadDay } from './release.entities';
 
 /**
@@ -13,29 +14,32 @@ export class ReleaseDownloadsRepository {
 
   /** One more download of the release today (UTC): one statement, safe under concurrency. */
   async countDownload(releaseId: number): Promise<void> {
-    await this.dataSource.query(
-      `INSERT INTO release_downloads (release_id, day, count) VALUES ($1, (now() AT TIME ZONE 'UTC')::date, 1)
+    await runStatement(
+      this.dataSource.manager,
+      'release-downloads-count-download',
+      sql`INSERT INTO release_downloads (release_id, day, count) VALUES (${releaseId}, (now() AT TIME ZONE 'UTC')::date, 1)
        ON CONFLICT (release_id, day) DO UPDATE SET count = release_downloads.count + 1`,
-      [releaseId],
     );
   }
 
   /** Total downloads of each release. */
   async totals(releaseIds: number[]): Promise<Map<number, number>> {
     if (releaseIds.length === 0) return new Map();
-    const rows = await this.dataSource.query<{ release_id: number; n: number }[]>(
-      `SELECT release_id, sum(count)::int AS n FROM release_downloads WHERE release_id = ANY($1::int[]) GROUP BY release_id`,
-      [releaseIds],
+    const rows = await runStatement<{ release_id: number; n: number }>(
+      this.dataSource.manager,
+      'release-downloads-totals',
+      sql`SELECT release_id, sum(count)::int AS n FROM release_downloads WHERE release_id = ANY(${releaseIds}::int[]) GROUP BY release_id`,
     );
     return new Map(rows.map((r) => [r.release_id, r.n]));
   }
 
   /** Downloads per UTC day of one release since `since` (a YYYY-MM-DD day), oldest first. */
   async days(releaseId: number, since: string): Promise<ReleaseDownloadDay[]> {
-    const rows = await this.dataSource.query<{ release_id: number; day: string; count: number }[]>(
-      `SELECT release_id, to_char(day, 'YYYY-MM-DD') AS day, count FROM release_downloads
-        WHERE release_id = $1 AND day >= $2::date ORDER BY day`,
-      [releaseId, since],
+    const rows = await runStatement<{ release_id: number; day: string; count: number }>(
+      this.dataSource.manager,
+      'release-downloads-days',
+      sql`SELECT release_id, to_char(day, 'YYYY-MM-DD') AS day, count FROM release_downloads
+        WHERE release_id = ${releaseId} AND day >= ${since}::date ORDER BY day`,
     );
     return rows.map((r) => Object.assign(new ReleaseDownloadDay(), { releaseId: r.release_id, day: r.day, count: r.count }));
   }

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
+import { raw, runStatement, sql } from '../database/statement';
 import type { StaffRole } from './roles';
 
 /** An invitation as the accept page and the Staff page read it (never its token). */
@@ -57,73 +58,80 @@ export class StaffInvitesRepository {
     invite: { tokenHash: string; username: string; email: string; role: StaffRole; productIds: number[] | null; invitedBy: string },
     validSeconds: number,
   ): Promise<PendingInvite> {
-    const [row] = await manager.query<InviteRow[]>(
-      `INSERT INTO staff_invites (token_hash, username, email, role, product_ids, invited_by, expires_at)
-       VALUES ($1, $2, $3, $4, $5, $6, now() + make_interval(secs => $7)) RETURNING ${INVITE_COLUMNS}`,
-      [invite.tokenHash, invite.username, invite.email, invite.role, invite.productIds, invite.invitedBy, validSeconds],
+    const [row] = await runStatement<InviteRow>(
+      manager,
+      'staff-invites-insert',
+      sql`INSERT INTO staff_invites (token_hash, username, email, role, product_ids, invited_by, expires_at)
+       VALUES (${invite.tokenHash}, ${invite.username}, ${invite.email}, ${invite.role}, ${invite.productIds}, ${invite.invitedBy}, now() + make_interval(secs => ${validSeconds})) RETURNING ${raw(INVITE_COLUMNS)}`,
     );
     return fromRow(row);
   }
 
   /** The invitation when its token is unused and unexpired, else null. Reads only. */
   async findUsable(tokenHash: string): Promise<PendingInvite | null> {
-    const rows = await this.dataSource.query<InviteRow[]>(
-      `SELECT ${INVITE_COLUMNS} FROM staff_invites WHERE token_hash = $1 AND ${USABLE}`,
-      [tokenHash],
+    const rows = await runStatement<InviteRow>(
+      this.dataSource.manager,
+      'staff-invites-find-usable',
+      sql`SELECT ${raw(INVITE_COLUMNS)} FROM staff_invites WHERE token_hash = ${tokenHash} AND ${raw(USABLE)}`,
     );
     return rows.length ? fromRow(rows[0]) : null;
   }
 
   /** Uses the token once: of two concurrent accepts, one gets the invitation and the other null. */
   async consume(manager: EntityManager, tokenHash: string): Promise<PendingInvite | null> {
-    const rows = await manager.query<InviteRow[]>(
-      // In a WITH: TypeORM answers a bare UPDATE ... RETURNING with [rows, count], a SELECT with the rows.
-      `WITH used AS (
-         UPDATE staff_invites SET accepted_at = now() WHERE token_hash = $1 AND ${USABLE}
-         RETURNING ${INVITE_COLUMNS}
+    const rows = await runStatement<InviteRow>(
+      manager,
+      'staff-invites-consume',
+      sql`WITH used AS (
+         UPDATE staff_invites SET accepted_at = now() WHERE token_hash = ${tokenHash} AND ${raw(USABLE)}
+         RETURNING ${raw(INVITE_COLUMNS)}
        ) SELECT * FROM used`,
-      [tokenHash],
     );
     return rows.length ? fromRow(rows[0]) : null;
   }
 
   /** Invitations not yet accepted and not expired, newest first. */
   async listPending(): Promise<PendingInvite[]> {
-    const rows = await this.dataSource.query<InviteRow[]>(
-      `SELECT ${INVITE_COLUMNS} FROM staff_invites WHERE ${USABLE} ORDER BY id DESC LIMIT 100`,
+    const rows = await runStatement<InviteRow>(
+      this.dataSource.manager,
+      'staff-invites-list-pending',
+      sql`SELECT ${raw(INVITE_COLUMNS)} FROM staff_invites WHERE ${raw(USABLE)} ORDER BY id DESC LIMIT 100`,
     );
     return rows.map(fromRow);
   }
 
   /** Deletes the pending invitations for this username or e-mail (a new one replaces them); the deleted ones. */
   async deletePendingFor(manager: EntityManager, username: string, email: string): Promise<PendingInvite[]> {
-    const rows = await manager.query<InviteRow[]>(
-      `WITH gone AS (
-         DELETE FROM staff_invites WHERE accepted_at IS NULL AND (lower(username) = lower($1) OR lower(email) = lower($2))
-         RETURNING ${INVITE_COLUMNS}
+    const rows = await runStatement<InviteRow>(
+      manager,
+      'staff-invites-delete-pending-for',
+      sql`WITH gone AS (
+         DELETE FROM staff_invites WHERE accepted_at IS NULL AND (lower(username) = lower(${username}) OR lower(email) = lower(${email}))
+         RETURNING ${raw(INVITE_COLUMNS)}
        ) SELECT * FROM gone`,
-      [username, email],
     );
     return rows.map(fromRow);
   }
 
   /** Deletes one pending invitation (its link dies); null when there is none by this id. */
   async deletePending(manager: EntityManager, id: number): Promise<PendingInvite | null> {
-    const rows = await manager.query<InviteRow[]>(
-      `WITH gone AS (DELETE FROM staff_invites WHERE id = $1 AND accepted_at IS NULL RETURNING ${INVITE_COLUMNS}) SELECT * FROM gone`,
-      [id],
+    const rows = await runStatement<InviteRow>(
+      manager,
+      'staff-invites-delete-pending',
+      sql`WITH gone AS (DELETE FROM staff_invites WHERE id = ${id} AND accepted_at IS NULL RETURNING ${raw(INVITE_COLUMNS)}) SELECT * FROM gone`,
     );
     return rows.length ? fromRow(rows[0]) : null;
   }
 
   /** A new token and a new expiry for a usable pending invitation (the old link dies); null when there is none. */
   async renew(manager: EntityManager, id: number, tokenHash: string, validSeconds: number): Promise<PendingInvite | null> {
-    const rows = await manager.query<InviteRow[]>(
-      `WITH renewed AS (
-         UPDATE staff_invites SET token_hash = $2, expires_at = now() + make_interval(secs => $3) WHERE id = $1 AND ${USABLE}
-         RETURNING ${INVITE_COLUMNS}
+    const rows = await runStatement<InviteRow>(
+      manager,
+      'staff-invites-renew',
+      sql`WITH renewed AS (
+         UPDATE staff_invites SET token_hash = ${tokenHash}, expires_at = now() + make_interval(secs => ${validSeconds}) WHERE id = ${id} AND ${raw(USABLE)}
+         RETURNING ${raw(INVITE_COLUMNS)}
        ) SELECT * FROM renewed`,
-      [id, tokenHash, validSeconds],
     );
     return rows.length ? fromRow(rows[0]) : null;
   }

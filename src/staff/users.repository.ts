@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
+import { param, raw, runStatement, sql } from '../database/statement';
 import type { StaffRole } from './roles';
 import { User } from './user.entity';
 
@@ -20,32 +21,49 @@ export class UsersRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
   async getById(id: number, manager?: EntityManager): Promise<User | null> {
-    const rows = await (manager ?? this.dataSource.manager).query<UserRow[]>(`SELECT ${USER_COLUMNS} FROM users WHERE id = $1`, [id]);
+    const rows = await runStatement<UserRow>(
+      manager ?? this.dataSource.manager,
+      'users-get-by-id',
+      sql`SELECT ${raw(USER_COLUMNS)} FROM users WHERE id = ${id}`,
+    );
     return rows.length ? userFromRow(rows[0]) : null;
   }
 
   async getByUsername(username: string): Promise<User | null> {
-    const rows = await this.dataSource.query<UserRow[]>(`SELECT ${USER_COLUMNS} FROM users WHERE lower(username) = lower($1)`, [username]);
+    const rows = await runStatement<UserRow>(
+      this.dataSource.manager,
+      'users-get-by-username',
+      sql`SELECT ${raw(USER_COLUMNS)} FROM users WHERE lower(username) = lower(${username})`,
+    );
     return rows.length ? userFromRow(rows[0]) : null;
   }
 
   async list(): Promise<User[]> {
-    const rows = await this.dataSource.query<UserRow[]>(`SELECT ${USER_COLUMNS} FROM users ORDER BY lower(username)`);
+    const rows = await runStatement<UserRow>(
+      this.dataSource.manager,
+      'users-list',
+      sql`SELECT ${raw(USER_COLUMNS)} FROM users ORDER BY lower(username)`,
+    );
     return rows.map(userFromRow);
   }
 
   async exists(): Promise<boolean> {
-    const [{ any }] = await this.dataSource.query<{ any: boolean }[]>(`SELECT EXISTS (SELECT 1 FROM users) AS any`);
+    const [{ any }] = await runStatement<{ any: boolean }>(
+      this.dataSource.manager,
+      'users-exists',
+      sql`SELECT EXISTS (SELECT 1 FROM users) AS any`,
+    );
     return any;
   }
 
   /** Creates the user with `role`, or replaces the password of an existing one (same name, any case; its role stays); true when created. */
   async upsertPassword(username: string, passwordHash: string, role: StaffRole, manager: EntityManager): Promise<boolean> {
-    const rows: { created: boolean }[] = await manager.query(
-      `INSERT INTO users (username, password_hash, role) VALUES ($1, $2, $3)
+    const rows = await runStatement<{ created: boolean }>(
+      manager,
+      'users-upsert-password',
+      sql`INSERT INTO users (username, password_hash, role) VALUES (${username}, ${passwordHash}, ${role})
        ON CONFLICT (lower(username)) DO UPDATE SET password_hash = EXCLUDED.password_hash
        RETURNING (xmax = 0) AS created`,
-      [username, passwordHash, role],
     );
     return rows[0].created;
   }
@@ -55,29 +73,32 @@ export class UsersRepository {
     manager: EntityManager,
     account: { username: string; passwordHash: string; role: StaffRole; productIds: number[] | null },
   ): Promise<boolean> {
-    const rows: unknown[] = await manager.query(
-      `INSERT INTO users (username, password_hash, role, product_ids) VALUES ($1, $2, $3, $4)
+    const rows = await runStatement<{ id: number }>(
+      manager,
+      'users-insert-with-password',
+      sql`INSERT INTO users (username, password_hash, role, product_ids) VALUES (${account.username}, ${account.passwordHash}, ${account.role}, ${account.productIds})
        ON CONFLICT (lower(username)) DO NOTHING RETURNING id`,
-      [account.username, account.passwordHash, account.role, account.productIds],
     );
     return rows.length === 1;
   }
 
   /** Replaces the password of an existing account (`licence-server user reset`); false when there is none of that name. */
   async replacePassword(username: string, passwordHash: string, manager: EntityManager): Promise<boolean> {
-    const rows: unknown[] = await manager.query(
-      `WITH changed AS (UPDATE users SET password_hash = $2 WHERE lower(username) = lower($1) RETURNING id) SELECT id FROM changed`,
-      [username, passwordHash],
+    const rows = await runStatement<{ id: number }>(
+      manager,
+      'users-replace-password',
+      sql`WITH changed AS (UPDATE users SET password_hash = ${passwordHash} WHERE lower(username) = lower(${username}) RETURNING id) SELECT id FROM changed`,
     );
     return rows.length === 1;
   }
 
   /** Inserts an owner only when no user exists yet; false when another instance got there first. */
   async insertFirst(username: string, passwordHash: string, manager: EntityManager): Promise<boolean> {
-    const rows: unknown[] = await manager.query(
-      `INSERT INTO users (username, password_hash, role) SELECT $1, $2, 'owner' WHERE NOT EXISTS (SELECT 1 FROM users)
+    const rows = await runStatement<{ id: number }>(
+      manager,
+      'users-insert-first',
+      sql`INSERT INTO users (username, password_hash, role) SELECT ${username}, ${passwordHash}, 'owner' WHERE NOT EXISTS (SELECT 1 FROM users)
        ON CONFLICT (lower(username)) DO NOTHING RETURNING id`,
-      [username, passwordHash],
     );
     return rows.length === 1;
   }
@@ -87,10 +108,11 @@ export class UsersRepository {
     manager: EntityManager,
     account: { username: string; passwordHash: string; email: string; role: StaffRole; productIds: number[] | null },
   ): Promise<User | null> {
-    const rows = await manager.query<UserRow[]>(
-      `INSERT INTO users (username, password_hash, email, role, product_ids) VALUES ($1, $2, $3, $4, $5)
-       ON CONFLICT (lower(username)) DO NOTHING RETURNING ${USER_COLUMNS}`,
-      [account.username, account.passwordHash, account.email, account.role, account.productIds],
+    const rows = await runStatement<UserRow>(
+      manager,
+      'users-insert-invited',
+      sql`INSERT INTO users (username, password_hash, email, role, product_ids) VALUES (${account.username}, ${account.passwordHash}, ${account.email}, ${account.role}, ${account.productIds})
+       ON CONFLICT (lower(username)) DO NOTHING RETURNING ${raw(USER_COLUMNS)}`,
     );
     return rows.length ? userFromRow(rows[0]) : null;
   }
@@ -101,35 +123,43 @@ export class UsersRepository {
    * ids: the "one enabled owner remains" rule is checked against rows no other transaction can change meanwhile.
    */
   async lockEnabledOwners(manager: EntityManager): Promise<number[]> {
-    const rows = await manager.query<{ id: number }[]>(
-      `SELECT id FROM users WHERE role = 'owner' AND NOT disabled AND product_ids IS NULL ORDER BY id FOR UPDATE`,
+    const rows = await runStatement<{ id: number }>(
+      manager,
+      'users-lock-enabled-owners',
+      sql`SELECT id FROM users WHERE role = 'owner' AND NOT disabled AND product_ids IS NULL ORDER BY id FOR UPDATE`,
     );
     return rows.map((r) => r.id);
   }
 
   async lockById(manager: EntityManager, id: number): Promise<User | null> {
-    const rows = await manager.query<UserRow[]>(`SELECT ${USER_COLUMNS} FROM users WHERE id = $1 FOR UPDATE`, [id]);
+    const rows = await runStatement<UserRow>(
+      manager,
+      'users-lock-by-id',
+      sql`SELECT ${raw(USER_COLUMNS)} FROM users WHERE id = ${id} FOR UPDATE`,
+    );
     return rows.length ? userFromRow(rows[0]) : null;
   }
 
   /** Sets role, products and disabled, and ends the account's sessions (a new session generation). */
   async setAccess(manager: EntityManager, id: number, access: AccountAccess): Promise<void> {
-    await manager.query(
-      `UPDATE users SET role = $2, product_ids = $3, disabled = $4, session_generation = session_generation + 1 WHERE id = $1`,
-      [id, access.role, access.productIds, access.disabled],
+    await runStatement(
+      manager,
+      'users-set-access',
+      sql`UPDATE users SET role = ${access.role}, product_ids = ${access.productIds}, disabled = ${access.disabled}, session_generation = session_generation + 1 WHERE id = ${id}`,
     );
   }
 
   /** Ends the account's sessions on every instance: each request compares the generation it signed in with. */
   async endSessions(manager: EntityManager, id: number): Promise<void> {
-    await manager.query(`UPDATE users SET session_generation = session_generation + 1 WHERE id = $1`, [id]);
+    await runStatement(manager, 'users-end-sessions', sql`UPDATE users SET session_generation = session_generation + 1 WHERE id = ${id}`);
   }
 
   /** A single sign-on account (no password); null when the name is taken. */
   async insertWithoutPassword(username: string, role: StaffRole, manager: EntityManager): Promise<number | null> {
-    const rows = await manager.query<{ id: number }[]>(
-      `INSERT INTO users (username, password_hash, role) VALUES ($1, NULL, $2) ON CONFLICT (lower(username)) DO NOTHING RETURNING id`,
-      [username, role],
+    const rows = await runStatement<{ id: number }>(
+      manager,
+      'users-insert-without-password',
+      sql`INSERT INTO users (username, password_hash, role) VALUES (${username}, NULL, ${role}) ON CONFLICT (lower(username)) DO NOTHING RETURNING id`,
     );
     return rows[0]?.id ?? null;
   }
@@ -143,25 +173,32 @@ export class UsersRepository {
     role: StaffRole,
     manager: EntityManager,
   ): Promise<{ username: string; previous: StaffRole; role: StaffRole; disabled: boolean } | null> {
-    const rows = await manager.query<{ username: string; previous: StaffRole; role: StaffRole; disabled: boolean }[]>(
-      `WITH target AS (SELECT id, role FROM users WHERE id = $1 AND password_hash IS NULL FOR UPDATE),
+    const idParam = param(id);
+    const roleParam = param(role);
+    const rows = await runStatement<{ username: string; previous: StaffRole; role: StaffRole; disabled: boolean }>(
+      manager,
+      'users-sync-sso-role',
+      sql`WITH target AS (SELECT id, role FROM users WHERE id = ${idParam} AND password_hash IS NULL FOR UPDATE),
        updated AS (
          UPDATE users u SET role = CASE
-             WHEN t.role = 'owner' AND $2 <> 'owner'
+             WHEN t.role = 'owner' AND ${roleParam} <> 'owner'
               AND NOT EXISTS (
-                SELECT 1 FROM users o WHERE o.role = 'owner' AND NOT o.disabled AND o.product_ids IS NULL AND o.id <> $1
+                SELECT 1 FROM users o WHERE o.role = 'owner' AND NOT o.disabled AND o.product_ids IS NULL AND o.id <> ${idParam}
               ) THEN t.role
-             ELSE $2 END
+             ELSE ${roleParam} END
          FROM target t WHERE u.id = t.id RETURNING u.username, t.role AS previous, u.role, u.disabled
        )
        SELECT username, previous, role, disabled FROM updated`,
-      [id, role],
     );
     return rows[0] ?? null;
   }
 
   async touchLastSignIn(id: number, manager?: EntityManager): Promise<void> {
-    await (manager ?? this.dataSource.manager).query(`UPDATE users SET last_sign_in_at = now() WHERE id = $1`, [id]);
+    await runStatement(
+      manager ?? this.dataSource.manager,
+      'users-touch-last-sign-in',
+      sql`UPDATE users SET last_sign_in_at = now() WHERE id = ${id}`,
+    );
   }
 
   transaction<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {

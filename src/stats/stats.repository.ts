@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import { param, raw, runStatement, type Sql, sql } from '../database/statement';
 import { ALL_PRODUCTS, type ProductScope } from '../common/auth/actor';
-import { preparedQuery } from '../database/prepared-query';
 
 /** Per product: the summed counters (see the StatsCounters migration) by metric, e.g. `type:TRIAL`, `usable`, `expires`, `seats`. */
 export interface ProductCountersRow {
@@ -54,10 +54,10 @@ function currentHour(metric: string, rows: string, col: string, late: string, sh
  * Every part is an index range (see the StatsReadIndexes and StatsHourly migrations), written as separate branches
  * rather than one OR so the planner reads each by its index, whatever the table's size on disk.
  */
-export function productCountersSql(edge: WindowEdge = 'auto', scoped = false): string {
+export function productCountersStatement(edge: WindowEdge, products: readonly number[] | null): Sql {
   const late = edge === 'auto' ? IN_LATE_HALF : edge === 'add' ? 'false' : 'true';
   const usable = `usable_license_deadlines WHERE true`;
-  return `
+  const head = `
   WITH summed AS (
     SELECT d.product_id, d.metric, sum(d.n) AS n, count(*) AS delta_rows FROM stats_deltas d
     WHERE d.hour IS NULL GROUP BY 1, 2
@@ -76,8 +76,12 @@ export function productCountersSql(edge: WindowEdge = 'auto', scoped = false): s
            SELECT s.metric, sum(s.n)::bigint AS n FROM summed s WHERE s.product_id = p.id GROUP BY s.metric
          ) m), '{}'::jsonb) AS counts,
          (SELECT coalesce(sum(delta_rows), 0) FROM summed) AS delta_rows
-  FROM product_catalog p ${scoped ? 'WHERE p.id = ANY($1::int[])' : ''} ORDER BY p.id`;
+  FROM product_catalog p `;
+  return sql`${raw(head)}${products ? sql`WHERE p.id = ANY(${products}::int[])` : raw('')} ORDER BY p.id`;
 }
+
+/** The text of productCountersStatement for every product (it has no parameter), for tests that run it on their own. */
+export const productCountersSql = (edge: WindowEdge = 'auto'): string => productCountersStatement(edge, null).compile().text;
 
 /** StatsRepository.compact's one statement (a function so a test can run it on its own connection): returns `kept`. */
 export function compactSql(): string {
@@ -102,10 +106,6 @@ export function compactSql(): string {
     SELECT ((SELECT count(*) FROM stats_deltas) - (SELECT count(*) FROM moved) + (SELECT count(*) FROM folded))::int AS kept`;
 }
 
-const PRODUCT_COUNTERS_SQL = productCountersSql();
-/** The same for a credential limited to products: `$1` is their codes. */
-const SCOPED_PRODUCT_COUNTERS_SQL = productCountersSql('auto', true);
-
 /**
  * Statistics from counters that triggers keep in the writing transactions (stats_deltas), so they
  * are exact at the moment of the request without scanning every licence: hour-bucketed metrics are
@@ -119,22 +119,20 @@ export class StatsRepository {
 
   /** One row per product (every product, in id order), and how many delta rows were summed. */
   async productCounters(products: ProductScope = ALL_PRODUCTS): Promise<{ rows: ProductCountersRow[]; deltaRows: number }> {
-    const { rows } = await preparedQuery<ProductCountersRow & { delta_rows: string }>(
+    const rows = await runStatement<ProductCountersRow & { delta_rows: string }>(
       this.dataSource.manager,
       products ? 'product-stats-scoped' : 'product-stats',
-      products ? SCOPED_PRODUCT_COUNTERS_SQL : PRODUCT_COUNTERS_SQL,
-      products ? [products] : [],
+      productCountersStatement('auto', products),
     );
     return { rows: rows.map(({ delta_rows: _, ...row }) => row), deltaRows: Number(rows[0]?.delta_rows ?? 0) };
   }
 
   /** Trials started and converted per product id (docs/licences.md, Trials), from the licences module's trial_counts view. */
   async trialCounts(): Promise<Map<number, { started: number; converted: number }>> {
-    const { rows } = await preparedQuery<{ product_id: number; started: string; converted: string }>(
+    const rows = await runStatement<{ product_id: number; started: string; converted: string }>(
       this.dataSource.manager,
       'trial-counts',
-      `SELECT product_id, started, converted FROM trial_counts`,
-      [],
+      sql`SELECT product_id, started, converted FROM trial_counts`,
     );
     return new Map(rows.map((r) => [r.product_id, { started: Number(r.started), converted: Number(r.converted) }]));
   }
@@ -147,26 +145,30 @@ export class StatsRepository {
    * touched. Returns the rows the table holds after it.
    */
   async compact(): Promise<number> {
-    const [{ kept }] = await this.dataSource.query<{ kept: number }[]>(compactSql());
+    const [{ kept }] = await runStatement<{ kept: number }>(this.dataSource.manager, 'stats-compact', raw(compactSql()));
     return kept;
   }
 
-  /** The planner's idea of the table's size: free to ask, good enough to decide when to fold. */
   /** Usable licences (not revoked or suspended) expiring from `from` to before `to`, counted per UTC day of their expiry. */
   async expiringPerDay(from: Date, to: Date, products: readonly number[] | null): Promise<{ day: string; n: number }[]> {
     // Past `from` (now), as the list of licences expiring soon counts them, so the chart and the list agree.
-    const rows = await this.dataSource.query<{ day: string; n: string }[]>(
-      `SELECT to_char(date_trunc('day', expires_at AT TIME ZONE 'UTC'), 'YYYY-MM-DD') AS day, count(*) AS n
-       FROM usable_license_deadlines WHERE expires_at > $1 AND expires_at < $2
-         AND ($3::int[] IS NULL OR product_id = ANY($3::int[])) GROUP BY 1`,
-      [from, to, products],
+    const productsParam = param(products);
+    const rows = await runStatement<{ day: string; n: string }>(
+      this.dataSource.manager,
+      'stats-expiring-per-day',
+      sql`SELECT to_char(date_trunc('day', expires_at AT TIME ZONE 'UTC'), 'YYYY-MM-DD') AS day, count(*) AS n
+       FROM usable_license_deadlines WHERE expires_at > ${from} AND expires_at < ${to}
+         AND (${productsParam}::int[] IS NULL OR product_id = ANY(${productsParam}::int[])) GROUP BY 1`,
     );
     return rows.map((row) => ({ day: row.day, n: Number(row.n) }));
   }
 
+  /** The planner's idea of the table's size: free to ask, good enough to decide when to fold. */
   async estimatedDeltaRows(): Promise<number> {
-    const [row] = await this.dataSource.query<{ n: string }[]>(
-      `SELECT greatest(reltuples, 0)::bigint AS n FROM pg_class WHERE oid = 'stats_deltas'::regclass`,
+    const [row] = await runStatement<{ n: string }>(
+      this.dataSource.manager,
+      'stats-estimated-delta-rows',
+      sql`SELECT greatest(reltuples, 0)::bigint AS n FROM pg_class WHERE oid = 'stats_deltas'::regclass`,
     );
     return Number(row?.n ?? 0);
   }

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { lockForTransaction } from '../database/advisory-lock';
-import { joinSql, raw, Sql, sql } from '../database/statement';
+import { joinSql, raw, runAssembled, type Sql, sql } from '../database/statement';
 import type { StoreEventStatus, StoreName } from '../licenses/store-licenses/store-names';
 import { NEEDS_ATTENTION, StoreEvent } from './store-event.entity';
 import type { StorePayment } from './store-action';
@@ -94,9 +94,9 @@ function toEvent(row: StoreEventRow): StoreEvent {
 export class StoreEventsRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
-  private async rows<T>(statement: Sql, manager?: EntityManager): Promise<T[]> {
-    const { text, values } = statement.compile();
-    return (manager ?? this.dataSource.manager).query<T[]>(text, values);
+  /** The ledger's statements are composed from its filters and outcome fields, so each is named after its text. */
+  private async rows<T extends object = never>(statement: Sql, manager?: EntityManager): Promise<T[]> {
+    return runAssembled<T>(manager ?? this.dataSource.manager, statement);
   }
 
   private async events(statement: Sql, manager?: EntityManager): Promise<StoreEvent[]> {

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
+import { param, raw, runStatement, sql } from '../../database/statement';
 
 export interface BulkOperationRow {
   id: string;
@@ -51,104 +52,115 @@ export class BulkOperationsRepository {
 
   /** The operation and one pending item per licence, in the caller's transaction; returns the operation's id. */
   async insert(operation: NewBulkOperation, licenseIds: readonly number[], manager: EntityManager): Promise<string> {
-    const rows: { id: string }[] = await manager.query(
-      `WITH op AS (
+    const licenseIdsParam = param(licenseIds);
+    const rows = await runStatement<{ id: string }>(
+      manager,
+      'bulk-operations-insert',
+      sql`WITH op AS (
          INSERT INTO license_bulk_operations (action, days, reason, product_scope, total, actor_type, actor, actor_ip, undo_of)
-         VALUES ($1, $2, $3, $4::int[], cardinality($8::int[]), $5, $6, $7, $9) RETURNING id
+         VALUES (${operation.action}, ${operation.days}, ${operation.reason}, ${operation.product_scope}::int[], cardinality(${licenseIdsParam}::int[]), ${operation.actor_type}, ${operation.actor}, ${operation.actor_ip}, ${operation.undo_of}) RETURNING id
        ), items AS (
-         INSERT INTO license_bulk_items (operation_id, license_id) SELECT op.id, unnest($8::int[]) FROM op
+         INSERT INTO license_bulk_items (operation_id, license_id) SELECT op.id, unnest(${licenseIdsParam}::int[]) FROM op
        )
        SELECT id FROM op`,
-      [
-        operation.action,
-        operation.days,
-        operation.reason,
-        operation.product_scope,
-        operation.actor_type,
-        operation.actor,
-        operation.actor_ip,
-        licenseIds,
-        operation.undo_of,
-      ],
     );
     return rows[0].id;
   }
 
   /** The licences an operation changed (its done items), in id order, at most `limit`: what its undo covers. */
   async changedIds(id: string, limit: number | null, manager: EntityManager = this.dataSource.manager): Promise<number[]> {
-    const rows: { license_id: number }[] = await manager.query(
-      `SELECT license_id FROM license_bulk_items WHERE operation_id = $1 AND outcome = 'done' ORDER BY license_id LIMIT $2`,
-      [id, limit],
+    const rows = await runStatement<{ license_id: number }>(
+      manager,
+      'bulk-operations-changed-ids',
+      sql`SELECT license_id FROM license_bulk_items WHERE operation_id = ${id} AND outcome = 'done' ORDER BY license_id LIMIT ${limit}`,
     );
     return rows.map((r) => r.license_id);
   }
 
   /** The operation that undoes this one, if any. */
   async undoneBy(id: string): Promise<string | null> {
-    const rows: { id: string }[] = await this.dataSource.query(`SELECT id FROM license_bulk_operations WHERE undo_of = $1`, [id]);
+    const rows = await runStatement<{ id: string }>(
+      this.dataSource.manager,
+      'bulk-operations-undone-by',
+      sql`SELECT id FROM license_bulk_operations WHERE undo_of = ${id}`,
+    );
     return rows[0]?.id ?? null;
   }
 
   /** What the item of this licence kept when the operation changed it (null: not changed, or changed before items kept it). */
   async change(id: string, licenseId: number, manager: EntityManager): Promise<BulkChangeRow | null> {
-    const rows: BulkChangeRow[] = await manager.query(
-      `SELECT previous_expires_at, previous_active, new_expires_at FROM license_bulk_items
-        WHERE operation_id = $1 AND license_id = $2 AND outcome = 'done' AND previous_active IS NOT NULL`,
-      [id, licenseId],
+    const rows = await runStatement<BulkChangeRow>(
+      manager,
+      'bulk-operations-change',
+      sql`SELECT previous_expires_at, previous_active, new_expires_at FROM license_bulk_items
+        WHERE operation_id = ${id} AND license_id = ${licenseId} AND outcome = 'done' AND previous_active IS NOT NULL`,
     );
     return rows[0] ?? null;
   }
 
   /** The kept changes of some licences of an operation, by licence id (the undo's preview). */
   async changes(id: string, licenseIds: readonly number[]): Promise<Map<number, BulkChangeRow>> {
-    const rows: (BulkChangeRow & { license_id: number })[] = await this.dataSource.query(
-      `SELECT license_id, previous_expires_at, previous_active, new_expires_at FROM license_bulk_items
-        WHERE operation_id = $1 AND license_id = ANY($2::int[]) AND outcome = 'done' AND previous_active IS NOT NULL`,
-      [id, licenseIds],
+    const rows = await runStatement<BulkChangeRow & { license_id: number }>(
+      this.dataSource.manager,
+      'bulk-operations-changes',
+      sql`SELECT license_id, previous_expires_at, previous_active, new_expires_at FROM license_bulk_items
+        WHERE operation_id = ${id} AND license_id = ANY(${licenseIds}::int[]) AND outcome = 'done' AND previous_active IS NOT NULL`,
     );
     return new Map(rows.map(({ license_id, ...change }) => [license_id, change]));
   }
 
   /** Keeps, in the caller's transaction, what a claimed item's licence was before the change and the expiry it left. */
   async keep(id: string, licenseId: number, change: BulkChangeRow, manager: EntityManager): Promise<void> {
-    await manager.query(
-      `UPDATE license_bulk_items SET previous_expires_at = $3, previous_active = $4, new_expires_at = $5 WHERE operation_id = $1 AND license_id = $2`,
-      [id, licenseId, change.previous_expires_at, change.previous_active, change.new_expires_at],
+    await runStatement(
+      manager,
+      'bulk-operations-keep',
+      sql`UPDATE license_bulk_items SET previous_expires_at = ${change.previous_expires_at}, previous_active = ${change.previous_active}, new_expires_at = ${change.new_expires_at} WHERE operation_id = ${id} AND license_id = ${licenseId}`,
     );
   }
 
   async get(id: string): Promise<BulkOperationRow | null> {
-    const rows: BulkOperationRow[] = await this.dataSource.query(`SELECT * FROM license_bulk_operations WHERE id = $1`, [id]);
+    const rows = await runStatement<BulkOperationRow>(
+      this.dataSource.manager,
+      'bulk-operations-get',
+      sql`SELECT * FROM license_bulk_operations WHERE id = ${id}`,
+    );
     return rows[0] ?? null;
   }
 
   /** The newest operations first. */
   recent(limit: number): Promise<(BulkOperationRow & BulkCounts)[]> {
-    return this.dataSource.query(
-      `SELECT o.*, c.done, c.skipped, c.pending FROM (SELECT * FROM license_bulk_operations ORDER BY id DESC LIMIT $1) o
-       CROSS JOIN LATERAL (${COUNTS} WHERE i.operation_id = o.id) c ORDER BY o.id DESC`,
-      [limit],
+    return runStatement<BulkOperationRow & BulkCounts>(
+      this.dataSource.manager,
+      'bulk-operations-recent',
+      sql`SELECT o.*, c.done, c.skipped, c.pending FROM (SELECT * FROM license_bulk_operations ORDER BY id DESC LIMIT ${limit}) o
+       CROSS JOIN LATERAL (${raw(COUNTS)} WHERE i.operation_id = o.id) c ORDER BY o.id DESC`,
     );
   }
 
   async counts(id: string): Promise<BulkCounts> {
-    const rows: BulkCounts[] = await this.dataSource.query(`${COUNTS} WHERE i.operation_id = $1`, [id]);
+    const rows = await runStatement<BulkCounts>(
+      this.dataSource.manager,
+      'bulk-operations-counts',
+      sql`${raw(COUNTS)} WHERE i.operation_id = ${id}`,
+    );
     return rows[0];
   }
 
   /** The skipped items with their reasons, in licence id order, at most `limit`. */
   skipped(id: string, limit: number): Promise<BulkSkippedRow[]> {
-    return this.dataSource.query(
-      `SELECT license_id, message FROM license_bulk_items WHERE operation_id = $1 AND outcome = 'skipped' ORDER BY license_id LIMIT $2`,
-      [id, limit],
+    return runStatement<BulkSkippedRow>(
+      this.dataSource.manager,
+      'bulk-operations-skipped',
+      sql`SELECT license_id, message FROM license_bulk_items WHERE operation_id = ${id} AND outcome = 'skipped' ORDER BY license_id LIMIT ${limit}`,
     );
   }
 
   /** The next pending licences after `afterLicenseId`, in id order (the primary key's order: no scan of finished items). */
   async pending(id: string, afterLicenseId: number, limit: number): Promise<number[]> {
-    const rows: { license_id: number }[] = await this.dataSource.query(
-      `SELECT license_id FROM license_bulk_items WHERE operation_id = $1 AND license_id > $2 AND outcome IS NULL ORDER BY license_id LIMIT $3`,
-      [id, afterLicenseId, limit],
+    const rows = await runStatement<{ license_id: number }>(
+      this.dataSource.manager,
+      'bulk-operations-pending',
+      sql`SELECT license_id FROM license_bulk_items WHERE operation_id = ${id} AND license_id > ${afterLicenseId} AND outcome IS NULL ORDER BY license_id LIMIT ${limit}`,
     );
     return rows.map((r) => r.license_id);
   }
@@ -159,29 +171,32 @@ export class BulkOperationsRepository {
    */
   async claim(id: string, licenseId: number, manager: EntityManager): Promise<boolean> {
     // Wrapped in a SELECT: TypeORM answers a bare UPDATE ... RETURNING with [rows, count].
-    const rows: { n: number }[] = await manager.query(
-      `WITH claimed AS (
-         UPDATE license_bulk_items SET outcome = 'done' WHERE operation_id = $1 AND license_id = $2 AND outcome IS NULL RETURNING 1
+    const rows = await runStatement<{ n: number }>(
+      manager,
+      'bulk-operations-claim',
+      sql`WITH claimed AS (
+         UPDATE license_bulk_items SET outcome = 'done' WHERE operation_id = ${id} AND license_id = ${licenseId} AND outcome IS NULL RETURNING 1
        ) SELECT count(*)::int AS n FROM claimed`,
-      [id, licenseId],
     );
     return rows[0].n === 1;
   }
 
   /** Marks a pending item skipped, with why. */
   async skip(id: string, licenseId: number, message: string): Promise<void> {
-    await this.dataSource.query(
-      `UPDATE license_bulk_items SET outcome = 'skipped', message = left($3, 500) WHERE operation_id = $1 AND license_id = $2 AND outcome IS NULL`,
-      [id, licenseId, message],
+    await runStatement(
+      this.dataSource.manager,
+      'bulk-operations-skip',
+      sql`UPDATE license_bulk_items SET outcome = 'skipped', message = left(${message}, 500) WHERE operation_id = ${id} AND license_id = ${licenseId} AND outcome IS NULL`,
     );
   }
 
   /** Records the end once no item is pending (the first worker to see it finished sets the time). */
   async finishIfDone(id: string): Promise<void> {
-    await this.dataSource.query(
-      `UPDATE license_bulk_operations o SET finished_at = now() WHERE o.id = $1 AND o.finished_at IS NULL
+    await runStatement(
+      this.dataSource.manager,
+      'bulk-operations-finish-if-done',
+      sql`UPDATE license_bulk_operations o SET finished_at = now() WHERE o.id = ${id} AND o.finished_at IS NULL
          AND NOT EXISTS (SELECT 1 FROM license_bulk_items i WHERE i.operation_id = o.id AND i.outcome IS NULL)`,
-      [id],
     );
   }
 }

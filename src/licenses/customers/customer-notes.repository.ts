@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import type { RecordedChange } from '../../events/event-recorder';
-import { sql } from '../../database/statement';
+import { runStatement, sql } from '../../database/statement';
 
 export interface CustomerNoteRow {
   id: string;
@@ -21,10 +21,11 @@ export class CustomerNotesRepository {
 
   /** The customer's notes, newest first, at most `limit`. */
   async listFor(customer: string, limit: number): Promise<CustomerNoteRow[]> {
-    return this.dataSource.query(`SELECT id, body, author, created_at FROM customer_notes WHERE customer = $1 ORDER BY id DESC LIMIT $2`, [
-      customer,
-      limit,
-    ]);
+    return runStatement<CustomerNoteRow>(
+      this.dataSource.manager,
+      'customer-notes-list-for',
+      sql`SELECT id, body, author, created_at FROM customer_notes WHERE customer = ${customer} ORDER BY id DESC LIMIT ${limit}`,
+    );
   }
 }
 

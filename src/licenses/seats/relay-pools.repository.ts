@@ -1,8 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import { preparedQuery } from '../../database/prepared-query';
-import { raw, sql } from '../../database/statement';
+import { raw, runStatement, sql } from '../../database/statement';
 import type { RecordedChange } from '../../events/event-recorder';
 import type { PoolEndReason, RelayPool } from './relay-pool.entity';
 
@@ -20,32 +19,29 @@ export class RelayPoolsRepository {
 
   /** The licence's pools, newest first. */
   async listForLicense(licenseId: number, manager?: EntityManager): Promise<RelayPool[]> {
-    const { rows } = await preparedQuery<RelayPoolRow>(
+    const rows = await runStatement<RelayPoolRow>(
       manager ?? this.dataSource.manager,
       'relay-pools-of-license',
-      `SELECT ${POOL_COLUMNS} FROM relay_pools WHERE license_id = $1 ORDER BY issued_at DESC, id DESC`,
-      [licenseId],
+      sql`SELECT ${raw(POOL_COLUMNS)} FROM relay_pools WHERE license_id = ${licenseId} ORDER BY issued_at DESC, id DESC`,
     );
     return rows.map(poolFromRow);
   }
 
   /** The open (not ended) pool of this licence and relay key, if any: the one a new request replaces. */
   async openPoolOf(licenseId: number, relayKeyId: string, manager: EntityManager): Promise<RelayPool | null> {
-    const { rows } = await preparedQuery<RelayPoolRow>(
+    const rows = await runStatement<RelayPoolRow>(
       manager,
       'relay-pool-open-of-key',
-      `SELECT ${POOL_COLUMNS} FROM relay_pools WHERE license_id = $1 AND relay_key_id = $2 AND ended_at IS NULL`,
-      [licenseId, relayKeyId],
+      sql`SELECT ${raw(POOL_COLUMNS)} FROM relay_pools WHERE license_id = ${licenseId} AND relay_key_id = ${relayKeyId} AND ended_at IS NULL`,
     );
     return rows[0] ? poolFromRow(rows[0]) : null;
   }
 
   async getForLicense(licenseId: number, poolId: string, manager?: EntityManager): Promise<RelayPool | null> {
-    const { rows } = await preparedQuery<RelayPoolRow>(
+    const rows = await runStatement<RelayPoolRow>(
       manager ?? this.dataSource.manager,
       'relay-pool-of-license',
-      `SELECT ${POOL_COLUMNS} FROM relay_pools WHERE license_id = $1 AND id = $2::uuid`,
-      [licenseId, poolId],
+      sql`SELECT ${raw(POOL_COLUMNS)} FROM relay_pools WHERE license_id = ${licenseId} AND id = ${poolId}::uuid`,
     );
     return rows[0] ? poolFromRow(rows[0]) : null;
   }

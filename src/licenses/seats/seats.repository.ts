@@ -1,14 +1,33 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import { preparedQuery } from '../../database/prepared-query';
-import { raw, sql } from '../../database/statement';
-import { Activation, ReleaseReason } from './activation.entity';
+import { mergePolicy } from '../../common/seat-policy/license-policy';
+import { param, raw, runStatement, type Sql, sql } from '../../database/statement';
 import type { RecordedChange } from '../../events/event-recorder';
-import type { License } from '../license.entity';
-import { licenseFromRow, type LicenseRow, type ProductRow } from '../licenses.repository';
-import { mergePolicy, type PolicyOverrides, type SeatPolicy } from '../../common/seat-policy/license-policy';
-import type { StoredUsage } from '../usage/usage-decisions';
+import { Activation, ReleaseReason } from './activation.entity';
+import {
+  activationFromRow,
+  type ActivationRow,
+  type HeartbeatRow,
+  licenseFromJson,
+  SEAT_COLUMNS,
+  type SeatChangeJson,
+  type SeatChangeLoad,
+  type SeatCheckDbRow,
+  type SeatCheckRow,
+  type SweptSeat,
+} from './seat-rows';
+
+// The seats' rows and mappers live in seat-rows.ts; callers keep importing them from here.
+export {
+  type ActivationRow,
+  type HeartbeatRow,
+  SEAT_COLUMNS,
+  type SeatChangeLoad,
+  type SeatCheckRow,
+  seatsFromRows,
+  type SweptSeat,
+} from './seat-rows';
 
 /**
  * Activation records ("seats"). A seat is current while released_at is null. Style: named SQL with typed rows
@@ -25,14 +44,13 @@ export class SeatsRepository {
    * holds the transaction; without, it only reads, for the optimistic path (docs/licences.md, Concurrency).
    */
   async loadForSeatChange(licenseKey: string, manager: EntityManager, lock: boolean): Promise<SeatChangeLoad | null> {
-    const { rows } = lock
-      ? await preparedQuery<{ load: SeatChangeJson | null }>(
+    const rows = lock
+      ? await runStatement<{ load: SeatChangeJson | null }>(
           manager,
           'license-for-seat-change-v2',
-          `SELECT license_for_seat_change($1, $2) AS load`,
-          [licenseKey, lock],
+          sql`SELECT license_for_seat_change(${licenseKey}, ${lock}) AS load`,
         )
-      : await preparedQuery<{ load: SeatChangeJson }>(manager, 'seat-change-read', SEAT_CHANGE_READ, [licenseKey]);
+      : await runStatement<{ load: SeatChangeJson }>(manager, 'seat-change-read', seatChangeRead(licenseKey));
     const load = rows[0]?.load;
     if (!load) return null;
     return {
@@ -50,23 +68,21 @@ export class SeatsRepository {
 
   /** Current seats, most recent binding first. */
   async listCurrent(licenseId: number, manager?: EntityManager): Promise<Activation[]> {
-    const { rows } = await preparedQuery<ActivationRow>(
+    const rows = await runStatement<ActivationRow>(
       manager ?? this.dataSource.manager,
       'seats-current',
-      `SELECT ${SEAT_COLUMNS} FROM activations WHERE license_id = $1 AND released_at IS NULL ORDER BY activated_at DESC, id DESC`,
-      [licenseId],
+      sql`SELECT ${raw(SEAT_COLUMNS)} FROM activations WHERE license_id = ${licenseId} AND released_at IS NULL ORDER BY activated_at DESC, id DESC`,
     );
     return rows.map(activationFromRow);
   }
 
   /** The seats bound now on any of these licences (a customer's machines), most recently seen first, at most `limit`. */
   async listCurrentOfLicenses(licenseIds: number[], limit: number): Promise<Activation[]> {
-    const { rows } = await preparedQuery<ActivationRow>(
+    const rows = await runStatement<ActivationRow>(
       this.dataSource.manager,
       'seats-current-of-licenses',
-      `SELECT ${SEAT_COLUMNS} FROM activations WHERE license_id = ANY($1::int[]) AND released_at IS NULL
-       ORDER BY last_seen_at DESC, id DESC LIMIT $2`,
-      [licenseIds, limit],
+      sql`SELECT ${raw(SEAT_COLUMNS)} FROM activations WHERE license_id = ANY(${licenseIds}::int[]) AND released_at IS NULL
+       ORDER BY last_seen_at DESC, id DESC LIMIT ${limit}`,
     );
     return rows.map(activationFromRow);
   }
@@ -77,21 +93,20 @@ export class SeatsRepository {
    * A dead seat (silent for longer than the licence's heartbeat timeout) is no seat, swept yet or not.
    */
   async findForCheck(licenseKey: string, machineFingerprint: string, minIntervalSeconds: number): Promise<SeatCheckRow | null> {
-    const { rows } = await preparedQuery<SeatCheckDbRow>(
+    const rows = await runStatement<SeatCheckDbRow>(
       this.dataSource.manager,
       'seat-check-live-usage',
-      `SELECT l.id, l.expires_at, l.grace_days, l.active, l.revoked, s.id AS seat_id,
-              s.last_seen_at < now() - make_interval(secs => $3) AS stale,
+      sql`SELECT l.id, l.expires_at, l.grace_days, l.active, l.revoked, s.id AS seat_id,
+              s.last_seen_at < now() - make_interval(secs => ${minIntervalSeconds}) AS stale,
               l.product_id, p.code AS product_code, l.created_at, l.policy, p.default_policy,
               u.period_start AS usage_period_start, u.uses
        FROM licenses l JOIN product_catalog p ON p.id = l.product_id
-       LEFT JOIN activations s ON s.license_id = l.id AND s.machine_fingerprint = $2 AND s.released_at IS NULL
-         AND NOT ${SEAT_IS_DEAD('s', 'l', 'p')}
+       LEFT JOIN activations s ON s.license_id = l.id AND s.machine_fingerprint = ${machineFingerprint} AND s.released_at IS NULL
+         AND NOT ${raw(SEAT_IS_DEAD('s', 'l', 'p'))}
        LEFT JOIN LATERAL (
          SELECT period_start, uses FROM usage_counters WHERE license_id = l.id ORDER BY period_start DESC LIMIT 1
        ) u ON true
-       WHERE l.license_key = $1`,
-      [licenseKey, machineFingerprint, minIntervalSeconds],
+       WHERE l.license_key = ${licenseKey}`,
     );
     if (rows.length === 0) return null;
     const r = rows[0];
@@ -114,11 +129,10 @@ export class SeatsRepository {
 
   /** Every record, current and past, newest first. */
   async listHistory(licenseId: number, manager?: EntityManager): Promise<Activation[]> {
-    const { rows } = await preparedQuery<ActivationRow>(
+    const rows = await runStatement<ActivationRow>(
       manager ?? this.dataSource.manager,
       'seats-history',
-      `SELECT ${SEAT_COLUMNS} FROM activations WHERE license_id = $1 ORDER BY activated_at DESC, id DESC`,
-      [licenseId],
+      sql`SELECT ${raw(SEAT_COLUMNS)} FROM activations WHERE license_id = ${licenseId} ORDER BY activated_at DESC, id DESC`,
     );
     return rows.map(activationFromRow);
   }
@@ -130,24 +144,23 @@ export class SeatsRepository {
     reason: ReleaseReason,
     manager: EntityManager,
   ): Promise<Activation[]> {
-    const { rows } = await preparedQuery<ActivationRow>(
+    const fingerprint = param(machineFingerprint ?? null);
+    const rows = await runStatement<ActivationRow>(
       manager,
       'seats-release',
-      `UPDATE activations SET released_at = now(), release_reason = $3
-       WHERE license_id = $1 AND released_at IS NULL AND ($2::varchar IS NULL OR machine_fingerprint = $2)
-       RETURNING ${SEAT_COLUMNS}`,
-      [licenseId, machineFingerprint ?? null, reason],
+      sql`UPDATE activations SET released_at = now(), release_reason = ${reason}
+       WHERE license_id = ${licenseId} AND released_at IS NULL AND (${fingerprint}::varchar IS NULL OR machine_fingerprint = ${fingerprint})
+       RETURNING ${raw(SEAT_COLUMNS)}`,
     );
     return rows.map(activationFromRow);
   }
 
   /** Refreshes last_seen_at only when older than `minIntervalSeconds`, so frequent validations do not write every time. */
   async touchLastSeen(seatId: string, minIntervalSeconds: number, manager?: EntityManager): Promise<void> {
-    await preparedQuery(
+    await runStatement(
       manager ?? this.dataSource.manager,
       'seat-touch',
-      `UPDATE activations SET last_seen_at = now() WHERE id = $1 AND released_at IS NULL AND last_seen_at < now() - make_interval(secs => $2)`,
-      [seatId, minIntervalSeconds],
+      sql`UPDATE activations SET last_seen_at = now() WHERE id = ${seatId} AND released_at IS NULL AND last_seen_at < now() - make_interval(secs => ${minIntervalSeconds})`,
     );
   }
 
@@ -157,22 +170,21 @@ export class SeatsRepository {
    * No row: unknown key. `seat_id` null: no live seat for this machine.
    */
   async heartbeat(licenseKey: string, machineFingerprint: string): Promise<HeartbeatRow | null> {
-    const { rows } = await preparedQuery<HeartbeatRow>(
+    const rows = await runStatement<HeartbeatRow>(
       this.dataSource.manager,
       'seat-heartbeat',
-      `WITH l AS (
+      sql`WITH l AS (
          SELECT l.id, l.expires_at, l.grace_days, l.active, l.revoked,
-                ${HEARTBEAT_TIMEOUT_SQL('l', 'p')} AS heartbeat_timeout_seconds
-         FROM licenses l JOIN product_catalog p ON p.id = l.product_id WHERE l.license_key = $1
+                ${raw(HEARTBEAT_TIMEOUT_SQL('l', 'p'))} AS heartbeat_timeout_seconds
+         FROM licenses l JOIN product_catalog p ON p.id = l.product_id WHERE l.license_key = ${licenseKey}
        ), beat AS (
          UPDATE activations s SET last_seen_at = now() FROM l
-         WHERE s.license_id = l.id AND s.machine_fingerprint = $2 AND s.released_at IS NULL
+         WHERE s.license_id = l.id AND s.machine_fingerprint = ${machineFingerprint} AND s.released_at IS NULL
            AND NOT seat_is_dead(s.last_seen_at, l.heartbeat_timeout_seconds, now())
          RETURNING s.id, s.last_seen_at
        )
        SELECT l.id, l.expires_at, l.grace_days, l.active, l.revoked, l.heartbeat_timeout_seconds, beat.id AS seat_id, beat.last_seen_at
        FROM l LEFT JOIN beat ON true`,
-      [licenseKey, machineFingerprint],
     );
     return rows[0] ?? null;
   }
@@ -183,20 +195,19 @@ export class SeatsRepository {
    * UPDATE checks released_at again, so a seat is released exactly once whoever gets there first.
    */
   async sweepDead(batch: number, manager: EntityManager): Promise<SweptSeat[]> {
-    const { rows } = await preparedQuery<SweptSeat & { id: string }>(
+    const rows = await runStatement<SweptSeat & { id: string }>(
       manager,
       'seats-sweep-dead',
-      `WITH dead AS (
+      sql`WITH dead AS (
          SELECT s.id, l.id AS license_id, p.code AS product_code FROM activations s
          JOIN licenses l ON l.id = s.license_id JOIN product_catalog p ON p.id = l.product_id
-         WHERE s.released_at IS NULL AND ${SEAT_IS_DEAD('s', 'l', 'p')}
-         ORDER BY s.last_seen_at LIMIT $1
+         WHERE s.released_at IS NULL AND ${raw(SEAT_IS_DEAD('s', 'l', 'p'))}
+         ORDER BY s.last_seen_at LIMIT ${batch}
          FOR UPDATE OF s SKIP LOCKED
        )
        UPDATE activations s SET released_at = now(), release_reason = 'heartbeat_timeout'
        FROM dead WHERE s.id = dead.id AND s.released_at IS NULL
        RETURNING s.id, s.machine_fingerprint, s.last_seen_at, dead.license_id, dead.product_code`,
-      [batch],
     );
     return rows.map((r) => ({ ...r, id: String(r.id) }));
   }
@@ -207,27 +218,6 @@ const HEARTBEAT_TIMEOUT_SQL = (l: string, p: string) => `license_heartbeat_timeo
 
 /** Seat `s` of licence `l` (product `p`) is dead: silent for longer than the licence's heartbeat timeout. */
 export const SEAT_IS_DEAD = (s: string, l: string, p: string) => `seat_is_dead(${s}.last_seen_at, ${HEARTBEAT_TIMEOUT_SQL(l, p)}, now())`;
-
-/** A seat the sweep released. */
-export interface SweptSeat {
-  id: string;
-  machine_fingerprint: string;
-  last_seen_at: Date;
-  license_id: number;
-  product_code: string;
-}
-
-/** A heartbeat's licence status fields, merged timeout and (when it has a live seat) the refreshed seat. */
-export interface HeartbeatRow {
-  id: number;
-  expires_at: Date | null;
-  grace_days: number;
-  active: boolean;
-  revoked: boolean;
-  heartbeat_timeout_seconds: number | null;
-  seat_id: string | null;
-  last_seen_at: Date | null;
-}
 
 /** Releases the `dead` seats (under the licence lock) as `heartbeat_timeout`: the first CTE of every seat change. */
 const releaseDead = (dead: string[]) => sql`dead AS (
@@ -299,7 +289,7 @@ export const seatChanges = {
  * id, which cost about half of the read (docs/performance.md, Performance round 3). The whole licence row goes as
  * json (the mapping picks its fields). Twin of the function's read: test/integration/seats.int-spec.ts compares both.
  */
-const SEAT_CHANGE_READ = `SELECT json_build_object(
+const seatChangeRead = (licenseKey: string): Sql => sql`SELECT json_build_object(
     'license', to_json(l), 'product', to_json(p), 'now', now(),
     'version', coalesce((SELECT v.version FROM license_seat_versions v WHERE v.license_id = l.id), 0)::text,
     'next_seat_id', nextval('activations_id_seq'),
@@ -310,122 +300,4 @@ const SEAT_CHANGE_READ = `SELECT json_build_object(
     'recent_deactivations', coalesce((SELECT json_agg(a.released_at ORDER BY a.released_at) FROM activations a
                        WHERE a.license_id = l.id AND a.release_reason = 'deactivated'
                          AND a.released_at > now() - interval '30 days'), '[]'::json)) AS load
-  FROM licenses l JOIN product_catalog p ON p.id = l.product_id WHERE l.license_key = $1`;
-
-/** Maps the rows `change` returned. */
-export const seatsFromRows = (rows: ActivationRow[]) => rows.map(activationFromRow);
-
-/** What a seat change loads under the licence lock (see lockForSeatChange). */
-export interface SeatChangeLoad {
-  license: License;
-  seats: Activation[];
-  recentDeactivations: Date[];
-  now: Date;
-  nextSeatId: string;
-  /** The licence's seat counter when read (license_seat_versions; 0 without a row): every seat bound moves it. */
-  version: string;
-  /** Seats held by the licence's valid relay pools (docs/relay.md, Seats on the vendor's side): taken like bound seats. */
-  pooledSeats: number;
-}
-
-type Json<T> = { [K in keyof T]: T[K] extends Date ? string : T[K] extends Date | null ? string | null : T[K] };
-
-interface SeatChangeJson {
-  license: Json<LicenseRow>;
-  product: Json<ProductRow>;
-  seats: Json<ActivationRow>[];
-  recent_deactivations: string[];
-  now: string;
-  next_seat_id: number;
-  version: string;
-  pooled_seats?: number;
-}
-
-function jsonDates<T extends object, K extends keyof T & string>(row: T, keys: K[]): Record<K, Date | null> {
-  return Object.fromEntries(keys.map((k) => [k, row[k] == null ? null : new Date(row[k] as string)])) as Record<K, Date | null>;
-}
-
-function licenseFromJson(l: Json<LicenseRow>, p: Json<ProductRow>): License {
-  return licenseFromRow({
-    ...l,
-    ...(jsonDates(l, ['expires_at', 'revoked_at', 'created_at', 'updated_at']) as Pick<
-      LicenseRow,
-      'expires_at' | 'revoked_at' | 'created_at' | 'updated_at'
-    >),
-    p_code: p.code,
-    p_name: p.name,
-    p_key_prefix: p.key_prefix,
-    p_default_limits: p.default_limits,
-    p_default_policy: p.default_policy,
-    p_available_features: p.available_features,
-    p_active: p.active,
-    p_created_at: new Date(p.created_at),
-    p_updated_at: new Date(p.updated_at),
-  });
-}
-
-export const SEAT_COLUMNS =
-  'id, license_id, product_id, machine_fingerprint, hostname, os, app_version, ip, activated_at, last_seen_at, released_at, release_reason';
-
-/** The licence fields that decide its status, and the checked machine's current seat (if any). */
-export interface SeatCheckRow {
-  license: Pick<License, 'id' | 'expiresAt' | 'graceDays' | 'active' | 'revoked' | 'productId' | 'createdAt'> & {
-    productCode: string;
-    /** The merged policy (docs/licences.md, Seat policies), for the usage meter. */
-    policy: SeatPolicy;
-  };
-  seat: { id: string; stale: boolean } | null;
-  /** The licence's newest usage counter (docs/licences.md, Usage metering); it counts only if it is this period's. */
-  latestUsage: StoredUsage | null;
-}
-
-/** The validation check's row: licence status fields and the machine's current seat, null when it has none. */
-interface SeatCheckDbRow {
-  id: number;
-  expires_at: Date | null;
-  grace_days: number;
-  active: boolean;
-  revoked: boolean;
-  seat_id: string | null;
-  stale: boolean | null;
-  product_id: number;
-  product_code: string;
-  created_at: Date;
-  policy: PolicyOverrides;
-  default_policy: PolicyOverrides;
-  usage_period_start: Date | null;
-  uses: string | null;
-}
-
-/** An activations row as pg returns it: bigint id as a string, timestamptz as Date. */
-export interface ActivationRow {
-  id: string;
-  license_id: number;
-  product_id: number;
-  machine_fingerprint: string;
-  hostname: string | null;
-  os: string | null;
-  app_version: string | null;
-  ip: string | null;
-  activated_at: Date;
-  last_seen_at: Date;
-  released_at: Date | null;
-  release_reason: ReleaseReason | null;
-}
-
-function activationFromRow(row: ActivationRow): Activation {
-  return Object.assign(new Activation(), {
-    id: String(row.id),
-    licenseId: row.license_id,
-    productId: row.product_id,
-    machineFingerprint: row.machine_fingerprint,
-    hostname: row.hostname,
-    os: row.os,
-    appVersion: row.app_version,
-    ip: row.ip,
-    activatedAt: row.activated_at,
-    lastSeenAt: row.last_seen_at,
-    releasedAt: row.released_at,
-    releaseReason: row.release_reason,
-  });
-}
+  FROM licenses l JOIN product_catalog p ON p.id = l.product_id WHERE l.license_key = ${licenseKey}`;

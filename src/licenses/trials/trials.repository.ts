@@ -2,8 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import type { RecordedChange } from '../../events/event-recorder';
-import { preparedQuery } from '../../database/prepared-query';
-import { param, raw, sql } from '../../database/statement';
+import { param, raw, runStatement, sql } from '../../database/statement';
 import { SEAT_COLUMNS } from '../seats/seats.repository';
 
 /** The primary key whose violation is TRIAL_ALREADY_USED: one trial per product and machine, ever. */
@@ -60,24 +59,23 @@ export class TrialsRepository {
 
   /** The licence of the newest trial of this product for this e-mail (lower-cased), if any. */
   async newestTrialFor(productId: number, customerEmail: string, manager?: EntityManager): Promise<number | null> {
-    const { rows } = await preparedQuery<{ license_id: number }>(
+    const rows = await runStatement<{ license_id: number }>(
       manager ?? this.dataSource.manager,
       'trial-newest-for-email',
-      `SELECT license_id FROM trials WHERE product_id = $1 AND customer_email = $2 ORDER BY created_at DESC LIMIT 1`,
-      [productId, customerEmail.toLowerCase()],
+      sql`SELECT license_id FROM trials WHERE product_id = ${productId} AND customer_email = ${customerEmail.toLowerCase()} ORDER BY created_at DESC LIMIT 1`,
     );
     return rows[0]?.license_id ?? null;
   }
 
   /** The IPs with the most trials of these products (null: every product) started since `since`, most first (docs/licences.md, Trials). */
   async busiestIps(since: Date, limit: number, products: readonly number[] | null): Promise<TrialsFromIp[]> {
-    const { rows } = await preparedQuery<{ ip: string; trials: number; products: number; latest: Date }>(
+    const productsParam = param(products);
+    const rows = await runStatement<{ ip: string; trials: number; products: number; latest: Date }>(
       this.dataSource.manager,
       'trials-busiest-ips-by-product',
-      `SELECT ip, count(*)::int AS trials, count(DISTINCT product_id)::int AS products, max(created_at) AS latest
-       FROM trials WHERE created_at >= $1 AND ip IS NOT NULL AND ($3::int[] IS NULL OR product_id = ANY($3::int[]))
-       GROUP BY ip ORDER BY count(*) DESC, max(created_at) DESC, ip LIMIT $2`,
-      [since, limit, products],
+      sql`SELECT ip, count(*)::int AS trials, count(DISTINCT product_id)::int AS products, max(created_at) AS latest
+       FROM trials WHERE created_at >= ${since} AND ip IS NOT NULL AND (${productsParam}::int[] IS NULL OR product_id = ANY(${productsParam}::int[]))
+       GROUP BY ip ORDER BY count(*) DESC, max(created_at) DESC, ip LIMIT ${limit}`,
     );
     return rows;
   }

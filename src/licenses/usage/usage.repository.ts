@@ -2,8 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import type { RecordedChange } from '../../events/event-recorder';
-import { preparedQuery } from '../../database/prepared-query';
-import { param, sql } from '../../database/statement';
+import { param, raw, runStatement, sql } from '../../database/statement';
 import { mergedPolicySql } from '../../common/seat-policy/license-policy';
 import { licenseUsableSql } from '../license-status';
 import { SEAT_IS_DEAD } from '../seats/seats.repository';
@@ -72,25 +71,26 @@ export class UsageRepository {
     monthStart: Date,
     now: Date,
   ): Promise<CountedBelowCap | null> {
-    const { rows } = await preparedQuery<{ uses: string; max_uses: string; uses_period: string | null; created_at: Date }>(
+    const by = param(increment);
+    // `at` carries the request's time into licenseUsableSql, which names the instant by an SQL expression.
+    const rows = await runStatement<{ uses: string; max_uses: string; uses_period: string | null; created_at: Date }>(
       this.dataSource.manager,
       'usage-count-below-cap',
-      `WITH target AS (
-         SELECT l.id, l.created_at, ${POLICY}->>'uses_period' AS uses_period, (${POLICY}->>'max_uses')::bigint AS max_uses
-         FROM licenses l JOIN product_catalog p ON p.id = l.product_id
-         WHERE l.license_key = $1 AND ${licenseUsableSql('l', '$5::timestamptz')}
-           AND EXISTS (SELECT 1 FROM activations s WHERE s.license_id = l.id AND s.machine_fingerprint = $2 AND s.released_at IS NULL
-             AND NOT ${SEAT_IS_DEAD('s', 'l', 'p')})
+      sql`WITH at AS (SELECT ${now}::timestamptz AS now), target AS (
+         SELECT l.id, l.created_at, ${raw(POLICY)}->>'uses_period' AS uses_period, (${raw(POLICY)}->>'max_uses')::bigint AS max_uses
+         FROM licenses l JOIN product_catalog p ON p.id = l.product_id, at
+         WHERE l.license_key = ${licenseKey} AND ${raw(licenseUsableSql('l', 'at.now'))}
+           AND EXISTS (SELECT 1 FROM activations s WHERE s.license_id = l.id AND s.machine_fingerprint = ${machineFingerprint} AND s.released_at IS NULL
+             AND NOT ${raw(SEAT_IS_DEAD('s', 'l', 'p'))})
        ), counted AS (
          INSERT INTO usage_counters AS c (license_id, period_start, uses)
-         SELECT id, CASE WHEN uses_period = 'month' THEN $4::timestamptz ELSE created_at END, $3::bigint FROM target
-         WHERE max_uses IS NOT NULL AND $3::bigint < max_uses
+         SELECT id, CASE WHEN uses_period = 'month' THEN ${monthStart}::timestamptz ELSE created_at END, ${by}::bigint FROM target
+         WHERE max_uses IS NOT NULL AND ${by}::bigint < max_uses
          ON CONFLICT (license_id, period_start) DO UPDATE SET uses = c.uses + EXCLUDED.uses
            WHERE c.uses + EXCLUDED.uses < (SELECT max_uses FROM target)
          RETURNING uses
        )
        SELECT counted.uses, target.max_uses, target.uses_period, target.created_at FROM counted, target`,
-      [licenseKey, machineFingerprint, increment, monthStart, now],
     );
     const row = rows[0];
     if (!row) return null;
@@ -104,33 +104,30 @@ export class UsageRepository {
 
   /** The uses counted in the period starting at `periodStart` (0 when none). */
   async usesIn(licenseId: number, periodStart: Date, manager?: EntityManager): Promise<number> {
-    const { rows } = await preparedQuery<{ uses: string }>(
+    const rows = await runStatement<{ uses: string }>(
       manager ?? this.dataSource.manager,
       'usage-in-period',
-      `SELECT uses FROM usage_counters WHERE license_id = $1 AND period_start = $2`,
-      [licenseId, periodStart],
+      sql`SELECT uses FROM usage_counters WHERE license_id = ${licenseId} AND period_start = ${periodStart}`,
     );
     return rows.length ? Number(rows[0].uses) : 0;
   }
 
   /** Every counter of the licence, newest period first. */
   async history(licenseId: number, manager?: EntityManager): Promise<StoredUsage[]> {
-    const { rows } = await preparedQuery<{ period_start: Date; uses: string }>(
+    const rows = await runStatement<{ period_start: Date; uses: string }>(
       manager ?? this.dataSource.manager,
       'usage-history',
-      `SELECT period_start, uses FROM usage_counters WHERE license_id = $1 ORDER BY period_start DESC`,
-      [licenseId],
+      sql`SELECT period_start, uses FROM usage_counters WHERE license_id = ${licenseId} ORDER BY period_start DESC`,
     );
     return rows.map((r) => ({ periodStart: r.period_start, uses: Number(r.uses) }));
   }
 
   /** Sets the period's count to 0; returns the uses it had. */
   async reset(licenseId: number, periodStart: Date, manager: EntityManager): Promise<number> {
-    const { rows } = await preparedQuery<{ uses: string }>(
+    const rows = await runStatement<{ uses: string }>(
       manager,
       'usage-reset',
-      `DELETE FROM usage_counters WHERE license_id = $1 AND period_start = $2 RETURNING uses`,
-      [licenseId, periodStart],
+      sql`DELETE FROM usage_counters WHERE license_id = ${licenseId} AND period_start = ${periodStart} RETURNING uses`,
     );
     return rows.length ? Number(rows[0].uses) : 0;
   }
@@ -141,44 +138,43 @@ export class UsageRepository {
    * commit leaves the stored answer, a rollback (no 200 answer) leaves the key free for the waiter.
    */
   async claimIdempotencyKey(licenseId: number, key: string, requestHash: string, manager: EntityManager): Promise<IdempotencyClaim> {
-    const { rows } = await preparedQuery<{ claimed: boolean; request_hash: string; answer: UsageAnswer | null }>(
+    const licenseIdParam = param(licenseId);
+    const keyParam = param(key);
+    const rows = await runStatement<{ claimed: boolean; request_hash: string; answer: UsageAnswer | null }>(
       manager,
       'usage-claim-key',
-      `WITH claim AS (
+      sql`WITH claim AS (
          INSERT INTO usage_idempotency_keys AS k (license_id, idempotency_key, request_hash)
-         VALUES ($1, $2, $3)
+         VALUES (${licenseIdParam}, ${keyParam}, ${requestHash})
          ON CONFLICT (license_id, idempotency_key) DO UPDATE SET request_hash = EXCLUDED.request_hash, answer = NULL, created_at = now()
-           WHERE k.created_at < now() - make_interval(hours => $4)
+           WHERE k.created_at < now() - make_interval(hours => ${IDEMPOTENCY_KEY_HOURS})
          RETURNING true AS claimed, request_hash, answer
        )
        SELECT claimed, request_hash, answer FROM claim
        UNION ALL
        SELECT false, request_hash, answer FROM usage_idempotency_keys
-       WHERE license_id = $1 AND idempotency_key = $2 AND NOT EXISTS (SELECT 1 FROM claim)`,
-      [licenseId, key, requestHash, IDEMPOTENCY_KEY_HOURS],
+       WHERE license_id = ${licenseIdParam} AND idempotency_key = ${keyParam} AND NOT EXISTS (SELECT 1 FROM claim)`,
     );
     let row = rows[0];
     if (row?.claimed) return { claimed: true };
     // The key was committed by a request this one waited for: the statement's snapshot predates it, a new one sees it.
     row ??= (
-      await preparedQuery<{ claimed: boolean; request_hash: string; answer: UsageAnswer | null }>(
+      await runStatement<{ claimed: boolean; request_hash: string; answer: UsageAnswer | null }>(
         manager,
         'usage-key-lookup',
-        `SELECT false AS claimed, request_hash, answer FROM usage_idempotency_keys WHERE license_id = $1 AND idempotency_key = $2`,
-        [licenseId, key],
+        sql`SELECT false AS claimed, request_hash, answer FROM usage_idempotency_keys WHERE license_id = ${licenseId} AND idempotency_key = ${key}`,
       )
-    ).rows[0];
+    )[0];
     if (!row) throw new Error('usage idempotency key neither claimed nor found');
     return { claimed: false, requestHash: row.request_hash, answer: row.answer && answerFromJson(row.answer) };
   }
 
   /** Stores the first answer of a claimed key. */
   async saveAnswer(licenseId: number, key: string, answer: UsageAnswer, manager: EntityManager): Promise<void> {
-    await preparedQuery(
+    await runStatement(
       manager,
       'usage-save-answer',
-      `UPDATE usage_idempotency_keys SET answer = $3 WHERE license_id = $1 AND idempotency_key = $2`,
-      [licenseId, key, JSON.stringify(answer)],
+      sql`UPDATE usage_idempotency_keys SET answer = ${JSON.stringify(answer)} WHERE license_id = ${licenseId} AND idempotency_key = ${key}`,
     );
   }
 }

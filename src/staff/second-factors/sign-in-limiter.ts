@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DataSource } from 'typeorm';
+import { param, runStatement, sql } from '../../database/statement';
 import { APP_CONFIG, type AppConfig, STAFF_SIGN_IN_WINDOW_MS, type StaffConfig, staffConfig } from '../../config/app-config';
 
 /**
@@ -24,9 +25,10 @@ export class StaffSignInLimiter {
 
   /** Waits when the account is past its limit; resolves with true when it waited. */
   async beforeAttempt(username: string): Promise<boolean> {
-    const [row] = await this.dataSource.query<{ failures: number }[]>(
-      `SELECT failures FROM staff_sign_in_failures WHERE account_hash = $1 AND window_started_at > now() - make_interval(secs => $2)`,
-      [accountHash(username), STAFF_SIGN_IN_WINDOW_MS / 1000],
+    const [row] = await runStatement<{ failures: number }>(
+      this.dataSource.manager,
+      'sign-in-limiter-before-attempt',
+      sql`SELECT failures FROM staff_sign_in_failures WHERE account_hash = ${accountHash(username)} AND window_started_at > now() - make_interval(secs => ${STAFF_SIGN_IN_WINDOW_MS / 1000})`,
     );
     if (!row || row.failures < this.settings.signInLimit) return false;
     // One delayed attempt at a time per account: parallel guesses queue, so ten cost ten delays, not one.
@@ -36,20 +38,26 @@ export class StaffSignInLimiter {
 
   /** Counts one failure (a wrong password, code or recovery code), starting a new window when the last one ended. */
   async failed(username: string): Promise<void> {
-    await this.dataSource.query(
-      `INSERT INTO staff_sign_in_failures (account_hash, window_started_at, failures) VALUES ($1, now(), 1)
+    const windowSeconds = param(STAFF_SIGN_IN_WINDOW_MS / 1000);
+    await runStatement(
+      this.dataSource.manager,
+      'sign-in-limiter-failed',
+      sql`INSERT INTO staff_sign_in_failures (account_hash, window_started_at, failures) VALUES (${accountHash(username)}, now(), 1)
        ON CONFLICT (account_hash) DO UPDATE SET
-         failures = CASE WHEN staff_sign_in_failures.window_started_at > now() - make_interval(secs => $2)
+         failures = CASE WHEN staff_sign_in_failures.window_started_at > now() - make_interval(secs => ${windowSeconds})
                          THEN staff_sign_in_failures.failures + 1 ELSE 1 END,
-         window_started_at = CASE WHEN staff_sign_in_failures.window_started_at > now() - make_interval(secs => $2)
+         window_started_at = CASE WHEN staff_sign_in_failures.window_started_at > now() - make_interval(secs => ${windowSeconds})
                                   THEN staff_sign_in_failures.window_started_at ELSE now() END`,
-      [accountHash(username), STAFF_SIGN_IN_WINDOW_MS / 1000],
     );
   }
 
   /** A completed sign-in clears the account's count. */
   async succeeded(username: string): Promise<void> {
-    await this.dataSource.query(`DELETE FROM staff_sign_in_failures WHERE account_hash = $1`, [accountHash(username)]);
+    await runStatement(
+      this.dataSource.manager,
+      'sign-in-limiter-succeeded',
+      sql`DELETE FROM staff_sign_in_failures WHERE account_hash = ${accountHash(username)}`,
+    );
   }
 }
 
