@@ -154,6 +154,13 @@ export class LicensesService {
     return new Map(found.filter((l): l is License => l !== null).map((l) => [l.id, licenseState(l)]));
   }
 
+  /** The licence locked for the caller's transaction, as it is before a change (what a bulk item keeps for an undo). */
+  async lockedStateIn(manager: EntityManager, id: number, products: ProductScope = ALL_PRODUCTS): Promise<LicenseState> {
+    const license = await this.licenses.lockById(id, manager, products);
+    if (!license) throw AppError.notFound('License');
+    return licenseState(license);
+  }
+
   /** Every activation record of the licence, current and past, newest first; 404 NOT_FOUND when unknown. */
   async listActivations(id: number, products: ProductScope = ALL_PRODUCTS): Promise<ActivationDto[]> {
     return this.dataSource.transaction('REPEATABLE READ', async (manager) => {
@@ -216,4 +223,3 @@ function listFilter(query: Omit<LicenseListQuery, 'limit' | 'offset'>, products:
     licenseIds: query.ids,
   };
 }
-

@@ -11,13 +11,11 @@ import { LicenseListQuery, LicensesService } from '../licenses.service';
 import { ExtendLicense } from '../use-cases/extend-license';
 import {
   expiryUndoRefusal,
-  licenseState,
   type LicenseState,
   movedExpiry,
   REVOKED_NOT_SUSPENDED,
   suspendUndoRefusal,
 } from '../use-cases/license-rules';
-import { LicenseWriter } from '../use-cases/license-writer';
 import { SuspendLicense } from '../use-cases/suspend-license';
 import { UndoLicenseChange } from '../use-cases/undo-license-change';
 
@@ -82,7 +80,6 @@ export class BulkLicensesService implements OnModuleInit {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly licenses: LicensesService,
-    private readonly writer: LicenseWriter,
     private readonly extend: ExtendLicense,
     private readonly suspend: SuspendLicense,
     private readonly undoes: UndoLicenseChange,
@@ -299,7 +296,7 @@ export class BulkLicensesService implements OnModuleInit {
     try {
       await this.dataSource.transaction(async (manager) => {
         if (!(await this.operations.claim(operation.id, licenseId, manager))) return;
-        const before = licenseState(await this.writer.lock(manager, licenseId, scope));
+        const before = await this.licenses.lockedStateIn(manager, licenseId, scope);
         let after: { expires_at: string | null } = { expires_at: before.expiresAt?.toISOString() ?? null };
         switch (operation.action as OperationAction) {
           case 'renew':

@@ -10,8 +10,7 @@ import { LicenseWriter } from './license-writer';
 
 /** What a revoke did: revoked now, or nothing because the licence already was (each door says so its own way). */
 export type RevokeOutcome =
-  | { outcome: 'revoked'; license: LicenseDetailsDto }
-  | { outcome: 'already_revoked'; revokedAt: Date | null; license: LicenseDetailsDto };
+  { outcome: 'revoked'; license: LicenseDetailsDto } | { outcome: 'already_revoked'; revokedAt: Date | null; license: LicenseDetailsDto };
 
 /**
  * Revoke (docs/licences.md, Revoking and releasing): final, keeping the reason; seats stay bound. One rule for every door:
@@ -31,7 +30,11 @@ export class RevokeLicense {
       this.revokeIn(manager, await this.writer.lock(manager, id, products), reason, actor),
     );
     if (done.outcome === 'already_revoked')
-      throw AppError.conflict('The licence is already revoked', { revoked_at: done.revokedAt?.toISOString() ?? null }, ErrorCode.ALREADY_REVOKED);
+      throw AppError.conflict(
+        'The licence is already revoked',
+        { revoked_at: done.revokedAt?.toISOString() ?? null },
+        ErrorCode.ALREADY_REVOKED,
+      );
     return done.license;
   }
 
