@@ -9,13 +9,7 @@ import { BulkCounts, BulkOperationRow, BulkOperationsRepository, BulkSkippedRow 
 import type { BulkAction, BulkChangeInput } from './bulk-change.input';
 import { LicenseListQuery, LicensesService } from '../licenses.service';
 import { ExtendLicense } from '../use-cases/extend-license';
-import {
-  expiryUndoRefusal,
-  type LicenseState,
-  movedExpiry,
-  REVOKED_NOT_SUSPENDED,
-  suspendUndoRefusal,
-} from '../use-cases/license-rules';
+import { expiryUndoRefusal, type LicenseState, movedExpiry, REVOKED_NOT_SUSPENDED, suspendUndoRefusal } from '../use-cases/license-rules';
 import { SuspendLicense } from '../use-cases/suspend-license';
 import { UndoLicenseChange } from '../use-cases/undo-license-change';
 
