@@ -6,26 +6,15 @@ import { EventRecorder } from '../../events/event-recorder';
 import { LicenseDetailsDto } from '../dto/license.dto';
 import type { License } from '../license.entity';
 import { toLicenseDetails } from '../license-details';
-import { LicensesRepository } from '../licenses.repository';
+import { LicensesRepository, type NewLicense } from '../licenses.repository';
 import { SeatsRepository } from '../seats/seats.repository';
 
-/** The fields a licence change may set, as stored on the entity (their JSON names are licenseChanges'). */
-export type ChangeableFields = Pick<
-  License,
-  | 'customerName'
-  | 'customerEmail'
-  | 'customerPib'
-  | 'limits'
-  | 'features'
-  | 'policy'
-  | 'graceDays'
-  | 'notes'
-  | 'expiresAt'
-  | 'licenseType'
-  | 'active'
-  | 'storeSubscriptionId'
-  | 'storeSubscriptionEndedAt'
->;
+/** The fields a licence change may set: what a new licence is given but who it is (product, key, origin), and its state. */
+export type ChangeableFields = Omit<
+  NewLicense,
+  'productId' | 'licenseKey' | 'createdAt' | 'convertedFrom' | 'storeName' | 'storeCustomerId' | 'storeOrderId'
+> &
+  Pick<License, 'active' | 'storeSubscriptionId' | 'storeSubscriptionEndedAt'>;
 
 /**
  * The steps under every licence use case (docs/architecture.md, Licence use cases): lock the row, read it as GET shows it,

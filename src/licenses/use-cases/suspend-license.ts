@@ -39,19 +39,8 @@ export class SuspendLicense {
     return (await this.changes.applyIn(manager, license, { active: false }, actor, { ...(reason ? { reason } : {}), ...extra })).changed;
   }
 
-  /** The dashboard's Reinstate. */
+  /** The dashboard's Reinstate: PUT's `active: true` (409 CONFLICT for a revoked licence). */
   reinstate(id: number, actor: Actor, products: ProductScope = ALL_PRODUCTS): Promise<LicenseDetailsDto> {
-    return this.dataSource.transaction((manager) => this.reinstateIn(manager, id, actor, products));
-  }
-
-  /** Reinstates in the caller's transaction (an undo of a bulk suspension); `extra` joins the audit entry's details. */
-  async reinstateIn(
-    manager: EntityManager,
-    id: number,
-    actor: Actor,
-    products: ProductScope = ALL_PRODUCTS,
-    extra: Record<string, unknown> = {},
-  ): Promise<LicenseDetailsDto> {
-    return (await this.changes.changeIn(manager, id, { active: true }, actor, products, null, extra)).license;
+    return this.changes.change(id, { active: true }, actor, products);
   }
 }

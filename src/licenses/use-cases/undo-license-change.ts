@@ -3,10 +3,10 @@ import { EntityManager } from 'typeorm';
 import { type Actor, ALL_PRODUCTS, type ProductScope } from '../../common/auth/actor';
 import { AppError } from '../../common/errors/app-error';
 import { LicenseDetailsDto } from '../dto/license.dto';
+import { ChangeLicense } from './change-license';
 import { ExtendLicense } from './extend-license';
 import { expiryUndoRefusal, licenseState, suspendUndoRefusal } from './license-rules';
 import { LicenseWriter } from './license-writer';
-import { SuspendLicense } from './suspend-license';
 
 /**
  * Undo of a bulk change (docs/dashboard.md, Bulk actions): a renewal or an extension goes back to `previous` while the
@@ -17,7 +17,7 @@ export class UndoLicenseChange {
   constructor(
     private readonly writer: LicenseWriter,
     private readonly extend: ExtendLicense,
-    private readonly suspend: SuspendLicense,
+    private readonly changes: ChangeLicense,
   ) {}
 
   /** In the caller's transaction; 409 CONFLICT when the licence changed since (or was revoked). */
@@ -34,6 +34,7 @@ export class UndoLicenseChange {
     const refusal = back === 'reinstate' ? suspendUndoRefusal(state) : expiryUndoRefusal(state, back.left);
     if (refusal) throw AppError.conflict(refusal);
     if (back !== 'reinstate') return this.extend.moveExpiryIn(manager, license, back.previous, actor, extra);
-    return this.suspend.reinstateIn(manager, id, actor, products, extra);
+    // A reinstatement is PUT's `active: true`, as the dashboard's Reinstate (SuspendLicense.reinstate).
+    return (await this.changes.changeIn(manager, id, { active: true }, actor, products, null, extra)).license;
   }
 }
