@@ -92,6 +92,21 @@ module.exports = {
       to: { path: '^src/[^/]+/.*\\.repository\\.ts$', pathNot: '^src/$1/' },
     },
     {
+      name: 'licence-writes-are-use-cases',
+      comment:
+        'A licence changes only through its use cases (docs/architecture.md, Licence use cases): the steps they share (LicenseWriter) are theirs alone.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/licenses/(use-cases/|licenses\\.module\\.ts$)' },
+      to: { path: '^src/licenses/use-cases/license-writer\\.ts$', dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'use-cases-know-no-door',
+      comment: 'Every door (admin API, dashboard, stores, bulk, portal) calls the licence use cases, so they import no controller.',
+      severity: 'error',
+      from: { path: '^src/licenses/use-cases/' },
+      to: { path: ['\\.controller\\.ts$', '^src/(dashboard|portal|stores)/'] },
+    },
+    {
       name: 'no-file-cycle',
       comment: 'No import cycle between files that exists at run time (Nest would need forwardRef; load order would matter).',
       severity: 'error',

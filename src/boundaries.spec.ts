@@ -101,6 +101,11 @@ describe('module boundaries (npm run lint:deps)', () => {
         'jobs/job-engine.ts': "import { marker } from '../events/outbox';",
         'events/outbox.ts': '',
         'gadgets/gadget.ts': "import { marker } from '../common/limit';",
+        // A licence written beside its use cases; a use case reaching for a door.
+        'licenses/use-cases/license-writer.ts': '',
+        'licenses/bulk/bulk.service.ts': "import { marker } from '../use-cases/license-writer';",
+        'licenses/use-cases/revoke-license.ts': "import { marker } from '../../stores/store-events.service';",
+        'stores/store-events.service.ts': '',
       });
       dirs.push(dir);
       run = checkBoundaries(dir);
@@ -132,6 +137,14 @@ describe('module boundaries (npm run lint:deps)', () => {
       ['a feature importing the HTML layer', 'layer-order: audit (features) imports html (html), up the layers'],
       ['infrastructure importing the event spine', 'layer-order: jobs (infrastructure) imports events (event spine), up the layers'],
       ['a folder placed in no layer', 'layer-order: src/gadgets/ is in no layer'],
+      [
+        'a licence written outside its use cases',
+        'licence-writes-are-use-cases: src/licenses/bulk/bulk.service.ts → src/licenses/use-cases/license-writer.ts',
+      ],
+      [
+        'a use case importing a door',
+        'use-cases-know-no-door: src/licenses/use-cases/revoke-license.ts → src/stores/store-events.service.ts',
+      ],
     ])('%s', (_, message) => expect(run.output).toContain(message));
   });
 });

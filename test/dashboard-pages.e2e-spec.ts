@@ -330,7 +330,7 @@ describe('dashboard pages and actions', () => {
   });
 
   describe('suspend and reinstate', () => {
-    it('suspends and reinstates through the update service; a revoked licence cannot be reinstated', async () => {
+    it('suspends and reinstates through SuspendLicense; a revoked licence can be neither (the bulk rule: one use case)', async () => {
       const { id } = await createLicense(t);
       await postForm(agent, token, `/licenses/${id}/suspend`).expect(303);
       expect((await license(id)).active).toBe(false);
@@ -343,10 +343,13 @@ describe('dashboard pages and actions', () => {
       await postForm(agent, token, `/licenses/${id}/reinstate`).expect(303);
       expect((await license(id)).active).toBe(true);
       await t.admin.post(`/api/v1/admin/licenses/${id}/revoke`).send({ reason: 'gone' }).expect(200);
+      const entries = (await t.sql(`SELECT 1 FROM audit_entries WHERE license_id = $1`, [id])).length;
       await postForm(agent, token, `/licenses/${id}/suspend`).expect(303);
+      expect(await flash(`/licenses/${id}`)).toEqual(['error', 'A revoked licence cannot be suspended']);
       await postForm(agent, token, `/licenses/${id}/reinstate`).expect(303);
       expect(await flash(`/licenses/${id}`)).toEqual(['error', 'A revoked licence cannot be made active again']);
-      expect((await license(id)).active).toBe(false);
+      expect(await license(id)).toMatchObject({ revoked: true, active: true });
+      expect((await t.sql(`SELECT 1 FROM audit_entries WHERE license_id = $1`, [id])).length).toBe(entries);
     });
   });
 

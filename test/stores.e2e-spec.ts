@@ -421,15 +421,29 @@ describe('stores: Stripe (docs/stores.md)', () => {
     expect(license!.id).toBe(ended.id);
   });
 
-  it('a refund of a licence already revoked: 200, nothing changes', async () => {
+  it('a refund of a licence already revoked: 200, processed with the note "already revoked", no second audit entry or event; the admin API answers the same revoke 409', async () => {
     const sub = uid('sub');
     const pi = uid('pi');
     const { license } = await purchase(sub, 'price_monthly', { paymentIntent: pi });
-    await t.admin.post(`/api/v1/admin/licenses/${license!.id}/revoke`).send({ reason: 'chargeback' }).expect(200);
-    const audits = await auditCount(license!.id);
-    expect((await send(stripeEvent('charge.refunded', charge(pi))).expect(200)).body.status).toBe('processed');
+    const revoke = `/api/v1/admin/licenses/${license!.id}/revoke`;
+    await t.admin.post(revoke).send({ reason: 'chargeback' }).expect(200);
+    const [audits, events] = [await auditCount(license!.id), await outboxCount(license!.id)];
+    // One rule (RevokeLicense: a revoked licence is left as it is), two answers (docs/stores.md, The ledger).
+    const refund = stripeEvent('charge.refunded', charge(pi));
+    expect((await send(refund).expect(200)).body).toMatchObject({ status: 'processed', action: 'refund' });
+    const [row] = await t.sql<{ status: string; error: string | null; license_id: number }>(
+      'SELECT status, error, license_id FROM store_events WHERE event_id = $1',
+      [refund.id],
+    );
+    expect(row).toEqual({ status: 'processed', error: expect.stringMatching(/^already revoked/), license_id: license!.id });
+    const again = await t.admin.post(revoke).send({ reason: 'second' }).expect(409);
+    expect(again.body.error.code).toBe('ALREADY_REVOKED');
     const after = (await licenseOf(sub))!;
     expect(after.revoke_reason).toBe('chargeback');
+    expect(await auditCount(license!.id)).toBe(audits);
+    expect(await outboxCount(license!.id)).toBe(events);
+    // A store replaying the event changes nothing either: it is processed, so a repeat answers its stored outcome.
+    expect((await send(refund).expect(200)).body.status).toBe('processed');
     expect(await auditCount(license!.id)).toBe(audits);
   });
 

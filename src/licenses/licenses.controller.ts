@@ -13,6 +13,10 @@ import { CreatedLicenseDto, ReleaseResultDto, ReleaseSeatsDto, RevokeLicenseDto 
 import { LicenseDetailsDto, LicenseListItemDto } from './dto/license.dto';
 import { ExportLicensesQueryDto, ListLicensesQueryDto } from './dto/list-licenses.query';
 import { LicensesService } from './licenses.service';
+import { ChangeLicense } from './use-cases/change-license';
+import { CreateLicense } from './use-cases/create-license';
+import { ReleaseSeats } from './use-cases/release-seats';
+import { RevokeLicense } from './use-cases/revoke-license';
 
 const LICENSES_PATH = '/api/v1/admin/licenses';
 const NOT_FOUND = { description: "NOT_FOUND: no licence with this id (among the credential's products)", type: ErrorResponseDto };
@@ -20,7 +24,13 @@ const NOT_FOUND = { description: "NOT_FOUND: no licence with this id (among the 
 @ApiTags('admin: licenses')
 @Controller(LICENSES_PATH.slice(1))
 export class LicensesController {
-  constructor(private readonly licenses: LicensesService) {}
+  constructor(
+    private readonly licenses: LicensesService,
+    private readonly creating: CreateLicense,
+    private readonly changing: ChangeLicense,
+    private readonly revoking: RevokeLicense,
+    private readonly releasing: ReleaseSeats,
+  ) {}
 
   @Post()
   @AdminRoute('licenses:write')
@@ -36,7 +46,7 @@ export class LicensesController {
     @CurrentActor() actor: Actor,
     @CurrentProductScope() products: ProductScope,
   ): Promise<CreatedLicenseDto> {
-    const license = await this.licenses.createLicense(body, actor, products);
+    const license = await this.creating.create(body, actor, products);
     return { id: license.id, license_key: license.licenseKey, message: 'License created' };
   }
 
@@ -99,7 +109,7 @@ export class LicensesController {
     @CurrentActor() actor: Actor,
     @CurrentProductScope() products: ProductScope,
   ): Promise<LicenseDetailsDto> {
-    return this.licenses.updateLicense(id, body, actor, products);
+    return this.changing.change(id, body, actor, products);
   }
 
   @Post(':id/revoke')
@@ -115,7 +125,7 @@ export class LicensesController {
     @CurrentActor() actor: Actor,
     @CurrentProductScope() products: ProductScope,
   ): Promise<LicenseDetailsDto> {
-    return this.licenses.revokeLicense(id, body.reason, actor, products);
+    return this.revoking.revoke(id, body.reason, actor, products);
   }
 
   @Post(':id/release')
@@ -134,7 +144,7 @@ export class LicensesController {
     @CurrentActor() actor: Actor,
     @CurrentProductScope() products: ProductScope,
   ): Promise<ReleaseResultDto> {
-    return this.licenses.releaseSeats(id, body, actor, products);
+    return this.releasing.release(id, body, actor, products);
   }
 
   @Get(':id/activations')

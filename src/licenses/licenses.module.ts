@@ -23,6 +23,17 @@ import { BulkLicensesService } from './bulk/bulk-licenses.service';
 import { BulkOperationsRepository } from './bulk/bulk-operations.repository';
 import { ExpiryScanService } from './expiry-scan.service';
 import { LicenseCreation } from './license-creation';
+import { ChangeLicense } from './use-cases/change-license';
+import { CreateLicense } from './use-cases/create-license';
+import { ExtendLicense } from './use-cases/extend-license';
+import { LicenseWriter } from './use-cases/license-writer';
+import { ReleaseSeats } from './use-cases/release-seats';
+import { RevokeLicense } from './use-cases/revoke-license';
+import { SuspendLicense } from './use-cases/suspend-license';
+import { UndoLicenseChange } from './use-cases/undo-license-change';
+
+/** One injectable per verb (docs/architecture.md, Licence use cases): every door calls these. */
+const USE_CASES = [CreateLicense, ChangeLicense, ExtendLicense, SuspendLicense, RevokeLicense, ReleaseSeats, UndoLicenseChange];
 
 /** The licence aggregate: licences and their seats. Exports services only, never repositories. */
 @Module({
@@ -47,6 +58,8 @@ import { LicenseCreation } from './license-creation';
     BulkLicensesService,
     ExpiryScanService,
     LicenseCreation,
+    LicenseWriter,
+    ...USE_CASES,
   ],
   exports: [
     BulkLicensesService,
@@ -59,6 +72,7 @@ import { LicenseCreation } from './license-creation';
     UsageService,
     TrialsService,
     StoreLicensesService,
+    ...USE_CASES,
   ],
 })
 export class LicensesModule {}

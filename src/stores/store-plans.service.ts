@@ -6,7 +6,7 @@ import type { Actor } from '../common/auth/actor';
 import { AppError } from '../common/errors/app-error';
 import { uniqueViolation } from '../common/errors/database-errors';
 import { licensePolicyOverrides } from '../common/seat-policy/license-policy';
-import { unofferedFeaturesMessage } from '../licenses/licenses.service';
+import { unofferedFeaturesMessage } from '../licenses/use-cases/license-rules';
 import type { Product } from '../products/product.entity';
 import { ProductsService } from '../products/products.service';
 import { CreateStorePlanDto, StorePlanDto, UpdateStorePlanDto } from './dto/store-plan.dto';

@@ -3,6 +3,7 @@ import { EventsModule } from '../events/events.module';
 import { LicensesModule } from '../licenses/licenses.module';
 import { MetricsModule } from '../metrics/metrics.module';
 import { ProductsModule } from '../products/products.module';
+import { StoreEventActions } from './store-event-actions';
 import { StoreEventsService } from './store-events.service';
 import { StorePlansService } from './store-plans.service';
 import { StoresAdminController } from './stores-admin.controller';
@@ -21,6 +22,7 @@ import { StripeStore } from './stripe/stripe-store';
     StorePlansRepository,
     StoreEventsRepository,
     StorePlansService,
+    StoreEventActions,
     StoreEventsService,
     StripeStore,
     PaddleStore,

@@ -1,5 +1,7 @@
 import { LICENSE_STATUSES } from '../../src/licenses/license-status';
 import { LicensesService } from '../../src/licenses/licenses.service';
+import { ChangeLicense } from '../../src/licenses/use-cases/change-license';
+import { RevokeLicense } from '../../src/licenses/use-cases/revoke-license';
 import { UpdateLicenseDto } from '../../src/licenses/dto/create-license.dto';
 import { SeatsService } from '../../src/licenses/seats/seats.service';
 import type { ProductStatsDto } from '../../src/stats/dto/product-stats.dto';
@@ -23,12 +25,16 @@ describe('StatsService (integration)', () => {
   let h: ServiceHarness;
   let stats: StatsService;
   let licenses: LicensesService;
+  let changing: ChangeLicense;
+  let revoking: RevokeLicense;
   let seats: SeatsService;
 
   beforeAll(async () => {
     h = await createServiceHarness();
     stats = h.get(StatsService);
     licenses = h.get(LicensesService);
+    changing = h.get(ChangeLicense);
+    revoking = h.get(RevokeLicense);
     seats = h.get(SeatsService);
   }, 60_000);
 
@@ -58,7 +64,7 @@ describe('StatsService (integration)', () => {
     return change(before, await read(code));
   };
   const bridge = (input: Parameters<typeof issueLicense>[1] = {}) => issueLicense(h, { product_code: 'FISCAL_BRIDGE', ...input });
-  const update = (id: number, input: UpdateLicenseDto) => licenses.updateLicense(id, input, ADMIN_ACTOR);
+  const update = (id: number, input: UpdateLicenseDto) => changing.change(id, input, ADMIN_ACTOR);
 
   it('a licence moves between the status counters as it is issued, suspended, reinstated and revoked; total and by_type follow', async () => {
     let id = 0;
@@ -70,7 +76,7 @@ describe('StatsService (integration)', () => {
     expect(await changedBy(() => update(id, { active: false }))).toEqual({ 'licenses.active': -1, 'licenses.suspended': 1 });
     expect(await changedBy(() => update(id, { active: true }))).toEqual({ 'licenses.active': 1, 'licenses.suspended': -1 });
     expect(await changedBy(() => update(id, { license_type: 'YEARLY' }))).toEqual({ 'by_type.QUARTERLY': -1, 'by_type.YEARLY': 1 });
-    expect(await changedBy(() => licenses.revokeLicense(id, 'chargeback', ADMIN_ACTOR))).toEqual({
+    expect(await changedBy(() => revoking.revoke(id, 'chargeback', ADMIN_ACTOR))).toEqual({
       'licenses.active': -1,
       'licenses.revoked': 1,
     });

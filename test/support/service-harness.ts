@@ -17,6 +17,10 @@ import type { License } from '../../src/licenses/license.entity';
 import { LicenseCreation } from '../../src/licenses/license-creation';
 import { LicensesRepository } from '../../src/licenses/licenses.repository';
 import { LicensesService } from '../../src/licenses/licenses.service';
+import { ChangeLicense } from '../../src/licenses/use-cases/change-license';
+import { CreateLicense } from '../../src/licenses/use-cases/create-license';
+import { LicenseWriter } from '../../src/licenses/use-cases/license-writer';
+import { RevokeLicense } from '../../src/licenses/use-cases/revoke-license';
 import { SeatsRepository } from '../../src/licenses/seats/seats.repository';
 import { SeatsService } from '../../src/licenses/seats/seats.service';
 import { TrialsRepository } from '../../src/licenses/trials/trials.repository';
@@ -74,6 +78,10 @@ const PROVIDERS = [
   LicensesRepository,
   LicenseCreation,
   LicensesService,
+  LicenseWriter,
+  CreateLicense,
+  ChangeLicense,
+  RevokeLicense,
   SeatsRepository,
   TrialsRepository,
   SeatsService,
@@ -163,11 +171,11 @@ export async function createServiceHarness(overrides: Partial<AppConfig> = {}): 
 
 let customers = 0;
 
-/** Issues a licence through LicensesService (a YEARLY POS_RETAIL licence for a uniquely named customer by default). */
+/** Issues a licence through CreateLicense (a YEARLY POS_RETAIL licence for a uniquely named customer by default). */
 export async function issueLicense(h: ServiceHarness, input: Partial<CreateLicenseDto> = {}): Promise<License> {
   customers += 1;
   const dto = { product_code: 'POS_RETAIL', license_type: 'YEARLY', customer_name: `Integration Customer ${customers}`, ...input };
-  return h.get(LicensesService).createLicense(dto as CreateLicenseDto, ADMIN_ACTOR);
+  return h.get(CreateLicense).create(dto as CreateLicenseDto, ADMIN_ACTOR);
 }
 
 /** The id of a seeded product (POS_RETAIL, ERP_SUITE, FISCAL_BRIDGE). */

@@ -20,7 +20,14 @@ import { LICENSE_STATUSES } from '../../licenses/license-status';
 import { LICENSE_TYPES } from '../../licenses/license-type';
 import { LICENSE_SORTS, LicenseSort } from '../../licenses/licenses.service';
 import { MailService } from '../../mail/mail.service';
-import { initialExpiryMessage, LicensesService, unofferedFeaturesMessage } from '../../licenses/licenses.service';
+import { LicensesService } from '../../licenses/licenses.service';
+import { ChangeLicense } from '../../licenses/use-cases/change-license';
+import { CreateLicense } from '../../licenses/use-cases/create-license';
+import { ExtendLicense } from '../../licenses/use-cases/extend-license';
+import { initialExpiryMessage, unofferedFeaturesMessage } from '../../licenses/use-cases/license-rules';
+import { ReleaseSeats } from '../../licenses/use-cases/release-seats';
+import { RevokeLicense } from '../../licenses/use-cases/revoke-license';
+import { SuspendLicense } from '../../licenses/use-cases/suspend-license';
 import { UsageService } from '../../licenses/usage/usage.service';
 import type { Product } from '../../products/product.entity';
 import { ProductsService } from '../../products/products.service';
@@ -173,6 +180,12 @@ export class LicensesPagesController {
     private readonly customers: CustomersService,
     private readonly savedViews: SavedViewsService,
     private readonly relayPools: RelayPoolIssuer,
+    private readonly creating: CreateLicense,
+    private readonly changing: ChangeLicense,
+    private readonly extending: ExtendLicense,
+    private readonly suspending: SuspendLicense,
+    private readonly revoking: RevokeLicense,
+    private readonly releasing: ReleaseSeats,
   ) {}
 
   /**
@@ -399,7 +412,7 @@ export class LicensesPagesController {
     const all = mergeErrors(mergeErrors(errors, checked.errors), rules);
     if (all.length || !checked.value) return this.renderForm(res, 400, products, form, all);
     try {
-      const license = await this.licenses.createLicense(checked.value, actor, scope);
+      const license = await this.creating.create(checked.value, actor, scope);
       setFlash(req, 'success', `Licence ${license.licenseKey} created.`);
       res.redirect(303, `/licenses/${license.id}`);
     } catch (err) {
@@ -500,7 +513,7 @@ export class LicensesPagesController {
     const all = mergeErrors(mergeErrors(errors, checked.errors), rules);
     if (all.length || !checked.value) return this.renderEdit(res, 400, license, product, form, all);
     try {
-      await this.licenses.updateLicense(id, checked.value, actor, scope);
+      await this.changing.change(id, checked.value, actor, scope);
       setFlash(req, 'success', 'Licence saved.');
       res.redirect(303, `/licenses/${id}`);
     } catch (err) {
@@ -518,7 +531,7 @@ export class LicensesPagesController {
     @CurrentProductScope() scope: ProductScope,
   ) {
     await this.act(req, res, id, async () => {
-      const renewed = await this.licenses.renewLicense(id, actor, scope);
+      const renewed = await this.extending.renew(id, actor, scope);
       return `Licence renewed until ${(renewed.expires_at as string).slice(0, 10)}.`;
     });
   }
@@ -573,7 +586,7 @@ export class LicensesPagesController {
     await this.act(req, res, id, async () => {
       const { value, errors } = await checkDto(RevokeLicenseDto, { reason: formText(asFormBody(req.body), 'reason') });
       if (!value) throw AppError.validation(errors.length ? errors : [{ field: 'reason', message: 'give a reason' }]);
-      await this.licenses.revokeLicense(id, value.reason, actor, scope);
+      await this.revoking.revoke(id, value.reason, actor, scope);
       return 'Licence revoked.';
     });
   }
@@ -594,7 +607,7 @@ export class LicensesPagesController {
       if (formText(body, 'reason')) plain.reason = formText(body, 'reason');
       const { value, errors } = await checkDto(ReleaseSeatsDto, plain);
       if (!value) throw AppError.validation(errors);
-      const result = await this.licenses.releaseSeats(id, value, actor, scope);
+      const result = await this.releasing.release(id, value, actor, scope);
       return `${result.message}.`;
     });
   }
@@ -608,7 +621,7 @@ export class LicensesPagesController {
     @CurrentProductScope() scope: ProductScope,
   ) {
     await this.act(req, res, id, async () => {
-      await this.licenses.updateLicense(id, { active: false }, actor, scope, await optionalReason(req));
+      await this.suspending.suspend(id, await optionalReason(req), actor, scope);
       return 'Licence suspended: it no longer activates or validates until reinstated.';
     });
   }
@@ -622,7 +635,7 @@ export class LicensesPagesController {
     @CurrentProductScope() scope: ProductScope,
   ) {
     await this.act(req, res, id, async () => {
-      await this.licenses.updateLicense(id, { active: true }, actor, scope);
+      await this.suspending.reinstate(id, actor, scope);
       return 'Licence reinstated.';
     });
   }

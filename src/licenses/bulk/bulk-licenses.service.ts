@@ -8,15 +8,11 @@ import { uniqueViolation } from '../../common/errors/database-errors';
 import { JobsService } from '../../jobs/jobs.service';
 import { BulkCounts, BulkOperationRow, BulkOperationsRepository, BulkSkippedRow } from './bulk-operations.repository';
 import type { BulkAction, BulkChangeInput } from './bulk-change.input';
-import {
-  expiryUndoRefusal,
-  LicenseListQuery,
-  LicensesService,
-  type LicenseState,
-  movedExpiry,
-  REVOKED_NOT_SUSPENDED,
-  suspendUndoRefusal,
-} from '../licenses.service';
+import { LicenseListQuery, LicensesService } from '../licenses.service';
+import { ExtendLicense } from '../use-cases/extend-license';
+import { expiryUndoRefusal, type LicenseState, movedExpiry, REVOKED_NOT_SUSPENDED, suspendUndoRefusal } from '../use-cases/license-rules';
+import { SuspendLicense } from '../use-cases/suspend-license';
+import { UndoLicenseChange } from '../use-cases/undo-license-change';
 
 /** Up to this many licences a bulk change runs in the request; more run as a job with a progress view. */
 export const BULK_INLINE_LIMIT = 100;
@@ -79,6 +75,9 @@ export class BulkLicensesService implements OnModuleInit {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly licenses: LicensesService,
+    private readonly extend: ExtendLicense,
+    private readonly suspend: SuspendLicense,
+    private readonly undoes: UndoLicenseChange,
     private readonly operations: BulkOperationsRepository,
     private readonly jobs: JobsService,
   ) {}
@@ -296,13 +295,13 @@ export class BulkLicensesService implements OnModuleInit {
         let after: { expires_at: string | null } = { expires_at: before.expiresAt?.toISOString() ?? null };
         switch (operation.action as OperationAction) {
           case 'renew':
-            after = await this.licenses.renewIn(manager, licenseId, actor, scope, extra);
+            after = await this.extend.renewIn(manager, licenseId, actor, scope, extra);
             break;
           case 'extend':
-            after = await this.licenses.extendIn(manager, licenseId, operation.days ?? 0, actor, scope, extra);
+            after = await this.extend.extendIn(manager, licenseId, operation.days ?? 0, actor, scope, extra);
             break;
           case 'suspend':
-            if (!(await this.licenses.suspendIn(manager, licenseId, operation.reason, actor, scope, extra))) {
+            if (!(await this.suspend.suspendIn(manager, licenseId, operation.reason, actor, scope, extra))) {
               throw new AlreadyDone(ALREADY_SUSPENDED);
             }
             break;
@@ -313,7 +312,7 @@ export class BulkLicensesService implements OnModuleInit {
               original.action === 'suspend'
                 ? 'reinstate'
                 : { left: kept.new_expires_at as Date, previous: kept.previous_expires_at as Date };
-            after = await this.licenses.undoIn(manager, licenseId, back, actor, scope, extra);
+            after = await this.undoes.undoIn(manager, licenseId, back, actor, scope, extra);
             break;
           }
         }

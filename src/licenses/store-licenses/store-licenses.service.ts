@@ -1,6 +1,5 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
-import { EventRecorder } from '../../events/event-recorder';
 import type { Actor } from '../../common/auth/actor';
 import type { Product } from '../../products/product.entity';
 import { LicenseDetailsDto } from '../dto/license.dto';
@@ -8,11 +7,11 @@ import { License } from '../license.entity';
 import { computeExpiresAt } from '../license-expiry';
 import { licensePolicyOverrides, type PolicyOverrides } from '../../common/seat-policy/license-policy';
 import type { LicenseType } from '../license-type';
-import { licenseChanges } from '../license-changes';
 import { LicenseCreation, type LicenseTerms } from '../license-creation';
 import { LicensesRepository } from '../licenses.repository';
-import { LicensesService, toLicenseDetails } from '../licenses.service';
-import { SeatsRepository } from '../seats/seats.repository';
+import { ChangeLicense } from '../use-cases/change-license';
+import type { ChangeableFields } from '../use-cases/license-writer';
+import { RevokeLicense, type RevokeOutcome } from '../use-cases/revoke-license';
 import type { OnEndAction, StoreName } from './store-names';
 import { cutToCodePoints } from '../../common/validation/validators';
 
@@ -44,17 +43,17 @@ export interface StorePurchase {
 }
 
 /**
- * The licence use cases of store events (docs/stores.md, What each event does). Each runs in the caller's
- * transaction (the store event's), changes one licence and records its domain event through EventRecorder.
+ * The licence use cases of store events (docs/stores.md, What each event does): a store's purchase creates through
+ * LicenseCreation, its other events change through ChangeLicense and revoke through RevokeLicense, the same use cases
+ * staff's doors call (docs/architecture.md, Licence use cases). Each runs in the caller's transaction (the store event's).
  */
 @Injectable()
 export class StoreLicensesService {
   constructor(
     private readonly licenses: LicensesRepository,
-    private readonly seats: SeatsRepository,
-    private readonly events: EventRecorder,
-    private readonly licenseChanges: LicensesService,
     private readonly creation: LicenseCreation,
+    private readonly changes: ChangeLicense,
+    private readonly revoking: RevokeLicense,
   ) {}
 
   /** The licence of a store subscription, locked for the rest of the transaction; null when none exists. */
@@ -164,19 +163,18 @@ export class StoreLicensesService {
     const ended = { storeSubscriptionEndedAt: endedAt };
     if (onEnd === 'revoke') {
       Object.assign(license, ended);
-      return this.revoke(manager, license, 'subscription ended', actor);
+      return (await this.revoke(manager, license, 'subscription ended', actor)).license;
     }
     if (onEnd === 'suspend') return this.change(manager, license, actor, { active: false, ...ended }, { on_end: onEnd });
     return this.change(manager, license, actor, { expiresAt: endedAt, ...ended }, { on_end: onEnd });
   }
 
-  /** A refund of the first payment revokes (reason `refunded`); nothing more when the licence already is. */
-  async revoke(manager: EntityManager, license: License, reason: string, actor: Actor): Promise<LicenseDetailsDto> {
-    if (license.revoked) return this.details(license, manager);
-    license.revoked = true;
-    license.revokedAt = new Date();
-    license.revokeReason = reason;
-    return this.licenseChanges.saveAndRecord(manager, license, actor, { reason }, 'license.revoked');
+  /**
+   * Revokes like staff do (RevokeLicense): a licence revoked already is left as it is, with no second event, and the
+   * outcome says so; the store event is then processed with that note (docs/stores.md, The ledger).
+   */
+  revoke(manager: EntityManager, license: License, reason: string, actor: Actor): Promise<RevokeOutcome> {
+    return this.revoking.revokeIn(manager, license, reason, actor);
   }
 
   /** A refund of a renewal: expires_at back to the start of the refunded period. */
@@ -188,30 +186,10 @@ export class StoreLicensesService {
     manager: EntityManager,
     license: License,
     actor: Actor,
-    next: Partial<
-      Pick<
-        License,
-        | 'expiresAt'
-        | 'active'
-        | 'licenseType'
-        | 'limits'
-        | 'features'
-        | 'policy'
-        | 'graceDays'
-        | 'storeSubscriptionId'
-        | 'storeSubscriptionEndedAt'
-      >
-    >,
+    next: Partial<ChangeableFields>,
     extra: Record<string, unknown> = {},
   ): Promise<LicenseDetailsDto> {
-    const changes = licenseChanges(license, next);
-    if (Object.keys(changes).length === 0) return this.details(license, manager);
-    Object.assign(license, next);
-    return this.licenseChanges.saveAndRecord(manager, license, actor, { changes, ...extra });
-  }
-
-  private async details(license: License, manager: EntityManager): Promise<LicenseDetailsDto> {
-    return toLicenseDetails(license, await this.seats.listCurrent(license.id, manager), new Date());
+    return (await this.changes.applyIn(manager, license, next, actor, extra)).license;
   }
 }
 

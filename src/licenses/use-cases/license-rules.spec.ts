@@ -1,5 +1,5 @@
-import { AppError } from '../common/errors/app-error';
-import { expiryUndoRefusal, type LicenseState, movedExpiry, suspendUndoRefusal } from './licenses.service';
+import { AppError } from '../../common/errors/app-error';
+import { expiryUndoRefusal, type LicenseState, movedExpiry, suspendUndoRefusal } from './license-rules';
 
 const DAY = 86_400_000;
 const now = new Date('2026-11-28T12:00:00.000Z');
