@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { ExportBenchResult } from './export';
 import type { Measurement } from './load';
 import type { DatasetSize } from './seed';
-import type { WebhookDeliveries, WebhookLag } from './webhook-receiver';
+import type { DeliveryCapacity, WebhookDeliveries, WebhookLag } from './webhook-receiver';
 
 export interface ScenarioResult {
   label: string;
@@ -22,6 +22,8 @@ export interface ScaleResult {
   dataset: DatasetSize;
   seedSeconds: number;
   scenarios: Record<string, ScenarioResult>;
+  /** The `deliver` row: deliveries per second of the pipeline against the fresh activations per second at saturation. */
+  delivery?: DeliveryCapacity;
   /** The streaming licence export: rows per second and the server's RSS growth (docs/admin-api.md, Exports). */
   export?: ExportBenchResult;
   /** Rows left out, and why (e.g. the deep-page rows on a build without keyset pagination). */
@@ -171,6 +173,18 @@ const lagLines = (report: BenchReport) =>
       }),
   );
 
+const capacityLines = (report: BenchReport) =>
+  report.scales
+    .filter((s) => s.delivery)
+    .map((s) => {
+      const d = s.delivery as DeliveryCapacity;
+      const produced =
+        d.producedPerSecond === undefined
+          ? ''
+          : `; fresh activations at saturation ${num(d.producedPerSecond)}/s, ratio ${num(d.ratio, 2)}`;
+      return `${s.name} webhook delivery capacity (${num(d.events)} events to one endpoint at once, receiver answering 204): ${num(d.perSecond)} deliveries/s, ${num(d.seconds, 2)} s, CPU per delivery ${num(d.serverUs)}+${num(d.databaseUs)} µs${produced}`;
+    });
+
 const deliveryLines = (report: BenchReport) =>
   report.scales.flatMap((s) =>
     Object.values(s.scenarios)
@@ -209,6 +223,7 @@ export function renderText(report: BenchReport): string {
     ...body.map(line),
     ...exportLines(report),
     ...lagLines(report),
+    ...capacityLines(report),
     ...deliveryLines(report),
     ...noteLines(report),
     ...warnings(report),
@@ -227,6 +242,7 @@ export function renderMarkdown(report: BenchReport): string {
     ...body.map(line),
     ...exportLines(report).map((l) => `\n${l}`),
     ...lagLines(report).map((l) => `\n${l}`),
+    ...capacityLines(report).map((l) => `\n${l}`),
     ...deliveryLines(report).map((l) => `\n${l}`),
     ...noteLines(report).map((l) => `\n${l}`),
     ...warnings(report).map((w) => `\n${w}`),

@@ -7,7 +7,7 @@ import { parseArgs } from 'node:util';
 import { Pool } from 'pg';
 import { projectRoot } from '../src/common/paths';
 import { loadOrCreateSigningKey } from '../src/keyring/signing-key';
-import { CpuMeters, postgresCpu, processTreeCpu } from './cpu';
+import { CpuMeter, CpuMeters, postgresCpu, processTreeCpu } from './cpu';
 import { freshDatabase } from './database';
 import { fingerprintOf, licenseKeyOf, SEAT_EVERY } from './dataset';
 import { ExportBenchResult, measureExport } from './export';
@@ -15,7 +15,15 @@ import { bodyOf, chooseGenerator, LoadOptions, measurePair, RunResult, Scenario,
 import { NodeProcess, spawnNode } from './processes';
 import { BenchReport, renderText, ScaleResult, ScenarioResult } from './report';
 import { statementMeter } from './statement-counter';
-import { deliveriesFor, LagReceiver, settleLag, startLagReceiver, WebhookDeliveries } from './webhook-receiver';
+import {
+  DeliveryCapacity,
+  deliveriesFor,
+  LagReceiver,
+  measureDeliveryCapacity,
+  settleLag,
+  startLagReceiver,
+  WebhookDeliveries,
+} from './webhook-receiver';
 import { datasetSize, freshPoolStart, loadProducts, productOf, SeedProduct, seedAudit, seedLicenses, vacuumAnalyze } from './seed';
 
 // The built layout is <out>/bench and <out>/src; the project root holds package.json and views/.
@@ -47,8 +55,15 @@ const ROW_NAMES = [
   'reactivate-tcp',
   'activate',
   'activate-plain',
+  'activate-60s',
+  'deliver',
   'ed25519',
 ];
+/** The long saturated fresh-activation run's length, seconds (issue 60: the lag over a minute, not only over 10 s rounds). */
+const LONG_RUN_SECONDS = 60;
+/** Events the delivery-capacity row hands the fan-out at once (smoke: fewer, so the smoke run does not grow). */
+const CAPACITY_EVENTS = 5_000;
+const SMOKE_CAPACITY_EVENTS = 300;
 const USAGE = `npm run bench [-- options]
   --duration <s>       seconds per measured run (default 10)
   --runs <n>           measured runs per endpoint, median reported (default 3)
@@ -59,6 +74,7 @@ const USAGE = `npm run bench [-- options]
   --small-licenses <n> licences of the small scale (default 10000)
   --small-audit <n>    audit entries of the small scale (default 50000)
   --only <names>       comma-separated subset of: ${ROW_NAMES.join(',')}
+                       (activate-60s, one saturated ${LONG_RUN_SECONDS} s run with a subscriber, is left out of --smoke)
   --generator <name>   wrk (default when installed: one thread, the connections, keep-alive) or autocannon (in the bench
                        process); the fixed-rate row always uses the bench's open-loop paced runner
   --workers <list>     WEB_CONCURRENCY values to measure validate, re-activation and fresh activation at (default 1,2; smoke: 1)
@@ -309,7 +325,7 @@ async function measureScale(
   const seedSeconds = (Date.now() - seedStarted) / 1000;
   const dataset = await datasetSize(pool);
   // What the idle server sends (the fan-out's poll, the job queue's polls): part of every row's statements per request.
-  const idleStatementsPerSecond = await idleStatements(servers.app.cpu, options.smoke ? 2 : 5);
+  const idleStatementsPerSecond = await idleStatements(servers.app.cpu, options.smoke ? 1 : 5);
   log(`  idle server: ${idleStatementsPerSecond ?? '?'} PostgreSQL statements per second`);
 
   const admin = { 'x-api-key': servers.apiKey };
@@ -705,14 +721,19 @@ async function measureScale(
   /**
    * Fresh activation: each request binds a licence never activated before, from a pool sized from the signing ceiling.
    * With `webhook` (the default row) one endpoint is subscribed to license.activated, so the row also measures the
-   * outbox and the delivery lag under the load; `activate-plain` measures the same without any endpoint.
+   * outbox and the delivery lag under the load; `activate-plain` measures the same without any endpoint; `long` is one
+   * saturated run of LONG_RUN_SECONDS with the endpoint, no baseline (the lag over a minute: activate-60s).
    */
-  const activateRow = async (n: number, on: Servers, webhook = true) => {
-    const ceiling = (signingRps ?? 4_000) * n;
-    const runSeconds = [
-      ...(options.warmupSeconds > 0 ? [options.warmupSeconds] : []),
-      ...Array<number>(options.runs).fill(options.durationSeconds),
-    ];
+  const activateRow = async (n: number, on: Servers, mode: 'hook' | 'plain' | 'long' = 'hook') => {
+    const webhook = mode !== 'plain';
+    // A minute at the signing ceiling would seed hundreds of thousands of licences: the long run sizes its pool from the
+    // fresh-activation rate measured just before, three times over.
+    const measured = mode === 'long' ? scenarios.activate?.target.median.rps : undefined;
+    const ceiling = measured ? Math.ceil(measured * 3) : (signingRps ?? 4_000) * n;
+    const runSeconds =
+      mode === 'long'
+        ? [LONG_RUN_SECONDS]
+        : [...(options.warmupSeconds > 0 ? [options.warmupSeconds] : []), ...Array<number>(options.runs).fill(options.durationSeconds)];
     const poolSize = runSeconds.reduce((sum, seconds) => sum + uniqueBodiesFor(seconds, ceiling), 1_000);
     const start = nextFresh;
     nextFresh += poolSize;
@@ -744,6 +765,26 @@ async function measureScale(
       if (exhausted) plain.warning = `the pool of ${poolSize} fresh licences ran out: later requests were re-activations`;
       return;
     }
+    if (mode === 'long') {
+      const label = `POST /api/v1/activate (fresh licence, one webhook endpoint), one ${LONG_RUN_SECONDS} s saturated run`;
+      await withEndpoint(on, ['license.activated'], 'bench: delivery lag over a minute', async (receiver) => {
+        const scenario: Scenario = { method: 'POST', path: '/api/v1/activate', nextBody, uniquePerSecond: ceiling };
+        await preflight(on.app.url, scenario, signedCheck, label, on.app.process);
+        log(`  ${label}`);
+        const long = { ...options, warmupSeconds: 0, runs: 1, durationSeconds: LONG_RUN_SECONDS };
+        const m = await explainFailure(measurePair({ url: on.app.url, scenario, meters: on.app.cpu }, undefined, long, onRun(label)), [
+          on.app,
+        ]);
+        const r: ScenarioResult = { label, target: m.target, warning: failureWarning(m.target) };
+        scenarios['activate-60s'] = r;
+        if (exhausted) addWarning(r, `the pool of ${poolSize} fresh licences ran out: later requests were re-activations`);
+        r.webhookLag = await settleLag(pool, receiver.lags);
+        log(`  webhook delivery lag over ${LONG_RUN_SECONDS} s: ${JSON.stringify(r.webhookLag)}`);
+        if (r.webhookLag.pendingAfterWait > 0)
+          addWarning(r, `${r.webhookLag.pendingAfterWait} webhook deliveries still pending after the wait`);
+      });
+      return;
+    }
     // One endpoint subscribed to license.activated: the row also measures the outbox, and the delivery lag under it.
     await withEndpoint(on, ['license.activated'], 'bench: delivery lag', async (receiver) => {
       const r = await paired(
@@ -764,7 +805,25 @@ async function measureScale(
     });
   };
   if (wanted('activate') && withOneWorker) await activateRow(1, servers);
-  if (wanted('activate-plain') && withOneWorker) await activateRow(1, servers, false);
+  if (wanted('activate-plain') && withOneWorker) await activateRow(1, servers, 'plain');
+  // A minute of saturation with a subscriber: whether deliveries keep pace, not only catch up after a 10 s round.
+  if ((options.smoke ? options.only?.has('activate-60s') : wanted('activate-60s')) && withOneWorker) await activateRow(1, servers, 'long');
+  let delivery: DeliveryCapacity | undefined;
+  if (wanted('deliver') && withOneWorker) {
+    // The delivery pipeline's own capacity (docs/performance.md, Webhook delivery capacity): a backlog of events at once
+    // to a receiver that answers at once, beside the events a saturated server produces (the `activate` row).
+    const events = options.smoke ? SMOKE_CAPACITY_EVENTS : CAPACITY_EVENTS;
+    const total = (meter: CpuMeter) => () => [...(meter()?.values() ?? [])].reduce((sum, us) => sum + us, 0);
+    delivery = await withEndpoint(servers, ['license.activated'], 'bench: delivery capacity', async (receiver) => {
+      log(`  webhook delivery capacity: ${events.toLocaleString('en-US')} events written to the outbox at once`);
+      const cpu = { server: total(servers.app.cpu.server), database: total(servers.app.cpu.database) };
+      return measureDeliveryCapacity(pool, receiver, events, cpu);
+    });
+    const produced = scenarios.activate?.target.median.rps;
+    if (produced) Object.assign(delivery, { producedPerSecond: produced, ratio: Math.round((delivery.perSecond / produced) * 100) / 100 });
+    log(`  webhook delivery capacity: ${JSON.stringify(delivery)}`);
+    if (delivery.pendingAfterWait > 0) notes.push(`deliver: ${delivery.pendingAfterWait} deliveries still pending after the wait`);
+  }
   if (wanted('ed25519') && withOneWorker) {
     // docs/signing.md, Ed25519 keys: re-activation and signed validate while an Ed25519 key signs, against the same RSA
     // baseline as their RSA rows (reactivate, validate-signed), so the two ratios compare the algorithms. Rotates back to
@@ -825,6 +884,7 @@ async function measureScale(
       seedSeconds,
       idleStatementsPerSecond,
       scenarios,
+      delivery,
       export: exportResult,
       notes: notes.length ? notes : undefined,
     },

@@ -104,3 +104,62 @@ export async function deliveriesFor(pool: Pool, endpointId: number, maxSeconds =
   const byType = Object.fromEntries(rows.map((r) => [r.type, Number(r.n)]));
   return { created: rows.reduce((sum, r) => sum + Number(r.n), 0), byType };
 }
+
+/** The delivery pipeline's capacity: a backlog of events handed to the fan-out at once, timed until the last receipt. */
+export interface DeliveryCapacity {
+  events: number;
+  seconds: number;
+  /** Deliveries per second of one instance (fan-out, claim, sign, POST, record) to a receiver answering 204 at once. */
+  perSecond: number;
+  /** Fresh activations per second at saturation in the same run (the `activate` row), when it ran. */
+  producedPerSecond?: number;
+  /** perSecond ÷ producedPerSecond: at least 1.5 for deliveries to keep up with a saturated server (issue 60). */
+  ratio?: number;
+  /** Server process tree CPU per delivery, µs. */
+  serverUs?: number;
+  /** Its PostgreSQL backends' CPU per delivery, µs. */
+  databaseUs?: number;
+  /** Deliveries still pending when the bench stopped waiting. */
+  pendingAfterWait: number;
+}
+
+/**
+ * Writes `events` license.activated events to the outbox in one statement (each with a licence's row as its data,
+ * about the size of a real activation's body), as if that many activations had just committed, and times their
+ * fan-out and delivery until the receiver has them all. The endpoint must exist already (it takes no older event).
+ */
+export async function measureDeliveryCapacity(
+  pool: Pool,
+  receiver: LagReceiver,
+  events: number,
+  cpu: { server: () => number; database: () => number },
+  maxSeconds = 300,
+): Promise<DeliveryCapacity> {
+  const received = receiver.lags.length;
+  const [server0, database0] = [cpu.server(), cpu.database()];
+  const started = Date.now();
+  await pool.query(
+    `INSERT INTO event_outbox (id, type, payload, license_id, product_id)
+     SELECT 'msg_' || md5(random()::text || g), 'license.activated',
+       jsonb_build_object('type', 'license.activated', 'timestamp', to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+         'data', to_jsonb(l) - 'search_text'),
+       l.id, l.product_id
+     FROM generate_series(1, $1::int) g JOIN licenses l ON l.id = 1 + g % (SELECT max(id) FROM licenses)`,
+    [events],
+  );
+  while (receiver.lags.length - received < events && Date.now() - started < maxSeconds * 1000) await new Promise((r) => setTimeout(r, 20));
+  const seconds = (Date.now() - started) / 1000;
+  const delivered = receiver.lags.length - received;
+  const [serverUs, databaseUs] = [cpu.server() - server0, cpu.database() - database0].map((us) => Math.round(us / Math.max(1, delivered)));
+  const pending = Number(
+    (await pool.query<{ n: string }>(`SELECT count(*) AS n FROM webhook_deliveries WHERE status = 'pending'`)).rows[0].n,
+  );
+  return {
+    events,
+    seconds: Math.round(seconds * 100) / 100,
+    perSecond: Math.round(delivered / seconds),
+    serverUs,
+    databaseUs,
+    pendingAfterWait: pending,
+  };
+}
