@@ -49,6 +49,7 @@ export const ROUTE_RULES: Readonly<Record<string, RouteAccess>> = {
   'GET /licenses/search': 'viewer',
   'GET /licenses/search/suggest': 'viewer',
   'GET /licenses/customer': 'viewer',
+  'GET /licenses/refused': 'viewer',
   'GET /licenses/:id': 'viewer',
   'GET /licenses/bulk': 'viewer',
   'GET /licenses/bulk/:id': 'viewer',

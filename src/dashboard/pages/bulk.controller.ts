@@ -1,3 +1,4 @@
+import { AuditService } from '../../audit/audit.service';
 import { Get, Param, Post, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { Actor, ALL_PRODUCTS, CurrentActor, CurrentProductScope, type ProductScope } from '../../common/auth/actor';
@@ -19,7 +20,7 @@ import { parseId } from '../../html/ids';
 import { asFormBody, FormBody, formList, formText } from '../../html/forms';
 import { summariseErrors } from '../http/form-errors';
 import { setFlash } from '../http/view-locals';
-import { BULK_CHOICES, LIST_VIEW_FIELDS, listSelection } from './licenses.controller';
+import { BULK_CHOICES, LIST_VIEW_FIELDS, listSelection } from './license-list';
 
 /** The most rows one page of the list shows, so the most ids a selection names. */
 const MAX_SELECTED = 200;
@@ -93,6 +94,7 @@ export class BulkPagesController {
   constructor(
     private readonly bulk: BulkLicensesService,
     private readonly licenses: LicensesService,
+    private readonly audit: AuditService,
   ) {}
 
   /** The list's bar: export at once, or the confirmation page of the change. */
@@ -244,7 +246,12 @@ export class BulkPagesController {
   private async readSelection(body: FormBody): Promise<FormSelection> {
     const view = viewFields(body);
     if (formText(body, 'scope') === 'all') {
-      const { value } = await listSelection(Object.fromEntries(view.map((f) => [f.name, f.value])), { limit: 1, offset: 0 });
+      const { value } = await listSelection(
+        Object.fromEntries(view.map((f) => [f.name, f.value])),
+        { limit: 1, offset: 0 },
+        // The bulk pages are for accounts that see every product (docs/dashboard.md, Bulk actions).
+        { audit: this.audit, scope: ALL_PRODUCTS },
+      );
       const { limit: _limit, offset: _offset, ...query } = value;
       return { selection: { query }, fields: [{ name: 'scope', value: 'all' }, ...view] };
     }
