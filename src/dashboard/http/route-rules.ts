@@ -85,6 +85,7 @@ export const ROUTE_RULES: Readonly<Record<string, RouteAccess>> = {
   'GET /audit/export.csv': 'support',
   'POST /licenses/bulk/confirm': 'support',
   'POST /licenses/bulk': 'support',
+  'GET /licenses/bulk/last/undo': 'support',
   'GET /licenses/bulk/:id/undo': 'support',
   'POST /licenses/bulk/:id/undo': 'support',
   'POST /licenses/views': 'support',

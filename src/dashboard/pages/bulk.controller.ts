@@ -167,6 +167,17 @@ export class BulkPagesController {
     }
   }
 
+  /** The palette's "Undo the last bulk change" (docs/dashboard.md, Command palette): the newest undoable one's confirmation. */
+  @Get('last/undo')
+  async lastUndo(@Req() req: Request, @Res() res: Response): Promise<void> {
+    for (const operation of await this.bulk.recent(RECENT)) {
+      if (!this.bulk.undoRefusal(operation, await this.bulk.undoneBy(operation.id)))
+        return res.redirect(303, `/licenses/bulk/${operation.id}/undo`);
+    }
+    setFlash(req, 'error', 'No recent bulk change can be undone.');
+    res.redirect(303, '/licenses/bulk');
+  }
+
   /** The undo's confirmation: what moves back (a preview of the first licences), or why it cannot. */
   @Get(':id/undo')
   async undoForm(@Param('id') id: string, @Res() res: Response, @CurrentProductScope() scope: ProductScope): Promise<void> {
