@@ -211,6 +211,7 @@ export const PRODUCT_SCOPED_ROUTES: ReadonlySet<string> = new Set([
   'GET /licenses/search',
   'GET /licenses/search/suggest',
   'GET /licenses/customer',
+  'GET /licenses/refused',
   'POST /licenses/customer/notes',
   'GET /licenses/new',
   'POST /licenses',
