@@ -20,10 +20,13 @@ export class PostedForm {
     return formText(this.body, name);
   }
 
-  /** The named fields that are not empty, checked by the admin API's DTO; a refusal is the page's error message. */
-  async checked<T>(dto: new () => T, names: readonly string[]): Promise<T> {
+  /**
+   * The named fields checked by the admin API's DTO: an optional field left empty is not sent (as the API's client
+   * would leave it out), a `required` one always is, so its message is the API's own. A refusal is the page's message.
+   */
+  async checked<T>(dto: new () => T, names: readonly string[], required: readonly string[] = []): Promise<T> {
     const plain: Record<string, string> = {};
-    for (const name of names) if (this.text(name)) plain[name] = this.text(name);
+    for (const name of names) if (this.text(name) || required.includes(name)) plain[name] = this.text(name);
     const { value, errors } = await checkDto(dto, plain);
     if (!value) throw AppError.validation(errors);
     return value;

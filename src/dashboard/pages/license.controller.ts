@@ -248,7 +248,7 @@ export class LicensePagesController {
     @CurrentProductScope() scope: ProductScope,
   ) {
     return formAction(req, res, `/licenses/${id}`, async (form) => {
-      await this.licenses.revokeLicense(id, (await form.checked(RevokeLicenseDto, ['reason'])).reason, actor, scope);
+      await this.licenses.revokeLicense(id, (await form.checked(RevokeLicenseDto, ['reason'], ['reason'])).reason, actor, scope);
       return 'Licence revoked.';
     });
   }
