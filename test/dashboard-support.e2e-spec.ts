@@ -175,24 +175,27 @@ describe('dashboard: the support-first licence page', () => {
     const all = () => [older, middle, newest, never, stale].map((l) => l.license_key);
 
     it('the list filters to the licences refused in the last 7 days, newest refusal first, and another sort still applies', async () => {
-      const page = (await agent.get(`/licenses?${new URLSearchParams({ q: 'Inbox Kupac', refused: '7' })}`).expect(200)).text;
+      const page = (await agent.get(`/licenses?${new URLSearchParams({ q: 'Inbox Kupac', refused: '7' }).toString()}`).expect(200)).text;
       expect(keysIn(page, all())).toEqual([newest, middle, older].map((l) => l.license_key));
       expect(page).toContain('newest refusal first');
       expect(page).toMatch(/name="refused" value="7" checked/);
       const byKey = (
-        await agent.get(`/licenses?${new URLSearchParams({ q: 'Inbox Kupac', refused: '7', sort: 'license_key', dir: 'asc' })}`).expect(200)
+        await agent
+          .get(`/licenses?${new URLSearchParams({ q: 'Inbox Kupac', refused: '7', sort: 'license_key', dir: 'asc' }).toString()}`)
+          .expect(200)
       ).text;
       expect(keysIn(byKey, all())).toEqual([newest, middle, older].map((l) => l.license_key).sort());
       // Without the filter every licence of the search is listed; a forged value is not the filter.
-      const plain = (await agent.get(`/licenses?${new URLSearchParams({ q: 'Inbox Kupac', refused: 'yes' })}`).expect(200)).text;
+      const plain = (await agent.get(`/licenses?${new URLSearchParams({ q: 'Inbox Kupac', refused: 'yes' }).toString()}`).expect(200)).text;
       expect(keysIn(plain, all()).sort()).toEqual(all().sort());
       // sort=refused alone turns the filter on (a bookmark of the order).
-      const sorted = (await agent.get(`/licenses?${new URLSearchParams({ q: 'Inbox Kupac', sort: 'refused' })}`).expect(200)).text;
+      const sorted = (await agent.get(`/licenses?${new URLSearchParams({ q: 'Inbox Kupac', sort: 'refused' }).toString()}`).expect(200))
+        .text;
       expect(keysIn(sorted, all())).toEqual([newest, middle, older].map((l) => l.license_key));
     });
 
     it('the customer page filters and orders the same way, and its two pagination landmarks have different names', async () => {
-      const url = `/licenses/customer?${new URLSearchParams({ email: EMAIL })}`;
+      const url = `/licenses/customer?${new URLSearchParams({ email: EMAIL }).toString()}`;
       const every = (await agent.get(url).expect(200)).text;
       expect(keysIn(every, [never.license_key])).toEqual([never.license_key]);
       expect(every).toContain('aria-label="Licence pages"');
@@ -248,10 +251,12 @@ describe('dashboard: the support-first licence page', () => {
       expect(keysIn((await viewer.get('/licenses/refused').expect(200)).text, all())).toHaveLength(3);
       const erpOnly = await add('inbox-erp', 'support', ['ERP_SUITE']);
       expect(keysIn((await erpOnly.get('/licenses/refused').expect(200)).text, all())).toEqual([middle.license_key]);
-      expect(keysIn((await erpOnly.get(`/licenses?${new URLSearchParams({ refused: '7', q: 'Inbox' })}`).expect(200)).text, all())).toEqual(
-        [middle.license_key],
-      );
-      const customer = (await erpOnly.get(`/licenses/customer?${new URLSearchParams({ email: EMAIL, refused: '7' })}`).expect(200)).text;
+      expect(
+        keysIn((await erpOnly.get(`/licenses?${new URLSearchParams({ refused: '7', q: 'Inbox' }).toString()}`).expect(200)).text, all()),
+      ).toEqual([middle.license_key]);
+      const customer = (
+        await erpOnly.get(`/licenses/customer?${new URLSearchParams({ email: EMAIL, refused: '7' }).toString()}`).expect(200)
+      ).text;
       expect(keysIn(customer, all())).toEqual([middle.license_key]);
       // A product-limited account may not start bulk changes, so the palette's last undo is refused too.
       await erpOnly.get('/licenses/bulk/last/undo').expect(403);
