@@ -226,7 +226,7 @@ export class LicensePagesController {
     const license = await this.licenses.getLicense(id, scope);
     const seat = typeof machine === 'string' ? license.activations.find((s) => s.machine_fingerprint === machine) : undefined;
     if (action === 'release' && !seat) throw AppError.notFound('Seat');
-    // docs/dashboard.md, Release a machine: with nothing bound there is nothing to release.
+    // docs/dashboard.md, Release a machine, release all, suspend, revoke: with nothing bound there is nothing to release.
     if (action === 'release-all' && license.activations.length === 0) throw AppError.notFound('Seat');
     res.render('licenses/confirm', {
       ...confirmation,
