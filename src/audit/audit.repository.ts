@@ -94,7 +94,11 @@ export class AuditRepository {
    * read through `audit_entries_action_idx`, within the credential's products.
    */
   async refusedSince(since: Date, limit: number, productScope: ProductScope): Promise<{ license_id: number; at: Date }[]> {
-    return this.dataSource.query(REFUSED_SINCE_SQL, [since, productScope, limit]);
+    return runStatement<{ license_id: number; at: Date }>(
+      this.dataSource.manager,
+      'audit-refused-since',
+      refusedSinceStatement(since, limit, productScope),
+    );
   }
 
   /** Every matching entry, newest first, from a server-side cursor (docs/admin-api.md, Exports); opens once the first row is read. */
@@ -162,11 +166,13 @@ export const latestRefusalsStatement = (
     WHERE a.license_id = l.id AND a.action = 'license.activation_denied' AND a.created_at >= ${since}
     ORDER BY a.created_at DESC, a.id DESC LIMIT 1) r`;
 
-/** Licences refused at or after $1, within the products $2 (int[], null: all), newest refusal first, at most $3. */
-export const REFUSED_SINCE_SQL = `SELECT a.license_id, max(a.created_at) AS at FROM audit_entries a
-  WHERE a.action = 'license.activation_denied' AND a.created_at >= $1 AND a.license_id IS NOT NULL
-    AND ($2::int[] IS NULL OR a.license_id IN (SELECT lp.license_id FROM license_products lp WHERE lp.product_id = ANY($2::int[])))
-  GROUP BY a.license_id ORDER BY at DESC, a.license_id DESC LIMIT $3`;
+/** Licences refused at or after `since`, within the products (null: all), newest refusal first, at most `limit`. */
+export const refusedSinceStatement = (since: Date, limit: number, productScope: ProductScope): Sql =>
+  sql`SELECT a.license_id, max(a.created_at) AS at FROM audit_entries a
+  WHERE a.action = 'license.activation_denied' AND a.created_at >= ${since} AND a.license_id IS NOT NULL
+    AND (${productScope}::int[] IS NULL
+      OR a.license_id IN (SELECT lp.license_id FROM license_products lp WHERE lp.product_id = ANY(${productScope}::int[])))
+  GROUP BY a.license_id ORDER BY at DESC, a.license_id DESC LIMIT ${limit}`;
 
 /** A licence's newest refusal as {@link AuditRepository.latestRefusals} reads it. */
 export interface RefusalRow {
