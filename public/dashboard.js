@@ -2,6 +2,9 @@
 // without it every page still works (menu open, times in UTC, no copy buttons).
 document.documentElement.classList.add('js');
 
+// Server times (UTC) shown in the browser's zone, relative where marked; set once the page is read (Times, below).
+let localTimes = () => {};
+
 // A key typed into a field is text, never a shortcut.
 const typingIn = (target) =>
   target instanceof HTMLElement && (target.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName));
@@ -76,7 +79,12 @@ document.addEventListener('DOMContentLoaded', () => {
     if (document.querySelector('dialog[open]')) return;
     const waiting = pendingG > Date.now();
     pendingG = 0;
-    if (waiting && Object.hasOwn(goTo, event.key)) {
+    // A page's own keys (docs/dashboard.md, Keyboard shortcuts): the element marked data-shortcut, as a click on it.
+    const own = !waiting && event.key !== 'g' ? pageShortcut(event.key) : null;
+    if (own) {
+      event.preventDefault();
+      runCommand(own);
+    } else if (waiting && Object.hasOwn(goTo, event.key)) {
       const link = document.querySelector(`#topbar-menu nav a[href="${goTo[event.key]}"]`);
       if (!link) return;
       event.preventDefault();
@@ -107,6 +115,8 @@ document.addEventListener('DOMContentLoaded', () => {
     };
     const show = (html) => {
       suggestions.innerHTML = html;
+      // Relative times here read as on the page ("yesterday"), not as the server's UTC text.
+      localTimes(suggestions);
       suggestions.hidden = html.trim() === '';
       search.setAttribute('aria-expanded', String(!suggestions.hidden && options().length > 0));
       highlight(null);
@@ -211,14 +221,18 @@ document.addEventListener('DOMContentLoaded', () => {
     for (const [unit, size] of units) if (Math.abs(seconds) >= size) return relative.format(Math.round(seconds / size), unit);
     return relative.format(0, 'minute');
   };
-  for (const time of document.querySelectorAll('time[datetime]')) {
-    const date = new Date(time.getAttribute('datetime'));
-    if (Number.isNaN(date.getTime())) continue;
-    const utc = time.textContent.trim();
-    const local = exact.format(date);
-    time.title = time.hasAttribute('data-relative') ? `${local} (${utc})` : utc;
-    time.textContent = time.hasAttribute('data-relative') ? ago(date) : local;
-  }
+  localTimes = (root) => {
+    for (const time of root.querySelectorAll('time[datetime]:not([data-local])')) {
+      const date = new Date(time.getAttribute('datetime'));
+      if (Number.isNaN(date.getTime())) continue;
+      const utc = time.textContent.trim();
+      const local = exact.format(date);
+      time.setAttribute('data-local', '');
+      time.title = time.hasAttribute('data-relative') ? `${local} (${utc})` : utc;
+      time.textContent = time.hasAttribute('data-relative') ? ago(date) : local;
+    }
+  };
+  localTimes(document);
 });
 
 // "Copy" buttons: copy the value of the field their data-copy selector names (the token shown once).
@@ -446,4 +460,226 @@ document.addEventListener('DOMContentLoaded', () => {
     button.hidden = false;
     button.addEventListener('click', () => navigator.clipboard.writeText(field.value).then(() => (button.textContent = 'Copied')));
   }
+});
+
+// A page's commands (docs/dashboard.md, Command palette): elements marked data-command (links, buttons, the bulk bar's
+// actions) run as a click would; the server renders only those the role may take, so the palette offers no more.
+function runCommand(el) {
+  if (el.dataset.bulk) {
+    const form = document.getElementById('bulk-form');
+    const scope = form?.querySelector(`input[name=scope][value="${el.dataset.scope}"]`);
+    const action = form?.querySelector('select[name=action]');
+    if (!form || !scope || !action) return;
+    scope.checked = true;
+    action.value = el.dataset.bulk;
+    form.requestSubmit(form.querySelector('[data-testid=bulk-continue]') ?? undefined);
+  } else if (el.dataset.href) window.location.assign(el.dataset.href);
+  else el.click();
+}
+/** The element a single key runs on this page (`shift+r` is R), if any. */
+function pageShortcut(key) {
+  for (const el of document.querySelectorAll('[data-shortcut]')) {
+    const wanted = el.getAttribute('data-shortcut');
+    if (wanted === key || (wanted.startsWith('shift+') && wanted.slice(6).toUpperCase() === key)) return el;
+  }
+  return null;
+}
+
+// Focus where the staff member works (docs/dashboard.md, Focus): a field named by the address (#field-note), an action
+// asked for from the palette on another page (#do-r, #do-bulk-extend), else after an action its message, so a screen
+// reader reads it and Tab goes on from there. Ctrl+Enter (Cmd+Enter) in a form runs its main button; a field marked
+// data-select-on-focus selects its value, so a number typed replaces it.
+document.addEventListener('DOMContentLoaded', () => {
+  const hash = window.location.hash;
+  const todo = /^#do-([\w+-]+)$/.exec(hash);
+  if (todo) {
+    history.replaceState(null, '', window.location.pathname + window.location.search);
+    const key = todo[1];
+    const el = key.startsWith('bulk-')
+      ? document.querySelector(`[data-bulk="${key.slice(5)}"][data-scope="all"]`)
+      : document.querySelector(`[data-shortcut="${key}"]`);
+    if (el) return runCommand(el);
+    const note = document.createElement('div');
+    note.className = 'flash flash-error';
+    note.setAttribute('role', 'status');
+    note.tabIndex = -1;
+    note.textContent = 'That action is not available on this page (for this licence or your role).';
+    document.getElementById('main')?.prepend(note);
+    note.focus();
+    return;
+  }
+  const field = /^#field-[\w-]+$/.test(hash) ? document.querySelector(hash) : null;
+  const flash = document.querySelector('[data-flash]');
+  if (field && field.matches('input, textarea, select')) field.focus();
+  else if (flash && !document.querySelector('[data-error-summary], [autofocus]')) {
+    flash.tabIndex = -1;
+    flash.focus();
+  }
+  for (const input of document.querySelectorAll('[data-select-on-focus]')) {
+    input.addEventListener('focus', () => input.select());
+    if (document.activeElement === input) input.select();
+  }
+  document.addEventListener('keydown', (event) => {
+    if (event.key !== 'Enter' || !(event.ctrlKey || event.metaKey) || !(event.target instanceof HTMLElement)) return;
+    const form = event.target.closest('form');
+    const main = form?.querySelector('[data-main]');
+    if (!main) return;
+    event.preventDefault();
+    form.requestSubmit(main);
+  });
+});
+
+// The command palette (docs/dashboard.md, Command palette): Ctrl+K or Cmd+K anywhere (in a field too), or Commands in the
+// top bar. It lists the pages of the top bar, this page's actions, and, from the second character, the licences and
+// customers the search finds (the same results as you type). A search followed by a verb runs that verb on what it found.
+document.addEventListener('DOMContentLoaded', () => {
+  const palette = document.getElementById('palette');
+  if (!palette || typeof palette.showModal !== 'function') return;
+  const box = palette.querySelector('#palette-q');
+  const list = palette.querySelector('#palette-list');
+  const fold = (text) => text.normalize('NFD').replace(/[\u0300-\u036f]/g, '').toLowerCase();
+  // Verbs after a search: on a licence (its page's key), on a customer, or on every licence the search matches.
+  const VERBS = {
+    release: { licence: 'r', label: 'Release the machine that needs it' },
+    renew: { licence: 'n', label: 'Renew' },
+    send: { licence: 'k', label: 'Send the key again' },
+    suspend: { licence: 's', label: 'Suspend…' },
+    edit: { licence: 'e', label: 'Edit' },
+    reinstate: { licence: 'i', label: 'Reinstate' },
+    note: { customer: '#field-note', label: 'Add a note about' },
+    extend: { bulk: 'extend', label: 'Extend by days every licence matching' },
+  };
+  const bulk = palette.hasAttribute('data-bulk');
+  const staticCommands = () => {
+    const pages = [...document.querySelectorAll('#topbar-menu nav a')].map((a) => ({
+      group: 'Page',
+      label: a.textContent.trim(),
+      run: () => window.location.assign(a.href),
+    }));
+    const more = [{ label: 'Licences expiring in the next 30 days', href: '/licenses?expiring=30' }];
+    if (bulk) more.push({ label: 'Bulk operations', href: '/licenses/bulk' }, { label: 'Undo the last bulk change…', href: '/licenses/bulk/last/undo' });
+    const actions = [...document.querySelectorAll('[data-command]')].map((el) => ({
+      group: 'This page',
+      label: el.getAttribute('data-command'),
+      run: () => runCommand(el),
+    }));
+    return [...actions, ...pages, ...more.map((m) => ({ group: 'Page', label: m.label, run: () => window.location.assign(m.href) }))];
+  };
+  let items = [];
+  let asked = 0;
+  let timer;
+  // The search under way, if any: Enter waits for it, so "ciric release" then Enter runs on what it finds.
+  let pending = Promise.resolve();
+  const render = () => {
+    list.replaceChildren(
+      ...items.map((item, i) => {
+        const li = document.createElement('li');
+        li.id = `palette-item-${i}`;
+        li.setAttribute('role', 'option');
+        li.setAttribute('aria-selected', String(i === 0));
+        li.setAttribute('data-testid', 'palette-item');
+        const group = document.createElement('span');
+        group.className = 'palette-group';
+        group.textContent = `${item.group} · `;
+        li.append(group, item.label);
+        li.addEventListener('click', () => run(i));
+        return li;
+      }),
+    );
+    if (items.length) box.setAttribute('aria-activedescendant', 'palette-item-0');
+    else box.removeAttribute('aria-activedescendant');
+  };
+  const run = (i) => {
+    const item = items[i];
+    if (!item) return;
+    palette.close();
+    item.run();
+  };
+  const found = async (q, ask) => {
+    const res = await fetch(`/licenses/search/suggest?${new URLSearchParams({ q })}`, { headers: { Accept: 'text/html' } });
+    if (ask !== asked || !res.ok || res.redirected) return null;
+    const doc = new DOMParser().parseFromString(await res.text(), 'text/html');
+    return [...doc.querySelectorAll('a[role=option]')].map((a) => ({
+      href: a.getAttribute('href'),
+      key: a.getAttribute('data-key'),
+      customer: a.getAttribute('data-customer'),
+      customerHref: a.getAttribute('data-customer-href'),
+    }));
+  };
+  const update = () => {
+    const q = box.value.trim();
+    const words = fold(q).split(/\s+/).filter(Boolean);
+    const last = words.length > 1 ? words[words.length - 1] : '';
+    const verb = last.length >= 3 ? Object.keys(VERBS).find((v) => v.startsWith(last)) : undefined;
+    const local = staticCommands().filter((c) => words.every((w) => fold(`${c.group} ${c.label}`).includes(w)));
+    items = local;
+    render();
+    clearTimeout(timer);
+    pending = Promise.resolve();
+    const term = verb ? q.split(/\s+/).slice(0, -1).join(' ') : q;
+    if (term.length < 2) return;
+    const ask = ++asked;
+    pending = new Promise((resolve) => {
+      timer = setTimeout(() => remote(term, verb, local, ask).finally(resolve), 120);
+    });
+  };
+  const remote = async (term, verb, local, ask) => {
+    {
+      let licences;
+      try {
+        licences = await found(term, ask);
+      } catch {
+        return;
+      }
+      if (!licences) return;
+      const customers = [...new Map(licences.filter((l) => l.customerHref).map((l) => [l.customerHref, l])).values()];
+      const v = verb && VERBS[verb];
+      let remote;
+      if (v?.licence) remote = licences.map((l) => ({ group: v.label, label: `${l.key} · ${l.customer}`, run: () => window.location.assign(`${l.href}#do-${v.licence}`) }));
+      else if (v?.customer) remote = customers.map((l) => ({ group: v.label, label: l.customer, run: () => window.location.assign(`${l.customerHref}${v.customer}`) }));
+      else if (v?.bulk && bulk && licences.length)
+        remote = [{ group: v.label, label: `“${term}”`, run: () => window.location.assign(`/licenses?${new URLSearchParams({ q: term })}#do-bulk-${v.bulk}`) }];
+      else
+        remote = [
+          ...licences.map((l) => ({ group: 'Licence', label: `${l.key} · ${l.customer}`, run: () => window.location.assign(l.href) })),
+          ...customers.map((l) => ({ group: 'Customer', label: l.customer, run: () => window.location.assign(l.customerHref) })),
+        ];
+      items = v ? [...(remote ?? []), ...local] : [...local, ...remote];
+      render();
+    }
+  };
+  const open = () => {
+    if (palette.open) return;
+    box.value = '';
+    update();
+    palette.showModal();
+    box.focus();
+  };
+  for (const button of document.querySelectorAll('[data-palette-open]')) {
+    button.hidden = false;
+    button.addEventListener('click', open);
+  }
+  document.addEventListener('keydown', (event) => {
+    if (event.key.toLowerCase() !== 'k' || !(event.ctrlKey || event.metaKey) || event.altKey || event.shiftKey) return;
+    if (document.querySelector('dialog[open]:not(#palette)')) return;
+    event.preventDefault();
+    open();
+  });
+  box.addEventListener('input', update);
+  box.addEventListener('keydown', (event) => {
+    const selected = () => items.findIndex((_, i) => list.children[i]?.getAttribute('aria-selected') === 'true');
+    const current = selected();
+    if (event.key === 'ArrowDown' || event.key === 'ArrowUp') {
+      event.preventDefault();
+      if (!items.length) return;
+      const next = (current + (event.key === 'ArrowDown' ? 1 : items.length - 1)) % items.length;
+      for (const [i, li] of [...list.children].entries()) li.setAttribute('aria-selected', String(i === next));
+      box.setAttribute('aria-activedescendant', `palette-item-${next}`);
+      list.children[next].scrollIntoView({ block: 'nearest' });
+    } else if (event.key === 'Enter') {
+      event.preventDefault();
+      // Results still on their way: wait for them, then run the one selected (the first unless the arrows moved).
+      pending.then(() => run(Math.max(0, selected())));
+    }
+  });
 });

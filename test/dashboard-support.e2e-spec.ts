@@ -1,5 +1,7 @@
 import { latestRefusalsStatement } from '../src/audit/audit.repository';
-import { Agent, loggedInAgent, unescape } from './dashboard-helpers';
+import { StaffRole } from '../src/staff/roles';
+import { UsersService } from '../src/staff/users.service';
+import { Agent, csrfFrom, flashOf, loggedInAgent, unescape } from './dashboard-helpers';
 import { createLicense, fingerprint } from './support/factories';
 import { watchRoundTrips } from './support/round-trips';
 import { createTestApp, TestApp } from './support/test-app';
@@ -132,6 +134,167 @@ describe('dashboard: the support-first licence page', () => {
     expect(page.text).not.toContain('<img src=x');
     expect(page.text).toContain('data-testid="refused-banner"');
   });
+  describe('refusals as an inbox: the filter, the order, the refusals page (docs/dashboard.md, Refused recently)', () => {
+    const EMAIL = 'inbox.kupac@example.com';
+    let older: { id: number; license_key: string };
+    let middle: { id: number; license_key: string };
+    let newest: { id: number; license_key: string };
+    let never: { id: number; license_key: string };
+    let stale: { id: number; license_key: string };
+    const HOUR = 3_600_000;
+
+    /** A licence of one seat refused once, the refusal moved `ago` ms into the past. */
+    const refusedLicense = async (product_code: string, seed: string, ago: number) => {
+      const lic = await createLicense(t, {
+        product_code,
+        customer_name: 'Inbox Kupac',
+        customer_email: EMAIL,
+        limits: { max_installations: 1 },
+      });
+      await activate(lic.license_key, `${seed}-a`).expect(200);
+      // The log is append-only: the refusal is written as the server writes one, with its time in the past.
+      await t.sql(
+        `INSERT INTO audit_entries (created_at, action, actor_type, actor, ip, license_id, product_code, details)
+         VALUES (now() - make_interval(secs => $2), 'license.activation_denied', 'client', '203.0.113.9', '203.0.113.9', $1, $3,
+                 jsonb_build_object('code', 'ALREADY_ACTIVATED', 'hostname', $4::text, 'machine_fingerprint', $5::text))`,
+        [lic.id, ago / 1000, product_code, `host-${seed}-b`, fingerprint(`${seed}-b`)],
+      );
+      return lic;
+    };
+    const keysIn = (html: string, keys: string[]) => keys.filter((k) => html.includes(k)).sort((a, b) => html.indexOf(a) - html.indexOf(b));
+
+    beforeAll(async () => {
+      // Created oldest refusal last, so creation order and refusal order differ.
+      newest = await refusedLicense('POS_RETAIL', 'inbox-new', 1 * HOUR);
+      middle = await refusedLicense('ERP_SUITE', 'inbox-mid', 26 * HOUR);
+      older = await refusedLicense('POS_RETAIL', 'inbox-old', 4 * 24 * HOUR);
+      stale = await refusedLicense('POS_RETAIL', 'inbox-stale', 8 * 24 * HOUR);
+      never = await createLicense(t, { product_code: 'POS_RETAIL', customer_name: 'Inbox Kupac', customer_email: EMAIL });
+    });
+
+    const all = () => [older, middle, newest, never, stale].map((l) => l.license_key);
+
+    it('the list filters to the licences refused in the last 7 days, newest refusal first, and another sort still applies', async () => {
+      const page = (await agent.get(`/licenses?${new URLSearchParams({ q: 'Inbox Kupac', refused: '7' }).toString()}`).expect(200)).text;
+      expect(keysIn(page, all())).toEqual([newest, middle, older].map((l) => l.license_key));
+      expect(page).toContain('newest refusal first');
+      expect(page).toMatch(/name="refused" value="7" checked/);
+      const byKey = (
+        await agent
+          .get(`/licenses?${new URLSearchParams({ q: 'Inbox Kupac', refused: '7', sort: 'license_key', dir: 'asc' }).toString()}`)
+          .expect(200)
+      ).text;
+      expect(keysIn(byKey, all())).toEqual([newest, middle, older].map((l) => l.license_key).sort());
+      // Without the filter every licence of the search is listed; a forged value is not the filter.
+      const plain = (await agent.get(`/licenses?${new URLSearchParams({ q: 'Inbox Kupac', refused: 'yes' }).toString()}`).expect(200)).text;
+      expect(keysIn(plain, all()).sort()).toEqual(all().sort());
+      // sort=refused alone turns the filter on (a bookmark of the order).
+      const sorted = (await agent.get(`/licenses?${new URLSearchParams({ q: 'Inbox Kupac', sort: 'refused' }).toString()}`).expect(200))
+        .text;
+      expect(keysIn(sorted, all())).toEqual([newest, middle, older].map((l) => l.license_key));
+    });
+
+    it('the customer page filters and orders the same way, and its two pagination landmarks have different names', async () => {
+      const url = `/licenses/customer?${new URLSearchParams({ email: EMAIL }).toString()}`;
+      const every = (await agent.get(url).expect(200)).text;
+      expect(keysIn(every, [never.license_key])).toEqual([never.license_key]);
+      expect(every).toContain('aria-label="Licence pages"');
+      expect(every).toContain('aria-label="Activity pages"');
+      const refused = (await agent.get(`${url}&refused=7`).expect(200)).text;
+      const licences = /id="customer-licenses"[\s\S]*?<\/section>/.exec(refused)?.[0] ?? '';
+      expect(keysIn(licences, all())).toEqual([newest, middle, older].map((l) => l.license_key));
+    });
+
+    it('the refusals page lists newest first with code, reason and machine, per product with counts', async () => {
+      const page = (await agent.get('/licenses/refused').expect(200)).text;
+      expect(keysIn(page, all())).toEqual([newest, middle, older].map((l) => l.license_key));
+      const row = new RegExp(`data-testid="refused-row" data-license="${newest.id}">([\\s\\S]*?)</tr>`).exec(page)?.[1] ?? '';
+      expect(row).toContain('ALREADY_ACTIVATED');
+      expect(row).toContain('every seat was taken');
+      expect(row).toContain('host-inbox-new-b');
+      expect(page).toMatch(/ERP_SUITE \(\d+\)/);
+      const erp = (await agent.get('/licenses/refused?product=ERP_SUITE').expect(200)).text;
+      expect(keysIn(erp, all())).toEqual([middle.license_key]);
+      // An unknown product is every product, not an error.
+      expect(keysIn((await agent.get('/licenses/refused?product=NOPE').expect(200)).text, all())).toHaveLength(3);
+    });
+
+    it('"all matching" of a refused view changes exactly the refused licences', async () => {
+      const token = csrfFrom((await agent.get('/licenses').expect(200)).text);
+      const confirm = await agent
+        .post('/licenses/bulk/confirm')
+        .type('form')
+        .send(
+          new URLSearchParams([
+            ['_csrf', token],
+            ['scope', 'all'],
+            ['action', 'renew'],
+            ['q', 'Inbox Kupac'],
+            ['refused', '7'],
+          ]).toString(),
+        )
+        .expect(200);
+      expect(confirm.text).toContain('<strong>3</strong> now');
+    });
+
+    it('every role may read them; an account limited to products sees only its products', async () => {
+      const add = async (username: string, role: StaffRole, products: string[] | null) => {
+        await t.app.get(UsersService).setPassword(username, 'staff-password-123', role);
+        if (products)
+          await t.sql(
+            `UPDATE users SET product_ids = (SELECT array_agg(id ORDER BY id) FROM products WHERE code = ANY($2)) WHERE username = $1`,
+            [username, products],
+          );
+        return (await loggedInAgent(t, { username, password: 'staff-password-123' })).agent;
+      };
+      const viewer = await add('inbox-viewer', 'viewer', null);
+      expect(keysIn((await viewer.get('/licenses/refused').expect(200)).text, all())).toHaveLength(3);
+      const erpOnly = await add('inbox-erp', 'support', ['ERP_SUITE']);
+      expect(keysIn((await erpOnly.get('/licenses/refused').expect(200)).text, all())).toEqual([middle.license_key]);
+      expect(
+        keysIn((await erpOnly.get(`/licenses?${new URLSearchParams({ refused: '7', q: 'Inbox' }).toString()}`).expect(200)).text, all()),
+      ).toEqual([middle.license_key]);
+      const customer = (
+        await erpOnly.get(`/licenses/customer?${new URLSearchParams({ email: EMAIL, refused: '7' }).toString()}`).expect(200)
+      ).text;
+      expect(keysIn(customer, all())).toEqual([middle.license_key]);
+      // A product-limited account may not start bulk changes, so the palette's last undo is refused too.
+      await erpOnly.get('/licenses/bulk/last/undo').expect(403);
+      await viewer.get('/licenses/bulk/last/undo').expect(403);
+    });
+
+    it('no "Release all…" without a machine bound, and its confirmation is a 404 page', async () => {
+      const page = (await agent.get(`/licenses/${never.id}`).expect(200)).text;
+      expect(page).not.toContain('confirm/release-all');
+      await agent.get(`/licenses/${never.id}/confirm/release-all`).expect(404);
+      expect((await agent.get(`/licenses/${older.id}`).expect(200)).text).toContain('confirm/release-all');
+    });
+
+    it('the last bulk change to undo: its confirmation, or a message when there is none', async () => {
+      const none = await agent.get('/licenses/bulk/last/undo');
+      if (none.status === 303 && none.headers.location === '/licenses/bulk') {
+        expect(await flashOf(agent, '/licenses/bulk')).toEqual(['error', 'No recent bulk change can be undone.']);
+      }
+      const token = csrfFrom((await agent.get('/licenses').expect(200)).text);
+      await agent
+        .post('/licenses/bulk')
+        .type('form')
+        .send(
+          new URLSearchParams([
+            ['_csrf', token],
+            ['scope', 'selected'],
+            ['ids', String(never.id)],
+            ['action', 'extend'],
+            ['days', '5'],
+          ]).toString(),
+        )
+        .expect(303);
+      const last = await agent.get('/licenses/bulk/last/undo').expect(303);
+      expect(last.headers.location).toMatch(/^\/licenses\/bulk\/\d+\/undo$/);
+      expect((await agent.get(last.headers.location).expect(200)).text).toContain('data-testid="bulk-undo-confirm" data-main autofocus');
+    });
+  });
+
   describe('refused recently (docs/dashboard.md, Refused recently)', () => {
     const email = 'procurement.department.with.a.very.long.local.part@example-company-international.com';
     let recent: { id: number; license_key: string };

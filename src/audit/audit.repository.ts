@@ -89,6 +89,18 @@ export class AuditRepository {
     );
   }
 
+  /**
+   * The licences refused at or after `since`, newest refusal first, at most `limit` (docs/dashboard.md, Refused recently):
+   * read through `audit_entries_action_idx`, within the credential's products.
+   */
+  async refusedSince(since: Date, limit: number, productScope: ProductScope): Promise<{ license_id: number; at: Date }[]> {
+    return runStatement<{ license_id: number; at: Date }>(
+      this.dataSource.manager,
+      'audit-refused-since',
+      refusedSinceStatement(since, limit, productScope),
+    );
+  }
+
   /** Every matching entry, newest first, from a server-side cursor (docs/admin-api.md, Exports); opens once the first row is read. */
   streamExport(filter: AuditFilter): Promise<Readable> {
     return openRowStream(
@@ -153,6 +165,14 @@ export const latestRefusalsStatement = (
     SELECT a.created_at, a.details FROM audit_entries a
     WHERE a.license_id = l.id AND a.action = 'license.activation_denied' AND a.created_at >= ${since}
     ORDER BY a.created_at DESC, a.id DESC LIMIT 1) r`;
+
+/** Licences refused at or after `since`, within the products (null: all), newest refusal first, at most `limit`. */
+export const refusedSinceStatement = (since: Date, limit: number, productScope: ProductScope): Sql =>
+  sql`SELECT a.license_id, max(a.created_at) AS at FROM audit_entries a
+  WHERE a.action = 'license.activation_denied' AND a.created_at >= ${since} AND a.license_id IS NOT NULL
+    AND (${productScope}::int[] IS NULL
+      OR a.license_id IN (SELECT lp.license_id FROM license_products lp WHERE lp.product_id = ANY(${productScope}::int[])))
+  GROUP BY a.license_id ORDER BY at DESC, a.license_id DESC LIMIT ${limit}`;
 
 /** A licence's newest refusal as {@link AuditRepository.latestRefusals} reads it. */
 export interface RefusalRow {

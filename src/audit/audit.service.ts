@@ -92,6 +92,15 @@ export class AuditService {
     );
   }
 
+  /**
+   * The licences refused in the last {@link REFUSED_RECENTLY_DAYS} days, by id, newest refusal first (the map keeps that
+   * order), at most `limit`, within the credential's products (docs/dashboard.md, Refused recently).
+   */
+  async recentlyRefused(limit: number, products: ProductScope = ALL_PRODUCTS, now = new Date()): Promise<Map<number, string>> {
+    const rows = await this.audit.refusedSince(new Date(now.getTime() - REFUSED_RECENTLY_DAYS * 86_400_000), limit, products);
+    return new Map(rows.map((r) => [Number(r.license_id), r.at.toISOString()]));
+  }
+
   /** Every matching entry, newest first, streamed from a cursor (docs/admin-api.md, Exports); resolves once the first row is read. */
   async exportEntries(query: AuditQuery, products: ProductScope = ALL_PRODUCTS): Promise<ExportSource<AuditEntryRow>> {
     const rows = await this.audit.streamExport(auditFilter(query, products));

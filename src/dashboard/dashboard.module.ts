@@ -24,6 +24,8 @@ import { BulkPagesController } from './pages/bulk.controller';
 import { LicenseFilesPagesController } from './pages/license-files.controller';
 import { RelayPoolsPagesController } from './pages/relay-pools.controller';
 import { LicensesPagesController } from './pages/licenses.controller';
+import { CustomerPagesController } from './pages/customer.controller';
+import { LicensePagesController } from './pages/license.controller';
 import { MailPagesController } from './pages/mail.controller';
 import { DashboardNotFoundController } from './pages/not-found.controller';
 import { OverviewController } from './pages/overview.controller';
@@ -69,7 +71,10 @@ import { StaffModule } from '../staff/staff.module';
     BulkPagesController,
     SavedViewsController,
     RelayPoolsPagesController,
+    CustomerPagesController,
     LicensesPagesController,
+    // After every fixed path under /licenses: it answers /licenses/:id.
+    LicensePagesController,
     AuditPageController,
     SigningKeysPageController,
     TokensPageController,

@@ -42,7 +42,38 @@ describe('keyboard shortcuts and dark mode in Chromium', () => {
       expect(await d.page.getAttribute('[data-testid=shortcuts]', 'aria-labelledby')).toBe('shortcuts-title');
       expect(await d.page.textContent('#shortcuts-title')).toBe('Keyboard shortcuts');
       const keys = await d.page.$$eval('[data-testid=shortcuts] kbd', (kbds) => kbds.map((k) => k.textContent));
-      expect(keys).toEqual(['/', '↓', '↑', 'Enter', 'Esc', 'g', 'd', 'g', 'l', 'g', 'n', 'g', 'a', 'g', 'p', '?']);
+      expect(keys).toEqual([
+        'Ctrl',
+        'K',
+        '⌘',
+        'K',
+        '/',
+        '↓',
+        '↑',
+        'Enter',
+        'Esc',
+        'g',
+        'd',
+        'g',
+        'l',
+        'g',
+        'n',
+        'g',
+        'a',
+        'g',
+        'p',
+        'r',
+        'R',
+        'n',
+        'k',
+        's',
+        'i',
+        'e',
+        'c',
+        'Ctrl',
+        'Enter',
+        '?',
+      ]);
       expect(await focusedInDialog()).toBe(true);
       // Modal: Tab never reaches the page behind (its one control, then the browser's own UI), nor does "/".
       for (let i = 0; i < 3; i++) {

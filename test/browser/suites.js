@@ -7,6 +7,6 @@
 module.exports = {
   support: ['tasks', 'customer', 'offline-activation', 'saved-views'],
   staff: ['staff', 'roles', 'second-factors', 'passkeys'],
-  lists: ['bulk', 'search', 'stores-attention'],
+  lists: ['bulk', 'search', 'stores-attention', 'palette'],
   pages: ['shortcuts-dark', 'portal', 'dashboard', 'charts', 'limited-viewer'],
 };

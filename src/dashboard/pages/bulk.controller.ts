@@ -1,3 +1,4 @@
+import { AuditService } from '../../audit/audit.service';
 import { Get, Param, Post, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { Actor, ALL_PRODUCTS, CurrentActor, CurrentProductScope, type ProductScope } from '../../common/auth/actor';
@@ -19,7 +20,7 @@ import { parseId } from '../../html/ids';
 import { asFormBody, FormBody, formList, formText } from '../../html/forms';
 import { summariseErrors } from '../http/form-errors';
 import { setFlash } from '../http/view-locals';
-import { BULK_CHOICES, LIST_VIEW_FIELDS, listSelection } from './licenses.controller';
+import { BULK_CHOICES, LIST_VIEW_FIELDS, listSelection } from './license-list';
 
 /** The most rows one page of the list shows, so the most ids a selection names. */
 const MAX_SELECTED = 200;
@@ -93,6 +94,7 @@ export class BulkPagesController {
   constructor(
     private readonly bulk: BulkLicensesService,
     private readonly licenses: LicensesService,
+    private readonly audit: AuditService,
   ) {}
 
   /** The list's bar: export at once, or the confirmation page of the change. */
@@ -163,6 +165,17 @@ export class BulkPagesController {
       setFlash(req, 'error', err.details?.fields ? (err.details.fields as FieldError[]).map((e) => e.message).join('; ') : err.message);
       res.redirect(303, viewHref(body));
     }
+  }
+
+  /** The palette's "Undo the last bulk change" (docs/dashboard.md, Command palette): the newest undoable one's confirmation. */
+  @Get('last/undo')
+  async lastUndo(@Req() req: Request, @Res() res: Response): Promise<void> {
+    for (const operation of await this.bulk.recent(RECENT)) {
+      if (!this.bulk.undoRefusal(operation, await this.bulk.undoneBy(operation.id)))
+        return res.redirect(303, `/licenses/bulk/${operation.id}/undo`);
+    }
+    setFlash(req, 'error', 'No recent bulk change can be undone.');
+    res.redirect(303, '/licenses/bulk');
   }
 
   /** The undo's confirmation: what moves back (a preview of the first licences), or why it cannot. */
@@ -244,7 +257,12 @@ export class BulkPagesController {
   private async readSelection(body: FormBody): Promise<FormSelection> {
     const view = viewFields(body);
     if (formText(body, 'scope') === 'all') {
-      const { value } = await listSelection(Object.fromEntries(view.map((f) => [f.name, f.value])), { limit: 1, offset: 0 });
+      const { value } = await listSelection(
+        Object.fromEntries(view.map((f) => [f.name, f.value])),
+        { limit: 1, offset: 0 },
+        // The bulk pages are for accounts that see every product (docs/dashboard.md, Bulk actions).
+        { audit: this.audit, scope: ALL_PRODUCTS },
+      );
       const { limit: _limit, offset: _offset, ...query } = value;
       return { selection: { query }, fields: [{ name: 'scope', value: 'all' }, ...view] };
     }

@@ -1,4 +1,4 @@
-import type { FieldError } from '../../common/errors/app-error';
+import { AppError, type FieldError } from '../../common/errors/app-error';
 import type { LicenseDetailsDto } from '../../licenses/dto/license.dto';
 import { POLICY_KEYS } from '../../common/seat-policy/license-policy';
 import { LICENSE_TYPES } from '../../licenses/license-type';
@@ -249,4 +249,10 @@ export function toUpdateLicenseInput(
   else if (created.expires_at !== undefined && form.expires_on !== license.expires_at?.slice(0, 10)) input.expires_at = created.expires_at;
   if (!license.revoked) input.active = form.active;
   return { input, errors };
+}
+
+/** A 400 from the service as field errors for the form; anything else is not the form's business. */
+export function badRequestFields(err: unknown): FieldError[] {
+  if (!(err instanceof AppError) || err.status !== 400) throw err;
+  return (err.details?.fields as FieldError[] | undefined) ?? [{ field: 'form', message: err.message }];
 }

@@ -11,7 +11,7 @@ import { StoreEventsService } from '../../stores/store-events.service';
 import { DashboardController } from '../http/dashboard-controller.decorator';
 import { CHART_DAYS, CHART_SERIES, dailyChart } from '../views/daily-chart';
 import { withLicenses } from './audit.controller';
-import { EXPIRING_SOON_DAYS } from './licenses.controller';
+import { EXPIRING_SOON_DAYS } from './license-list';
 
 const EXPIRING_PANEL_SIZE = 10;
 

@@ -10,7 +10,7 @@ import { DashboardController } from '../http/dashboard-controller.decorator';
 import { asFormBody, formText } from '../../html/forms';
 import { DashboardIdPipe } from '../http/id-param';
 import { setFlash } from '../http/view-locals';
-import { LIST_VIEW_FIELDS, viewQuery } from './licenses.controller';
+import { LIST_VIEW_FIELDS, viewQuery } from './license-list';
 
 /** The most saved views; the list shows them all. */
 export const SAVED_VIEWS_MAX = 50;

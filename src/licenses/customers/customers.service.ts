@@ -27,7 +27,8 @@ const CUSTOMER_MACHINES_SHOWN = 200;
 const CUSTOMER_NOTES_SHOWN = 100;
 
 export interface CustomerPaging {
-  licenses: { limit: number; offset: number };
+  /** `ids`: only these of the customer's licences (the dashboard's "Refused recently", docs/dashboard.md). */
+  licenses: { limit: number; offset: number; ids?: readonly number[] };
   timeline: { limit: number; offset: number };
 }
 
@@ -37,6 +38,8 @@ export type CustomerNote = Omit<CustomerNoteRow, 'created_at'> & { created_at: s
 export interface CustomerPage {
   identity: string;
   licenses: Page<LicenseStaffListItem>;
+  /** Whether the customer has any licence within the products (whatever `ids` kept). */
+  known: boolean;
   machines: CustomerMachine[];
   timeline: Page<AuditEntryDto & { license: { license_key: string; customer_name: string } | null }>;
   notes: CustomerNote[];
@@ -98,6 +101,7 @@ export class CustomersService {
     return {
       identity,
       licenses,
+      known: scanned.items.length > 0,
       machines: seats.map((s) => ({
         ...ActivationDto.from(s),
         license_id: s.licenseId,
