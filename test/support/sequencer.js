@@ -10,7 +10,12 @@ const { basename, dirname, join } = require('node:path');
 const Sequencer = require('@jest/test-sequencer').default;
 
 const SUITES = [
-  { suffix: '.e2e-suite.ts', lists: () => require('../suites/areas.js'), dir: (suite) => join(dirname(suite), '..'), member: '.e2e-spec.ts' },
+  {
+    suffix: '.e2e-suite.ts',
+    lists: () => require('../suites/areas.js'),
+    dir: (suite) => join(dirname(suite), '..'),
+    member: '.e2e-spec.ts',
+  },
   {
     suffix: '.browser-suite.ts',
     lists: () => require('../browser/suites.js'),
