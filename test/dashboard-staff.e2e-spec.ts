@@ -21,7 +21,7 @@ describe('dashboard staff tasks', () => {
   const lastAudit = async (id: number, action: string) =>
     (await t.sql('SELECT * FROM audit_entries WHERE license_id = $1 AND action = $2 ORDER BY id DESC LIMIT 1', [id, action]))[0];
   const flash = (url: string) => flashOf(agent, url);
-  const rowKeys = (html: string) => [...html.matchAll(/<a class="mono" href="\/licenses\/\d+">([^<]+)<\/a>/g)].map((m) => m[1]);
+  const rowKeys = (html: string) => [...html.matchAll(/<a class="mono" href="\/licenses\/\d+"[^>]*>([^<]+)<\/a>/g)].map((m) => m[1]);
   const search = async (q: string) => rowKeys((await agent.get(`/licenses?${new URLSearchParams({ q }).toString()}`).expect(200)).text);
 
   const editForm = (overrides: Record<string, string | string[]> = {}) => ({
