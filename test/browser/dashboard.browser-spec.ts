@@ -120,6 +120,8 @@ describe('dashboard in Chromium', () => {
   });
 
   it('rotates the signing key through the confirmation page', async () => {
+    // The settings pages sit under the menu's More (docs/dashboard.md, Pages).
+    await page.click('nav details.nav-more > summary');
     await page.click('nav >> text=Signing keys');
     await page.waitForURL(`${baseUrl}/signing-keys`);
     expect(await page.locator('[data-testid=signing-key-row]').count()).toBe(1);

@@ -32,6 +32,8 @@ describe('offline activation in Chromium', () => {
     const requestFile = join(dir, 'activation-request.txt');
     writeFileSync(requestFile, activationRequest({ license_key: lic.license_key, machine_fingerprint: fp, hostname: 'mine-scada-1' }));
 
+    // The settings pages sit under the menu's More (docs/dashboard.md, Pages).
+    await page.click('nav details.nav-more > summary');
     await page.click('nav >> text=Offline activation');
     await page.waitForURL(`${baseUrl}/offline-activation`);
     await page.setInputFiles('input[data-request-file]', requestFile);
