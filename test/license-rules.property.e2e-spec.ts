@@ -51,6 +51,14 @@ interface StatusCase {
   at: number;
 }
 
+/** The cases as the four arrays `unnest($1, $2, $3, $4)` reads: revoked, active, expires_at, grace_days. */
+const statusCaseColumns = (cases: StatusCase[]) => [
+  cases.map((c) => c.revoked),
+  cases.map((c) => c.active),
+  cases.map((c) => (c.expiresAt === null ? null : new Date(c.expiresAt).toISOString())),
+  cases.map((c) => c.graceDays),
+];
+
 /** An expiry near an anchor, and a reference time at one of the rule's boundaries ±1 ms, or anywhere around it. */
 const statusCase: fc.Arbitrary<StatusCase> = fc
   .record({
@@ -302,12 +310,7 @@ describe('licence rules: TypeScript and SQL agree (property)', () => {
                  FROM license_stat_rows(1, 'YEARLY', c.revoked, c.active, c.expires_at, c.grace_days) s) AS rows
          FROM unnest($1::boolean[], $2::boolean[], $3::timestamptz[], $4::int[]) WITH ORDINALITY AS c(revoked, active, expires_at, grace_days, i)
          ORDER BY c.i`,
-        [
-          cases.map((c) => c.revoked),
-          cases.map((c) => c.active),
-          cases.map((c) => (c.expiresAt === null ? null : new Date(c.expiresAt).toISOString())),
-          cases.map((c) => c.graceDays),
-        ],
+        statusCaseColumns(cases),
       );
       const disagreements = cases
         .map((c, i) => {
@@ -646,12 +649,7 @@ describe('licence rules: TypeScript and SQL agree (property)', () => {
           `SELECT (SELECT json_agg(s ORDER BY s.metric) FROM license_stat_rows(1, 'YEARLY', c.revoked, c.active, c.expires_at, c.grace_days) s) AS rows
            FROM unnest($1::boolean[], $2::boolean[], $3::timestamptz[], $4::int[]) WITH ORDINALITY AS c(revoked, active, expires_at, grace_days, i)
            ORDER BY c.i`,
-          [
-            cases.map((c) => c.revoked),
-            cases.map((c) => c.active),
-            cases.map((c) => (c.expiresAt === null ? null : new Date(c.expiresAt).toISOString())),
-            cases.map((c) => c.graceDays),
-          ],
+          statusCaseColumns(cases),
         )
       ).rows.map((r) => r.rows);
     const withRule = await statRows();
