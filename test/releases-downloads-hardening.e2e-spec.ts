@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { loggedInAgent, postForm } from './dashboard-helpers';
 import { createLicense, fingerprint } from './support/factories';
-import { startReleaseApp } from './support/s3-server';
+import { startReleaseApp } from './support/release-app';
 import type { TestApp } from './support/test-app';
 
 /**

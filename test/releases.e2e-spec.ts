@@ -8,7 +8,7 @@ import { OUTBOX_EVENT_TYPES } from '../src/common/event-vocabulary';
 import { DownloadLinks } from '../src/releases/download-links';
 import { verifySignedAnswer } from '../src/signing/license-signature';
 import { asBearer, createLicense, fingerprint, setLicenseExpiry } from './support/factories';
-import { startReleaseApp } from './support/s3-server';
+import { startReleaseApp } from './support/release-app';
 import { TEST_API_KEY, type TestApp } from './support/test-app';
 
 const MAX_BYTES = 1024 * 1024;
