@@ -17,6 +17,9 @@ COPY --from=build /app/dist ./dist
 COPY --from=build /app/views ./views
 COPY --from=build /app/public ./public
 COPY package.json ./
+# The staleness check the npm scripts run first: with no src/ here it does nothing, so `npm run migration:run`,
+# `migration:show`, `migration:revert` and `verify-license` run dist/ in the image as in a checkout (docs/deployment.md).
+COPY --from=build /app/scripts/build-if-stale.mjs ./scripts/
 # The operator's command on PATH: docker compose exec app licence-server user reset alice (docs/deployment.md,
 # The licence-server command). It runs the built code and never builds.
 RUN ln -s /app/dist/src/cli/main.js /usr/local/bin/licence-server
