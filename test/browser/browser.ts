@@ -2,7 +2,7 @@ import type { Server } from 'node:http';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { Browser, chromium, Page } from 'playwright-core';
+import { Browser, chromium, Locator, Page } from 'playwright-core';
 import type { AppConfig } from '../../src/config/app-config';
 import { ADMIN } from '../dashboard-helpers';
 import { createTestApp, TestApp } from '../support/test-app';
@@ -30,6 +30,17 @@ export async function seriousViolations(page: Page): Promise<string[]> {
 }
 
 export const SCREENSHOTS = join(__dirname, '..', '..', 'test-results', 'screenshots');
+/**
+ * Screenshots are for people (docs/screenshots/ is picked from them), not for the assertions, and they cost more than
+ * axe-core does on the same page (a full-page capture ~0.5 s, the viewport's ~0.2 s): taken only when
+ * BROWSER_SCREENSHOTS=1 (docs/testing.md, The browser suite). Every check beside them runs either way.
+ */
+const TAKE_SCREENSHOTS = process.env.BROWSER_SCREENSHOTS === '1';
+
+/** One element as `name.png` (a chart, a panel), when screenshots are asked for. */
+export async function shoot(target: Pick<Locator, 'screenshot'>, name: string): Promise<void> {
+  if (TAKE_SCREENSHOTS) await target.screenshot({ path: join(SCREENSHOTS, `${name}.png`) });
+}
 
 /** The real app listening on a free port, and Debian's Chromium (never a downloaded browser). */
 export async function startDashboard(
@@ -72,8 +83,9 @@ export function collectConsoleErrors(page: Page): string[] {
   return errors;
 }
 
-/** The whole page as `name.png`; with `viewport`, also what fits the window as `name-viewport.png` (small enough for docs/). */
+/** When screenshots are asked for, the whole page as `name.png`; with `viewport`, also what fits the window as `name-viewport.png` (small enough for docs/). */
 export async function screenshot(page: Page, name: string, options: { viewport?: boolean } = {}): Promise<void> {
+  if (!TAKE_SCREENSHOTS) return;
   await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
   if (options.viewport) await page.screenshot({ path: join(SCREENSHOTS, `${name}-viewport.png`) });
 }

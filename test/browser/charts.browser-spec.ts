@@ -1,16 +1,6 @@
-import { join } from 'node:path';
 import { createLicense, insertSeat } from '../support/factories';
 import { ADMIN } from '../dashboard-helpers';
-import {
-  DESKTOP,
-  screenshot,
-  SCREENSHOTS,
-  seriousViolations,
-  SignedInDashboard,
-  startSignedIn,
-  stopSignedIn,
-  BOTH_WIDTHS,
-} from './browser';
+import { DESKTOP, screenshot, shoot, seriousViolations, SignedInDashboard, startSignedIn, stopSignedIn, BOTH_WIDTHS } from './browser';
 
 /** Charts drawn by uPlot from their tables, under the strict CSP, at both widths and in both schemes (docs/dashboard.md, Charts). */
 describe('dashboard charts in Chromium', () => {
@@ -72,8 +62,8 @@ describe('dashboard charts in Chromium', () => {
       expect(await seriousViolations(page)).toEqual([]);
       expect(await page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth')).toBeLessThanOrEqual(0);
       await page.locator('[data-testid=daily-chart]').scrollIntoViewIfNeeded();
-      await page.locator('[data-testid=daily-chart]').screenshot({ path: join(SCREENSHOTS, `chart-statistics-${scheme}-${name}.png`) });
-      await page.locator('[data-testid=expiring-panel]').screenshot({ path: join(SCREENSHOTS, `chart-expiring-${scheme}-${name}.png`) });
+      await shoot(page.locator('[data-testid=daily-chart]'), `chart-statistics-${scheme}-${name}`);
+      await shoot(page.locator('[data-testid=expiring-panel]'), `chart-expiring-${scheme}-${name}`);
       await screenshot(page, `statistics-chart-${scheme}-${name}`);
     }
     await page.emulateMedia({ colorScheme: 'light' });
@@ -92,7 +82,7 @@ describe('dashboard charts in Chromium', () => {
       const box = await section.boundingBox();
       expect(box && box.x >= 0 && box.x + box.width <= size.width).toBe(true);
       expect(await seriousViolations(page)).toEqual([]);
-      await section.screenshot({ path: join(SCREENSHOTS, `chart-licence-${scheme}-${name}.png`) });
+      await shoot(section, `chart-licence-${scheme}-${name}`);
     }
     await page.emulateMedia({ colorScheme: 'light' });
   });
@@ -115,7 +105,7 @@ describe('dashboard charts in Chromium', () => {
     expect(await totals.locator('tbody tr').nth(1).locator('td').first().textContent()).toBe(String(activations(30)));
     expect(await seriousViolations(page)).toEqual([]);
     expect(await page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth')).toBeLessThanOrEqual(0);
-    await panel.screenshot({ path: join(SCREENSHOTS, `statistics-per-product-${name}.png`) });
+    await shoot(panel, `statistics-per-product-${name}`);
   });
 
   it('shows the table itself without JavaScript', async () => {
