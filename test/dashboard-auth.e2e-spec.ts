@@ -1,6 +1,7 @@
 import request from 'supertest';
 import { createTestApp, TestApp } from './support/test-app';
 import { ADMIN, csrfFrom, loggedInAgent } from './dashboard-helpers';
+import { requestAuditCount } from './support/factories';
 
 const PAGES = [
   '/',
@@ -251,7 +252,7 @@ describe('dashboard: login, sessions, CSRF, headers', () => {
     const snapshot = async () => ({
       licence: await t.sql('SELECT active, revoked_at, customer_name FROM licenses WHERE id = $1', [id]),
       licences: await t.sql('SELECT count(*)::int AS n FROM licenses'),
-      audit: await t.sql('SELECT count(*)::int AS n FROM audit_entries'),
+      audit: await requestAuditCount(t),
     });
     const before = await snapshot();
     const routes = [

@@ -1,6 +1,7 @@
 import { createHash, createPublicKey } from 'node:crypto';
 import { MIGRATIONS } from '../src/database/data-source-options';
 import { createTestApp, TestApp } from './support/test-app';
+import { requestAuditCount } from './support/factories';
 
 const expectError = (body: unknown, code: string) =>
   expect(body).toEqual({ error: expect.objectContaining({ code, message: expect.any(String) }) });
@@ -92,7 +93,7 @@ describe('foundation: health, errors, public key, Swagger', () => {
       ['multipart/form-data; boundary=b', '--b\r\nContent-Disposition: form-data; name="license_key"\r\n\r\nX\r\n--b--\r\n'],
       ['application/xml', '<a/>'],
     ])('415 UNSUPPORTED_MEDIA_TYPE for a %s body on every /api/v1 route, before anything runs', async (type, body) => {
-      const before = await t.sql('SELECT count(*)::int AS n FROM audit_entries');
+      const before = await requestAuditCount(t);
       for (const [method, path] of [
         ['post', '/api/v1/activate'],
         ['post', '/api/v1/deactivate'],
@@ -108,7 +109,7 @@ describe('foundation: health, errors, public key, Swagger', () => {
         expect([path, res.status]).toEqual([path, 415]);
         expectError(res.body, 'UNSUPPORTED_MEDIA_TYPE');
       }
-      expect(await t.sql('SELECT count(*)::int AS n FROM audit_entries')).toEqual(before);
+      expect(await requestAuditCount(t)).toEqual(before);
     });
 
     it('415 for a body without any Content-Type', async () => {

@@ -1,7 +1,7 @@
 import { LICENSE_KEY_PATTERN } from '../src/licenses/license-key';
 import { addUtcMonths } from '../src/licenses/license-expiry';
 import { LicenseCreation } from '../src/licenses/license-creation';
-import { createLicense, fingerprint, insertSeat, licenseInput } from './support/factories';
+import { createLicense, fingerprint, insertSeat, licenseInput, requestAuditCount } from './support/factories';
 import { fieldsOf } from './support/api-errors';
 import { createTestApp, TestApp } from './support/test-app';
 
@@ -14,7 +14,7 @@ describe('admin licences API: create and read', () => {
   beforeAll(async () => (t = await createTestApp()), 60_000);
   afterAll(() => t.close());
 
-  const auditCount = async () => (await t.sql<{ n: number }>('SELECT count(*)::int AS n FROM audit_entries'))[0].n;
+  const auditCount = () => requestAuditCount(t);
 
   describe('X-API-Key', () => {
     it.each([

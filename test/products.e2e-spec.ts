@@ -1,4 +1,5 @@
 import { createTestApp, TestApp } from './support/test-app';
+import { requestAuditCount } from './support/factories';
 
 describe('admin products API', () => {
   let t: TestApp;
@@ -74,12 +75,12 @@ describe('admin products API', () => {
   });
 
   it('409 CONFLICT on a duplicate code or key_prefix, with nothing written', async () => {
-    const before = await t.sql('SELECT count(*)::int AS n FROM audit_entries');
+    const before = await requestAuditCount(t);
     const dupCode = await t.admin.post('/api/v1/admin/products').send({ code: 'POS_RETAIL', name: 'x', key_prefix: 'ZZ' }).expect(409);
     expect(dupCode.body.error).toMatchObject({ code: 'CONFLICT', details: { field: 'code' } });
     const dupPrefix = await t.admin.post('/api/v1/admin/products').send({ code: 'OTHER', name: 'x', key_prefix: 'POS' }).expect(409);
     expect(dupPrefix.body.error).toMatchObject({ code: 'CONFLICT', details: { field: 'key_prefix' } });
-    expect(await t.sql('SELECT count(*)::int AS n FROM audit_entries')).toEqual(before);
+    expect(await requestAuditCount(t)).toEqual(before);
   });
 
   it('two concurrent creates of the same code: one 201, one 409', async () => {

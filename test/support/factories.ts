@@ -88,6 +88,15 @@ export async function setLicenseExpiry(t: TestApp, licenseId: number, expiresAt:
 }
 
 /** An air-gapped machine's activation request: the /activate body, base64 in 64-character lines between markers (docs/licences.md, Offline use and air-gapped machines). */
+/**
+ * The audit entries written by a request (everything but the schedules' own, actor `system`: the expiry scan and the
+ * seat sweep may write while a test runs on a busy machine). A test that shows a rejected request wrote nothing counts
+ * these before and after it.
+ */
+export async function requestAuditCount(t: TestApp): Promise<number> {
+  return (await t.sql<{ n: number }>(`SELECT count(*)::int AS n FROM audit_entries WHERE actor_type <> 'system'`))[0].n;
+}
+
 export function activationRequest(body: unknown): string {
   const lines =
     Buffer.from(JSON.stringify(body), 'utf8')
