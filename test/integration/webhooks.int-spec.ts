@@ -3,7 +3,8 @@ import type { ProductScope } from '../../src/common/auth/actor';
 import { CreateWebhookDto } from '../../src/webhooks/dto/webhook.dto';
 import { EventFanoutService } from '../../src/events/event-fanout.service';
 import { WebhooksRepository } from '../../src/webhooks/webhooks.repository';
-import { DRAIN_QUEUE, WebhooksService } from '../../src/webhooks/webhooks.service';
+import { DRAIN_QUEUE } from '../../src/webhooks/webhook-drain';
+import { WebhooksService } from '../../src/webhooks/webhooks.service';
 import { ADMIN_ACTOR, createServiceHarness, issueLicense, productId, ServiceHarness } from '../support/service-harness';
 
 /**
