@@ -185,7 +185,11 @@ export class WebhookDrain implements OnModuleInit, OnApplicationBootstrap, OnMod
       this.outcomes.inc({ outcome: 'retry' });
       await this.dataSource.transaction(async (manager) => {
         if ((await this.repository.finishAttempts([retry], manager)).length > 0)
-          await this.jobs.send(RETRY_QUEUE, { deliveryId: retry.deliveryId }, { manager, startAfterSeconds: retry.nextAttemptInSeconds ?? 0 });
+          await this.jobs.send(
+            RETRY_QUEUE,
+            { deliveryId: retry.deliveryId },
+            { manager, startAfterSeconds: retry.nextAttemptInSeconds ?? 0 },
+          );
       });
     }
   }
@@ -237,7 +241,7 @@ class DrainRun {
   }
 
   private start(): void {
-    for (let i = 0; i < this.waiting.length; ) {
+    for (let i = 0; i < this.waiting.length;) {
       const { claimed, target } = this.waiting[i];
       if ((this.inFlight.get(claimed.endpointId) ?? 0) >= PER_ENDPOINT) {
         i++;

@@ -12,7 +12,11 @@ describe('webhook sender: kept-alive connections per vetted address', () => {
   beforeAll(async () => {
     server = createServer((req, res) => {
       if (!sockets.has(req.socket)) sockets.set(req.socket, seen.length + 1);
-      seen.push({ remote: req.socket.remoteAddress ?? '', local: req.socket.localAddress ?? '', socket: sockets.get(req.socket) as number });
+      seen.push({
+        remote: req.socket.remoteAddress ?? '',
+        local: req.socket.localAddress ?? '',
+        socket: sockets.get(req.socket) as number,
+      });
       req.resume();
       req.on('end', () => {
         res.statusCode = 204;

@@ -30,7 +30,8 @@ export class ReceiverConnections {
   agentFor(target: ResolvedTarget): http.Agent {
     const key = `${target.url.protocol}//${target.url.host}@${target.address}`;
     let agent = this.agents.get(key);
-    if (agent) this.agents.delete(key); // re-inserted last: the Map's order is the least recently used first
+    if (agent)
+      this.agents.delete(key); // re-inserted last: the Map's order is the least recently used first
     else {
       const options = { keepAlive: true, maxSockets: this.maxSockets, maxFreeSockets: this.maxSockets, timeout: IDLE_SOCKET_MS };
       agent = target.url.protocol === 'https:' ? new https.Agent(options) : new http.Agent(options);

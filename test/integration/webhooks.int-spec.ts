@@ -213,7 +213,14 @@ describe('webhooks (integration)', () => {
       for (let i = 0; i < 5; i++) await issueLicense(h);
       await drainOutbox();
       // Five due for each endpoint; the caller already holds two of a's and three of b's (up to 3 per endpoint).
-      const first = await repository.claimDue(10, 3, new Map([[a.id, 2], [b.id, 3]]));
+      const first = await repository.claimDue(
+        10,
+        3,
+        new Map([
+          [a.id, 2],
+          [b.id, 3],
+        ]),
+      );
       expect(first.map((c) => c.endpointId)).toEqual([a.id]);
       const second = await repository.claimDue(10, 3, new Map([[b.id, 1]]));
       expect(second.filter((c) => c.endpointId === a.id)).toHaveLength(3);
