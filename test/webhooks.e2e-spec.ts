@@ -1,7 +1,7 @@
 import { Webhook } from 'standardwebhooks';
 import { WebhooksRepository } from '../src/webhooks/webhooks.repository';
 import { ExpiryScanService } from '../src/licenses/expiry-scan.service';
-import { WebhooksService } from '../src/webhooks/webhooks.service';
+import { WebhookDrain } from '../src/webhooks/webhook-drain';
 import { createLicense, fingerprint, setLicenseExpiry } from './support/factories';
 import { createTestApp, TestApp } from './support/test-app';
 import { ReceivedWebhook, startReceiver } from './support/webhook-receiver';
@@ -285,7 +285,7 @@ describe('webhooks (docs/webhooks.md)', () => {
   });
 
   it('the sweep sends again a delivery whose sender died (lease over), with the same webhook-id; a held lease is left alone', async () => {
-    const service = t.app.get(WebhooksService);
+    const drain = t.app.get(WebhookDrain);
     const hook = await endpoint(['license.created']);
     await createLicense(t);
     const delivered = await waitForStatus(hook.id, 'delivered');
@@ -294,9 +294,9 @@ describe('webhooks (docs/webhooks.md)', () => {
     await t.sql(`UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = now() + interval '20 seconds' WHERE id = $1`, [
       delivered.id,
     ]);
-    expect(await service.deliverDue()).toBe(0);
+    expect(await drain.deliverDue()).toBe(0);
     await t.sql(`UPDATE webhook_deliveries SET next_attempt_at = now() - interval '10 seconds' WHERE id = $1`, [delivered.id]);
-    expect(await service.deliverDue()).toBe(1);
+    expect(await drain.deliverDue()).toBe(1);
     await receiver.waitFor(before + 1, (h) => h.headers['webhook-id'] === delivered.event_id);
     const again = await waitForStatus(hook.id, 'delivered');
     expect(again).toMatchObject({ id: delivered.id, status: 'delivered', attempts: 2 });

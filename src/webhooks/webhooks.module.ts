@@ -3,6 +3,7 @@ import { MetricsModule } from '../metrics/metrics.module';
 import { EventsModule } from '../events/events.module';
 import { JobsModule } from '../jobs/jobs.module';
 import { ProductsModule } from '../products/products.module';
+import { WebhookDrain } from './webhook-drain';
 import { WebhookSecrets } from './webhook-secrets';
 import { WebhooksController } from './webhooks.controller';
 import { WebhooksRepository } from './webhooks.repository';
@@ -12,7 +13,7 @@ import { WebhooksService } from './webhooks.service';
 @Module({
   imports: [EventsModule, JobsModule, MetricsModule, ProductsModule],
   controllers: [WebhooksController],
-  providers: [WebhooksRepository, WebhooksService, WebhookSecrets],
+  providers: [WebhooksRepository, WebhooksService, WebhookSecrets, WebhookDrain],
   exports: [WebhooksService],
 })
 export class WebhooksModule {}

@@ -1,8 +1,7 @@
-import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { randomBytes } from 'node:crypto';
-import { Counter, Gauge } from 'prom-client';
-import { Webhook } from 'standardwebhooks';
+import { Gauge } from 'prom-client';
 import { DataSource, EntityManager } from 'typeorm';
 import type { EventConsumer, PendingEvent } from '../events/event-consumer';
 import { EventFanoutService } from '../events/event-fanout.service';
@@ -19,27 +18,11 @@ import { WebhookSecrets } from './webhook-secrets';
 import { WebhookDelivery, WebhookEndpoint } from './webhook.entities';
 import { ALL_EVENTS } from './webhook-events';
 import { fanOut } from './webhook-fanout';
-import { postOnce } from './webhook-sender';
-import { ATTEMPT_LEASE_SECONDS, ClaimedDelivery, DeliveryWithType, WebhooksRepository } from './webhooks.repository';
-
-/**
- * The outbox is the queue; jobs only wake a worker to drain it. `short`: at most one waiting job, any number running,
- * so a burst of events adds one job, not one per event (the engine hands a worker one job per poll).
- */
-export const DRAIN_QUEUE = 'webhook-drain';
-/** A failed attempt's wake-up at its retry time (one job per retry). */
-export const RETRY_QUEUE = 'webhook-retry';
-export const SWEEP_QUEUE = 'webhook-sweep';
-/** Its own queue (not stately like the minute's one): every start's look after the lease is kept, even with one waiting. */
-export const SWEEP_AFTER_START_QUEUE = 'webhook-sweep-after-start';
-/** A drain sends this many attempts at once, for up to DRAIN_MS; its last attempt ends well before the job's 60 s expiry. */
-const DRAIN_CONCURRENCY = 8;
-const DRAIN_MS = 20_000;
+import { DRAIN_QUEUE, WebhookDrain } from './webhook-drain';
+import { DeliveryWithType, WebhooksRepository } from './webhooks.repository';
 
 /** `whsec_` + base64 of 32 random bytes (docs/webhooks.md, Endpoints), the format `standardwebhooks` reads. */
 export const newWebhookSecret = () => `whsec_${randomBytes(32).toString('base64')}`;
-/** A failed attempt's last_error when KEYRING_SECRET does not open the endpoint's secret (docs/webhooks.md, "Secrets at rest"). */
-const UNREADABLE_SECRET = "the endpoint's secret cannot be decrypted with this KEYRING_SECRET: rotate it";
 
 /** `codes`: the current code of each product id (an endpoint's limit is stored as ids, shown as codes). */
 const toEndpointDto = (e: WebhookEndpoint, codes: ReadonlyMap<number, string>): WebhookEndpointDto => ({
@@ -68,14 +51,10 @@ const toDeliveryDto = (d: WebhookDelivery, eventType: string): WebhookDeliveryDt
 
 /**
  * Webhooks (docs/webhooks.md). Events are written to the outbox with the change by the event recorder and fanned out to
- * deliveries after commit (EventFanoutService); every attempt is claimed in one statement before it is sent, so nothing
- * is lost on a crash and no attempt is sent twice at once. Retries follow WEBHOOK_RETRY_SCHEDULE; after the last one
- * the delivery is `failed`.
+ * deliveries after commit (EventFanoutService); WebhookDrain sends them (webhook-drain.ts).
  */
 @Injectable()
-export class WebhooksService implements EventConsumer, OnModuleInit, OnApplicationBootstrap {
-  private readonly logger = new Logger('Webhooks');
-  private readonly outcomes: Counter<'outcome'>;
+export class WebhooksService implements EventConsumer, OnModuleInit {
   /** The current fan-out pass inserted deliveries (passes run one at a time per instance): wake the drain when it commits. */
   private drainAfterCommit = false;
 
@@ -87,15 +66,10 @@ export class WebhooksService implements EventConsumer, OnModuleInit, OnApplicati
     private readonly fanout: EventFanoutService,
     private readonly secrets: WebhookSecrets,
     private readonly products: ProductsService,
+    private readonly drain: WebhookDrain,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     metrics: MetricsService,
   ) {
-    this.outcomes = new Counter({
-      name: 'webhook_delivery_attempts_total',
-      help: 'Webhook delivery attempts by outcome (delivered, retry, failed)',
-      labelNames: ['outcome'] as const,
-      registers: [metrics.registry],
-    });
     const summary = () => this.repository.pendingSummary();
     new Gauge({
       name: 'webhook_deliveries_pending',
@@ -120,21 +94,6 @@ export class WebhooksService implements EventConsumer, OnModuleInit, OnApplicati
 
   onModuleInit(): void {
     this.fanout.addConsumer(this);
-    const drain = async () => {
-      await this.deliverDue();
-    };
-    // Longer than a drain (DRAIN_MS plus its last attempts), so a running drain is never handed to a second worker.
-    this.jobs.work(DRAIN_QUEUE, drain, { policy: 'short', pollingIntervalSeconds: 0.5, expireInSeconds: 60, retryLimit: 5 });
-    this.jobs.work(RETRY_QUEUE, drain, { pollingIntervalSeconds: 1, expireInSeconds: 60, retryLimit: 5 });
-    // The safety net: attempts claimed by a process that was killed (free again when their lease ends), and the rare
-    // event whose wake-up was refused while a waiting job was already being taken.
-    this.jobs.schedule(SWEEP_QUEUE, '* * * * *', drain, { policy: 'stately' });
-    this.jobs.work(SWEEP_AFTER_START_QUEUE, drain);
-  }
-
-  /** After a crash the dead process's claimed attempts are free again once their lease ends: look then, not up to a minute later. */
-  async onApplicationBootstrap(): Promise<void> {
-    await this.jobs.send(SWEEP_AFTER_START_QUEUE, {}, { startAfterSeconds: ATTEMPT_LEASE_SECONDS + 1 });
   }
 
   // --- endpoints ---------------------------------------------------------------------------------------------
@@ -286,105 +245,7 @@ export class WebhooksService implements EventConsumer, OnModuleInit, OnApplicati
   committed(): void {
     if (!this.drainAfterCommit) return;
     this.drainAfterCommit = false;
-    this.jobs.wake(DRAIN_QUEUE);
-  }
-
-  // --- sending -------------------------------------------------------------------------------------------------
-
-  /**
-   * Sends every due attempt: claimed as many at a time as there are free slots (SKIP LOCKED, so two workers or
-   * instances never hold the same one), up to DRAIN_CONCURRENCY in flight, for at most DRAIN_MS; stops at the first claim that finds none. Returns how many.
-   */
-  async deliverDue(): Promise<number> {
-    const until = Date.now() + DRAIN_MS;
-    const sending = new Set<Promise<void>>();
-    let sent = 0;
-    let failure: unknown;
-    while (Date.now() < until && failure === undefined) {
-      if (sending.size >= DRAIN_CONCURRENCY) {
-        await Promise.race(sending);
-        continue;
-      }
-      // As many as there are free slots, in one statement.
-      const claimed = await this.repository.claimDue(DRAIN_CONCURRENCY - sending.size);
-      if (claimed.length === 0) break;
-      for (const next of claimed) {
-        sent++;
-        const send: Promise<void> = this.sendAndFinish(next)
-          .catch((err: unknown) => {
-            failure ??= err;
-          })
-          .finally(() => sending.delete(send));
-        sending.add(send);
-      }
-    }
-    await Promise.all(sending);
-    if (failure !== undefined) throw failure as Error;
-    // Cut short with attempts still due: wake another worker rather than wait for the sweep.
-    if (Date.now() >= until) await this.jobs.send(DRAIN_QUEUE, {});
-    return sent;
-  }
-
-  private async sendAndFinish(claimed: ClaimedDelivery): Promise<void> {
-    const result = await this.send(claimed);
-    await this.finish(claimed.id, claimed, result);
-  }
-
-  private async finish(
-    deliveryId: string,
-    claimed: ClaimedDelivery,
-    result: { ok: boolean; statusCode: number | null; error: string | null },
-  ): Promise<void> {
-    const schedule = this.config.webhooks.retryScheduleSeconds;
-    // A delivered or failed attempt is one statement; a retry also schedules its job, in the same transaction.
-    if (result.ok) {
-      this.outcomes.inc({ outcome: 'delivered' });
-      await this.repository.finishAttempt(deliveryId, claimed.attempts, {
-        status: 'delivered',
-        statusCode: result.statusCode,
-        error: null,
-        nextAttemptInSeconds: null,
-      });
-    } else if (claimed.attempts <= schedule.length && claimed.endpointActive) {
-      const delay = schedule[claimed.attempts - 1];
-      this.outcomes.inc({ outcome: 'retry' });
-      await this.dataSource.transaction(async (manager) => {
-        const recorded = await this.repository.finishAttempt(
-          deliveryId,
-          claimed.attempts,
-          { status: 'pending', statusCode: result.statusCode, error: result.error, nextAttemptInSeconds: delay },
-          manager,
-        );
-        if (recorded) await this.jobs.send(RETRY_QUEUE, { deliveryId }, { manager, startAfterSeconds: delay });
-      });
-    } else {
-      this.outcomes.inc({ outcome: 'failed' });
-      await this.repository.finishAttempt(deliveryId, claimed.attempts, {
-        status: 'failed',
-        statusCode: result.statusCode,
-        error: result.error,
-        nextAttemptInSeconds: null,
-      });
-    }
-  }
-
-  private async send(claimed: ClaimedDelivery): Promise<{ ok: boolean; statusCode: number | null; error: string | null }> {
-    if (!claimed.endpointActive) return { ok: false, statusCode: null, error: 'the endpoint is inactive' };
-    const secret = await this.secrets.reveal(claimed.endpointId, claimed.storedSecret);
-    if (secret === null) return { ok: false, statusCode: null, error: UNREADABLE_SECRET };
-    // Resolved again at every send: a name that now points inside the network is refused, and the request goes
-    // to exactly the address that was checked.
-    const target = await resolveWebhookTarget(claimed.url, this.config.webhooks.allowPrivateNetworks);
-    if ('problem' in target) return { ok: false, statusCode: null, error: target.problem };
-    const body = JSON.stringify(claimed.payload);
-    const sentAt = new Date();
-    const signature = new Webhook(secret).sign(claimed.eventId, sentAt, body);
-    const headers = {
-      'webhook-id': claimed.eventId,
-      'webhook-timestamp': String(Math.floor(sentAt.getTime() / 1000)),
-      'webhook-signature': signature,
-    };
-    return postOnce(target, headers, body);
+    this.drain.wake();
   }
 
   /** 404 also for an endpoint outside the credential's products: it is not told apart from one that does not exist. */

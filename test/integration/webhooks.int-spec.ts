@@ -3,7 +3,8 @@ import type { ProductScope } from '../../src/common/auth/actor';
 import { CreateWebhookDto } from '../../src/webhooks/dto/webhook.dto';
 import { EventFanoutService } from '../../src/events/event-fanout.service';
 import { WebhooksRepository } from '../../src/webhooks/webhooks.repository';
-import { DRAIN_QUEUE, WebhooksService } from '../../src/webhooks/webhooks.service';
+import { DRAIN_QUEUE } from '../../src/webhooks/webhook-drain';
+import { WebhooksService } from '../../src/webhooks/webhooks.service';
 import { ADMIN_ACTOR, createServiceHarness, issueLicense, productId, ServiceHarness } from '../support/service-harness';
 
 /**
@@ -204,6 +205,51 @@ describe('webhooks (integration)', () => {
       const claimed = await repository.claimNextDue();
       expect(claimed?.id).toBe(String(ids[3]));
       expect(await repository.claimNextDue()).toBeNull();
+    });
+
+    it('a batch claim gives no endpoint more than its share: what the caller has in flight counts, a full endpoint gets none', async () => {
+      const a = await subscribe(['license.created']);
+      const b = await subscribe(['license.created']);
+      for (let i = 0; i < 5; i++) await issueLicense(h);
+      await drainOutbox();
+      // Five due for each endpoint; the caller already holds two of a's and three of b's (up to 3 per endpoint).
+      const first = await repository.claimDue(
+        10,
+        3,
+        new Map([
+          [a.id, 2],
+          [b.id, 3],
+        ]),
+      );
+      expect(first.map((c) => c.endpointId)).toEqual([a.id]);
+      const second = await repository.claimDue(10, 3, new Map([[b.id, 1]]));
+      expect(second.filter((c) => c.endpointId === a.id)).toHaveLength(3);
+      expect(second.filter((c) => c.endpointId === b.id)).toHaveLength(2);
+      expect(new Set([...first, ...second].map((c) => c.id)).size).toBe(6);
+    });
+
+    it('outcomes are written in one statement, each only for the attempt it finished (a later claim is not overwritten)', async () => {
+      const hook = await subscribe(['license.created']);
+      for (let i = 0; i < 3; i++) await issueLicense(h);
+      await drainOutbox();
+      const [one, two, three] = await repository.claimDue(3);
+      expect(three.endpointId).toBe(hook.id);
+      const written = await repository.finishAttempts([
+        { deliveryId: one.id, attempt: one.attempts, status: 'delivered', statusCode: 204, error: null, nextAttemptInSeconds: null },
+        { deliveryId: two.id, attempt: two.attempts, status: 'pending', statusCode: 500, error: 'HTTP 500', nextAttemptInSeconds: 60 },
+        { deliveryId: three.id, attempt: three.attempts + 1, status: 'failed', statusCode: 500, error: 'late', nextAttemptInSeconds: null },
+      ]);
+      expect(written.sort()).toEqual([one.id, two.id].sort());
+      const rows = await h.sql<{ id: string; status: string; last_status_code: number | null; due_in: number | null; delivered: boolean }>(
+        `SELECT id::text, status, last_status_code, round(extract(epoch FROM next_attempt_at - now()))::int AS due_in, delivered_at IS NOT NULL AS delivered
+         FROM webhook_deliveries WHERE id = ANY($1::bigint[]) ORDER BY id`,
+        [[one.id, two.id, three.id]],
+      );
+      expect(rows).toEqual([
+        { id: one.id, status: 'delivered', last_status_code: 204, due_in: null, delivered: true },
+        { id: two.id, status: 'pending', last_status_code: 500, due_in: 60, delivered: false },
+        { id: three.id, status: 'pending', last_status_code: null, due_in: 30, delivered: false },
+      ]);
     });
 
     it('a claim carries what the sender needs: the event’s payload and type, the endpoint’s URL and whether it is still active', async () => {

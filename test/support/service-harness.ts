@@ -31,6 +31,7 @@ import { StatsRepository } from '../../src/stats/stats.repository';
 import { StatsService } from '../../src/stats/stats.service';
 import { EventFanoutService } from '../../src/events/event-fanout.service';
 import { EventOutboxRepository } from '../../src/events/event-outbox.repository';
+import { WebhookDrain } from '../../src/webhooks/webhook-drain';
 import { WebhookSecrets } from '../../src/webhooks/webhook-secrets';
 import { WebhooksRepository } from '../../src/webhooks/webhooks.repository';
 import { WebhooksService } from '../../src/webhooks/webhooks.service';
@@ -89,6 +90,7 @@ const PROVIDERS = [
   StatsService,
   WebhooksRepository,
   WebhooksService,
+  WebhookDrain,
   WebhookSecrets,
   EventOutboxRepository,
   EventFanoutService,
