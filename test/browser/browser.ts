@@ -42,6 +42,23 @@ export async function shoot(target: Pick<Locator, 'screenshot'>, name: string): 
   if (TAKE_SCREENSHOTS) await target.screenshot({ path: join(SCREENSHOTS, `${name}.png`) });
 }
 
+/**
+ * The rows of the table under a `## heading` of the dashboard's decisions (docs/dashboard.md), each as its trimmed cells
+ * (the first is the task), the header and the separator left out: the specs that count clicks, taps and chords compare
+ * with them, so the docs cannot drift.
+ */
+export function dashboardDocTable(heading: string): string[][] {
+  const docs = readFileSync(join(__dirname, '..', '..', 'docs', 'dashboard.md'), 'utf8');
+  const section = new RegExp(`^## ${heading}\\n([\\s\\S]*?)(?=^## )`, 'm').exec(docs)?.[1] ?? '';
+  const lines = section.split('\n').filter((line) => line.startsWith('|'));
+  return lines.slice(2).map((line) =>
+    line
+      .split('|')
+      .slice(1, -1)
+      .map((c) => c.trim()),
+  );
+}
+
 /** The real app listening on a free port, and Debian's Chromium (never a downloaded browser). */
 export async function startDashboard(
   overrides: Partial<AppConfig> = {},
