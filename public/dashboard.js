@@ -714,8 +714,8 @@ document.addEventListener('DOMContentLoaded', () => {
         const view = filters.map((f) => ` · ${f.says}`).join('');
         remote = [
           {
-            group: v.label,
-            label: `“${term}”${view}${arg ? ` · ${arg} days` : ''}`,
+            group: arg ? `Extend by ${arg} day${arg === '1' ? '' : 's'} every licence matching` : v.label,
+            label: `“${term}”${view}`,
             run: () => window.location.assign(`/licenses?${params}${withArg(`#do-bulk-${v.bulk}`)}`),
           },
         ];

@@ -3,7 +3,16 @@ import { createLicense, fingerprint, insertSeat, setLicenseExpiry } from '../sup
 import { startSmtpServer } from '../support/smtp-server';
 import type { TestApp } from '../support/test-app';
 import { BulkLicensesService } from '../../src/licenses/bulk/bulk-licenses.service';
-import { BOTH_WIDTHS, collectConsoleErrors, dashboardDocTable, screenshot, seriousViolations, signIn, startDashboard } from './browser';
+import {
+  BOTH_WIDTHS,
+  collectConsoleErrors,
+  dashboardDocTable,
+  screenshot,
+  seriousViolations,
+  signIn,
+  startDashboard,
+  TICKETS,
+} from './browser';
 
 type Width = (typeof BOTH_WIDTHS)[number][0];
 
@@ -18,21 +27,7 @@ function documentedClicks(): Map<string, Record<Width, number>> {
   return rows;
 }
 
-const TASKS = {
-  newLaptop: '"My key stopped working on my new laptop" (find by name, release the old machine)',
-  renew: 'Renew a licence found by its key (dashes optional)',
-  suspend: 'Suspend a licence with a reason',
-  sendKey: 'Send the key to the customer again',
-  machines: "A customer's machines on all their licences",
-  note: 'Add a note about a customer',
-  expiring: 'Licences expiring in the next 30 days (from the statistics page)',
-  bulkExtend: "Extend all of one customer's licences by 30 days",
-  bulkRange: "Extend 20 of a customer's licences by 30 days (a click, then Shift and a click)",
-  bulkUndo: 'Undo a bulk extend',
-  savedView: 'Open a saved view of the licence list',
-  refused: '"Why was my licence refused?" (find a refused licence\'s reason)',
-  portalFree: 'Free a machine from the portal (the customer, signed in)',
-} as const;
+const TASKS = TICKETS;
 
 /**
  * Staff tasks in Chromium, counted in clicks (docs/dashboard.md, Clicks per task): only real gestures (typing, Enter,
