@@ -463,8 +463,10 @@ document.addEventListener('DOMContentLoaded', () => {
 });
 
 // A page's commands (docs/dashboard.md, Command palette): elements marked data-command (links, buttons, the bulk bar's
-// actions) run as a click would; the server renders only those the role may take, so the palette offers no more.
-function runCommand(el) {
+// actions) run as a click would; the server renders only those the role may take, so the palette offers no more. What
+// the palette typed after the verb (`arg`) goes along: a bulk extend's days (its confirmation opens with them and their
+// preview), a confirmation's reason (filled in, never sent: the confirmation's button still does that).
+function runCommand(el, arg) {
   if (el.dataset.bulk) {
     const form = document.getElementById('bulk-form');
     const scope = form?.querySelector(`input[name=scope][value="${el.dataset.scope}"]`);
@@ -472,9 +474,28 @@ function runCommand(el) {
     if (!form || !scope || !action) return;
     scope.checked = true;
     action.value = el.dataset.bulk;
+    form.querySelector('input[data-palette-days]')?.remove();
+    if (arg) {
+      const days = Object.assign(document.createElement('input'), { type: 'hidden', name: 'days', value: arg });
+      days.setAttribute('data-palette-days', '');
+      form.append(days);
+    }
     form.requestSubmit(form.querySelector('[data-testid=bulk-continue]') ?? undefined);
-  } else if (el.dataset.href) window.location.assign(el.dataset.href);
+    return;
+  }
+  const href = el.dataset.href ?? (el instanceof HTMLAnchorElement ? el.href : undefined);
+  if (href && arg) window.location.assign(`${href}#field-reason=${encodeURIComponent(arg)}`);
+  else if (el.dataset.href) window.location.assign(el.dataset.href);
   else el.click();
+}
+/** A hash's text part (`#field-note=Calls%20before%20noon`), decoded; undefined when there is none or it is malformed. */
+function hashText(encoded) {
+  if (encoded === undefined) return undefined;
+  try {
+    return decodeURIComponent(encoded);
+  } catch {
+    return undefined;
+  }
 }
 /** The element a single key runs on this page (`shift+r` is R), if any. */
 function pageShortcut(key) {
@@ -491,14 +512,14 @@ function pageShortcut(key) {
 // data-select-on-focus selects its value, so a number typed replaces it.
 document.addEventListener('DOMContentLoaded', () => {
   const hash = window.location.hash;
-  const todo = /^#do-([\w+-]+)$/.exec(hash);
+  const todo = /^#do-([\w+-]+?)(?:=(.*))?$/.exec(hash);
   if (todo) {
     history.replaceState(null, '', window.location.pathname + window.location.search);
     const key = todo[1];
     const el = key.startsWith('bulk-')
       ? document.querySelector(`[data-bulk="${key.slice(5)}"][data-scope="all"]`)
       : document.querySelector(`[data-shortcut="${key}"]`);
-    if (el) return runCommand(el);
+    if (el) return runCommand(el, hashText(todo[2]));
     const note = document.createElement('div');
     note.className = 'flash flash-error';
     note.setAttribute('role', 'status');
@@ -508,8 +529,15 @@ document.addEventListener('DOMContentLoaded', () => {
     note.focus();
     return;
   }
-  const field = /^#field-[\w-]+$/.test(hash) ? document.querySelector(hash) : null;
+  // `#field-note` focuses the field; `#field-note=text` (the palette's "… note Calls before noon") also fills it in.
+  const named = /^#(field-[\w-]+?)(?:=(.*))?$/.exec(hash);
+  const field = named ? document.getElementById(named[1]) : null;
   const flash = document.querySelector('[data-flash]');
+  const fill = named && hashText(named[2]);
+  if (field && fill !== undefined && field.matches('input, textarea')) {
+    history.replaceState(null, '', window.location.pathname + window.location.search);
+    field.value = fill;
+  }
   if (field && field.matches('input, textarea, select')) field.focus();
   else if (flash && !document.querySelector('[data-error-summary], [autofocus]')) {
     flash.tabIndex = -1;
@@ -538,16 +566,49 @@ document.addEventListener('DOMContentLoaded', () => {
   const box = palette.querySelector('#palette-q');
   const list = palette.querySelector('#palette-list');
   const fold = (text) => text.normalize('NFD').replace(/[\u0300-\u036f]/g, '').toLowerCase();
-  // Verbs after a search: on a licence (its page's key), on a customer, or on every licence the search matches.
+  // Verbs after a search: on a licence (its page's key), on a customer, or on every licence the search matches. Those with
+  // `arg` take what follows them: a reason or a note (any text), a bulk extend's days (`30` or `30d`).
+  const TEXT = (rest) => rest;
+  const DAYS = (rest) => /^(\d{1,4})d?$/i.exec(rest)?.[1];
   const VERBS = {
-    release: { licence: 'r', label: 'Release the machine that needs it' },
+    release: { licence: 'r', label: 'Release the machine that needs it', arg: TEXT },
     renew: { licence: 'n', label: 'Renew' },
     send: { licence: 'k', label: 'Send the key again' },
-    suspend: { licence: 's', label: 'Suspend…' },
+    suspend: { licence: 's', label: 'Suspend…', arg: TEXT },
     edit: { licence: 'e', label: 'Edit' },
     reinstate: { licence: 'i', label: 'Reinstate' },
-    note: { customer: '#field-note', label: 'Add a note about' },
-    extend: { bulk: 'extend', label: 'Extend by days every licence matching' },
+    note: { customer: '#field-note', label: 'Add a note about', arg: TEXT },
+    extend: { bulk: 'extend', label: 'Extend by days every licence matching', arg: DAYS },
+  };
+  // The list's filters as words between a bulk verb's search and the verb ("ana expiring extend 30"): those licences only.
+  const FILTER_WORDS = {
+    expiring: { expiring: '30', says: 'expiring in 30 days' },
+    refused: { refused: '7', says: 'refused recently' },
+    ...Object.fromEntries(['active', 'grace', 'expired', 'revoked', 'suspended'].map((s) => [s, { status: s, says: s }])),
+    ...Object.fromEntries(['trial', 'monthly', 'quarterly', 'yearly', 'perpetual'].map((t) => [t, { license_type: t.toUpperCase(), says: t.toUpperCase() }])),
+  };
+  const verbOf = (word) => (word.length >= 3 ? Object.keys(VERBS).find((v) => v.startsWith(word)) : undefined);
+  /**
+   * The search, the verb and what follows it: the last word when it is a verb ("ciric release"), else the first verb
+   * after the search whose verb takes what follows ("ana suspend Unpaid invoice", "ana extend 30"); before a bulk verb,
+   * filter words. Text after a verb only fills in a confirmation (release, suspend, extend) or the note field: the
+   * verbs that act at once (renew, send, reinstate) take none, so they must be the last word.
+   */
+  const parse = (q) => {
+    const raw = q.split(/\s+/).filter(Boolean);
+    const words = raw.map(fold);
+    let at = raw.length > 1 && verbOf(words[words.length - 1]) ? raw.length - 1 : -1;
+    for (let i = 1; at < 0 && i < raw.length - 1; i++) {
+      const v = verbOf(words[i]);
+      if (v && VERBS[v].arg?.(raw.slice(i + 1).join(' '))) at = i;
+    }
+    if (at < 0) return { term: q };
+    const verb = verbOf(words[at]);
+    const arg = at < raw.length - 1 ? VERBS[verb].arg(raw.slice(at + 1).join(' ')) : undefined;
+    let start = at;
+    const filters = [];
+    while (VERBS[verb].bulk && start > 1 && FILTER_WORDS[words[start - 1]]) filters.unshift(FILTER_WORDS[words[--start]]);
+    return { term: raw.slice(0, start).join(' '), verb, arg, filters };
   };
   const bulk = palette.hasAttribute('data-bulk');
   const staticCommands = () => {
@@ -609,21 +670,20 @@ document.addEventListener('DOMContentLoaded', () => {
   const update = () => {
     const q = box.value.trim();
     const words = fold(q).split(/\s+/).filter(Boolean);
-    const last = words.length > 1 ? words[words.length - 1] : '';
-    const verb = last.length >= 3 ? Object.keys(VERBS).find((v) => v.startsWith(last)) : undefined;
     const local = staticCommands().filter((c) => words.every((w) => fold(`${c.group} ${c.label}`).includes(w)));
     items = local;
     render();
     clearTimeout(timer);
     pending = Promise.resolve();
-    const term = verb ? q.split(/\s+/).slice(0, -1).join(' ') : q;
-    if (term.length < 2) return;
+    const wanted = parse(q);
+    if (wanted.term.length < 2) return;
     const ask = ++asked;
     pending = new Promise((resolve) => {
-      timer = setTimeout(() => remote(term, verb, local, ask).finally(resolve), 120);
+      timer = setTimeout(() => remote(wanted, local, ask).finally(resolve), 120);
     });
   };
-  const remote = async (term, verb, local, ask) => {
+  const quoted = (text) => (text ? ` — “${text}”` : '');
+  const remote = async ({ term, verb, arg, filters }, local, ask) => {
     {
       let licences;
       try {
@@ -634,12 +694,32 @@ document.addEventListener('DOMContentLoaded', () => {
       if (!licences) return;
       const customers = [...new Map(licences.filter((l) => l.customerHref).map((l) => [l.customerHref, l])).values()];
       const v = verb && VERBS[verb];
+      const withArg = (hash) => (arg ? `${hash}=${encodeURIComponent(arg)}` : hash);
       let remote;
-      if (v?.licence) remote = licences.map((l) => ({ group: v.label, label: `${l.key} · ${l.customer}`, run: () => window.location.assign(`${l.href}#do-${v.licence}`) }));
-      else if (v?.customer) remote = customers.map((l) => ({ group: v.label, label: l.customer, run: () => window.location.assign(`${l.customerHref}${v.customer}`) }));
-      else if (v?.bulk && bulk && licences.length)
-        remote = [{ group: v.label, label: `“${term}”`, run: () => window.location.assign(`/licenses?${new URLSearchParams({ q: term })}#do-bulk-${v.bulk}`) }];
-      else
+      if (v?.licence)
+        remote = licences.map((l) => ({
+          group: v.label,
+          label: `${l.key} · ${l.customer}${quoted(arg)}`,
+          run: () => window.location.assign(`${l.href}${withArg(`#do-${v.licence}`)}`),
+        }));
+      else if (v?.customer)
+        remote = customers.map((l) => ({
+          group: v.label,
+          label: `${l.customer}${quoted(arg)}`,
+          run: () => window.location.assign(`${l.customerHref}${withArg(v.customer)}`),
+        }));
+      else if (v?.bulk && bulk && licences.length) {
+        const params = new URLSearchParams({ q: term });
+        for (const filter of filters) for (const [name, value] of Object.entries(filter)) if (name !== 'says') params.set(name, value);
+        const view = filters.map((f) => ` · ${f.says}`).join('');
+        remote = [
+          {
+            group: arg ? `Extend by ${arg} day${arg === '1' ? '' : 's'} every licence matching` : v.label,
+            label: `“${term}”${view}`,
+            run: () => window.location.assign(`/licenses?${params}${withArg(`#do-bulk-${v.bulk}`)}`),
+          },
+        ];
+      } else
         remote = [
           ...licences.map((l) => ({ group: 'Licence', label: `${l.key} · ${l.customer}`, run: () => window.location.assign(l.href) })),
           ...customers.map((l) => ({ group: 'Customer', label: l.customer, run: () => window.location.assign(l.customerHref) })),

@@ -42,6 +42,40 @@ export async function shoot(target: Pick<Locator, 'screenshot'>, name: string): 
   if (TAKE_SCREENSHOTS) await target.screenshot({ path: join(SCREENSHOTS, `${name}.png`) });
 }
 
+/**
+ * The rows of the table under a `## heading` of the dashboard's decisions (docs/dashboard.md), each as its trimmed cells
+ * (the first is the task), the header and the separator left out: the specs that count clicks, taps and chords compare
+ * with them, so the docs cannot drift.
+ */
+export function dashboardDocTable(heading: string): string[][] {
+  const docs = readFileSync(join(__dirname, '..', '..', 'docs', 'dashboard.md'), 'utf8');
+  const section = new RegExp(`^## ${heading}\\n([\\s\\S]*?)(?=^## )`, 'm').exec(docs)?.[1] ?? '';
+  const lines = section.split('\n').filter((line) => line.startsWith('|'));
+  return lines.slice(2).map((line) =>
+    line
+      .split('|')
+      .slice(1, -1)
+      .map((c) => c.trim()),
+  );
+}
+
+/** The everyday tickets, by the names docs/dashboard.md's tables give them (Clicks per task, Key chords per task). */
+export const TICKETS = {
+  newLaptop: '"My key stopped working on my new laptop" (find by name, release the old machine)',
+  renew: 'Renew a licence found by its key (dashes optional)',
+  suspend: 'Suspend a licence with a reason',
+  sendKey: 'Send the key to the customer again',
+  machines: "A customer's machines on all their licences",
+  note: 'Add a note about a customer',
+  expiring: 'Licences expiring in the next 30 days (from the statistics page)',
+  bulkExtend: "Extend all of one customer's licences by 30 days",
+  bulkRange: "Extend 20 of a customer's licences by 30 days (a click, then Shift and a click)",
+  bulkUndo: 'Undo a bulk extend',
+  savedView: 'Open a saved view of the licence list',
+  refused: '"Why was my licence refused?" (find a refused licence\'s reason)',
+  portalFree: 'Free a machine from the portal (the customer, signed in)',
+} as const;
+
 /** The real app listening on a free port, and Debian's Chromium (never a downloaded browser). */
 export async function startDashboard(
   overrides: Partial<AppConfig> = {},

@@ -1,11 +1,18 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { createLicense, fingerprint, insertSeat, setLicenseExpiry } from '../support/factories';
 import { startSmtpServer } from '../support/smtp-server';
 import type { TestApp } from '../support/test-app';
 import { BulkLicensesService } from '../../src/licenses/bulk/bulk-licenses.service';
-import { BOTH_WIDTHS, collectConsoleErrors, screenshot, seriousViolations, signIn, startDashboard } from './browser';
+import {
+  BOTH_WIDTHS,
+  collectConsoleErrors,
+  dashboardDocTable,
+  screenshot,
+  seriousViolations,
+  signIn,
+  startDashboard,
+  TICKETS,
+} from './browser';
 
 type Width = (typeof BOTH_WIDTHS)[number][0];
 
@@ -14,32 +21,13 @@ type Width = (typeof BOTH_WIDTHS)[number][0];
  * task, then the desktop and the phone clicks. The spec measures each task and compares, so the table cannot drift.
  */
 function documentedClicks(): Map<string, Record<Width, number>> {
-  const docs = readFileSync(join(__dirname, '..', '..', 'docs', 'dashboard.md'), 'utf8');
-  const section = /^## Clicks per task\n([\s\S]*?)(?=^## )/m.exec(docs)?.[1] ?? '';
   const rows = new Map<string, Record<Width, number>>();
-  for (const line of section.split('\n')) {
-    const cells = line.split('|').map((c) => c.trim());
-    if (cells.length < 5 || !/^\d+$/.test(cells[2]) || !/^\d+$/.test(cells[3])) continue;
-    rows.set(cells[1], { desktop: Number(cells[2]), phone: Number(cells[3]) });
-  }
+  for (const [task, desktop, phone] of dashboardDocTable('Clicks per task'))
+    if (/^\d+$/.test(desktop) && /^\d+$/.test(phone)) rows.set(task, { desktop: Number(desktop), phone: Number(phone) });
   return rows;
 }
 
-const TASKS = {
-  newLaptop: '"My key stopped working on my new laptop" (find by name, release the old machine)',
-  renew: 'Renew a licence found by its key (dashes optional)',
-  suspend: 'Suspend a licence with a reason',
-  sendKey: 'Send the key to the customer again',
-  machines: "A customer's machines on all their licences",
-  note: 'Add a note about a customer',
-  expiring: 'Licences expiring in the next 30 days (from the statistics page)',
-  bulkExtend: "Extend all of one customer's licences by 30 days",
-  bulkRange: "Extend 20 of a customer's licences by 30 days (a click, then Shift and a click)",
-  bulkUndo: 'Undo a bulk extend',
-  savedView: 'Open a saved view of the licence list',
-  refused: '"Why was my licence refused?" (find a refused licence\'s reason)',
-  portalFree: 'Free a machine from the portal (the customer, signed in)',
-} as const;
+const TASKS = TICKETS;
 
 /**
  * Staff tasks in Chromium, counted in clicks (docs/dashboard.md, Clicks per task): only real gestures (typing, Enter,
