@@ -3,17 +3,19 @@ import type { Request, Response } from 'express';
 import { RateLimit } from '../../common/http/throttling';
 import { DashboardController } from '../http/dashboard-controller.decorator';
 import { asFormBody, formRaw, formText } from '../../html/forms';
-import { AllowAnonymous, AllowDuringEnrolment, dashboardActor, staffActorName } from '../http/session.guard';
+import { AllowAnonymous, AllowDuringEnrolment, dashboardActor } from '../http/session.guard';
 import { SESSION_COOKIE } from '../dashboard.setup';
 import { PasskeysService } from '../../staff/second-factors/passkeys.service';
 import { PASSWORD_MAX_LENGTH, UsersService } from '../../staff/users.service';
 import { OidcService } from '../../staff/sso/oidc.service';
+import { staffActorName } from '../../staff/staff-actor';
+import { parsePasskeyAnswer } from '../../staff/sign-in/passkey-challenge';
+import { SignIn } from '../../staff/sign-in/sign-in';
+import { SsoSignIn } from '../../staff/sign-in/sso-sign-in';
 import { CeremonyCookies, PASSKEY_CEREMONY } from './ceremony-cookie';
-import { parsePasskeyAnswer } from './passkey-challenge';
 import { DashboardPassport } from './dashboard-passport';
 import { LoginFormTokens } from '../../html/login-form-token';
-import { SignIn } from './sign-in';
-import { SsoSignIn } from './sso-sign-in';
+import { pageAfterSignIn } from './sign-in-pages';
 
 export const LOGIN_FAILED_MESSAGE = 'Invalid username or password.';
 export const PASSKEY_FAILED_MESSAGE = 'That passkey was not accepted. Try again, or use another way to sign in.';
@@ -76,7 +78,7 @@ export class AuthController {
       await this.signIn.failed(req, username, 'sso_account');
       return res.status(401).render('login', { ...this.loginLocals(req, res), error: SSO_ACCOUNT_MESSAGE, username });
     }
-    res.redirect(303, await this.signIn.afterPassword(req, user));
+    res.redirect(303, pageAfterSignIn(await this.signIn.afterPassword(req, user)));
   }
 
   /** The second step of a password sign-in (docs/dashboard.md, Second factors): a TOTP code or a recovery code. */
@@ -103,7 +105,7 @@ export class AuthController {
         .status(401)
         .render('login-verify', { ...(await this.verifyLocals(req, res, user.id)), error: SECOND_FACTOR_FAILED_MESSAGE });
     }
-    res.redirect(303, await this.signIn.complete(req, user, `password+${matched}`, true));
+    res.redirect(303, pageAfterSignIn(await this.signIn.complete(req, user, `password+${matched}`, true)));
   }
 
   /**
@@ -147,7 +149,7 @@ export class AuthController {
           .render('login-verify', { ...(await this.verifyLocals(req, res, pending.id)), error: PASSKEY_FAILED_MESSAGE });
       return res.status(401).render('login', { ...this.loginLocals(req, res), error: PASSKEY_FAILED_MESSAGE });
     }
-    res.redirect(303, await this.signIn.complete(req, user, pending ? 'password+passkey' : 'passkey', true));
+    res.redirect(303, pageAfterSignIn(await this.signIn.complete(req, user, pending ? 'password+passkey' : 'passkey', true)));
   }
 
   private loginLocals(req: Request, res: Response) {

@@ -7,9 +7,11 @@ import { OidcService } from '../../staff/sso/oidc.service';
 import { PASSWORD_MAX_LENGTH, UsersService } from '../../staff/users.service';
 import { DashboardController } from '../http/dashboard-controller.decorator';
 import { AllowDuringEnrolment } from '../http/session.guard';
-import { parsePasskeyAnswer, takeChallenge } from './passkey-challenge';
-import { SignIn } from './sign-in';
-import { SsoSignIn } from './sso-sign-in';
+import { parsePasskeyAnswer, takeChallenge } from '../../staff/sign-in/passkey-challenge';
+import { SignIn } from '../../staff/sign-in/sign-in';
+import { SsoSignIn } from '../../staff/sign-in/sso-sign-in';
+import { CeremonyCookies } from './ceremony-cookie';
+import { redirectToProvider } from './sso.controller';
 
 export const SUDO_FAILED_MESSAGE = 'That did not confirm your identity. Check your password and code, and try again.';
 export const SUDO_PASSKEY_FAILED_MESSAGE = 'That passkey was not accepted. Try again, or use another way to confirm.';
@@ -33,6 +35,7 @@ export class SudoController {
     private readonly passkeys: PasskeysService,
     private readonly oidc: OidcService,
     private readonly sso: SsoSignIn,
+    private readonly ceremonies: CeremonyCookies,
   ) {}
 
   @Get()
@@ -101,7 +104,7 @@ export class SudoController {
     const returnTo = safeReturnPath(formText(asFormBody(req.body), 'return_to'));
     if (!this.sso.enabled || !(await this.oidc.isSsoAccount(req.user!.id)))
       return res.status(400).render('account/sudo', { ...(await this.locals(req, returnTo)), error: SUDO_FAILED_MESSAGE });
-    res.redirect(303, await this.sso.start(req, res, { userId: req.user!.id, returnTo }));
+    await redirectToProvider(this.sso, this.ceremonies, req, res, { userId: req.user!.id, returnTo });
   }
 
   private async locals(req: Request, returnTo?: string) {
