@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { type AuthenticatedUser, type SessionUser, UsersService } from '../users.service';
 
-/** A signed-in session lasts at most 8 hours from the sign-in, however active (docs/security.md, Sessions). */
+/** A signed-in session lasts at most 8 hours from the sign-in, however active (docs/security.md, Threat model). */
 export const SESSION_MAX_AGE_MS = 8 * 60 * 60 * 1000;
 
 /** What a signed-in session keeps: the account, its credential tag, and the sign-in time for the absolute lifetime. */
