@@ -1,6 +1,9 @@
 import { Module } from '@nestjs/common';
 import { StaffSecurityModule } from '../staff-security.module';
 import { StaffModule } from '../staff.module';
+import { PasskeySignIn } from './passkey-sign-in';
+import { PasswordSignIn } from './password-sign-in';
+import { Reauthentication } from './reauthentication';
 import { SignIn } from './sign-in';
 import { SignedInSessions } from './signed-in-sessions';
 import { SsoSignIn } from './sso-sign-in';
@@ -11,7 +14,7 @@ import { SsoSignIn } from './sso-sign-in';
  */
 @Module({
   imports: [StaffModule, StaffSecurityModule],
-  providers: [SignIn, SsoSignIn, SignedInSessions],
-  exports: [SignIn, SsoSignIn, SignedInSessions],
+  providers: [SignIn, PasswordSignIn, PasskeySignIn, SsoSignIn, Reauthentication, SignedInSessions],
+  exports: [SignIn, PasswordSignIn, PasskeySignIn, SsoSignIn, Reauthentication, SignedInSessions],
 })
 export class StaffSignInModule {}
