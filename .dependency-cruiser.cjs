@@ -49,6 +49,27 @@ module.exports = {
       to: { path: '^src/events/' },
     },
     {
+      name: 'staff-not-dashboard',
+      comment:
+        'Staff authentication is one room (docs/architecture.md, Staff authentication): accounts, second factors, single sign-on and sign-in are services the dashboard calls, so src/staff/ imports nothing of the dashboard (its pages, session guard, cookies).',
+      severity: 'error',
+      from: { path: '^src/staff/' },
+      to: { path: '^src/dashboard/' },
+    },
+    {
+      name: 'sign-in-knows-no-http',
+      comment:
+        "The sign-in services take a visit (an address, the session state, how a session starts), never a request: Express, express-session and passport are the door's wiring.",
+      severity: 'error',
+      from: { path: '^src/staff/sign-in/' },
+      to: {
+        path: [
+          '(^|/)node_modules/(@types/)?(express|express-session|passport|passport-local)/',
+          '^(express|express-session|passport|passport-local)$',
+        ],
+      },
+    },
+    {
       name: 'html-knows-no-door',
       comment: 'src/html/ is shared by both doors, so it imports neither of them (nor any feature): forms, tokens, ids, times.',
       severity: 'error',

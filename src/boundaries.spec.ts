@@ -101,6 +101,9 @@ describe('module boundaries (npm run lint:deps)', () => {
         'jobs/job-engine.ts': "import { marker } from '../events/outbox';",
         'events/outbox.ts': '',
         'gadgets/gadget.ts': "import { marker } from '../common/limit';",
+        // The staff room reaching into the dashboard; a sign-in service taking an HTTP request.
+        'staff/sign-in/sign-in.ts': "import { marker } from '../../dashboard/http/session-guard';\nimport type { Request } from 'express';",
+        'dashboard/http/session-guard.ts': '',
         // A licence written beside its use cases; a use case reaching for a door.
         'licenses/use-cases/license-writer.ts': '',
         'licenses/bulk/bulk.service.ts': "import { marker } from '../use-cases/license-writer';",
@@ -137,6 +140,8 @@ describe('module boundaries (npm run lint:deps)', () => {
       ['a feature importing the HTML layer', 'layer-order: audit (features) imports html (html), up the layers'],
       ['infrastructure importing the event spine', 'layer-order: jobs (infrastructure) imports events (event spine), up the layers'],
       ['a folder placed in no layer', 'layer-order: src/gadgets/ is in no layer'],
+      ['the staff room importing the dashboard', 'staff-not-dashboard: src/staff/sign-in/sign-in.ts → src/dashboard/http/session-guard.ts'],
+      ['a sign-in service importing Express', 'sign-in-knows-no-http: src/staff/sign-in/sign-in.ts → express'],
       [
         'a licence written outside its use cases',
         'licence-writes-are-use-cases: src/licenses/bulk/bulk.service.ts → src/licenses/use-cases/license-writer.ts',

@@ -10,13 +10,12 @@ import { StatsModule } from '../stats/stats.module';
 import { StoresModule } from '../stores/stores.module';
 import { WebhooksModule } from '../webhooks/webhooks.module';
 import { AuthController } from './auth/auth.controller';
-import { SignIn } from './auth/sign-in';
 import { SsoController } from './auth/sso.controller';
-import { SsoSignIn } from './auth/sso-sign-in';
 import { CeremonyCookies } from './auth/ceremony-cookie';
 import { SudoController } from './auth/sudo.controller';
 import { SecurityPageController } from './pages/security.controller';
 import { StaffSecurityModule } from '../staff/staff-security.module';
+import { StaffSignInModule } from '../staff/sign-in/sign-in.module';
 import { DashboardPassport } from './auth/dashboard-passport';
 import { inviteFormTokensProvider, loginFormTokensProvider } from './auth/staff-login-form';
 import { AuditPageController } from './pages/audit.controller';
@@ -57,6 +56,7 @@ import { StaffModule } from '../staff/staff.module';
     StatsModule,
     StaffModule,
     StaffSecurityModule,
+    StaffSignInModule,
     StoresModule,
     WebhooksModule,
   ],
@@ -94,8 +94,6 @@ import { StaffModule } from '../staff/staff.module';
     DashboardSessionStore,
     loginFormTokensProvider,
     inviteFormTokensProvider,
-    SignIn,
-    SsoSignIn,
     CeremonyCookies,
   ],
 })

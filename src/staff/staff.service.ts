@@ -13,6 +13,7 @@ import type { User } from './user.entity';
 import { passwordProblem, usernameProblem, UsersService } from './users.service';
 import { type AccountAccess, UsersRepository } from './users.repository';
 import { SecondFactorsService } from './second-factors/second-factors.service';
+import { staffActor } from './staff-actor';
 
 /** How long an invitation link works (docs/dashboard.md, Staff and roles). */
 export const INVITE_VALID_HOURS = 72;
@@ -52,9 +53,6 @@ export interface SentInvite {
 export const inviteTokenHash = (token: string) => createHash('sha256').update(token, 'utf8').digest('hex');
 /** Invitation tokens are 32 random bytes, base64url: anything else is not worth a lookup. */
 export const INVITE_TOKEN_PATTERN = /^[A-Za-z0-9_-]{43}$/;
-
-/** The audit actor of something an account does to itself (accepting its invitation). */
-export const staffActor = (username: string, ip: string | null): Actor => ({ type: 'dashboard', name: `staff:${username}`, ip });
 
 /**
  * Staff accounts, roles and invitations (docs/dashboard.md, Staff and roles). Every change is one transaction with its

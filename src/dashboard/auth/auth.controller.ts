@@ -3,23 +3,34 @@ import type { Request, Response } from 'express';
 import { RateLimit } from '../../common/http/throttling';
 import { DashboardController } from '../http/dashboard-controller.decorator';
 import { asFormBody, formRaw, formText } from '../../html/forms';
-import { AllowAnonymous, AllowDuringEnrolment, dashboardActor, staffActorName } from '../http/session.guard';
+import { AllowAnonymous, AllowDuringEnrolment, dashboardActor } from '../http/session.guard';
 import { SESSION_COOKIE } from '../dashboard.setup';
 import { PasskeysService } from '../../staff/second-factors/passkeys.service';
 import { PASSWORD_MAX_LENGTH, UsersService } from '../../staff/users.service';
-import { OidcService } from '../../staff/sso/oidc.service';
+import { staffActorName } from '../../staff/staff-actor';
+import { parsePasskeyAnswer } from '../../staff/sign-in/passkey-challenge';
+import { PasskeySignIn } from '../../staff/sign-in/passkey-sign-in';
+import { type PasswordRefusal, PasswordSignIn } from '../../staff/sign-in/password-sign-in';
+import { SignIn } from '../../staff/sign-in/sign-in';
+import { SsoSignIn } from '../../staff/sign-in/sso-sign-in';
 import { CeremonyCookies, PASSKEY_CEREMONY } from './ceremony-cookie';
-import { parsePasskeyAnswer } from './passkey-challenge';
 import { DashboardPassport } from './dashboard-passport';
 import { LoginFormTokens } from '../../html/login-form-token';
-import { SignIn } from './sign-in';
-import { SsoSignIn } from './sso-sign-in';
+import { pageAfterSignIn } from './sign-in-pages';
 
 export const LOGIN_FAILED_MESSAGE = 'Invalid username or password.';
 export const PASSKEY_FAILED_MESSAGE = 'That passkey was not accepted. Try again, or use another way to sign in.';
 export const DISABLED_ACCOUNT_MESSAGE = 'This account is disabled. Ask an owner of this dashboard to enable it again.';
 export const SSO_ACCOUNT_MESSAGE = 'This account signs in with single sign-on: use "Sign in with single sign-on".';
 export const SECOND_FACTOR_FAILED_MESSAGE = 'That code is not valid. Use a new code from your app, or an unused recovery code.';
+
+/** The login form's message for each refused password (one for every wrong name or password). */
+const PASSWORD_REFUSALS: Record<PasswordRefusal, string> = {
+  refused: LOGIN_FAILED_MESSAGE,
+  disabled: DISABLED_ACCOUNT_MESSAGE,
+  'sso-account': SSO_ACCOUNT_MESSAGE,
+};
+const isPasswordRefusal = (next: string): next is PasswordRefusal => Object.hasOwn(PASSWORD_REFUSALS, next);
 
 @DashboardController()
 export class AuthController {
@@ -30,8 +41,9 @@ export class AuthController {
     private readonly signIn: SignIn,
     private readonly sso: SsoSignIn,
     private readonly passkeys: PasskeysService,
-    private readonly oidc: OidcService,
     private readonly ceremonies: CeremonyCookies,
+    private readonly passwordSignIn: PasswordSignIn,
+    private readonly passkeySignIn: PasskeySignIn,
   ) {}
 
   @Get()
@@ -58,25 +70,11 @@ export class AuthController {
     const username = Array.from(formText(body, 'username')).slice(0, 64).join('');
     // passport-local reads the body itself: hand it only single, bounded strings.
     req.body = { username, password: formRaw(body, 'password').slice(0, PASSWORD_MAX_LENGTH + 1) };
-    // Past the account's limit of failures the attempt waits first, whoever sends it (docs/dashboard.md, Failed sign-ins).
-    if (username) await this.signIn.limiter.beforeAttempt(username);
-    const user = await this.passport.authenticate(req, res);
-    // Told only after the right password, so a guesser learns nothing (docs/dashboard.md, Staff and roles).
-    if (user === 'disabled') {
-      await this.signIn.failed(req, username, 'disabled');
-      return res.status(401).render('login', { ...this.loginLocals(req, res), error: DISABLED_ACCOUNT_MESSAGE, username });
-    }
-    if (!user) {
-      // The actor is the name as typed: nobody was authenticated (docs/dashboard.md, Staff and roles).
-      await this.signIn.failed(req, username, 'password');
-      return res.status(401).render('login', { ...this.loginLocals(req, res), error: LOGIN_FAILED_MESSAGE, username });
-    }
-    // Only after the right password (nothing leaks to a guesser): a single sign-on account signs in at its provider.
-    if (await this.oidc.isSsoAccount(user.id)) {
-      await this.signIn.failed(req, username, 'sso_account');
-      return res.status(401).render('login', { ...this.loginLocals(req, res), error: SSO_ACCOUNT_MESSAGE, username });
-    }
-    res.redirect(303, await this.signIn.afterPassword(req, user));
+    await this.passwordSignIn.beforeCheck(username);
+    const next = await this.passwordSignIn.afterCheck(req, username, await this.passport.authenticate(req, res));
+    if (isPasswordRefusal(next))
+      return res.status(401).render('login', { ...this.loginLocals(req, res), error: PASSWORD_REFUSALS[next], username });
+    res.redirect(303, pageAfterSignIn(next));
   }
 
   /** The second step of a password sign-in (docs/dashboard.md, Second factors): a TOTP code or a recovery code. */
@@ -95,15 +93,12 @@ export class AuthController {
   async verify(@Req() req: Request, @Res() res: Response): Promise<void> {
     const user = await this.signIn.pending(req);
     if (!user) return res.redirect(303, '/login');
-    await this.signIn.limiter.beforeAttempt(user.username);
-    const matched = await this.signIn.factors.verify(user.id, formText(asFormBody(req.body), 'code').slice(0, 64));
-    if (!matched) {
-      await this.signIn.failed(req, user.username, 'second_factor');
+    const next = await this.passwordSignIn.secondFactor(req, user, formText(asFormBody(req.body), 'code').slice(0, 64));
+    if (next === 'refused')
       return res
         .status(401)
         .render('login-verify', { ...(await this.verifyLocals(req, res, user.id)), error: SECOND_FACTOR_FAILED_MESSAGE });
-    }
-    res.redirect(303, await this.signIn.complete(req, user, `password+${matched}`, true));
+    res.redirect(303, pageAfterSignIn(next));
   }
 
   /**
@@ -130,24 +125,16 @@ export class AuthController {
     const purpose = pending ? 'second-factor' : 'sign-in';
     const challenge = ceremony?.purpose === purpose && typeof ceremony.challenge === 'string' ? ceremony.challenge : null;
     const answer = parsePasskeyAnswer(formRaw(asFormBody(req.body), 'response'));
-    const userId = challenge && answer ? await this.passkeys.authenticate(answer, challenge, pending?.id ?? null) : null;
-    // The provider decides for a single sign-on account (docs/security.md, Single sign-on accounts): its passkey is
-    // never a way in on its own, so a role removed at the provider cannot be bypassed.
-    if (userId !== null && !pending && (await this.oidc.isSsoAccount(userId))) {
-      const account = await this.users.findAccount(userId);
-      await this.signIn.failed(req, account?.username ?? '', 'sso_account');
-      return res.status(401).render('login', { ...this.loginLocals(req, res), error: SSO_ACCOUNT_MESSAGE });
-    }
-    const user = userId === null ? null : await this.users.findAccount(userId);
-    if (!user) {
-      await this.signIn.failed(req, pending?.username ?? '', 'passkey');
+    const next = await this.passkeySignIn.finish(req, pending, answer, challenge);
+    if (next === 'sso-account') return res.status(401).render('login', { ...this.loginLocals(req, res), error: SSO_ACCOUNT_MESSAGE });
+    if (next === 'refused') {
       if (pending)
         return res
           .status(401)
           .render('login-verify', { ...(await this.verifyLocals(req, res, pending.id)), error: PASSKEY_FAILED_MESSAGE });
       return res.status(401).render('login', { ...this.loginLocals(req, res), error: PASSKEY_FAILED_MESSAGE });
     }
-    res.redirect(303, await this.signIn.complete(req, user, pending ? 'password+passkey' : 'passkey', true));
+    res.redirect(303, pageAfterSignIn(next));
   }
 
   private loginLocals(req: Request, res: Response) {

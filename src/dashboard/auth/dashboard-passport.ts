@@ -3,45 +3,30 @@ import type { Handler, NextFunction, Request, Response } from 'express';
 import { Authenticator } from 'passport';
 import { Strategy as LocalStrategy } from 'passport-local';
 import { toError } from '../../common/errors/to-error';
-import { AuthenticatedUser, UsersService } from '../../staff/users.service';
-
-export const SESSION_MAX_AGE_MS = 8 * 60 * 60 * 1000;
-
-/** What passport keeps in the session: the user, its credential tag, and the login time for an absolute 8 h lifetime. */
-interface SerializedUser extends AuthenticatedUser {
-  loggedInAt: number;
-}
+import { SignedInSessions, type StoredSignIn } from '../../staff/sign-in/signed-in-sessions';
+import type { AuthenticatedUser } from '../../staff/users.service';
 
 /**
- * A passport instance owned by this app (not the global singleton), so several apps in one
- * process (tests) never share strategies or serializers.
+ * A passport instance owned by this app (not the global singleton), so several apps in one process (tests) never share
+ * strategies or serializers. The rules are the staff room's (SignedInSessions); this is their HTTP wiring.
  */
 @Injectable()
 export class DashboardPassport {
   // Typed with Express's handler: @types/passport leaves its middleware `any` by default.
   readonly passport = new Authenticator() as Authenticator<Handler, Handler>;
 
-  constructor(private readonly users: UsersService) {
+  constructor(sessions: SignedInSessions) {
     this.passport.use(
       'local',
       new LocalStrategy((username, password, done) => {
-        this.users
-          .checkCredentials(username, password)
+        sessions
+          .checkPassword(username, password)
           .then((user) => (user === 'disabled' ? done(null, false, { message: 'disabled' }) : done(null, user ?? false)), done);
       }),
     );
-    this.passport.serializeUser((user, done) => {
-      const { id, username, role, productIds, credentialTag } = user as AuthenticatedUser;
-      done(null, { id, username, role, productIds, credentialTag, loggedInAt: Date.now() } satisfies SerializedUser);
-    });
-    this.passport.deserializeUser((stored: SerializedUser, done) => {
-      if (typeof stored?.id !== 'number' || !(Date.now() - stored.loggedInAt < SESSION_MAX_AGE_MS)) return done(null, false);
-      // A user deleted, renamed, disabled, given a new password, role or products since login loses the session
-      // (docs/dashboard.md, Staff and roles): the stored tag no longer matches the database's, on every instance.
-      this.users.findSessionUser(stored.id).then((user) => {
-        const same = user && user.username === stored.username && user.credentialTag === stored.credentialTag;
-        done(null, same ? { id: user.id, username: user.username, role: user.role, productIds: user.productIds } : false);
-      }, done);
+    this.passport.serializeUser((user, done) => done(null, sessions.store(user as AuthenticatedUser)));
+    this.passport.deserializeUser((stored: StoredSignIn | undefined, done) => {
+      sessions.restore(stored).then((user) => done(null, user ?? false), done);
     });
   }
 
@@ -61,13 +46,8 @@ export class DashboardPassport {
     });
   }
 
-  /** Starts the logged-in session; passport 0.7 regenerates the session id first (no fixation). */
-  logIn(req: Request, user: AuthenticatedUser): Promise<void> {
-    return new Promise((resolve, reject) => req.logIn(user, (err) => (err ? reject(toError(err)) : resolve())));
-  }
-
   /**
-   * Ends it: passport clears the user and regenerates (destroying the old session in the store); the
+   * Ends the session: passport clears the user and regenerates (destroying the old session in the store); the
    * fresh empty session is destroyed too, so nothing of this visitor stays in the store.
    */
   async logOut(req: Request): Promise<void> {

@@ -4,12 +4,15 @@ import { RateLimit } from '../../common/http/throttling';
 import { asFormBody, formRaw, formText } from '../../html/forms';
 import { PasskeysService } from '../../staff/second-factors/passkeys.service';
 import { OidcService } from '../../staff/sso/oidc.service';
-import { PASSWORD_MAX_LENGTH, UsersService } from '../../staff/users.service';
+import { PASSWORD_MAX_LENGTH } from '../../staff/users.service';
 import { DashboardController } from '../http/dashboard-controller.decorator';
 import { AllowDuringEnrolment } from '../http/session.guard';
-import { parsePasskeyAnswer, takeChallenge } from './passkey-challenge';
-import { SignIn } from './sign-in';
-import { SsoSignIn } from './sso-sign-in';
+import { parsePasskeyAnswer, takeChallenge } from '../../staff/sign-in/passkey-challenge';
+import { Reauthentication } from '../../staff/sign-in/reauthentication';
+import { SignIn } from '../../staff/sign-in/sign-in';
+import { SsoSignIn } from '../../staff/sign-in/sso-sign-in';
+import { CeremonyCookies } from './ceremony-cookie';
+import { redirectToProvider } from './sso.controller';
 
 export const SUDO_FAILED_MESSAGE = 'That did not confirm your identity. Check your password and code, and try again.';
 export const SUDO_PASSKEY_FAILED_MESSAGE = 'That passkey was not accepted. Try again, or use another way to confirm.';
@@ -29,10 +32,11 @@ export function safeReturnPath(value: string): string {
 export class SudoController {
   constructor(
     private readonly signIn: SignIn,
-    private readonly users: UsersService,
+    private readonly reauthentication: Reauthentication,
     private readonly passkeys: PasskeysService,
     private readonly oidc: OidcService,
     private readonly sso: SsoSignIn,
+    private readonly ceremonies: CeremonyCookies,
   ) {}
 
   @Get()
@@ -43,28 +47,12 @@ export class SudoController {
   @Post()
   @RateLimit('login')
   async confirm(@Req() req: Request, @Res() res: Response): Promise<void> {
-    const account = req.user!;
     const body = asFormBody(req.body);
     const returnTo = safeReturnPath(formText(body, 'return_to'));
-    await this.signIn.limiter.beforeAttempt(account.username);
-    const factors = await this.signIn.factors.factorsOf(account.id);
-    const sso = await this.oidc.isSsoAccount(account.id);
-    const checked = sso
-      ? null
-      : await this.users.verifyCredentials(account.username, formRaw(body, 'password').slice(0, PASSWORD_MAX_LENGTH + 1));
-    // The password alone is not enough for an account with a second factor: its code too, or the passkey form.
-    const secondOk =
-      checked === null || checked.id !== account.id
-        ? false
-        : factors.includes('totp')
-          ? (await this.signIn.factors.verify(account.id, formText(body, 'code').replace(/\s/g, '').slice(0, 64))) !== null
-          : !factors.includes('passkey');
-    if (!secondOk) {
-      await this.signIn.failed(req, account.username, 'sudo');
+    const password = formRaw(body, 'password').slice(0, PASSWORD_MAX_LENGTH + 1);
+    const code = formText(body, 'code').replace(/\s/g, '').slice(0, 64);
+    if (!(await this.reauthentication.withPassword(req, req.user!, password, code)))
       return res.status(401).render('account/sudo', { ...(await this.locals(req, returnTo)), error: SUDO_FAILED_MESSAGE });
-    }
-    await this.signIn.limiter.succeeded(account.username);
-    this.signIn.grantSudo(req);
     res.redirect(303, returnTo);
   }
 
@@ -79,19 +67,12 @@ export class SudoController {
   @Post('passkey')
   @RateLimit('login')
   async passkey(@Req() req: Request, @Res() res: Response): Promise<void> {
-    const account = req.user!;
     const body = asFormBody(req.body);
     const returnTo = safeReturnPath(formText(body, 'return_to'));
     const challenge = takeChallenge(req, 'sudo');
     const answer = parsePasskeyAnswer(formRaw(body, 'response'));
-    // A single sign-on account proves itself at its provider only (docs/security.md, Single sign-on accounts).
-    const sso = await this.oidc.isSsoAccount(account.id);
-    const userId = !sso && challenge && answer ? await this.passkeys.authenticate(answer, challenge, account.id) : null;
-    if (userId !== account.id) {
-      await this.signIn.failed(req, account.username, 'sudo_passkey');
+    if (!(await this.reauthentication.withPasskey(req, req.user!, answer, challenge)))
       return res.status(401).render('account/sudo', { ...(await this.locals(req, returnTo)), error: SUDO_PASSKEY_FAILED_MESSAGE });
-    }
-    this.signIn.grantSudo(req);
     res.redirect(303, returnTo);
   }
 
@@ -101,7 +82,7 @@ export class SudoController {
     const returnTo = safeReturnPath(formText(asFormBody(req.body), 'return_to'));
     if (!this.sso.enabled || !(await this.oidc.isSsoAccount(req.user!.id)))
       return res.status(400).render('account/sudo', { ...(await this.locals(req, returnTo)), error: SUDO_FAILED_MESSAGE });
-    res.redirect(303, await this.sso.start(req, res, { userId: req.user!.id, returnTo }));
+    await redirectToProvider(this.sso, this.ceremonies, req, res, { userId: req.user!.id, returnTo });
   }
 
   private async locals(req: Request, returnTo?: string) {

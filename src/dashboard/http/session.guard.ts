@@ -2,6 +2,7 @@ import { CanActivate, ExecutionContext, Injectable, SetMetadata } from '@nestjs/
 import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
 import type { RequestWithActor } from '../../common/auth/actor';
+import { staffActorName, visitorActor } from '../../staff/staff-actor';
 
 const ANONYMOUS_KEY = 'dashboard:anonymous';
 const DURING_ENROLMENT_KEY = 'dashboard:during-enrolment';
@@ -43,12 +44,7 @@ export class LoginRequired extends Error {
 }
 
 /** Audit actor of a dashboard request: the logged-in user, or the name typed into the login form. */
-export function dashboardActor(req: Request, name: string | null) {
-  return { type: 'dashboard' as const, name, ip: req.ip ?? null };
-}
-
-/** A staff member's actions are attributed to `staff:<username>` (docs/dashboard.md, Staff and roles). */
-export const staffActorName = (username: string) => `staff:${username}`;
+export const dashboardActor = (req: Request, name: string | null) => visitorActor(name, req.ip ?? null);
 
 /** Every dashboard route but /login needs a logged-in user; the user becomes the audit actor. */
 @Injectable()

@@ -1,6 +1,6 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import type { Request } from 'express';
-import { SignIn } from '../auth/sign-in';
+import { SignIn } from '../../staff/sign-in/sign-in';
 import { routeKeys, SUDO_ROUTES } from './route-rules';
 import { SudoRequired } from './session.guard';
 

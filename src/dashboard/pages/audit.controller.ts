@@ -11,7 +11,7 @@ import { LicensesService } from '../../licenses/licenses.service';
 import { ProductsService } from '../../products/products.service';
 import { validFilters } from '../http/check-dto';
 import { DashboardController } from '../http/dashboard-controller.decorator';
-import { staffActorName } from '../http/session.guard';
+import { staffActorName } from '../../staff/staff-actor';
 import { StaffService } from '../../staff/staff.service';
 import { usernameProblem } from '../../staff/users.service';
 import { pageNumber, pagination } from './pagination';

@@ -3,7 +3,7 @@ import type { Request, Response } from 'express';
 import { Actor, CurrentActor } from '../../common/auth/actor';
 import { PasskeysService } from '../../staff/second-factors/passkeys.service';
 import { SecondFactorsService } from '../../staff/second-factors/second-factors.service';
-import { parsePasskeyAnswer, takeChallenge } from '../auth/passkey-challenge';
+import { parsePasskeyAnswer, takeChallenge } from '../../staff/sign-in/passkey-challenge';
 import { DashboardController } from '../http/dashboard-controller.decorator';
 import { asFormBody, formRaw, formText } from '../../html/forms';
 import { DashboardIdPipe } from '../http/id-param';

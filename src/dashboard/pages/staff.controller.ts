@@ -7,7 +7,8 @@ import { ProductsService } from '../../products/products.service';
 import { ROLE_DESCRIPTIONS, STAFF_ROLES } from '../../staff/roles';
 import { INVITE_VALID_HOURS, type SentInvite, StaffService } from '../../staff/staff.service';
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, UsersService } from '../../staff/users.service';
-import { SignIn } from '../auth/sign-in';
+import { SignIn } from '../../staff/sign-in/sign-in';
+import { pageAfterSignIn } from '../auth/sign-in-pages';
 import { InviteFormTokens } from '../auth/staff-login-form';
 import { DashboardController } from '../http/dashboard-controller.decorator';
 import { summariseErrors } from '../http/form-errors';
@@ -199,7 +200,7 @@ export class StaffPagesController {
         const account = await this.users.findAccount(user.id);
         if (!account) return res.redirect(303, '/login');
         // Accepting is signing in (docs/security.md, Invitations): the link and the new password prove who this is.
-        const next = await this.signIn.complete(req, account, 'invitation', true);
+        const next = pageAfterSignIn(await this.signIn.complete(req, account, 'invitation', true));
         setFlash(req, 'success', `Welcome, ${user.username}: you are signed in.`);
         return res.redirect(303, next);
       }

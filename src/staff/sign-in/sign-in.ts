@@ -1,14 +1,17 @@
 import { Inject, Injectable, ServiceUnavailableException } from '@nestjs/common';
-import type { Request } from 'express';
 import { APP_CONFIG, type AppConfig, DEFAULT_STAFF_SUDO_MINUTES, type StaffConfig, staffConfig } from '../../config/app-config';
-import { SecondFactorsService } from '../../staff/second-factors/second-factors.service';
-import { StaffSignInLimiter } from '../../staff/second-factors/sign-in-limiter';
-import { dashboardActor, ENROLMENT_PAGE, staffActorName } from '../http/session.guard';
-import { type AuthenticatedUser, UsersService } from '../../staff/users.service';
-import { DashboardPassport } from './dashboard-passport';
+import { toError } from '../../common/errors/to-error';
+import { SecondFactorsService } from '../second-factors/second-factors.service';
+import { StaffSignInLimiter } from '../second-factors/sign-in-limiter';
+import { staffActorName, visitorActor } from '../staff-actor';
+import { type AuthenticatedUser, UsersService } from '../users.service';
+import type { SignInNext, SignInVisit } from './sign-in-visit';
 
 /** How long a checked password waits for its second factor. */
 export const PENDING_SIGN_IN_MS = 5 * 60_000;
+
+/** The audit actor of a visit: `name` is `staff:<username>`, the name as typed, or null. */
+export const visitActor = (visit: SignInVisit, name: string | null) => visitorActor(name, visit.ip ?? null);
 
 /**
  * The end of every way in (docs/dashboard.md, Second factors; Single sign-on): the session starts, the sign-in is
@@ -19,7 +22,6 @@ export class SignIn {
   private readonly settings: StaffConfig;
 
   constructor(
-    private readonly passport: DashboardPassport,
     private readonly users: UsersService,
     readonly factors: SecondFactorsService,
     readonly limiter: StaffSignInLimiter,
@@ -28,26 +30,26 @@ export class SignIn {
     this.settings = staffConfig(config);
   }
 
-  /** Starts the session; the page to go to next. `passwordAccount`: STAFF_REQUIRE_2FA applies (not to SSO accounts). */
-  async complete(req: Request, user: AuthenticatedUser, method: string, passwordAccount: boolean): Promise<string> {
+  /** Starts the session; what comes next. `passwordAccount`: STAFF_REQUIRE_2FA applies (not to SSO accounts). */
+  async complete(visit: SignInVisit, user: AuthenticatedUser, method: string, passwordAccount: boolean): Promise<SignInNext> {
     // Logging in is the first write to the session store (nothing is stored before): its outage is a 503, not a bug.
-    await this.passport.logIn(req, user).catch(() => {
+    await new Promise<void>((resolve, reject) => visit.logIn(user, (err) => (err ? reject(toError(err)) : resolve()))).catch(() => {
       throw new ServiceUnavailableException('Sessions cannot be stored right now; try again shortly.');
     });
     // Signing in is proving oneself: sensitive actions are open for STAFF_SUDO_MINUTES (docs/security.md, Sudo mode).
-    this.grantSudo(req);
-    await this.users.recordLogin(user, dashboardActor(req, staffActorName(user.username)), method);
+    this.grantSudo(visit);
+    await this.users.recordLogin(user, visitActor(visit, staffActorName(user.username)), method);
     await this.limiter.succeeded(user.username);
     if (passwordAccount && this.settings.requireSecondFactor && (await this.factors.factorsOf(user.id)).length === 0) {
-      req.session.enrolmentRequired = true;
-      return ENROLMENT_PAGE;
+      visit.session.enrolmentRequired = true;
+      return 'enrol-second-factor';
     }
-    return '/dashboard';
+    return 'signed-in';
   }
 
   /** The account proved itself just now (a sign-in, or a re-authentication on the confirm-access page). */
-  grantSudo(req: Request): void {
-    req.session.sudoAt = Date.now();
+  grantSudo(visit: SignInVisit): void {
+    visit.session.sudoAt = Date.now();
   }
 
   get sudoMinutes(): number {
@@ -55,31 +57,31 @@ export class SignIn {
   }
 
   /** True while the session's last proof is younger than STAFF_SUDO_MINUTES. */
-  hasSudo(req: Request): boolean {
-    const at = req.session?.sudoAt;
+  hasSudo(visit: { session?: SignInVisit['session'] }): boolean {
+    const at = visit.session?.sudoAt;
     return typeof at === 'number' && at <= Date.now() && Date.now() - at < this.sudoMinutes * 60_000;
   }
 
-  /** After a correct password: the second-factor page when the account has one, else signed in. */
-  async afterPassword(req: Request, user: AuthenticatedUser): Promise<string> {
+  /** After a correct password: the second factor when the account has one (it waits in the session), else signed in. */
+  async afterPassword(visit: SignInVisit, user: AuthenticatedUser): Promise<SignInNext> {
     if ((await this.factors.factorsOf(user.id)).length > 0) {
-      req.session.pendingSignIn = { id: user.id, username: user.username, credentialTag: user.credentialTag, at: Date.now() };
-      return '/login/verify';
+      visit.session.pendingSignIn = { id: user.id, username: user.username, credentialTag: user.credentialTag, at: Date.now() };
+      return 'second-factor';
     }
-    return this.complete(req, user, 'password', true);
+    return this.complete(visit, user, 'password', true);
   }
 
   /** The account waiting for its second factor, when the wait is recent and its password has not changed since. */
-  async pending(req: Request): Promise<AuthenticatedUser | null> {
-    const pending = req.session?.pendingSignIn;
+  async pending(visit: { session?: SignInVisit['session'] }): Promise<AuthenticatedUser | null> {
+    const pending = visit.session?.pendingSignIn;
     if (!pending || !(Date.now() - pending.at < PENDING_SIGN_IN_MS)) return null;
     const user = await this.users.findAccount(pending.id);
     return user && user.username === pending.username && user.credentialTag === pending.credentialTag ? user : null;
   }
 
   /** A failed attempt: counted for the account, and staff.sign_in_failed naming why. */
-  async failed(req: Request, username: string, reason: string): Promise<void> {
+  async failed(visit: Pick<SignInVisit, 'ip'>, username: string, reason: string): Promise<void> {
     if (username) await this.limiter.failed(username);
-    await this.users.recordLoginFailed(dashboardActor(req, username || null), username, reason);
+    await this.users.recordLoginFailed(visitorActor(username || null, visit.ip ?? null), username, reason);
   }
 }

@@ -1,16 +1,14 @@
-import type { Request } from 'express';
+import type { PasskeyPurpose, SignInState } from './sign-in-visit';
 
 /** How long a passkey prompt may stay open. */
 const PASSKEY_CEREMONY_MS = 5 * 60_000;
 /** A WebAuthn answer is a few kilobytes; anything larger is not one. */
 const PASSKEY_ANSWER_MAX = 16_384;
 
-type Purpose = 'register' | 'sign-in' | 'second-factor' | 'sudo';
-
 /** The session's open challenge for `purpose`, used up by this call (a challenge never verifies twice); null when none. */
-export function takeChallenge(req: Request, purpose: Purpose): string | null {
-  const open = req.session?.passkeyChallenge;
-  if (req.session) delete req.session.passkeyChallenge;
+export function takeChallenge(visit: { session?: SignInState }, purpose: PasskeyPurpose): string | null {
+  const open = visit.session?.passkeyChallenge;
+  if (visit.session) delete visit.session.passkeyChallenge;
   return open && open.purpose === purpose && Date.now() - open.at < PASSKEY_CEREMONY_MS ? open.challenge : null;
 }
 
