@@ -1,6 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import { lockForTransaction } from '../database/advisory-lock';
+import { runStatement, sql } from '../database/statement';
 
 export interface SavedViewRow {
   id: number;
@@ -16,7 +18,11 @@ export class SavedViewsRepository {
 
   /** Every view, by name. */
   list(limit: number): Promise<SavedViewRow[]> {
-    return this.dataSource.query(`SELECT id, name, query, author FROM saved_views ORDER BY lower(name), id LIMIT $1`, [limit]);
+    return runStatement<SavedViewRow>(
+      this.dataSource.manager,
+      'saved-views-list',
+      sql`SELECT id, name, query, author FROM saved_views ORDER BY lower(name), id LIMIT ${limit}`,
+    );
   }
 
   /**
@@ -26,14 +32,15 @@ export class SavedViewsRepository {
    */
   async save(name: string, query: string, author: string, max: number): Promise<number | null> {
     return this.dataSource.transaction(async (manager) => {
-      await manager.query(`SELECT pg_advisory_xact_lock(hashtext('saved_views'))`);
-      const rows: { id: number }[] = await manager.query(
-        `INSERT INTO saved_views (name, query, author)
-         SELECT $1::varchar, $2::varchar, $3::varchar
-         WHERE EXISTS (SELECT 1 FROM saved_views WHERE name = $1::varchar) OR (SELECT count(*) FROM saved_views) < $4::int
+      await lockForTransaction(manager, 'saved_views');
+      const rows = await runStatement<{ id: number }>(
+        manager,
+        'saved-views-save',
+        sql`INSERT INTO saved_views (name, query, author)
+         SELECT ${name}::varchar, ${query}::varchar, ${author}::varchar
+         WHERE EXISTS (SELECT 1 FROM saved_views WHERE name = ${name}::varchar) OR (SELECT count(*) FROM saved_views) < ${max}::int
          ON CONFLICT (name) DO UPDATE SET query = EXCLUDED.query, author = EXCLUDED.author, updated_at = now()
          RETURNING id`,
-        [name, query, author, max],
       );
       return rows[0]?.id ?? null;
     });
@@ -41,10 +48,7 @@ export class SavedViewsRepository {
 
   /** Deletes the view; false when there was none. */
   async delete(id: number): Promise<boolean> {
-    const rows: { id: number }[] = await this.dataSource.query(
-      `WITH gone AS (DELETE FROM saved_views WHERE id = $1 RETURNING id) SELECT id FROM gone`,
-      [id],
-    );
+    const rows = await runStatement<{ id: number }>(this.dataSource.manager, 'saved-views-delete', sql`DELETE FROM saved_views WHERE id = ${id} RETURNING id`);
     return rows.length === 1;
   }
 }

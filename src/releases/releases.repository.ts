@@ -1,74 +1,139 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager, IsNull, Not } from 'typeorm';
-import { Release, ReleaseArtifact } from './release.entities';
+import { DataSource, EntityManager } from 'typeorm';
+import { raw, runStatement, sql, type Sql } from '../database/statement';
+import type { Release, ReleaseArtifact } from './release.entities';
+import { ARTIFACT_COLUMNS, type ArtifactRow, artifactFromRow, RELEASE_COLUMNS, releaseFromRow, type ReleaseRow } from './release-rows';
 
-/** Releases and their artifacts (releases, release_artifacts): plain rows by key. Style: repository API (docs/architecture.md, Database style). */
+/** What creating a release decides; the id and times are the table's. */
+export type NewRelease = Pick<Release, 'productId' | 'version' | 'channel' | 'notes' | 'requiredFeatures'>;
+
+/** An artifact to store: with the id of the one it replaces (same release and filename), or without for a new one. */
+export type NewArtifact = Omit<ReleaseArtifact, 'id' | 'release'> & { id?: number };
+
+/**
+ * Releases and their artifacts (releases, release_artifacts): plain rows by key. Style: named SQL with typed rows
+ * (docs/architecture.md, Database style).
+ */
 @Injectable()
 export class ReleasesRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
-  private manager(manager?: EntityManager): EntityManager {
-    return manager ?? this.dataSource.manager;
-  }
-
-  insert(release: Partial<Release>, manager: EntityManager): Promise<Release> {
-    const repo = manager.getRepository(Release);
-    return repo.save(repo.create(release));
+  async insert(release: NewRelease, manager: EntityManager): Promise<Release> {
+    const r = release;
+    const [inserted] = await this.releases(
+      manager,
+      'releases-insert',
+      sql`INSERT INTO releases (product_id, version, channel, notes, required_features)
+       VALUES (${r.productId}, ${r.version}, ${r.channel}, ${r.notes}, ${JSON.stringify(r.requiredFeatures)}::jsonb)
+       RETURNING ${raw(RELEASE_COLUMNS)}`,
+    );
+    return inserted;
   }
 
   /** With its artifacts in upload order. */
   async getById(id: number, manager?: EntityManager): Promise<Release | null> {
-    const release = await this.manager(manager)
-      .getRepository(Release)
-      .findOne({ where: { id }, relations: { artifacts: true } });
-    if (release?.artifacts) release.artifacts.sort((a, b) => a.id - b.id);
-    return release;
+    const releases = await this.releases(manager, 'releases-get', sql`SELECT ${raw(RELEASE_COLUMNS)} FROM releases WHERE id = ${id}`);
+    return (await this.withArtifacts(releases, manager))[0] ?? null;
   }
 
   /** SELECT ... FOR UPDATE on the release row, without its artifacts. */
-  lockById(id: number, manager: EntityManager): Promise<Release | null> {
-    return manager.getRepository(Release).findOne({ where: { id }, lock: { mode: 'pessimistic_write' } });
+  async lockById(id: number, manager: EntityManager): Promise<Release | null> {
+    const [release] = await this.releases(manager, 'releases-lock', sql`SELECT ${raw(RELEASE_COLUMNS)} FROM releases WHERE id = ${id} FOR UPDATE`);
+    return release ?? null;
   }
 
   /** A product's releases, newest created first, with their artifacts. */
   async listByProduct(productId: number): Promise<Release[]> {
-    const releases = await this.dataSource.manager
-      .getRepository(Release)
-      .find({ where: { productId }, relations: { artifacts: true }, order: { id: 'DESC' } });
-    for (const r of releases) r.artifacts?.sort((a, b) => a.id - b.id);
-    return releases;
+    const releases = await this.releases(
+      undefined,
+      'releases-list-by-product',
+      sql`SELECT ${raw(RELEASE_COLUMNS)} FROM releases WHERE product_id = ${productId} ORDER BY id DESC`,
+    );
+    return this.withArtifacts(releases);
   }
 
   /** Published, unyanked releases of a product with their artifacts: what entitlement chooses from. */
   async listOffered(productId: number): Promise<Release[]> {
-    const releases = await this.dataSource.manager.getRepository(Release).find({
-      where: { productId, publishedAt: Not(IsNull()), yankedAt: IsNull() },
-      relations: { artifacts: true },
-    });
-    for (const r of releases) r.artifacts?.sort((a, b) => a.id - b.id);
-    return releases;
+    const releases = await this.releases(
+      undefined,
+      'releases-list-offered',
+      sql`SELECT ${raw(RELEASE_COLUMNS)} FROM releases WHERE product_id = ${productId} AND published_at IS NOT NULL AND yanked_at IS NULL`,
+    );
+    return this.withArtifacts(releases);
   }
 
-  save(release: Release, manager: EntityManager): Promise<Release> {
-    return manager.getRepository(Release).save(release);
+  /** Writes the release's changeable columns; returns it as stored, without artifacts. */
+  async save(release: Omit<Release, 'artifacts'>, manager: EntityManager): Promise<Release> {
+    const r = release;
+    const [saved] = await this.releases(
+      manager,
+      'releases-update',
+      sql`UPDATE releases SET version = ${r.version}, channel = ${r.channel}, notes = ${r.notes},
+         required_features = ${JSON.stringify(r.requiredFeatures)}::jsonb, published_at = ${r.publishedAt}, yanked_at = ${r.yankedAt}
+       WHERE id = ${r.id} RETURNING ${raw(RELEASE_COLUMNS)}`,
+    );
+    return saved;
   }
 
   async delete(id: number, manager: EntityManager): Promise<void> {
-    await manager.getRepository(Release).delete({ id });
+    await runStatement<{ id: number }>(manager, 'releases-delete', sql`DELETE FROM releases WHERE id = ${id} RETURNING id`);
   }
 
-  findArtifact(releaseId: number, filename: string, manager: EntityManager): Promise<ReleaseArtifact | null> {
-    return manager.getRepository(ReleaseArtifact).findOneBy({ releaseId, filename });
+  async findArtifact(releaseId: number, filename: string, manager: EntityManager): Promise<ReleaseArtifact | null> {
+    const [artifact] = await this.artifacts(
+      manager,
+      'release-artifacts-find',
+      sql`SELECT ${raw(ARTIFACT_COLUMNS)} FROM release_artifacts WHERE release_id = ${releaseId} AND filename = ${filename}`,
+    );
+    return artifact ?? null;
   }
 
-  /** An artifact with its release. */
-  getArtifact(id: number): Promise<ReleaseArtifact | null> {
-    return this.dataSource.manager.getRepository(ReleaseArtifact).findOne({ where: { id }, relations: { release: true } });
+  /** An artifact with its release (without the release's artifacts). */
+  async getArtifact(id: number): Promise<ReleaseArtifact | null> {
+    const [artifact] = await this.artifacts(undefined, 'release-artifacts-get', sql`SELECT ${raw(ARTIFACT_COLUMNS)} FROM release_artifacts WHERE id = ${id}`);
+    if (!artifact) return null;
+    const [release] = await this.releases(undefined, 'releases-get', sql`SELECT ${raw(RELEASE_COLUMNS)} FROM releases WHERE id = ${artifact.releaseId}`);
+    return Object.assign(artifact, { release });
   }
 
-  async saveArtifact(artifact: Partial<ReleaseArtifact>, manager: EntityManager): Promise<ReleaseArtifact> {
-    const repo = manager.getRepository(ReleaseArtifact);
-    return repo.save(repo.create(artifact));
+  /** Inserts the artifact, or rewrites the one it replaces (its id given); returns it as stored. */
+  async saveArtifact(artifact: NewArtifact, manager: EntityManager): Promise<ReleaseArtifact> {
+    const a = artifact;
+    const values = sql`${a.releaseId}, ${a.filename}, ${a.platform}, ${a.arch}, ${a.size}, ${a.sha256}, ${a.sha512}, ${a.signature}, ${a.storageKey}, ${a.createdAt}`;
+    const columns = raw('release_id, filename, platform, arch, size, sha256, sha512, signature, storage_key, created_at');
+    const [saved] =
+      a.id === undefined
+        ? await this.artifacts(
+            manager,
+            'release-artifacts-insert',
+            sql`INSERT INTO release_artifacts (${columns}) VALUES (${values}) RETURNING ${raw(ARTIFACT_COLUMNS)}`,
+          )
+        : await this.artifacts(
+            manager,
+            'release-artifacts-replace',
+            sql`UPDATE release_artifacts SET (${columns}) = ROW(${values}) WHERE id = ${a.id} RETURNING ${raw(ARTIFACT_COLUMNS)}`,
+          );
+    return saved;
+  }
+
+  /** The releases with their artifacts attached, each release's in upload order. */
+  private async withArtifacts(releases: Release[], manager?: EntityManager): Promise<Release[]> {
+    if (!releases.length) return releases;
+    const artifacts = await this.artifacts(
+      manager,
+      'release-artifacts-of-releases',
+      sql`SELECT ${raw(ARTIFACT_COLUMNS)} FROM release_artifacts WHERE release_id = ANY(${releases.map((r) => r.id)}::int[]) ORDER BY id`,
+    );
+    for (const release of releases) release.artifacts = artifacts.filter((a) => a.releaseId === release.id);
+    return releases;
+  }
+
+  private async releases(manager: EntityManager | undefined, name: string, statement: Sql): Promise<Release[]> {
+    return (await runStatement<ReleaseRow>(manager ?? this.dataSource.manager, name, statement)).map(releaseFromRow);
+  }
+
+  private async artifacts(manager: EntityManager | undefined, name: string, statement: Sql): Promise<ReleaseArtifact[]> {
+    return (await runStatement<ArtifactRow>(manager ?? this.dataSource.manager, name, statement)).map(artifactFromRow);
   }
 }
