@@ -48,7 +48,11 @@ export class SavedViewsRepository {
 
   /** Deletes the view; false when there was none. */
   async delete(id: number): Promise<boolean> {
-    const rows = await runStatement<{ id: number }>(this.dataSource.manager, 'saved-views-delete', sql`DELETE FROM saved_views WHERE id = ${id} RETURNING id`);
+    const rows = await runStatement<{ id: number }>(
+      this.dataSource.manager,
+      'saved-views-delete',
+      sql`DELETE FROM saved_views WHERE id = ${id} RETURNING id`,
+    );
     return rows.length === 1;
   }
 }

@@ -9,7 +9,8 @@ import { type KeyEndorsement, type SigningKeyOrigin, type SigningKeyStatus, Stor
 // pg_advisory_xact_lock key for every keyring change: first-start import, rotation and revocation run one at a time.
 const KEYRING_LOCK = 7_340_117_001;
 
-const KEY_COLUMNS = 'key_id, status, public_key_pem, private_key_encrypted, origin, algorithm, endorsements, created_at, retired_at, revoked_at';
+const KEY_COLUMNS =
+  'key_id, status, public_key_pem, private_key_encrypted, origin, algorithm, endorsements, created_at, retired_at, revoked_at';
 
 /** A signing_keys row as pg returns it (timestamptz as Date, jsonb parsed). */
 interface SigningKeyRow {
@@ -77,12 +78,20 @@ export class KeyringRepository {
   }
 
   async count(manager: EntityManager): Promise<number> {
-    const [{ count }] = await runStatement<{ count: number }>(manager, 'signing-keys-count', sql`SELECT count(*)::int AS count FROM signing_keys`);
+    const [{ count }] = await runStatement<{ count: number }>(
+      manager,
+      'signing-keys-count',
+      sql`SELECT count(*)::int AS count FROM signing_keys`,
+    );
     return count;
   }
 
   async getActive(manager?: EntityManager): Promise<StoredSigningKey | null> {
-    const [key] = await this.keys(manager, 'signing-keys-get-active', sql`SELECT ${raw(KEY_COLUMNS)} FROM signing_keys WHERE status = 'active'`);
+    const [key] = await this.keys(
+      manager,
+      'signing-keys-get-active',
+      sql`SELECT ${raw(KEY_COLUMNS)} FROM signing_keys WHERE status = 'active'`,
+    );
     return key ?? null;
   }
 

@@ -1,5 +1,6 @@
 import type { PolicyOverrides } from '../common/seat-policy/license-policy';
 import { Product } from '../products/product.entity';
+import type { ProductRow as CatalogRow } from '../products/product-rows';
 import type { LicenseListRow } from './dto/license.dto';
 import { License } from './license.entity';
 import type { LicenseStatus } from './license-status';
@@ -52,19 +53,8 @@ export interface LicenseRow {
   store_subscription_ended_at?: Date | null;
 }
 
-/** A products row as pg returns it. */
-export interface ProductRow {
-  id: number;
-  code: string;
-  name: string;
-  key_prefix: string;
-  default_limits: Record<string, number>;
-  available_features: string[];
-  default_policy: PolicyOverrides;
-  active: boolean;
-  created_at: Date;
-  updated_at: Date;
-}
+/** A product_catalog row as pg returns it, as the licences module reads it. */
+export type ProductRow = Omit<CatalogRow, 'trial' | 'update_policy'>;
 
 /** The licence's product, joined in with a `p_` prefix (its id is the licence's product_id). */
 interface JoinedProductColumns {

@@ -39,7 +39,11 @@ export class ReleasesRepository {
 
   /** SELECT ... FOR UPDATE on the release row, without its artifacts. */
   async lockById(id: number, manager: EntityManager): Promise<Release | null> {
-    const [release] = await this.releases(manager, 'releases-lock', sql`SELECT ${raw(RELEASE_COLUMNS)} FROM releases WHERE id = ${id} FOR UPDATE`);
+    const [release] = await this.releases(
+      manager,
+      'releases-lock',
+      sql`SELECT ${raw(RELEASE_COLUMNS)} FROM releases WHERE id = ${id} FOR UPDATE`,
+    );
     return release ?? null;
   }
 
@@ -91,9 +95,17 @@ export class ReleasesRepository {
 
   /** An artifact with its release (without the release's artifacts). */
   async getArtifact(id: number): Promise<ReleaseArtifact | null> {
-    const [artifact] = await this.artifacts(undefined, 'release-artifacts-get', sql`SELECT ${raw(ARTIFACT_COLUMNS)} FROM release_artifacts WHERE id = ${id}`);
+    const [artifact] = await this.artifacts(
+      undefined,
+      'release-artifacts-get',
+      sql`SELECT ${raw(ARTIFACT_COLUMNS)} FROM release_artifacts WHERE id = ${id}`,
+    );
     if (!artifact) return null;
-    const [release] = await this.releases(undefined, 'releases-get', sql`SELECT ${raw(RELEASE_COLUMNS)} FROM releases WHERE id = ${artifact.releaseId}`);
+    const [release] = await this.releases(
+      undefined,
+      'releases-get',
+      sql`SELECT ${raw(RELEASE_COLUMNS)} FROM releases WHERE id = ${artifact.releaseId}`,
+    );
     return Object.assign(artifact, { release });
   }
 

@@ -6,6 +6,7 @@ import { raw, runStatement, sql, type Sql } from '../database/statement';
 import type { LicenseType } from '../licenses/license-type';
 import type { OnEndAction, StoreName } from '../licenses/store-licenses/store-names';
 import { Product } from '../products/product.entity';
+import type { ProductRow } from '../products/product-rows';
 import { StorePlan } from './store-plan.entity';
 
 const PLAN_COLUMNS = 'id, store, price_id, product_id, license_type, limits, features, policy, grace_days, on_end, created_at, updated_at';
@@ -33,19 +34,8 @@ interface StorePlanRow {
   product?: CatalogProductJson;
 }
 
-interface CatalogProductJson {
-  id: number;
-  code: string;
-  name: string;
-  key_prefix: string;
-  default_limits: Record<string, number>;
-  default_policy: PolicyOverrides;
-  available_features: string[];
-  active: boolean;
-  trial: Product['trial'];
-  created_at: string;
-  updated_at: string;
-}
+/** A product_catalog row as jsonb: every column of a product but update_policy, its times as text. */
+type CatalogProductJson = Omit<ProductRow, 'update_policy' | 'created_at' | 'updated_at'> & { created_at: string; updated_at: string };
 
 function planFromRow(r: StorePlanRow): StorePlan {
   const plan = Object.assign(new StorePlan(), {

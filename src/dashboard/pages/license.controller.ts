@@ -3,7 +3,7 @@ import type { Request, Response } from 'express';
 import { ActivationService } from '../../activation/activation.service';
 import { RelayPoolIssuer } from '../../activation/relay-pools';
 import { AuditService, type RecentRefusal } from '../../audit/audit.service';
-import { Actor, CurrentActor, CurrentProductScope, type ProductScope } from '../../common/auth/actor';
+import { CurrentProductScope, type ProductScope } from '../../common/auth/actor';
 import { AppError, FieldError } from '../../common/errors/app-error';
 import { UpdateLicenseDto } from '../../licenses/dto/create-license.dto';
 import { ReleaseSeatsDto, RevokeLicenseDto } from '../../licenses/dto/license-actions.dto';
@@ -23,7 +23,7 @@ import type { Product } from '../../products/product.entity';
 import { ProductsService } from '../../products/products.service';
 import { checkDto } from '../http/check-dto';
 import { DashboardController } from '../http/dashboard-controller.decorator';
-import { formAction } from '../http/form-action';
+import { LicensePosted, type LicensePost } from '../http/license-post';
 import { DashboardIdPipe } from '../http/id-param';
 import { refuseUnlessRouteAllowed } from '../http/role.guard';
 import { setFlash } from '../http/view-locals';
@@ -171,13 +171,7 @@ export class LicensePagesController {
 
   /** PUT through the dashboard: the admin API's DTO and service, every error in one pass. */
   @Post(':id/edit')
-  async edit(
-    @Param('id', DashboardIdPipe) id: number,
-    @Req() req: Request,
-    @Res() res: Response,
-    @CurrentActor() actor: Actor,
-    @CurrentProductScope() scope: ProductScope,
-  ) {
+  async edit(@LicensePosted() { id, req, actor, scope }: LicensePost, @Res() res: Response) {
     const license = await this.licenses.getLicense(id, scope);
     const product = await this.productOf(license);
     const body = asFormBody(req.body);
@@ -197,14 +191,8 @@ export class LicensePagesController {
 
   /** One more term of the licence's type from the later of now and its expiry. */
   @Post(':id/renew')
-  renew(
-    @Param('id', DashboardIdPipe) id: number,
-    @Req() req: Request,
-    @Res() res: Response,
-    @CurrentActor() actor: Actor,
-    @CurrentProductScope() scope: ProductScope,
-  ) {
-    return formAction(req, res, `/licenses/${id}`, async () => {
+  renew(@LicensePosted() { act, id, actor, scope }: LicensePost, @Res() res: Response) {
+    return act(res, async () => {
       const renewed = await this.extending.renew(id, actor, scope);
       return `Licence renewed until ${(renewed.expires_at as string).slice(0, 10)}.`;
     });
@@ -212,8 +200,8 @@ export class LicensePagesController {
 
   /** "Send the key again": a new license_issued message to the customer e-mail (docs/mail.md, When mail is sent). */
   @Post(':id/send-key')
-  sendKey(@Param('id', DashboardIdPipe) id: number, @Req() req: Request, @Res() res: Response, @CurrentActor() actor: Actor) {
-    return formAction(req, res, `/licenses/${id}`, async () => {
+  sendKey(@LicensePosted() { act, id, actor }: LicensePost, @Res() res: Response) {
+    return act(res, async () => {
       const license = await this.licenses.getLicense(id);
       const address = await this.mail.resendKey(license, (await this.productOf(license)).id, actor);
       return `The key is on its way to ${address}.`;
@@ -251,14 +239,8 @@ export class LicensePagesController {
   }
 
   @Post(':id/revoke')
-  revoke(
-    @Param('id', DashboardIdPipe) id: number,
-    @Req() req: Request,
-    @Res() res: Response,
-    @CurrentActor() actor: Actor,
-    @CurrentProductScope() scope: ProductScope,
-  ) {
-    return formAction(req, res, `/licenses/${id}`, async (form) => {
+  revoke(@LicensePosted() { act, id, actor, scope }: LicensePost, @Res() res: Response) {
+    return act(res, async (form) => {
       await this.revoking.revoke(id, (await form.checked(RevokeLicenseDto, ['reason'], ['reason'])).reason, actor, scope);
       return 'Licence revoked.';
     });
@@ -266,28 +248,16 @@ export class LicensePagesController {
 
   /** One machine's seat (machine_fingerprint given) or every seat, with an optional reason for the audit entry. */
   @Post(':id/release')
-  release(
-    @Param('id', DashboardIdPipe) id: number,
-    @Req() req: Request,
-    @Res() res: Response,
-    @CurrentActor() actor: Actor,
-    @CurrentProductScope() scope: ProductScope,
-  ) {
-    return formAction(req, res, `/licenses/${id}`, async (form) => {
+  release(@LicensePosted() { act, id, actor, scope }: LicensePost, @Res() res: Response) {
+    return act(res, async (form) => {
       const result = await this.releasing.release(id, await form.checked(ReleaseSeatsDto, ['machine_fingerprint', 'reason']), actor, scope);
       return `${result.message}.`;
     });
   }
 
   @Post(':id/suspend')
-  suspend(
-    @Param('id', DashboardIdPipe) id: number,
-    @Req() req: Request,
-    @Res() res: Response,
-    @CurrentActor() actor: Actor,
-    @CurrentProductScope() scope: ProductScope,
-  ) {
-    return formAction(req, res, `/licenses/${id}`, async (form) => {
+  suspend(@LicensePosted() { act, id, actor, scope }: LicensePost, @Res() res: Response) {
+    return act(res, async (form) => {
       // The reason is checked like the API's release reason (up to 500 characters).
       const { reason } = await form.checked(ReleaseSeatsDto, ['reason']);
       await this.suspending.suspend(id, reason ?? null, actor, scope);
@@ -296,14 +266,8 @@ export class LicensePagesController {
   }
 
   @Post(':id/reinstate')
-  reinstate(
-    @Param('id', DashboardIdPipe) id: number,
-    @Req() req: Request,
-    @Res() res: Response,
-    @CurrentActor() actor: Actor,
-    @CurrentProductScope() scope: ProductScope,
-  ) {
-    return formAction(req, res, `/licenses/${id}`, async () => {
+  reinstate(@LicensePosted() { act, id, actor, scope }: LicensePost, @Res() res: Response) {
+    return act(res, async () => {
       await this.suspending.reinstate(id, actor, scope);
       return 'Licence reinstated.';
     });

@@ -1,14 +1,13 @@
-import { HttpCode, Param, Post, Req, Res } from '@nestjs/common';
-import type { Request, Response } from 'express';
+import { HttpCode, Param, Post, Res } from '@nestjs/common';
+import type { Response } from 'express';
 import { CreateRelayPoolDto } from '../../activation/dto/relay-pool.dto';
 import { parsePoolRequest, RelayPoolIssuer } from '../../activation/relay-pools';
-import { Actor, CurrentActor, CurrentProductScope, type ProductScope } from '../../common/auth/actor';
 import { AppError, FieldError } from '../../common/errors/app-error';
 import { LicensesService } from '../../licenses/licenses.service';
 import { asFormBody, formText } from '../../html/forms';
 import { checkDto } from '../http/check-dto';
 import { DashboardController } from '../http/dashboard-controller.decorator';
-import { DashboardIdPipe } from '../http/id-param';
+import { LicensePosted, type LicensePost } from '../http/license-post';
 import { setFlash } from '../http/view-locals';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -39,13 +38,7 @@ export class RelayPoolsPagesController {
   /** Issues the pool and shows its file once (it is not stored: a new request issues a new one). A refusal returns to the licence page. */
   @Post(':id/relay-pools')
   @HttpCode(200)
-  async issue(
-    @Param('id', DashboardIdPipe) id: number,
-    @Req() req: Request,
-    @Res() res: Response,
-    @CurrentActor() actor: Actor,
-    @CurrentProductScope() scope: ProductScope,
-  ): Promise<void> {
+  async issue(@LicensePosted() { id, req, actor, scope }: LicensePost, @Res() res: Response): Promise<void> {
     const license = await this.licenses.getLicense(id, scope);
     const body = asFormBody(req.body);
     const request = formText(body, 'request');
@@ -68,12 +61,9 @@ export class RelayPoolsPagesController {
 
   @Post(':id/relay-pools/:pool_id/end')
   async end(
-    @Param('id', DashboardIdPipe) id: number,
+    @LicensePosted() { id, req, actor, scope }: LicensePost,
     @Param('pool_id') poolId: string,
-    @Req() req: Request,
     @Res() res: Response,
-    @CurrentActor() actor: Actor,
-    @CurrentProductScope() scope: ProductScope,
   ): Promise<void> {
     if (!UUID.test(poolId)) throw AppError.notFound('Relay pool');
     try {
