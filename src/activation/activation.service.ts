@@ -7,7 +7,7 @@ import { ErrorCode } from '../common/errors/error-codes';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { MetricsService } from '../metrics/metrics.service';
 import type { License } from '../licenses/license.entity';
-import { toLicenseDetails } from '../licenses/licenses.service';
+import { licenseEvent } from '../licenses/licenses.service';
 import { ActivationRequest, BoundSeat, SeatsService } from '../licenses/seats/seats.service';
 import { lenientValidationPipe } from '../common/http/validation.pipe';
 import type { Product } from '../products/product.entity';
@@ -162,20 +162,19 @@ export class ActivationService {
     const payload = this.licensePayload(license, license.product as Product, seat, key);
     const file: LicenseFilePayload = { ...payload, ...licenseFileTimes(new Date(), payload.policy.license_file_ttl_days) };
     const { signature, envelope } = await this.signing.signWithEnvelope(file, key);
-    await this.events.record(undefined, {
-      type: 'license.file_issued',
-      actor,
-      licenseId: license.id,
-      productId: license.productId,
-      license: toLicenseDetails(license, seats, new Date()),
-      productCode: license.product?.code ?? null,
-      details: {
-        machine_fingerprint: seat.machineFingerprint,
-        hostname: seat.hostname,
-        seat_id: Number(seat.id),
-        file_expires_at: file.file_expires_at,
-      },
-    });
+    await this.events.record(
+      undefined,
+      licenseEvent('license.file_issued', actor, license, {
+        seats,
+        now: new Date(),
+        details: {
+          machine_fingerprint: seat.machineFingerprint,
+          hostname: seat.hostname,
+          seat_id: Number(seat.id),
+          file_expires_at: file.file_expires_at,
+        },
+      }),
+    );
     if (!withEnvelope)
       return { license_file: armor(LICENSE_FILE_LABEL, { license: file, signature }), file_expires_at: file.file_expires_at };
     return {

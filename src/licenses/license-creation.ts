@@ -6,7 +6,7 @@ import type { Product } from '../products/product.entity';
 import type { License } from './license.entity';
 import { generateLicenseKey } from './license-key';
 import { LicensesRepository, type NewLicense } from './licenses.repository';
-import { toLicenseDetails } from './license-details';
+import { licenseEvent } from './license-details';
 
 /** 100 random bits make a collision astronomically rare; a few draws make it harmless. */
 const KEY_ATTEMPTS = 5;
@@ -72,15 +72,7 @@ export class LicenseCreation {
 
   /** The event of a new licence: its details, and the licence as GET shows it (no seats yet). */
   created(license: License, actor: Actor, notifyCustomer: boolean, now: Date): DomainEvent {
-    return {
-      type: 'license.created',
-      actor,
-      licenseId: license.id,
-      productId: license.productId,
-      productCode: (license.product as Product).code,
-      license: toLicenseDetails(license, [], now),
-      details: creationDetails(license, notifyCustomer),
-    };
+    return licenseEvent('license.created', actor, license, { seats: [], now, details: creationDetails(license, notifyCustomer) });
   }
 
   /** Kept separate so a test can force a key collision. */

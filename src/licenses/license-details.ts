@@ -1,4 +1,6 @@
 import type { Product } from '../products/product.entity';
+import type { Actor } from '../common/auth/actor';
+import type { DomainEvent, EventType } from '../events/event-recorder';
 import { mergePolicy } from '../common/seat-policy/license-policy';
 import type { Activation } from './seats/activation.entity';
 import { ActivationDto } from './dto/activation.dto';
@@ -47,5 +49,26 @@ export function toLicenseDetails(license: License, currentSeats: Activation[], n
           subscription_active: Boolean(license.storeSubscriptionId) && !license.storeSubscriptionEndedAt,
         }
       : null,
+  };
+}
+
+/**
+ * The event of a change to one licence (docs/webhooks.md, Event catalogue): its licence and product, the licence as
+ * the admin GET shows it after the change (with `seats` bound) and the change's own details.
+ */
+export function licenseEvent(
+  type: EventType,
+  actor: Actor,
+  license: License,
+  change: { seats: Activation[]; now: Date; details: Record<string, unknown> },
+): DomainEvent {
+  return {
+    type,
+    actor,
+    licenseId: license.id,
+    productId: license.productId,
+    productCode: license.product?.code ?? null,
+    license: toLicenseDetails(license, change.seats, change.now),
+    details: change.details,
   };
 }

@@ -16,7 +16,7 @@ import { SeatsRepository } from './seats/seats.repository';
 import { licenseState, type LicenseState } from './use-cases/license-rules';
 /** The dashboard's sort keys, public through the service: a repository stays inside its module (docs/architecture.md, Module boundaries). */
 export { LICENSE_SORTS, type LicenseSort } from './licenses.repository';
-export { toLicenseDetails } from './license-details';
+export { licenseEvent, toLicenseDetails } from './license-details';
 import { toLicenseDetails } from './license-details';
 
 /** The most licences one customer address lists in the portal. */

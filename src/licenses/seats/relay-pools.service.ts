@@ -7,7 +7,7 @@ import { AppError } from '../../common/errors/app-error';
 import { ErrorCode } from '../../common/errors/error-codes';
 import { EventRecorder } from '../../events/event-recorder';
 import type { License } from '../license.entity';
-import { toLicenseDetails } from '../license-details';
+import { licenseEvent } from '../license-details';
 import { LicensesRepository } from '../licenses.repository';
 import type { Activation } from './activation.entity';
 import { decideRelayPool } from './relay-pool-decisions';
@@ -85,13 +85,9 @@ export class RelayPoolsService {
         endReason: null,
       };
       const rows = await this.events.recordWith<RelayPoolRow>(manager, poolChanges.issue(pool), [
-        {
-          type: 'license.relay_pool_issued',
-          actor,
-          licenseId: license.id,
-          productId: license.productId,
-          productCode: license.product?.code ?? null,
-          license: toLicenseDetails(license, liveSeats(seats), now),
+        licenseEvent('license.relay_pool_issued', actor, license, {
+          seats: liveSeats(seats),
+          now,
           details: {
             pool_id: pool.id,
             seats: pool.seats,
@@ -101,7 +97,7 @@ export class RelayPoolsService {
             expires_at: pool.expiresAt.toISOString(),
             replaced_pool_id: replaced?.id ?? null,
           },
-        },
+        }),
       ]);
       return { license, pool: poolFromRow(rows[0]), replacedPoolId: replaced?.id ?? null };
     });
@@ -128,15 +124,11 @@ export class RelayPoolsService {
       if (pool.endedAt) throw new AppError(ErrorCode.CONFLICT, 409, `The relay pool was already ${pool.endReason ?? 'ended'}`);
       const { license, seats, now } = load;
       const rows = await this.events.recordWith<RelayPoolRow>(manager, poolChanges.end(pool.id, 'ended'), [
-        {
-          type: 'license.relay_pool_ended',
-          actor,
-          licenseId: license.id,
-          productId: license.productId,
-          productCode: license.product?.code ?? null,
-          license: toLicenseDetails(license, liveSeats(seats), now),
+        licenseEvent('license.relay_pool_ended', actor, license, {
+          seats: liveSeats(seats),
+          now,
           details: { pool_id: pool.id, seats: pool.seats, relay_key_id: pool.relayKeyId, expires_at: pool.expiresAt.toISOString() },
-        },
+        }),
       ]);
       if (!rows[0]) throw new AppError(ErrorCode.CONFLICT, 409, 'The relay pool was already ended');
       return poolFromRow(rows[0]);

@@ -10,6 +10,7 @@ import { Activation, CURRENT_SEAT_INDEX } from './activation.entity';
 import type { License } from '../license.entity';
 import { deriveLicenseStatus, LicenseStatus } from '../license-status';
 import { toLicenseDetails } from '../licenses.service';
+import { licenseEvent } from '../license-details';
 import { LicensesRepository } from '../licenses.repository';
 import {
   type ActivationRequest,
@@ -191,13 +192,9 @@ export class SeatsService {
       releaseReason: null,
     });
     const after = [seat, ...decision.live];
-    const activated: DomainEvent = {
-      type: 'license.activated',
-      actor,
-      licenseId: lic.id,
-      productId: lic.productId,
-      productCode: lic.product?.code ?? null,
-      license: toLicenseDetails(lic, after, now),
+    const activated = licenseEvent('license.activated', actor, lic, {
+      seats: after,
+      now,
       details: {
         machine_fingerprint: request.machineFingerprint,
         hostname: request.hostname,
@@ -206,7 +203,7 @@ export class SeatsService {
         seat_id: Number(seat.id),
         reactivation: false,
       },
-    };
+    });
     const rows = await this.events.recordWith<ActivationRow>(
       manager,
       seatChanges.bind(ids(decision.release), seat, manager ? null : (load as SeatChangeLoad).version),
@@ -234,15 +231,11 @@ export class SeatsService {
         if (released.length) await this.events.recordWith(manager, seatChanges.releaseDead(ids(decision.release)), released);
         return decision.error;
       }
-      const deactivated: DomainEvent = {
-        type: 'license.deactivated',
-        actor,
-        licenseId: license.id,
-        productId: license.productId,
-        productCode: license.product?.code ?? null,
-        license: toLicenseDetails(license, decision.live, now),
+      const deactivated = licenseEvent('license.deactivated', actor, license, {
+        seats: decision.live,
+        now,
         details: { machine_fingerprint: request.machineFingerprint, seat_id: Number(decision.seat.id) },
-      };
+      });
       await this.events.recordWith(manager, seatChanges.deactivate(ids(decision.release), decision.seat.id), [...released, deactivated]);
       return { license, canReactivate: decision.canReactivate };
     });
