@@ -1,4 +1,5 @@
-import { registerDecorator, ValidateIf, ValidationOptions } from 'class-validator';
+import { applyDecorators } from '@nestjs/common';
+import { ArrayMaxSize, ArrayUnique, IsArray, IsString, Matches, registerDecorator, ValidateIf, ValidationOptions } from 'class-validator';
 
 export const LIMIT_NAME = /^[a-z][a-z0-9_]{0,63}$/;
 export const FEATURE_NAME = /^[A-Z][A-Z0-9_]{0,63}$/;
@@ -51,6 +52,21 @@ export function IsStorableText(options?: ValidationOptions): PropertyDecorator {
 
 /** Optional, but never null: for fields whose column cannot be emptied. */
 export const IsOptionalNotNull = () => ValidateIf((_object, value) => value !== undefined);
+
+/**
+ * An optional list of up to 64 distinct feature names, UPPER_SNAKE_CASE (docs/licences.md, Limits and features): a
+ * licence's, a plan's, a product's offer, a release's requirement. Listed bottom-up, as the same decorators stacked on a
+ * property apply, so the messages come in the same order.
+ */
+export const IsFeatureList = () =>
+  applyDecorators(
+    Matches(FEATURE_NAME, { each: true, message: 'each feature must be UPPER_SNAKE_CASE' }),
+    IsString({ each: true }),
+    ArrayUnique(),
+    ArrayMaxSize(64),
+    IsArray(),
+    IsOptionalNotNull(),
+  );
 
 /** Length as PostgreSQL's varchar(n) counts it: Unicode code points (validator.js's isLength does not count variation selectors). */
 export function codePointLength(value: string): number {

@@ -1,20 +1,7 @@
 import { ApiProperty, ApiPropertyOptional, OmitType, PartialType } from '@nestjs/swagger';
-import {
-  ArrayMaxSize,
-  ArrayUnique,
-  IsArray,
-  IsBoolean,
-  IsEmail,
-  IsIn,
-  IsInt,
-  IsOptional,
-  IsString,
-  Matches,
-  Max,
-  Min,
-} from 'class-validator';
+import { IsBoolean, IsEmail, IsIn, IsInt, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
 import { IsIsoTimestamp } from '../../common/validation/iso-timestamp';
-import { FEATURE_NAME, IsLimitsMap, IsStorableText, MaxChars } from '../../common/validation/validators';
+import { IsLimitsMap, IsStorableText, MaxChars, IsFeatureList } from '../../common/validation/validators';
 import { IsPolicy } from '../../common/seat-policy/license-policy';
 import { LICENSE_TYPES, type LicenseType } from '../license-type';
 import { POLICY_INPUT_SCHEMA } from '../../common/seat-policy/seat-policy.dto';
@@ -78,12 +65,7 @@ export class CreateLicenseDto {
     example: ['FISCAL_PRINTING', 'REPORTS'],
     description: "unique names from the product's available_features; omitted: all of them",
   })
-  @IsOptionalNotNull()
-  @IsArray()
-  @ArrayMaxSize(64)
-  @ArrayUnique()
-  @IsString({ each: true })
-  @Matches(FEATURE_NAME, { each: true, message: 'each feature must be UPPER_SNAKE_CASE' })
+  @IsFeatureList()
   features?: string[];
 
   @ApiPropertyOptional({

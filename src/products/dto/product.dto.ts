@@ -1,6 +1,14 @@
 import { ApiProperty, ApiPropertyOptional, PartialType } from '@nestjs/swagger';
-import { ArrayMaxSize, ArrayUnique, IsArray, IsBoolean, IsIn, IsString, Matches, registerDecorator, ValidateIf } from 'class-validator';
-import { FEATURE_NAME, IsLimitsMap, IsOptionalNotNull, IsStorableText, MaxChars, MinChars } from '../../common/validation/validators';
+import { IsBoolean, IsIn, IsString, Matches, registerDecorator, ValidateIf } from 'class-validator';
+import {
+  FEATURE_NAME,
+  IsLimitsMap,
+  IsOptionalNotNull,
+  IsStorableText,
+  MaxChars,
+  MinChars,
+  IsFeatureList,
+} from '../../common/validation/validators';
 import { IsPolicy, mergePolicy } from '../../common/seat-policy/license-policy';
 import { POLICY_INPUT_SCHEMA, SeatPolicyDto } from '../../common/seat-policy/seat-policy.dto';
 import { type Product, type ProductTrial, UPDATE_POLICIES, type UpdatePolicy } from '../product.entity';
@@ -88,12 +96,7 @@ export class CreateProductDto {
   default_policy?: Record<string, number | string | null>;
 
   @ApiPropertyOptional({ type: [String], example: ['REPORTS', 'MULTI_OPERATOR'] })
-  @IsOptionalNotNull()
-  @IsArray()
-  @ArrayMaxSize(64)
-  @ArrayUnique()
-  @IsString({ each: true })
-  @Matches(FEATURE_NAME, { each: true, message: 'each feature must be UPPER_SNAKE_CASE' })
+  @IsFeatureList()
   available_features?: string[];
 
   @ApiPropertyOptional({

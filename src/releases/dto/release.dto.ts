@@ -1,8 +1,8 @@
 import { ApiProperty, ApiPropertyOptional, getSchemaPath } from '@nestjs/swagger';
-import { ArrayMaxSize, ArrayUnique, IsArray, IsIn, IsString, Matches, registerDecorator, ValidateIf } from 'class-validator';
+import { IsIn, IsString, registerDecorator, ValidateIf } from 'class-validator';
 import { ValidateRequestDto } from '../../activation/dto/client-requests.dto';
 import { SignedEnvelopeDto } from '../../activation/dto/client-responses.dto';
-import { FEATURE_NAME, IsOptionalNotNull, IsStorableText, MaxChars } from '../../common/validation/validators';
+import { IsOptionalNotNull, IsStorableText, MaxChars, IsFeatureList } from '../../common/validation/validators';
 import { isSemVer } from '../release-rules';
 import { Release, RELEASE_CHANNELS, ReleaseArtifact, type ReleaseChannel } from '../release.entities';
 
@@ -38,12 +38,7 @@ export class CreateReleaseDto {
   notes?: string;
 
   @ApiPropertyOptional({ type: [String], example: ['REPORTS'], description: 'a licence must carry every one of them to download' })
-  @IsOptionalNotNull()
-  @IsArray()
-  @ArrayMaxSize(64)
-  @ArrayUnique()
-  @IsString({ each: true })
-  @Matches(FEATURE_NAME, { each: true, message: 'each feature must be UPPER_SNAKE_CASE' })
+  @IsFeatureList()
   required_features?: string[];
 }
 

@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional, OmitType, PartialType } from '@nestjs/swagger';
 import { ArrayMaxSize, ArrayUnique, IsArray, IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, ValidateIf } from 'class-validator';
-import { FEATURE_NAME, IsLimitsMap, IsStorableText, MaxChars, MinChars } from '../../common/validation/validators';
+import { FEATURE_NAME, IsLimitsMap, IsStorableText, MaxChars, MinChars, IsFeatureList } from '../../common/validation/validators';
 import { IsOptionalNotNull } from '../../licenses/dto/license-fields';
 import { POLICY_INPUT_SCHEMA } from '../../common/seat-policy/seat-policy.dto';
 import { IsPolicy, type PolicyOverrides } from '../../common/seat-policy/license-policy';
@@ -51,12 +51,7 @@ export class CreateStorePlanDto {
   limits?: Record<string, number>;
 
   @ApiPropertyOptional({ type: [String], example: ['REPORTS'], description: "from the product's available_features; omitted: all of them" })
-  @IsOptionalNotNull()
-  @IsArray()
-  @ArrayMaxSize(64)
-  @ArrayUnique()
-  @IsString({ each: true })
-  @Matches(FEATURE_NAME, { each: true, message: 'each feature must be UPPER_SNAKE_CASE' })
+  @IsFeatureList()
   features?: string[];
 
   @ApiPropertyOptional({
