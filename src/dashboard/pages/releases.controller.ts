@@ -1,6 +1,6 @@
-import { Get, Headers, HttpCode, Param, Post, Put, Query, Req, Res } from '@nestjs/common';
+import { createParamDecorator, type ExecutionContext, Get, Headers, HttpCode, Param, Post, Put, Query, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { Actor, CurrentActor } from '../../common/auth/actor';
+import { Actor, actorFromRequest, CurrentActor, type RequestWithActor } from '../../common/auth/actor';
 import { AppError, type FieldError } from '../../common/errors/app-error';
 import { StreamedBodyRoute } from '../../common/http/raw-body';
 import { CreateReleaseDto, ReleaseArtifactDto } from '../../releases/dto/release.dto';
@@ -12,6 +12,19 @@ import { DashboardController } from '../http/dashboard-controller.decorator';
 import { DashboardIdPipe } from '../http/id-param';
 import { asFormBody, formText } from '../../html/forms';
 import { setFlash } from '../http/view-locals';
+
+/** What a form posted to one release works with: its product's code, its id (404 unless a positive 32-bit integer), who acts. */
+interface ReleasePost {
+  code: string;
+  id: number;
+  req: Request;
+  actor: Actor;
+}
+
+const ReleasePosted = createParamDecorator((_: unknown, ctx: ExecutionContext): ReleasePost => {
+  const req = ctx.switchToHttp().getRequest<RequestWithActor>();
+  return { code: String(req.params.code), id: new DashboardIdPipe().transform(String(req.params.id)), req, actor: actorFromRequest(req) };
+});
 
 interface DraftForm {
   version: string;
@@ -99,42 +112,31 @@ export class ReleasesPageController {
   }
 
   @Post(':id/publish')
-  async publish(
-    @Param('code') code: string,
-    @Param('id', DashboardIdPipe) id: number,
-    @Req() req: Request,
-    @Res() res: Response,
-    @CurrentActor() actor: Actor,
-  ) {
-    await this.releases.releaseOfProduct(code, id);
-    const r = await this.releases.publish(id, actor);
-    this.backToList(req, res, code, `${r.version} is published.`);
+  publish(@ReleasePosted() posted: ReleasePost, @Res() res: Response) {
+    return this.change(posted, res, async (id, actor) => `${(await this.releases.publish(id, actor)).version} is published.`);
   }
 
   @Post(':id/yank')
-  async yank(
-    @Param('code') code: string,
-    @Param('id', DashboardIdPipe) id: number,
-    @Req() req: Request,
-    @Res() res: Response,
-    @CurrentActor() actor: Actor,
-  ) {
-    await this.releases.releaseOfProduct(code, id);
-    const r = await this.releases.yank(id, actor);
-    this.backToList(req, res, code, `${r.version} is yanked: no check, feed or link offers it any more.`);
+  yank(@ReleasePosted() posted: ReleasePost, @Res() res: Response) {
+    return this.change(
+      posted,
+      res,
+      async (id, actor) => `${(await this.releases.yank(id, actor)).version} is yanked: no check, feed or link offers it any more.`,
+    );
   }
 
   @Post(':id/delete')
-  async remove(
-    @Param('code') code: string,
-    @Param('id', DashboardIdPipe) id: number,
-    @Req() req: Request,
-    @Res() res: Response,
-    @CurrentActor() actor: Actor,
-  ) {
-    await this.releases.releaseOfProduct(code, id);
-    await this.releases.remove(id, actor);
-    this.backToList(req, res, code, 'The draft is deleted.');
+  remove(@ReleasePosted() posted: ReleasePost, @Res() res: Response) {
+    return this.change(posted, res, async (id, actor) => {
+      await this.releases.remove(id, actor);
+      return 'The draft is deleted.';
+    });
+  }
+
+  /** A change to one of the product's releases (404 for another product's), then the list with its sentence. */
+  private async change(posted: ReleasePost, res: Response, work: (id: number, actor: Actor) => Promise<string>): Promise<void> {
+    await this.releases.releaseOfProduct(posted.code, posted.id);
+    this.backToList(posted.req, res, posted.code, await work(posted.id, posted.actor));
   }
 
   /** After a change: the product's releases again, with what happened in the flash. */
