@@ -10,8 +10,6 @@ import { normalizeLicenseKey } from '../../licenses/license-key';
 const normalizedKey = ({ value }: { value: unknown }) => (typeof value === 'string' ? normalizeLicenseKey(value) : value);
 const upperCasedTrimmed = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim().toUpperCase() : value);
 
-/** `{license_key, machine_fingerprint}`: the body of deactivate and validate. Unknown fields are ignored. */
-
 /** An optional text the machine reports about itself (`os`, `app_version`): at most `max` characters, storable. */
 const ReportedText = (max: number, example: string) =>
   applyDecorators(
@@ -21,6 +19,24 @@ const ReportedText = (max: number, example: string) =>
     MaxChars(max),
     IsStorableText(),
   );
+
+/**
+ * The machine's fingerprint, `sha256:` and 64 hex digits (upper case lower-cased). Listed bottom-up, as the same
+ * decorators stacked on the property apply.
+ */
+const MachineFingerprint = () =>
+  applyDecorators(
+    Matches(MACHINE_FINGERPRINT_PATTERN, { message: 'machine_fingerprint must be "sha256:" followed by 64 hex digits' }),
+    IsString(),
+    Transform(normalizeFingerprint),
+    ApiProperty({
+      example: 'sha256:' + 'a'.repeat(64),
+      pattern: MACHINE_FINGERPRINT_PATTERN.source,
+      description: 'Upper-case hex is accepted and lower-cased',
+    }),
+  );
+
+/** `{license_key, machine_fingerprint}`: the body of deactivate and validate. Unknown fields are ignored. */
 export class SeatRequestDto {
   @ApiProperty({ example: 'POS-7K2QF-9XWMB-R4TZN-H8CVD', description: 'Case-insensitive; surrounding whitespace ignored' })
   @Transform(normalizedKey)
@@ -29,14 +45,7 @@ export class SeatRequestDto {
   @MaxChars(64)
   license_key: string;
 
-  @ApiProperty({
-    example: 'sha256:' + 'a'.repeat(64),
-    pattern: MACHINE_FINGERPRINT_PATTERN.source,
-    description: 'Upper-case hex is accepted and lower-cased',
-  })
-  @Transform(normalizeFingerprint)
-  @IsString()
-  @Matches(MACHINE_FINGERPRINT_PATTERN, { message: 'machine_fingerprint must be "sha256:" followed by 64 hex digits' })
+  @MachineFingerprint()
   machine_fingerprint: string;
 }
 
@@ -154,14 +163,7 @@ export class TrialRequestDto {
   @MaxChars(32)
   product: string;
 
-  @ApiProperty({
-    example: 'sha256:' + 'a'.repeat(64),
-    pattern: MACHINE_FINGERPRINT_PATTERN.source,
-    description: 'Upper-case hex is accepted and lower-cased',
-  })
-  @Transform(normalizeFingerprint)
-  @IsString()
-  @Matches(MACHINE_FINGERPRINT_PATTERN, { message: 'machine_fingerprint must be "sha256:" followed by 64 hex digits' })
+  @MachineFingerprint()
   machine_fingerprint: string;
 
   @ApiPropertyOptional({

@@ -61,6 +61,8 @@ export class CreateLicenseDto {
   limits?: Record<string, number>;
 
   @ApiPropertyOptional({
+    uniqueItems: true,
+    maxItems: 64,
     type: [String],
     example: ['FISCAL_PRINTING', 'REPORTS'],
     description: "unique names from the product's available_features; omitted: all of them",

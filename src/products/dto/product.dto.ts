@@ -95,7 +95,7 @@ export class CreateProductDto {
   @IsPolicy(false)
   default_policy?: Record<string, number | string | null>;
 
-  @ApiPropertyOptional({ type: [String], example: ['REPORTS', 'MULTI_OPERATOR'] })
+  @ApiPropertyOptional({ uniqueItems: true, maxItems: 64, type: [String], example: ['REPORTS', 'MULTI_OPERATOR'] })
   @IsFeatureList()
   available_features?: string[];
 

@@ -37,7 +37,13 @@ export class CreateReleaseDto {
   @IsStorableText()
   notes?: string;
 
-  @ApiPropertyOptional({ type: [String], example: ['REPORTS'], description: 'a licence must carry every one of them to download' })
+  @ApiPropertyOptional({
+    uniqueItems: true,
+    maxItems: 64,
+    type: [String],
+    example: ['REPORTS'],
+    description: 'a licence must carry every one of them to download',
+  })
   @IsFeatureList()
   required_features?: string[];
 }

@@ -50,7 +50,13 @@ export class CreateStorePlanDto {
   @IsLimitsMap()
   limits?: Record<string, number>;
 
-  @ApiPropertyOptional({ type: [String], example: ['REPORTS'], description: "from the product's available_features; omitted: all of them" })
+  @ApiPropertyOptional({
+    uniqueItems: true,
+    maxItems: 64,
+    type: [String],
+    example: ['REPORTS'],
+    description: "from the product's available_features; omitted: all of them",
+  })
   @IsFeatureList()
   features?: string[];
 
