@@ -19,6 +19,11 @@ export class ProductsService {
     private readonly events: EventRecorder,
   ) {}
 
+  /** The service over a data source of its own, outside Nest (the `licence-server` command). */
+  static over(dataSource: DataSource): ProductsService {
+    return new ProductsService(dataSource, new ProductsRepository(dataSource), new EventRecorder(dataSource));
+  }
+
   listProducts(products: ProductScope = ALL_PRODUCTS): Promise<Product[]> {
     return this.products.listAll(products);
   }

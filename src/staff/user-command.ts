@@ -1,7 +1,7 @@
 import { DataSource } from 'typeorm';
 import { dataSourceOptions } from '../database/data-source-options';
 import { EventRecorder } from '../events/event-recorder';
-import { ProductsRepository } from '../products/products.repository';
+import { ProductsService } from '../products/products.service';
 import type { StaffRole } from './roles';
 import { UsersRepository } from './users.repository';
 import { UsersService } from './users.service';
@@ -37,9 +37,9 @@ export function createUser(
     let products: { id: number; code: string }[] | null = null;
     if (account.productCodes.length > 0) {
       products = [];
-      const catalog = new ProductsRepository(dataSource);
+      const catalog = ProductsService.over(dataSource);
       for (const code of new Set(account.productCodes)) {
-        const product = await catalog.getByCode(code);
+        const product = await catalog.findByCode(code);
         if (!product) throw new Error(`unknown product code: ${code}`);
         products.push({ id: product.id, code: product.code });
       }
