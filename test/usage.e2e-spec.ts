@@ -211,7 +211,9 @@ describe('usage metering', () => {
     expect(new Set(results.filter((r) => r.status === 200).map((r) => r.body.uses)).size).toBe(500);
     expect(await counted(s.id)).toBe(500);
     expect(await events(s.id, 'license.usage_limit_reached')).toBe(1);
-  }, 120_000);
+    // A thousand requests queue on one licence row: it took over 120 s with two copies of `npm test` side by side
+    // (load 20). A hang guard, not a speed goal (docs/testing.md, On a busy machine).
+  }, 300_000);
 
   it('increments of mixed sizes at once, counted in one statement below the cap and with the event at it, never pass max_uses', async () => {
     const s = await meteredSeat({ max_uses: 200, uses_period: 'month' });
@@ -231,7 +233,7 @@ describe('usage metering', () => {
     // Refused only when the increment did not fit in what was left at its turn: with sizes up to 5, at least 196 counted.
     expect(total).toBeGreaterThan(195);
     expect(await events(s.id, 'license.usage_limit_reached')).toBe(total === 200 ? 1 : 0);
-  }, 120_000);
+  }, 300_000);
 
   describe('round trips (docs/performance.md)', () => {
     let roundTrips: ReturnType<typeof watchRoundTrips>;
