@@ -37,8 +37,14 @@ function sourcesChangedAt() {
 if (process.argv.includes('--stamp')) {
   if (existsSync(BIN)) chmodSync(BIN, 0o755);
   writeFileSync(STAMP, `${new Date().toISOString()}\n`);
-} else if (!existsSync(join(ROOT, 'src'))) {
-  // A production tree (the Docker image: dist/ without sources or dev dependencies) has nothing to build from: run dist/.
+} else if (!existsSync(join(ROOT, 'src')) || !existsSync(join(ROOT, 'node_modules', '@swc', 'cli', 'package.json'))) {
+  // A production tree has nothing to build from or nothing to build with: the Docker image (dist/ without sources) or a
+  // checkout installed with `npm ci --omit=dev` (no SWC). The operator's commands run the dist/ it has; with no dist/
+  // at all, say what to do rather than fail inside a build that cannot run.
+  if (!builtAt()) {
+    console.error('dist/ is missing and the build tools are not installed: run `npm ci && npm run build` first');
+    process.exit(1);
+  }
 } else if (sourcesChangedAt() > builtAt()) {
   // The build's own output goes to stderr: stdout belongs to the command that follows (it may be piped).
   const build = spawnSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: ['ignore', 2, 2] });
