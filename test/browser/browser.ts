@@ -36,6 +36,7 @@ export const SCREENSHOTS = join(__dirname, '..', '..', 'test-results', 'screensh
  * BROWSER_SCREENSHOTS=1 (docs/testing.md, The browser suite). Every check beside them runs either way.
  */
 const TAKE_SCREENSHOTS = process.env.BROWSER_SCREENSHOTS === '1';
+if (TAKE_SCREENSHOTS) mkdirSync(SCREENSHOTS, { recursive: true });
 
 /** One element as `name.png` (a chart, a panel), when screenshots are asked for. */
 export async function shoot(target: Pick<Locator, 'screenshot'>, name: string): Promise<void> {
@@ -82,7 +83,6 @@ export async function startDashboard(
   port = 0,
 ): Promise<{ t: TestApp; baseUrl: string; browser: Browser }> {
   if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} not found: apt-get install -y chromium (or set CHROMIUM_PATH)`);
-  mkdirSync(SCREENSHOTS, { recursive: true });
   const t = await createTestApp(overrides);
   await t.app.listen(port, '127.0.0.1');
   const { port: listening } = (t.app.getHttpServer() as Server).address() as AddressInfo;
