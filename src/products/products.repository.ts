@@ -4,7 +4,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { ALL_PRODUCTS, type ProductScope, productScopeIncludes } from '../common/auth/actor';
 import { param, raw, runStatement, sql, type Sql } from '../database/statement';
 import type { Product } from './product.entity';
-import { PRODUCT_COLUMNS, productFromRow, type ProductRow } from './product-rows';
+import { PRODUCT_ROWS, type ProductRow } from './product-rows';
 
 /** What creating a product decides; the id and times are the table's. */
 export type NewProduct = Omit<Product, 'id' | 'createdAt' | 'updatedAt'>;
@@ -23,9 +23,9 @@ export class ProductsRepository {
     const rows = await runStatement<ProductRow>(
       this.dataSource.manager,
       'products-list',
-      sql`SELECT ${raw(PRODUCT_COLUMNS)} FROM products WHERE ${ids}::int[] IS NULL OR id = ANY(${ids}::int[]) ORDER BY id`,
+      sql`SELECT ${raw(PRODUCT_ROWS.columns)} FROM products WHERE ${ids}::int[] IS NULL OR id = ANY(${ids}::int[]) ORDER BY id`,
     );
-    return rows.map(productFromRow);
+    return rows.map(PRODUCT_ROWS.fromRow);
   }
 
   getById(id: number, manager?: EntityManager, products: ProductScope = ALL_PRODUCTS): Promise<Product | null> {
@@ -47,9 +47,9 @@ export class ProductsRepository {
       sql`INSERT INTO products (code, name, key_prefix, default_limits, default_policy, available_features, active, trial, update_policy)
        VALUES (${p.code}, ${p.name}, ${p.keyPrefix}, ${JSON.stringify(p.defaultLimits)}::jsonb, ${JSON.stringify(p.defaultPolicy)}::jsonb,
          ${JSON.stringify(p.availableFeatures)}::jsonb, ${p.active}, ${jsonOrNull(p.trial)}::jsonb, ${p.updatePolicy})
-       RETURNING ${raw(PRODUCT_COLUMNS)}`,
+       RETURNING ${raw(PRODUCT_ROWS.columns)}`,
     );
-    return productFromRow(rows[0]);
+    return PRODUCT_ROWS.fromRow(rows[0]);
   }
 
   /** Writes every changeable column of a locked product and stamps updated_at; returns it as stored. */
@@ -61,18 +61,18 @@ export class ProductsRepository {
          default_limits = ${JSON.stringify(p.defaultLimits)}::jsonb, default_policy = ${JSON.stringify(p.defaultPolicy)}::jsonb,
          available_features = ${JSON.stringify(p.availableFeatures)}::jsonb, active = ${p.active}, trial = ${jsonOrNull(p.trial)}::jsonb,
          update_policy = ${p.updatePolicy}, updated_at = now()
-       WHERE id = ${p.id} RETURNING ${raw(PRODUCT_COLUMNS)}`,
+       WHERE id = ${p.id} RETURNING ${raw(PRODUCT_ROWS.columns)}`,
     );
-    return productFromRow(rows[0]);
+    return PRODUCT_ROWS.fromRow(rows[0]);
   }
 
   private async one(manager: EntityManager | undefined, name: string, condition: Sql): Promise<Product | null> {
     const rows = await runStatement<ProductRow>(
       manager ?? this.dataSource.manager,
       name,
-      sql`SELECT ${raw(PRODUCT_COLUMNS)} FROM products WHERE ${condition}`,
+      sql`SELECT ${raw(PRODUCT_ROWS.columns)} FROM products WHERE ${condition}`,
     );
-    return rows.length ? productFromRow(rows[0]) : null;
+    return rows.length ? PRODUCT_ROWS.fromRow(rows[0]) : null;
   }
 }
 

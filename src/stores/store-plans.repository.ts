@@ -1,72 +1,35 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import type { PolicyOverrides } from '../common/seat-policy/license-policy';
+import { jsonTime, rowShape, type RowOf } from '../database/row-shape';
 import { raw, runStatement, sql, type Sql } from '../database/statement';
-import type { LicenseType } from '../licenses/license-type';
-import type { OnEndAction, StoreName } from '../licenses/store-licenses/store-names';
+import type { StoreName } from '../licenses/store-licenses/store-names';
 import { Product } from '../products/product.entity';
-import type { ProductRow } from '../products/product-rows';
 import { StorePlan } from './store-plan.entity';
 
-const PLAN_COLUMNS = 'id, store, price_id, product_id, license_type, limits, features, policy, grace_days, on_end, created_at, updated_at';
+/** A store_plans row read into a StorePlan (timestamptz as Date, jsonb parsed), without its product. */
+const PLAN_ROWS = rowShape(
+  () => new StorePlan(),
+  'id, store, price_id, product_id, license_type, limits, features, policy, grace_days, on_end, created_at, updated_at',
+);
+
+/** A product_catalog row as jsonb (every column of a product but update_policy, its times as text), read into a Product. */
+const CATALOG_JSON = rowShape(
+  () => new Product(),
+  'id, code, name, key_prefix, default_limits, default_policy, available_features, active, trial, created_at, updated_at',
+  { convert: { created_at: jsonTime, updated_at: jsonTime } },
+);
 
 /** A plan with its product, read through the products module's product_catalog view (docs/architecture.md). */
-const PLAN_WITH_PRODUCT = `SELECT sp.id, sp.store, sp.price_id, sp.product_id, sp.license_type, sp.limits, sp.features, sp.policy, sp.grace_days,
-    sp.on_end, sp.created_at, sp.updated_at, to_jsonb(p) AS product
+const PLAN_WITH_PRODUCT = `SELECT ${PLAN_ROWS.columnsOf('sp')}, to_jsonb(p) AS product
   FROM store_plans sp JOIN product_catalog p ON p.id = sp.product_id`;
 
-/** A store_plans row (timestamptz as Date, jsonb parsed). */
-interface StorePlanRow {
-  id: number;
-  store: StoreName;
-  price_id: string;
-  product_id: number;
-  license_type: LicenseType;
-  limits: Record<string, number>;
-  features: string[] | null;
-  policy: PolicyOverrides;
-  grace_days: number;
-  on_end: OnEndAction;
-  created_at: Date;
-  updated_at: Date;
-  /** The product_catalog row as jsonb (its times as text). */
-  product?: CatalogProductJson;
-}
-
-/** A product_catalog row as jsonb: every column of a product but update_policy, its times as text. */
-type CatalogProductJson = Omit<ProductRow, 'update_policy' | 'created_at' | 'updated_at'> & { created_at: string; updated_at: string };
+/** A store_plans row, with the product_catalog row as jsonb where the statement joins it. */
+type StorePlanRow = RowOf<typeof PLAN_ROWS> & { product?: RowOf<typeof CATALOG_JSON> };
 
 function planFromRow(r: StorePlanRow): StorePlan {
-  const plan = Object.assign(new StorePlan(), {
-    id: r.id,
-    store: r.store,
-    priceId: r.price_id,
-    productId: r.product_id,
-    licenseType: r.license_type,
-    limits: r.limits,
-    features: r.features,
-    policy: r.policy,
-    graceDays: r.grace_days,
-    onEnd: r.on_end,
-    createdAt: r.created_at,
-    updatedAt: r.updated_at,
-  });
-  const p = r.product;
-  if (p)
-    plan.product = Object.assign(new Product(), {
-      id: p.id,
-      code: p.code,
-      name: p.name,
-      keyPrefix: p.key_prefix,
-      defaultLimits: p.default_limits,
-      defaultPolicy: p.default_policy,
-      availableFeatures: p.available_features,
-      active: p.active,
-      trial: p.trial,
-      createdAt: new Date(p.created_at),
-      updatedAt: new Date(p.updated_at),
-    });
+  const plan = PLAN_ROWS.fromRow(r);
+  if (r.product) plan.product = CATALOG_JSON.fromRow(r.product);
   return plan;
 }
 
@@ -89,7 +52,7 @@ export class StorePlansRepository {
       sql`INSERT INTO store_plans (store, price_id, product_id, license_type, limits, features, policy, grace_days, on_end)
        VALUES (${p.store}, ${p.priceId}, ${p.productId}, ${p.licenseType}, ${JSON.stringify(p.limits)}::jsonb, ${jsonOrNull(p.features)}::jsonb,
          ${JSON.stringify(p.policy)}::jsonb, ${p.graceDays}, ${p.onEnd})
-       RETURNING ${raw(PLAN_COLUMNS)}`,
+       RETURNING ${raw(PLAN_ROWS.columns)}`,
     );
     return inserted;
   }
@@ -103,7 +66,7 @@ export class StorePlansRepository {
       sql`UPDATE store_plans SET store = ${p.store}, price_id = ${p.priceId}, product_id = ${p.productId}, license_type = ${p.licenseType},
          limits = ${JSON.stringify(p.limits)}::jsonb, features = ${jsonOrNull(p.features)}::jsonb, policy = ${JSON.stringify(p.policy)}::jsonb,
          grace_days = ${p.graceDays}, on_end = ${p.onEnd}, updated_at = now()
-       WHERE id = ${p.id} RETURNING ${raw(PLAN_COLUMNS)}`,
+       WHERE id = ${p.id} RETURNING ${raw(PLAN_ROWS.columns)}`,
     );
     return saved;
   }
