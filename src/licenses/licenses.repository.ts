@@ -19,12 +19,11 @@ import {
   SORT_SQL,
 } from './license-list-query';
 import {
-  LICENSE_COLUMNS,
+  LICENSE_LIST_ROWS,
+  LICENSE_ROWS,
   LICENSE_WITH_PRODUCT,
   type LicenseListDbRow,
   licenseFromRow,
-  licenseListRowFromRow,
-  licenseOnlyFromRow,
   type LicenseRow,
   type LicenseWithProductRow,
 } from './license-rows';
@@ -41,7 +40,7 @@ const inProductScope = (products: ProductScope): Sql => {
 
 /**
  * Narrow, named queries on licences; every method takes the caller's transaction when it has one. Style: named SQL
- * with typed rows (LicenseRow), mapped by hand; it names only the licences module's tables and the products module's
+ * with typed rows (LicenseRow), read through their row shapes; it names only the licences module's tables and the products module's
  * product_catalog view (docs/architecture.md, Database style).
  */
 @Injectable()
@@ -132,9 +131,9 @@ export class LicensesRepository {
          ${l.notes}, ${l.expiresAt}, ${createdAt}, ${createdAt}, ${l.convertedFrom ?? null}, ${l.storeName ?? null},
          ${l.storeCustomerId ?? null}, ${l.storeSubscriptionId ?? null}, ${l.storeOrderId ?? null})
        ON CONFLICT (license_key) DO NOTHING
-       RETURNING ${raw(LICENSE_COLUMNS)}`,
+       RETURNING ${raw(LICENSE_ROWS.columns)}`,
     );
-    return rows.length ? licenseOnlyFromRow(rows[0]) : null;
+    return rows.length ? LICENSE_ROWS.fromRow(rows[0]) : null;
   }
 
   /** Writes every changeable column of a locked licence and stamps updated_at; returns it as stored, its product kept. */
@@ -148,9 +147,9 @@ export class LicensesRepository {
          policy = ${JSON.stringify(l.policy)}::jsonb, grace_days = ${l.graceDays}, notes = ${l.notes}, expires_at = ${l.expiresAt},
          active = ${l.active}, revoked = ${l.revoked}, revoked_at = ${l.revokedAt}, revoke_reason = ${l.revokeReason},
          store_subscription_ended_at = ${l.storeSubscriptionEndedAt ?? null}, store_subscription_id = ${l.storeSubscriptionId ?? null}, updated_at = now()
-       WHERE id = ${l.id} RETURNING ${raw(LICENSE_COLUMNS)}`,
+       WHERE id = ${l.id} RETURNING ${raw(LICENSE_ROWS.columns)}`,
     );
-    return Object.assign(licenseOnlyFromRow(rows[0]), { product: license.product });
+    return Object.assign(LICENSE_ROWS.fromRow(rows[0]), { product: license.product });
   }
 
   /**
@@ -174,8 +173,7 @@ export class LicensesRepository {
          license_seat_limit(p.default_limits, l.limits) AS seat_limit,
          l.customer_pib`
       : '';
-    const columns = `l.id, p.code AS product_code, l.license_key, l.license_type, l.customer_name, l.customer_email, l.expires_at,
-                l.active, l.revoked, l.created_at, ${licenseStatusSql('l')} AS status${order ? `, ${SORT_SQL[options.sort as LicenseSort]} AS sort_key` : ''}${seats}`;
+    const columns = `${LICENSE_LIST_ROWS.columnsOf('l')}${order ? `, ${SORT_SQL[options.sort as LicenseSort]} AS sort_key` : ''}${seats}`;
     // Newest first (the API's only order) is pagedList's own, the one keyset paging continues.
     const newestFirst = !order && createdDir === 'DESC';
     const page = await pagedList<LicenseListDbRow & { seats_used?: number; seat_limit?: number; customer_pib?: string | null }>(manager, {
@@ -193,7 +191,7 @@ export class LicensesRepository {
           },
     });
     const rows = page.rows.map((r) => ({
-      ...licenseListRowFromRow(r),
+      ...LICENSE_LIST_ROWS.fromRow(r),
       ...(options.withSeats ? { seatsUsed: r.seats_used, seatLimit: r.seat_limit, customerPib: r.customer_pib } : {}),
     }));
     return { rows, total: page.total, estimated: page.estimated, next: page.next };
@@ -270,7 +268,7 @@ export class LicensesRepository {
   }
 
   /**
-   * The licence and its product in one round trip, as a prepared statement, mapped by hand: the client API
+   * The licence and its product in one round trip, as a prepared statement, read by its row shape: the client API
    * reads them on every call, and the ORM's relation loading cost a second (DISTINCT) query and most of the CPU.
    */
   private async oneWithProduct(name: string, condition: Sql, manager = this.dataSource.manager): Promise<License | null> {

@@ -1,12 +1,23 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
+import { plain, rowShape, type RowOf } from '../../database/row-shape';
 import { raw, runStatement, sql } from '../../database/statement';
 import type { RecordedChange } from '../../events/event-recorder';
 import type { PoolEndReason, RelayPool } from './relay-pool.entity';
 
-const POOL_COLUMNS =
-  'id, license_id, seats, relay_key_id, relay_public_key, relay_fingerprint, issued_at, expires_at, ended_at, end_reason';
+/** A relay_pools row read into a RelayPool. */
+const POOL_ROWS = rowShape(
+  plain<RelayPool>(),
+  'id, license_id, seats, relay_key_id, relay_public_key, relay_fingerprint, issued_at, expires_at, ended_at, end_reason',
+);
+
+const POOL_COLUMNS = POOL_ROWS.columns;
+
+/** A relay_pools row as pg returns it. */
+export type RelayPoolRow = RowOf<typeof POOL_ROWS>;
+
+export const poolFromRow = POOL_ROWS.fromRow;
 
 /**
  * Relay pools (docs/relay.md, Seats on the vendor's side). Style: named SQL with typed rows (RelayPoolRow), mapped by
@@ -75,32 +86,3 @@ export const poolChanges = {
     };
   },
 };
-
-/** A relay_pools row as pg returns it. */
-export interface RelayPoolRow {
-  id: string;
-  license_id: number;
-  seats: number;
-  relay_key_id: string;
-  relay_public_key: string;
-  relay_fingerprint: string;
-  issued_at: Date;
-  expires_at: Date;
-  ended_at: Date | null;
-  end_reason: PoolEndReason | null;
-}
-
-export function poolFromRow(row: RelayPoolRow): RelayPool {
-  return {
-    id: row.id,
-    licenseId: row.license_id,
-    seats: row.seats,
-    relayKeyId: row.relay_key_id,
-    relayPublicKey: row.relay_public_key,
-    relayFingerprint: row.relay_fingerprint,
-    issuedAt: row.issued_at,
-    expiresAt: row.expires_at,
-    endedAt: row.ended_at,
-    endReason: row.end_reason,
-  };
-}

@@ -1,12 +1,13 @@
 import type { PolicyOverrides, SeatPolicy } from '../../common/seat-policy/license-policy';
 import type { License } from '../license.entity';
-import { licenseFromRow, type LicenseRow, type ProductRow } from '../license-rows';
+import { rowShape, type RowOf } from '../../database/row-shape';
+import { CATALOG_ROWS, LICENSE_ROWS, type LicenseRow, type ProductRow } from '../license-rows';
 import type { StoredUsage } from '../usage/usage-decisions';
-import { Activation, type ReleaseReason } from './activation.entity';
+import { Activation } from './activation.entity';
 
 /*
- * The seats' rows as pg returns them and the one mapper per row type (docs/architecture.md, Database style), for
- * SeatsRepository and the seat changes the recorder runs.
+ * The seats' rows and their targets (docs/architecture.md, Database style), for SeatsRepository and the seat changes
+ * the recorder runs.
  */
 
 /** A seat the sweep released. */
@@ -31,7 +32,7 @@ export interface HeartbeatRow {
 }
 
 /** Maps the rows `change` returned. */
-export const seatsFromRows = (rows: ActivationRow[]) => rows.map(activationFromRow);
+export const seatsFromRows = (rows: ActivationRow[]) => rows.map(ACTIVATION_ROWS.fromRow);
 
 /** What a seat change loads under the licence lock (see lockForSeatChange). */
 export interface SeatChangeLoad {
@@ -64,26 +65,28 @@ function jsonDates<T extends object, K extends keyof T & string>(row: T, keys: K
 }
 
 export function licenseFromJson(l: Json<LicenseRow>, p: Json<ProductRow>): License {
-  return licenseFromRow({
+  const license = LICENSE_ROWS.fromRow({
     ...l,
     ...(jsonDates(l, ['expires_at', 'revoked_at', 'created_at', 'updated_at']) as Pick<
       LicenseRow,
       'expires_at' | 'revoked_at' | 'created_at' | 'updated_at'
     >),
-    p_code: p.code,
-    p_name: p.name,
-    p_key_prefix: p.key_prefix,
-    p_default_limits: p.default_limits,
-    p_default_policy: p.default_policy,
-    p_available_features: p.available_features,
-    p_active: p.active,
-    p_created_at: new Date(p.created_at),
-    p_updated_at: new Date(p.updated_at),
   });
+  const product = CATALOG_ROWS.fromRow({ ...p, created_at: new Date(p.created_at), updated_at: new Date(p.updated_at) });
+  return Object.assign(license, { product });
 }
 
-export const SEAT_COLUMNS =
-  'id, license_id, product_id, machine_fingerprint, hostname, os, app_version, ip, activated_at, last_seen_at, released_at, release_reason';
+/** An activations row read into an Activation; its bigint id comes as text (as a number through json). */
+export const ACTIVATION_ROWS = rowShape(
+  () => new Activation(),
+  'id, license_id, product_id, machine_fingerprint, hostname, os, app_version, ip, activated_at, last_seen_at, released_at, release_reason',
+  { convert: { id: (id: string | number) => String(id) } },
+);
+
+export const SEAT_COLUMNS = ACTIVATION_ROWS.columns;
+
+/** An activations row as pg returns it. */
+export type ActivationRow = RowOf<typeof ACTIVATION_ROWS>;
 
 /** The licence fields that decide its status, and the checked machine's current seat (if any). */
 export interface SeatCheckRow {
@@ -113,37 +116,4 @@ export interface SeatCheckDbRow {
   default_policy: PolicyOverrides;
   usage_period_start: Date | null;
   uses: string | null;
-}
-
-/** An activations row as pg returns it: bigint id as a string, timestamptz as Date. */
-export interface ActivationRow {
-  id: string;
-  license_id: number;
-  product_id: number;
-  machine_fingerprint: string;
-  hostname: string | null;
-  os: string | null;
-  app_version: string | null;
-  ip: string | null;
-  activated_at: Date;
-  last_seen_at: Date;
-  released_at: Date | null;
-  release_reason: ReleaseReason | null;
-}
-
-export function activationFromRow(row: ActivationRow): Activation {
-  return Object.assign(new Activation(), {
-    id: String(row.id),
-    licenseId: row.license_id,
-    productId: row.product_id,
-    machineFingerprint: row.machine_fingerprint,
-    hostname: row.hostname,
-    os: row.os,
-    appVersion: row.app_version,
-    ip: row.ip,
-    activatedAt: row.activated_at,
-    lastSeenAt: row.last_seen_at,
-    releasedAt: row.released_at,
-    releaseReason: row.release_reason,
-  });
 }

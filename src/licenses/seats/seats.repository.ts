@@ -6,7 +6,7 @@ import { param, raw, runStatement, type Sql, sql } from '../../database/statemen
 import type { RecordedChange } from '../../events/event-recorder';
 import { Activation, ReleaseReason } from './activation.entity';
 import {
-  activationFromRow,
+  ACTIVATION_ROWS,
   type ActivationRow,
   type HeartbeatRow,
   licenseFromJson,
@@ -31,7 +31,7 @@ export {
 
 /**
  * Activation records ("seats"). A seat is current while released_at is null. Style: named SQL with typed rows
- * (ActivationRow), mapped by hand (docs/architecture.md, Database style).
+ * (ActivationRow), read through its row shape (docs/architecture.md, Database style).
  */
 @Injectable()
 export class SeatsRepository {
@@ -56,7 +56,12 @@ export class SeatsRepository {
     return {
       license: licenseFromJson(load.license, load.product),
       seats: load.seats.map((s) =>
-        activationFromRow({ ...s, activated_at: new Date(s.activated_at), last_seen_at: new Date(s.last_seen_at), released_at: null }),
+        ACTIVATION_ROWS.fromRow({
+          ...s,
+          activated_at: new Date(s.activated_at),
+          last_seen_at: new Date(s.last_seen_at),
+          released_at: null,
+        }),
       ),
       recentDeactivations: load.recent_deactivations.map((d) => new Date(d)),
       now: new Date(load.now),
@@ -73,7 +78,7 @@ export class SeatsRepository {
       'seats-current',
       sql`SELECT ${raw(SEAT_COLUMNS)} FROM activations WHERE license_id = ${licenseId} AND released_at IS NULL ORDER BY activated_at DESC, id DESC`,
     );
-    return rows.map(activationFromRow);
+    return rows.map(ACTIVATION_ROWS.fromRow);
   }
 
   /** The seats bound now on any of these licences (a customer's machines), most recently seen first, at most `limit`. */
@@ -84,7 +89,7 @@ export class SeatsRepository {
       sql`SELECT ${raw(SEAT_COLUMNS)} FROM activations WHERE license_id = ANY(${licenseIds}::int[]) AND released_at IS NULL
        ORDER BY last_seen_at DESC, id DESC LIMIT ${limit}`,
     );
-    return rows.map(activationFromRow);
+    return rows.map(ACTIVATION_ROWS.fromRow);
   }
 
   /**
@@ -134,7 +139,7 @@ export class SeatsRepository {
       'seats-history',
       sql`SELECT ${raw(SEAT_COLUMNS)} FROM activations WHERE license_id = ${licenseId} ORDER BY activated_at DESC, id DESC`,
     );
-    return rows.map(activationFromRow);
+    return rows.map(ACTIVATION_ROWS.fromRow);
   }
 
   /** Releases the current seat of one fingerprint, or all current seats; returns the released records. */
@@ -152,7 +157,7 @@ export class SeatsRepository {
        WHERE license_id = ${licenseId} AND released_at IS NULL AND (${fingerprint}::varchar IS NULL OR machine_fingerprint = ${fingerprint})
        RETURNING ${raw(SEAT_COLUMNS)}`,
     );
-    return rows.map(activationFromRow);
+    return rows.map(ACTIVATION_ROWS.fromRow);
   }
 
   /** Refreshes last_seen_at only when older than `minIntervalSeconds`, so frequent validations do not write every time. */
