@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { raw, runStatement, sql, type Sql } from '../database/statement';
 import type { Release, ReleaseArtifact } from './release.entities';
-import { ARTIFACT_COLUMNS, type ArtifactRow, artifactFromRow, RELEASE_COLUMNS, releaseFromRow, type ReleaseRow } from './release-rows';
+import { ARTIFACT_ROWS, type ArtifactRow, RELEASE_ROWS, type ReleaseRow } from './release-rows';
 
 /** What creating a release decides; the id and times are the table's. */
 export type NewRelease = Pick<Release, 'productId' | 'version' | 'channel' | 'notes' | 'requiredFeatures'>;
@@ -26,14 +26,14 @@ export class ReleasesRepository {
       'releases-insert',
       sql`INSERT INTO releases (product_id, version, channel, notes, required_features)
        VALUES (${r.productId}, ${r.version}, ${r.channel}, ${r.notes}, ${JSON.stringify(r.requiredFeatures)}::jsonb)
-       RETURNING ${raw(RELEASE_COLUMNS)}`,
+       RETURNING ${raw(RELEASE_ROWS.columns)}`,
     );
     return inserted;
   }
 
   /** With its artifacts in upload order. */
   async getById(id: number, manager?: EntityManager): Promise<Release | null> {
-    const releases = await this.releases(manager, 'releases-get', sql`SELECT ${raw(RELEASE_COLUMNS)} FROM releases WHERE id = ${id}`);
+    const releases = await this.releases(manager, 'releases-get', sql`SELECT ${raw(RELEASE_ROWS.columns)} FROM releases WHERE id = ${id}`);
     return (await this.withArtifacts(releases, manager))[0] ?? null;
   }
 
@@ -42,7 +42,7 @@ export class ReleasesRepository {
     const [release] = await this.releases(
       manager,
       'releases-lock',
-      sql`SELECT ${raw(RELEASE_COLUMNS)} FROM releases WHERE id = ${id} FOR UPDATE`,
+      sql`SELECT ${raw(RELEASE_ROWS.columns)} FROM releases WHERE id = ${id} FOR UPDATE`,
     );
     return release ?? null;
   }
@@ -52,7 +52,7 @@ export class ReleasesRepository {
     const releases = await this.releases(
       undefined,
       'releases-list-by-product',
-      sql`SELECT ${raw(RELEASE_COLUMNS)} FROM releases WHERE product_id = ${productId} ORDER BY id DESC`,
+      sql`SELECT ${raw(RELEASE_ROWS.columns)} FROM releases WHERE product_id = ${productId} ORDER BY id DESC`,
     );
     return this.withArtifacts(releases);
   }
@@ -62,7 +62,7 @@ export class ReleasesRepository {
     const releases = await this.releases(
       undefined,
       'releases-list-offered',
-      sql`SELECT ${raw(RELEASE_COLUMNS)} FROM releases WHERE product_id = ${productId} AND published_at IS NOT NULL AND yanked_at IS NULL`,
+      sql`SELECT ${raw(RELEASE_ROWS.columns)} FROM releases WHERE product_id = ${productId} AND published_at IS NOT NULL AND yanked_at IS NULL`,
     );
     return this.withArtifacts(releases);
   }
@@ -75,7 +75,7 @@ export class ReleasesRepository {
       'releases-update',
       sql`UPDATE releases SET version = ${r.version}, channel = ${r.channel}, notes = ${r.notes},
          required_features = ${JSON.stringify(r.requiredFeatures)}::jsonb, published_at = ${r.publishedAt}, yanked_at = ${r.yankedAt}
-       WHERE id = ${r.id} RETURNING ${raw(RELEASE_COLUMNS)}`,
+       WHERE id = ${r.id} RETURNING ${raw(RELEASE_ROWS.columns)}`,
     );
     return saved;
   }
@@ -88,7 +88,7 @@ export class ReleasesRepository {
     const [artifact] = await this.artifacts(
       manager,
       'release-artifacts-find',
-      sql`SELECT ${raw(ARTIFACT_COLUMNS)} FROM release_artifacts WHERE release_id = ${releaseId} AND filename = ${filename}`,
+      sql`SELECT ${raw(ARTIFACT_ROWS.columns)} FROM release_artifacts WHERE release_id = ${releaseId} AND filename = ${filename}`,
     );
     return artifact ?? null;
   }
@@ -98,13 +98,13 @@ export class ReleasesRepository {
     const [artifact] = await this.artifacts(
       undefined,
       'release-artifacts-get',
-      sql`SELECT ${raw(ARTIFACT_COLUMNS)} FROM release_artifacts WHERE id = ${id}`,
+      sql`SELECT ${raw(ARTIFACT_ROWS.columns)} FROM release_artifacts WHERE id = ${id}`,
     );
     if (!artifact) return null;
     const [release] = await this.releases(
       undefined,
       'releases-get',
-      sql`SELECT ${raw(RELEASE_COLUMNS)} FROM releases WHERE id = ${artifact.releaseId}`,
+      sql`SELECT ${raw(RELEASE_ROWS.columns)} FROM releases WHERE id = ${artifact.releaseId}`,
     );
     return Object.assign(artifact, { release });
   }
@@ -119,12 +119,12 @@ export class ReleasesRepository {
         ? await this.artifacts(
             manager,
             'release-artifacts-insert',
-            sql`INSERT INTO release_artifacts (${columns}) VALUES (${values}) RETURNING ${raw(ARTIFACT_COLUMNS)}`,
+            sql`INSERT INTO release_artifacts (${columns}) VALUES (${values}) RETURNING ${raw(ARTIFACT_ROWS.columns)}`,
           )
         : await this.artifacts(
             manager,
             'release-artifacts-replace',
-            sql`UPDATE release_artifacts SET (${columns}) = ROW(${values}) WHERE id = ${a.id} RETURNING ${raw(ARTIFACT_COLUMNS)}`,
+            sql`UPDATE release_artifacts SET (${columns}) = ROW(${values}) WHERE id = ${a.id} RETURNING ${raw(ARTIFACT_ROWS.columns)}`,
           );
     return saved;
   }
@@ -135,17 +135,17 @@ export class ReleasesRepository {
     const artifacts = await this.artifacts(
       manager,
       'release-artifacts-of-releases',
-      sql`SELECT ${raw(ARTIFACT_COLUMNS)} FROM release_artifacts WHERE release_id = ANY(${releases.map((r) => r.id)}::int[]) ORDER BY id`,
+      sql`SELECT ${raw(ARTIFACT_ROWS.columns)} FROM release_artifacts WHERE release_id = ANY(${releases.map((r) => r.id)}::int[]) ORDER BY id`,
     );
     for (const release of releases) release.artifacts = artifacts.filter((a) => a.releaseId === release.id);
     return releases;
   }
 
   private async releases(manager: EntityManager | undefined, name: string, statement: Sql): Promise<Release[]> {
-    return (await runStatement<ReleaseRow>(manager ?? this.dataSource.manager, name, statement)).map(releaseFromRow);
+    return (await runStatement<ReleaseRow>(manager ?? this.dataSource.manager, name, statement)).map(RELEASE_ROWS.fromRow);
   }
 
   private async artifacts(manager: EntityManager | undefined, name: string, statement: Sql): Promise<ReleaseArtifact[]> {
-    return (await runStatement<ArtifactRow>(manager ?? this.dataSource.manager, name, statement)).map(artifactFromRow);
+    return (await runStatement<ArtifactRow>(manager ?? this.dataSource.manager, name, statement)).map(ARTIFACT_ROWS.fromRow);
   }
 }
