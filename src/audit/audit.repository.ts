@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { Readable } from 'node:stream';
 import { DataSource, EntityManager } from 'typeorm';
+import { rowShape, type RowOf } from '../database/row-shape';
 import { joinSql, param, raw, runAssembled, runStatement, type Sql, sql } from '../database/statement';
 import type { ProductScope } from '../common/auth/actor';
 import type { KeysetPosition } from '../common/http/keyset-cursor';
@@ -46,7 +47,7 @@ export class AuditRepository {
   ): Promise<{ entries: AuditEntry[]; next?: KeysetPosition } & MatchCount> {
     const from = auditFrom(filter);
     const page = await pagedList<AuditEntryRow>(manager, { from, columns: AUDIT_ENTRY_COLUMNS, alias: 'a', limit, offset, after });
-    return { entries: page.rows.map(auditEntryFromRow), total: page.total, estimated: page.estimated, next: page.next };
+    return { entries: page.rows.map(AUDIT_ENTRY_ROWS.fromRow), total: page.total, estimated: page.estimated, next: page.next };
   }
 
   /**
@@ -153,7 +154,13 @@ function auditFrom(filter: AuditFilter): Sql {
   return sql`FROM audit_entries a WHERE ${where.length ? joinSql(where, ' AND ') : raw('true')}`;
 }
 
-const AUDIT_ENTRY_COLUMNS = 'a.id, a.created_at, a.action, a.actor_type, a.actor, a.ip, a.license_id, a.product_code, a.details';
+/** An audit_entries row read into an AuditEntry: bigint id as a string, timestamptz as Date, jsonb parsed. */
+const AUDIT_ENTRY_ROWS = rowShape(
+  () => new AuditEntry(),
+  'id, created_at, action, actor_type, actor, ip, license_id, product_code, details',
+);
+
+const AUDIT_ENTRY_COLUMNS = AUDIT_ENTRY_ROWS.columnsOf('a');
 
 /** Of the licences `licenseIds`, each one's newest refusal at or after `since`: see {@link AuditRepository.latestRefusals}. */
 export const latestRefusalsStatement = (
@@ -181,29 +188,5 @@ export interface RefusalRow {
   details: Record<string, unknown>;
 }
 
-/** An audit_entries row as pg returns it: bigint id as a string, timestamptz as Date, jsonb parsed. */
-export interface AuditEntryRow {
-  id: string;
-  created_at: Date;
-  action: AuditAction;
-  actor_type: ActorType;
-  actor: string | null;
-  ip: string | null;
-  license_id: number | null;
-  product_code: string | null;
-  details: Record<string, unknown>;
-}
-
-function auditEntryFromRow(r: AuditEntryRow): AuditEntry {
-  return Object.assign(new AuditEntry(), {
-    id: r.id,
-    createdAt: r.created_at,
-    action: r.action,
-    actorType: r.actor_type,
-    actor: r.actor,
-    ip: r.ip,
-    licenseId: r.license_id,
-    productCode: r.product_code,
-    details: r.details,
-  });
-}
+/** An audit_entries row as pg returns it. */
+export type AuditEntryRow = RowOf<typeof AUDIT_ENTRY_ROWS>;

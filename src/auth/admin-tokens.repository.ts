@@ -1,21 +1,13 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
+import { rowShape, type RowOf } from '../database/row-shape';
 import { param, raw, runStatement, type Sql, sql } from '../database/statement';
 import { ALL_PRODUCTS, type ProductScope } from '../common/auth/actor';
 import { AdminToken } from './admin-token.entity';
-import type { AdminScope } from '../common/auth/scopes';
 
 /** The columns the guard needs to decide, read on every admin request by the unique hash index. */
-export interface TokenCredentialRow {
-  id: number;
-  name: string;
-  scopes: AdminScope[];
-  product_ids: number[] | null;
-  expires_at: Date | null;
-  revoked_at: Date | null;
-  last_used_at: Date | null;
-}
+export type TokenCredentialRow = Pick<TokenRow, 'id' | 'name' | 'scopes' | 'product_ids' | 'expires_at' | 'revoked_at' | 'last_used_at'>;
 
 /** How often last_used_at may be written per token: reads stay reads. */
 export const LAST_USED_RESOLUTION_SECONDS = 60;
@@ -54,7 +46,7 @@ export class AdminTokensRepository {
       sql`INSERT INTO admin_tokens AS t (name, token_hash, scopes, product_ids, expires_at) VALUES (${token.name}, ${token.tokenHash}, ${token.scopes}::text[], ${token.productIds}::int[], ${token.expiresAt})
        RETURNING ${raw(TOKEN_COLUMNS)}`,
     );
-    return tokenFromRow(rows[0]);
+    return TOKEN_ROWS.fromRow(rows[0]);
   }
 
   /** SELECT ... FOR UPDATE; with a product scope, a token whose products are not all within it is not found. */
@@ -64,7 +56,7 @@ export class AdminTokensRepository {
       'admin-tokens-lock-by-id',
       sql`SELECT ${raw(TOKEN_COLUMNS)} FROM admin_tokens t WHERE t.id = ${id} AND ${withinScope(products)} FOR UPDATE`,
     );
-    return rows.length ? tokenFromRow(rows[0]) : null;
+    return rows.length ? TOKEN_ROWS.fromRow(rows[0]) : null;
   }
 
   /** Stamps revoked_at on a locked token; returns it as stored. */
@@ -74,7 +66,7 @@ export class AdminTokensRepository {
       'admin-tokens-mark-revoked',
       sql`WITH revoked AS (UPDATE admin_tokens t SET revoked_at = ${revokedAt} WHERE t.id = ${id} RETURNING ${raw(TOKEN_COLUMNS)}) SELECT * FROM revoked`,
     );
-    return tokenFromRow(rows[0]);
+    return TOKEN_ROWS.fromRow(rows[0]);
   }
 
   /** Newest first; with a product scope only the tokens whose products all lie within it. */
@@ -91,7 +83,7 @@ export class AdminTokensRepository {
         sql`SELECT count(*)::int AS total FROM admin_tokens t WHERE ${withinScope(products)}`,
       ),
     ]);
-    return { tokens: rows.map(tokenFromRow), total };
+    return { tokens: rows.map(TOKEN_ROWS.fromRow), total };
   }
 }
 
@@ -104,31 +96,13 @@ function withinScope(products: ProductScope): Sql {
   return sql`(${scope}::int[] IS NULL OR (t.product_ids IS NOT NULL AND t.product_ids <@ ${scope}::int[]))`;
 }
 
-const TOKEN_COLUMNS = 't.id, t.name, t.token_hash, t.scopes, t.product_ids, t.expires_at, t.created_at, t.last_used_at, t.revoked_at';
+/** An admin_tokens row read into an AdminToken. */
+const TOKEN_ROWS = rowShape(
+  () => new AdminToken(),
+  'id, name, token_hash, scopes, product_ids, expires_at, created_at, last_used_at, revoked_at',
+);
+
+const TOKEN_COLUMNS = TOKEN_ROWS.columnsOf('t');
 
 /** An admin_tokens row as pg returns it. */
-interface TokenRow {
-  id: number;
-  name: string;
-  token_hash: string;
-  scopes: AdminScope[];
-  product_ids: number[] | null;
-  expires_at: Date | null;
-  created_at: Date;
-  last_used_at: Date | null;
-  revoked_at: Date | null;
-}
-
-function tokenFromRow(r: TokenRow): AdminToken {
-  return Object.assign(new AdminToken(), {
-    id: r.id,
-    name: r.name,
-    tokenHash: r.token_hash,
-    scopes: r.scopes,
-    productIds: r.product_ids,
-    expiresAt: r.expires_at,
-    createdAt: r.created_at,
-    lastUsedAt: r.last_used_at,
-    revokedAt: r.revoked_at,
-  });
-}
+type TokenRow = RowOf<typeof TOKEN_ROWS>;

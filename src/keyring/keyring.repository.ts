@@ -2,44 +2,20 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { lockForTransaction } from '../database/advisory-lock';
+import { rowShape, type RowOf } from '../database/row-shape';
 import { raw, runStatement, sql, type Sql } from '../database/statement';
-import type { SigningAlgorithm } from '../signing/envelope';
-import { type KeyEndorsement, type SigningKeyOrigin, type SigningKeyStatus, StoredSigningKey } from './signing-key.entity';
+import { type KeyEndorsement, StoredSigningKey } from './signing-key.entity';
 
 // pg_advisory_xact_lock key for every keyring change: first-start import, rotation and revocation run one at a time.
 const KEYRING_LOCK = 7_340_117_001;
 
-const KEY_COLUMNS =
-  'key_id, status, public_key_pem, private_key_encrypted, origin, algorithm, endorsements, created_at, retired_at, revoked_at';
+/** A signing_keys row read into a StoredSigningKey (timestamptz as Date, jsonb parsed). */
+const KEY_ROWS = rowShape(
+  () => new StoredSigningKey(),
+  'key_id, status, public_key_pem, private_key_encrypted, origin, algorithm, endorsements, created_at, retired_at, revoked_at',
+);
 
-/** A signing_keys row as pg returns it (timestamptz as Date, jsonb parsed). */
-interface SigningKeyRow {
-  key_id: string;
-  status: SigningKeyStatus;
-  public_key_pem: string;
-  private_key_encrypted: string | null;
-  origin: SigningKeyOrigin;
-  algorithm: SigningAlgorithm;
-  endorsements: KeyEndorsement[];
-  created_at: Date;
-  retired_at: Date | null;
-  revoked_at: Date | null;
-}
-
-function keyFromRow(r: SigningKeyRow): StoredSigningKey {
-  return Object.assign(new StoredSigningKey(), {
-    keyId: r.key_id,
-    status: r.status,
-    publicKeyPem: r.public_key_pem,
-    privateKeyEncrypted: r.private_key_encrypted,
-    origin: r.origin,
-    algorithm: r.algorithm,
-    endorsements: r.endorsements,
-    createdAt: r.created_at,
-    retiredAt: r.retired_at,
-    revokedAt: r.revoked_at,
-  });
-}
+const KEY_COLUMNS = KEY_ROWS.columns;
 
 /**
  * The keyring's keys (signing_keys): a handful of rows read and written by key; changes run under one advisory lock.
@@ -142,6 +118,6 @@ export class KeyringRepository {
   }
 
   private async keys(manager: EntityManager | undefined, name: string, statement: Sql): Promise<StoredSigningKey[]> {
-    return (await runStatement<SigningKeyRow>(manager ?? this.dataSource.manager, name, statement)).map(keyFromRow);
+    return (await runStatement<RowOf<typeof KEY_ROWS>>(manager ?? this.dataSource.manager, name, statement)).map(KEY_ROWS.fromRow);
   }
 }

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
+import { plain, rowShape, type RowOf } from '../database/row-shape';
 import { raw, runStatement, sql } from '../database/statement';
 import type { StaffRole } from './roles';
 
@@ -16,18 +17,12 @@ export interface PendingInvite {
   expiresAt: Date;
 }
 
-interface InviteRow {
-  id: number;
-  username: string;
-  email: string;
-  role: StaffRole;
-  product_ids: number[] | null;
-  invited_by: string;
-  created_at: Date;
-  expires_at: Date;
-}
+/** A staff_invites row read into a PendingInvite. */
+const INVITE_ROWS = rowShape(plain<PendingInvite>(), 'id, username, email, role, product_ids, invited_by, created_at, expires_at');
 
-const INVITE_COLUMNS = 'id, username, email, role, product_ids, invited_by, created_at, expires_at';
+const INVITE_COLUMNS = INVITE_ROWS.columns;
+
+type InviteRow = RowOf<typeof INVITE_ROWS>;
 const RANK = `ARRAY['owner', 'admin', 'support', 'viewer']::varchar[]`;
 /**
  * A link lives only while its inviter can still grant it (docs/security.md, Invitations): the inviter exists, is
@@ -37,16 +32,7 @@ const INVITER_CAN_GRANT = `(staff_invites.invited_by = 'system' OR EXISTS (
   SELECT 1 FROM users u WHERE lower(u.username) = lower(staff_invites.invited_by) AND NOT u.disabled
     AND array_position(${RANK}, u.role) <= array_position(${RANK}, staff_invites.role)))`;
 const USABLE = `accepted_at IS NULL AND expires_at > now() AND ${INVITER_CAN_GRANT}`;
-const fromRow = (r: InviteRow): PendingInvite => ({
-  id: r.id,
-  username: r.username,
-  email: r.email,
-  role: r.role,
-  productIds: r.product_ids,
-  invitedBy: r.invited_by,
-  createdAt: r.created_at,
-  expiresAt: r.expires_at,
-});
+const fromRow = INVITE_ROWS.fromRow;
 
 /** Staff invitations (docs/dashboard.md, Staff and roles): only the SHA-256 of each token is stored. Named SQL, typed rows. */
 @Injectable()

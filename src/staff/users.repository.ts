@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
+import { rowShape, type RowOf } from '../database/row-shape';
 import { param, raw, runStatement, sql } from '../database/statement';
 import type { StaffRole } from './roles';
 import { User } from './user.entity';
@@ -26,7 +27,7 @@ export class UsersRepository {
       'users-get-by-id',
       sql`SELECT ${raw(USER_COLUMNS)} FROM users WHERE id = ${id}`,
     );
-    return rows.length ? userFromRow(rows[0]) : null;
+    return rows.length ? USER_ROWS.fromRow(rows[0]) : null;
   }
 
   async getByUsername(username: string): Promise<User | null> {
@@ -35,7 +36,7 @@ export class UsersRepository {
       'users-get-by-username',
       sql`SELECT ${raw(USER_COLUMNS)} FROM users WHERE lower(username) = lower(${username})`,
     );
-    return rows.length ? userFromRow(rows[0]) : null;
+    return rows.length ? USER_ROWS.fromRow(rows[0]) : null;
   }
 
   async list(): Promise<User[]> {
@@ -44,7 +45,7 @@ export class UsersRepository {
       'users-list',
       sql`SELECT ${raw(USER_COLUMNS)} FROM users ORDER BY lower(username)`,
     );
-    return rows.map(userFromRow);
+    return rows.map(USER_ROWS.fromRow);
   }
 
   async exists(): Promise<boolean> {
@@ -114,7 +115,7 @@ export class UsersRepository {
       sql`INSERT INTO users (username, password_hash, email, role, product_ids) VALUES (${account.username}, ${account.passwordHash}, ${account.email}, ${account.role}, ${account.productIds})
        ON CONFLICT (lower(username)) DO NOTHING RETURNING ${raw(USER_COLUMNS)}`,
     );
-    return rows.length ? userFromRow(rows[0]) : null;
+    return rows.length ? USER_ROWS.fromRow(rows[0]) : null;
   }
 
   /**
@@ -137,7 +138,7 @@ export class UsersRepository {
       'users-lock-by-id',
       sql`SELECT ${raw(USER_COLUMNS)} FROM users WHERE id = ${id} FOR UPDATE`,
     );
-    return rows.length ? userFromRow(rows[0]) : null;
+    return rows.length ? USER_ROWS.fromRow(rows[0]) : null;
   }
 
   /** Sets role, products and disabled, and ends the account's sessions (a new session generation). */
@@ -206,33 +207,12 @@ export class UsersRepository {
   }
 }
 
-const USER_COLUMNS = 'id, username, password_hash, role, product_ids, email, disabled, session_generation, created_at, last_sign_in_at';
+/** A users row read into a User. */
+const USER_ROWS = rowShape(
+  () => new User(),
+  'id, username, password_hash, role, product_ids, email, disabled, session_generation, created_at, last_sign_in_at',
+);
 
-/** A users row as pg returns it. */
-interface UserRow {
-  id: number;
-  username: string;
-  password_hash: string | null;
-  role: StaffRole;
-  product_ids: number[] | null;
-  email: string | null;
-  disabled: boolean;
-  session_generation: number;
-  created_at: Date;
-  last_sign_in_at: Date | null;
-}
+const USER_COLUMNS = USER_ROWS.columns;
 
-function userFromRow(r: UserRow): User {
-  return Object.assign(new User(), {
-    id: r.id,
-    username: r.username,
-    passwordHash: r.password_hash,
-    role: r.role,
-    productIds: r.product_ids,
-    email: r.email,
-    disabled: r.disabled,
-    sessionGeneration: r.session_generation,
-    createdAt: r.created_at,
-    lastSignInAt: r.last_sign_in_at,
-  });
-}
+type UserRow = RowOf<typeof USER_ROWS>;
