@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
+import { plain, rowShape, type RowOf } from '../database/row-shape';
 import { param, raw, runStatement, sql } from '../database/statement';
 import type { MailKind } from '../config/app-config';
 import type { NewMail } from './mail-derivation';
@@ -35,39 +36,21 @@ export interface MailRow {
   sentAt: Date | null;
 }
 
-type Row = {
-  id: string;
-  kind: MailKind;
-  to_address: string;
-  status: MailStatus;
-  attempts: number;
-  last_error: string | null;
-  license_id: number | null;
-  product_id: number | null;
-  product_code: string | null;
-  event_id: string | null;
-  next_attempt_at: Date | null;
-  created_at: Date;
-  sent_at: Date | null;
-};
+/** A mail_messages row as staff see it; its bigint id as text. */
+const MAIL_ROWS = rowShape(
+  plain<MailRow>(),
+  'id, kind, to_address, status, attempts, last_error, license_id, product_id, product_code, event_id, next_attempt_at, created_at, sent_at',
+  { convert: { id: (id: string) => String(id) }, expressions: { product_code: "data->'product'->>'code'" } },
+);
 
-const ROW_COLUMNS = `id, kind, to_address, status, attempts, last_error, license_id, product_id, data->'product'->>'code' AS product_code,
-  event_id, next_attempt_at, created_at, sent_at`;
+type Row = RowOf<typeof MAIL_ROWS>;
 
-const toRow = (r: Row): MailRow => ({
-  id: String(r.id),
-  kind: r.kind,
-  toAddress: r.to_address,
-  status: r.status,
-  attempts: r.attempts,
-  lastError: r.last_error,
-  licenseId: r.license_id,
-  productId: r.product_id,
-  productCode: r.product_code,
-  eventId: r.event_id,
-  nextAttemptAt: r.next_attempt_at,
-  createdAt: r.created_at,
-  sentAt: r.sent_at,
+/** A message claimed for an attempt, read from the claiming UPDATE's RETURNING. */
+const CLAIMED_ROWS = rowShape(plain<ClaimedMail>(), 'id, kind, to_address, to_name, data, attempts, unsubscribed', {
+  convert: { id: (id: string) => String(id) },
+  expressions: {
+    unsubscribed: `(m.kind IN ('expiring_soon', 'expired') AND EXISTS (SELECT 1 FROM mail_unsubscribes u WHERE u.address = lower(m.to_address)))`,
+  },
 });
 
 /** The mail outbox and the opt-outs (docs/mail.md). Style: named SQL with typed rows (docs/architecture.md, Database style). */
@@ -103,15 +86,7 @@ export class MailRepository {
    * attempt each in one statement; rows another sender holds are skipped (SKIP LOCKED), so no message is sent twice at once.
    */
   async claimDue(limit: number, leaseSeconds: number): Promise<ClaimedMail[]> {
-    const rows = await runStatement<{
-      id: string;
-      kind: MailKind;
-      to_address: string;
-      to_name: string | null;
-      data: Record<string, unknown>;
-      attempts: number;
-      unsubscribed: boolean;
-    }>(
+    const rows = await runStatement<RowOf<typeof CLAIMED_ROWS>>(
       this.dataSource.manager,
       'mail-claim-due',
       sql`UPDATE mail_messages m SET status = 'sending', attempts = m.attempts + 1, locked_until = now() + make_interval(secs => ${leaseSeconds}::int)
@@ -119,18 +94,9 @@ export class MailRepository {
          SELECT id FROM mail_messages
          WHERE status IN ('pending', 'sending') AND next_attempt_at <= now() AND (status = 'pending' OR locked_until < now())
          ORDER BY next_attempt_at, id LIMIT ${limit} FOR UPDATE SKIP LOCKED)
-       RETURNING m.id, m.kind, m.to_address, m.to_name, m.data, m.attempts,
-         (m.kind IN ('expiring_soon', 'expired') AND EXISTS (SELECT 1 FROM mail_unsubscribes u WHERE u.address = lower(m.to_address))) AS unsubscribed`,
+       RETURNING ${raw(CLAIMED_ROWS.columnsOf('m'))}`,
     );
-    return rows.map((r) => ({
-      id: String(r.id),
-      kind: r.kind,
-      toAddress: r.to_address,
-      toName: r.to_name,
-      data: r.data,
-      attempts: r.attempts,
-      unsubscribed: r.unsubscribed,
-    }));
+    return rows.map(CLAIMED_ROWS.fromRow);
   }
 
   /** Settles an attempt: sent, failed, suppressed, or pending again after `retryInSeconds`. */
@@ -152,7 +118,7 @@ export class MailRepository {
     const rows = await runStatement<Row & { total: number }>(
       this.dataSource.manager,
       'mail-list',
-      sql`SELECT ${raw(ROW_COLUMNS)}, count(*) OVER ()::int AS total FROM mail_messages
+      sql`SELECT ${raw(MAIL_ROWS.columns)}, count(*) OVER ()::int AS total FROM mail_messages
        WHERE ${productsParam}::int[] IS NULL OR product_id = ANY(${productsParam}::int[])
        ORDER BY created_at DESC, id DESC LIMIT ${limit} OFFSET ${offset}`,
     );
@@ -165,12 +131,12 @@ export class MailRepository {
       );
       return { rows: [], total: counted[0]?.total ?? 0 };
     }
-    return { rows: rows.map(toRow), total: rows[0]?.total ?? 0 };
+    return { rows: rows.map(MAIL_ROWS.fromRow), total: rows[0]?.total ?? 0 };
   }
 
   async get(id: string, manager: EntityManager = this.dataSource.manager): Promise<MailRow | null> {
-    const rows = await runStatement<Row>(manager, 'mail-get', sql`SELECT ${raw(ROW_COLUMNS)} FROM mail_messages WHERE id = ${id}`);
-    return rows[0] ? toRow(rows[0]) : null;
+    const rows = await runStatement<Row>(manager, 'mail-get', sql`SELECT ${raw(MAIL_ROWS.columns)} FROM mail_messages WHERE id = ${id}`);
+    return rows[0] ? MAIL_ROWS.fromRow(rows[0]) : null;
   }
 
   /** A failed message pending again with a fresh retry schedule; false when it was not failed. */

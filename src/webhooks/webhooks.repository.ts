@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
+import { plain, rowShape, type RowOf } from '../database/row-shape';
 import { raw, runStatement, sql } from '../database/statement';
 import type { FanoutEndpoint } from './webhook-fanout';
 import { DeliveryStatus, WebhookDelivery, WebhookEndpoint } from './webhook.entities';
@@ -20,18 +21,22 @@ export interface ClaimedDelivery {
   payload: Record<string, unknown>;
 }
 
-interface ClaimedRow {
-  id: string;
-  attempts: number;
-  endpoint_id: number;
-  url: string;
-  secret: string;
-  active: boolean;
-  event_id: string;
-  type: string;
-  event_created_at: Date;
-  payload: Record<string, unknown>;
-}
+/** A claimed attempt's row: the delivery's, its endpoint's and its event's columns; its bigint id as text. */
+const CLAIMED_ROWS = rowShape(
+  plain<ClaimedDelivery>(),
+  'id, attempts, endpoint_id, url, stored_secret, endpoint_active, event_id, event_type, event_created_at, payload',
+  {
+    convert: { id: (id: string) => String(id) },
+    expressions: {
+      url: 'e.url',
+      stored_secret: 'e.secret',
+      endpoint_active: 'e.active',
+      event_type: 'ev.type',
+      event_created_at: 'ev.created_at',
+      payload: 'ev.payload',
+    },
+  },
+);
 
 /** An attempt's outcome as recorded. */
 export interface AttemptOutcome {
@@ -55,8 +60,8 @@ export const ATTEMPT_LEASE_SECONDS = 30;
 
 /**
  * The webhooks module's tables (webhook_endpoints, webhook_deliveries). A delivery sends its event's body from the
- * spine's outbox (event_outbox), which keeps the events a delivery refers to. Style: named SQL with typed rows, mapped
- * by hand (docs/architecture.md, Database style).
+ * spine's outbox (event_outbox), which keeps the events a delivery refers to. Style: named SQL with typed rows, read
+ * through their row shapes (docs/architecture.md, Database style).
  */
 @Injectable()
 export class WebhooksRepository {
@@ -68,7 +73,7 @@ export class WebhooksRepository {
       'webhooks-list-endpoints',
       sql`SELECT ${raw(ENDPOINT_COLUMNS)} FROM webhook_endpoints ORDER BY id`,
     );
-    return rows.map(endpointFromRow);
+    return rows.map(ENDPOINT_ROWS.fromRow);
   }
 
   /** Within a transaction (`manager`), the endpoint row is locked (FOR UPDATE). */
@@ -84,7 +89,7 @@ export class WebhooksRepository {
           'webhooks-get-endpoint',
           sql`SELECT ${raw(ENDPOINT_COLUMNS)} FROM webhook_endpoints WHERE id = ${id}`,
         );
-    return rows.length ? endpointFromRow(rows[0]) : null;
+    return rows.length ? ENDPOINT_ROWS.fromRow(rows[0]) : null;
   }
 
   async insertEndpoint(
@@ -99,7 +104,7 @@ export class WebhooksRepository {
             ${endpoint.productIds}::int[])
           RETURNING ${raw(ENDPOINT_COLUMNS)}`,
     );
-    return endpointFromRow(rows[0]);
+    return ENDPOINT_ROWS.fromRow(rows[0]);
   }
 
   /** Writes the changeable columns of a locked endpoint (url, events, description, active, secret, updated_at). */
@@ -111,7 +116,7 @@ export class WebhooksRepository {
             active = ${endpoint.active}, secret = ${endpoint.secret}, updated_at = ${endpoint.updatedAt}
           WHERE id = ${endpoint.id} RETURNING ${raw(ENDPOINT_COLUMNS)}`,
     );
-    return endpointFromRow(rows[0]);
+    return ENDPOINT_ROWS.fromRow(rows[0]);
   }
 
   async deleteEndpoint(id: number, manager: EntityManager): Promise<void> {
@@ -154,7 +159,7 @@ export class WebhooksRepository {
    */
   async claimDue(limit: number, perEndpoint = limit, busy: ReadonlyMap<number, number> = new Map()): Promise<ClaimedDelivery[]> {
     const full = [...busy].filter(([, n]) => n >= perEndpoint).map(([id]) => id);
-    const rows = await runStatement<ClaimedRow>(
+    const rows = await runStatement<RowOf<typeof CLAIMED_ROWS>>(
       this.dataSource.manager,
       'webhook-deliveries-claim',
       sql`WITH candidates AS (
@@ -171,22 +176,11 @@ export class WebhooksRepository {
             UPDATE webhook_deliveries d SET attempts = d.attempts + 1, next_attempt_at = now() + make_interval(secs => ${ATTEMPT_LEASE_SECONDS})
             FROM due WHERE d.id = due.id
             RETURNING d.id, d.attempts, d.endpoint_id, d.event_id, d.created_at)
-          SELECT c.id, c.attempts, c.endpoint_id, e.url, e.secret, e.active, c.event_id, ev.type, ev.created_at AS event_created_at, ev.payload
+          SELECT ${raw(CLAIMED_ROWS.columnsOf('c'))}
           FROM claimed c JOIN webhook_endpoints e ON e.id = c.endpoint_id JOIN event_outbox ev ON ev.id = c.event_id
           ORDER BY c.created_at, c.id`,
     );
-    return rows.map((r) => ({
-      id: String(r.id),
-      attempts: r.attempts,
-      endpointId: r.endpoint_id,
-      url: r.url,
-      storedSecret: r.secret,
-      endpointActive: r.active,
-      eventId: r.event_id,
-      eventType: r.type,
-      eventCreatedAt: r.event_created_at,
-      payload: r.payload,
-    }));
+    return rows.map(CLAIMED_ROWS.fromRow);
   }
 
   /**
@@ -238,7 +232,7 @@ export class WebhooksRepository {
       'webhooks-get-delivery',
       sql`SELECT ${raw(DELIVERY_COLUMNS)} FROM webhook_deliveries d JOIN event_outbox ev ON ev.id = d.event_id WHERE d.id = ${id}`,
     );
-    return rows.length ? deliveryFromRow(rows[0]) : null;
+    return rows.length ? DELIVERY_ROWS.fromRow(rows[0]) : null;
   }
 
   /** One page of an endpoint's deliveries, newest first, and how many it has. */
@@ -256,7 +250,7 @@ export class WebhooksRepository {
         sql`SELECT count(*)::int AS total FROM webhook_deliveries WHERE endpoint_id = ${endpointId}`,
       ),
     ]);
-    return { rows: rows.map(deliveryFromRow), total };
+    return { rows: rows.map(DELIVERY_ROWS.fromRow), total };
   }
 
   /** Queue depth and the age of the oldest pending delivery, for the metrics. */
@@ -299,68 +293,26 @@ export class WebhooksRepository {
   }
 }
 
-const ENDPOINT_COLUMNS = 'id, url, description, events, secret, active, product_ids, created_at, updated_at';
+/** A webhook_endpoints row read into a WebhookEndpoint. */
+const ENDPOINT_ROWS = rowShape(
+  () => new WebhookEndpoint(),
+  'id, url, description, events, secret, active, product_ids, created_at, updated_at',
+);
 
-/** A webhook_endpoints row as pg returns it. */
-interface EndpointRow {
-  id: number;
-  url: string;
-  description: string | null;
-  events: string[];
-  secret: string;
-  active: boolean;
-  product_ids: number[] | null;
-  created_at: Date;
-  updated_at: Date;
-}
+const ENDPOINT_COLUMNS = ENDPOINT_ROWS.columns;
 
-function endpointFromRow(r: EndpointRow): WebhookEndpoint {
-  return Object.assign(new WebhookEndpoint(), {
-    id: r.id,
-    url: r.url,
-    description: r.description,
-    events: r.events,
-    secret: r.secret,
-    active: r.active,
-    productIds: r.product_ids,
-    createdAt: r.created_at,
-    updatedAt: r.updated_at,
-  });
-}
+type EndpointRow = RowOf<typeof ENDPOINT_ROWS>;
 
 /** A delivery with its event's type. */
 export type DeliveryWithType = WebhookDelivery & { eventType: string };
 
-const DELIVERY_COLUMNS = `d.id, d.endpoint_id, d.event_id, d.status, d.attempts, d.last_status_code, d.last_error, d.next_attempt_at,
-  d.created_at, d.delivered_at, ev.type AS event_type`;
-
 /** A webhook_deliveries row (bigint id as text) with its event's type. */
-interface DeliveryRow {
-  id: string;
-  endpoint_id: number;
-  event_id: string;
-  status: DeliveryStatus;
-  attempts: number;
-  last_status_code: number | null;
-  last_error: string | null;
-  next_attempt_at: Date | null;
-  created_at: Date;
-  delivered_at: Date | null;
-  event_type: string;
-}
+const DELIVERY_ROWS = rowShape(
+  () => new WebhookDelivery() as DeliveryWithType,
+  'id, endpoint_id, event_id, status, attempts, last_status_code, last_error, next_attempt_at, created_at, delivered_at, event_type',
+  { convert: { id: (id: string) => String(id) }, expressions: { event_type: 'ev.type' } },
+);
 
-function deliveryFromRow(r: DeliveryRow): DeliveryWithType {
-  return Object.assign(new WebhookDelivery(), {
-    id: String(r.id),
-    endpointId: r.endpoint_id,
-    eventId: r.event_id,
-    status: r.status,
-    attempts: r.attempts,
-    lastStatusCode: r.last_status_code,
-    lastError: r.last_error,
-    nextAttemptAt: r.next_attempt_at,
-    createdAt: r.created_at,
-    deliveredAt: r.delivered_at,
-    eventType: r.event_type,
-  });
-}
+const DELIVERY_COLUMNS = DELIVERY_ROWS.columnsOf('d');
+
+type DeliveryRow = RowOf<typeof DELIVERY_ROWS>;
