@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { lockForTransaction } from '../database/advisory-lock';
+import { rowShape, type RowOf } from '../database/row-shape';
 import { joinSql, raw, runAssembled, type Sql, sql } from '../database/statement';
 import type { StoreEventStatus, StoreName } from '../licenses/store-licenses/store-names';
 import { NEEDS_ATTENTION, StoreEvent } from './store-event.entity';
@@ -19,34 +20,14 @@ export interface StoreEventFilter {
 export type StoreEventOutcome = Pick<StoreEvent, 'status' | 'error' | 'reasonCode'> &
   Partial<Pick<StoreEvent, 'licenseId' | 'action' | 'periodStart' | 'priceId' | 'quantity'>>;
 
-/** A row of store_events as PostgreSQL returns it. */
-interface StoreEventRow {
-  id: string;
-  store: StoreName;
-  event_id: string;
-  type: string;
-  status: StoreEventStatus;
-  received_at: Date;
-  occurred_at: Date | null;
-  subscription_id: string | null;
-  customer_id: string | null;
-  price_id: string | null;
-  quantity: number | null;
-  action: string | null;
-  payment_id: string | null;
-  payment_kind: StoreEvent['paymentKind'];
-  period_start: Date | null;
-  license_id: number | null;
-  error: string | null;
-  reason_code: StoreEvent['reasonCode'];
-  replayed_at: Date | null;
-  payload: Record<string, unknown>;
-}
-
-const COLUMNS = raw(
+/** A store_events row read into a StoreEvent. */
+const EVENT_ROWS = rowShape(
+  () => new StoreEvent(),
   `id, store, event_id, type, status, received_at, occurred_at, subscription_id, customer_id, price_id, quantity, action,
    payment_id, payment_kind, period_start, license_id, error, reason_code, replayed_at, payload`,
 );
+
+const COLUMNS = raw(EVENT_ROWS.columns);
 
 /** The columns an outcome may set, by the entity's property name. */
 const OUTCOME_COLUMNS: Record<keyof StoreEventOutcome, string> = {
@@ -60,34 +41,9 @@ const OUTCOME_COLUMNS: Record<keyof StoreEventOutcome, string> = {
   quantity: 'quantity',
 };
 
-function toEvent(row: StoreEventRow): StoreEvent {
-  return Object.assign(new StoreEvent(), {
-    id: row.id,
-    store: row.store,
-    eventId: row.event_id,
-    type: row.type,
-    status: row.status,
-    receivedAt: row.received_at,
-    occurredAt: row.occurred_at,
-    subscriptionId: row.subscription_id,
-    customerId: row.customer_id,
-    priceId: row.price_id,
-    quantity: row.quantity,
-    action: row.action,
-    paymentId: row.payment_id,
-    paymentKind: row.payment_kind,
-    periodStart: row.period_start,
-    licenseId: row.license_id,
-    error: row.error,
-    reasonCode: row.reason_code,
-    replayedAt: row.replayed_at,
-    payload: row.payload,
-  });
-}
-
 /**
  * The store event ledger (store_events): each method is one named query on the caller's transaction when it has one.
- * Style: named SQL with typed rows, mapped by hand (docs/architecture.md, Database style): the ledger needs
+ * Style: named SQL with typed rows, read through their row shape (docs/architecture.md, Database style): the ledger needs
  * `ON CONFLICT DO NOTHING` and row locks.
  */
 @Injectable()
@@ -100,7 +56,7 @@ export class StoreEventsRepository {
   }
 
   private async events(statement: Sql, manager?: EntityManager): Promise<StoreEvent[]> {
-    return (await this.rows<StoreEventRow>(statement, manager)).map(toEvent);
+    return (await this.rows<RowOf<typeof EVENT_ROWS>>(statement, manager)).map(EVENT_ROWS.fromRow);
   }
 
   private async event(statement: Sql, manager?: EntityManager): Promise<StoreEvent | null> {
