@@ -1,13 +1,20 @@
 /**
  * Jest's test order: the longest first, so no worker sits idle while the other finishes a long file (docs/testing.md,
  * CI's budget). Jest's own order does that from the durations of the last run in its cache; a fresh clone (CI) has
- * none and falls back to the size of the test file, and a suite file (`test/suites/*.e2e-suite.ts`,
- * `test/browser/suites/*.browser-suite.ts`) is three lines whatever it runs. Here a suite weighs what its member
- * files weigh together.
+ * none and falls back to the size of the test file, which orders the e2e suites nearly backwards: the events and mail
+ * suites, short files that wait on sweeps, retries and 1,000 mails, are the longest, and they started last, leaving one
+ * worker waiting out a 60 s sweep test alone at the end. So a fresh clone orders by the seconds each file took in a
+ * recorded run (test/support/test-seconds.json, `node test/support/record-test-seconds.js <jest --json output>`); a
+ * file that is not in it yet is estimated from its size (a suite from its member files' sizes).
  */
 const { statSync } = require('node:fs');
-const { basename, dirname, join } = require('node:path');
+const { basename, dirname, join, relative } = require('node:path');
 const Sequencer = require('@jest/test-sequencer').default;
+
+const ROOT = join(__dirname, '..', '..');
+const RECORDED = require('./test-seconds.json');
+/** Seconds per KiB of test file for a file with no recorded time: the median of the e2e suites' recorded rates. */
+const SECONDS_PER_KIB = 0.5;
 
 const SUITES = [
   {
@@ -33,7 +40,7 @@ const size = (path) => {
 };
 
 /** A test file's size, or for a suite the sizes of its member files together. */
-function weight(path) {
+function bytes(path) {
   for (const kind of SUITES) {
     if (!path.endsWith(kind.suffix)) continue;
     const members = kind.lists()[basename(path, kind.suffix)] ?? [];
@@ -42,11 +49,16 @@ function weight(path) {
   return size(path);
 }
 
+/** The recorded seconds of a test file, else an estimate from its size. */
+function seconds(path) {
+  return RECORDED[relative(ROOT, path).split('\\').join('/')] ?? (bytes(path) / 1024) * SECONDS_PER_KIB;
+}
+
 class LongestFirst extends Sequencer {
   sort(tests) {
     // With the last run's durations for every file, Jest's own order is the better guess.
     if (tests.every((test) => this.time(test) != null)) return super.sort(tests);
-    const weights = new Map(tests.map((test) => [test.path, weight(test.path)]));
+    const weights = new Map(tests.map((test) => [test.path, seconds(test.path)]));
     return [...tests].sort((a, b) => weights.get(b.path) - weights.get(a.path));
   }
 }
