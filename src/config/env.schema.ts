@@ -183,151 +183,128 @@ const MAIL_KIND_LIST = new RegExp(`^\\s*(${MAIL_KINDS.join('|')})\\s*(,\\s*(${MA
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
+/**
+ * The decorators in the order they would stand stacked above a property: TypeScript applies the lowest first, and
+ * class-validator reports a variable's failed rules in the order they were applied.
+ */
+function stacked(...decorators: PropertyDecorator[]): PropertyDecorator {
+  return (target, propertyName) => {
+    for (const decorator of [...decorators].reverse()) decorator(target, propertyName);
+  };
+}
+
+/** A whole number from `min` to `max`, written as digits. */
+const WholeNumber = (min: number, max: number) => stacked(Transform(toInt), IsInt(), Min(min), Max(max));
+
+/** Requests (or sign-ins) per window for one client: at least 1. */
+const RequestLimit = () => WholeNumber(1, 1_000_000_000);
+
+/** Unset or empty: the variable's default; else `rules` apply. */
+const Optional = (...rules: PropertyDecorator[]) => stacked(Transform(emptyToUndefined), IsOptional(), ...rules);
+
+/** Optional free text: unset or empty, or a string `rules` accept. */
+const OptionalText = (...rules: PropertyDecorator[]) => Optional(IsString(), ...rules);
+
+const TrueOrFalse = () => IsIn(['true', 'false'], { message: ({ property }) => `${property} must be true or false` });
+
+/** A retry schedule: 1 to 20 delays in seconds. */
+const DelayList = () =>
+  Matches(/^\s*\d{1,6}\s*(,\s*\d{1,6}\s*){0,19}$/, {
+    message: ({ property }) => `${property} must be 1 to 20 comma-separated delays in seconds (each up to 999999)`,
+  });
+
+const StorePortalUrl = () => Matches(STORE_PORTAL_URL, { message: ({ property }) => `${property} must be an https:// URL` });
+
 /** Every environment variable the server reads (docs/configuration.md, Variables), validated once at boot. */
 export class EnvironmentVariables {
-  @Transform(toInt)
-  @IsInt()
-  @Min(0)
-  @Max(65535)
+  @WholeNumber(0, 65535)
   PORT = 3000;
 
-  @Transform(emptyToUndefined)
-  @IsOptional()
-  @Matches(/^postgres(ql)?:\/\/\S+$/, { message: 'DATABASE_URL must be a postgres:// URL' })
+  @Optional(Matches(/^postgres(ql)?:\/\/\S+$/, { message: 'DATABASE_URL must be a postgres:// URL' }))
   DATABASE_URL?: string;
 
   @IsString()
   @MinLength(1)
   DATA_DIR = './data';
 
-  @Transform(emptyToUndefined)
-  @IsOptional()
-  @IsString()
-  @Matches(/^\s*[\x21-\x7e]{16,256}\s*(,\s*[\x21-\x7e]{16,256}\s*)*$/, {
-    message: 'API_KEY must be one or more comma-separated keys of 16 to 256 printable characters',
-  })
+  @OptionalText(
+    Matches(/^\s*[\x21-\x7e]{16,256}\s*(,\s*[\x21-\x7e]{16,256}\s*)*$/, {
+      message: 'API_KEY must be one or more comma-separated keys of 16 to 256 printable characters',
+    }),
+  )
   API_KEY?: string;
 
   @IsString()
   @Matches(/^[A-Za-z0-9_.@-]{1,64}$/, { message: 'ADMIN_USERNAME must be 1-64 letters, digits or _.@-' })
   ADMIN_USERNAME = 'admin';
 
-  @Transform(emptyToUndefined)
-  @IsOptional()
-  @IsString()
-  @MinLength(8, { message: 'ADMIN_PASSWORD must be at least 8 characters' })
-  @MaxLength(256)
+  @OptionalText(MinLength(8, { message: 'ADMIN_PASSWORD must be at least 8 characters' }), MaxLength(256))
   ADMIN_PASSWORD?: string;
 
-  @Transform(emptyToUndefined)
-  @IsOptional()
-  @IsString()
-  @MinLength(32, { message: 'SESSION_SECRET must be at least 32 characters' })
+  @OptionalText(MinLength(32, { message: 'SESSION_SECRET must be at least 32 characters' }))
   SESSION_SECRET?: string;
 
-  @Transform(emptyToUndefined)
-  @IsOptional()
-  @IsString()
+  @OptionalText()
   SIGNING_KEY_FILE?: string;
 
-  @Transform(emptyToUndefined)
-  @IsOptional()
-  @IsString()
-  @MinLength(32, { message: 'KEYRING_SECRET must be at least 32 characters' })
+  @OptionalText(MinLength(32, { message: 'KEYRING_SECRET must be at least 32 characters' }))
   KEYRING_SECRET?: string;
 
-  @Transform(emptyToUndefined)
-  @IsOptional()
-  @Matches(/^rediss?:\/\/\S+$/, { message: 'REDIS_URL must be a redis:// or rediss:// URL' })
+  @Optional(Matches(/^rediss?:\/\/\S+$/, { message: 'REDIS_URL must be a redis:// or rediss:// URL' }))
   REDIS_URL?: string;
 
   @Matches(/^[A-Za-z0-9:_.-]{0,64}$/, { message: 'REDIS_KEY_PREFIX must be up to 64 characters of A-Z a-z 0-9 : _ . -' })
   REDIS_KEY_PREFIX = 'licence:';
 
-  @Transform(emptyToUndefined)
-  @IsOptional()
-  @Matches(
-    /^(true|false|\d{1,2}|(loopback|linklocal|uniquelocal|[0-9a-fA-F.:/]+)(\s*,\s*(loopback|linklocal|uniquelocal|[0-9a-fA-F.:/]+))*)$/,
-    {
-      message: 'TRUST_PROXY must be false, a hop count, or a comma-separated list of loopback/linklocal/uniquelocal/IP/CIDR',
-    },
+  @Optional(
+    Matches(
+      /^(true|false|\d{1,2}|(loopback|linklocal|uniquelocal|[0-9a-fA-F.:/]+)(\s*,\s*(loopback|linklocal|uniquelocal|[0-9a-fA-F.:/]+))*)$/,
+      {
+        message: 'TRUST_PROXY must be false, a hop count, or a comma-separated list of loopback/linklocal/uniquelocal/IP/CIDR',
+      },
+    ),
+    IsNotTrustEveryone({ message: TRUST_EVERYONE_MESSAGE }),
   )
-  @IsNotTrustEveryone({ message: TRUST_EVERYONE_MESSAGE })
   TRUST_PROXY?: string;
 
-  @Transform(toInt)
-  @IsInt()
-  @Min(1)
-  @Max(1_000_000_000)
+  @RequestLimit()
   RATE_LIMIT_ACTIVATE = 10;
 
-  @Transform(toInt)
-  @IsInt()
-  @Min(1)
-  @Max(1_000_000_000)
+  @RequestLimit()
   RATE_LIMIT_DEACTIVATE = 10;
 
-  @Transform(toInt)
-  @IsInt()
-  @Min(1)
-  @Max(1_000_000_000)
+  @RequestLimit()
   RATE_LIMIT_VALIDATE = 60;
 
-  @Transform(toInt)
-  @IsInt()
-  @Min(1)
-  @Max(1_000_000_000)
+  @RequestLimit()
   RATE_LIMIT_HEARTBEAT = 60;
 
-  @Transform(toInt)
-  @IsInt()
-  @Min(1)
-  @Max(1_000_000_000)
+  @RequestLimit()
   RATE_LIMIT_ADMIN = 600;
 
-  @Transform(toInt)
-  @IsInt()
-  @Min(1)
-  @Max(1_000_000_000)
+  @RequestLimit()
   RATE_LIMIT_LOGIN = 5;
 
-  @Transform(toInt)
-  @IsInt()
-  @Min(1)
-  @Max(1_000_000_000)
+  @RequestLimit()
   RATE_LIMIT_LOGIN_PAGE = DEFAULT_LOGIN_PAGE_RATE_LIMIT;
 
-  @Transform(toInt)
-  @IsInt()
-  @Min(1)
-  @Max(1_000_000_000)
+  @RequestLimit()
   RATE_LIMIT_STORES = DEFAULT_STORES_RATE_LIMIT;
 
-  @Transform(toInt)
-  @IsInt()
-  @Min(0)
-  @Max(86_400)
+  @WholeNumber(0, 86_400)
   LAST_SEEN_INTERVAL = 60;
 
-  @Matches(/^\s*\d{1,6}\s*(,\s*\d{1,6}\s*){0,19}$/, {
-    message: 'WEBHOOK_RETRY_SCHEDULE must be 1 to 20 comma-separated delays in seconds (each up to 999999)',
-  })
+  @DelayList()
   WEBHOOK_RETRY_SCHEDULE = '5,30,120,600,1800,7200,28800,86400';
 
-  @Transform(toInt)
-  @IsInt()
-  @Min(1)
-  @Max(365)
+  @WholeNumber(1, 365)
   WEBHOOK_EXPIRING_DAYS = 7;
 
-  @IsIn(['true', 'false'], { message: 'WEBHOOK_ALLOW_PRIVATE_NETWORKS must be true or false' })
+  @TrueOrFalse()
   WEBHOOK_ALLOW_PRIVATE_NETWORKS = 'false';
 
   /** Seconds between sweeps for dead seats (released within 60 s of death: docs/licences.md, The sweep, on the job engine). */
-  @Transform(toInt)
-  @IsInt()
-  @Min(1)
-  @Max(45)
+  @WholeNumber(1, 45)
   SEAT_SWEEP_INTERVAL = 15;
 
   @IsIn(LOG_LEVELS, { message: `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}` })
@@ -338,49 +315,33 @@ export class EnvironmentVariables {
   @IsString()
   NO_COLOR?: string;
 
-  @Transform(toInt)
-  @IsInt()
-  @Min(1)
-  @Max(500)
+  @WholeNumber(1, 500)
   DB_POOL_SIZE = 20;
 
-  @Transform(emptyToUndefined)
-  @IsOptional()
-  @IsString()
-  @MinLength(16, { message: 'METRICS_TOKEN must be at least 16 characters' })
+  @OptionalText(MinLength(16, { message: 'METRICS_TOKEN must be at least 16 characters' }))
   METRICS_TOKEN?: string;
 
   /** Unset: POST /api/v1/stores/stripe/events answers 404 (docs/stores.md, Connect Stripe). */
-  @Transform(emptyToUndefined)
-  @IsOptional()
-  @IsString()
+  @OptionalText()
   STRIPE_WEBHOOK_SECRET?: string;
 
   /** Reads a Checkout session's line items (docs/stores.md, What each event does). */
-  @Transform(emptyToUndefined)
-  @IsOptional()
-  @IsString()
+  @OptionalText()
   STRIPE_API_KEY?: string;
 
   /** Unset: POST /api/v1/stores/paddle/events answers 404 (docs/stores.md, Connect Paddle). */
-  @Transform(emptyToUndefined)
-  @IsOptional()
-  @IsString()
+  @OptionalText()
   PADDLE_WEBHOOK_SECRET?: string;
 
   /** Reads a buyer's e-mail with customers.get when no customer event brought it (docs/stores.md, Connect Paddle). */
-  @Transform(emptyToUndefined)
-  @IsOptional()
-  @IsString()
+  @OptionalText()
   PADDLE_API_KEY?: string;
 
   /** Unset: POST /api/v1/stores/lemonsqueezy/events answers 404 (docs/stores.md, Connect Lemon Squeezy). */
-  @Transform(emptyToUndefined)
-  @IsOptional()
-  @IsString()
+  @OptionalText()
   LEMONSQUEEZY_WEBHOOK_SECRET?: string;
 
-  @IsIn(['true', 'false'], { message: 'STORES_ACCEPT_TEST_EVENTS must be true or false' })
+  @TrueOrFalse()
   STORES_ACCEPT_TEST_EVENTS = 'false';
 
   /** Worker processes sharing the port (node:cluster); 1 runs everything in this one process. */
@@ -389,16 +350,14 @@ export class EnvironmentVariables {
   WEB_CONCURRENCY?: number | 'auto';
 
   /** The base of every link the server sends (docs/mail.md, Configuration): scheme and host, optionally a path, no query. */
-  @Transform(emptyToUndefined)
-  @IsOptional()
-  @Matches(/^https?:\/\/[^\s/?#@]+(\/[^\s?#]*)?$/, {
-    message: 'PUBLIC_URL must be an http:// or https:// URL without a query (e.g. https://licences.example.com)',
-  })
+  @Optional(
+    Matches(/^https?:\/\/[^\s/?#@]+(\/[^\s?#]*)?$/, {
+      message: 'PUBLIC_URL must be an http:// or https:// URL without a query (e.g. https://licences.example.com)',
+    }),
+  )
   PUBLIC_URL?: string;
 
-  @Transform(emptyToUndefined)
-  @IsOptional()
-  @Matches(/^smtps?:\/\/\S+$/, { message: 'SMTP_URL must be an smtp:// or smtps:// URL' })
+  @Optional(Matches(/^smtps?:\/\/\S+$/, { message: 'SMTP_URL must be an smtp:// or smtps:// URL' }))
   SMTP_URL?: string;
 
   /** A bare address: the display name is MAIL_BRAND_NAME, so no header is ever built from free text here. */
@@ -414,123 +373,82 @@ export class EnvironmentVariables {
   @Matches(/^\P{Cc}+$/u, { message: 'MAIL_BRAND_NAME must be 1-100 characters without line breaks or control characters' })
   MAIL_BRAND_NAME = 'Licence server';
 
-  @Transform(emptyToUndefined)
-  @IsOptional()
-  @IsEmail({ require_tld: false, allow_display_name: false }, { message: 'MAIL_REPLY_TO must be an e-mail address' })
+  @Optional(IsEmail({ require_tld: false, allow_display_name: false }, { message: 'MAIL_REPLY_TO must be an e-mail address' }))
   MAIL_REPLY_TO?: string;
 
-  @Transform(emptyToUndefined)
-  @IsOptional()
-  @Matches(MAIL_KIND_LIST, { message: `MAIL_DISABLED_KINDS must be a comma-separated list of ${MAIL_KINDS.join(', ')}` })
+  @Optional(Matches(MAIL_KIND_LIST, { message: `MAIL_DISABLED_KINDS must be a comma-separated list of ${MAIL_KINDS.join(', ')}` }))
   MAIL_DISABLED_KINDS?: string;
 
-  @Matches(/^\s*\d{1,6}\s*(,\s*\d{1,6}\s*){0,19}$/, {
-    message: 'MAIL_RETRY_SCHEDULE must be 1 to 20 comma-separated delays in seconds (each up to 999999)',
-  })
+  @DelayList()
   MAIL_RETRY_SCHEDULE = '60,300,1800,7200,28800';
 
   /** false: every /portal page answers 404 (docs/portal.md). */
-  @IsIn(['true', 'false'], { message: 'PORTAL_ENABLED must be true or false' })
+  @TrueOrFalse()
   PORTAL_ENABLED = 'true';
 
   /** Sign-in links per IP and per address in 15 minutes (docs/portal.md, Signing in). */
-  @Transform(toInt)
-  @IsInt()
-  @Min(1)
-  @Max(1_000_000_000)
+  @RequestLimit()
   RATE_LIMIT_PORTAL_LOGIN = DEFAULT_PORTAL_LOGIN_LIMIT;
 
   /** true: every password account enrols a second factor at its next sign-in (docs/dashboard.md, Second factors). */
-  @IsIn(['true', 'false'], { message: 'STAFF_REQUIRE_2FA must be true or false' })
+  @TrueOrFalse()
   STAFF_REQUIRE_2FA = 'false';
 
   /** Failed sign-ins per account in 15 minutes before each attempt is delayed (docs/dashboard.md, Failed sign-ins). */
-  @Transform(toInt)
-  @IsInt()
-  @Min(1)
-  @Max(1_000_000_000)
+  @RequestLimit()
   RATE_LIMIT_STAFF_SIGN_IN = DEFAULT_STAFF_SIGN_IN_LIMIT;
 
   /** Minutes after a sign-in or re-authentication in which sensitive actions are not asked again (docs/security.md, Sudo mode). */
-  @Transform(toInt)
-  @IsInt()
-  @Min(1)
-  @Max(1440)
+  @WholeNumber(1, 1440)
   STAFF_SUDO_MINUTES = DEFAULT_STAFF_SUDO_MINUTES;
 
   /** Single sign-on (docs/dashboard.md, Single sign-on): all three OIDC_ISSUER, OIDC_CLIENT_ID, OIDC_CLIENT_SECRET, or none. */
-  @Transform(emptyToUndefined)
-  @IsOptional()
-  @Matches(/^https?:\/\/[^\s?#]+$/, { message: 'OIDC_ISSUER must be an https:// URL without a query (http:// only for loopback)' })
+  @Optional(
+    Matches(/^https?:\/\/[^\s?#]+$/, { message: 'OIDC_ISSUER must be an https:// URL without a query (http:// only for loopback)' }),
+  )
   OIDC_ISSUER?: string;
 
-  @Transform(emptyToUndefined)
-  @IsOptional()
-  @IsString()
-  @MaxLength(255)
+  @OptionalText(MaxLength(255))
   OIDC_CLIENT_ID?: string;
 
-  @Transform(emptyToUndefined)
-  @IsOptional()
-  @IsString()
-  @MaxLength(1000)
+  @OptionalText(MaxLength(1000))
   OIDC_CLIENT_SECRET?: string;
 
   /** A claim of the ID token or userinfo holding a role name or a list of them. */
-  @Transform(emptyToUndefined)
-  @IsOptional()
-  @Matches(/^[A-Za-z0-9_.:/-]{1,200}$/, { message: 'OIDC_ROLE_CLAIM must be a claim name' })
+  @Optional(Matches(/^[A-Za-z0-9_.:/-]{1,200}$/, { message: 'OIDC_ROLE_CLAIM must be a claim name' }))
   OIDC_ROLE_CLAIM?: string;
 
-  @Transform(emptyToUndefined)
-  @IsOptional()
-  @IsIn(STAFF_ROLES, { message: `OIDC_DEFAULT_ROLE must be one of ${STAFF_ROLES.join(', ')}` })
+  @Optional(IsIn(STAFF_ROLES, { message: `OIDC_DEFAULT_ROLE must be one of ${STAFF_ROLES.join(', ')}` }))
   OIDC_DEFAULT_ROLE?: (typeof STAFF_ROLES)[number];
 
-  @Transform(emptyToUndefined)
-  @IsOptional()
-  @Matches(STORE_PORTAL_URL, { message: 'STRIPE_CUSTOMER_PORTAL_URL must be an https:// URL' })
+  @Optional(StorePortalUrl())
   STRIPE_CUSTOMER_PORTAL_URL?: string;
 
-  @Transform(emptyToUndefined)
-  @IsOptional()
-  @Matches(STORE_PORTAL_URL, { message: 'PADDLE_CUSTOMER_PORTAL_URL must be an https:// URL' })
+  @Optional(StorePortalUrl())
   PADDLE_CUSTOMER_PORTAL_URL?: string;
 
-  @Transform(emptyToUndefined)
-  @IsOptional()
-  @Matches(STORE_PORTAL_URL, { message: 'LEMONSQUEEZY_CUSTOMER_PORTAL_URL must be an https:// URL' })
+  @Optional(StorePortalUrl())
   LEMONSQUEEZY_CUSTOMER_PORTAL_URL?: string;
 
   /** The largest release artifact an upload may send, in bytes (docs/releases.md, Uploading artifacts). */
-  @Transform(toInt)
-  @IsInt()
-  @Min(1)
-  @Max(Number.MAX_SAFE_INTEGER)
+  @WholeNumber(1, Number.MAX_SAFE_INTEGER)
   RELEASES_MAX_BYTES = 2 * 1024 ** 3;
 
   /** How long a signed download link stays valid, in seconds (docs/releases.md, Download links). */
-  @Transform(toInt)
-  @IsInt()
-  @Min(10)
-  @Max(7 * 86_400)
+  @WholeNumber(10, 7 * 86_400)
   RELEASES_LINK_SECONDS = 600;
 
   /** Set: artifacts live in this S3 bucket instead of DATA_DIR/releases (docs/releases.md, Storage). */
-  @Transform(emptyToUndefined)
-  @IsOptional()
-  @Matches(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, { message: 'RELEASES_S3_BUCKET must be an S3 bucket name (3-63 of a-z 0-9 . -)' })
+  @Optional(
+    Matches(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, { message: 'RELEASES_S3_BUCKET must be an S3 bucket name (3-63 of a-z 0-9 . -)' }),
+  )
   RELEASES_S3_BUCKET?: string;
 
   /** An S3-compatible endpoint (MinIO, Cloudflare R2, ...); unset: AWS S3 itself. */
-  @Transform(emptyToUndefined)
-  @IsOptional()
-  @Matches(/^https?:\/\/[^\s?#]+$/, { message: 'RELEASES_S3_ENDPOINT must be an http:// or https:// URL' })
+  @Optional(Matches(/^https?:\/\/[^\s?#]+$/, { message: 'RELEASES_S3_ENDPOINT must be an http:// or https:// URL' }))
   RELEASES_S3_ENDPOINT?: string;
 
-  @Transform(emptyToUndefined)
-  @IsOptional()
-  @Matches(/^[a-z0-9-]{1,32}$/, { message: 'RELEASES_S3_REGION must be a region name such as us-east-1 or auto' })
+  @Optional(Matches(/^[a-z0-9-]{1,32}$/, { message: 'RELEASES_S3_REGION must be a region name such as us-east-1 or auto' }))
   RELEASES_S3_REGION?: string;
 }
 
