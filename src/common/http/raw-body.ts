@@ -59,13 +59,10 @@ const joinPath = (...parts: (string | string[] | undefined)[]) =>
     .filter(Boolean)
     .join('/');
 
-/**
- * The parsers of every route declared with @RawBodyRoute, by method and path (routes with parameters are not
- * supported: a declared one throws at start). `parserFor` is one map lookup, so other requests pay next to nothing.
- */
-export function rawBodyParsers(app: INestApplication): { parserFor(method: string, path: string): RequestHandler | undefined } {
-  const parsers = new Map<string, RequestHandler>();
-  const streamed: { method: string; pattern: RegExp }[] = [];
+/** Every method of every controller of the app, with its controller: where Nest keeps the route metadata. */
+function* routeHandlers(
+  app: INestApplication,
+): Generator<{ controller: new (...args: unknown[]) => unknown; name: string; handler: object }> {
   for (const module of app.get(ModulesContainer).values()) {
     for (const wrapper of module.controllers.values()) {
       const controller = wrapper.metatype as (new (...args: unknown[]) => unknown) | null;
@@ -73,26 +70,34 @@ export function rawBodyParsers(app: INestApplication): { parserFor(method: strin
       const prototype = controller.prototype as Record<string, unknown>;
       for (const name of Object.getOwnPropertyNames(prototype)) {
         const handler = prototype[name];
-        if (typeof handler !== 'function') continue;
-        const options = Reflect.getMetadata(RAW_BODY_ROUTE, handler) as RawBodyRouteOptions | undefined;
-        const isStreamed = Reflect.getMetadata(STREAMED_BODY_ROUTE, handler) === true;
-        if (!options && !isStreamed) continue;
-        const pathOf = (target: object) => Reflect.getMetadata(PATH_METADATA, target) as string | string[] | undefined;
-        const path = joinPath(pathOf(controller), pathOf(handler));
-        if (!options) {
-          const method = RequestMethod[Reflect.getMetadata(METHOD_METADATA, handler) as RequestMethod];
-          streamed.push({ method, pattern: routePattern(path) });
-          continue;
-        }
-        if (path.includes(':')) throw new Error(`@RawBodyRoute on ${controller.name}.${name}: routes with parameters are not supported`);
-        const method = RequestMethod[Reflect.getMetadata(METHOD_METADATA, handler) as RequestMethod];
-        const limitBytes = parseLimit(options.limit);
-        parsers.set(
-          routeKey(method, path),
-          chain(refuseDeclaredOversize(limitBytes), express.raw({ type: () => true, limit: options.limit })),
-        );
+        if (typeof handler === 'function') yield { controller, name, handler };
       }
     }
+  }
+}
+
+/**
+ * The parsers of every route declared with @RawBodyRoute, by method and path (routes with parameters are not
+ * supported: a declared one throws at start). `parserFor` is one map lookup, so other requests pay next to nothing.
+ */
+export function rawBodyParsers(app: INestApplication): { parserFor(method: string, path: string): RequestHandler | undefined } {
+  const parsers = new Map<string, RequestHandler>();
+  const streamed: { method: string; pattern: RegExp }[] = [];
+  for (const { controller, name, handler } of routeHandlers(app)) {
+    const options = Reflect.getMetadata(RAW_BODY_ROUTE, handler) as RawBodyRouteOptions | undefined;
+    const isStreamed = Reflect.getMetadata(STREAMED_BODY_ROUTE, handler) === true;
+    if (!options && !isStreamed) continue;
+    const pathOf = (target: object) => Reflect.getMetadata(PATH_METADATA, target) as string | string[] | undefined;
+    const path = joinPath(pathOf(controller), pathOf(handler));
+    if (!options) {
+      const method = RequestMethod[Reflect.getMetadata(METHOD_METADATA, handler) as RequestMethod];
+      streamed.push({ method, pattern: routePattern(path) });
+      continue;
+    }
+    if (path.includes(':')) throw new Error(`@RawBodyRoute on ${controller.name}.${name}: routes with parameters are not supported`);
+    const method = RequestMethod[Reflect.getMetadata(METHOD_METADATA, handler) as RequestMethod];
+    const limitBytes = parseLimit(options.limit);
+    parsers.set(routeKey(method, path), chain(refuseDeclaredOversize(limitBytes), express.raw({ type: () => true, limit: options.limit })));
   }
   return {
     parserFor: (method, path) => {
@@ -129,25 +134,16 @@ export function routeTable(app: INestApplication): RouteTable {
     const value = Reflect.getMetadata(PATH_METADATA, target) as string | string[] | undefined;
     return Array.isArray(value) ? value : [value];
   };
-  for (const module of app.get(ModulesContainer).values()) {
-    for (const wrapper of module.controllers.values()) {
-      const controller = wrapper.metatype as (new (...args: unknown[]) => unknown) | null;
-      if (!controller) continue;
-      const prototype = controller.prototype as Record<string, unknown>;
-      for (const name of Object.getOwnPropertyNames(prototype)) {
-        const handler = prototype[name];
-        if (typeof handler !== 'function') continue;
-        const methodCode = Reflect.getMetadata(METHOD_METADATA, handler) as RequestMethod | undefined;
-        if (methodCode === undefined || Reflect.getMetadata(PATH_METADATA, handler) === undefined) continue;
-        const method = RequestMethod[methodCode];
-        for (const base of paths(controller))
-          for (const sub of paths(handler)) {
-            const path = joinPath(base, sub);
-            if (/[:*]/.test(path)) patterns.push({ method, pattern: routePattern(path) });
-            else exact.add(routeKey(method, path));
-          }
+  for (const { controller, handler } of routeHandlers(app)) {
+    const methodCode = Reflect.getMetadata(METHOD_METADATA, handler) as RequestMethod | undefined;
+    if (methodCode === undefined || Reflect.getMetadata(PATH_METADATA, handler) === undefined) continue;
+    const method = RequestMethod[methodCode];
+    for (const base of paths(controller))
+      for (const sub of paths(handler)) {
+        const path = joinPath(base, sub);
+        if (/[:*]/.test(path)) patterns.push({ method, pattern: routePattern(path) });
+        else exact.add(routeKey(method, path));
       }
-    }
   }
   return {
     has: (method, path) =>
