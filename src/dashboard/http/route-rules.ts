@@ -6,40 +6,79 @@ import type { StaffRole } from '../../staff/roles';
 export type RouteAccess = 'anyone' | StaffRole;
 
 /**
+ * Signing in, its second step, passkeys and single sign-on, and accepting an invitation: no session needed
+ * (docs/dashboard.md, Second factors; Single sign-on).
+ */
+const SIGN_IN_ROUTES = [
+  'GET /login',
+  'POST /login',
+  'GET /staff/invite/:token',
+  'POST /staff/invite/:token',
+  'GET /login/verify',
+  'POST /login/verify',
+  'POST /login/passkey/options',
+  'POST /login/passkey',
+  'GET /login/sso',
+  'GET /login/sso/callback',
+];
+
+/** Every account keeps its own second factors (docs/dashboard.md, Second factors). */
+const ACCOUNT_SECURITY_ROUTES = [
+  'GET /account/security',
+  'POST /account/security/totp',
+  'GET /account/security/totp.png',
+  'POST /account/security/totp/confirm',
+  'POST /account/security/passkeys/options',
+  'POST /account/security/passkeys',
+  'POST /account/security/totp/remove',
+  'POST /account/security/passkeys/:id/remove',
+  'POST /account/security/recovery-codes',
+];
+
+/** Proving oneself again before a sensitive action (docs/security.md, Sudo mode). */
+const SUDO_PAGE_ROUTES = [
+  'GET /account/sudo',
+  'POST /account/sudo',
+  'POST /account/sudo/passkey/options',
+  'POST /account/sudo/passkey',
+  'POST /account/sudo/sso',
+];
+
+/** Any other path under a dashboard page: its HTML 404 (not-found.controller.ts), for any signed-in account. */
+const CATCH_ALL_ROUTES = [
+  'ALL /dashboard/*rest',
+  'ALL /licenses/*rest',
+  'ALL /audit/*rest',
+  'ALL /signing-keys/*rest',
+  'ALL /logout/*rest',
+];
+
+/** Staff accounts, roles and security settings: owner. */
+const STAFF_ROUTES = [
+  'GET /staff',
+  'POST /staff/invites',
+  'POST /staff/:id/access',
+  'POST /staff/:id/disable',
+  'POST /staff/:id/enable',
+  'POST /staff/:id/reset-second-factors',
+  'GET /staff/:id/confirm/:action',
+  'POST /staff/invites/:id/revoke',
+  'POST /staff/invites/:id/resend',
+];
+
+const ruled = (access: RouteAccess, keys: readonly string[]) => Object.fromEntries(keys.map((key) => [key, access]));
+
+const posts = (keys: readonly string[]) => keys.filter((key) => key.startsWith('POST '));
+
+/**
  * Every dashboard route and the least role that may use it (docs/dashboard.md, Staff and roles). The role guard refuses
  * a route missing here (403), and test/dashboard-roles.e2e-spec.ts walks every route Nest registered and fails on one
  * without a rule, so a new page cannot ship open. Keys are `METHOD /path` as the controllers declare them.
  */
 export const ROUTE_RULES: Readonly<Record<string, RouteAccess>> = {
-  // Signing in, and accepting an invitation, need no session.
-  'GET /login': 'anyone',
-  'POST /login': 'anyone',
-  'GET /staff/invite/:token': 'anyone',
-  'POST /staff/invite/:token': 'anyone',
-  // The second step of a sign-in, passkeys and single sign-on (docs/dashboard.md, Second factors; Single sign-on).
-  'GET /login/verify': 'anyone',
-  'POST /login/verify': 'anyone',
-  'POST /login/passkey/options': 'anyone',
-  'POST /login/passkey': 'anyone',
-  'GET /login/sso': 'anyone',
-  'GET /login/sso/callback': 'anyone',
-
-  // Every account keeps its own second factors (docs/dashboard.md, Second factors).
-  'GET /account/security': 'viewer',
-  'POST /account/security/totp': 'viewer',
-  'GET /account/security/totp.png': 'viewer',
-  'POST /account/security/totp/confirm': 'viewer',
-  'POST /account/security/passkeys/options': 'viewer',
-  'POST /account/security/passkeys': 'viewer',
-  'POST /account/security/totp/remove': 'viewer',
-  'POST /account/security/passkeys/:id/remove': 'viewer',
-  'POST /account/security/recovery-codes': 'viewer',
-  // Proving oneself again before a sensitive action (docs/security.md, Sudo mode).
-  'GET /account/sudo': 'viewer',
-  'POST /account/sudo': 'viewer',
-  'POST /account/sudo/passkey/options': 'viewer',
-  'POST /account/sudo/passkey': 'viewer',
-  'POST /account/sudo/sso': 'viewer',
+  ...ruled('anyone', SIGN_IN_ROUTES),
+  ...ruled('viewer', ACCOUNT_SECURITY_ROUTES),
+  ...ruled('viewer', SUDO_PAGE_ROUTES),
 
   // See licences, customers, audit, statistics, stores, mail: every role.
   'GET /': 'viewer',
@@ -60,11 +99,7 @@ export const ROUTE_RULES: Readonly<Record<string, RouteAccess>> = {
   'GET /emails/preview/:kind': 'viewer',
   'GET /emails/preview/:kind/html': 'viewer',
   'GET /stores': 'viewer',
-  'ALL /dashboard/*rest': 'viewer',
-  'ALL /licenses/*rest': 'viewer',
-  'ALL /audit/*rest': 'viewer',
-  'ALL /signing-keys/*rest': 'viewer',
-  'ALL /logout/*rest': 'viewer',
+  ...ruled('viewer', CATCH_ALL_ROUTES),
 
   // Create, edit, renew, extend, suspend, reinstate, release seats, resend mail, notes, bulk changes and exports: support.
   'GET /licenses/new': 'support',
@@ -131,16 +166,7 @@ export const ROUTE_RULES: Readonly<Record<string, RouteAccess>> = {
   'POST /products/:code/releases/:id/yank': 'admin',
   'POST /products/:code/releases/:id/delete': 'admin',
 
-  // Staff accounts, roles and security settings: owner.
-  'GET /staff': 'owner',
-  'POST /staff/invites': 'owner',
-  'POST /staff/:id/access': 'owner',
-  'POST /staff/:id/disable': 'owner',
-  'POST /staff/:id/enable': 'owner',
-  'POST /staff/:id/reset-second-factors': 'owner',
-  'GET /staff/:id/confirm/:action': 'owner',
-  'POST /staff/invites/:id/revoke': 'owner',
-  'POST /staff/invites/:id/resend': 'owner',
+  ...ruled('owner', STAFF_ROUTES),
 };
 
 /**
@@ -149,13 +175,9 @@ export const ROUTE_RULES: Readonly<Record<string, RouteAccess>> = {
  * never adds a way to sign in or changes who may act.
  */
 export const SUDO_ROUTES: ReadonlySet<string> = new Set([
-  'POST /account/security/totp',
-  'POST /account/security/totp/confirm',
-  'POST /account/security/passkeys/options',
-  'POST /account/security/passkeys',
-  'POST /account/security/totp/remove',
-  'POST /account/security/passkeys/:id/remove',
-  'POST /account/security/recovery-codes',
+  // Adding or removing a way to sign in, and changing who may act.
+  ...posts(ACCOUNT_SECURITY_ROUTES),
+  ...posts(STAFF_ROUTES),
   'POST /tokens',
   'POST /webhooks',
   'POST /webhooks/:id/deactivate',
@@ -164,13 +186,6 @@ export const SUDO_ROUTES: ReadonlySet<string> = new Set([
   'POST /webhooks/:id/delete',
   'POST /signing-keys/rotate',
   'POST /signing-keys/:keyId/revoke',
-  'POST /staff/invites',
-  'POST /staff/invites/:id/revoke',
-  'POST /staff/invites/:id/resend',
-  'POST /staff/:id/access',
-  'POST /staff/:id/disable',
-  'POST /staff/:id/enable',
-  'POST /staff/:id/reset-second-factors',
 ]);
 
 /**
@@ -178,30 +193,10 @@ export const SUDO_ROUTES: ReadonlySet<string> = new Set([
  * product's licence is not found. Every other route covers all products and refuses such an account (403).
  */
 export const PRODUCT_SCOPED_ROUTES: ReadonlySet<string> = new Set([
-  'GET /login',
-  'POST /login',
-  'GET /staff/invite/:token',
-  'POST /staff/invite/:token',
-  'GET /login/verify',
-  'POST /login/verify',
-  'POST /login/passkey/options',
-  'POST /login/passkey',
-  'GET /login/sso',
-  'GET /login/sso/callback',
-  'GET /account/security',
-  'POST /account/security/totp',
-  'GET /account/security/totp.png',
-  'POST /account/security/totp/confirm',
-  'POST /account/security/passkeys/options',
-  'POST /account/security/passkeys',
-  'POST /account/security/totp/remove',
-  'POST /account/security/passkeys/:id/remove',
-  'POST /account/security/recovery-codes',
-  'GET /account/sudo',
-  'POST /account/sudo',
-  'POST /account/sudo/passkey/options',
-  'POST /account/sudo/passkey',
-  'POST /account/sudo/sso',
+  // Signing in and an account's own second factors read no licence.
+  ...SIGN_IN_ROUTES,
+  ...ACCOUNT_SECURITY_ROUTES,
+  ...SUDO_PAGE_ROUTES,
   'GET /',
   'POST /logout',
   'GET /dashboard',
@@ -224,11 +219,7 @@ export const PRODUCT_SCOPED_ROUTES: ReadonlySet<string> = new Set([
   'POST /licenses/:id/reinstate',
   'POST /licenses/:id/revoke',
   'GET /audit',
-  'ALL /dashboard/*rest',
-  'ALL /licenses/*rest',
-  'ALL /audit/*rest',
-  'ALL /signing-keys/*rest',
-  'ALL /logout/*rest',
+  ...CATCH_ALL_ROUTES,
 ]);
 
 const joinPath = (prefix: string, path: string) =>
