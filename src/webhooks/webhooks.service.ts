@@ -8,6 +8,7 @@ import { EventFanoutService } from '../events/event-fanout.service';
 import { EventRecorder } from '../events/event-recorder';
 import { type Actor, ALL_PRODUCTS, type ProductScope, productScopeWithin } from '../common/auth/actor';
 import { AppError } from '../common/errors/app-error';
+import { apiFields, apiTimes } from '../common/http/api-fields';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { JobsService } from '../jobs/jobs.service';
 import { MetricsService } from '../metrics/metrics.service';
@@ -26,27 +27,18 @@ export const newWebhookSecret = () => `whsec_${randomBytes(32).toString('base64'
 
 /** `codes`: the current code of each product id (an endpoint's limit is stored as ids, shown as codes). */
 const toEndpointDto = (e: WebhookEndpoint, codes: ReadonlyMap<number, string>): WebhookEndpointDto => ({
-  id: e.id,
-  url: e.url,
-  events: e.events,
-  description: e.description,
-  active: e.active,
+  ...apiFields(e, 'id', 'url', 'events', 'description', 'active'),
   products: e.productIds && e.productIds.flatMap((id) => codes.get(id) ?? []),
-  created_at: e.createdAt.toISOString(),
-  updated_at: e.updatedAt.toISOString(),
+  ...apiTimes(e, 'createdAt', 'updatedAt'),
 });
 
 const toDeliveryDto = (d: WebhookDelivery, eventType: string): WebhookDeliveryDto => ({
   id: Number(d.id),
-  event_id: d.eventId,
+  ...apiFields(d, 'eventId'),
   event_type: eventType,
-  status: d.status,
-  attempts: d.attempts,
-  last_status_code: d.lastStatusCode,
-  last_error: d.lastError,
+  ...apiFields(d, 'status', 'attempts', 'lastStatusCode', 'lastError'),
   next_attempt_at: d.status === 'pending' && d.nextAttemptAt ? d.nextAttemptAt.toISOString() : null,
-  created_at: d.createdAt.toISOString(),
-  delivered_at: d.deliveredAt ? d.deliveredAt.toISOString() : null,
+  ...apiTimes(d, 'createdAt', 'deliveredAt'),
 });
 
 /**

@@ -1,5 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { ACTOR_TYPES, AUDIT_ACTIONS, type ActorType, type AuditAction, type AuditEntry } from '../audit-entry.entity';
+import { apiFields, apiTimes } from '../../common/http/api-fields';
 
 /** One audit log entry (docs/licences.md, Audit log). */
 export class AuditEntryDto {
@@ -20,14 +21,8 @@ export class AuditEntryDto {
   static from(e: AuditEntry): AuditEntryDto {
     return {
       id: Number(e.id),
-      created_at: e.createdAt.toISOString(),
-      action: e.action,
-      actor_type: e.actorType,
-      actor: e.actor,
-      ip: e.ip,
-      license_id: e.licenseId,
-      product_code: e.productCode,
-      details: e.details,
+      ...apiTimes(e, 'createdAt'),
+      ...apiFields(e, 'action', 'actorType', 'actor', 'ip', 'licenseId', 'productCode', 'details'),
     };
   }
 }

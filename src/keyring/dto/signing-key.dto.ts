@@ -10,6 +10,7 @@ import {
   type SigningKeyStatus,
   StoredSigningKey,
 } from '../signing-key.entity';
+import { apiFields, apiTimes } from '../../common/http/api-fields';
 
 const KEY_ID = {
   example: '3f9a1c0b7d2e4f65',
@@ -60,13 +61,9 @@ export class PublishedKeyDto {
 
   static from(key: PublishedKey): PublishedKeyDto {
     return {
-      key_id: key.keyId,
-      algorithm: key.algorithm,
-      status: key.status,
-      public_key_pem: key.publicKeyPem,
-      created_at: key.createdAt.toISOString(),
-      retired_at: key.retiredAt ? key.retiredAt.toISOString() : null,
-      endorsements: key.endorsements,
+      ...apiFields(key, 'keyId', 'algorithm', 'status', 'publicKeyPem'),
+      ...apiTimes(key, 'createdAt', 'retiredAt'),
+      ...apiFields(key, 'endorsements'),
     };
   }
 }
@@ -118,15 +115,8 @@ export class SigningKeyDto {
 
   static from(key: StoredSigningKey): SigningKeyDto {
     return {
-      key_id: key.keyId,
-      algorithm: key.algorithm,
-      endorsements: key.endorsements,
-      status: key.status,
-      origin: key.origin,
-      public_key_pem: key.publicKeyPem,
-      created_at: key.createdAt.toISOString(),
-      retired_at: key.retiredAt ? key.retiredAt.toISOString() : null,
-      revoked_at: key.revokedAt ? key.revokedAt.toISOString() : null,
+      ...apiFields(key, 'keyId', 'algorithm', 'endorsements', 'status', 'origin', 'publicKeyPem'),
+      ...apiTimes(key, 'createdAt', 'retiredAt', 'revokedAt'),
     };
   }
 }

@@ -1,5 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { RELEASE_REASONS, type Activation, type ReleaseReason } from '../seats/activation.entity';
+import { apiFields, apiTimes } from '../../common/http/api-fields';
 
 /** An activation record ("seat"), docs/licences.md, Seats and machines. */
 export class ActivationDto {
@@ -18,15 +19,9 @@ export class ActivationDto {
   static from(a: Activation): ActivationDto {
     return {
       id: Number(a.id),
-      machine_fingerprint: a.machineFingerprint,
-      hostname: a.hostname,
-      os: a.os,
-      app_version: a.appVersion,
-      ip: a.ip,
-      activated_at: a.activatedAt.toISOString(),
-      last_seen_at: a.lastSeenAt.toISOString(),
-      released_at: a.releasedAt ? a.releasedAt.toISOString() : null,
-      release_reason: a.releaseReason,
+      ...apiFields(a, 'machineFingerprint', 'hostname', 'os', 'appVersion', 'ip'),
+      ...apiTimes(a, 'activatedAt', 'lastSeenAt', 'releasedAt'),
+      ...apiFields(a, 'releaseReason'),
       active: a.releasedAt === null,
     };
   }

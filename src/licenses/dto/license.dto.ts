@@ -5,8 +5,7 @@ import { ActivationDto } from './activation.dto';
 import type { PolicyOverrides } from '../../common/seat-policy/license-policy';
 import { POLICY_INPUT_SCHEMA, SeatPolicyDto } from '../../common/seat-policy/seat-policy.dto';
 import { STORE_NAMES } from '../store-licenses/store-names';
-
-const iso = (d: Date | null) => (d ? d.toISOString() : null);
+import { apiFields, apiTimes } from '../../common/http/api-fields';
 
 /** What a list row is built from: a licence's columns, its product code and the status computed in SQL. */
 export interface LicenseListRow {
@@ -56,17 +55,10 @@ export class LicenseListItemDto {
 
   static from(row: LicenseListRow): LicenseListItemDto {
     return {
-      id: row.id,
-      product_code: row.productCode,
-      license_key: row.licenseKey,
-      license_type: row.licenseType,
-      customer_name: row.customerName,
-      customer_email: row.customerEmail,
-      expires_at: iso(row.expiresAt),
-      active: row.active,
-      revoked: row.revoked,
-      status: row.status,
-      created_at: row.createdAt.toISOString(),
+      ...apiFields(row, 'id', 'productCode', 'licenseKey', 'licenseType', 'customerName', 'customerEmail'),
+      ...apiTimes(row, 'expiresAt'),
+      ...apiFields(row, 'active', 'revoked', 'status'),
+      ...apiTimes(row, 'createdAt'),
     };
   }
 }

@@ -3,6 +3,7 @@ import { MAIL_KINDS, type MailKind } from '../../config/app-config';
 import { PageQueryDto } from '../../common/http/page-query.dto';
 import { MAIL_STATUSES, type MailStatus } from '../mail.entities';
 import type { MailRow } from '../mail.repository';
+import { apiFields, apiTimes } from '../../common/http/api-fields';
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
@@ -34,16 +35,11 @@ export class MailMessageDto {
   static from(row: MailRow): MailMessageDto {
     return {
       id: Number(row.id),
-      kind: row.kind,
+      ...apiFields(row, 'kind'),
       to: row.toAddress,
-      status: row.status,
-      attempts: row.attempts,
-      last_error: row.lastError,
-      license_id: row.licenseId,
-      event_id: row.eventId,
+      ...apiFields(row, 'status', 'attempts', 'lastError', 'licenseId', 'eventId'),
       next_attempt_at: row.status === 'pending' ? iso(row.nextAttemptAt) : null,
-      created_at: row.createdAt.toISOString(),
-      sent_at: iso(row.sentAt),
+      ...apiTimes(row, 'createdAt', 'sentAt'),
     };
   }
 }

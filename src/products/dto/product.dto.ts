@@ -12,6 +12,7 @@ import {
 import { IsPolicy, mergePolicy } from '../../common/seat-policy/license-policy';
 import { POLICY_INPUT_SCHEMA, SeatPolicyDto } from '../../common/seat-policy/seat-policy.dto';
 import { type Product, type ProductTrial, UPDATE_POLICIES, type UpdatePolicy } from '../product.entity';
+import { apiFields, apiTimes } from '../../common/http/api-fields';
 
 const TRIAL_SCHEMA = {
   type: 'object' as const,
@@ -146,18 +147,11 @@ export class ProductDto {
 
   static from(p: Product): ProductDto {
     return {
-      id: p.id,
-      code: p.code,
-      name: p.name,
-      key_prefix: p.keyPrefix,
-      default_limits: p.defaultLimits,
+      ...apiFields(p, 'id', 'code', 'name', 'keyPrefix', 'defaultLimits'),
       default_policy: mergePolicy(p.defaultPolicy, {}),
-      available_features: p.availableFeatures,
-      active: p.active,
-      update_policy: p.updatePolicy,
+      ...apiFields(p, 'availableFeatures', 'active', 'updatePolicy'),
       trial: p.trial ?? null,
-      created_at: p.createdAt.toISOString(),
-      updated_at: p.updatedAt.toISOString(),
+      ...apiTimes(p, 'createdAt', 'updatedAt'),
     };
   }
 }

@@ -5,6 +5,7 @@ import { SignedEnvelopeDto } from '../../activation/dto/client-responses.dto';
 import { IsOptionalNotNull, IsStorableText, MaxChars, IsFeatureList } from '../../common/validation/validators';
 import { isSemVer } from '../release-rules';
 import { Release, RELEASE_CHANNELS, ReleaseArtifact, type ReleaseChannel } from '../release.entities';
+import { apiFields, apiTimes } from '../../common/http/api-fields';
 
 /** SemVer 2.0 exactly (docs/releases.md, Versions): no leading v, no spaces, at most 256 characters. */
 function IsSemVer(): PropertyDecorator {
@@ -57,7 +58,7 @@ export class ArtifactDto {
   @ApiProperty({ description: 'hex' }) sha512: string;
 
   static from(a: ReleaseArtifact): ArtifactDto {
-    return { filename: a.filename, platform: a.platform, arch: a.arch, size: a.size, sha256: a.sha256, sha512: a.sha512 };
+    return apiFields(a, 'filename', 'platform', 'arch', 'size', 'sha256', 'sha512');
   }
 }
 
@@ -84,16 +85,11 @@ export class ReleaseDto {
 
   static from(r: Release, productCode: string, downloads: number): ReleaseDto {
     return {
-      id: r.id,
+      ...apiFields(r, 'id'),
       product: productCode,
-      version: r.version,
-      channel: r.channel,
-      notes: r.notes,
-      required_features: r.requiredFeatures,
+      ...apiFields(r, 'version', 'channel', 'notes', 'requiredFeatures'),
       state: r.yankedAt ? 'yanked' : r.publishedAt ? 'published' : 'draft',
-      created_at: r.createdAt.toISOString(),
-      published_at: r.publishedAt?.toISOString() ?? null,
-      yanked_at: r.yankedAt?.toISOString() ?? null,
+      ...apiTimes(r, 'createdAt', 'publishedAt', 'yankedAt'),
       artifacts: (r.artifacts ?? []).map((a) => ({
         ...ArtifactDto.from(a),
         signature: a.signature,

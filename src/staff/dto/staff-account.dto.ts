@@ -1,6 +1,7 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { STAFF_ROLES, type StaffRole } from '../roles';
 import type { StaffAccount } from '../staff.service';
+import { apiFields, apiTimes } from '../../common/http/api-fields';
 
 /** GET /api/v1/admin/staff (docs/admin-api.md, Staff accounts): an account without its password or second factors' secrets. */
 export class StaffAccountDto {
@@ -22,14 +23,9 @@ export class StaffAccountDto {
 
   static from(a: StaffAccount): StaffAccountDto {
     return {
-      id: a.id,
-      username: a.username,
-      email: a.email,
-      role: a.role,
-      products: a.products,
-      second_factors: a.secondFactors,
-      last_sign_in_at: a.lastSignInAt?.toISOString() ?? null,
-      disabled: a.disabled,
+      ...apiFields(a, 'id', 'username', 'email', 'role', 'products', 'secondFactors'),
+      ...apiTimes(a, 'lastSignInAt'),
+      ...apiFields(a, 'disabled'),
     };
   }
 }

@@ -11,6 +11,7 @@ import {
   type StoreName,
 } from '../../licenses/store-licenses/store-names';
 import type { StoreEvent } from '../store-event.entity';
+import { apiFields, apiTimes } from '../../common/http/api-fields';
 
 /** GET /admin/store-events filters, combined with AND. */
 export class ListStoreEventsQueryDto extends PageQueryDto {
@@ -85,18 +86,10 @@ export class StoreEventDto {
   static from(e: StoreEvent): StoreEventDto {
     return {
       id: String(e.id),
-      store: e.store,
-      event_id: e.eventId,
-      type: e.type,
-      status: e.status,
-      received_at: new Date(e.receivedAt).toISOString(),
-      occurred_at: e.occurredAt ? new Date(e.occurredAt).toISOString() : null,
-      subscription_id: e.subscriptionId,
-      action: e.action,
-      license_id: e.licenseId,
-      error: e.error,
-      reason_code: e.reasonCode,
-      replayed_at: e.replayedAt ? new Date(e.replayedAt).toISOString() : null,
+      ...apiFields(e, 'store', 'eventId', 'type', 'status'),
+      ...apiTimes(e, 'receivedAt', 'occurredAt'),
+      ...apiFields(e, 'subscriptionId', 'action', 'licenseId', 'error', 'reasonCode'),
+      ...apiTimes(e, 'replayedAt'),
     };
   }
 }

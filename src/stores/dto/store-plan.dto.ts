@@ -7,6 +7,7 @@ import { IsPolicy, type PolicyOverrides } from '../../common/seat-policy/license
 import { LICENSE_TYPES, type LicenseType } from '../../licenses/license-type';
 import { ON_END_ACTIONS, type OnEndAction, STORE_NAMES, type StoreName } from '../../licenses/store-licenses/store-names';
 import type { StorePlan } from '../store-plan.entity';
+import { apiFields, apiTimes } from '../../common/http/api-fields';
 
 /** POST /admin/store-plans: a store's price and the licence it sells (docs/stores.md, Plans). */
 export class CreateStorePlanDto {
@@ -125,18 +126,10 @@ export class StorePlanDto {
 
   static from(plan: StorePlan): StorePlanDto {
     return {
-      id: plan.id,
-      store: plan.store,
-      price_id: plan.priceId,
+      ...apiFields(plan, 'id', 'store', 'priceId'),
       product_code: plan.product?.code ?? '',
-      license_type: plan.licenseType,
-      limits: plan.limits,
-      features: plan.features,
-      policy: plan.policy,
-      grace_days: plan.graceDays,
-      on_end: plan.onEnd,
-      created_at: plan.createdAt.toISOString(),
-      updated_at: plan.updatedAt.toISOString(),
+      ...apiFields(plan, 'licenseType', 'limits', 'features', 'policy', 'graceDays', 'onEnd'),
+      ...apiTimes(plan, 'createdAt', 'updatedAt'),
     };
   }
 }
