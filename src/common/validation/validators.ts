@@ -1,4 +1,5 @@
 import { applyDecorators } from '@nestjs/common';
+import { ApiPropertyOptional, type ApiPropertyOptions } from '@nestjs/swagger';
 import { ArrayMaxSize, ArrayUnique, IsArray, IsString, Matches, registerDecorator, ValidateIf, ValidationOptions } from 'class-validator';
 
 export const LIMIT_NAME = /^[a-z][a-z0-9_]{0,63}$/;
@@ -66,6 +67,21 @@ export const IsFeatureList = () =>
     ArrayMaxSize(64),
     IsArray(),
     IsOptionalNotNull(),
+  );
+
+/** What a field's schema says beyond its type: an example, and what it means here. */
+type FieldDoc = Pick<ApiPropertyOptions, 'example' | 'description'>;
+
+/** An optional feature list of a request body: IsFeatureList and the schema that states its bounds. */
+export const FeatureListInput = (doc: FieldDoc) =>
+  applyDecorators(IsFeatureList(), ApiPropertyOptional({ uniqueItems: true, maxItems: 64, type: [String], ...doc }));
+
+/** An optional limits map of a request body (never null): IsLimitsMap and the schema that states its bounds. */
+export const LimitsInput = (doc: FieldDoc) =>
+  applyDecorators(
+    IsLimitsMap(),
+    IsOptionalNotNull(),
+    ApiPropertyOptional({ type: 'object', additionalProperties: { type: 'integer', minimum: 0, maximum: MAX_LIMIT_VALUE }, ...doc }),
   );
 
 /** Length as PostgreSQL's varchar(n) counts it: Unicode code points (validator.js's isLength does not count variation selectors). */

@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional, OmitType, PartialType } from '@nestjs/swagger';
 import { IsBoolean, IsEmail, IsIn, IsInt, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
 import { IsIsoTimestamp } from '../../common/validation/iso-timestamp';
-import { IsLimitsMap, IsStorableText, MaxChars, IsFeatureList } from '../../common/validation/validators';
+import { FeatureListInput, IsStorableText, LimitsInput, MaxChars } from '../../common/validation/validators';
 import { IsPolicy } from '../../common/seat-policy/license-policy';
 import { LICENSE_TYPES, type LicenseType } from '../license-type';
 import { POLICY_INPUT_SCHEMA } from '../../common/seat-policy/seat-policy.dto';
@@ -50,24 +50,16 @@ export class CreateLicenseDto {
   @IsPib()
   customer_pib?: string | null;
 
-  @ApiPropertyOptional({
-    type: 'object',
-    additionalProperties: { type: 'integer', minimum: 0, maximum: 2147483647 },
+  @LimitsInput({
     example: { max_installations: 2, max_operators: 10 },
     description: "the licence's own limits; the product's default_limits apply beneath",
   })
-  @IsOptionalNotNull()
-  @IsLimitsMap()
   limits?: Record<string, number>;
 
-  @ApiPropertyOptional({
-    uniqueItems: true,
-    maxItems: 64,
-    type: [String],
+  @FeatureListInput({
     example: ['FISCAL_PRINTING', 'REPORTS'],
     description: "unique names from the product's available_features; omitted: all of them",
   })
-  @IsFeatureList()
   features?: string[];
 
   @ApiPropertyOptional({

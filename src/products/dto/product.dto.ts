@@ -7,7 +7,7 @@ import {
   IsStorableText,
   MaxChars,
   MinChars,
-  IsFeatureList,
+  FeatureListInput,
 } from '../../common/validation/validators';
 import { IsPolicy, mergePolicy } from '../../common/seat-policy/license-policy';
 import { POLICY_INPUT_SCHEMA, SeatPolicyDto } from '../../common/seat-policy/seat-policy.dto';
@@ -96,8 +96,7 @@ export class CreateProductDto {
   @IsPolicy(false)
   default_policy?: Record<string, number | string | null>;
 
-  @ApiPropertyOptional({ uniqueItems: true, maxItems: 64, type: [String], example: ['REPORTS', 'MULTI_OPERATOR'] })
-  @IsFeatureList()
+  @FeatureListInput({ example: ['REPORTS', 'MULTI_OPERATOR'] })
   available_features?: string[];
 
   @ApiPropertyOptional({

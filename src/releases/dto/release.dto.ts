@@ -2,7 +2,7 @@ import { ApiProperty, ApiPropertyOptional, getSchemaPath } from '@nestjs/swagger
 import { IsIn, IsString, registerDecorator, ValidateIf } from 'class-validator';
 import { ValidateRequestDto } from '../../activation/dto/client-requests.dto';
 import { SignedEnvelopeDto } from '../../activation/dto/client-responses.dto';
-import { IsOptionalNotNull, IsStorableText, MaxChars, IsFeatureList } from '../../common/validation/validators';
+import { FeatureListInput, IsOptionalNotNull, IsStorableText, MaxChars } from '../../common/validation/validators';
 import { isSemVer } from '../release-rules';
 import { Release, RELEASE_CHANNELS, ReleaseArtifact, type ReleaseChannel } from '../release.entities';
 import { apiFields, apiTimes } from '../../common/http/api-fields';
@@ -38,14 +38,7 @@ export class CreateReleaseDto {
   @IsStorableText()
   notes?: string;
 
-  @ApiPropertyOptional({
-    uniqueItems: true,
-    maxItems: 64,
-    type: [String],
-    example: ['REPORTS'],
-    description: 'a licence must carry every one of them to download',
-  })
-  @IsFeatureList()
+  @FeatureListInput({ example: ['REPORTS'], description: 'a licence must carry every one of them to download' })
   required_features?: string[];
 }
 

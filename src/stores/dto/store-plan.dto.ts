@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional, OmitType, PartialType } from '@nestjs/swagger';
 import { ArrayMaxSize, ArrayUnique, IsArray, IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, ValidateIf } from 'class-validator';
-import { FEATURE_NAME, IsLimitsMap, IsStorableText, MaxChars, MinChars, IsFeatureList } from '../../common/validation/validators';
+import { FEATURE_NAME, FeatureListInput, IsStorableText, LimitsInput, MaxChars, MinChars } from '../../common/validation/validators';
 import { IsOptionalNotNull } from '../../licenses/dto/license-fields';
 import { POLICY_INPUT_SCHEMA } from '../../common/seat-policy/seat-policy.dto';
 import { IsPolicy, type PolicyOverrides } from '../../common/seat-policy/license-policy';
@@ -41,24 +41,13 @@ export class CreateStorePlanDto {
   @IsIn(LICENSE_TYPES)
   license_type: LicenseType;
 
-  @ApiPropertyOptional({
-    type: 'object',
-    additionalProperties: { type: 'integer', minimum: 0, maximum: 2147483647 },
+  @LimitsInput({
     example: { max_installations: 2 },
     description: "the licences' own limits; a quantity above 1 multiplies max_installations",
   })
-  @IsOptionalNotNull()
-  @IsLimitsMap()
   limits?: Record<string, number>;
 
-  @ApiPropertyOptional({
-    uniqueItems: true,
-    maxItems: 64,
-    type: [String],
-    example: ['REPORTS'],
-    description: "from the product's available_features; omitted: all of them",
-  })
-  @IsFeatureList()
+  @FeatureListInput({ example: ['REPORTS'], description: "from the product's available_features; omitted: all of them" })
   features?: string[];
 
   @ApiPropertyOptional({
