@@ -1,8 +1,8 @@
 import { Body, Controller, HttpCode, Post } from '@nestjs/common';
-import { ApiBadRequestResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { AdminRoute } from '../common/auth/admin-route.decorator';
 import { Actor, CurrentActor, CurrentProductScope, type ProductScope } from '../common/auth/actor';
-import { ErrorResponseDto } from '../common/errors/error-response.dto';
+import { ApiArmoredRequestRefusal } from './armored-refusal';
 import { ActivationService } from './activation.service';
 import { LicenseFileResponseDto, OfflineActivationRequestDto } from './dto/license-file.dto';
 
@@ -17,11 +17,10 @@ export class OfflineActivationsController {
   @HttpCode(200)
   @ApiOperation({ summary: 'Bind the seat of an air-gapped machine from its activation request; returns its licence file' })
   @ApiOkResponse({ type: LicenseFileResponseDto })
-  @ApiBadRequestResponse({
-    type: ErrorResponseDto,
-    description:
-      'VALIDATION_ERROR (malformed request: markers, base64, JSON, or the fields of /activate as request.<field>), or first failing of INVALID_KEY, PRODUCT_MISMATCH, KEY_REVOKED, KEY_SUSPENDED, KEY_EXPIRED, ALREADY_ACTIVATED',
-  })
+  @ApiArmoredRequestRefusal(
+    'the fields of /activate',
+    'INVALID_KEY, PRODUCT_MISMATCH, KEY_REVOKED, KEY_SUSPENDED, KEY_EXPIRED, ALREADY_ACTIVATED',
+  )
   activate(
     @Body() body: OfflineActivationRequestDto,
     @CurrentActor() actor: Actor,

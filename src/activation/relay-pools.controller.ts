@@ -1,13 +1,5 @@
 import { Body, Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
-import {
-  ApiBadRequestResponse,
-  ApiConflictResponse,
-  ApiCreatedResponse,
-  ApiNotFoundResponse,
-  ApiOkResponse,
-  ApiOperation,
-  ApiTags,
-} from '@nestjs/swagger';
+import { ApiConflictResponse, ApiCreatedResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { AdminRoute } from '../common/auth/admin-route.decorator';
 import { Actor, CurrentActor, CurrentProductScope, type ProductScope } from '../common/auth/actor';
 import { AppError } from '../common/errors/app-error';
@@ -15,6 +7,7 @@ import { ErrorResponseDto } from '../common/errors/error-response.dto';
 import { IdParamPipe } from '../common/http/id-param.pipe';
 import { CreateRelayPoolDto, RelayPoolDto, RelayPoolIssuedDto } from './dto/relay-pool.dto';
 import { RelayPoolIssuer } from './relay-pools';
+import { ApiArmoredRequestRefusal } from './armored-refusal';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const NOT_FOUND = {
@@ -37,11 +30,7 @@ export class RelayPoolsController {
       "Holds the seats while the pool is valid; a new request from the same relay key replaces that relay's pool. Audited and told as license.relay_pool_issued.",
   })
   @ApiCreatedResponse({ type: RelayPoolIssuedDto })
-  @ApiBadRequestResponse({
-    type: ErrorResponseDto,
-    description:
-      'VALIDATION_ERROR (malformed request: markers, base64, JSON, or its fields as request.<field>), or first failing of INVALID_KEY, KEY_REVOKED, KEY_SUSPENDED, KEY_EXPIRED, ACTIVATION_LIMIT_REACHED',
-  })
+  @ApiArmoredRequestRefusal('its fields', 'INVALID_KEY, KEY_REVOKED, KEY_SUSPENDED, KEY_EXPIRED, ACTIVATION_LIMIT_REACHED')
   issue(
     @Body() body: CreateRelayPoolDto,
     @CurrentActor() actor: Actor,
