@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Post, Put, Query, Req } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put } from '@nestjs/common';
 import {
   ApiBody,
   ApiConflictResponse,
@@ -13,14 +13,14 @@ import {
   ApiQuery,
   ApiTags,
 } from '@nestjs/swagger';
-import type { Request } from 'express';
 import { AdminRoute } from '../common/auth/admin-route.decorator';
 import { Actor, CurrentActor, CurrentProductScope, type ProductScope } from '../common/auth/actor';
 import { ErrorResponseDto } from '../common/errors/error-response.dto';
 import { IdParamPipe } from '../common/http/id-param.pipe';
 import { StreamedBodyRoute } from '../common/http/raw-body';
 import { CreateReleaseDto, ReleaseArtifactDto, ReleaseDownloadsDto, ReleaseDto } from './dto/release.dto';
-import { ReleasesService } from './releases.service';
+import { type ArtifactUpload, ReleasesService } from './releases.service';
+import { UploadedArtifact } from './artifact-upload';
 
 const NOT_FOUND = { description: "NOT_FOUND: no such release (or not one of the token's products)", type: ErrorResponseDto };
 
@@ -98,15 +98,11 @@ export class ReleasesController {
   upload(
     @Param('id', IdParamPipe) id: number,
     @Param('filename') filename: string,
-    @Query('platform') platform: unknown,
-    @Query('arch') arch: unknown,
-    @Headers('x-artifact-signature') signature: string | undefined,
-    @Req() req: Request,
+    @UploadedArtifact() upload: Omit<ArtifactUpload, 'filename'>,
     @CurrentActor() actor: Actor,
     @CurrentProductScope() scope: ProductScope,
   ): Promise<ReleaseArtifactDto> {
-    const declared = req.headers['content-length'] === undefined ? undefined : Number(req.headers['content-length']);
-    return this.releases.upload(id, { filename, platform, arch, signature, declaredLength: declared, body: req }, actor, scope);
+    return this.releases.upload(id, { filename, ...upload }, actor, scope);
   }
 
   @Post('releases/:id/publish')

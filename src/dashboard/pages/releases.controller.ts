@@ -1,4 +1,4 @@
-import { createParamDecorator, type ExecutionContext, Get, Headers, HttpCode, Param, Post, Put, Query, Req, Res } from '@nestjs/common';
+import { createParamDecorator, type ExecutionContext, Get, HttpCode, Param, Post, Put, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { Actor, actorFromRequest, CurrentActor, type RequestWithActor } from '../../common/auth/actor';
 import { AppError, type FieldError } from '../../common/errors/app-error';
@@ -6,7 +6,8 @@ import { StreamedBodyRoute } from '../../common/http/raw-body';
 import { CreateReleaseDto, ReleaseArtifactDto } from '../../releases/dto/release.dto';
 import { ARCHES, PLATFORMS } from '../../releases/release-rules';
 import { RELEASE_CHANNELS } from '../../releases/release.entities';
-import { ReleasesService } from '../../releases/releases.service';
+import { type ArtifactUpload, ReleasesService } from '../../releases/releases.service';
+import { UploadedArtifact } from '../../releases/artifact-upload';
 import { checkDto } from '../http/check-dto';
 import { DashboardController } from '../http/dashboard-controller.decorator';
 import { DashboardIdPipe } from '../http/id-param';
@@ -90,25 +91,17 @@ export class ReleasesPageController {
     @Param('code') code: string,
     @Param('id', DashboardIdPipe) id: number,
     @Param('filename') filename: string,
-    @Query('platform') platform: unknown,
-    @Query('arch') arch: unknown,
-    @Headers('x-artifact-signature') signature: string | undefined,
-    @Req() req: Request,
+    @UploadedArtifact() upload: Omit<ArtifactUpload, 'filename'>,
     @CurrentActor() actor: Actor,
   ): Promise<ReleaseArtifactDto> {
-    const declared = req.headers['content-length'] === undefined ? undefined : Number(req.headers['content-length']);
     try {
       await this.releases.releaseOfProduct(code, id);
     } catch (err) {
       // Refused before the body is read: drain what the browser still sends, so it reads the answer.
-      req.resume();
+      upload.body.resume();
       throw err;
     }
-    return this.releases.upload(
-      id,
-      { filename, platform, arch, signature: signature || undefined, declaredLength: declared, body: req },
-      actor,
-    );
+    return this.releases.upload(id, { ...upload, filename, signature: upload.signature || undefined }, actor);
   }
 
   @Post(':id/publish')
