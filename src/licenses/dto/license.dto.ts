@@ -1,4 +1,4 @@
-import { ApiProperty, type ApiPropertyOptions } from '@nestjs/swagger';
+import { ApiProperty, type ApiPropertyOptions, IntersectionType, PickType } from '@nestjs/swagger';
 import { LICENSE_STATUSES, type LicenseStatus } from '../license-status';
 import { LICENSE_TYPES, type LicenseType } from '../license-type';
 import { ActivationDto } from './activation.dto';
@@ -24,43 +24,6 @@ export interface LicenseListRow {
   seatsUsed?: number;
   seatLimit?: number;
   customerPib?: string | null;
-}
-
-/** A licence in lists (docs/licences.md, Reading and listing) plus its derived status, customer e-mail and creation time. */
-export class LicenseListItemDto {
-  @ApiProperty({ type: 'integer', example: 42 }) id: number;
-  @ApiProperty({ example: 'POS_RETAIL' }) product_code: string;
-  @ApiProperty({ example: 'POS-7K3QM-X9D2R-TB4WN-H8C5Z' }) license_key: string;
-  @ApiProperty({ enum: LICENSE_TYPES, example: 'MONTHLY' }) license_type: LicenseType;
-  @ApiProperty({ example: 'Prodavnica Kod Mike d.o.o.' }) customer_name: string;
-  @ApiProperty({
-    nullable: true,
-    type: String,
-    example: 'office@example.rs',
-    description: 'E-mail address; internationalized (UTF-8) addresses are allowed',
-  })
-  customer_email: string | null;
-  @ApiProperty({
-    nullable: true,
-    type: String,
-    format: 'date-time',
-    example: '2026-02-28T10:00:00.000Z',
-    description: 'null: never expires',
-  })
-  expires_at: string | null;
-  @ApiProperty({ example: true, description: 'false: suspended' }) active: boolean;
-  @ApiProperty({ example: false }) revoked: boolean;
-  @ApiProperty({ enum: LICENSE_STATUSES, example: 'active' }) status: LicenseStatus;
-  @ApiProperty({ format: 'date-time', example: '2026-01-31T10:00:00.000Z' }) created_at: string;
-
-  static from(row: LicenseListRow): LicenseListItemDto {
-    return {
-      ...apiFields(row, 'id', 'productCode', 'licenseKey', 'licenseType', 'customerName', 'customerEmail'),
-      ...apiTimes(row, 'expiresAt'),
-      ...apiFields(row, 'active', 'revoked', 'status'),
-      ...apiTimes(row, 'createdAt'),
-    };
-  }
 }
 
 export class LicenseProductDto {
@@ -164,4 +127,36 @@ export class LicenseDetailsDto {
   @ApiProperty({ type: [ActivationDto], description: 'current seats, most recent first' }) activations: ActivationDto[];
   @ApiProperty({ ...LICENSE_STORE_SCHEMA, description: 'the store that made the licence; null when staff made it' })
   store: LicenseStore | null;
+}
+
+/** How a list item words expiry and suspension (the detail states the same fields without these descriptions). */
+class LicenseListState {
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    format: 'date-time',
+    example: '2026-02-28T10:00:00.000Z',
+    description: 'null: never expires',
+  })
+  expires_at: string | null;
+  @ApiProperty({ example: true, description: 'false: suspended' }) active: boolean;
+}
+
+/**
+ * A licence in lists (docs/licences.md, Reading and listing) plus its derived status, customer e-mail and creation time:
+ * the detail's fields, in the same order, under the same schemas.
+ */
+export class LicenseListItemDto extends IntersectionType(
+  PickType(LicenseDetailsDto, ['id', 'product_code', 'license_key', 'license_type', 'customer_name', 'customer_email'] as const),
+  LicenseListState,
+  PickType(LicenseDetailsDto, ['revoked', 'status', 'created_at'] as const),
+) {
+  static from(row: LicenseListRow): LicenseListItemDto {
+    return {
+      ...apiFields(row, 'id', 'productCode', 'licenseKey', 'licenseType', 'customerName', 'customerEmail'),
+      ...apiTimes(row, 'expiresAt'),
+      ...apiFields(row, 'active', 'revoked', 'status'),
+      ...apiTimes(row, 'createdAt'),
+    };
+  }
 }
