@@ -35,44 +35,36 @@ import { UndoLicenseChange } from './use-cases/undo-license-change';
 /** One injectable per verb (docs/architecture.md, Licence use cases): every door calls these. */
 const USE_CASES = [CreateLicense, ChangeLicense, ExtendLicense, SuspendLicense, RevokeLicense, ReleaseSeats, UndoLicenseChange];
 
+/** The aggregate's tables: its own services use them, no other module (never exported). */
+const REPOSITORIES = [
+  LicensesRepository,
+  SeatsRepository,
+  RelayPoolsRepository,
+  UsageRepository,
+  TrialsRepository,
+  CustomerNotesRepository,
+  BulkOperationsRepository,
+];
+
+/** What the other modules call besides the use cases. */
+const SERVICES = [
+  RelayPoolsService,
+  LicensesService,
+  SeatsService,
+  SeatSweepService,
+  UsageService,
+  TrialsService,
+  StoreLicensesService,
+  CustomersService,
+  BulkLicensesService,
+  ExpiryScanService,
+];
+
 /** The licence aggregate: licences and their seats. Exports services only, never repositories. */
 @Module({
   imports: [AuditModule, EventsModule, ProductsModule, JobsModule],
   controllers: [LicensesController, UsageController],
-  providers: [
-    LicensesRepository,
-    SeatsRepository,
-    RelayPoolsRepository,
-    RelayPoolsService,
-    UsageRepository,
-    TrialsRepository,
-    LicensesService,
-    SeatsService,
-    SeatSweepService,
-    UsageService,
-    TrialsService,
-    StoreLicensesService,
-    CustomerNotesRepository,
-    CustomersService,
-    BulkOperationsRepository,
-    BulkLicensesService,
-    ExpiryScanService,
-    LicenseCreation,
-    LicenseWriter,
-    ...USE_CASES,
-  ],
-  exports: [
-    BulkLicensesService,
-    ExpiryScanService,
-    CustomersService,
-    LicensesService,
-    SeatsService,
-    RelayPoolsService,
-    SeatSweepService,
-    UsageService,
-    TrialsService,
-    StoreLicensesService,
-    ...USE_CASES,
-  ],
+  providers: [...REPOSITORIES, ...SERVICES, LicenseCreation, LicenseWriter, ...USE_CASES],
+  exports: [...SERVICES, ...USE_CASES],
 })
 export class LicensesModule {}

@@ -21,17 +21,13 @@ export function releaseStorageFor(config: AppConfig): ReleaseStorage {
   return s3 ? new S3ReleaseStorage(s3) : new FilesystemReleaseStorage(join(config.dataDir, 'releases'));
 }
 
+const releaseStorage = { provide: RELEASE_STORAGE, inject: [APP_CONFIG], useFactory: releaseStorageFor };
+
 /** Releases, their artifacts and downloads (docs/releases.md), on top of products, licences and the signed answers. */
 @Module({
   imports: [EventsModule, ProductsModule, LicensesModule, ActivationModule],
   controllers: [ReleaseClientController, ReleasesController],
-  providers: [
-    ReleasesRepository,
-    ReleaseDownloadsRepository,
-    ReleasesService,
-    ReleaseUpdatesService,
-    { provide: RELEASE_STORAGE, inject: [APP_CONFIG], useFactory: releaseStorageFor },
-  ],
+  providers: [ReleasesRepository, ReleaseDownloadsRepository, ReleasesService, ReleaseUpdatesService, releaseStorage],
   exports: [ReleasesService, ReleaseUpdatesService],
 })
 export class ReleasesModule {}

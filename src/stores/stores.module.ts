@@ -14,20 +14,14 @@ import { LemonSqueezyStore } from './lemonsqueezy/lemonsqueezy-store';
 import { PaddleStore } from './paddle/paddle-store';
 import { StripeStore } from './stripe/stripe-store';
 
+/** One adapter per store: its signature check and its events' translation (docs/stores.md). */
+const STORE_ADAPTERS = [StripeStore, PaddleStore, LemonSqueezyStore];
+
 /** Licences from purchases (docs/stores.md): one adapter per store, the plans, the event ledger. Calls licence services only. */
 @Module({
   imports: [EventsModule, LicensesModule, MetricsModule, ProductsModule],
   controllers: [StoreWebhooksController, StoresAdminController],
-  providers: [
-    StorePlansRepository,
-    StoreEventsRepository,
-    StorePlansService,
-    StoreEventActions,
-    StoreEventsService,
-    StripeStore,
-    PaddleStore,
-    LemonSqueezyStore,
-  ],
+  providers: [StorePlansRepository, StoreEventsRepository, StorePlansService, StoreEventActions, StoreEventsService, ...STORE_ADAPTERS],
   exports: [StorePlansService, StoreEventsService],
 })
 export class StoresModule {}
