@@ -1,11 +1,10 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Param, Post, Put } from '@nestjs/common';
 import {
   ApiBody,
   ApiConflictResponse,
   ApiConsumes,
   ApiCreatedResponse,
   ApiHeader,
-  ApiNoContentResponse,
   ApiNotFoundResponse,
   ApiOkResponse,
   ApiOperation,
@@ -14,6 +13,7 @@ import {
   ApiTags,
 } from '@nestjs/swagger';
 import { AdminRoute } from '../common/auth/admin-route.decorator';
+import { DeleteRoute } from '../common/http/delete-route';
 import { Actor, CurrentActor, CurrentProductScope, type ProductScope } from '../common/auth/actor';
 import { ErrorResponseDto } from '../common/errors/error-response.dto';
 import { IdParamPipe } from '../common/http/id-param.pipe';
@@ -135,12 +135,9 @@ export class ReleasesController {
     return this.releases.yank(id, actor, scope);
   }
 
-  @Delete('releases/:id')
+  @DeleteRoute('releases/:id', NOT_FOUND)
   @AdminRoute('releases:manage')
-  @HttpCode(204)
   @ApiOperation({ summary: 'Delete a draft release and its artifacts' })
-  @ApiNoContentResponse({ description: 'Deleted' })
-  @ApiNotFoundResponse(NOT_FOUND)
   @ApiConflictResponse({ description: 'CONFLICT: a published release is yanked, never deleted', type: ErrorResponseDto })
   remove(@Param('id', IdParamPipe) id: number, @CurrentActor() actor: Actor, @CurrentProductScope() scope: ProductScope): Promise<void> {
     return this.releases.remove(id, actor, scope);

@@ -1,16 +1,9 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, Res } from '@nestjs/common';
-import {
-  ApiConflictResponse,
-  ApiCreatedResponse,
-  ApiNoContentResponse,
-  ApiNotFoundResponse,
-  ApiOkResponse,
-  ApiOperation,
-  ApiTags,
-} from '@nestjs/swagger';
+import { Body, Controller, Get, HttpCode, Param, Post, Put, Query, Res } from '@nestjs/common';
+import { ApiConflictResponse, ApiCreatedResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { Actor, CurrentActor } from '../common/auth/actor';
 import { AdminRoute } from '../common/auth/admin-route.decorator';
+import { DeleteRoute } from '../common/http/delete-route';
 import { ErrorResponseDto } from '../common/errors/error-response.dto';
 import { IdParamPipe } from '../common/http/id-param.pipe';
 import { setTotalCount, TOTAL_COUNT_HEADERS } from '../common/http/page-query.dto';
@@ -63,11 +56,8 @@ export class StoresAdminController {
     return this.plans.update(id, body, actor);
   }
 
-  @Delete('store-plans/:id')
-  @HttpCode(204)
+  @DeleteRoute('store-plans/:id', PLAN_NOT_FOUND)
   @ApiOperation({ summary: 'Delete a plan; its licences live on (a later end of their subscription expires them)' })
-  @ApiNoContentResponse({ description: 'Deleted' })
-  @ApiNotFoundResponse(PLAN_NOT_FOUND)
   async remove(@Param('id', IdParamPipe) id: number, @CurrentActor() actor: Actor): Promise<void> {
     await this.plans.remove(id, actor);
   }

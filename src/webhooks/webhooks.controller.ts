@@ -1,15 +1,8 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, Res } from '@nestjs/common';
-import {
-  ApiConflictResponse,
-  ApiCreatedResponse,
-  ApiNoContentResponse,
-  ApiNotFoundResponse,
-  ApiOkResponse,
-  ApiOperation,
-  ApiTags,
-} from '@nestjs/swagger';
+import { Body, Controller, Get, HttpCode, Param, Post, Put, Query, Res } from '@nestjs/common';
+import { ApiConflictResponse, ApiCreatedResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { AdminRoute } from '../common/auth/admin-route.decorator';
+import { DeleteRoute } from '../common/http/delete-route';
 import { Actor, CurrentActor, CurrentProductScope, type ProductScope } from '../common/auth/actor';
 import { ErrorResponseDto } from '../common/errors/error-response.dto';
 import { IdParamPipe } from '../common/http/id-param.pipe';
@@ -82,11 +75,8 @@ export class WebhooksController {
     return this.webhooks.updateEndpoint(id, body, actor, products);
   }
 
-  @Delete('webhooks/:id')
-  @HttpCode(204)
+  @DeleteRoute('webhooks/:id', NOT_FOUND)
   @ApiOperation({ summary: 'Delete an endpoint and its deliveries' })
-  @ApiNoContentResponse({ description: 'Deleted' })
-  @ApiNotFoundResponse(NOT_FOUND)
   async remove(
     @Param('id', IdParamPipe) id: number,
     @CurrentActor() actor: Actor,
