@@ -14,14 +14,7 @@ import { ErrorResponseDto } from '../common/errors/error-response.dto';
 import { RateLimit } from '../common/http/throttling';
 import { lenientValidationPipe } from '../common/http/validation.pipe';
 import { ActivationService } from './activation.service';
-import {
-  ActivateRequestDto,
-  LicenseFileRequestDto,
-  SeatRequestDto,
-  TrialRequestDto,
-  UsageRequestDto,
-  ValidateRequestDto,
-} from './dto/client-requests.dto';
+import * as requests from './dto/client-requests.dto';
 import { DeactivateResponseDto, SignedLicenseDto, UsageResponseDto, ValidateResponseDto } from './dto/client-responses.dto';
 import { LicenseFileResponseDto } from './dto/license-file.dto';
 import type { SignedLicense } from './license-payload';
@@ -48,7 +41,7 @@ export class ActivationController {
     description:
       'VALIDATION_ERROR, or first failing of INVALID_KEY, PRODUCT_MISMATCH, KEY_REVOKED, KEY_SUSPENDED, KEY_EXPIRED, ALREADY_ACTIVATED (details.activated_on, details.activated_at)',
   })
-  activate(@Body() body: ActivateRequestDto, @CurrentActor() actor: Actor): Promise<SignedLicense> {
+  activate(@Body() body: requests.ActivateRequestDto, @CurrentActor() actor: Actor): Promise<SignedLicense> {
     return this.activation.activate(body, actor);
   }
 
@@ -65,7 +58,7 @@ export class ActivationController {
     description:
       'VALIDATION_ERROR, INVALID_KEY, NOT_ACTIVATED, DEACTIVATION_LIMIT_REACHED (policy max_deactivations_per_30_days; details.next_allowed_at)',
   })
-  deactivate(@Body() body: SeatRequestDto, @CurrentActor() actor: Actor): Promise<DeactivateResponseDto> {
+  deactivate(@Body() body: requests.SeatRequestDto, @CurrentActor() actor: Actor): Promise<DeactivateResponseDto> {
     return this.activation.deactivate(body, actor);
   }
 
@@ -79,7 +72,7 @@ export class ActivationController {
   })
   @ApiOkResponse({ type: ValidateResponseDto })
   @ApiBadRequestResponse({ type: ErrorResponseDto, description: 'VALIDATION_ERROR (also a malformed nonce), INVALID_KEY' })
-  validate(@Body() body: ValidateRequestDto): Promise<ValidateResponseDto> {
+  validate(@Body() body: requests.ValidateRequestDto): Promise<ValidateResponseDto> {
     return this.activation.validate(body);
   }
 
@@ -98,7 +91,7 @@ export class ActivationController {
   })
   @ApiForbiddenResponse({ type: ErrorResponseDto, description: 'USAGE_LIMIT_REACHED: nothing counted; details.remaining' })
   @ApiConflictResponse({ type: ErrorResponseDto, description: 'IDEMPOTENCY_KEY_REUSED: this key came with another body' })
-  usage(@Body() body: UsageRequestDto, @CurrentActor() actor: Actor): Promise<UsageResponseDto> {
+  usage(@Body() body: requests.UsageRequestDto, @CurrentActor() actor: Actor): Promise<UsageResponseDto> {
     return this.activation.usage(body, actor);
   }
 
@@ -116,7 +109,7 @@ export class ActivationController {
     description: 'VALIDATION_ERROR (also an unknown or inactive product), TRIALS_DISABLED (the product offers no trials)',
   })
   @ApiConflictResponse({ type: ErrorResponseDto, description: 'TRIAL_ALREADY_USED: this machine already had a trial of this product' })
-  trial(@Body() body: TrialRequestDto, @CurrentActor() actor: Actor): Promise<SignedLicense> {
+  trial(@Body() body: requests.TrialRequestDto, @CurrentActor() actor: Actor): Promise<SignedLicense> {
     return this.activation.startTrial(body, actor);
   }
 
@@ -131,7 +124,7 @@ export class ActivationController {
     type: ErrorResponseDto,
     description: 'VALIDATION_ERROR, INVALID_KEY, KEY_REVOKED, KEY_SUSPENDED, KEY_EXPIRED, NOT_ACTIVATED (this machine holds no seat)',
   })
-  licenseFile(@Body() body: LicenseFileRequestDto, @CurrentActor() actor: Actor): Promise<LicenseFileResponseDto> {
+  licenseFile(@Body() body: requests.LicenseFileRequestDto, @CurrentActor() actor: Actor): Promise<LicenseFileResponseDto> {
     return this.activation.issueLicenseFile(body, actor);
   }
 }
