@@ -63,6 +63,14 @@ function eventCtes(all: DomainEvent[], now: Date, guard: Sql): Sql {
 export class EventRecorder {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
+  /**
+   * Runs `work` in one transaction, for a use case whose change and events commit together (docs/webhooks.md, The event
+   * spine): it then needs the recorder alone, not the data source as well.
+   */
+  transaction<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
+    return this.dataSource.transaction(work);
+  }
+
   async record(manager: EntityManager | undefined, ...events: DomainEvent[]): Promise<void> {
     await this.recordWith(manager, undefined, events);
   }

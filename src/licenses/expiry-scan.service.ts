@@ -1,6 +1,4 @@
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { SYSTEM_ACTOR } from '../common/auth/actor';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { type DomainEvent, EventRecorder } from '../events/event-recorder';
@@ -20,7 +18,6 @@ const EXPIRY_BATCH = 500;
 @Injectable()
 export class ExpiryScanService implements OnModuleInit {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
     private readonly repository: LicensesRepository,
     private readonly licenses: LicensesService,
     private readonly events: EventRecorder,
@@ -43,7 +40,7 @@ export class ExpiryScanService implements OnModuleInit {
   async scanExpiries(): Promise<number> {
     let total = 0;
     for (;;) {
-      const claimed = await this.dataSource.transaction(async (manager) => {
+      const claimed = await this.events.transaction(async (manager) => {
         const notices = await this.repository.claimExpiryNotices(this.config.webhooks.expiringDays, EXPIRY_BATCH, manager);
         const events: DomainEvent[] = [];
         for (const notice of notices) {

@@ -1,8 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
-import { DataSource } from 'typeorm';
 import { EventRecorder } from '../events/event-recorder';
 import { type Actor, ALL_PRODUCTS, type ProductScope, productScopeIncludes } from '../common/auth/actor';
 import { AppError } from '../common/errors/app-error';
@@ -38,7 +36,6 @@ export class ReleasesService {
   private readonly maxBytes: number;
 
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
     private readonly releases: ReleasesRepository,
     private readonly downloadCounts: ReleaseDownloadsRepository,
     private readonly products: ProductsService,
@@ -85,7 +82,7 @@ export class ReleasesService {
         `${product.code} offers no feature ${unknown.join(', ')} (its available_features: ${product.availableFeatures.join(', ') || 'none'})`,
       );
     try {
-      const release = await this.dataSource.transaction(async (manager) => {
+      const release = await this.events.transaction(async (manager) => {
         const saved = await this.releases.insert(
           {
             productId: product.id,
@@ -180,7 +177,7 @@ export class ReleasesService {
     const { sha256, sha512 } = digest.digests();
     let replacedKey: string | undefined;
     try {
-      const artifact = await this.dataSource.transaction(async (manager) => {
+      const artifact = await this.events.transaction(async (manager) => {
         const locked = await this.releases.lockById(id, manager);
         if (!locked) throw AppError.notFound('Release');
         if (locked.publishedAt) throw AppError.conflict('A published release keeps its artifacts', { release_id: id });
@@ -254,7 +251,7 @@ export class ReleasesService {
     apply: (release: Release) => void,
   ): Promise<ReleaseDto> {
     const { product } = await this.releaseInScope(id, scope);
-    const release = await this.dataSource.transaction(async (manager) => {
+    const release = await this.events.transaction(async (manager) => {
       if (!(await this.releases.lockById(id, manager))) throw AppError.notFound('Release');
       const current = (await this.releases.getById(id, manager)) as Release;
       apply(current);
@@ -282,7 +279,7 @@ export class ReleasesService {
   /** Deletes a draft and, after commit, its bytes; a published release stays (yank it): 409. */
   async remove(id: number, actor: Actor, scope: ProductScope = ALL_PRODUCTS): Promise<void> {
     const { product } = await this.releaseInScope(id, scope);
-    const keys = await this.dataSource.transaction(async (manager) => {
+    const keys = await this.events.transaction(async (manager) => {
       if (!(await this.releases.lockById(id, manager))) throw AppError.notFound('Release');
       const current = (await this.releases.getById(id, manager)) as Release;
       if (current.publishedAt) throw AppError.conflict('A published release cannot be deleted; yank it', { release_id: id });

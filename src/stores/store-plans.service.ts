@@ -1,6 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
+import { EntityManager } from 'typeorm';
 import { EventRecorder } from '../events/event-recorder';
 import type { Actor } from '../common/auth/actor';
 import { AppError } from '../common/errors/app-error';
@@ -20,7 +19,6 @@ import { StorePlansRepository } from './store-plans.repository';
 @Injectable()
 export class StorePlansService {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
     private readonly plans: StorePlansRepository,
     private readonly products: ProductsService,
     private readonly events: EventRecorder,
@@ -90,7 +88,7 @@ export class StorePlansService {
   }
 
   async remove(id: number, actor: Actor): Promise<void> {
-    await this.dataSource.transaction(async (manager) => {
+    await this.events.transaction(async (manager) => {
       const plan = await this.plans.lockPlan(id, manager);
       if (!plan || !(await this.plans.deletePlan(id, manager))) throw AppError.notFound('Store plan');
       await this.record(manager, 'store_plan.deleted', plan, actor);
@@ -130,7 +128,7 @@ export class StorePlansService {
   /** Runs `save` in a transaction; the unique price index's violation becomes a 409 naming price_id. */
   private async saveUnique(save: (manager: EntityManager) => Promise<StorePlan>): Promise<StorePlan> {
     try {
-      return await this.dataSource.transaction(save);
+      return await this.events.transaction(save);
     } catch (err) {
       if (uniqueViolation(err) === STORE_PLAN_PRICE_INDEX)
         throw AppError.conflict('The store has a plan for this price already', { field: 'price_id' });

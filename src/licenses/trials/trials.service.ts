@@ -1,6 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { EventRecorder } from '../../events/event-recorder';
 import { type Actor, ALL_PRODUCTS, type ProductScope } from '../../common/auth/actor';
 import { AppError } from '../../common/errors/app-error';
@@ -33,7 +31,6 @@ export interface TrialRequest {
 @Injectable()
 export class TrialsService {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
     private readonly products: ProductsService,
     private readonly creation: LicenseCreation,
     private readonly trials: TrialsRepository,
@@ -48,7 +45,7 @@ export class TrialsService {
     const limits = { max_installations: trial.max_installations ?? 1 };
     const email = request.customerEmail ? request.customerEmail.toLowerCase() : null;
     try {
-      return await this.dataSource.transaction(async (manager) => {
+      return await this.events.transaction(async (manager) => {
         const now = new Date();
         const license = await this.creation.insert(
           manager,

@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
 import { createHash } from 'node:crypto';
-import { DataSource, EntityManager } from 'typeorm';
+import { EntityManager } from 'typeorm';
 import { DomainEvent, EventRecorder } from '../../events/event-recorder';
 import { ALL_PRODUCTS, type Actor, type ProductScope } from '../../common/auth/actor';
 import { AppError } from '../../common/errors/app-error';
@@ -34,7 +33,6 @@ export interface UsageReport extends UsageAnswer {
 @Injectable()
 export class UsageService {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
     private readonly licenses: LicensesRepository,
     private readonly seats: SeatsRepository,
     private readonly usage: UsageRepository,
@@ -86,7 +84,7 @@ export class UsageService {
       return usageAnswer(maxUses, uses, period);
     }
     const idempotencyKey = request.idempotencyKey;
-    return this.dataSource.transaction(async (manager) => {
+    return this.events.transaction(async (manager) => {
       const claim = await this.usage.claimIdempotencyKey(license.id, idempotencyKey, requestHash, manager);
       if (!claim.claimed) {
         if (claim.requestHash !== requestHash || !claim.answer) {
@@ -133,7 +131,7 @@ export class UsageService {
     if (!license) throw AppError.notFound('License');
     const policy = mergePolicy(license.product?.defaultPolicy, license.policy);
     const period: UsagePeriod = usagePeriod(policy, license.createdAt, new Date());
-    await this.dataSource.transaction(async (manager) => {
+    await this.events.transaction(async (manager) => {
       const before = await this.usage.reset(license.id, period.start, manager);
       await this.events.record(manager, {
         type: 'license.usage_reset',
