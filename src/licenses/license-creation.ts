@@ -7,6 +7,7 @@ import type { License } from './license.entity';
 import { generateLicenseKey } from './license-key';
 import { LicensesRepository, type NewLicense } from './licenses.repository';
 import { licenseEvent } from './license-details';
+import { apiFields, apiTimes } from '../common/http/api-fields';
 
 /** 100 random bits make a collision astronomically rare; a few draws make it harmless. */
 const KEY_ATTEMPTS = 5;
@@ -20,13 +21,9 @@ export type LicenseTerms = Omit<NewLicense, 'productId' | 'licenseKey' | 'create
  */
 export function creationDetails(license: License, notifyCustomer: boolean): Record<string, unknown> {
   return {
-    license_type: license.licenseType,
-    customer_name: license.customerName,
-    expires_at: license.expiresAt?.toISOString() ?? null,
-    grace_days: license.graceDays,
-    limits: license.limits,
-    features: license.features,
-    policy: license.policy,
+    ...apiFields(license, 'licenseType', 'customerName'),
+    ...apiTimes(license, 'expiresAt'),
+    ...apiFields(license, 'graceDays', 'limits', 'features', 'policy'),
     store: license.storeName ?? null,
     subscription_id: license.storeSubscriptionId ?? null,
     notify_customer: notifyCustomer,
