@@ -10,6 +10,7 @@ import {
   Unique,
   UpdateDateColumn,
 } from 'typeorm';
+import { ParentRow } from '../common/parent-row';
 import { Product } from '../products/product.entity';
 import type { PolicyOverrides } from '../common/seat-policy/license-policy';
 import type { LicenseType } from './license-type';
@@ -136,8 +137,7 @@ export class License {
   @Column({ name: 'converted_from', type: 'int', nullable: true })
   convertedFrom: number | null;
 
-  @ManyToOne(() => License, { onDelete: 'NO ACTION' })
-  @JoinColumn({ name: 'converted_from', referencedColumnName: 'id', foreignKeyConstraintName: 'licenses_converted_from_fkey' })
+  @ParentRow(() => License, 'converted_from', 'licenses_converted_from_fkey', 'NO ACTION')
   convertedFromLicense?: License;
 
   /**

@@ -1,4 +1,5 @@
-import { Column, Entity, JoinColumn, ManyToOne, PrimaryColumn, PrimaryGeneratedColumn, Unique } from 'typeorm';
+import { Column, Entity, PrimaryColumn, PrimaryGeneratedColumn, Unique } from 'typeorm';
+import { ParentRow } from '../../common/parent-row';
 
 /**
  * A change of many licences at once, started by staff (docs/dashboard.md, Bulk actions): the action, its parameters and
@@ -48,8 +49,7 @@ export class BulkOperation {
   @Column({ name: 'undo_of', type: 'bigint', nullable: true })
   undoOf: string | null;
 
-  @ManyToOne(() => BulkOperation, { onDelete: 'CASCADE' })
-  @JoinColumn({ name: 'undo_of', referencedColumnName: 'id', foreignKeyConstraintName: 'license_bulk_operations_undo_of_fkey' })
+  @ParentRow(() => BulkOperation, 'undo_of', 'license_bulk_operations_undo_of_fkey')
   undone?: BulkOperation;
 }
 
@@ -62,8 +62,7 @@ export class BulkOperationItem {
   @PrimaryColumn({ name: 'license_id', type: 'int', primaryKeyConstraintName: 'license_bulk_items_pkey' })
   licenseId: number;
 
-  @ManyToOne(() => BulkOperation, { onDelete: 'CASCADE' })
-  @JoinColumn({ name: 'operation_id', referencedColumnName: 'id', foreignKeyConstraintName: 'license_bulk_items_operation_fkey' })
+  @ParentRow(() => BulkOperation, 'operation_id', 'license_bulk_items_operation_fkey')
   operation?: BulkOperation;
 
   @Column({ type: 'varchar', length: 16, nullable: true })

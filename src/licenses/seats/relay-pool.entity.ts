@@ -1,4 +1,5 @@
-import { Check, Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
+import { Check, Column, Entity, Index, PrimaryColumn } from 'typeorm';
+import { ParentRow } from '../../common/parent-row';
 import { License } from '../license.entity';
 
 export type PoolEndReason = 'ended' | 'replaced';
@@ -19,8 +20,7 @@ export class RelayPool {
   @Column({ name: 'license_id', type: 'int' })
   licenseId: number;
 
-  @ManyToOne(() => License, { onDelete: 'CASCADE' })
-  @JoinColumn({ name: 'license_id', referencedColumnName: 'id', foreignKeyConstraintName: 'relay_pools_license_fkey' })
+  @ParentRow(() => License, 'license_id', 'relay_pools_license_fkey')
   license?: License;
 
   @Column({ type: 'int' })

@@ -1,4 +1,5 @@
-import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
+import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
+import { ParentRow } from '../../common/parent-row';
 import { License } from '../license.entity';
 
 /**
@@ -19,8 +20,7 @@ export class Trial {
   @Column({ name: 'license_id', type: 'int' })
   licenseId: number;
 
-  @ManyToOne(() => License, { onDelete: 'CASCADE' })
-  @JoinColumn({ name: 'license_id', referencedColumnName: 'id', foreignKeyConstraintName: 'trials_license_fkey' })
+  @ParentRow(() => License, 'license_id', 'trials_license_fkey')
   license?: License;
 
   /** Lower-cased, so a later licence for the same address finds it. */

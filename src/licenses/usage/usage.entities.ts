@@ -1,4 +1,5 @@
-import { Check, Column, Entity, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
+import { Check, Column, Entity, PrimaryColumn } from 'typeorm';
+import { ParentRow } from '../../common/parent-row';
 import { License } from '../license.entity';
 
 /**
@@ -17,8 +18,7 @@ export class UsageCounter {
   @Column({ type: 'bigint', default: 0 })
   uses: string;
 
-  @ManyToOne(() => License, { onDelete: 'CASCADE' })
-  @JoinColumn({ name: 'license_id', referencedColumnName: 'id', foreignKeyConstraintName: 'usage_counters_license_fkey' })
+  @ParentRow(() => License, 'license_id', 'usage_counters_license_fkey')
   license?: License;
 }
 
@@ -40,7 +40,6 @@ export class UsageIdempotencyKey {
   @Column({ name: 'created_at', type: 'timestamptz', default: () => 'now()' })
   createdAt: Date;
 
-  @ManyToOne(() => License, { onDelete: 'CASCADE' })
-  @JoinColumn({ name: 'license_id', referencedColumnName: 'id', foreignKeyConstraintName: 'usage_idempotency_keys_license_fkey' })
+  @ParentRow(() => License, 'license_id', 'usage_idempotency_keys_license_fkey')
   license?: License;
 }
