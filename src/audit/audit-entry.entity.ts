@@ -1,4 +1,5 @@
 import { Check, Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
+import { TimestampColumn } from '../common/timestamp-column';
 import { ACTOR_MAX_LENGTH as AUDIT_ACTOR_MAX_LENGTH, type ActorType, type AuditAction } from '../common/event-vocabulary';
 
 // The audit log records every event the recorder is told (docs/webhooks.md, The event spine): its actions are the event
@@ -19,7 +20,7 @@ export class AuditEntry {
   @PrimaryGeneratedColumn({ type: 'bigint', primaryKeyConstraintName: 'audit_entries_pkey' })
   id: string;
 
-  @Column({ name: 'created_at', type: 'timestamptz', default: () => 'now()' })
+  @TimestampColumn('created_at', { default: () => 'now()' })
   createdAt: Date;
 
   @Column({ type: 'varchar', length: 64 })

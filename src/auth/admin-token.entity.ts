@@ -1,4 +1,5 @@
 import { Check, Column, Entity, PrimaryGeneratedColumn, Unique } from 'typeorm';
+import { TimestampColumn } from '../common/timestamp-column';
 import type { AdminScope } from '../common/auth/scopes';
 
 /** A scoped admin token (docs/admin-api.md, Credentials). Only the SHA-256 hex of the token is stored. */
@@ -23,15 +24,15 @@ export class AdminToken {
   @Column({ name: 'product_ids', type: 'int', array: true, nullable: true })
   productIds: number[] | null;
 
-  @Column({ name: 'expires_at', type: 'timestamptz', nullable: true })
+  @TimestampColumn('expires_at', { nullable: true })
   expiresAt: Date | null;
 
-  @Column({ name: 'created_at', type: 'timestamptz', default: () => 'now()' })
+  @TimestampColumn('created_at', { default: () => 'now()' })
   createdAt: Date;
 
-  @Column({ name: 'last_used_at', type: 'timestamptz', nullable: true })
+  @TimestampColumn('last_used_at', { nullable: true })
   lastUsedAt: Date | null;
 
-  @Column({ name: 'revoked_at', type: 'timestamptz', nullable: true })
+  @TimestampColumn('revoked_at', { nullable: true })
   revokedAt: Date | null;
 }

@@ -1,4 +1,5 @@
 import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
+import { TimestampColumn } from '../common/timestamp-column';
 
 /**
  * A saved view of the licence list (docs/dashboard.md, Saved views), shared by every staff member: its name and the
@@ -20,6 +21,6 @@ export class SavedView {
   @Column({ type: 'varchar', length: 64 })
   author: string;
 
-  @Column({ name: 'updated_at', type: 'timestamptz', default: () => 'now()' })
+  @TimestampColumn('updated_at', { default: () => 'now()' })
   updatedAt: Date;
 }

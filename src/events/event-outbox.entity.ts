@@ -1,4 +1,5 @@
 import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
+import { TimestampColumn } from '../common/timestamp-column';
 
 /**
  * One event, written with the change that caused it by the event recorder (the outbox); its id is the `webhook-id`.
@@ -24,9 +25,9 @@ export class OutboxEvent {
   @Column({ name: 'product_id', type: 'int', nullable: true })
   productId: number | null;
 
-  @Column({ name: 'created_at', type: 'timestamptz', default: () => 'now()' })
+  @TimestampColumn('created_at', { default: () => 'now()' })
   createdAt: Date;
 
-  @Column({ name: 'fanned_out_at', type: 'timestamptz', nullable: true })
+  @TimestampColumn('fanned_out_at', { nullable: true })
   fannedOutAt: Date | null;
 }

@@ -1,4 +1,5 @@
 import { Check, Column, Entity, Index, PrimaryColumn } from 'typeorm';
+import { TimestampColumn } from '../common/timestamp-column';
 import type { SigningAlgorithm } from '../signing/envelope';
 
 export const SIGNING_KEY_STATUSES = ['active', 'retired', 'revoked'] as const;
@@ -53,12 +54,12 @@ export class StoredSigningKey {
   @Column({ type: 'jsonb', default: [] })
   endorsements: KeyEndorsement[];
 
-  @Column({ name: 'created_at', type: 'timestamptz', default: () => 'now()' })
+  @TimestampColumn('created_at', { default: () => 'now()' })
   createdAt: Date;
 
-  @Column({ name: 'retired_at', type: 'timestamptz', nullable: true })
+  @TimestampColumn('retired_at', { nullable: true })
   retiredAt: Date | null;
 
-  @Column({ name: 'revoked_at', type: 'timestamptz', nullable: true })
+  @TimestampColumn('revoked_at', { nullable: true })
   revokedAt: Date | null;
 }

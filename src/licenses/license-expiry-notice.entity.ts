@@ -1,4 +1,5 @@
-import { Check, Column, Entity, PrimaryColumn } from 'typeorm';
+import { Check, Entity, PrimaryColumn } from 'typeorm';
+import { TimestampColumn } from '../common/timestamp-column';
 
 export type ExpiryKind = 'expiring_soon' | 'expired';
 
@@ -15,6 +16,6 @@ export class LicenseExpiryNotice {
   @PrimaryColumn({ name: 'expires_at', type: 'timestamptz', primaryKeyConstraintName: 'license_expiry_notices_pkey' })
   expiresAt: Date;
 
-  @Column({ name: 'created_at', type: 'timestamptz', default: () => 'now()' })
+  @TimestampColumn('created_at', { default: () => 'now()' })
   createdAt: Date;
 }

@@ -10,6 +10,7 @@ import {
   Unique,
   UpdateDateColumn,
 } from 'typeorm';
+import { TimestampColumn } from '../common/timestamp-column';
 import { ParentRow } from '../common/parent-row';
 import { Product } from '../products/product.entity';
 import type { PolicyOverrides } from '../common/seat-policy/license-policy';
@@ -94,7 +95,7 @@ export class License {
   @Column({ type: 'text', nullable: true })
   notes: string | null;
 
-  @Column({ name: 'expires_at', type: 'timestamptz', nullable: true })
+  @TimestampColumn('expires_at', { nullable: true })
   expiresAt: Date | null;
 
   @Column({ type: 'boolean', default: true })
@@ -103,7 +104,7 @@ export class License {
   @Column({ type: 'boolean', default: false })
   revoked: boolean;
 
-  @Column({ name: 'revoked_at', type: 'timestamptz', nullable: true })
+  @TimestampColumn('revoked_at', { nullable: true })
   revokedAt: Date | null;
 
   @Column({ name: 'revoke_reason', type: 'varchar', length: 500, nullable: true })
@@ -124,7 +125,7 @@ export class License {
   storeOrderId?: string | null;
 
   /** When the store subscription ended (its on_end applied); null while it is active and renews (docs/mail.md, Stores). */
-  @Column({ name: 'store_subscription_ended_at', type: 'timestamptz', nullable: true })
+  @TimestampColumn('store_subscription_ended_at', { nullable: true })
   storeSubscriptionEndedAt?: Date | null;
 
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })

@@ -1,4 +1,5 @@
 import { Check, Column, Entity, Index, PrimaryColumn, PrimaryGeneratedColumn, Unique } from 'typeorm';
+import { TimestampColumn } from '../common/timestamp-column';
 import type { MailKind } from '../config/app-config';
 
 export const MAIL_STATUSES = ['pending', 'sending', 'sent', 'failed', 'suppressed'] as const;
@@ -55,20 +56,20 @@ export class MailMessage {
   @Column({ type: 'int', default: 0 })
   attempts: number;
 
-  @Column({ name: 'next_attempt_at', type: 'timestamptz', nullable: true })
+  @TimestampColumn('next_attempt_at', { nullable: true })
   nextAttemptAt: Date | null;
 
   /** While `sending`: the claim's lease; after it a crashed sender's message is claimed again. */
-  @Column({ name: 'locked_until', type: 'timestamptz', nullable: true })
+  @TimestampColumn('locked_until', { nullable: true })
   lockedUntil: Date | null;
 
   @Column({ name: 'last_error', type: 'varchar', length: 500, nullable: true })
   lastError: string | null;
 
-  @Column({ name: 'created_at', type: 'timestamptz', default: () => 'now()' })
+  @TimestampColumn('created_at', { default: () => 'now()' })
   createdAt: Date;
 
-  @Column({ name: 'sent_at', type: 'timestamptz', nullable: true })
+  @TimestampColumn('sent_at', { nullable: true })
   sentAt: Date | null;
 }
 
@@ -78,6 +79,6 @@ export class MailUnsubscribe {
   @PrimaryColumn({ type: 'varchar', length: 254, primaryKeyConstraintName: 'mail_unsubscribes_pkey' })
   address: string;
 
-  @Column({ name: 'created_at', type: 'timestamptz', default: () => 'now()' })
+  @TimestampColumn('created_at', { default: () => 'now()' })
   createdAt: Date;
 }

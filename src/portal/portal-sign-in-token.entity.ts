@@ -1,4 +1,5 @@
 import { Column, Entity, Index, PrimaryGeneratedColumn, Unique } from 'typeorm';
+import { TimestampColumn } from '../common/timestamp-column';
 
 /** A sign-in link of the portal (docs/portal.md, Signing in): only the SHA-256 of its token is kept. */
 @Entity('portal_sign_in_tokens')
@@ -15,12 +16,12 @@ export class PortalSignInToken {
   @Column({ type: 'varchar', length: 254 })
   email: string;
 
-  @Column({ name: 'created_at', type: 'timestamptz', default: () => 'now()' })
+  @TimestampColumn('created_at', { default: () => 'now()' })
   createdAt: Date;
 
-  @Column({ name: 'expires_at', type: 'timestamptz' })
+  @TimestampColumn('expires_at')
   expiresAt: Date;
 
-  @Column({ name: 'used_at', type: 'timestamptz', nullable: true })
+  @TimestampColumn('used_at', { nullable: true })
   usedAt: Date | null;
 }

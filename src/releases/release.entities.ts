@@ -1,4 +1,5 @@
 import { Check, Column, Entity, Index, JoinColumn, ManyToOne, OneToMany, PrimaryColumn, PrimaryGeneratedColumn } from 'typeorm';
+import { TimestampColumn } from '../common/timestamp-column';
 import { Product } from '../products/product.entity';
 
 /** Update channels, most stable first: a client on a channel is offered its releases and those of the channels before it. */
@@ -38,13 +39,13 @@ export class Release {
   @Column({ name: 'required_features', type: 'jsonb', default: [] })
   requiredFeatures: string[];
 
-  @Column({ name: 'created_at', type: 'timestamptz', default: () => 'now()' })
+  @TimestampColumn('created_at', { default: () => 'now()' })
   createdAt: Date;
 
-  @Column({ name: 'published_at', type: 'timestamptz', nullable: true })
+  @TimestampColumn('published_at', { nullable: true })
   publishedAt: Date | null;
 
-  @Column({ name: 'yanked_at', type: 'timestamptz', nullable: true })
+  @TimestampColumn('yanked_at', { nullable: true })
   yankedAt: Date | null;
 
   @OneToMany(() => ReleaseArtifact, (a) => a.release)
@@ -92,7 +93,7 @@ export class ReleaseArtifact {
   @Column({ name: 'storage_key', type: 'varchar', length: 300 })
   storageKey: string;
 
-  @Column({ name: 'created_at', type: 'timestamptz', default: () => 'now()' })
+  @TimestampColumn('created_at', { default: () => 'now()' })
   createdAt: Date;
 }
 

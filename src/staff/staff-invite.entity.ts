@@ -1,4 +1,5 @@
 import { Check, Column, Entity, PrimaryGeneratedColumn, Unique } from 'typeorm';
+import { TimestampColumn } from '../common/timestamp-column';
 import type { StaffRole } from './roles';
 
 /** An invitation to join the staff (docs/dashboard.md, Staff and roles): single use, valid 72 h, only the token's SHA-256 kept. */
@@ -29,12 +30,12 @@ export class StaffInvite {
   @Column({ name: 'invited_by', type: 'varchar', length: 64 })
   invitedBy: string;
 
-  @Column({ name: 'created_at', type: 'timestamptz', default: () => 'now()' })
+  @TimestampColumn('created_at', { default: () => 'now()' })
   createdAt: Date;
 
-  @Column({ name: 'expires_at', type: 'timestamptz' })
+  @TimestampColumn('expires_at')
   expiresAt: Date;
 
-  @Column({ name: 'accepted_at', type: 'timestamptz', nullable: true })
+  @TimestampColumn('accepted_at', { nullable: true })
   acceptedAt: Date | null;
 }

@@ -1,4 +1,5 @@
 import { Check, Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
+import { TimestampColumn } from '../common/timestamp-column';
 import type { StaffRole } from './roles';
 
 /** A staff account (docs/dashboard.md, Staff and roles); the password is stored as an Argon2id hash only, and an SSO account has none. */
@@ -37,6 +38,6 @@ export class User {
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
 
-  @Column({ name: 'last_sign_in_at', type: 'timestamptz', nullable: true })
+  @TimestampColumn('last_sign_in_at', { nullable: true })
   lastSignInAt: Date | null;
 }

@@ -1,4 +1,5 @@
 import { Check, Column, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn } from 'typeorm';
+import { TimestampColumn } from '../common/timestamp-column';
 import { License } from '../licenses/license.entity';
 import type { StoreEventReasonCode, StoreEventStatus, StoreName, StorePaymentKind } from '../licenses/store-licenses/store-names';
 
@@ -42,11 +43,11 @@ export class StoreEvent {
   @Column({ type: 'varchar', length: 10 })
   status: StoreEventStatus;
 
-  @Column({ name: 'received_at', type: 'timestamptz', default: () => 'now()' })
+  @TimestampColumn('received_at', { default: () => 'now()' })
   receivedAt: Date;
 
   /** The store's own time of the event: the order events of one subscription are applied in. */
-  @Column({ name: 'occurred_at', type: 'timestamptz', nullable: true })
+  @TimestampColumn('occurred_at', { nullable: true })
   occurredAt: Date | null;
 
   @Column({ name: 'subscription_id', type: 'varchar', length: 255, nullable: true })
@@ -76,7 +77,7 @@ export class StoreEvent {
   paymentKind: StorePaymentKind | null;
 
   /** Start of the period a renewal paid for: where a refund of it sets expires_at back to. */
-  @Column({ name: 'period_start', type: 'timestamptz', nullable: true })
+  @TimestampColumn('period_start', { nullable: true })
   periodStart: Date | null;
 
   @Column({ name: 'license_id', type: 'int', nullable: true })
@@ -94,7 +95,7 @@ export class StoreEvent {
   reasonCode: StoreEventReasonCode | null;
 
   /** When staff last replayed the event: a replayed event for a price without a plan no longer needs attention. */
-  @Column({ name: 'replayed_at', type: 'timestamptz', nullable: true })
+  @TimestampColumn('replayed_at', { nullable: true })
   replayedAt: Date | null;
 
   @Column({ type: 'jsonb' })

@@ -1,4 +1,5 @@
 import { Check, Column, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn, Unique } from 'typeorm';
+import { TimestampColumn } from '../common/timestamp-column';
 import { OutboxEvent } from '../events/event-outbox.entity';
 
 export const DELIVERY_STATUSES = ['pending', 'delivered', 'failed'] as const;
@@ -31,10 +32,10 @@ export class WebhookEndpoint {
   @Column({ name: 'product_ids', type: 'int', array: true, nullable: true })
   productIds: number[] | null;
 
-  @Column({ name: 'created_at', type: 'timestamptz', default: () => 'now()' })
+  @TimestampColumn('created_at', { default: () => 'now()' })
   createdAt: Date;
 
-  @Column({ name: 'updated_at', type: 'timestamptz', default: () => 'now()' })
+  @TimestampColumn('updated_at', { default: () => 'now()' })
   updatedAt: Date;
 }
 
@@ -74,12 +75,12 @@ export class WebhookDelivery {
   @Column({ name: 'last_error', type: 'varchar', length: 500, nullable: true })
   lastError: string | null;
 
-  @Column({ name: 'next_attempt_at', type: 'timestamptz', nullable: true })
+  @TimestampColumn('next_attempt_at', { nullable: true })
   nextAttemptAt: Date | null;
 
-  @Column({ name: 'created_at', type: 'timestamptz', default: () => 'now()' })
+  @TimestampColumn('created_at', { default: () => 'now()' })
   createdAt: Date;
 
-  @Column({ name: 'delivered_at', type: 'timestamptz', nullable: true })
+  @TimestampColumn('delivered_at', { nullable: true })
   deliveredAt: Date | null;
 }

@@ -1,4 +1,5 @@
 import { Column, Entity, PrimaryColumn, PrimaryGeneratedColumn, Unique } from 'typeorm';
+import { TimestampColumn } from '../../common/timestamp-column';
 import { ParentRow } from '../../common/parent-row';
 
 /**
@@ -39,10 +40,10 @@ export class BulkOperation {
   @Column({ name: 'actor_ip', type: 'varchar', length: 45, nullable: true })
   actorIp: string | null;
 
-  @Column({ name: 'created_at', type: 'timestamptz', default: () => 'now()' })
+  @TimestampColumn('created_at', { default: () => 'now()' })
   createdAt: Date;
 
-  @Column({ name: 'finished_at', type: 'timestamptz', nullable: true })
+  @TimestampColumn('finished_at', { nullable: true })
   finishedAt: Date | null;
 
   /** undo: the operation it moves back; at most one undo per operation (the unique constraint). */
@@ -72,7 +73,7 @@ export class BulkOperationItem {
   message: string | null;
 
   /** done: the licence's expiry before the change (what an undo moves it back to). */
-  @Column({ name: 'previous_expires_at', type: 'timestamptz', nullable: true })
+  @TimestampColumn('previous_expires_at', { nullable: true })
   previousExpiresAt: Date | null;
 
   /** done: whether the licence was active before the change. */
@@ -80,6 +81,6 @@ export class BulkOperationItem {
   previousActive: boolean | null;
 
   /** done: the expiry the change left (an undo skips a licence whose expiry moved since). */
-  @Column({ name: 'new_expires_at', type: 'timestamptz', nullable: true })
+  @TimestampColumn('new_expires_at', { nullable: true })
   newExpiresAt: Date | null;
 }

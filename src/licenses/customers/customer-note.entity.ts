@@ -1,4 +1,5 @@
 import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
+import { TimestampColumn } from '../../common/timestamp-column';
 
 /**
  * A staff note about a customer (docs/dashboard.md, A customer's page). `customer` is the customer's identity:
@@ -20,6 +21,6 @@ export class CustomerNote {
   @Column({ type: 'varchar', length: 64 })
   author: string;
 
-  @Column({ name: 'created_at', type: 'timestamptz', default: () => 'now()' })
+  @TimestampColumn('created_at', { default: () => 'now()' })
   createdAt: Date;
 }

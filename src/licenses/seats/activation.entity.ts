@@ -1,4 +1,5 @@
 import { Check, Column, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn } from 'typeorm';
+import { TimestampColumn } from '../../common/timestamp-column';
 import { License } from '../license.entity';
 
 export const RELEASE_REASONS = ['deactivated', 'force_released', 'heartbeat_timeout'] as const;
@@ -57,13 +58,13 @@ export class Activation {
   @Column({ type: 'varchar', length: 45, nullable: true })
   ip: string | null;
 
-  @Column({ name: 'activated_at', type: 'timestamptz', default: () => 'now()' })
+  @TimestampColumn('activated_at', { default: () => 'now()' })
   activatedAt: Date;
 
-  @Column({ name: 'last_seen_at', type: 'timestamptz', default: () => 'now()' })
+  @TimestampColumn('last_seen_at', { default: () => 'now()' })
   lastSeenAt: Date;
 
-  @Column({ name: 'released_at', type: 'timestamptz', nullable: true })
+  @TimestampColumn('released_at', { nullable: true })
   releasedAt: Date | null;
 
   @Column({ name: 'release_reason', type: 'varchar', length: 20, nullable: true })

@@ -1,4 +1,5 @@
 import { Check, Column, Entity, Index, PrimaryColumn } from 'typeorm';
+import { TimestampColumn } from '../../common/timestamp-column';
 import { ParentRow } from '../../common/parent-row';
 import { License } from '../license.entity';
 
@@ -35,13 +36,13 @@ export class RelayPool {
   @Column({ name: 'relay_fingerprint', type: 'varchar', length: 71 })
   relayFingerprint: string;
 
-  @Column({ name: 'issued_at', type: 'timestamptz' })
+  @TimestampColumn('issued_at')
   issuedAt: Date;
 
-  @Column({ name: 'expires_at', type: 'timestamptz' })
+  @TimestampColumn('expires_at')
   expiresAt: Date;
 
-  @Column({ name: 'ended_at', type: 'timestamptz', nullable: true })
+  @TimestampColumn('ended_at', { nullable: true })
   endedAt: Date | null;
 
   @Column({ name: 'end_reason', type: 'varchar', length: 16, nullable: true })

@@ -1,4 +1,5 @@
 import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
+import { TimestampColumn } from '../../common/timestamp-column';
 import { ParentRow } from '../../common/parent-row';
 import { License } from '../license.entity';
 
@@ -30,6 +31,6 @@ export class Trial {
   @Column({ type: 'varchar', length: 45, nullable: true })
   ip: string | null;
 
-  @Column({ name: 'created_at', type: 'timestamptz', default: () => 'now()' })
+  @TimestampColumn('created_at', { default: () => 'now()' })
   createdAt: Date;
 }

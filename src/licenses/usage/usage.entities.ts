@@ -1,4 +1,5 @@
 import { Check, Column, Entity, PrimaryColumn } from 'typeorm';
+import { TimestampColumn } from '../../common/timestamp-column';
 import { ParentRow } from '../../common/parent-row';
 import { License } from '../license.entity';
 
@@ -37,7 +38,7 @@ export class UsageIdempotencyKey {
   @Column({ type: 'jsonb', nullable: true })
   answer: object | null;
 
-  @Column({ name: 'created_at', type: 'timestamptz', default: () => 'now()' })
+  @TimestampColumn('created_at', { default: () => 'now()' })
   createdAt: Date;
 
   @ParentRow(() => License, 'license_id', 'usage_idempotency_keys_license_fkey')

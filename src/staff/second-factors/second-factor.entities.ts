@@ -1,4 +1,5 @@
 import { Column, Entity, Index, PrimaryColumn, PrimaryGeneratedColumn } from 'typeorm';
+import { TimestampColumn } from '../../common/timestamp-column';
 
 /** A staff account's TOTP secret (docs/dashboard.md, Second factors): sealed under KEYRING_SECRET, never stored in clear. */
 @Entity('staff_totp_secrets')
@@ -10,14 +11,14 @@ export class StaffTotpSecret {
   secretEnvelope: string;
 
   /** Null until the first code is confirmed: an unconfirmed secret is no second factor yet. */
-  @Column({ name: 'confirmed_at', type: 'timestamptz', nullable: true })
+  @TimestampColumn('confirmed_at', { nullable: true })
   confirmedAt: Date | null;
 
   /** The last 30-second step accepted, so a code is never accepted twice. */
   @Column({ name: 'last_used_step', type: 'bigint', nullable: true })
   lastUsedStep: string | null;
 
-  @Column({ name: 'created_at', type: 'timestamptz', default: () => 'now()' })
+  @TimestampColumn('created_at', { default: () => 'now()' })
   createdAt: Date;
 }
 
@@ -34,10 +35,10 @@ export class StaffRecoveryCode {
   @Column({ name: 'code_hash', type: 'varchar', length: 64 })
   codeHash: string;
 
-  @Column({ name: 'used_at', type: 'timestamptz', nullable: true })
+  @TimestampColumn('used_at', { nullable: true })
   usedAt: Date | null;
 
-  @Column({ name: 'created_at', type: 'timestamptz', default: () => 'now()' })
+  @TimestampColumn('created_at', { default: () => 'now()' })
   createdAt: Date;
 }
 
@@ -67,10 +68,10 @@ export class StaffPasskey {
   @Column({ type: 'varchar', length: 200, default: '' })
   transports: string;
 
-  @Column({ name: 'created_at', type: 'timestamptz', default: () => 'now()' })
+  @TimestampColumn('created_at', { default: () => 'now()' })
   createdAt: Date;
 
-  @Column({ name: 'last_used_at', type: 'timestamptz', nullable: true })
+  @TimestampColumn('last_used_at', { nullable: true })
   lastUsedAt: Date | null;
 }
 
@@ -81,7 +82,7 @@ export class StaffSignInFailures {
   @PrimaryColumn({ name: 'account_hash', type: 'varchar', length: 64, primaryKeyConstraintName: 'staff_sign_in_failures_pkey' })
   accountHash: string;
 
-  @Column({ name: 'window_started_at', type: 'timestamptz', default: () => 'now()' })
+  @TimestampColumn('window_started_at', { default: () => 'now()' })
   windowStartedAt: Date;
 
   @Column({ type: 'integer', default: 0 })

@@ -1,4 +1,5 @@
 import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
+import { TimestampColumn } from '../../common/timestamp-column';
 
 /** The OpenID identity (issuer + sub) of a single sign-on staff account (docs/dashboard.md, Single sign-on). */
 @Entity('staff_sso_identities')
@@ -17,6 +18,6 @@ export class StaffSsoIdentity {
   @Column({ type: 'varchar', length: 255 })
   subject: string;
 
-  @Column({ name: 'created_at', type: 'timestamptz', default: () => 'now()' })
+  @TimestampColumn('created_at', { default: () => 'now()' })
   createdAt: Date;
 }
