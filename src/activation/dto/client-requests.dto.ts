@@ -10,15 +10,15 @@ import { normalizeLicenseKey } from '../../licenses/license-key';
 const normalizedKey = ({ value }: { value: unknown }) => (typeof value === 'string' ? normalizeLicenseKey(value) : value);
 const upperCasedTrimmed = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim().toUpperCase() : value);
 
+/**
+ * A text the client may leave out or send as null: the schema and the string check. Listed bottom-up, as the same
+ * decorators stacked on the property apply; the property's own bounds stand below it.
+ */
+const NullableText = (doc: { example: string; description?: string }) =>
+  applyDecorators(IsString(), IsOptional(), ApiPropertyOptional({ type: String, nullable: true, ...doc }));
+
 /** An optional text the machine reports about itself (`os`, `app_version`): at most `max` characters, storable. */
-const ReportedText = (max: number, example: string) =>
-  applyDecorators(
-    ApiPropertyOptional({ type: String, nullable: true, example }),
-    IsOptional(),
-    IsString(),
-    MaxChars(max),
-    IsStorableText(),
-  );
+const ReportedText = (max: number, example: string) => applyDecorators(NullableText({ example }), MaxChars(max), IsStorableText());
 
 /**
  * The machine's fingerprint, `sha256:` and 64 hex digits (upper case lower-cased). Listed bottom-up, as the same
@@ -104,21 +104,14 @@ export class ActivateRequestDto extends SeatRequestDto {
   @IsStorableText()
   hostname: string;
 
-  @ReportedText(100, 'Windows 11')
-  os?: string | null;
+  @ReportedText(100, 'Windows 11') os?: string | null;
+  @ReportedText(50, '4.2.0') app_version?: string | null;
 
-  @ReportedText(50, '4.2.0')
-  app_version?: string | null;
-
-  @ApiPropertyOptional({
-    type: String,
-    nullable: true,
+  @Transform(upperCasedTrimmed)
+  @NullableText({
     example: 'POS_RETAIL',
     description: 'Product code of the client application; PRODUCT_MISMATCH when the licence is for another product',
   })
-  @Transform(upperCasedTrimmed)
-  @IsOptional()
-  @IsString()
   @MinChars(1)
   @MaxChars(32)
   product?: string | null;
@@ -166,33 +159,16 @@ export class TrialRequestDto {
   @MachineFingerprint()
   machine_fingerprint: string;
 
-  @ApiPropertyOptional({
-    type: String,
-    nullable: true,
-    example: 'till-01',
-    description: 'the trial licence\'s customer name (else "Trial")',
-  })
-  @IsOptional()
-  @IsString()
+  @NullableText({ example: 'till-01', description: 'the trial licence\'s customer name (else "Trial")' })
   @MinChars(1)
   @MaxChars(255)
   @IsStorableText()
   hostname?: string | null;
 
-  @ReportedText(100, 'Windows 11')
-  os?: string | null;
+  @ReportedText(100, 'Windows 11') os?: string | null;
+  @ReportedText(50, '4.2.0') app_version?: string | null;
 
-  @ReportedText(50, '4.2.0')
-  app_version?: string | null;
-
-  @ApiPropertyOptional({
-    type: String,
-    nullable: true,
-    example: 'it@acme.example',
-    description: 'a licence issued later for this e-mail links this trial',
-  })
-  @IsOptional()
-  @IsString()
+  @NullableText({ example: 'it@acme.example', description: 'a licence issued later for this e-mail links this trial' })
   @MaxChars(254)
   @IsEmail({}, { message: 'customer_email must be an email address' })
   customer_email?: string | null;
