@@ -55,12 +55,12 @@ describe('product-limited credentials', () => {
       await t.sql('DELETE FROM webhook_endpoints');
     });
 
-    // In the events' order: the background fan-out and the test's own pass may each take some of the events, so the
-    // deliveries' ids follow whichever pass committed first.
+    // By type, then time: the background fan-out and the test's own pass may each take some of the events, so the
+    // deliveries' ids follow whichever pass committed first (and an event's id is random).
     const eventsOf = (endpointId: number) =>
       t.sql<{ type: string; product: string | null; customer: string | null }>(
         `SELECT ev.type, ev.payload->'data'->'product'->>'code' AS product, ev.payload->'data'->>'customer_name' AS customer
-         FROM webhook_deliveries d JOIN event_outbox ev ON ev.id = d.event_id WHERE d.endpoint_id = $1 ORDER BY ev.id`,
+         FROM webhook_deliveries d JOIN event_outbox ev ON ev.id = d.event_id WHERE d.endpoint_id = $1 ORDER BY ev.type, ev.created_at`,
         [endpointId],
       );
 
