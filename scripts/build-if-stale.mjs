@@ -1,6 +1,6 @@
-// `node scripts/build-if-stale.mjs`: runs `npm run build` only when dist/ is older than what it is built from, so the
-// npm scripts that call the built `licence-server` command (docs/deployment.md, The licence-server command) start at
-// once on an up-to-date tree. `--stamp` records a finished build and makes the package's `bin` executable (npm runs
+// `node scripts/build-if-stale.mjs`: runs `npm run build` only when dist/ is older than what it is built from, so
+// `npm start`, the test tiers that run the built server and the bench start at once on an up-to-date tree. `--check`
+// builds nothing: it only refuses a missing or outdated dist/ (the operator's npm scripts, which run dist/ as built). `--stamp` records a finished build and makes the package's `bin` executable (npm runs
 // it as `postbuild`, whichever builder `build` uses: neither keeps a file mode). Without a stamp, the built entry
 // points' own times stand in for it.
 import { spawnSync } from 'node:child_process';
@@ -34,17 +34,26 @@ function sourcesChangedAt() {
   return Math.max(...[...SOURCES, ...tsconfigs].map((name) => newestMtime(join(ROOT, name))));
 }
 
-if (process.argv.includes('--stamp')) {
+/** One line on stderr and exit 1. */
+function fail(message) {
+  console.error(message);
+  process.exit(1);
+}
+
+if (process.argv.includes('--check')) {
+  // The operator's npm scripts (docs/deployment.md, The licence-server command): they run the dist/ there is and never
+  // build. No dist/ at all, or (where there are sources) a dist/ older than them, is one line and exit 1, not a run of
+  // code that is not what the checkout says.
+  if (!builtAt()) fail('dist/ is missing: run `npm ci && npm run build` first');
+  if (existsSync(join(ROOT, 'src')) && sourcesChangedAt() > builtAt()) fail('dist/ is older than the sources: run `npm run build` first');
+} else if (process.argv.includes('--stamp')) {
   if (existsSync(BIN)) chmodSync(BIN, 0o755);
   writeFileSync(STAMP, `${new Date().toISOString()}\n`);
 } else if (!existsSync(join(ROOT, 'src')) || !existsSync(join(ROOT, 'node_modules', '@swc', 'cli', 'package.json'))) {
   // A production tree has nothing to build from or nothing to build with: the Docker image (dist/ without sources) or a
   // checkout installed with `npm ci --omit=dev` (no SWC). The operator's commands run the dist/ it has; with no dist/
   // at all, say what to do rather than fail inside a build that cannot run.
-  if (!builtAt()) {
-    console.error('dist/ is missing and the build tools are not installed: run `npm ci && npm run build` first');
-    process.exit(1);
-  }
+  if (!builtAt()) fail('dist/ is missing and the build tools are not installed: run `npm ci && npm run build` first');
 } else if (sourcesChangedAt() > builtAt()) {
   // The build's own output goes to stderr: stdout belongs to the command that follows (it may be piped).
   const build = spawnSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: ['ignore', 2, 2] });

@@ -159,6 +159,29 @@ describe('licence-server in a tree installed without development dependencies', 
     expect(await cli(['migrate', 'run'])).toMatchObject({ code: 0, out: 'No pending migrations.\n' });
   });
 
+  it("the operator's npm scripts run dist/ as it is, never building (the image's tree: no sources, no build tools)", () => {
+    // The image carries scripts/build-if-stale.mjs beside dist/ and package.json (Dockerfile).
+    cpSync(join(ROOT, 'scripts', 'build-if-stale.mjs'), join(tree, 'scripts', 'build-if-stale.mjs'));
+    const npmRun = (cwd: string, script: string) => spawnSync('npm', ['run', '--silent', script], { cwd, env: cliEnv, encoding: 'utf8' });
+    const shown = npmRun(tree, 'migration:show');
+    expect(shown.status).toBe(0);
+    expect(shown.stdout).toMatch(/^\[X\] /);
+    expect(existsSync(join(tree, 'node_modules', '@swc'))).toBe(false);
+
+    // Without dist/: one line saying what to do, exit 1, and no attempt at a build.
+    const bare = mkdtempSync(join(tmpdir(), 'licence-no-dist-'));
+    try {
+      cpSync(join(tree, 'package.json'), join(bare, 'package.json'));
+      cpSync(join(ROOT, 'scripts', 'build-if-stale.mjs'), join(bare, 'scripts', 'build-if-stale.mjs'));
+      const refused = npmRun(bare, 'migration:show');
+      expect(refused.status).toBe(1);
+      expect(refused.stderr.trim()).toBe('dist/ is missing: run `npm ci && npm run build` first');
+      expect(existsSync(join(bare, 'dist'))).toBe(false);
+    } finally {
+      rmSync(bare, { recursive: true, force: true });
+    }
+  });
+
   it('endorse-key makes an offline root and an endorsement the server stores', async () => {
     const root = join(tree, 'root.pem');
     const made = await cli(['endorse-key', '--new-root', root]);
