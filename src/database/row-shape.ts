@@ -5,14 +5,7 @@
  * `keyPrefix`) and has that field's type, unless a converter says how the row's value becomes the field's (a bigint's
  * text as a number).
  */
-
-/** `key_prefix` → `keyPrefix`. */
-type CamelCase<S extends string> = S extends `${infer Head}_${infer Tail}` ? `${Head}${Capitalize<CamelCase<Tail>>}` : S;
-
-/** `keyPrefix` → `key_prefix`. */
-type SnakeCase<S extends string> = S extends `${infer C}${infer Rest}`
-  ? `${C extends Lowercase<C> ? C : `_${Lowercase<C>}`}${SnakeCase<Rest>}`
-  : S;
+import { CamelCase, camelCase, SnakeCase } from '../common/names';
 
 /** The column names of a target's fields. */
 type ColumnOf<E> = { [K in keyof E & string]: SnakeCase<K> }[keyof E & string];
@@ -122,5 +115,3 @@ function shapeOf<E extends object, Row>(make: () => E, columns: readonly Column[
     },
   };
 }
-
-const camelCase = (column: string): string => column.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());

@@ -1,3 +1,4 @@
+import { snakeCase } from '../common/names';
 import type { License } from './license.entity';
 
 /** A field's change as the audit entry and the webhook show it. */
@@ -10,8 +11,6 @@ export function changeValue(value: unknown): unknown {
     return Object.fromEntries(Object.entries(value).sort(([a], [b]) => (a < b ? -1 : 1)));
   return value ?? null;
 }
-
-const snakeCase = (key: string) => key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 
 /**
  * The `changes` of a licence event (docs/licences.md, Changing (PUT)): each of `next`'s fields whose value differs from the

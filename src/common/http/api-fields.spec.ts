@@ -1,4 +1,5 @@
-import { apiFields, apiTimes, type SnakeCase } from './api-fields';
+import { type SnakeCase } from '../names';
+import { apiFields, apiTimes } from './api-fields';
 
 describe('api fields', () => {
   const key = {

@@ -3,13 +3,7 @@
  * 8601 strings). A DTO's `from` lists the fields it copies and the timestamps it writes, and only says by hand what is
  * more than a copy (a computed status, a renamed field).
  */
-
-/** `publicKeyPem` → `public_key_pem`. */
-export type SnakeCase<S extends string> = S extends `${infer Head}${infer Tail}`
-  ? `${Head extends Lowercase<Head> ? Head : `_${Lowercase<Head>}`}${SnakeCase<Tail>}`
-  : S;
-
-const snakeCase = (name: string) => name.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
+import { SnakeCase, snakeCase } from '../names';
 
 /** The fields of `T` that hold a timestamp (possibly null or unset). */
 type TimeKeys<T> = { [K in keyof T & string]: NonNullable<T[K]> extends Date ? K : never }[keyof T & string];
