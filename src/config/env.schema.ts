@@ -1,4 +1,5 @@
 import { availableParallelism } from 'node:os';
+import { applyDecorators } from '@nestjs/common';
 import { plainToInstance, Transform } from 'class-transformer';
 import ipaddr from 'ipaddr.js';
 import {
@@ -187,11 +188,7 @@ export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', '
  * The decorators in the order they would stand stacked above a property: TypeScript applies the lowest first, and
  * class-validator reports a variable's failed rules in the order they were applied.
  */
-function stacked(...decorators: PropertyDecorator[]): PropertyDecorator {
-  return (target, propertyName) => {
-    for (const decorator of [...decorators].reverse()) decorator(target, propertyName);
-  };
-}
+const stacked = (...decorators: PropertyDecorator[]): PropertyDecorator => applyDecorators(...decorators.reverse());
 
 /** A whole number from `min` to `max`, written as digits. */
 const WholeNumber = (min: number, max: number) => stacked(Transform(toInt), IsInt(), Min(min), Max(max));
