@@ -7,7 +7,7 @@ import type { License } from './license.entity';
 import { generateLicenseKey } from './license-key';
 import { LicensesRepository, type NewLicense } from './licenses.repository';
 import { licenseEvent } from './license-details';
-import { apiFields, apiTimes } from '../common/http/api-fields';
+import { apiFields, apiObject, apiTimes } from '../common/http/api-fields';
 
 /** 100 random bits make a collision astronomically rare; a few draws make it harmless. */
 const KEY_ATTEMPTS = 5;
@@ -20,14 +20,12 @@ export type LicenseTerms = Omit<NewLicense, 'productId' | 'licenseKey' | 'create
  * docs/webhooks.md, Event catalogue. `notify_customer`: the key is mailed (staff asked for it; a store always does).
  */
 export function creationDetails(license: License, notifyCustomer: boolean): Record<string, unknown> {
-  return {
-    ...apiFields(license, 'licenseType', 'customerName'),
-    ...apiTimes(license, 'expiresAt'),
-    ...apiFields(license, 'graceDays', 'limits', 'features', 'policy'),
-    store: license.storeName ?? null,
-    subscription_id: license.storeSubscriptionId ?? null,
-    notify_customer: notifyCustomer,
-  };
+  return apiObject(
+    apiFields(license, 'licenseType', 'customerName'),
+    apiTimes(license, 'expiresAt'),
+    apiFields(license, 'graceDays', 'limits', 'features', 'policy'),
+    { store: license.storeName ?? null, subscription_id: license.storeSubscriptionId ?? null, notify_customer: notifyCustomer },
+  );
 }
 
 /**

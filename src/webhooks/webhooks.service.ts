@@ -8,7 +8,7 @@ import { EventFanoutService } from '../events/event-fanout.service';
 import { EventRecorder } from '../events/event-recorder';
 import { type Actor, ALL_PRODUCTS, type ProductScope, productScopeWithin } from '../common/auth/actor';
 import { AppError } from '../common/errors/app-error';
-import { apiFields, apiTimes } from '../common/http/api-fields';
+import { apiFields, apiObject, apiTimes } from '../common/http/api-fields';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { JobsService } from '../jobs/jobs.service';
 import { MetricsService } from '../metrics/metrics.service';
@@ -26,20 +26,22 @@ import { DeliveryWithType, WebhooksRepository } from './webhooks.repository';
 export const newWebhookSecret = () => `whsec_${randomBytes(32).toString('base64')}`;
 
 /** `codes`: the current code of each product id (an endpoint's limit is stored as ids, shown as codes). */
-const toEndpointDto = (e: WebhookEndpoint, codes: ReadonlyMap<number, string>): WebhookEndpointDto => ({
-  ...apiFields(e, 'id', 'url', 'events', 'description', 'active'),
-  products: e.productIds && e.productIds.flatMap((id) => codes.get(id) ?? []),
-  ...apiTimes(e, 'createdAt', 'updatedAt'),
-});
+const toEndpointDto = (e: WebhookEndpoint, codes: ReadonlyMap<number, string>): WebhookEndpointDto =>
+  apiObject(
+    apiFields(e, 'id', 'url', 'events', 'description', 'active'),
+    { products: e.productIds && e.productIds.flatMap((id) => codes.get(id) ?? []) },
+    apiTimes(e, 'createdAt', 'updatedAt'),
+  );
 
-const toDeliveryDto = (d: WebhookDelivery, eventType: string): WebhookDeliveryDto => ({
-  id: Number(d.id),
-  ...apiFields(d, 'eventId'),
-  event_type: eventType,
-  ...apiFields(d, 'status', 'attempts', 'lastStatusCode', 'lastError'),
-  next_attempt_at: d.status === 'pending' && d.nextAttemptAt ? d.nextAttemptAt.toISOString() : null,
-  ...apiTimes(d, 'createdAt', 'deliveredAt'),
-});
+const toDeliveryDto = (d: WebhookDelivery, eventType: string): WebhookDeliveryDto =>
+  apiObject(
+    { id: Number(d.id) },
+    apiFields(d, 'eventId'),
+    { event_type: eventType },
+    apiFields(d, 'status', 'attempts', 'lastStatusCode', 'lastError'),
+    { next_attempt_at: d.status === 'pending' && d.nextAttemptAt ? d.nextAttemptAt.toISOString() : null },
+    apiTimes(d, 'createdAt', 'deliveredAt'),
+  );
 
 /**
  * Webhooks (docs/webhooks.md). Events are written to the outbox with the change by the event recorder and fanned out to

@@ -3,7 +3,7 @@ import { ArrayMaxSize, ArrayNotEmpty, ArrayUnique, IsArray, IsIn, IsOptional, Is
 import { IsIsoTimestamp } from '../../common/validation/iso-timestamp';
 import type { AdminToken } from '../admin-token.entity';
 import { ADMIN_SCOPES, type AdminScope, SCOPE_LIST_MARKDOWN } from '../../common/auth/scopes';
-import { apiFields, apiTimes } from '../../common/http/api-fields';
+import { apiFields, apiObject, apiTimes } from '../../common/http/api-fields';
 
 const TOKEN_NAME = /^[A-Za-z0-9][A-Za-z0-9 ._-]{0,99}$/;
 const PRODUCT_CODE = /^[A-Z][A-Z0-9_]{1,31}$/;
@@ -76,12 +76,12 @@ export class AdminTokenDto {
 
   /** `codes`: the current code of each product id (a product limit is stored as ids). */
   static from(t: AdminToken, codes: ReadonlyMap<number, string>, now = new Date()): AdminTokenDto {
-    return {
-      ...apiFields(t, 'id', 'name', 'scopes'),
-      products: t.productIds && t.productIds.flatMap((id) => codes.get(id) ?? []),
-      ...apiTimes(t, 'expiresAt', 'createdAt', 'lastUsedAt', 'revokedAt'),
-      status: t.revokedAt ? 'revoked' : t.expiresAt && t.expiresAt.getTime() <= now.getTime() ? 'expired' : 'active',
-    };
+    return apiObject(
+      apiFields(t, 'id', 'name', 'scopes'),
+      { products: t.productIds && t.productIds.flatMap((id) => codes.get(id) ?? []) },
+      apiTimes(t, 'expiresAt', 'createdAt', 'lastUsedAt', 'revokedAt'),
+      { status: t.revokedAt ? 'revoked' : t.expiresAt && t.expiresAt.getTime() <= now.getTime() ? 'expired' : 'active' },
+    );
   }
 }
 

@@ -10,7 +10,7 @@ import {
   type SigningKeyStatus,
   StoredSigningKey,
 } from '../signing-key.entity';
-import { apiFields, apiTimes } from '../../common/http/api-fields';
+import { apiFields, apiObject, apiTimes } from '../../common/http/api-fields';
 
 const KEY_ID = {
   example: '3f9a1c0b7d2e4f65',
@@ -60,11 +60,11 @@ export class PublishedKeyDto {
   @ApiProperty(ENDORSEMENTS) endorsements: KeyEndorsementDto[];
 
   static from(key: PublishedKey): PublishedKeyDto {
-    return {
-      ...apiFields(key, 'keyId', 'algorithm', 'status', 'publicKeyPem'),
-      ...apiTimes(key, 'createdAt', 'retiredAt'),
-      ...apiFields(key, 'endorsements'),
-    };
+    return apiObject(
+      apiFields(key, 'keyId', 'algorithm', 'status', 'publicKeyPem'),
+      apiTimes(key, 'createdAt', 'retiredAt'),
+      apiFields(key, 'endorsements'),
+    );
   }
 }
 
@@ -114,10 +114,10 @@ export class SigningKeyDto {
   @ApiProperty(ENDORSEMENTS) endorsements: KeyEndorsementDto[];
 
   static from(key: StoredSigningKey): SigningKeyDto {
-    return {
-      ...apiFields(key, 'keyId', 'algorithm', 'endorsements', 'status', 'origin', 'publicKeyPem'),
-      ...apiTimes(key, 'createdAt', 'retiredAt', 'revokedAt'),
-    };
+    return apiObject(
+      apiFields(key, 'keyId', 'algorithm', 'endorsements', 'status', 'origin', 'publicKeyPem'),
+      apiTimes(key, 'createdAt', 'retiredAt', 'revokedAt'),
+    );
   }
 }
 

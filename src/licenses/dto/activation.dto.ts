@@ -1,6 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { RELEASE_REASONS, type Activation, type ReleaseReason } from '../seats/activation.entity';
-import { apiFields, apiTimes } from '../../common/http/api-fields';
+import { apiFields, apiObject, apiTimes } from '../../common/http/api-fields';
 
 /** An activation record ("seat"), docs/licences.md, Seats and machines. */
 export class ActivationDto {
@@ -17,12 +17,12 @@ export class ActivationDto {
   @ApiProperty({ description: 'true while the seat is bound (released_at is null)' }) active: boolean;
 
   static from(a: Activation): ActivationDto {
-    return {
-      id: Number(a.id),
-      ...apiFields(a, 'machineFingerprint', 'hostname', 'os', 'appVersion', 'ip'),
-      ...apiTimes(a, 'activatedAt', 'lastSeenAt', 'releasedAt'),
-      ...apiFields(a, 'releaseReason'),
-      active: a.releasedAt === null,
-    };
+    return apiObject(
+      { id: Number(a.id) },
+      apiFields(a, 'machineFingerprint', 'hostname', 'os', 'appVersion', 'ip'),
+      apiTimes(a, 'activatedAt', 'lastSeenAt', 'releasedAt'),
+      apiFields(a, 'releaseReason'),
+      { active: a.releasedAt === null },
+    );
   }
 }

@@ -5,7 +5,6 @@ import { ActivationDto } from './activation.dto';
 import type { PolicyOverrides } from '../../common/seat-policy/license-policy';
 import { POLICY_INPUT_SCHEMA, SeatPolicyDto } from '../../common/seat-policy/seat-policy.dto';
 import { STORE_NAMES } from '../store-licenses/store-names';
-import { apiFields, apiTimes } from '../../common/http/api-fields';
 
 /** What a list row is built from: a licence's columns, its product code and the status computed in SQL. */
 export interface LicenseListRow {
@@ -152,11 +151,19 @@ export class LicenseListItemDto extends IntersectionType(
   PickType(LicenseDetailsDto, ['revoked', 'status', 'created_at'] as const),
 ) {
   static from(row: LicenseListRow): LicenseListItemDto {
+    // Written out, not through apiFields: a list maps a hundred of these per request (docs/performance.md, Response fields).
     return {
-      ...apiFields(row, 'id', 'productCode', 'licenseKey', 'licenseType', 'customerName', 'customerEmail'),
-      ...apiTimes(row, 'expiresAt'),
-      ...apiFields(row, 'active', 'revoked', 'status'),
-      ...apiTimes(row, 'createdAt'),
+      id: row.id,
+      product_code: row.productCode,
+      license_key: row.licenseKey,
+      license_type: row.licenseType,
+      customer_name: row.customerName,
+      customer_email: row.customerEmail,
+      expires_at: row.expiresAt ? row.expiresAt.toISOString() : null,
+      active: row.active,
+      revoked: row.revoked,
+      status: row.status,
+      created_at: row.createdAt.toISOString(),
     };
   }
 }

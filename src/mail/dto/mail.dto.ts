@@ -3,7 +3,7 @@ import { MAIL_KINDS, type MailKind } from '../../config/app-config';
 import { PageQueryDto } from '../../common/http/page-query.dto';
 import { MAIL_STATUSES, type MailStatus } from '../mail.entities';
 import type { MailRow } from '../mail.repository';
-import { apiFields, apiTimes } from '../../common/http/api-fields';
+import { apiFields, apiObject, apiTimes } from '../../common/http/api-fields';
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
@@ -33,13 +33,13 @@ export class MailMessageDto {
   @ApiProperty({ nullable: true, type: String, format: 'date-time' }) sent_at: string | null;
 
   static from(row: MailRow): MailMessageDto {
-    return {
-      id: Number(row.id),
-      ...apiFields(row, 'kind'),
-      to: row.toAddress,
-      ...apiFields(row, 'status', 'attempts', 'lastError', 'licenseId', 'eventId'),
-      next_attempt_at: row.status === 'pending' ? iso(row.nextAttemptAt) : null,
-      ...apiTimes(row, 'createdAt', 'sentAt'),
-    };
+    return apiObject(
+      { id: Number(row.id) },
+      apiFields(row, 'kind'),
+      { to: row.toAddress },
+      apiFields(row, 'status', 'attempts', 'lastError', 'licenseId', 'eventId'),
+      { next_attempt_at: row.status === 'pending' ? iso(row.nextAttemptAt) : null },
+      apiTimes(row, 'createdAt', 'sentAt'),
+    );
   }
 }

@@ -12,7 +12,7 @@ import {
 import { IsPolicy, mergePolicy } from '../../common/seat-policy/license-policy';
 import { POLICY_INPUT_SCHEMA, SeatPolicyDto } from '../../common/seat-policy/seat-policy.dto';
 import { type Product, type ProductTrial, UPDATE_POLICIES, type UpdatePolicy } from '../product.entity';
-import { apiFields, apiTimes } from '../../common/http/api-fields';
+import { apiFields, apiObject, apiTimes } from '../../common/http/api-fields';
 
 const TRIAL_SCHEMA = {
   type: 'object' as const,
@@ -145,12 +145,12 @@ export class ProductDto {
   @ApiProperty({ format: 'date-time', example: '2026-01-01T00:00:00.000Z' }) updated_at: string;
 
   static from(p: Product): ProductDto {
-    return {
-      ...apiFields(p, 'id', 'code', 'name', 'keyPrefix', 'defaultLimits'),
-      default_policy: mergePolicy(p.defaultPolicy, {}),
-      ...apiFields(p, 'availableFeatures', 'active', 'updatePolicy'),
-      trial: p.trial ?? null,
-      ...apiTimes(p, 'createdAt', 'updatedAt'),
-    };
+    return apiObject(
+      apiFields(p, 'id', 'code', 'name', 'keyPrefix', 'defaultLimits'),
+      { default_policy: mergePolicy(p.defaultPolicy, {}) },
+      apiFields(p, 'availableFeatures', 'active', 'updatePolicy'),
+      { trial: p.trial ?? null },
+      apiTimes(p, 'createdAt', 'updatedAt'),
+    );
   }
 }

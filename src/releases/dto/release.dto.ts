@@ -5,7 +5,7 @@ import { SignedEnvelopeDto } from '../../activation/dto/client-responses.dto';
 import { FeatureListInput, IsOptionalNotNull, IsStorableText, MaxChars } from '../../common/validation/validators';
 import { isSemVer } from '../release-rules';
 import { Release, RELEASE_CHANNELS, ReleaseArtifact, type ReleaseChannel } from '../release.entities';
-import { apiFields, apiTimes } from '../../common/http/api-fields';
+import { apiFields, apiObject, apiTimes } from '../../common/http/api-fields';
 
 /** SemVer 2.0 exactly (docs/releases.md, Versions): no leading v, no spaces, at most 256 characters. */
 function IsSemVer(): PropertyDecorator {
@@ -77,19 +77,19 @@ export class ReleaseDto {
   downloads: number;
 
   static from(r: Release, productCode: string, downloads: number): ReleaseDto {
-    return {
-      ...apiFields(r, 'id'),
-      product: productCode,
-      ...apiFields(r, 'version', 'channel', 'notes', 'requiredFeatures'),
-      state: r.yankedAt ? 'yanked' : r.publishedAt ? 'published' : 'draft',
-      ...apiTimes(r, 'createdAt', 'publishedAt', 'yankedAt'),
-      artifacts: (r.artifacts ?? []).map((a) => ({
-        ...ArtifactDto.from(a),
-        signature: a.signature,
-        uploaded_at: a.createdAt.toISOString(),
-      })),
-      downloads,
-    };
+    return apiObject(
+      apiFields(r, 'id'),
+      { product: productCode },
+      apiFields(r, 'version', 'channel', 'notes', 'requiredFeatures'),
+      { state: r.yankedAt ? 'yanked' : r.publishedAt ? 'published' : 'draft' },
+      apiTimes(r, 'createdAt', 'publishedAt', 'yankedAt'),
+      {
+        artifacts: (r.artifacts ?? []).map((a) =>
+          apiObject(ArtifactDto.from(a), { signature: a.signature, uploaded_at: a.createdAt.toISOString() }),
+        ),
+        downloads,
+      },
+    );
   }
 }
 

@@ -1,7 +1,7 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { STAFF_ROLES, type StaffRole } from '../roles';
 import type { StaffAccount } from '../staff.service';
-import { apiFields, apiTimes } from '../../common/http/api-fields';
+import { apiFields, apiObject, apiTimes } from '../../common/http/api-fields';
 
 /** GET /api/v1/admin/staff (docs/admin-api.md, Staff accounts): an account without its password or second factors' secrets. */
 export class StaffAccountDto {
@@ -22,10 +22,10 @@ export class StaffAccountDto {
   @ApiProperty() disabled: boolean;
 
   static from(a: StaffAccount): StaffAccountDto {
-    return {
-      ...apiFields(a, 'id', 'username', 'email', 'role', 'products', 'secondFactors'),
-      ...apiTimes(a, 'lastSignInAt'),
-      ...apiFields(a, 'disabled'),
-    };
+    return apiObject(
+      apiFields(a, 'id', 'username', 'email', 'role', 'products', 'secondFactors'),
+      apiTimes(a, 'lastSignInAt'),
+      apiFields(a, 'disabled'),
+    );
   }
 }

@@ -11,7 +11,7 @@ import {
   type StoreName,
 } from '../../licenses/store-licenses/store-names';
 import type { StoreEvent } from '../store-event.entity';
-import { apiFields, apiTimes } from '../../common/http/api-fields';
+import { apiFields, apiObject, apiTimes } from '../../common/http/api-fields';
 
 /** GET /admin/store-events filters, combined with AND. */
 export class ListStoreEventsQueryDto extends PageQueryDto {
@@ -84,12 +84,12 @@ export class StoreEventDto {
   replayed_at: string | null;
 
   static from(e: StoreEvent): StoreEventDto {
-    return {
-      id: String(e.id),
-      ...apiFields(e, 'store', 'eventId', 'type', 'status'),
-      ...apiTimes(e, 'receivedAt', 'occurredAt'),
-      ...apiFields(e, 'subscriptionId', 'action', 'licenseId', 'error', 'reasonCode'),
-      ...apiTimes(e, 'replayedAt'),
-    };
+    return apiObject(
+      { id: String(e.id) },
+      apiFields(e, 'store', 'eventId', 'type', 'status'),
+      apiTimes(e, 'receivedAt', 'occurredAt'),
+      apiFields(e, 'subscriptionId', 'action', 'licenseId', 'error', 'reasonCode'),
+      apiTimes(e, 'replayedAt'),
+    );
   }
 }

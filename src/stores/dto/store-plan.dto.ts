@@ -7,7 +7,7 @@ import { IsPolicy, type PolicyOverrides } from '../../common/seat-policy/license
 import { LICENSE_TYPES, type LicenseType } from '../../licenses/license-type';
 import { ON_END_ACTIONS, type OnEndAction, STORE_NAMES, type StoreName } from '../../licenses/store-licenses/store-names';
 import type { StorePlan } from '../store-plan.entity';
-import { apiFields, apiTimes } from '../../common/http/api-fields';
+import { apiFields, apiObject, apiTimes } from '../../common/http/api-fields';
 
 /** POST /admin/store-plans: a store's price and the licence it sells (docs/stores.md, Plans). */
 export class CreateStorePlanDto {
@@ -114,11 +114,11 @@ export class StorePlanDto {
   @ApiProperty({ format: 'date-time' }) updated_at: string;
 
   static from(plan: StorePlan): StorePlanDto {
-    return {
-      ...apiFields(plan, 'id', 'store', 'priceId'),
-      product_code: plan.product?.code ?? '',
-      ...apiFields(plan, 'licenseType', 'limits', 'features', 'policy', 'graceDays', 'onEnd'),
-      ...apiTimes(plan, 'createdAt', 'updatedAt'),
-    };
+    return apiObject(
+      apiFields(plan, 'id', 'store', 'priceId'),
+      { product_code: plan.product?.code ?? '' },
+      apiFields(plan, 'licenseType', 'limits', 'features', 'policy', 'graceDays', 'onEnd'),
+      apiTimes(plan, 'createdAt', 'updatedAt'),
+    );
   }
 }
