@@ -5,6 +5,7 @@ import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { CpuMeters, CpuPerRequest, startCpu, statFields, TICK_US } from './cpu';
+import { LoopMeter, LoopReading } from './loop';
 import { toError } from '../src/common/errors/to-error';
 
 /** One kind of request to measure. */
@@ -56,6 +57,8 @@ export interface RunResult {
   cpu: CpuPerRequest;
   /** wrk only: requests that had to reuse a unique body (nextBody) because the run outran what it was handed. */
   repeatedBodies?: number;
+  /** The server's event loop over the run, when the target was given a LoopMeter (bench/loop.ts). */
+  loop?: LoopReading;
 }
 
 export interface Measurement {
@@ -70,6 +73,9 @@ export interface Measurement {
     loadGeneratorShare?: number;
     /** PostgreSQL statements the server sent per request (absent for baselines and older runs). */
     statements?: number;
+    /** The event loop's delay over the runs, ms (the median of the runs' p99 and of their max), when it was read. */
+    loopLagP99Ms?: number;
+    loopLagMaxMs?: number;
   };
 }
 
@@ -461,8 +467,15 @@ export function summarize(runs: RunResult[]): Measurement {
       loadGeneratorUs: cpu('loadGeneratorUs'),
       loadGeneratorShare: cpu('loadGeneratorShare'),
       statements: cpu('statements'),
+      ...loopMedians(runs),
     },
   };
+}
+
+function loopMedians(runs: RunResult[]): { loopLagP99Ms?: number; loopLagMaxMs?: number } {
+  const loops = runs.map((r) => r.loop).filter((l): l is LoopReading => l !== undefined);
+  if (!loops.length) return {};
+  return { loopLagP99Ms: median(loops.map((l) => l.lagP99Ms)), loopLagMaxMs: median(loops.map((l) => l.lagMaxMs)) };
 }
 
 /**
@@ -470,7 +483,7 @@ export function summarize(runs: RunResult[]): Measurement {
  * both first), so drift on a noisy machine hits both the same way.
  */
 export async function measurePair(
-  target: { url: string; scenario: Scenario; meters?: CpuMeters },
+  target: { url: string; scenario: Scenario; meters?: CpuMeters; loop?: LoopMeter },
   baseline: { url: string; scenario: Scenario; meters?: CpuMeters } | undefined,
   options: LoadOptions,
   onRun?: (who: 'target' | 'baseline', index: number, run: RunResult) => void,
@@ -490,7 +503,10 @@ export async function measurePair(
       baselineRuns.push(run);
       onRun?.('baseline', i, run);
     }
+    await target.loop?.start();
     const run = await runLoad(target.url, target.scenario, options.connections, options.durationSeconds, target.meters);
+    const loop = await target.loop?.read();
+    if (loop) run.loop = loop;
     targetRuns.push(run);
     onRun?.('target', i, run);
   }

@@ -8,6 +8,7 @@ import { Pool } from 'pg';
 import { projectRoot } from '../src/common/paths';
 import { loadOrCreateSigningKey } from '../src/keyring/signing-key';
 import { CpuMeter, CpuMeters, postgresCpu, processTreeCpu } from './cpu';
+import { LoopMeter, loopMeter } from './loop';
 import { freshDatabase } from './database';
 import { fingerprintOf, licenseKeyOf, SEAT_EVERY } from './dataset';
 import { ExportBenchResult, measureExport } from './export';
@@ -203,6 +204,8 @@ interface Endpoint {
   url: string;
   process: NodeProcess;
   cpu: CpuMeters;
+  /** The event loop's delay and GC pauses over each run (a single-process server's /metrics). */
+  loop?: LoopMeter;
 }
 
 interface Servers {
@@ -359,6 +362,10 @@ async function measureScale(
         `CPU per request: server ${r.cpu.serverUs ?? '?'} µs, PostgreSQL ${r.cpu.databaseUs ?? '?'} µs, ` +
         `load generator (${r.generator}) ${r.cpu.loadGeneratorUs ?? '?'} µs = ${r.cpu.loadGeneratorShare ?? '?'} % of the machine` +
         (r.cpu.statements === undefined ? '' : `, ${r.cpu.statements} PostgreSQL statements per request`) +
+        (r.loop
+          ? `; event loop delay p99 ${r.loop.lagP99Ms} ms, max ${r.loop.lagMaxMs} ms, ` +
+            `GC ${r.loop.gcMs} ms in ${r.loop.gcPauses} pauses (${r.loop.gcPausesOver10Ms} of 10 ms or more)`
+          : '') +
         (r.failures ? `, ${r.failures} FAILED ${JSON.stringify(r.statuses)}` : ''),
     );
   const failureWarning = (target: { runs: RunResult[] }) => {
@@ -399,7 +406,7 @@ async function measureScale(
     await preflight(servers.app.url, scenario, (status, body) => status === 200 && Array.isArray(body), label, servers.app.process);
     log(`  ${label}`);
     const { target: m } = await explainFailure(
-      measurePair({ url: servers.app.url, scenario, meters: servers.app.cpu }, undefined, options, onRun(label)),
+      measurePair({ url: servers.app.url, scenario, meters: servers.app.cpu, loop: servers.app.loop }, undefined, options, onRun(label)),
       [servers.app],
     );
     scenarios[key] = { label, target: m, warning: failureWarning(m) };
@@ -433,7 +440,7 @@ async function measureScale(
     log(`  ${label} vs ${baselineLabel}`);
     const m = await explainFailure(
       measurePair(
-        { url: on.app.url, scenario, meters: on.app.cpu },
+        { url: on.app.url, scenario, meters: on.app.cpu, loop: on.app.loop },
         { url: on.baseline.url, scenario: baseline, meters: on.baseline.cpu },
         options,
         onRun(label),
@@ -693,7 +700,7 @@ async function measureScale(
           log(`  ${label} vs the same over the Unix socket`);
           const m = await explainFailure(
             measurePair(
-              { url: tcp.app.url, scenario, meters: tcp.app.cpu },
+              { url: tcp.app.url, scenario, meters: tcp.app.cpu, loop: tcp.app.loop },
               { url: servers.app.url, scenario, meters: servers.app.cpu },
               options,
               onRun(label),
@@ -773,9 +780,10 @@ async function measureScale(
         await preflight(on.app.url, scenario, signedCheck, label, on.app.process);
         log(`  ${label}`);
         const long = { ...options, warmupSeconds: 0, runs: 1, durationSeconds: LONG_RUN_SECONDS };
-        const m = await explainFailure(measurePair({ url: on.app.url, scenario, meters: on.app.cpu }, undefined, long, onRun(label)), [
-          on.app,
-        ]);
+        const m = await explainFailure(
+          measurePair({ url: on.app.url, scenario, meters: on.app.cpu, loop: on.app.loop }, undefined, long, onRun(label)),
+          [on.app],
+        );
         const r: ScenarioResult = { label, target: m.target, warning: failureWarning(m.target) };
         scenarios['activate-60s'] = r;
         if (exhausted) addWarning(r, `the pool of ${poolSize} fresh licences ran out: later requests were re-activations`);
@@ -966,6 +974,7 @@ async function startServers(setup: Setup, name: string, dbUrl: string, dbName: s
       url: app.url,
       process: app,
       cpu: { server: processTreeCpu(app.pid), database: databaseCpu, statements: statementMeter(statementDir) },
+      loop: workers === 1 ? loopMeter(app.url, setup.apiKey) : undefined,
     },
     baseline: { url: baseline.url, process: baseline, cpu: { server: processTreeCpu(baseline.pid), database: databaseCpu } },
     apiKey: setup.apiKey,
