@@ -4,7 +4,7 @@
  * more than a copy (a computed status, a renamed field); apiObject puts the parts together in the order given.
  *
  * Lists map a hundred rows per request through these, so they cost about what a hand-written literal costs
- * (docs/performance.md, "Response fields"): each part is built with a plain loop, each name is spelled once, and the
+ * (docs/performance.md, Response fields): each part is built with a plain loop, each name is spelled once, and the
  * parts are merged with one Object.assign. Spreading the parts into a literal (`{ ...a, ...b }`) looks the same but,
  * with a part per call site of many shapes, took V8 onto a slow path: 11-60 µs per object against about 1.
  */
