@@ -73,9 +73,6 @@ export interface Measurement {
     loadGeneratorShare?: number;
     /** PostgreSQL statements the server sent per request (absent for baselines and older runs). */
     statements?: number;
-    /** The event loop's delay over the runs, ms (the median of the runs' p99 and of their max), when it was read. */
-    loopLagP99Ms?: number;
-    loopLagMaxMs?: number;
   };
 }
 
@@ -467,15 +464,8 @@ export function summarize(runs: RunResult[]): Measurement {
       loadGeneratorUs: cpu('loadGeneratorUs'),
       loadGeneratorShare: cpu('loadGeneratorShare'),
       statements: cpu('statements'),
-      ...loopMedians(runs),
     },
   };
-}
-
-function loopMedians(runs: RunResult[]): { loopLagP99Ms?: number; loopLagMaxMs?: number } {
-  const loops = runs.map((r) => r.loop).filter((l): l is LoopReading => l !== undefined);
-  if (!loops.length) return {};
-  return { loopLagP99Ms: median(loops.map((l) => l.lagP99Ms)), loopLagMaxMs: median(loops.map((l) => l.lagMaxMs)) };
 }
 
 /**
