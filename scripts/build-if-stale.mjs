@@ -1,8 +1,8 @@
 // `node scripts/build-if-stale.mjs`: runs `npm run build` only when dist/ is older than what it is built from, so
 // `npm start`, the test tiers that run the built server and the bench start at once on an up-to-date tree. `--check`
-// builds nothing: it only refuses a missing or outdated dist/ (the operator's npm scripts, which run dist/ as built). `--stamp` records a finished build and makes the package's `bin` executable (npm runs
-// it as `postbuild`, whichever builder `build` uses: neither keeps a file mode). Without a stamp, the built entry
-// points' own times stand in for it.
+// builds nothing: it only refuses a missing or outdated dist/ (the operator's npm scripts, which run dist/ as built).
+// `--stamp` records a finished build and makes the package's `bin` executable (npm runs it as `postbuild`, whichever
+// builder `build` uses: neither keeps a file mode). Without a stamp, the built entry points' own times stand in for it.
 import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
