@@ -33,6 +33,11 @@ export const PER_ENDPOINT = 8;
  * few deliveries, not one per delivery. No timer: attempts finish as fast as receivers answer.
  */
 const REFILL = 4;
+/**
+ * A drain claims nothing more while this many of its outcomes wait for their write: what a crash can leave sent but
+ * unrecorded (each comes back after its lease with the same webhook-id) stays bounded, and so does their memory.
+ */
+export const MAX_UNWRITTEN = 4 * DRAIN_CONCURRENCY;
 /** A drain claims for up to DRAIN_MS; its last attempts end well before the job's 60 s expiry. */
 const DRAIN_MS = 20_000;
 
@@ -112,7 +117,8 @@ export class WebhookDrain implements OnModuleInit, OnApplicationBootstrap, OnMod
     let shortClaim = false;
     while (run.failure === undefined && writer.failure === undefined && Date.now() < until) {
       const room = DRAIN_CONCURRENCY - run.outstanding;
-      if (room > 0 && (!shortClaim || run.outstanding === 0 || run.finished - finishedAtClaim >= REFILL)) {
+      if (writer.unwritten >= MAX_UNWRITTEN) await writer.written();
+      else if (room > 0 && (!shortClaim || run.outstanding === 0 || run.finished - finishedAtClaim >= REFILL)) {
         finishedAtClaim = run.finished;
         const claimed = await this.repository.claimDue(room, 2 * PER_ENDPOINT, run.outstandingByEndpoint);
         shortClaim = claimed.length < room;
@@ -283,12 +289,25 @@ class OutcomeWriter {
   failure: unknown;
   private queued: { claimed: ClaimedDelivery; result: AttemptResult }[] = [];
   private writing?: Promise<void>;
+  /** The batch being written, and how many outcomes it holds. */
+  private current?: Promise<void>;
+  private inWrite = 0;
 
   constructor(private readonly write: (batch: readonly { claimed: ClaimedDelivery; result: AttemptResult }[]) => Promise<void>) {}
 
   add(claimed: ClaimedDelivery, result: AttemptResult): void {
     this.queued.push({ claimed, result });
     this.writing ??= this.flush();
+  }
+
+  /** Outcomes added and not yet written. */
+  get unwritten(): number {
+    return this.queued.length + this.inWrite;
+  }
+
+  /** Resolves when the batch being written now is written (or its write failed; `failure` says so). */
+  written(): Promise<void> {
+    return this.current?.catch(() => undefined) ?? Promise.resolve();
   }
 
   /** Resolves once everything added so far is written (or a write failed). */
@@ -301,12 +320,15 @@ class OutcomeWriter {
       while (this.queued.length > 0 && this.failure === undefined) {
         const batch = this.queued;
         this.queued = [];
-        await this.write(batch);
+        this.inWrite = batch.length;
+        this.current = this.write(batch);
+        await this.current;
       }
     } catch (err) {
       this.failure = err;
     } finally {
-      this.writing = undefined;
+      this.writing = this.current = undefined;
+      this.inWrite = 0;
     }
   }
 }

@@ -3,9 +3,10 @@ import type { ProductScope } from '../../src/common/auth/actor';
 import { CreateWebhookDto } from '../../src/webhooks/dto/webhook.dto';
 import { EventFanoutService } from '../../src/events/event-fanout.service';
 import { WebhooksRepository } from '../../src/webhooks/webhooks.repository';
-import { DRAIN_QUEUE } from '../../src/webhooks/webhook-drain';
+import { DRAIN_CONCURRENCY, DRAIN_QUEUE, MAX_UNWRITTEN, WebhookDrain } from '../../src/webhooks/webhook-drain';
 import { WebhooksService } from '../../src/webhooks/webhooks.service';
 import { ADMIN_ACTOR, createServiceHarness, issueLicense, productId, ServiceHarness } from '../support/service-harness';
+import { startReceiver } from '../support/webhook-receiver';
 
 /**
  * Webhooks through WebhooksService, EventFanoutService and WebhooksRepository on real PostgreSQL (docs/webhooks.md,
@@ -267,5 +268,59 @@ describe('webhooks (integration)', () => {
       });
       expect((claimed?.payload as { data: { id: number } }).data.id).toBe(lic.id);
     });
+  });
+
+  describe('the drain (WebhookDrain.deliverDue)', () => {
+    it('claims nothing more while its unwritten outcomes reach the limit; once they are written it sends the rest, each once', async () => {
+      const receiver = await startReceiver();
+      try {
+        // The licence's own event is fanned out before the endpoint exists: the endpoint hears only the events below.
+        const lic = await issueLicense(h);
+        await drainOutbox();
+        const input = Object.assign(new CreateWebhookDto(), { url: receiver.url, events: ['license.created'] });
+        const hook = await webhooks.createEndpoint(input, ADMIN_ACTOR, null);
+        const total = 2 * (MAX_UNWRITTEN + DRAIN_CONCURRENCY);
+        await h.sql(
+          `INSERT INTO event_outbox (id, type, payload, license_id, product_id)
+           SELECT 'msg_drain_limit_' || g, 'license.created', jsonb_build_object('type', 'license.created', 'data', jsonb_build_object('n', g)), $2, $3
+           FROM generate_series(1, $1::int) g`,
+          [total, lic.id, lic.productId],
+        );
+        await drainOutbox();
+        // The outcomes' writes wait at a gate: the database is slower than the receiver.
+        let open!: () => void;
+        const gate = new Promise<void>((resolve) => (open = resolve));
+        const finish = repository.finishAttempts.bind(repository);
+        const held = jest.spyOn(repository, 'finishAttempts').mockImplementation(async (...args) => {
+          await gate;
+          return finish(...args);
+        });
+        try {
+          const drained = h.get(WebhookDrain).deliverDue();
+          await receiver.waitFor(MAX_UNWRITTEN);
+          // Until the receiver has heard nothing new for a second: the drain stopped sending.
+          for (let seen = -1; seen !== receiver.received.length;) {
+            seen = receiver.received.length;
+            await new Promise((r) => setTimeout(r, 1_000));
+          }
+          expect(receiver.received.length).toBeLessThan(MAX_UNWRITTEN + DRAIN_CONCURRENCY);
+          open();
+          expect(await drained).toBe(total);
+        } finally {
+          open();
+          held.mockRestore();
+        }
+        const ids = receiver.received.map((r) => String(r.headers['webhook-id']));
+        expect(new Set(ids).size).toBe(total);
+        expect(ids).toHaveLength(total);
+        const rows = await h.sql<{ status: string; n: number }>(
+          `SELECT status, count(*)::int AS n FROM webhook_deliveries WHERE endpoint_id = $1 GROUP BY status`,
+          [hook.id],
+        );
+        expect(rows).toEqual([{ status: 'delivered', n: total }]);
+      } finally {
+        await receiver.close();
+      }
+    }, 60_000);
   });
 });
