@@ -87,6 +87,34 @@ function usedBetween(before: Map<number, number> | undefined, after: Map<number,
   return total;
 }
 
+/** CPU a meter's processes used since `cpuTally` was called, for work the caller times itself (the `deliver` row). */
+export interface CpuTally {
+  /** Keeps every watched process's latest reading; call it now and then while the work runs. */
+  sample(): void;
+  /** µs used since the start, every process's latest reading counted (sampled once more first). */
+  usedUs(): number | undefined;
+}
+
+/**
+ * A meter read at the start and then sampled: each process counts up to its latest reading, so a PostgreSQL backend
+ * that exits (the pool closes idle connections) loses only the time since the last sample. A sum of the readings'
+ * totals would fall instead, and read negative, whenever a backend ended between the first reading and the last.
+ */
+export function cpuTally(meter: CpuMeter): CpuTally {
+  const first = meter();
+  const latest = new Map(first);
+  const sample = () => {
+    for (const [pid, us] of meter() ?? []) latest.set(pid, us);
+  };
+  return {
+    sample,
+    usedUs: () => {
+      sample();
+      return usedBetween(first, latest);
+    },
+  };
+}
+
 /** This process (autocannon and the paced runner run here). */
 const benchProcessCpu = (): number => {
   const usage = process.cpuUsage();

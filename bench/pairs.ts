@@ -43,15 +43,20 @@ function rowNumbers(scale: ScaleResult): Record<string, number> {
     const baseline = row.baseline?.median.rps;
     out[key] = baseline ? row.target.median.rps / baseline : row.target.median.rps;
   }
-  if (scale.delivery) out['deliver'] = scale.delivery.perSecond;
+  if (scale.delivery) {
+    out['deliver'] = scale.delivery.perSecond;
+    // Until every outcome was recorded too: a drain may send ahead of its outcomes' writes.
+    if (scale.delivery.recordedSeconds) out['deliver-recorded'] = Math.round(scale.delivery.events / scale.delivery.recordedSeconds);
+  }
   return out;
 }
 
-/** Each row's CPU per request in one run, µs: the server's and its PostgreSQL backends' (steadier than req/s on a shared machine). */
+/** Each row's CPU per request (per delivery for `deliver`) in one run, µs: the server's and its PostgreSQL backends' (steadier than req/s on a shared machine). */
 function rowCpu(scale: ScaleResult): Record<string, number> {
   const out: Record<string, number> = {};
   for (const [key, row] of Object.entries(scale.scenarios))
     out[key] = (row.target.median.serverUs ?? 0) + (row.target.median.databaseUs ?? 0);
+  if (scale.delivery) out['deliver'] = (scale.delivery.serverUs ?? 0) + (scale.delivery.databaseUs ?? 0);
   return out;
 }
 

@@ -182,7 +182,7 @@ const capacityLines = (report: BenchReport) =>
         d.producedPerSecond === undefined
           ? ''
           : `; fresh activations at saturation ${num(d.producedPerSecond)}/s, ratio ${num(d.ratio, 2)}`;
-      return `${s.name} webhook delivery capacity (${num(d.events)} events to one endpoint at once, receiver answering 204): ${num(d.perSecond)} deliveries/s, ${num(d.seconds, 2)} s, CPU per delivery ${num(d.serverUs)}+${num(d.databaseUs)} µs${produced}`;
+      return `${s.name} webhook delivery capacity (${num(d.events)} events to one endpoint at once, receiver answering 204): ${num(d.perSecond)} deliveries/s, ${num(d.seconds, 2)} s (all recorded at ${num(d.recordedSeconds, 2)} s), CPU per delivery ${num(d.serverUs)}+${num(d.databaseUs)} µs${produced}`;
     });
 
 const deliveryLines = (report: BenchReport) =>

@@ -7,7 +7,7 @@ import { parseArgs } from 'node:util';
 import { Pool } from 'pg';
 import { projectRoot } from '../src/common/paths';
 import { loadOrCreateSigningKey } from '../src/keyring/signing-key';
-import { CpuMeter, CpuMeters, postgresCpu, processTreeCpu } from './cpu';
+import { CpuMeters, postgresCpu, processTreeCpu } from './cpu';
 import { LoopMeter, loopMeter } from './loop';
 import { freshDatabase } from './database';
 import { fingerprintOf, licenseKeyOf, SEAT_EVERY } from './dataset';
@@ -822,11 +822,9 @@ async function measureScale(
     // The delivery pipeline's own capacity (docs/performance.md, Webhook delivery capacity): a backlog of events at once
     // to a receiver that answers at once, beside the events a saturated server produces (the `activate` row).
     const events = options.smoke ? SMOKE_CAPACITY_EVENTS : CAPACITY_EVENTS;
-    const total = (meter: CpuMeter) => () => [...(meter()?.values() ?? [])].reduce((sum, us) => sum + us, 0);
     delivery = await withEndpoint(servers, ['license.activated'], 'bench: delivery capacity', async (receiver) => {
       log(`  webhook delivery capacity: ${events.toLocaleString('en-US')} events written to the outbox at once`);
-      const cpu = { server: total(servers.app.cpu.server), database: total(servers.app.cpu.database) };
-      return measureDeliveryCapacity(pool, receiver, events, cpu);
+      return measureDeliveryCapacity(pool, receiver, events, servers.app.cpu);
     });
     const produced = scenarios.activate?.target.median.rps;
     if (produced) Object.assign(delivery, { producedPerSecond: produced, ratio: Math.round((delivery.perSecond / produced) * 100) / 100 });

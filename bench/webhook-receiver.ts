@@ -1,6 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Pool } from 'pg';
+import { type CpuMeter, cpuTally } from './cpu';
 
 /** Delivery lag of webhooks (from the event's `timestamp` to its receipt), measured under a load. */
 export interface WebhookLag {
@@ -27,6 +28,8 @@ export interface LagReceiver {
   url: string;
   /** Per webhook received: receipt − the body's `timestamp`, in ms. */
   lags: number[];
+  /** Requests whose `webhook-id` had come before (a repeated delivery; each is in `lags` too). */
+  repeats: () => number;
   close: () => Promise<void>;
 }
 
@@ -38,7 +41,12 @@ export interface LagReceiver {
  */
 export async function startLagReceiver(): Promise<LagReceiver> {
   const lags: number[] = [];
+  const ids = new Set<string>();
+  let repeats = 0;
   const server = createServer((req, res) => {
+    const id = String(req.headers['webhook-id']);
+    if (ids.has(id)) repeats++;
+    else ids.add(id);
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
@@ -58,6 +66,7 @@ export async function startLagReceiver(): Promise<LagReceiver> {
   return {
     url: `http://127.0.0.1:${port}/hooks`,
     lags,
+    repeats: () => repeats,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }
@@ -108,19 +117,24 @@ export async function deliveriesFor(pool: Pool, endpointId: number, maxSeconds =
 /** The delivery pipeline's capacity: a backlog of events handed to the fan-out at once, timed until the last receipt. */
 export interface DeliveryCapacity {
   events: number;
+  /** From the events' write until the receiver had them all. */
   seconds: number;
+  /** From the events' write until every outcome was recorded (no delivery pending). */
+  recordedSeconds: number;
   /** Deliveries per second of one instance (fan-out, claim, sign, POST, record) to a receiver answering 204 at once. */
   perSecond: number;
   /** Fresh activations per second at saturation in the same run (the `activate` row), when it ran. */
   producedPerSecond?: number;
   /** perSecond ÷ producedPerSecond: at least 1.5 for deliveries to keep up with a saturated server (issue 60). */
   ratio?: number;
-  /** Server process tree CPU per delivery, µs. */
+  /** Server process tree CPU per delivery until every outcome was recorded, µs. */
   serverUs?: number;
   /** Its PostgreSQL backends' CPU per delivery, µs. */
   databaseUs?: number;
   /** Deliveries still pending when the bench stopped waiting. */
   pendingAfterWait: number;
+  /** Requests the receiver had had before (same `webhook-id`): none while nothing fails. */
+  repeated: number;
 }
 
 /**
@@ -132,11 +146,11 @@ export async function measureDeliveryCapacity(
   pool: Pool,
   receiver: LagReceiver,
   events: number,
-  cpu: { server: () => number; database: () => number },
+  meters: { server: CpuMeter; database: CpuMeter },
   maxSeconds = 300,
 ): Promise<DeliveryCapacity> {
-  const received = receiver.lags.length;
-  const [server0, database0] = [cpu.server(), cpu.database()];
+  const [received, repeated] = [receiver.lags.length, receiver.repeats()];
+  const cpu = [cpuTally(meters.server), cpuTally(meters.database)];
   const started = Date.now();
   await pool.query(
     `INSERT INTO event_outbox (id, type, payload, license_id, product_id)
@@ -147,19 +161,34 @@ export async function measureDeliveryCapacity(
      FROM generate_series(1, $1::int) g JOIN licenses l ON l.id = 1 + g % (SELECT max(id) FROM licenses)`,
     [events],
   );
-  while (receiver.lags.length - received < events && Date.now() - started < maxSeconds * 1000) await new Promise((r) => setTimeout(r, 20));
+  for (let polls = 1; receiver.lags.length - received < events && Date.now() - started < maxSeconds * 1000; polls++) {
+    await new Promise((r) => setTimeout(r, 20));
+    // Every 0.2 s: a backend that exits before the end keeps what it used up to here.
+    if (polls % 10 === 0) for (const tally of cpu) tally.sample();
+  }
   const seconds = (Date.now() - started) / 1000;
   const delivered = receiver.lags.length - received;
-  const [serverUs, databaseUs] = [cpu.server() - server0, cpu.database() - database0].map((us) => Math.round(us / Math.max(1, delivered)));
-  const pending = Number(
-    (await pool.query<{ n: string }>(`SELECT count(*) AS n FROM webhook_deliveries WHERE status = 'pending'`)).rows[0].n,
-  );
+  // Then until every outcome is written (a drain records its outcomes in batches behind the sends), every 0.1 s: the
+  // bench's own count runs on a backend of the same database, so it is counted in the PostgreSQL CPU too.
+  let pending: number;
+  for (;;) {
+    pending = Number((await pool.query<{ n: string }>(`SELECT count(*) AS n FROM webhook_deliveries WHERE status = 'pending'`)).rows[0].n);
+    if (pending === 0 || Date.now() - started >= maxSeconds * 1000) break;
+    await new Promise((r) => setTimeout(r, 100));
+    for (const tally of cpu) tally.sample();
+  }
+  const [serverUs, databaseUs] = cpu.map((tally) => {
+    const used = tally.usedUs();
+    return used === undefined ? undefined : Math.round(used / Math.max(1, delivered));
+  });
   return {
     events,
     seconds: Math.round(seconds * 100) / 100,
+    recordedSeconds: Math.round(((Date.now() - started) / 1000) * 100) / 100,
     perSecond: Math.round(delivered / seconds),
     serverUs,
     databaseUs,
     pendingAfterWait: pending,
+    repeated: receiver.repeats() - repeated,
   };
 }
