@@ -51,7 +51,10 @@ function rowNumbers(scale: ScaleResult): Record<string, number> {
   return out;
 }
 
-/** Each row's CPU per request (per delivery for `deliver`) in one run, µs: the server's and its PostgreSQL backends' (steadier than req/s on a shared machine). */
+/**
+ * Each row's CPU per request (per delivery for `deliver`) in one run, µs: the server's and its PostgreSQL backends'
+ * (steadier than req/s on a shared machine).
+ */
 function rowCpu(scale: ScaleResult): Record<string, number> {
   const out: Record<string, number> = {};
   for (const [key, row] of Object.entries(scale.scenarios))
