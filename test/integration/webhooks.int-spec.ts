@@ -296,7 +296,8 @@ describe('webhooks (integration)', () => {
           return finish(...args);
         });
         try {
-          const drained = h.get(WebhookDrain).deliverDue();
+          const drain = h.get(WebhookDrain);
+          const drained = drain.deliverDue();
           await receiver.waitFor(MAX_UNWRITTEN);
           // Until the receiver has heard nothing new for a second: the drain stopped sending.
           for (let seen = -1; seen !== receiver.received.length;) {
@@ -305,7 +306,14 @@ describe('webhooks (integration)', () => {
           }
           expect(receiver.received.length).toBeLessThan(MAX_UNWRITTEN + DRAIN_CONCURRENCY);
           open();
-          expect(await drained).toBe(total);
+          // A drain stops claiming after 20 s; on a slow machine the next one sends the rest.
+          let sent = await drained;
+          while (sent < total) {
+            const more = await drain.deliverDue();
+            if (more === 0) break;
+            sent += more;
+          }
+          expect(sent).toBe(total);
         } finally {
           open();
           held.mockRestore();
