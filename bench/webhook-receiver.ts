@@ -71,15 +71,27 @@ export async function startLagReceiver(): Promise<LagReceiver> {
   };
 }
 
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Counts the pending deliveries every `everyMs` until none is left or `deadline` (epoch ms) has passed, calling
+ * `onWait` after each pause; returns the last count. The count runs on a backend of the measured database.
+ */
+async function untilNonePending(pool: Pool, deadline: number, everyMs: number, onWait?: () => void): Promise<number> {
+  for (;;) {
+    const pending = Number(
+      (await pool.query<{ n: string }>(`SELECT count(*) AS n FROM webhook_deliveries WHERE status = 'pending'`)).rows[0].n,
+    );
+    if (pending === 0 || Date.now() >= deadline) return pending;
+    await sleep(everyMs);
+    onWait?.();
+  }
+}
+
 /** Waits (at most `maxSeconds`) until no delivery is pending, then summarises the lags. */
 export async function settleLag(pool: Pool, lags: number[], maxSeconds = 120): Promise<WebhookLag> {
   const started = Date.now();
-  let pending = Number.POSITIVE_INFINITY;
-  while (Date.now() - started < maxSeconds * 1000) {
-    pending = Number((await pool.query<{ n: string }>(`SELECT count(*) AS n FROM webhook_deliveries WHERE status = 'pending'`)).rows[0].n);
-    if (pending === 0) break;
-    await new Promise((r) => setTimeout(r, 250));
-  }
+  const pending = await untilNonePending(pool, started + maxSeconds * 1000, 250);
   const sorted = [...lags].sort((a, b) => a - b);
   return {
     delivered: sorted.length,
@@ -150,8 +162,11 @@ export async function measureDeliveryCapacity(
   maxSeconds = 300,
 ): Promise<DeliveryCapacity> {
   const [received, repeated] = [receiver.lags.length, receiver.repeats()];
-  const cpu = [cpuTally(meters.server), cpuTally(meters.database)];
+  // Only the database's tally is sampled while the row runs: its backends come and go with the pool, while the server
+  // (one process in this row) is still there for the last reading.
+  const [server, database] = [cpuTally(meters.server), cpuTally(meters.database)];
   const started = Date.now();
+  const deadline = started + maxSeconds * 1000;
   await pool.query(
     `INSERT INTO event_outbox (id, type, payload, license_id, product_id)
      SELECT 'msg_' || md5(random()::text || g), 'license.activated',
@@ -161,23 +176,17 @@ export async function measureDeliveryCapacity(
      FROM generate_series(1, $1::int) g JOIN licenses l ON l.id = 1 + g % (SELECT max(id) FROM licenses)`,
     [events],
   );
-  for (let polls = 1; receiver.lags.length - received < events && Date.now() - started < maxSeconds * 1000; polls++) {
-    await new Promise((r) => setTimeout(r, 20));
+  for (let polls = 1; receiver.lags.length - received < events && Date.now() < deadline; polls++) {
+    await sleep(20);
     // Every 0.2 s: a backend that exits before the end keeps what it used up to here.
-    if (polls % 10 === 0) for (const tally of cpu) tally.sample();
+    if (polls % 10 === 0) database.sample();
   }
   const seconds = (Date.now() - started) / 1000;
   const delivered = receiver.lags.length - received;
-  // Then until every outcome is written (a drain records its outcomes in batches behind the sends), every 0.1 s: the
-  // bench's own count runs on a backend of the same database, so it is counted in the PostgreSQL CPU too.
-  let pending: number;
-  for (;;) {
-    pending = Number((await pool.query<{ n: string }>(`SELECT count(*) AS n FROM webhook_deliveries WHERE status = 'pending'`)).rows[0].n);
-    if (pending === 0 || Date.now() - started >= maxSeconds * 1000) break;
-    await new Promise((r) => setTimeout(r, 100));
-    for (const tally of cpu) tally.sample();
-  }
-  const [serverUs, databaseUs] = cpu.map((tally) => {
+  // Then until every outcome is written (a drain records its outcomes in batches behind the sends), every 0.1 s (the
+  // count's own backend is in the PostgreSQL CPU too).
+  const pending = await untilNonePending(pool, deadline, 100, () => database.sample());
+  const [serverUs, databaseUs] = [server, database].map((tally) => {
     const used = tally.usedUs();
     return used === undefined ? undefined : Math.round(used / Math.max(1, delivered));
   });
