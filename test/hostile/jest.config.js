@@ -5,9 +5,10 @@
  * so the suite also runs on a fresh machine.
  *
  * Two projects (docs/testing.md, CI's budget): `hostile`, the files that build in-process apps or hold answers to a
- * time or a measure (the flood's and the outage's medians, the 30 s stress, the 1 GiB upload's memory), and `crash`, the kill -9 files, each on servers and a
- * database of its own, which wait out leases and restarts much of their time and judge no timing: CI runs the crash
- * project in a lane beside other waiting work (`npm run test:hostile -- --selectProjects crash`) and the other alone.
+ * time or a measure (the flood's and the outage's medians, the 30 s stress, the 1 GiB upload's memory), and `crash`,
+ * the kill -9 files, each on servers and a database of its own, which wait out leases and restarts much of their time
+ * and judge no timing: CI runs the crash project in a lane beside other waiting work (`npm run test:hostile --
+ * --selectProjects crash`) and the other alone.
  */
 const base = require('../../jest.config.js');
 const e2e = base.projects.find((p) => p.displayName === 'e2e');
