@@ -10,7 +10,7 @@ const CHUNK = Buffer.alloc(1024 * 1024, 0x5a);
  * before it collects. The socket's 64 KiB chunks are Buffers outside the JavaScript heap, and V8 starts an incremental
  * collection for such memory once about 64 MiB of it has been allocated since the last one (its external allocation
  * soft limit), so a streamed upload's growth sits anywhere up to about 64 MiB plus the process's own noise: 27 MiB on
- * Node 20, 61-68 MiB on Node 24 (CI, alone or beside other work). A 64 MiB limit measured V8's collector, not our
+ * Node 20, 59-68 MiB on Node 24 (CI, alone or beside other work). A 64 MiB limit measured V8's collector, not our
  * streaming.
  */
 const MAX_RSS_GROWTH = 128 * 1024 * 1024;
