@@ -140,6 +140,17 @@ export function collectConsoleErrors(page: Page): string[] {
   return errors;
 }
 
+/**
+ * Expects `read` (an expression about the focused element) to give `expected` once the focus has settled after
+ * a navigation. The browser applies `autofocus`, and a page's deferred script moves the focus, in a rendering
+ * step after `load`, so a read right after `waitForURL` can still see the body: this waits (at most 5 s) first,
+ * and a wrong focus still fails with the value found.
+ */
+export async function expectFocusAfterLoad(page: Page, read: string, expected: string | boolean): Promise<void> {
+  await page.waitForFunction(`(${read}) === ${JSON.stringify(expected)}`, undefined, { timeout: 5000 }).catch(() => undefined);
+  expect(await page.evaluate(read)).toBe(expected);
+}
+
 /** When screenshots are asked for, the whole page as `name.png`; with `viewport`, also what fits the window as `name-viewport.png` (small enough for docs/). */
 export async function screenshot(page: Page, name: string, options: { viewport?: boolean } = {}): Promise<void> {
   if (!TAKE_SCREENSHOTS) return;

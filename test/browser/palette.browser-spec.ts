@@ -9,6 +9,7 @@ import {
   collectConsoleErrors,
   dashboardDocTable,
   DESKTOP,
+  expectFocusAfterLoad,
   PHONE,
   screenshot,
   seriousViolations,
@@ -154,12 +155,12 @@ describe('the command palette and keyboard-only tasks', () => {
       await palette('ciric kraljevo release');
       await page.waitForURL(/\/confirm\/release\?/);
       // The confirmation focuses its first field; Ctrl+Enter confirms from it.
-      expect(await page.evaluate<string | undefined>('document.activeElement?.id')).toBe('field-reason');
+      await expectFocusAfterLoad(page, 'document.activeElement?.id', 'field-reason');
       await check('release confirmation');
       await press('Control+Enter');
       await page.waitForURL(`${baseUrl}/licenses/${lic.id}`);
       // After the action the focus is on its message.
-      expect(await page.evaluate<string | null>('document.activeElement?.getAttribute("data-flash")')).toBe('');
+      await expectFocusAfterLoad(page, 'document.activeElement?.getAttribute("data-flash")', '');
       expect(await page.textContent('[data-flash]')).toMatch(/released/i);
       await activate(lic.license_key, 'new-laptop-k').expect(200);
       expectChords('newLaptop');
@@ -200,7 +201,7 @@ describe('the command palette and keyboard-only tasks', () => {
       );
       await palette('Kbd Bulk Pekara extend');
       await page.waitForURL(`${baseUrl}/licenses/bulk/confirm`);
-      expect(await page.evaluate<string | undefined>('document.activeElement?.id')).toBe('field-days');
+      await expectFocusAfterLoad(page, 'document.activeElement?.id', 'field-days');
       expect(await page.inputValue('#field-days')).toBe('');
       await check('bulk confirmation');
       await page.keyboard.type('30');
@@ -216,7 +217,7 @@ describe('the command palette and keyboard-only tasks', () => {
       session.count = 0;
       await palette('undo');
       await page.waitForURL(/\/licenses\/bulk\/\d+\/undo$/);
-      expect(await page.evaluate<string | null>('document.activeElement?.getAttribute("data-testid")')).toBe('bulk-undo-confirm');
+      await expectFocusAfterLoad(page, 'document.activeElement?.getAttribute("data-testid")', 'bulk-undo-confirm');
       await press('Enter');
       await page.waitForURL(/\/licenses\/bulk\/\d+$/);
       expect(await page.textContent('[data-testid=bulk-undo-of]')).toContain('bulk operation');
@@ -230,7 +231,7 @@ describe('the command palette and keyboard-only tasks', () => {
       await createLicense(t, { customer_name: 'Apoteka Kbd', customer_email: email });
       await palette(`${email} note`);
       await page.waitForURL(/\/licenses\/customer\?email=/);
-      expect(await page.evaluate<string | undefined>('document.activeElement?.id')).toBe('field-note');
+      await expectFocusAfterLoad(page, 'document.activeElement?.id', 'field-note');
       await page.keyboard.type('Calls before noon (keyboard).');
       await press('Control+Enter');
       await page.waitForURL(/#notes$/);
@@ -248,7 +249,7 @@ describe('the command palette and keyboard-only tasks', () => {
       expect(await page.textContent('h1')).toBe('Extend 20 licences');
       expect(await page.inputValue('#field-days')).toBe('30');
       expect(await page.locator('[data-testid=bulk-preview-after] time').count()).toBe(10);
-      expect(await page.evaluate<string | undefined>('document.activeElement?.id')).toBe('field-days');
+      await expectFocusAfterLoad(page, 'document.activeElement?.id', 'field-days');
       await check('bulk confirmation from the palette');
       await press('Control+Enter');
       await page.waitForURL(/\/licenses\/bulk\/\d+$/);

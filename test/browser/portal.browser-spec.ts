@@ -3,7 +3,7 @@ import type { Browser, Page } from 'playwright-core';
 import { createLicense, insertSeat } from '../support/factories';
 import { startSmtpServer } from '../support/smtp-server';
 import type { TestApp } from '../support/test-app';
-import { collectConsoleErrors, DESKTOP, PHONE, screenshot, seriousViolations, startDashboard } from './browser';
+import { collectConsoleErrors, DESKTOP, expectFocusAfterLoad, PHONE, screenshot, seriousViolations, startDashboard } from './browser';
 
 // A long unbreakable address (docs/dashboard.md, Tables): the header and the pages must still fit a 390 px screen.
 const CUSTOMER = 'ana.petrovic.procurement.department.with.a.long.local.part@example-company-international.com';
@@ -70,6 +70,7 @@ describe('customer portal in Chromium', () => {
     await page.goto(`${baseUrl}/portal`);
     await page.waitForURL(`${baseUrl}/portal/login`);
     // The address field has focus on arrival; Enter submits.
+    await expectFocusAfterLoad(page, 'document.activeElement?.id', 'field-email');
     await page.keyboard.type(CUSTOMER);
     await page.keyboard.press('Enter');
     await page.waitForSelector('[data-testid=link-sent]');

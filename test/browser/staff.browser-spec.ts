@@ -1,7 +1,16 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { createLicense, insertSeat } from '../support/factories';
 import type { TestApp } from '../support/test-app';
-import { collectConsoleErrors, DESKTOP, PHONE, screenshot, seriousViolations, signIn, startDashboard } from './browser';
+import {
+  collectConsoleErrors,
+  DESKTOP,
+  expectFocusAfterLoad,
+  PHONE,
+  screenshot,
+  seriousViolations,
+  signIn,
+  startDashboard,
+} from './browser';
 
 const LONG_EMAIL = 'procurement.department.with.a.very.long.local.part@example-company-international.com';
 const LONG_HOST = 'kasa-beograd-knez-mihailova-prodavnica-glavna-02.retail.example-company-international.com';
@@ -118,11 +127,8 @@ describe('staff dashboard in Chromium (edit, renew, confirmations, search, phone
     await page.fill('#field-grace_days', '400');
     await page.click('button:has-text("Save changes")');
     await page.waitForSelector('[data-error-summary]');
-    // The page's deferred script moves the focus after the summary exists: wait for it (bounded) before checking.
-    await page
-      .waitForFunction(`document.activeElement?.hasAttribute('data-error-summary')`, undefined, { timeout: 5000 })
-      .catch(() => undefined);
-    expect(await page.evaluate<boolean>(`document.activeElement?.hasAttribute('data-error-summary')`)).toBe(true);
+    // The page's deferred script moves the focus after the summary exists.
+    await expectFocusAfterLoad(page, `document.activeElement?.hasAttribute('data-error-summary')`, true);
     const summary = await page.textContent('[data-error-summary]');
     for (const message of [
       'Customer e-mail must be an email address',
