@@ -1,31 +1,11 @@
-import { createServer, IncomingMessage, request as httpRequest, type Server, ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer, IncomingMessage, type Server, ServerResponse } from 'node:http';
 import express, { type Express, type Request, type Response } from 'express';
+import { rawAnswer } from '../../../test/support/raw-answer';
 import { ExpressServerAdapter, requestClasses } from './express-server';
 
-/** What a client receives: status, headers but Date, body (the same Host header from every server). */
-async function raw(server: Server, method: string, path: string): Promise<{ status: number; headers: string[]; body: string }> {
-  const { port } = server.address() as AddressInfo;
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(
-      { host: '127.0.0.1', port, method, path, headers: { host: 'licences.example.test', 'x-forwarded-for': '203.0.113.9' } },
-      (res) => {
-        let body = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => (body += chunk));
-        res.on('end', () => {
-          const headers: string[] = [];
-          for (let i = 0; i < res.rawHeaders.length; i += 2) {
-            if (res.rawHeaders[i].toLowerCase() !== 'date') headers.push(`${res.rawHeaders[i]}: ${res.rawHeaders[i + 1]}`);
-          }
-          resolve({ status: res.statusCode ?? 0, headers, body });
-        });
-      },
-    );
-    req.on('error', reject);
-    req.end();
-  });
-}
+/** The same Host and client address from every server, so two servers' answers compare byte for byte. */
+const raw = (server: Server, method: string, path: string) =>
+  rawAnswer(server, path, method, { host: 'licences.example.test', 'x-forwarded-for': '203.0.113.9' });
 
 const listen = (server: Server) => new Promise<Server>((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
 const close = (server: Server) => new Promise<void>((resolve) => server.close(() => resolve()));

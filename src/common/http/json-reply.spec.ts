@@ -1,14 +1,7 @@
 import express, { type Express, type Request, type Response } from 'express';
-import { request as httpRequest, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import { rawAnswer } from '../../../test/support/raw-answer';
 import { installJsonReply } from './json-reply';
-
-/** What a client receives, byte for byte but the Date header. */
-interface RawAnswer {
-  status: number;
-  headers: string[];
-  body: string;
-}
 
 const BODIES: unknown[] = [
   { status: 'ok' },
@@ -63,25 +56,6 @@ const listen = (app: Express) =>
     const server = app.listen(0, '127.0.0.1', () => resolve(server));
   });
 
-function ask(server: Server, path: string, method: string, headers: Record<string, string> = {}): Promise<RawAnswer> {
-  const { port } = server.address() as AddressInfo;
-  return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: '127.0.0.1', port, path, method, headers: { connection: 'close', ...headers } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const pairs: string[] = [];
-        for (let i = 0; i < res.rawHeaders.length; i += 2) {
-          if (res.rawHeaders[i].toLowerCase() !== 'date') pairs.push(`${res.rawHeaders[i]}: ${res.rawHeaders[i + 1]}`);
-        }
-        resolve({ status: res.statusCode ?? 0, headers: pairs, body: Buffer.concat(chunks).toString('utf8') });
-      });
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
-
 /**
  * The seam over Express's `res.json` (docs/performance.md, Framework seams): for every body, status, method and
  * conditional header, an app with it installed answers exactly what Express alone answers. If Express changes what
@@ -110,8 +84,8 @@ describe.each([
     for (let index = 0; index < BODIES.length; index++) {
       const path = `/body/${index}?case=${caseIndex}`;
       const [expected, actual] = await Promise.all([
-        ask(control, path, variant.method, variant.headers),
-        ask(fast, path, variant.method, variant.headers),
+        rawAnswer(control, path, variant.method, variant.headers),
+        rawAnswer(fast, path, variant.method, variant.headers),
       ]);
       expect({ index, ...actual }).toEqual({ index, ...expected });
     }
@@ -122,7 +96,7 @@ describe('installJsonReply on the plain case', () => {
   it('sends JSON with its charset and length (the bytes the API documents)', async () => {
     const server = await listen(appWith(true, { etag: false }));
     try {
-      const answer = await ask(server, '/body/2?case=0', 'GET');
+      const answer = await rawAnswer(server, '/body/2?case=0', 'GET');
       expect(answer.headers).toEqual(
         expect.arrayContaining(['Content-Type: application/json; charset=utf-8', `Content-Length: ${Buffer.byteLength(answer.body)}`]),
       );
