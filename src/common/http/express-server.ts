@@ -23,17 +23,15 @@ export interface RequestClasses {
 export function requestClasses(app: Express): RequestClasses {
   class ExpressRequest extends IncomingMessage {}
   class ExpressResponse extends ServerResponse {}
-  Object.defineProperties(ExpressRequest.prototype, {
-    ...Object.getOwnPropertyDescriptors(express.request),
-    ...Object.getOwnPropertyDescriptors(app.request),
-  });
-  Object.defineProperties(ExpressResponse.prototype, {
-    ...Object.getOwnPropertyDescriptors(express.response),
-    ...Object.getOwnPropertyDescriptors(app.response),
-  });
-  app.request = ExpressRequest.prototype as unknown as Express['request'];
-  app.response = ExpressResponse.prototype as unknown as Express['response'];
+  app.request = adopt(ExpressRequest.prototype, express.request, app.request);
+  app.response = adopt(ExpressResponse.prototype, express.response, app.response);
   return { IncomingMessage: ExpressRequest, ServerResponse: ExpressResponse as RequestClasses['ServerResponse'] };
+}
+
+/** `prototype` with Express's methods and the app's own link copied onto it, typed as what it now stands for. */
+function adopt<T>(prototype: object, methods: T, appOwn: T): T {
+  Object.defineProperties(prototype, { ...Object.getOwnPropertyDescriptors(methods), ...Object.getOwnPropertyDescriptors(appOwn) });
+  return prototype as T;
 }
 
 /**
