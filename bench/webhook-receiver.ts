@@ -1,5 +1,6 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Pool } from 'pg';
 import { type CpuMeter, cpuTally } from './cpu';
 
@@ -70,8 +71,6 @@ export async function startLagReceiver(): Promise<LagReceiver> {
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * Counts the pending deliveries every `everyMs` until none is left or `deadline` (epoch ms) has passed, calling
